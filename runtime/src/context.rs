@@ -1,0 +1,54 @@
+//! The caller of a request, as seen by generated handlers.
+//!
+//! Authentication middleware puts a [`Caller`] into the request extensions;
+//! REST handlers extract it with axum, gRPC handlers read it from the tonic
+//! request extensions. Both then pass it to the same service method.
+
+use axum::extract::FromRequestParts;
+use http::request::Parts;
+
+use crate::error::Error;
+
+/// Who is calling.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Caller {
+    /// No credentials were presented.
+    #[default]
+    Anonymous,
+    /// An authenticated identity (its UIDP).
+    Identity {
+        uid: String,
+        /// Whether this identity is the platform administrator.
+        platform_admin: bool,
+    },
+    /// Trusted local access with every permission (a server without auth).
+    System,
+}
+
+impl Caller {
+    /// The caller stored in a set of request extensions, anonymous if none.
+    pub fn from_extensions(extensions: &http::Extensions) -> Caller {
+        extensions.get::<Caller>().cloned().unwrap_or_default()
+    }
+
+    /// Whether this caller may create root organizations.
+    pub fn is_platform_admin(&self) -> bool {
+        matches!(
+            self,
+            Caller::System
+                | Caller::Identity {
+                    platform_admin: true,
+                    ..
+                }
+        )
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(Caller::from_extensions(&parts.extensions))
+    }
+}

@@ -1,0 +1,388 @@
+//! The Google Cloud API error model, rendered for both transports.
+//!
+//! An [`Error`] is a canonical [`Code`], a client-facing message and typed
+//! details. Every error carries an `ErrorInfo` (reason + domain); the other
+//! details are optional. The same value becomes the REST body
+//! `{"error": {"code", "status", "message", "details"}}` and a gRPC status
+//! with the details in `grpc-status-details-bin`.
+//!
+//! Internal failures keep their cause for the log only: the client sees a fixed
+//! message, never SQL, file paths or panics.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+
+use axum::response::{IntoResponse, Response};
+use http::StatusCode;
+use serde_json::{Map, Value, json};
+use tonic_types::{ErrorDetail, StatusExt};
+
+pub use tonic_types::{ErrorInfo, FieldViolation, PreconditionViolation, ResourceInfo};
+
+/// The domain used when no API domain has been attached yet.
+pub const DEFAULT_DOMAIN: &str = "platform";
+
+/// Canonical error codes (`google.rpc.Code`) that this API returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Code {
+    InvalidArgument,
+    FailedPrecondition,
+    OutOfRange,
+    Unauthenticated,
+    PermissionDenied,
+    NotFound,
+    AlreadyExists,
+    Aborted,
+    ResourceExhausted,
+    Cancelled,
+    DeadlineExceeded,
+    Internal,
+    Unimplemented,
+    Unavailable,
+}
+
+impl Code {
+    /// The `UPPER_SNAKE_CASE` name used in the REST `status` field.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Code::InvalidArgument => "INVALID_ARGUMENT",
+            Code::FailedPrecondition => "FAILED_PRECONDITION",
+            Code::OutOfRange => "OUT_OF_RANGE",
+            Code::Unauthenticated => "UNAUTHENTICATED",
+            Code::PermissionDenied => "PERMISSION_DENIED",
+            Code::NotFound => "NOT_FOUND",
+            Code::AlreadyExists => "ALREADY_EXISTS",
+            Code::Aborted => "ABORTED",
+            Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+            Code::Cancelled => "CANCELLED",
+            Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+            Code::Internal => "INTERNAL",
+            Code::Unimplemented => "UNIMPLEMENTED",
+            Code::Unavailable => "UNAVAILABLE",
+        }
+    }
+
+    /// The HTTP status of this code (the contract's mapping, one place).
+    pub fn http_status(self) -> StatusCode {
+        match self {
+            Code::InvalidArgument | Code::FailedPrecondition | Code::OutOfRange => {
+                StatusCode::BAD_REQUEST
+            }
+            Code::Unauthenticated => StatusCode::UNAUTHORIZED,
+            Code::PermissionDenied => StatusCode::FORBIDDEN,
+            Code::NotFound => StatusCode::NOT_FOUND,
+            Code::AlreadyExists | Code::Aborted => StatusCode::CONFLICT,
+            Code::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
+            Code::Cancelled => StatusCode::from_u16(499).unwrap(),
+            Code::DeadlineExceeded => StatusCode::GATEWAY_TIMEOUT,
+            Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            Code::Unimplemented => StatusCode::NOT_IMPLEMENTED,
+            Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    const fn grpc(self) -> tonic::Code {
+        match self {
+            Code::InvalidArgument => tonic::Code::InvalidArgument,
+            Code::FailedPrecondition => tonic::Code::FailedPrecondition,
+            Code::OutOfRange => tonic::Code::OutOfRange,
+            Code::Unauthenticated => tonic::Code::Unauthenticated,
+            Code::PermissionDenied => tonic::Code::PermissionDenied,
+            Code::NotFound => tonic::Code::NotFound,
+            Code::AlreadyExists => tonic::Code::AlreadyExists,
+            Code::Aborted => tonic::Code::Aborted,
+            Code::ResourceExhausted => tonic::Code::ResourceExhausted,
+            Code::Cancelled => tonic::Code::Cancelled,
+            Code::DeadlineExceeded => tonic::Code::DeadlineExceeded,
+            Code::Internal => tonic::Code::Internal,
+            Code::Unimplemented => tonic::Code::Unimplemented,
+            Code::Unavailable => tonic::Code::Unavailable,
+        }
+    }
+}
+
+/// An API error: what the client sees, plus an optional cause for the log.
+#[derive(Clone)]
+pub struct Error {
+    code: Code,
+    message: String,
+    reason: Cow<'static, str>,
+    domain: Option<String>,
+    metadata: HashMap<String, String>,
+    resource_info: Option<ResourceInfo>,
+    field_violations: Vec<FieldViolation>,
+    precondition_violations: Vec<PreconditionViolation>,
+    /// HTTP status override (413 for oversized bodies); the gRPC code is unchanged.
+    http_status: Option<StatusCode>,
+}
+
+impl Error {
+    /// A new error with a code, an `ErrorInfo` reason and a client-facing message.
+    pub fn new(
+        code: Code,
+        reason: impl Into<Cow<'static, str>>,
+        message: impl Into<String>,
+    ) -> Self {
+        Error {
+            code,
+            message: message.into(),
+            reason: reason.into(),
+            domain: None,
+            metadata: HashMap::new(),
+            resource_info: None,
+            field_violations: Vec::new(),
+            precondition_violations: Vec::new(),
+            http_status: None,
+        }
+    }
+
+    /// `NOT_FOUND` with a `ResourceInfo` naming the missing resource.
+    pub fn not_found(resource_type: &str, resource_name: &str) -> Self {
+        Error::new(
+            Code::NotFound,
+            "RESOURCE_NOT_FOUND",
+            format!("{resource_type} `{resource_name}` not found"),
+        )
+        .with_resource(resource_type, resource_name)
+    }
+
+    /// `INVALID_ARGUMENT` with one field violation.
+    pub fn invalid_field(field: impl Into<String>, description: impl Into<String>) -> Self {
+        Error::invalid_fields(vec![FieldViolation::new(field, description)])
+    }
+
+    /// `INVALID_ARGUMENT` with a `BadRequest` listing every violation.
+    pub fn invalid_fields(violations: Vec<FieldViolation>) -> Self {
+        let message = match violations.as_slice() {
+            [one] => format!("invalid value for `{}`: {}", one.field, one.description),
+            many => format!("{} invalid fields in the request", many.len()),
+        };
+        let mut error = Error::new(Code::InvalidArgument, "INVALID_ARGUMENT", message);
+        error.field_violations = violations;
+        error
+    }
+
+    /// `FAILED_PRECONDITION` with a `PreconditionFailure`.
+    pub fn failed_precondition(
+        reason: impl Into<Cow<'static, str>>,
+        message: impl Into<String>,
+        violations: Vec<PreconditionViolation>,
+    ) -> Self {
+        let mut error = Error::new(Code::FailedPrecondition, reason, message);
+        error.precondition_violations = violations;
+        error
+    }
+
+    /// `INTERNAL`: the cause is logged, the client sees a fixed message.
+    pub fn internal(cause: impl fmt::Display) -> Self {
+        tracing::error!(error = %cause, "internal error");
+        Error::new(Code::Internal, "INTERNAL", "internal error")
+    }
+
+    /// `UNIMPLEMENTED` for a method the server does not provide.
+    pub fn unimplemented(method: &str) -> Self {
+        Error::new(
+            Code::Unimplemented,
+            "NOT_IMPLEMENTED",
+            format!("`{method}` is not implemented by this server"),
+        )
+    }
+
+    /// Attaches a `ResourceInfo`.
+    pub fn with_resource(mut self, resource_type: &str, resource_name: &str) -> Self {
+        self.resource_info = Some(ResourceInfo::new(resource_type, resource_name, "", ""));
+        self
+    }
+
+    /// Adds an `ErrorInfo` metadata entry.
+    pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+
+    /// Sets the `ErrorInfo` domain unless one is already set.
+    pub fn in_domain(mut self, domain: &str) -> Self {
+        if self.domain.is_none() {
+            self.domain = Some(domain.to_owned());
+        }
+        self
+    }
+
+    /// Overrides the HTTP status (the gRPC code stays the canonical one).
+    pub fn with_http_status(mut self, status: StatusCode) -> Self {
+        self.http_status = Some(status);
+        self
+    }
+
+    pub fn code(&self) -> Code {
+        self.code
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+
+    pub fn domain(&self) -> &str {
+        self.domain.as_deref().unwrap_or(DEFAULT_DOMAIN)
+    }
+
+    pub fn field_violations(&self) -> &[FieldViolation] {
+        &self.field_violations
+    }
+
+    pub fn resource_info(&self) -> Option<&ResourceInfo> {
+        self.resource_info.as_ref()
+    }
+
+    pub fn precondition_violations(&self) -> &[PreconditionViolation] {
+        &self.precondition_violations
+    }
+
+    /// The HTTP status this error is sent with.
+    pub fn http_status(&self) -> StatusCode {
+        self.http_status.unwrap_or(self.code.http_status())
+    }
+
+    fn error_info(&self) -> ErrorInfo {
+        ErrorInfo::new(self.reason.clone(), self.domain(), self.metadata.clone())
+    }
+
+    /// The REST body: `{"error": {...}}` with `@type`-tagged details.
+    pub fn to_json(&self) -> Value {
+        let info = self.error_info();
+        let mut details = vec![json!({
+            "@type": ErrorInfo::TYPE_URL,
+            "reason": info.reason,
+            "domain": info.domain,
+            "metadata": info.metadata,
+        })];
+        if let Some(resource) = &self.resource_info {
+            let mut detail = Map::new();
+            detail.insert("@type".into(), ResourceInfo::TYPE_URL.into());
+            detail.insert("resourceType".into(), resource.resource_type.clone().into());
+            detail.insert("resourceName".into(), resource.resource_name.clone().into());
+            if !resource.description.is_empty() {
+                detail.insert("description".into(), resource.description.clone().into());
+            }
+            details.push(Value::Object(detail));
+        }
+        if !self.field_violations.is_empty() {
+            let violations: Vec<Value> = self
+                .field_violations
+                .iter()
+                .map(|v| json!({"field": v.field, "description": v.description}))
+                .collect();
+            details.push(json!({
+                "@type": tonic_types::BadRequest::TYPE_URL,
+                "fieldViolations": violations,
+            }));
+        }
+        if !self.precondition_violations.is_empty() {
+            let violations: Vec<Value> = self
+                .precondition_violations
+                .iter()
+                .map(|v| json!({"type": v.r#type, "subject": v.subject, "description": v.description}))
+                .collect();
+            details.push(json!({
+                "@type": tonic_types::PreconditionFailure::TYPE_URL,
+                "violations": violations,
+            }));
+        }
+        json!({
+            "error": {
+                "code": self.http_status().as_u16(),
+                "status": self.code.name(),
+                "message": self.message,
+                "details": details,
+            }
+        })
+    }
+
+    /// Reads an error back from a gRPC status (used by clients and tests).
+    pub fn from_status(status: &tonic::Status) -> Option<Self> {
+        let code = match status.code() {
+            tonic::Code::InvalidArgument => Code::InvalidArgument,
+            tonic::Code::FailedPrecondition => Code::FailedPrecondition,
+            tonic::Code::OutOfRange => Code::OutOfRange,
+            tonic::Code::Unauthenticated => Code::Unauthenticated,
+            tonic::Code::PermissionDenied => Code::PermissionDenied,
+            tonic::Code::NotFound => Code::NotFound,
+            tonic::Code::AlreadyExists => Code::AlreadyExists,
+            tonic::Code::Aborted => Code::Aborted,
+            tonic::Code::ResourceExhausted => Code::ResourceExhausted,
+            tonic::Code::Cancelled => Code::Cancelled,
+            tonic::Code::DeadlineExceeded => Code::DeadlineExceeded,
+            tonic::Code::Unimplemented => Code::Unimplemented,
+            tonic::Code::Unavailable => Code::Unavailable,
+            _ => Code::Internal,
+        };
+        let details = status.get_error_details();
+        let info = details.error_info()?;
+        let mut error = Error::new(code, info.reason.clone(), status.message());
+        error.domain = Some(info.domain.clone());
+        error.metadata = info.metadata.clone();
+        error.resource_info = details.resource_info().cloned();
+        error.field_violations = details
+            .bad_request()
+            .map(|b| b.field_violations.clone())
+            .unwrap_or_default();
+        error.precondition_violations = details
+            .precondition_failure()
+            .map(|p| p.violations.clone())
+            .unwrap_or_default();
+        Some(error)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("code", &self.code)
+            .field("reason", &self.reason)
+            .field("message", &self.message)
+            .field("field_violations", &self.field_violations)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.name(), self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<Error> for tonic::Status {
+    fn from(error: Error) -> Self {
+        let mut details = vec![ErrorDetail::from(error.error_info())];
+        if let Some(resource) = error.resource_info {
+            details.push(resource.into());
+        }
+        if !error.field_violations.is_empty() {
+            details.push(tonic_types::BadRequest::new(error.field_violations).into());
+        }
+        if !error.precondition_violations.is_empty() {
+            details.push(tonic_types::PreconditionFailure::new(error.precondition_violations).into());
+        }
+        tonic::Status::with_error_details_vec(error.code.grpc(), error.message, details)
+    }
+}
+
+impl IntoResponse for Error {
+    fn into_response(self) -> Response {
+        let body = serde_json::to_vec(&self.to_json()).expect("error JSON always serializes");
+        (
+            self.http_status(),
+            [(http::header::CONTENT_TYPE, "application/json")],
+            body,
+        )
+            .into_response()
+    }
+}

@@ -1,0 +1,118 @@
+//! Update masks (AIP-134) applied atomically inside storage.
+//!
+//! [`Update::plan`] validates the mask against the resource's field
+//! behaviours before storage is touched; storage then calls
+//! [`Update::apply`] on the stored resource inside its transaction, which
+//! checks the etag and IMMUTABLE fields against the stored values and returns
+//! the merged resource. Every violation is reported in one `BadRequest`.
+
+use prost_types::FieldMask;
+
+use crate::error::{Code, Error, FieldViolation};
+use crate::resource::{Behavior, Resource};
+use crate::time;
+
+/// A validated update: which fields to copy from the patch.
+#[derive(Clone, Debug)]
+pub struct Update<R> {
+    patch: R,
+    paths: Vec<&'static str>,
+    /// The request field holding the resource, for violation paths.
+    body_field: &'static str,
+}
+
+impl<R: Resource> Update<R> {
+    /// Validates `mask` against `R`'s fields.
+    ///
+    /// No mask (or an empty one) means the fields set in the patch;
+    /// `*` means every writable field.
+    pub fn plan(mask: Option<&FieldMask>, patch: R, body_field: &'static str) -> Result<Self, Error> {
+        let requested: Vec<&str> = mask
+            .map(|m| m.paths.iter().map(String::as_str).collect())
+            .unwrap_or_default();
+        let paths = match requested.as_slice() {
+            [] => top_level::<R>()
+                .filter(|f| f.behavior != Behavior::OutputOnly && patch.has_field(f.path))
+                .map(|f| f.path)
+                .collect(),
+            ["*"] => top_level::<R>()
+                .filter(|f| f.behavior != Behavior::OutputOnly)
+                .map(|f| f.path)
+                .collect(),
+            named => {
+                let mut paths = Vec::with_capacity(named.len());
+                let mut violations = Vec::new();
+                for path in named {
+                    let violation = |description: &str| {
+                        FieldViolation::new(format!("update_mask.{path}"), description.to_owned())
+                    };
+                    match R::field(path) {
+                        None if *path == "*" => violations
+                            .push(violation("`*` cannot be combined with other paths")),
+                        None => violations.push(violation("no such field in the resource")),
+                        Some(f) if f.behavior == Behavior::OutputOnly => {
+                            violations.push(violation("the field is output only"))
+                        }
+                        Some(f) if !paths.contains(&f.path) => paths.push(f.path),
+                        Some(_) => {}
+                    }
+                }
+                if !violations.is_empty() {
+                    return Err(Error::invalid_fields(violations));
+                }
+                paths
+            }
+        };
+        Ok(Update {
+            patch,
+            paths,
+            body_field,
+        })
+    }
+
+    /// The field paths this update writes.
+    pub fn paths(&self) -> &[&'static str] {
+        &self.paths
+    }
+
+    /// Merges the patch into `stored`, or explains why it may not.
+    pub fn apply(&self, stored: &R) -> Result<R, Error> {
+        if !self.patch.etag().is_empty() && self.patch.etag() != stored.etag() {
+            return Err(Error::new(
+                Code::Aborted,
+                "ETAG_MISMATCH",
+                "the resource changed since it was read (etag mismatch); read it again",
+            )
+            .with_resource(R::TYPE, stored.uid()));
+        }
+        let violations: Vec<FieldViolation> = self
+            .paths
+            .iter()
+            .filter_map(|path| R::field(path))
+            .filter(|f| f.behavior == Behavior::Immutable && !self.patch.field_eq(stored, f.path))
+            .map(|f| {
+                FieldViolation::new(
+                    format!("{}.{}", self.body_field, f.json_path),
+                    "the field is immutable and cannot change",
+                )
+            })
+            .collect();
+        if !violations.is_empty() {
+            return Err(Error::invalid_fields(violations));
+        }
+        let mut merged = stored.clone();
+        for path in &self.paths {
+            merged.copy_field(&self.patch, path);
+        }
+        let now = time::now();
+        let previous = stored.update_time().map(time::to_micros).unwrap_or_default();
+        let advanced = time::to_micros(&now).max(previous + 1);
+        merged.set_update_time(time::from_micros(advanced));
+        merged.set_etag(crate::standard::etag(&merged));
+        Ok(merged)
+    }
+}
+
+fn top_level<R: Resource>() -> impl Iterator<Item = &'static crate::resource::FieldSpec> {
+    R::FIELDS.iter().filter(|f| !f.path.contains('.'))
+}

@@ -1,0 +1,95 @@
+//! What generated code tells the runtime about each resource message.
+//!
+//! The generator implements [`Resource`] for every message carrying a
+//! `google.api.resource` option: its type name, the behaviour of each field
+//! (from `google.api.field_behavior`), typed field copying for update masks
+//! and sort keys for `order_by`. The standard-method flows in
+//! [`crate::standard`] are written once against this trait.
+
+use prost_reflect::ReflectMessage;
+use prost_types::Timestamp;
+
+/// How a field behaves (AIP-203), as declared in the proto.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Behavior {
+    /// Writable, optional.
+    Optional,
+    /// Must be set on create.
+    Required,
+    /// Set by the server; ignored in requests, never named in a mask.
+    OutputOnly,
+    /// Set on create; may be named in a mask only with its current value.
+    Immutable,
+}
+
+/// One field (or nested field) of a resource.
+#[derive(Clone, Copy, Debug)]
+pub struct FieldSpec {
+    /// Dotted proto path, e.g. `resource_limits.clusters`.
+    pub path: &'static str,
+    /// Dotted JSON path, e.g. `resourceLimits.clusters`.
+    pub json_path: &'static str,
+    pub behavior: Behavior,
+    /// Whether the field is a message whose sub-fields are listed too.
+    pub has_children: bool,
+}
+
+/// A value an item is ordered by.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+pub enum SortValue {
+    Int(i64),
+    Text(String),
+}
+
+/// A resource message served by standard methods.
+pub trait Resource: ReflectMessage + Default + Clone + Send + Sync + 'static {
+    /// The resource type, e.g. `iam.platform/Group`.
+    const TYPE: &'static str;
+    /// Every field and nested field, with its behaviour.
+    const FIELDS: &'static [FieldSpec];
+    /// Fields `order_by` may name (JSON names); `uid` is always allowed.
+    const ORDER_BY: &'static [&'static str];
+
+    fn uid(&self) -> &str;
+    fn set_uid(&mut self, uid: String);
+    fn create_time(&self) -> Option<&Timestamp>;
+    fn set_create_time(&mut self, time: Timestamp);
+    fn update_time(&self) -> Option<&Timestamp>;
+    fn set_update_time(&mut self, time: Timestamp);
+    fn etag(&self) -> &str;
+    fn set_etag(&mut self, etag: String);
+
+    /// Copies the field at `path` (a proto path from [`Self::FIELDS`]) from `source`.
+    fn copy_field(&mut self, source: &Self, path: &str);
+
+    /// Whether the field at `path` holds a value other than its default.
+    fn has_field(&self, path: &str) -> bool;
+
+    /// Whether the field at `path` has the same value in both.
+    fn field_eq(&self, other: &Self, path: &str) -> bool;
+
+    /// The value of an `order_by` field (JSON name).
+    fn sort_value(&self, field: &str) -> SortValue;
+
+    /// The ErrorInfo domain of this resource's API (`iam.platform`).
+    fn domain() -> &'static str {
+        Self::TYPE.split('/').next().unwrap_or(Self::TYPE)
+    }
+
+    /// The field spec for a mask path given in either spelling.
+    fn field(path: &str) -> Option<&'static FieldSpec> {
+        Self::FIELDS
+            .iter()
+            .find(|f| f.path == path || f.json_path == path)
+    }
+
+    /// Resets every OUTPUT_ONLY field to what `stored` holds (default when none).
+    fn keep_output_only(&mut self, stored: Option<&Self>) {
+        let default = Self::default();
+        let source = stored.unwrap_or(&default);
+        for field in Self::FIELDS.iter().filter(|f| f.behavior == Behavior::OutputOnly) {
+            self.copy_field(source, field.path);
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! REST transcoding support for generated axum handlers.
+//!
+//! A generated handler collects the three parts of an HTTP request that an
+//! HTTP rule maps onto the request message — path variables, query
+//! parameters and the body — with [`RestRequest`], decodes the message once,
+//! calls the service method gRPC also calls, and answers with [`Json`].
+
+use std::convert::Infallible;
+
+use axum::extract::{FromRequestParts, RawPathParams};
+use axum::response::{IntoResponse, Response};
+use http::request::Parts;
+use http::{HeaderValue, StatusCode, header};
+use prost_reflect::{Kind, MessageDescriptor, ReflectMessage};
+use serde_json::{Map, Value};
+
+use crate::error::{Code, Error, FieldViolation};
+use crate::json;
+
+/// Largest request body accepted (CONTRACT §5).
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+
+/// The trailing multi-segment path variable of a route (`{x=**}`), or empty
+/// when the route matched with no segments (e.g. `POST /iam/v2/groups/`).
+#[derive(Debug, Default)]
+pub struct PathTail(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for PathTail {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let tail = RawPathParams::from_request_parts(parts, state)
+            .await
+            .ok()
+            .and_then(|params| params.iter().next().map(|(_, value)| value.to_owned()))
+            .unwrap_or_default();
+        Ok(PathTail(tail))
+    }
+}
+
+/// Builds a request message from the parts of an HTTP request.
+///
+/// Every problem found (unknown query parameters, undecodable values, bad
+/// JSON) is collected and reported together in one `BadRequest`.
+#[derive(Debug)]
+pub struct RestRequest {
+    descriptor: MessageDescriptor,
+    fields: Map<String, Value>,
+    violations: Vec<FieldViolation>,
+}
+
+impl RestRequest {
+    /// Starts an empty request of message type `M`.
+    pub fn new<M: ReflectMessage + Default>() -> Self {
+        RestRequest {
+            descriptor: M::default().descriptor(),
+            fields: Map::new(),
+            violations: Vec::new(),
+        }
+    }
+
+    /// Binds a path variable to a top-level string field.
+    pub fn path(mut self, field: &str, value: String) -> Self {
+        self.fields.insert(field.to_owned(), Value::String(value));
+        self
+    }
+
+    /// Binds the body to `field`, or to the whole message when `field` is `*`.
+    pub fn body(mut self, field: &str, bytes: &[u8]) -> Self {
+        match json::parse_body(field, bytes) {
+            Ok(Value::Object(body)) if field == "*" => self.fields.extend(body),
+            Ok(body) => {
+                self.fields.insert(field.to_owned(), body);
+            }
+            Err(error) => self.violations.extend(error.field_violations().iter().cloned()),
+        }
+        self
+    }
+
+    /// Binds query parameters: `a.b=v` sets nested field `a.b`; repeated
+    /// fields collect every occurrence. Both JSON and proto names are accepted.
+    pub fn query(mut self, query: Option<&str>) -> Self {
+        for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+            if let Err(violation) = self.bind_query(&key, value.into_owned()) {
+                self.violations.push(violation);
+            }
+        }
+        self
+    }
+
+    fn bind_query(&mut self, key: &str, value: String) -> Result<(), FieldViolation> {
+        let unknown = || FieldViolation::new(key, "unknown query parameter");
+        let mut descriptor = self.descriptor.clone();
+        let mut object = &mut self.fields;
+        let mut segments = key.split('.').peekable();
+        while let Some(segment) = segments.next() {
+            let field = json::find_field(&descriptor, segment).ok_or_else(unknown)?;
+            let name = field.json_name().to_owned();
+            if segments.peek().is_none() {
+                let value = query_value(&field.kind(), value)
+                    .ok_or_else(|| FieldViolation::new(key, "expected `true` or `false`"))?;
+                if field.is_list() {
+                    let list = object.entry(name).or_insert_with(|| Value::Array(Vec::new()));
+                    if let Value::Array(items) = list {
+                        items.push(value);
+                    }
+                } else if field.is_map() {
+                    return Err(unknown());
+                } else {
+                    object.insert(name, value);
+                }
+                return Ok(());
+            }
+            let Kind::Message(inner) = field.kind() else {
+                return Err(unknown());
+            };
+            descriptor = inner;
+            let entry = object.entry(name).or_insert_with(|| Value::Object(Map::new()));
+            object = match entry {
+                Value::Object(map) => map,
+                _ => return Err(unknown()),
+            };
+        }
+        Err(unknown())
+    }
+
+    /// Decodes the collected parts into the request message.
+    pub fn decode<M: ReflectMessage + Default>(self) -> Result<M, Error> {
+        if !self.violations.is_empty() {
+            return Err(Error::invalid_fields(self.violations));
+        }
+        json::from_value(Value::Object(self.fields))
+    }
+}
+
+/// A query value as JSON: booleans as booleans, everything else as a string
+/// (canonical JSON parsing accepts numbers, timestamps and masks as strings).
+fn query_value(kind: &Kind, value: String) -> Option<Value> {
+    match kind {
+        Kind::Bool => match value.as_str() {
+            "true" => Some(Value::Bool(true)),
+            "false" => Some(Value::Bool(false)),
+            _ => None,
+        },
+        Kind::Message(message) if message.full_name() == "google.protobuf.FieldMask" => {
+            Some(Value::String(camel_case_mask(&value)))
+        }
+        _ => Some(Value::String(value)),
+    }
+}
+
+/// Spells every path of a field mask in lowerCamelCase, the form canonical
+/// JSON requires, so `update_mask=resource_limits` works like `resourceLimits`.
+fn camel_case_mask(mask: &str) -> String {
+    let mut out = String::with_capacity(mask.len());
+    let mut upper = false;
+    for ch in mask.chars() {
+        match ch {
+            '_' => upper = true,
+            _ if upper => {
+                out.push(ch.to_ascii_uppercase());
+                upper = false;
+            }
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// A successful response: the message as canonical JSON.
+#[derive(Debug)]
+pub struct Json<M>(pub M);
+
+impl<M: ReflectMessage> IntoResponse for Json<M> {
+    fn into_response(self) -> Response {
+        (
+            [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            json::to_vec(&self.0),
+        )
+            .into_response()
+    }
+}
+
+/// Fallback for paths no route matches.
+pub async fn not_found(uri: http::Uri) -> Error {
+    Error::new(
+        Code::NotFound,
+        "ROUTE_NOT_FOUND",
+        format!("no API route matches `{}`", uri.path()),
+    )
+}
+
+/// Fallback for a matched path with a method it does not serve.
+pub async fn method_not_allowed(method: http::Method, uri: http::Uri) -> Response {
+    let error = Error::new(
+        Code::InvalidArgument,
+        "METHOD_NOT_ALLOWED",
+        format!("`{method}` is not served on `{}`", uri.path()),
+    )
+    .with_http_status(StatusCode::METHOD_NOT_ALLOWED);
+    error.into_response()
+}
+
+/// The error for a request body above [`MAX_BODY_BYTES`].
+pub fn body_too_large() -> Error {
+    Error::new(
+        Code::ResourceExhausted,
+        "BODY_TOO_LARGE",
+        format!("the request body exceeds {MAX_BODY_BYTES} bytes"),
+    )
+    .with_http_status(StatusCode::PAYLOAD_TOO_LARGE)
+}
+
+/// The raw request body, at most [`MAX_BODY_BYTES`], of a JSON content type.
+#[derive(Debug, Default)]
+pub struct Body(pub bytes::Bytes);
+
+impl<S: Send + Sync> axum::extract::FromRequest<S> for Body {
+    type Rejection = Error;
+
+    async fn from_request(request: axum::extract::Request, _state: &S) -> Result<Self, Error> {
+        if let Some(content_type) = request.headers().get(header::CONTENT_TYPE) {
+            let is_json = content_type
+                .to_str()
+                .ok()
+                .and_then(|value| value.split(';').next())
+                .is_some_and(|mime| {
+                    let mime = mime.trim();
+                    mime.eq_ignore_ascii_case("application/json") || mime.ends_with("+json")
+                });
+            if !is_json {
+                return Err(Error::new(
+                    Code::InvalidArgument,
+                    "UNSUPPORTED_CONTENT_TYPE",
+                    "request bodies must be `application/json`",
+                )
+                .with_http_status(StatusCode::UNSUPPORTED_MEDIA_TYPE));
+            }
+        }
+        let bytes = axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES)
+            .await
+            .map_err(|_| body_too_large())?;
+        Ok(Body(bytes))
+    }
+}

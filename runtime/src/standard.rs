@@ -1,0 +1,290 @@
+//! The standard methods (AIP-131..135), written once for every resource.
+//!
+//! Generated service methods call these to validate a request and shape what
+//! storage receives; storage only runs queries.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use sha2::{Digest, Sha256};
+
+use crate::context::Caller;
+use crate::error::{Code, Error, FieldViolation};
+use crate::paging::{PageTokens, QueryBinding};
+use crate::resource::{Behavior, Resource};
+use crate::store::{Hierarchy, ListQuery, OrderBy, Page, StoreError};
+use crate::{time, uidp};
+
+/// Default and maximum `page_size` of a collection.
+#[derive(Clone, Copy, Debug)]
+pub struct PageSizes {
+    pub default: u32,
+    pub max: u32,
+}
+
+impl Default for PageSizes {
+    fn default() -> Self {
+        PageSizes {
+            default: 50,
+            max: 200,
+        }
+    }
+}
+
+/// A fresh resource for `Create`: validated, with a new uid under `parent`
+/// and server-set times and etag.
+pub fn prepare_create<R: Resource>(
+    caller: &Caller,
+    parent: &str,
+    resource: Option<R>,
+    body_field: &str,
+) -> Result<R, Error> {
+    let uid = if parent.is_empty() {
+        if !caller.is_platform_admin() {
+            return Err(Error::new(
+                Code::PermissionDenied,
+                "ROOT_CREATE_DENIED",
+                "only the platform administrator may create root organizations",
+            ));
+        }
+        uidp::new_root()
+    } else {
+        uidp::new_child(uidp::parse("parent", parent)?)
+    };
+    let mut resource = resource.unwrap_or_default();
+    resource.keep_output_only(None);
+    let missing: Vec<FieldViolation> = R::FIELDS
+        .iter()
+        .filter(|f| f.behavior == Behavior::Required && !resource.has_field(f.path))
+        .map(|f| FieldViolation::new(format!("{body_field}.{}", f.json_path), "required"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::invalid_fields(missing));
+    }
+    resource.set_uid(uid);
+    let now = time::now();
+    resource.set_create_time(now);
+    resource.set_update_time(now);
+    resource.set_etag(etag(&resource));
+    Ok(resource)
+}
+
+/// A content hash of the resource (its etag field excluded).
+pub fn etag<R: Resource>(resource: &R) -> String {
+    let mut unstamped = resource.clone();
+    unstamped.set_etag(String::new());
+    let digest = Sha256::digest(unstamped.encode_to_vec());
+    URL_SAFE_NO_PAD.encode(&digest[..12])
+}
+
+/// The list parameters every `ListX` request carries.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ListRequest<'a> {
+    pub descendants_of: &'a str,
+    pub children_of: &'a str,
+    pub page_size: i32,
+    pub page_token: &'a str,
+    pub skip: i32,
+    pub order_by: &'a str,
+}
+
+/// A validated list request and what is needed to answer it.
+#[derive(Debug)]
+pub struct ListPlan {
+    pub query: ListQuery,
+    binding: QueryBinding,
+    page_size: usize,
+}
+
+impl ListPlan {
+    /// Validates a list request for `R`, reporting every problem at once.
+    pub fn new<R: Resource>(
+        tokens: &PageTokens,
+        sizes: PageSizes,
+        request: ListRequest<'_>,
+    ) -> Result<Self, Error> {
+        let mut violations = Vec::new();
+        let filter = match (request.descendants_of, request.children_of) {
+            ("", "") => Hierarchy::All,
+            (uid, "") => checked_uid("uidp.descendants_of", uid, &mut violations)
+                .map_or(Hierarchy::All, Hierarchy::DescendantsOf),
+            ("", uid) => checked_uid("uidp.children_of", uid, &mut violations)
+                .map_or(Hierarchy::All, Hierarchy::ChildrenOf),
+            _ => {
+                violations.push(FieldViolation::new(
+                    "uidp",
+                    "give `descendants_of` or `children_of`, not both",
+                ));
+                Hierarchy::All
+            }
+        };
+        let page_size = match request.page_size {
+            size if size < 0 => {
+                violations.push(FieldViolation::new("page_size", "must not be negative"));
+                0
+            }
+            0 => sizes.default,
+            size => (size as u32).min(sizes.max),
+        };
+        if request.skip < 0 {
+            violations.push(FieldViolation::new("skip", "must not be negative"));
+        }
+        let order_by = parse_order_by::<R>(request.order_by, &mut violations);
+        if !violations.is_empty() {
+            return Err(Error::invalid_fields(violations));
+        }
+        let binding = QueryBinding::new(R::TYPE, &filter, &order_by);
+        let after = match request.page_token {
+            "" => None,
+            token => Some(tokens.open(token, &binding)?),
+        };
+        Ok(ListPlan {
+            query: ListQuery {
+                filter,
+                order_by,
+                after,
+                skip: request.skip.max(0) as u64,
+                limit: u64::from(page_size) + 1,
+            },
+            binding,
+            page_size: page_size as usize,
+        })
+    }
+
+    /// Trims the extra item storage returned and issues the next page token.
+    pub fn finish<R: Resource>(self, tokens: &PageTokens, page: Page<R>) -> (Vec<R>, String, u64) {
+        let Page {
+            mut items,
+            total_count,
+        } = page;
+        let next = if items.len() > self.page_size {
+            items.truncate(self.page_size);
+            let last = items.last().expect("page_size is at least 1");
+            let after = self
+                .query
+                .order_by
+                .iter()
+                .map(|term| last.sort_value(&term.field))
+                .collect();
+            tokens.issue(&self.binding, after)
+        } else {
+            String::new()
+        };
+        (items, next, total_count)
+    }
+}
+
+fn checked_uid(field: &str, uid: &str, violations: &mut Vec<FieldViolation>) -> Option<String> {
+    match uidp::parse(field, uid) {
+        Ok(uid) => Some(uid.to_owned()),
+        Err(error) => {
+            violations.extend(error.field_violations().iter().cloned());
+            None
+        }
+    }
+}
+
+/// Parses `a desc,b` against `R::ORDER_BY`; appends the `uid` tie-break.
+fn parse_order_by<R: Resource>(text: &str, violations: &mut Vec<FieldViolation>) -> Vec<OrderBy> {
+    let mut terms: Vec<OrderBy> = Vec::new();
+    for term in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let mut words = term.split_whitespace();
+        let name = words.next().unwrap_or_default();
+        let descending = match (words.next(), words.next()) {
+            (None, _) | (Some("asc"), None) => false,
+            (Some("desc"), None) => true,
+            _ => {
+                violations.push(FieldViolation::new(
+                    "order_by",
+                    format!("`{term}` is not `field`, `field asc` or `field desc`"),
+                ));
+                continue;
+            }
+        };
+        let Some(field) = order_field::<R>(name) else {
+            violations.push(FieldViolation::new(
+                "order_by",
+                format!("cannot order by `{name}`; allowed: {}", R::ORDER_BY.join(", ")),
+            ));
+            continue;
+        };
+        if terms.iter().any(|t| t.field == field) {
+            violations.push(FieldViolation::new("order_by", format!("`{name}` is named twice")));
+            continue;
+        }
+        terms.push(OrderBy {
+            field: field.to_owned(),
+            descending,
+        });
+    }
+    if !terms.iter().any(|t| t.field == "uid") {
+        terms.push(OrderBy {
+            field: "uid".to_owned(),
+            descending: false,
+        });
+    }
+    terms
+}
+
+/// The canonical (JSON) name of an orderable field given in either spelling.
+fn order_field<R: Resource>(name: &str) -> Option<&'static str> {
+    if name == "uid" {
+        return Some("uid");
+    }
+    R::ORDER_BY.iter().copied().find(|allowed| {
+        *allowed == name
+            || R::field(name).is_some_and(|f| f.json_path == *allowed)
+    })
+}
+
+/// The API error for a storage failure on a resource of type `R`.
+pub fn store_error<R: Resource>(error: StoreError, uid: &str, parent: &str) -> Error {
+    match error {
+        StoreError::ParentNotFound => Error::new(
+            Code::NotFound,
+            "PARENT_NOT_FOUND",
+            format!("parent `{parent}` not found"),
+        )
+        .with_resource(parent_type::<R>(), parent),
+        StoreError::AlreadyExists => Error::new(
+            Code::AlreadyExists,
+            "ALREADY_EXISTS",
+            format!("{} `{uid}` already exists", R::TYPE),
+        )
+        .with_resource(R::TYPE, uid),
+        StoreError::HasDependents(dependents) => Error::failed_precondition(
+            "HAS_DEPENDENTS",
+            format!("{} `{uid}` still has dependent resources; delete them first", R::TYPE),
+            dependents
+                .into_iter()
+                .map(|(kind, name)| {
+                    crate::error::PreconditionViolation::new(
+                        "DEPENDENT_RESOURCE",
+                        name,
+                        format!("{kind} depends on this resource"),
+                    )
+                })
+                .collect(),
+        ),
+        StoreError::EtagMismatch => Error::new(
+            Code::Aborted,
+            "ETAG_MISMATCH",
+            "the resource changed since it was read (etag mismatch); read it again",
+        )
+        .with_resource(R::TYPE, uid),
+        StoreError::Rejected(error) => error,
+        StoreError::Unimplemented => Error::unimplemented(R::TYPE),
+        other => Error::internal(other),
+    }
+    .in_domain(R::domain())
+}
+
+/// Parents of every resource are groups.
+fn parent_type<R: Resource>() -> &'static str {
+    let _ = R::TYPE;
+    "iam.platform/Group"
+}
+
+/// `NOT_FOUND` for a uid of type `R`.
+pub fn not_found<R: Resource>(uid: &str) -> Error {
+    Error::not_found(R::TYPE, uid).in_domain(R::domain())
+}

@@ -1,0 +1,98 @@
+//! Types shared by every generated storage trait.
+//!
+//! A storage backend receives validated, fully formed resources and answers
+//! with [`StoreError`]s that say what happened in storage terms; the
+//! generated service turns them into API errors with the right details.
+
+use std::fmt;
+
+use crate::resource::SortValue;
+
+/// Why a storage call failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The parent named on create does not exist.
+    ParentNotFound,
+    /// A resource with the same uid already exists.
+    AlreadyExists,
+    /// The resource still has dependents; each entry names one (type, uid).
+    HasDependents(Vec<(String, String)>),
+    /// The stored etag differs from the one the request carried.
+    EtagMismatch,
+    /// The update was refused by the request's own checks (run inside the
+    /// storage transaction by [`crate::mask::Update::apply`]).
+    Rejected(crate::Error),
+    /// The backend does not implement this operation.
+    Unimplemented,
+    /// Anything else (I/O, SQL, corruption): logged, never shown to clients.
+    Backend(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl StoreError {
+    /// Wraps a backend error.
+    pub fn backend(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        StoreError::Backend(Box::new(error))
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::ParentNotFound => f.write_str("parent not found"),
+            StoreError::AlreadyExists => f.write_str("already exists"),
+            StoreError::HasDependents(dependents) => {
+                write!(f, "{} dependent resources", dependents.len())
+            }
+            StoreError::EtagMismatch => f.write_str("etag mismatch"),
+            StoreError::Rejected(error) => write!(f, "rejected: {error}"),
+            StoreError::Unimplemented => f.write_str("not implemented by this store"),
+            StoreError::Backend(error) => write!(f, "storage backend: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// Which part of the uid hierarchy a list covers.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Hierarchy {
+    /// Every stored item.
+    All,
+    /// Items whose uid has exactly one more segment than this uid.
+    ChildrenOf(String),
+    /// Items strictly below this uid.
+    DescendantsOf(String),
+}
+
+/// One `order_by` term.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OrderBy {
+    /// The JSON field name (from the resource's allow-list).
+    pub field: String,
+    pub descending: bool,
+}
+
+/// A validated list request, as storage sees it.
+///
+/// Storage returns items matching `filter`, ordered by `order_by` then by
+/// `uid` ascending, strictly after `after` (when set), skipping `skip` of
+/// them and returning at most `limit`.
+#[derive(Clone, Debug)]
+pub struct ListQuery {
+    pub filter: Hierarchy,
+    /// Never empty: ends with `uid` unless `uid` was named explicitly.
+    pub order_by: Vec<OrderBy>,
+    /// The sort values (one per `order_by` term) of the last item already returned.
+    pub after: Option<Vec<SortValue>>,
+    pub skip: u64,
+    pub limit: u64,
+}
+
+/// What storage returns for a [`ListQuery`].
+#[derive(Clone, Debug)]
+pub struct Page<R> {
+    pub items: Vec<R>,
+    /// Items matching the filter, independent of paging.
+    pub total_count: u64,
+}

@@ -1,0 +1,43 @@
+//! Timestamps as the API stores and returns them.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use prost_types::Timestamp;
+
+/// The current time, truncated to microseconds (what every backend can store).
+pub fn now() -> Timestamp {
+    let elapsed = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("the clock is after 1970");
+    Timestamp {
+        seconds: elapsed.as_secs() as i64,
+        nanos: (elapsed.subsec_micros() * 1000) as i32,
+    }
+}
+
+/// A timestamp as microseconds since the epoch (a sortable storage column).
+pub fn to_micros(timestamp: &Timestamp) -> i64 {
+    timestamp.seconds * 1_000_000 + i64::from(timestamp.nanos / 1000)
+}
+
+/// The inverse of [`to_micros`].
+pub fn from_micros(micros: i64) -> Timestamp {
+    Timestamp {
+        seconds: micros.div_euclid(1_000_000),
+        nanos: (micros.rem_euclid(1_000_000) * 1000) as i32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn micros_round_trip() {
+        for micros in [0, 1, -1, 1_700_000_000_123_456, -1_700_000_000_123_456] {
+            assert_eq!(to_micros(&from_micros(micros)), micros);
+        }
+        let now = now();
+        assert_eq!(from_micros(to_micros(&now)), now);
+    }
+}
