@@ -1,1 +1,79 @@
-fn main(){}
+//! `cargo run -p codegen -- generate|check`: regenerate the checked-in
+//! Platform API crate, or verify that it is up to date.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(about = "Generate Rust code from the Platform API protos")]
+struct Cli {
+    /// Import root holding the protos (and vendored google/ protos).
+    #[arg(long, default_value = "proto", global = true)]
+    proto: PathBuf,
+    /// Directory of the generated crate's sources.
+    #[arg(long, default_value = "generated/src", global = true)]
+    out: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Rewrite the generated sources from the protos.
+    Generate,
+    /// Fail, naming the files, when the generated sources are out of date.
+    Check,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let root = workspace_root();
+    let proto = root.join(&cli.proto);
+    let out = root.join(&cli.out);
+    let mut config = codegen::Config::new();
+    config.include(&proto);
+    if let Err(error) = config.files_under(&proto) {
+        eprintln!("error: {error}");
+        return ExitCode::FAILURE;
+    }
+    match cli.command {
+        Command::Generate => match config.write_to(&out) {
+            Ok(changed) => {
+                for path in &changed {
+                    println!("wrote {}", out.join(path).display());
+                }
+                println!("{} file(s) changed", changed.len());
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("{error}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Check => match config.check(&out) {
+            Ok(differing) if differing.is_empty() => {
+                println!("{} is up to date", out.display());
+                ExitCode::SUCCESS
+            }
+            Ok(differing) => {
+                for path in &differing {
+                    eprintln!("out of date: {}", out.join(path).display());
+                }
+                eprintln!("run `cargo run -p codegen -- generate` and commit the result");
+                ExitCode::FAILURE
+            }
+            Err(error) => {
+                eprintln!("{error}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+/// Relative paths are taken from the workspace root, wherever cargo runs us.
+fn workspace_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
+}

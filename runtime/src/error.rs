@@ -369,7 +369,8 @@ impl From<Error> for tonic::Status {
             details.push(tonic_types::BadRequest::new(error.field_violations).into());
         }
         if !error.precondition_violations.is_empty() {
-            details.push(tonic_types::PreconditionFailure::new(error.precondition_violations).into());
+            details
+                .push(tonic_types::PreconditionFailure::new(error.precondition_violations).into());
         }
         tonic::Status::with_error_details_vec(error.code.grpc(), error.message, details)
     }

@@ -9,7 +9,9 @@
 //! When input does not decode, the codec walks the JSON again to name every
 //! offending field in one `BadRequest` (the slow path runs only on errors).
 
-use prost_reflect::{DeserializeOptions, DynamicMessage, Kind, MessageDescriptor, ReflectMessage, SerializeOptions};
+use prost_reflect::{
+    DeserializeOptions, DynamicMessage, Kind, MessageDescriptor, ReflectMessage, SerializeOptions,
+};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, FieldViolation};
@@ -59,11 +61,13 @@ pub fn parse_body(field: &str, bytes: &[u8]) -> Result<Value, Error> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Object(Map::new()));
     }
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-        Error::invalid_field(field, format!("the body is not valid JSON: {e}"))
-    })?;
+    let value: Value = serde_json::from_slice(bytes)
+        .map_err(|e| Error::invalid_field(field, format!("the body is not valid JSON: {e}")))?;
     if !value.is_object() {
-        return Err(Error::invalid_field(field, "the body must be a JSON object"));
+        return Err(Error::invalid_field(
+            field,
+            "the body must be a JSON object",
+        ));
     }
     Ok(value)
 }
@@ -113,7 +117,10 @@ fn locate_violations(
 }
 
 /// A field by its JSON name or its proto name.
-pub fn find_field(descriptor: &MessageDescriptor, name: &str) -> Option<prost_reflect::FieldDescriptor> {
+pub fn find_field(
+    descriptor: &MessageDescriptor,
+    name: &str,
+) -> Option<prost_reflect::FieldDescriptor> {
     descriptor
         .get_field_by_json_name(name)
         .or_else(|| descriptor.get_field_by_name(name))

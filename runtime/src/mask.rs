@@ -26,7 +26,11 @@ impl<R: Resource> Update<R> {
     ///
     /// No mask (or an empty one) means the fields set in the patch;
     /// `*` means every writable field.
-    pub fn plan(mask: Option<&FieldMask>, patch: R, body_field: &'static str) -> Result<Self, Error> {
+    pub fn plan(
+        mask: Option<&FieldMask>,
+        patch: R,
+        body_field: &'static str,
+    ) -> Result<Self, Error> {
         let requested: Vec<&str> = mask
             .map(|m| m.paths.iter().map(String::as_str).collect())
             .unwrap_or_default();
@@ -47,8 +51,9 @@ impl<R: Resource> Update<R> {
                         FieldViolation::new(format!("update_mask.{path}"), description.to_owned())
                     };
                     match R::field(path) {
-                        None if *path == "*" => violations
-                            .push(violation("`*` cannot be combined with other paths")),
+                        None if *path == "*" => {
+                            violations.push(violation("`*` cannot be combined with other paths"))
+                        }
                         None => violations.push(violation("no such field in the resource")),
                         Some(f) if f.behavior == Behavior::OutputOnly => {
                             violations.push(violation("the field is output only"))
@@ -105,7 +110,10 @@ impl<R: Resource> Update<R> {
             merged.copy_field(&self.patch, path);
         }
         let now = time::now();
-        let previous = stored.update_time().map(time::to_micros).unwrap_or_default();
+        let previous = stored
+            .update_time()
+            .map(time::to_micros)
+            .unwrap_or_default();
         let advanced = time::to_micros(&now).max(previous + 1);
         merged.set_update_time(time::from_micros(advanced));
         merged.set_etag(crate::standard::etag(&merged));

@@ -84,7 +84,9 @@ impl PageTokens {
         let payload: Payload = serde_json::from_slice(payload)
             .map_err(|_| invalid("not a page token issued by this API"))?;
         if payload.v != VERSION {
-            return Err(invalid("the page token comes from an older version of this API"));
+            return Err(invalid(
+                "the page token comes from an older version of this API",
+            ));
         }
         if payload.q != query.0 {
             return Err(invalid(
@@ -92,7 +94,9 @@ impl PageTokens {
             ));
         }
         if unix_now().saturating_sub(payload.t) > TOKEN_LIFETIME_SECS {
-            return Err(invalid("the page token has expired; start from the first page"));
+            return Err(invalid(
+                "the page token has expired; start from the first page",
+            ));
         }
         Ok(payload.a)
     }
@@ -146,16 +150,32 @@ mod tests {
         let after = vec![SortValue::Text("x".into()), SortValue::Int(3)];
         let token = tokens.issue(&binding("a"), after.clone());
         assert_eq!(tokens.open(&token, &binding("a")).unwrap(), after);
-        assert!(tokens.open(&token, &binding("b")).is_err(), "bound to its query");
-        assert!(PageTokens::new([8; 32]).open(&token, &binding("a")).is_err(), "foreign key");
+        assert!(
+            tokens.open(&token, &binding("b")).is_err(),
+            "bound to its query"
+        );
+        assert!(
+            PageTokens::new([8; 32])
+                .open(&token, &binding("a"))
+                .is_err(),
+            "foreign key"
+        );
         let mut bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
         for i in 0..bytes.len() {
             bytes[i] ^= 1;
             let tampered = URL_SAFE_NO_PAD.encode(&bytes);
-            assert!(tokens.open(&tampered, &binding("a")).is_err(), "byte {i} flipped");
+            assert!(
+                tokens.open(&tampered, &binding("a")).is_err(),
+                "byte {i} flipped"
+            );
             bytes[i] ^= 1;
         }
-        assert!(tokens.open(&token[..token.len() - 1], &binding("a")).is_err(), "truncated");
+        assert!(
+            tokens
+                .open(&token[..token.len() - 1], &binding("a"))
+                .is_err(),
+            "truncated"
+        );
         assert!(tokens.open("", &binding("a")).is_err());
     }
 }

@@ -88,7 +88,10 @@ pub trait Resource: ReflectMessage + Default + Clone + Send + Sync + 'static {
     fn keep_output_only(&mut self, stored: Option<&Self>) {
         let default = Self::default();
         let source = stored.unwrap_or(&default);
-        for field in Self::FIELDS.iter().filter(|f| f.behavior == Behavior::OutputOnly) {
+        for field in Self::FIELDS
+            .iter()
+            .filter(|f| f.behavior == Behavior::OutputOnly)
+        {
             self.copy_field(source, field.path);
         }
     }

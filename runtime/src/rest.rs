@@ -72,7 +72,9 @@ impl RestRequest {
             Ok(body) => {
                 self.fields.insert(field.to_owned(), body);
             }
-            Err(error) => self.violations.extend(error.field_violations().iter().cloned()),
+            Err(error) => self
+                .violations
+                .extend(error.field_violations().iter().cloned()),
         }
         self
     }
@@ -100,7 +102,9 @@ impl RestRequest {
                 let value = query_value(&field.kind(), value)
                     .ok_or_else(|| FieldViolation::new(key, "expected `true` or `false`"))?;
                 if field.is_list() {
-                    let list = object.entry(name).or_insert_with(|| Value::Array(Vec::new()));
+                    let list = object
+                        .entry(name)
+                        .or_insert_with(|| Value::Array(Vec::new()));
                     if let Value::Array(items) = list {
                         items.push(value);
                     }
@@ -115,7 +119,9 @@ impl RestRequest {
                 return Err(unknown());
             };
             descriptor = inner;
-            let entry = object.entry(name).or_insert_with(|| Value::Object(Map::new()));
+            let entry = object
+                .entry(name)
+                .or_insert_with(|| Value::Object(Map::new()));
             object = match entry {
                 Value::Object(map) => map,
                 _ => return Err(unknown()),
@@ -174,20 +180,66 @@ pub struct Json<M>(pub M);
 impl<M: ReflectMessage> IntoResponse for Json<M> {
     fn into_response(self) -> Response {
         (
-            [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
             json::to_vec(&self.0),
         )
             .into_response()
     }
 }
 
-/// Fallback for paths no route matches.
-pub async fn not_found(uri: http::Uri) -> Error {
+/// Fallback for paths no route matches: gRPC `UNIMPLEMENTED` for gRPC
+/// requests, a JSON `NOT_FOUND` otherwise.
+pub async fn fallback(request: axum::extract::Request) -> Response {
+    let path = request.uri().path().to_owned();
+    if is_grpc(request.headers()) {
+        let status: tonic::Status = Error::new(
+            Code::Unimplemented,
+            "UNKNOWN_METHOD",
+            format!("no gRPC method `{path}`"),
+        )
+        .into();
+        return status.into_http();
+    }
     Error::new(
         Code::NotFound,
         "ROUTE_NOT_FOUND",
-        format!("no API route matches `{}`", uri.path()),
+        format!("no API route matches `{path}`"),
     )
+    .into_response()
+}
+
+fn is_grpc(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/grpc"))
+}
+
+/// Middleware turning a panic in a handler into `INTERNAL` (no detail leaks;
+/// the panic is logged) so the connection and the server keep serving.
+pub async fn catch_panic(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use futures_util::FutureExt;
+    let grpc = is_grpc(request.headers());
+    match std::panic::AssertUnwindSafe(next.run(request))
+        .catch_unwind()
+        .await
+    {
+        Ok(response) => response,
+        Err(_) => {
+            let error = Error::internal("a request handler panicked");
+            if grpc {
+                tonic::Status::from(error).into_http()
+            } else {
+                error.into_response()
+            }
+        }
+    }
 }
 
 /// Fallback for a matched path with a method it does not serve.
@@ -211,6 +263,21 @@ pub fn body_too_large() -> Error {
     .with_http_status(StatusCode::PAYLOAD_TOO_LARGE)
 }
 
+/// Whether a body of this type is read as JSON: `application/json`,
+/// `application/*+json`, and `application/x-www-form-urlencoded` (what
+/// `curl -d` sends when no type is given; no method of this API takes forms).
+fn is_json_content_type(value: &HeaderValue) -> bool {
+    let mime = value
+        .to_str()
+        .ok()
+        .and_then(|value| value.split(';').next())
+        .map(|mime| mime.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    mime == "application/json"
+        || mime == "application/x-www-form-urlencoded"
+        || (mime.starts_with("application/") && mime.ends_with("+json"))
+}
+
 /// The raw request body, at most [`MAX_BODY_BYTES`], of a JSON content type.
 #[derive(Debug, Default)]
 pub struct Body(pub bytes::Bytes);
@@ -220,19 +287,11 @@ impl<S: Send + Sync> axum::extract::FromRequest<S> for Body {
 
     async fn from_request(request: axum::extract::Request, _state: &S) -> Result<Self, Error> {
         if let Some(content_type) = request.headers().get(header::CONTENT_TYPE) {
-            let is_json = content_type
-                .to_str()
-                .ok()
-                .and_then(|value| value.split(';').next())
-                .is_some_and(|mime| {
-                    let mime = mime.trim();
-                    mime.eq_ignore_ascii_case("application/json") || mime.ends_with("+json")
-                });
-            if !is_json {
+            if !is_json_content_type(content_type) {
                 return Err(Error::new(
                     Code::InvalidArgument,
                     "UNSUPPORTED_CONTENT_TYPE",
-                    "request bodies must be `application/json`",
+                    "request bodies are JSON: send `Content-Type: application/json`",
                 )
                 .with_http_status(StatusCode::UNSUPPORTED_MEDIA_TYPE));
             }
@@ -241,5 +300,22 @@ impl<S: Send + Sync> axum::extract::FromRequest<S> for Body {
             .await
             .map_err(|_| body_too_large())?;
         Ok(Body(bytes))
+    }
+}
+
+/// The response of methods returning `google.protobuf.Empty`: `{}`.
+#[derive(Debug, Default)]
+pub struct Empty;
+
+impl IntoResponse for Empty {
+    fn into_response(self) -> Response {
+        (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            "{}",
+        )
+            .into_response()
     }
 }

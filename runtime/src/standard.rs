@@ -203,12 +203,18 @@ fn parse_order_by<R: Resource>(text: &str, violations: &mut Vec<FieldViolation>)
         let Some(field) = order_field::<R>(name) else {
             violations.push(FieldViolation::new(
                 "order_by",
-                format!("cannot order by `{name}`; allowed: {}", R::ORDER_BY.join(", ")),
+                format!(
+                    "cannot order by `{name}`; allowed: {}",
+                    R::ORDER_BY.join(", ")
+                ),
             ));
             continue;
         };
         if terms.iter().any(|t| t.field == field) {
-            violations.push(FieldViolation::new("order_by", format!("`{name}` is named twice")));
+            violations.push(FieldViolation::new(
+                "order_by",
+                format!("`{name}` is named twice"),
+            ));
             continue;
         }
         terms.push(OrderBy {
@@ -230,10 +236,10 @@ fn order_field<R: Resource>(name: &str) -> Option<&'static str> {
     if name == "uid" {
         return Some("uid");
     }
-    R::ORDER_BY.iter().copied().find(|allowed| {
-        *allowed == name
-            || R::field(name).is_some_and(|f| f.json_path == *allowed)
-    })
+    R::ORDER_BY
+        .iter()
+        .copied()
+        .find(|allowed| *allowed == name || R::field(name).is_some_and(|f| f.json_path == *allowed))
 }
 
 /// The API error for a storage failure on a resource of type `R`.
@@ -253,7 +259,10 @@ pub fn store_error<R: Resource>(error: StoreError, uid: &str, parent: &str) -> E
         .with_resource(R::TYPE, uid),
         StoreError::HasDependents(dependents) => Error::failed_precondition(
             "HAS_DEPENDENTS",
-            format!("{} `{uid}` still has dependent resources; delete them first", R::TYPE),
+            format!(
+                "{} `{uid}` still has dependent resources; delete them first",
+                R::TYPE
+            ),
             dependents
                 .into_iter()
                 .map(|(kind, name)| {

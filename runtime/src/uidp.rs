@@ -35,7 +35,9 @@ pub fn parse<'a>(field: &str, value: &'a str) -> Result<&'a str, Error> {
     } else {
         Err(Error::invalid_field(
             field,
-            format!("`{value}` is not a UIDP (40 hex characters, then `/` + 16 hex characters per level)"),
+            format!(
+                "`{value}` is not a UIDP (40 hex characters, then `/` + 16 hex characters per level)"
+            ),
         ))
     }
 }

@@ -1,0 +1,254 @@
+//! The builder users drive the generator with, from `build.rs` or the CLI.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::diagnostics::Diagnostics;
+use crate::emit::{self, root::PackageFiles};
+use crate::model::Api;
+use crate::{Error, load};
+
+/// Name of the embedded descriptor set in the output directory.
+pub const DESCRIPTOR_FILE: &str = "file_descriptor_set.bin";
+
+/// Generator settings, in the style of `prost_build::Config`.
+///
+/// ```no_run
+/// codegen::Config::new()
+///     .include("proto")
+///     .file("platform/iam/v2/groups.proto")
+///     .write_to("generated/src")
+///     .unwrap();
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    includes: Vec<PathBuf>,
+    files: Vec<PathBuf>,
+}
+
+/// Generated files by path relative to the output directory.
+pub type Output = BTreeMap<PathBuf, Vec<u8>>;
+
+impl Config {
+    pub fn new() -> Self {
+        Config::default()
+    }
+
+    /// Adds an import root (like `protoc -I`).
+    pub fn include(&mut self, path: impl Into<PathBuf>) -> &mut Self {
+        self.includes.push(path.into());
+        self
+    }
+
+    /// Adds a file to generate, relative to an import root.
+    pub fn file(&mut self, path: impl Into<PathBuf>) -> &mut Self {
+        self.files.push(path.into());
+        self
+    }
+
+    /// Adds every `.proto` file under `dir` (an import root) except vendored `google/` ones.
+    pub fn files_under(&mut self, dir: impl AsRef<Path>) -> Result<&mut Self, Error> {
+        let dir = dir.as_ref();
+        let mut found = Vec::new();
+        collect_protos(dir, dir, &mut found)?;
+        found.sort();
+        self.files.extend(found);
+        Ok(self)
+    }
+
+    /// Generates every file in memory.
+    pub fn generate(&self) -> Result<Output, Error> {
+        let loaded = load::load(&self.includes, &self.files)?;
+        let mut diagnostics = Diagnostics::default();
+        let api = Api::build(&loaded.pool, &mut diagnostics);
+        diagnostics.finish().map_err(Error::Invalid)?;
+
+        let mut output = Output::new();
+        let messages = emit::messages::emit(&loaded.file_descriptor_set)?;
+        let mut packages: Vec<PackageFiles> = Vec::new();
+        let mut names: Vec<&String> = messages.keys().collect();
+        for package in &api.packages {
+            if !messages.contains_key(&package.name) {
+                names.push(&package.name);
+            }
+        }
+        names.sort();
+        names.dedup();
+        for name in names {
+            let messages_file = messages.get(name).map(|code| {
+                let file = format!("{name}.rs");
+                output.insert(file.clone().into(), reformat(code).into_bytes());
+                file
+            });
+            let package = api.packages.iter().find(|p| &p.name == name);
+            let api_file = package.map(|package| {
+                let file = format!("{name}.api.rs");
+                let code = emit_package(&api, package);
+                output.insert(file.clone().into(), emit::format(code).into_bytes());
+                file
+            });
+            packages.push(PackageFiles {
+                package: name.clone(),
+                messages_file,
+                api_file,
+                exports: package.is_some_and(|p| !p.services.is_empty() || !p.resources.is_empty()),
+            });
+        }
+        output.insert(
+            "lib.rs".into(),
+            emit::format(emit::root::emit(&packages, DESCRIPTOR_FILE)).into_bytes(),
+        );
+        output.insert(DESCRIPTOR_FILE.into(), loaded.encoded);
+        Ok(output)
+    }
+
+    /// Generates and writes every file under `dir`, rewriting only changed ones
+    /// and removing generated files that are no longer produced.
+    pub fn write_to(&self, dir: impl AsRef<Path>) -> Result<Vec<PathBuf>, Error> {
+        let dir = dir.as_ref();
+        let output = self.generate()?;
+        fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_owned(), e))?;
+        let mut changed = Vec::new();
+        for (path, contents) in &output {
+            let target = dir.join(path);
+            if fs::read(&target).ok().as_deref() != Some(contents.as_slice()) {
+                fs::write(&target, contents).map_err(|e| Error::Io(target.clone(), e))?;
+                changed.push(path.clone());
+            }
+        }
+        for stale in stale_files(dir, &output)? {
+            fs::remove_file(dir.join(&stale)).map_err(|e| Error::Io(stale.clone(), e))?;
+            changed.push(stale);
+        }
+        Ok(changed)
+    }
+
+    /// The files under `dir` that differ from what would be generated.
+    pub fn check(&self, dir: impl AsRef<Path>) -> Result<Vec<PathBuf>, Error> {
+        let dir = dir.as_ref();
+        let output = self.generate()?;
+        let mut differing: Vec<PathBuf> = output
+            .iter()
+            .filter(|(path, contents)| {
+                fs::read(dir.join(path)).ok().as_deref() != Some(contents.as_slice())
+            })
+            .map(|(path, _)| path.clone())
+            .collect();
+        differing.extend(stale_files(dir, &output)?);
+        Ok(differing)
+    }
+}
+
+fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
+    let messages: Vec<_> = api
+        .messages
+        .iter()
+        .filter(|m| {
+            m.full_name
+                .strip_prefix(package.name.as_str())
+                .is_some_and(|rest| rest.starts_with('.') && !rest[1..].contains('.'))
+                || is_nested_in(&m.full_name, &package.name)
+        })
+        .collect();
+    let scope = emit::Scope::new(&package.name);
+    let reflect = emit::reflect::emit(&scope, &messages);
+    let resources = package
+        .resources
+        .iter()
+        .map(|r| emit::resource::emit(&scope, r));
+    let stores = package
+        .resources
+        .iter()
+        .map(|r| emit::store::emit(&scope, r));
+    let services = package
+        .services
+        .iter()
+        .map(|s| emit::service::emit(&scope, api, s));
+    let routers = package
+        .services
+        .iter()
+        .map(|s| emit::rest::emit(&scope, api, s));
+    let imports = (!package.services.is_empty() || !package.resources.is_empty()).then(|| {
+        quote! {
+            use super::*;
+            use runtime::__codegen::{axum, tonic};
+            use runtime::mask::Update;
+            use runtime::paging::PageTokens;
+            use runtime::standard::{self, ListPlan, ListRequest, PageSizes};
+            use runtime::store::{ListQuery, Page, StoreError};
+            use runtime::{Caller, Error, uidp};
+        }
+    });
+    let plain_imports = imports.is_none().then(|| {
+        quote!(
+            use super::*;
+        )
+    });
+    quote! {
+        #plain_imports
+        #imports
+        #reflect
+        #(#resources)*
+        #(#stores)*
+        #(#services)*
+        #(#routers)*
+    }
+}
+
+/// Whether `full_name` is a message nested (at any depth) in a message of `package`.
+fn is_nested_in(full_name: &str, package: &str) -> bool {
+    full_name
+        .strip_prefix(package)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .is_some_and(|rest| {
+            rest.contains('.') && rest.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        })
+}
+
+/// Re-formats prost-build output with this crate's formatter and header.
+fn reformat(code: &str) -> String {
+    let file =
+        syn::parse_file(code).unwrap_or_else(|e| panic!("prost-build emitted invalid Rust: {e}"));
+    format!("{}{}", emit::HEADER, prettyplease::unparse(&file))
+}
+
+fn collect_protos(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+    let entries = fs::read_dir(dir).map_err(|e| Error::Io(dir.to_owned(), e))?;
+    for entry in entries {
+        let path = entry.map_err(|e| Error::Io(dir.to_owned(), e))?.path();
+        let relative = path.strip_prefix(root).expect("under root").to_owned();
+        if relative.starts_with("google") {
+            continue;
+        }
+        if path.is_dir() {
+            collect_protos(root, &path, out)?;
+        } else if path.extension().is_some_and(|e| e == "proto") {
+            out.push(relative);
+        }
+    }
+    Ok(())
+}
+
+/// Generated files present in `dir` that the current protos no longer produce.
+fn stale_files(dir: &Path, output: &Output) -> Result<Vec<PathBuf>, Error> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Ok(Vec::new());
+    };
+    let mut stale = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| Error::Io(dir.to_owned(), e))?.path();
+        let name = PathBuf::from(path.file_name().expect("a file name"));
+        if path.extension().is_some_and(|e| e == "rs") && !output.contains_key(&name) {
+            let generated = fs::read_to_string(&path).is_ok_and(|c| c.starts_with(emit::HEADER));
+            if generated {
+                stale.push(name);
+            }
+        }
+    }
+    stale.sort();
+    Ok(stale)
+}

@@ -1,0 +1,136 @@
+//! The axum router of each service: every `google.api.http` rule becomes a
+//! route whose handler assembles the request message from the path, the query
+//! and the body, and calls the same service method gRPC calls.
+//!
+//! Rules whose templates share a literal prefix share one axum route (axum
+//! does not allow two capture names at one position), with one method router
+//! per verb. A trailing `{x=**}` also matches no segments at all, so its
+//! prefix with a trailing slash is routed too.
+
+use std::collections::BTreeMap;
+
+use heck::ToSnakeCase;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::service::{api_name, store_bounds};
+use crate::model::{Api, Method, Service};
+
+pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
+    let api_type = api_name(service);
+    let bounds = store_bounds(scope, api, service);
+    let routes_fn = format_ident!("{}_routes", service.name.to_snake_case());
+    let module = format_ident!("{}_rest", service.name.to_snake_case());
+
+    // axum path -> handlers (verb routing fn, handler name), in a stable order.
+    let mut routes: BTreeMap<String, Vec<(&str, syn::Ident)>> = BTreeMap::new();
+    for method in &service.methods {
+        let template = &method.http.template;
+        let handler = format_ident!("{}", method.rust_name());
+        let verb = method.http.verb.routing_fn();
+        let prefix = template.prefix();
+        let mut paths = Vec::new();
+        match &template.variable {
+            None => paths.push(prefix),
+            Some(variable) if variable.multi_segment => {
+                paths.push(format!("{prefix}/"));
+                paths.push(format!("{prefix}/{{*path}}"));
+            }
+            Some(_) => paths.push(format!("{prefix}/{{segment}}")),
+        }
+        for path in paths {
+            routes
+                .entry(path)
+                .or_default()
+                .push((verb, handler.clone()));
+        }
+    }
+    let route_calls = routes.iter().map(|(path, handlers)| {
+        let mut chain = handlers.iter().map(|(verb, handler)| {
+            let verb = format_ident!("{}", verb);
+            quote!(#verb(#module::#handler::<S>))
+        });
+        let first = chain.next().expect("a route has a handler");
+        quote!(.route(#path, routing::#first #(.#chain)*))
+    });
+    let handlers = service
+        .methods
+        .iter()
+        .map(|method| emit_handler(scope, &api_type, &bounds, method));
+    let doc = format!(
+        " REST routes of `{}`, one per `google.api.http` rule, calling `api`.",
+        service.full_name
+    );
+    quote! {
+        #[doc = #doc]
+        pub fn #routes_fn<S: #bounds>(api: #api_type<S>) -> axum::Router {
+            use axum::routing;
+            axum::Router::new()
+                #(#route_calls)*
+                .with_state(api)
+        }
+
+        mod #module {
+            use super::*;
+            use axum::extract::{RawQuery, State};
+            use runtime::rest::{Body, Json, PathTail, RestRequest};
+
+            #(#handlers)*
+        }
+    }
+}
+
+fn emit_handler(
+    scope: &super::Scope,
+    api_type: &syn::Ident,
+    bounds: &TokenStream,
+    method: &Method,
+) -> TokenStream {
+    let name = format_ident!("{}", method.rust_name());
+    let input = scope.path(&method.input);
+    let output = if method.output == "()" {
+        quote!(runtime::rest::Empty)
+    } else {
+        let output = scope.path(&method.output);
+        quote!(Json<#output>)
+    };
+    let wrap = if method.output == "()" {
+        quote!(|()| runtime::rest::Empty)
+    } else {
+        quote!(Json)
+    };
+    let mut extractors = vec![
+        quote!(State(api): State<#api_type<S>>),
+        quote!(caller: Caller),
+    ];
+    let mut steps = Vec::new();
+    if let Some(variable) = &method.http.template.variable {
+        extractors.push(quote!(PathTail(path): PathTail));
+        let field = &variable.field;
+        steps.push(quote!(.path(#field, path)));
+    }
+    extractors.push(quote!(RawQuery(query): RawQuery));
+    steps.insert(0, quote!(.query(query.as_deref())));
+    if let Some(body) = &method.http.body {
+        extractors.push(quote!(Body(body): Body));
+        steps.push(quote!(.body(#body, &body)));
+    }
+    let doc = format!(
+        " `{} {}`",
+        format!("{:?}", method.http.verb).to_uppercase(),
+        method.http.template.source
+    );
+    quote! {
+        #[doc = #doc]
+        pub(super) async fn #name<S: #bounds>(#(#extractors),*) -> Result<#output, Error> {
+            let request: #input = RestRequest::new::<#input>()
+                #(#steps)*
+                .decode()
+                .map_err(|error| error.in_domain(#api_type::<S>::DOMAIN))?;
+            api.#name(&caller, request)
+                .await
+                .map(#wrap)
+                .map_err(|error| error.in_domain(#api_type::<S>::DOMAIN))
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! The crate root: the module tree, one module per proto package, and the
+//! embedded descriptor set.
+
+use std::collections::BTreeMap;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::model::module_ident;
+
+/// Where a package's code lives: its prost file and, if any, its API file.
+pub struct PackageFiles {
+    pub package: String,
+    pub messages_file: Option<String>,
+    pub api_file: Option<String>,
+    /// Whether the API file declares public items to re-export.
+    pub exports: bool,
+}
+
+#[derive(Default)]
+struct Node {
+    children: BTreeMap<String, Node>,
+    files: Option<(Option<String>, Option<String>, bool)>,
+}
+
+pub fn emit(packages: &[PackageFiles], descriptor_file: &str) -> TokenStream {
+    let mut root = Node::default();
+    for package in packages {
+        let mut node = &mut root;
+        for part in package.package.split('.') {
+            node = node.children.entry(part.to_owned()).or_default();
+        }
+        node.files = Some((
+            package.messages_file.clone(),
+            package.api_file.clone(),
+            package.exports,
+        ));
+    }
+    let modules = emit_children(&root);
+    quote! {
+        //! The Platform API, generated from the protos in `proto/`.
+        //!
+        //! Each proto package is a module with its prost messages, its tonic
+        //! client and server, and for every service an `XApi<S>` (the service
+        //! over a storage `S`), its REST router `x_routes`, and one storage
+        //! trait per resource.
+
+        #(#modules)*
+
+        /// The encoded descriptors of every proto, with imports and comments.
+        #[rustfmt::skip]
+        pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(#descriptor_file);
+
+        /// The descriptors, decoded once; JSON encoding and reflection read them.
+        #[rustfmt::skip]
+        pub static DESCRIPTOR_POOL: std::sync::LazyLock<runtime::__codegen::prost_reflect::DescriptorPool> =
+            std::sync::LazyLock::new(|| {
+                runtime::__codegen::prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET)
+                    .expect("the embedded descriptor set is valid")
+            });
+    }
+}
+
+fn emit_children(node: &Node) -> Vec<TokenStream> {
+    node.children
+        .iter()
+        .map(|(name, child)| {
+            let ident = super::ident(&module_ident(name));
+            let messages = child
+                .files
+                .as_ref()
+                .and_then(|(messages, _, _)| messages.as_ref())
+                .map(|file| quote!(include!(#file);));
+            let api = child
+                .files
+                .as_ref()
+                .and_then(|(_, api, exports)| api.as_ref().map(|file| (file, *exports)))
+                .map(|(file, exports)| {
+                    let export = exports.then(|| {
+                        quote!(
+                            pub use api::*;
+                        )
+                    });
+                    quote! {
+                        mod api {
+                            include!(#file);
+                        }
+                        #export
+                    }
+                });
+            let nested = emit_children(child);
+            quote! {
+                #[rustfmt::skip]
+                pub mod #ident {
+                    #messages
+                    #api
+                    #(#nested)*
+                }
+            }
+        })
+        .collect()
+}

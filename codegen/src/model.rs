@@ -1,0 +1,655 @@
+//! Stage 2: the typed model every emitter works from.
+//!
+//! Built from the descriptor pool (which keeps custom options): services and
+//! their HTTP rules with parsed path templates, the standard method each RPC
+//! implements, resources with field behaviours, and proto comments.
+
+use heck::{ToSnakeCase, ToUpperCamelCase};
+use prost_reflect::{
+    DescriptorPool, DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, MethodDescriptor,
+    ServiceDescriptor, Value,
+};
+
+use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+use crate::template::PathTemplate;
+
+/// Every package of the API that declares services or resources.
+#[derive(Clone, Debug)]
+pub struct Api {
+    pub packages: Vec<Package>,
+    /// Every message outside `google.*`, for `ReflectMessage` impls.
+    pub messages: Vec<Message>,
+}
+
+/// One proto package.
+#[derive(Clone, Debug)]
+pub struct Package {
+    /// e.g. `platform.iam.v2`.
+    pub name: String,
+    pub services: Vec<Service>,
+    pub resources: Vec<Resource>,
+}
+
+/// A message and the Rust path prost gives it.
+#[derive(Clone, Debug)]
+pub struct Message {
+    pub full_name: String,
+    pub rust_path: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Service {
+    /// e.g. `GroupService`.
+    pub name: String,
+    pub full_name: String,
+    pub comments: String,
+    pub methods: Vec<Method>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Method {
+    /// e.g. `CreateGroup`.
+    pub name: String,
+    pub comments: String,
+    /// Rust path of the request message.
+    pub input: String,
+    /// Rust path of the response message; `()` for `google.protobuf.Empty`.
+    pub output: String,
+    pub http: HttpRule,
+    pub standard: Standard,
+}
+
+impl Method {
+    /// e.g. `create_group`.
+    pub fn rust_name(&self) -> String {
+        self.name.to_snake_case()
+    }
+}
+
+/// A `google.api.http` binding.
+#[derive(Clone, Debug)]
+pub struct HttpRule {
+    pub verb: Verb,
+    pub template: PathTemplate,
+    /// The request field holding the body: `None`, `Some("*")` or a field name.
+    pub body: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verb {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Verb {
+    /// The axum routing function (`get`, `post`, ...).
+    pub fn routing_fn(self) -> &'static str {
+        match self {
+            Verb::Get => "get",
+            Verb::Post => "post",
+            Verb::Put => "put",
+            Verb::Patch => "patch",
+            Verb::Delete => "delete",
+        }
+    }
+}
+
+/// Which standard method (AIP-131..135) an RPC implements, on which resource.
+#[derive(Clone, Debug)]
+pub enum Standard {
+    Create {
+        resource: String,
+        body_field: String,
+    },
+    Get {
+        resource: String,
+    },
+    List {
+        resource: String,
+    },
+    Update {
+        resource: String,
+        body_field: String,
+    },
+    Delete {
+        resource: String,
+    },
+}
+
+impl Standard {
+    /// The resource message's full proto name.
+    pub fn resource(&self) -> &str {
+        match self {
+            Standard::Create { resource, .. }
+            | Standard::Get { resource }
+            | Standard::List { resource }
+            | Standard::Update { resource, .. }
+            | Standard::Delete { resource } => resource,
+        }
+    }
+}
+
+/// A message with a `google.api.resource` option.
+#[derive(Clone, Debug)]
+pub struct Resource {
+    pub full_name: String,
+    /// e.g. `Group`.
+    pub name: String,
+    pub rust_path: String,
+    /// e.g. `iam.platform/Group`.
+    pub type_name: String,
+    /// e.g. `groups`.
+    pub plural: String,
+    /// e.g. `group`.
+    pub singular: String,
+    pub comments: String,
+    /// Fields and (one level of) nested fields, in declaration order.
+    pub fields: Vec<Field>,
+    /// JSON names `order_by` accepts.
+    pub order_by: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Field {
+    /// Proto name, e.g. `resource_limits`.
+    pub name: String,
+    pub json_name: String,
+    /// The enclosing field for a nested field (e.g. `resource_limits`).
+    pub parent: Option<(String, String)>,
+    pub behavior: Behavior,
+    pub kind: FieldKind,
+    pub has_children: bool,
+}
+
+impl Field {
+    pub fn path(&self) -> String {
+        match &self.parent {
+            Some((parent, _)) => format!("{parent}.{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+
+    pub fn json_path(&self) -> String {
+        match &self.parent {
+            Some((_, parent)) => format!("{parent}.{}", self.json_name),
+            None => self.json_name.clone(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Behavior {
+    Optional,
+    Required,
+    OutputOnly,
+    Immutable,
+}
+
+/// The Rust shape of a field, which decides how it is copied and compared.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FieldKind {
+    /// `String` or `Vec<u8>`.
+    Text,
+    Bool,
+    /// Integers and enums (`Copy`, default `0`).
+    Number,
+    /// `f32` / `f64`.
+    Float,
+    /// `Option<Timestamp>`.
+    Timestamp,
+    /// `Option<M>` of another message.
+    Message,
+    /// `Vec<T>` or a map.
+    Repeated,
+}
+
+const HTTP_OPTION: &str = "google.api.http";
+const FIELD_BEHAVIOR_OPTION: &str = "google.api.field_behavior";
+const RESOURCE_OPTION: &str = "google.api.resource";
+/// Standard fields `order_by` accepts on every resource, when present.
+const DEFAULT_ORDER_BY: &[&str] = &["uid", "name", "create_time", "update_time"];
+
+impl Api {
+    /// Builds the model of every file in `packages` (proto package prefixes).
+    pub fn build(pool: &DescriptorPool, diagnostics: &mut Diagnostics) -> Api {
+        let mut packages: Vec<Package> = Vec::new();
+        let mut messages = Vec::new();
+        for file in pool.files() {
+            let package_name = file.package_name();
+            if package_name.starts_with("google.") {
+                continue;
+            }
+            let index = match packages.iter().position(|p| p.name == package_name) {
+                Some(index) => index,
+                None => {
+                    packages.push(Package {
+                        name: package_name.to_owned(),
+                        services: Vec::new(),
+                        resources: Vec::new(),
+                    });
+                    packages.len() - 1
+                }
+            };
+            for message in file.messages() {
+                collect_messages(&message, &mut messages);
+                if let Some(resource) = build_resource(pool, &message, diagnostics) {
+                    packages[index].resources.push(resource);
+                }
+            }
+            for service in file.services() {
+                let service = build_service(pool, &service, diagnostics);
+                packages[index].services.push(service);
+            }
+        }
+        packages.sort_by(|a, b| a.name.cmp(&b.name));
+        messages.sort_by(|a, b| a.full_name.cmp(&b.full_name));
+        Api { packages, messages }
+    }
+
+    pub fn resource(&self, full_name: &str) -> Option<&Resource> {
+        self.packages
+            .iter()
+            .flat_map(|p| &p.resources)
+            .find(|r| r.full_name == full_name)
+    }
+}
+
+fn collect_messages(message: &MessageDescriptor, out: &mut Vec<Message>) {
+    if message.is_map_entry() {
+        return;
+    }
+    out.push(Message {
+        full_name: message.full_name().to_owned(),
+        rust_path: rust_path(message),
+    });
+    for nested in message.child_messages() {
+        collect_messages(&nested, out);
+    }
+}
+
+/// The path prost-build gives a message, from the crate root.
+pub fn rust_path(message: &MessageDescriptor) -> String {
+    if message.full_name() == "google.protobuf.Empty" {
+        return "()".to_owned();
+    }
+    if let Some(name) = message.full_name().strip_prefix("google.protobuf.") {
+        return format!("::prost_types::{name}");
+    }
+    let mut path = String::from("crate");
+    for part in message.package_name().split('.').filter(|p| !p.is_empty()) {
+        path.push_str("::");
+        path.push_str(&module_ident(part));
+    }
+    let mut parents = Vec::new();
+    let mut parent = message.parent_message();
+    while let Some(p) = parent {
+        parents.push(p.name().to_snake_case());
+        parent = p.parent_message();
+    }
+    for p in parents.iter().rev() {
+        path.push_str("::");
+        path.push_str(&module_ident(p));
+    }
+    path.push_str("::");
+    path.push_str(&message.name().to_upper_camel_case());
+    path
+}
+
+/// A module name as prost spells it (keywords raw).
+pub fn module_ident(name: &str) -> String {
+    let snake = name.to_snake_case();
+    match snake.as_str() {
+        "type" | "match" | "mod" | "impl" | "fn" | "struct" | "enum" | "trait" | "use" | "ref"
+        | "loop" | "move" | "box" | "dyn" | "async" | "await" => format!("r#{snake}"),
+        _ => snake,
+    }
+}
+
+fn comments(descriptor_path: &[i32], file: &prost_reflect::FileDescriptor) -> String {
+    file.file_descriptor_proto()
+        .source_code_info
+        .as_ref()
+        .and_then(|info| info.location.iter().find(|l| l.path == descriptor_path))
+        .and_then(|l| l.leading_comments.clone())
+        .map(|c| {
+            c.lines()
+                .map(|l| l.strip_prefix(' ').unwrap_or(l))
+                .collect::<Vec<_>>()
+                .join("\n")
+                .trim()
+                .to_owned()
+        })
+        .unwrap_or_default()
+}
+
+fn build_resource(
+    pool: &DescriptorPool,
+    message: &MessageDescriptor,
+    diagnostics: &mut Diagnostics,
+) -> Option<Resource> {
+    let extension = pool.get_extension_by_name(RESOURCE_OPTION)?;
+    let options = message.options();
+    if !options.has_extension(&extension) {
+        return None;
+    }
+    let option = options.get_extension(&extension);
+    let option = option.as_message()?;
+    let type_name = string_field(option, "type");
+    let location = Location::of(&message.parent_file(), message.path());
+    if type_name.split_once('/').is_none() {
+        diagnostics.push(Diagnostic::new(
+            location.clone(),
+            format!(
+                "resource `{}` needs a `type` of the form `service/Kind`",
+                message.full_name()
+            ),
+        ));
+    }
+    for required in ["uid", "create_time", "update_time", "etag"] {
+        if message.get_field_by_name(required).is_none() {
+            diagnostics.push(Diagnostic::new(
+                location.clone(),
+                format!(
+                    "resource `{}` has no `{required}` field",
+                    message.full_name()
+                ),
+            ));
+        }
+    }
+    let mut fields = Vec::new();
+    for field in message.fields() {
+        let kind = field_kind(&field);
+        let nested = match field.kind() {
+            Kind::Message(inner) if kind == FieldKind::Message => Some(inner),
+            _ => None,
+        };
+        fields.push(Field {
+            name: field.name().to_owned(),
+            json_name: field.json_name().to_owned(),
+            parent: None,
+            behavior: behavior(pool, &field),
+            kind,
+            has_children: nested.is_some(),
+        });
+        for child in nested.iter().flat_map(|inner| inner.fields()) {
+            let child_kind = match field_kind(&child) {
+                FieldKind::Message => FieldKind::Message,
+                other => other,
+            };
+            fields.push(Field {
+                name: child.name().to_owned(),
+                json_name: child.json_name().to_owned(),
+                parent: Some((field.name().to_owned(), field.json_name().to_owned())),
+                behavior: behavior(pool, &child),
+                kind: child_kind,
+                has_children: false,
+            });
+        }
+    }
+    let order_by = DEFAULT_ORDER_BY
+        .iter()
+        .filter_map(|name| message.get_field_by_name(name))
+        .map(|f| f.json_name().to_owned())
+        .collect();
+    Some(Resource {
+        full_name: message.full_name().to_owned(),
+        name: message.name().to_owned(),
+        rust_path: rust_path(message),
+        type_name,
+        plural: string_field(option, "plural"),
+        singular: string_field(option, "singular"),
+        comments: comments(message.path(), &message.parent_file()),
+        fields,
+        order_by,
+    })
+}
+
+fn field_kind(field: &FieldDescriptor) -> FieldKind {
+    if field.is_list() || field.is_map() {
+        return FieldKind::Repeated;
+    }
+    match field.kind() {
+        Kind::String | Kind::Bytes => FieldKind::Text,
+        Kind::Bool => FieldKind::Bool,
+        Kind::Message(m) if m.full_name() == "google.protobuf.Timestamp" => FieldKind::Timestamp,
+        Kind::Message(_) => FieldKind::Message,
+        Kind::Float | Kind::Double => FieldKind::Float,
+        _ => FieldKind::Number,
+    }
+}
+
+fn behavior(pool: &DescriptorPool, field: &FieldDescriptor) -> Behavior {
+    let Some(extension) = pool.get_extension_by_name(FIELD_BEHAVIOR_OPTION) else {
+        return Behavior::Optional;
+    };
+    let options = field.options();
+    let value = options.get_extension(&extension);
+    let numbers: Vec<i32> = value
+        .as_list()
+        .map(|list| list.iter().filter_map(Value::as_enum_number).collect())
+        .unwrap_or_default();
+    // google.api.FieldBehavior: REQUIRED = 2, OUTPUT_ONLY = 3, IMMUTABLE = 5.
+    if numbers.contains(&3) {
+        Behavior::OutputOnly
+    } else if numbers.contains(&5) {
+        Behavior::Immutable
+    } else if numbers.contains(&2) {
+        Behavior::Required
+    } else {
+        Behavior::Optional
+    }
+}
+
+fn string_field(message: &DynamicMessage, name: &str) -> String {
+    message
+        .get_field_by_name(name)
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn build_service(
+    pool: &DescriptorPool,
+    service: &ServiceDescriptor,
+    diagnostics: &mut Diagnostics,
+) -> Service {
+    let methods = service
+        .methods()
+        .filter_map(|method| build_method(pool, &method, diagnostics))
+        .collect();
+    Service {
+        name: service.name().to_owned(),
+        full_name: service.full_name().to_owned(),
+        comments: comments(service.path(), &service.parent_file()),
+        methods,
+    }
+}
+
+fn build_method(
+    pool: &DescriptorPool,
+    method: &MethodDescriptor,
+    diagnostics: &mut Diagnostics,
+) -> Option<Method> {
+    let file = method.parent_file();
+    let location = Location::of(&file, method.path());
+    let Some(http) = http_rule(pool, method, &location, diagnostics) else {
+        diagnostics.push(Diagnostic::new(
+            location,
+            format!(
+                "method `{}` has no `google.api.http` option",
+                method.full_name()
+            ),
+        ));
+        return None;
+    };
+    let standard = standard_method(method, &http, &location, diagnostics)?;
+    check_template_field(method, &http, &location, diagnostics);
+    Some(Method {
+        name: method.name().to_owned(),
+        comments: comments(method.path(), &file),
+        input: rust_path(&method.input()),
+        output: rust_path(&method.output()),
+        http,
+        standard,
+    })
+}
+
+fn http_rule(
+    pool: &DescriptorPool,
+    method: &MethodDescriptor,
+    location: &Location,
+    diagnostics: &mut Diagnostics,
+) -> Option<HttpRule> {
+    let extension = pool.get_extension_by_name(HTTP_OPTION)?;
+    let options = method.options();
+    if !options.has_extension(&extension) {
+        return None;
+    }
+    let rule = options.get_extension(&extension);
+    let rule = rule.as_message()?;
+    let (verb, path) = [
+        (Verb::Get, "get"),
+        (Verb::Post, "post"),
+        (Verb::Put, "put"),
+        (Verb::Patch, "patch"),
+        (Verb::Delete, "delete"),
+    ]
+    .into_iter()
+    .find_map(|(verb, name)| {
+        rule.has_field_by_name(name)
+            .then(|| (verb, string_field(rule, name)))
+    })?;
+    let template = match PathTemplate::parse(&path) {
+        Ok(template) => template,
+        Err(error) => {
+            diagnostics.push(Diagnostic::new(
+                location.clone(),
+                format!(
+                    "bad path template `{path}` of `{}` at column {}: {error}",
+                    method.name(),
+                    error.column + 1
+                ),
+            ));
+            return None;
+        }
+    };
+    let body = Some(string_field(rule, "body")).filter(|b| !b.is_empty());
+    if let Some(body) = body.as_deref().filter(|b| *b != "*") {
+        if method.input().get_field_by_name(body).is_none() {
+            diagnostics.push(Diagnostic::new(
+                location.clone(),
+                format!(
+                    "`body: \"{body}\"` of `{}` names no field of `{}`",
+                    method.name(),
+                    method.input().full_name()
+                ),
+            ));
+        }
+    }
+    Some(HttpRule {
+        verb,
+        template,
+        body,
+    })
+}
+
+fn check_template_field(
+    method: &MethodDescriptor,
+    http: &HttpRule,
+    location: &Location,
+    diagnostics: &mut Diagnostics,
+) {
+    let Some(variable) = &http.template.variable else {
+        return;
+    };
+    let mut message = method.input();
+    let mut parts = variable.field.split('.').peekable();
+    while let Some(part) = parts.next() {
+        let field = message.get_field_by_name(part);
+        match (field.map(|f| f.kind()), parts.peek()) {
+            (Some(Kind::String), None) => return,
+            (Some(Kind::Message(inner)), Some(_)) => message = inner,
+            _ => break,
+        }
+    }
+    diagnostics.push(Diagnostic::new(
+        location.clone(),
+        format!(
+            "path variable `{}` of `{}` names no string field of `{}`",
+            variable.field,
+            method.name(),
+            method.input().full_name()
+        ),
+    ));
+}
+
+fn standard_method(
+    method: &MethodDescriptor,
+    http: &HttpRule,
+    location: &Location,
+    diagnostics: &mut Diagnostics,
+) -> Option<Standard> {
+    let name = method.name();
+    let resource_field = |message: &MessageDescriptor| {
+        message.fields().find_map(|f| match f.kind() {
+            Kind::Message(m) if is_resource(&m) && !f.is_list() => Some((f.name().to_owned(), m)),
+            _ => None,
+        })
+    };
+    let standard = if name.starts_with("Create") {
+        resource_field(&method.input()).map(|(body_field, m)| Standard::Create {
+            resource: m.full_name().to_owned(),
+            body_field,
+        })
+    } else if name.starts_with("Update") {
+        resource_field(&method.input()).map(|(body_field, m)| Standard::Update {
+            resource: m.full_name().to_owned(),
+            body_field,
+        })
+    } else if name.starts_with("Get") {
+        Some(method.output())
+            .filter(is_resource)
+            .map(|m| Standard::Get {
+                resource: m.full_name().to_owned(),
+            })
+    } else if name.starts_with("List") {
+        method
+            .output()
+            .get_field_by_name("items")
+            .and_then(|f| f.kind().as_message().cloned())
+            .filter(is_resource)
+            .map(|m| Standard::List {
+                resource: m.full_name().to_owned(),
+            })
+    } else if let Some(rest) = name.strip_prefix("Delete") {
+        let package = method.parent_service().package_name().to_owned();
+        method
+            .parent_pool()
+            .get_message_by_name(&format!("{package}.{rest}"))
+            .filter(is_resource)
+            .map(|m| Standard::Delete {
+                resource: m.full_name().to_owned(),
+            })
+    } else {
+        None
+    };
+    if standard.is_none() {
+        diagnostics.push(Diagnostic::new(
+            location.clone(),
+            format!(
+                "method `{name}` is not a standard method (Create/Get/List/Update/Delete) of a resource message"
+            ),
+        ));
+    }
+    let _ = http;
+    standard
+}
+
+fn is_resource(message: &MessageDescriptor) -> bool {
+    message
+        .options()
+        .extensions()
+        .any(|(ext, _)| ext.full_name() == RESOURCE_OPTION)
+}

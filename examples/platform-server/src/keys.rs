@@ -1,0 +1,43 @@
+//! Server secrets kept in the data directory, created on first start.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use rand::RngCore;
+use runtime::paging::PageTokens;
+
+const PAGE_TOKEN_KEY: &str = "page-token.key";
+
+/// The page-token signer, with a key that survives restarts (so tokens do).
+pub fn page_tokens(data_dir: &Path) -> Result<PageTokens, String> {
+    Ok(PageTokens::new(secret(&data_dir.join(PAGE_TOKEN_KEY))?))
+}
+
+/// Reads a 32-byte secret, creating it (readable by the owner only) if missing.
+fn secret(path: &Path) -> Result<[u8; 32], String> {
+    match fs::read(path) {
+        Ok(bytes) => bytes.try_into().map_err(|_| {
+            format!(
+                "{} is not a 32-byte key; delete it to create a new one",
+                path.display()
+            )
+        }),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let mut key = [0u8; 32];
+            rand::rng().fill_bytes(&mut key);
+            let mut options = fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            let mut file = options
+                .open(path)
+                .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+            file.write_all(&key)
+                .and_then(|()| file.sync_all())
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            Ok(key)
+        }
+        Err(error) => Err(format!("cannot read {}: {error}", path.display())),
+    }
+}

@@ -1,0 +1,347 @@
+//! The standard methods over one SQL table, for any resource type.
+
+use runtime::mask::Update;
+use runtime::resource::{Resource, SortValue};
+use runtime::store::{Hierarchy, ListQuery, Page, StoreError};
+use runtime::uidp;
+use sqlx::any::AnyArguments;
+use sqlx::query::Query;
+use sqlx::{Any, AnyPool, Arguments, Row};
+
+use super::Backend;
+
+/// How one collection is stored.
+#[derive(Debug)]
+pub struct Table {
+    pub name: &'static str,
+    /// The table a parent uid must exist in (groups), if any.
+    pub parent_table: Option<&'static str>,
+    /// `order_by` fields (JSON name) and their columns.
+    pub order_columns: &'static [(&'static str, &'static str)],
+    /// Tables whose rows block deleting a row they are children of, with the
+    /// resource type reported for them.
+    pub dependents: &'static [(&'static str, &'static str)],
+}
+
+fn backend_error(error: sqlx::Error) -> StoreError {
+    StoreError::backend(error)
+}
+
+impl Table {
+    fn columns(&self) -> String {
+        let order: String = self
+            .order_columns
+            .iter()
+            .map(|(_, c)| format!("{c}, "))
+            .collect();
+        format!("uid, parent, {order}etag, body")
+    }
+
+    fn column(&self, field: &str) -> &'static str {
+        if field == "uid" {
+            return "uid";
+        }
+        self.order_columns
+            .iter()
+            .find(|(json, _)| *json == field)
+            .map(|(_, column)| *column)
+            .expect("order_by fields are validated against the resource's allow-list")
+    }
+
+    /// Binds a resource's column values in [`Self::columns`] order.
+    fn bind_row<'q, R: Resource>(
+        &self,
+        mut query: Query<'q, Any, AnyArguments>,
+        resource: &R,
+    ) -> Query<'q, Any, AnyArguments> {
+        query = query
+            .bind(resource.uid().to_owned())
+            .bind(uidp::parent(resource.uid()).unwrap_or_default().to_owned());
+        for (field, _) in self.order_columns {
+            query = match resource.sort_value(field) {
+                SortValue::Int(value) => query.bind(value),
+                SortValue::Text(value) => query.bind(value),
+            };
+        }
+        query
+            .bind(resource.etag().to_owned())
+            .bind(resource.encode_to_vec())
+    }
+
+    pub async fn insert<R: Resource>(
+        &self,
+        pool: &AnyPool,
+        resource: &R,
+    ) -> Result<(), StoreError> {
+        let columns = self.columns();
+        let count = 4 + self.order_columns.len();
+        let placeholders: Vec<String> = (1..=count).map(|i| format!("${i}")).collect();
+        let placeholders = placeholders.join(", ");
+        let parent_check = match self.parent_table {
+            Some(parent_table) => {
+                format!(" WHERE $2 = '' OR EXISTS (SELECT 1 FROM {parent_table} WHERE uid = $2)")
+            }
+            None => String::new(),
+        };
+        let sql = format!(
+            "INSERT INTO {} ({columns}) SELECT {placeholders}{parent_check}",
+            self.name
+        );
+        let query = self.bind_row(sqlx::query(sqlx::AssertSqlSafe(sql)), resource);
+        match query.execute(pool).await {
+            Ok(result) if result.rows_affected() == 0 => Err(StoreError::ParentNotFound),
+            Ok(_) => Ok(()),
+            Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
+                Err(StoreError::AlreadyExists)
+            }
+            Err(error) => Err(backend_error(error)),
+        }
+    }
+
+    pub async fn get<R: Resource>(
+        &self,
+        pool: &AnyPool,
+        uid: &str,
+    ) -> Result<Option<R>, StoreError> {
+        let sql = format!("SELECT body FROM {} WHERE uid = $1", self.name);
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(uid.to_owned())
+            .fetch_optional(pool)
+            .await
+            .map_err(backend_error)?;
+        row.map(|row| decode(&row)).transpose()
+    }
+
+    pub async fn list<R: Resource>(
+        &self,
+        pool: &AnyPool,
+        query: &ListQuery,
+    ) -> Result<Page<R>, StoreError> {
+        let mut count_arguments = AnyArguments::default();
+        let filter = hierarchy_filter(&query.filter, &mut count_arguments);
+        let count_sql = format!(
+            "SELECT COUNT(*) FROM {}{}",
+            self.name,
+            where_clause(&filter)
+        );
+        let total: i64 = sqlx::query_scalar_with(sqlx::AssertSqlSafe(count_sql), count_arguments)
+            .fetch_one(pool)
+            .await
+            .map_err(backend_error)?;
+
+        let mut arguments = AnyArguments::default();
+        let mut conditions = hierarchy_filter(&query.filter, &mut arguments);
+        if let Some(after) = &query.after {
+            if after.len() != query.order_by.len() {
+                return Err(StoreError::backend(std::io::Error::other(
+                    "page position does not match the order",
+                )));
+            }
+            // Keyset: rows strictly after `after` in the query's order.
+            let mut alternatives = Vec::new();
+            for (index, term) in query.order_by.iter().enumerate() {
+                let mut all = Vec::new();
+                for (previous, value) in query.order_by[..index].iter().zip(after) {
+                    let placeholder = bind_sort(&mut arguments, value.clone());
+                    all.push(format!("{} = {placeholder}", self.column(&previous.field)));
+                }
+                let operator = if term.descending { "<" } else { ">" };
+                let placeholder = bind_sort(&mut arguments, after[index].clone());
+                all.push(format!(
+                    "{} {operator} {placeholder}",
+                    self.column(&term.field)
+                ));
+                alternatives.push(format!("({})", all.join(" AND ")));
+            }
+            conditions.push(format!("({})", alternatives.join(" OR ")));
+        }
+        let order: Vec<String> = query
+            .order_by
+            .iter()
+            .map(|term| {
+                format!(
+                    "{} {}",
+                    self.column(&term.field),
+                    if term.descending { "DESC" } else { "ASC" }
+                )
+            })
+            .collect();
+        let limit = bind(
+            &mut arguments,
+            i64::try_from(query.limit).unwrap_or(i64::MAX),
+        );
+        let offset = bind(
+            &mut arguments,
+            i64::try_from(query.skip).unwrap_or(i64::MAX),
+        );
+        let sql = format!(
+            "SELECT body FROM {}{} ORDER BY {} LIMIT {limit} OFFSET {offset}",
+            self.name,
+            where_clause(&conditions),
+            order.join(", ")
+        );
+        let rows = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments)
+            .fetch_all(pool)
+            .await
+            .map_err(backend_error)?;
+        let items = rows.iter().map(decode).collect::<Result<_, _>>()?;
+        Ok(Page {
+            items,
+            total_count: u64::try_from(total).unwrap_or_default(),
+        })
+    }
+
+    pub async fn update<R: Resource>(
+        &self,
+        pool: &AnyPool,
+        backend: Backend,
+        uid: &str,
+        update: &Update<R>,
+    ) -> Result<Option<R>, StoreError> {
+        let mut transaction = begin_write(pool, backend).await?;
+        let lock = if backend == Backend::Postgres {
+            " FOR UPDATE"
+        } else {
+            ""
+        };
+        let sql = format!("SELECT body FROM {} WHERE uid = $1{lock}", self.name);
+        let Some(row) = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(uid.to_owned())
+            .fetch_optional(&mut *transaction)
+            .await
+            .map_err(backend_error)?
+        else {
+            return Ok(None);
+        };
+        let stored: R = decode(&row)?;
+        let merged = update.apply(&stored).map_err(StoreError::Rejected)?;
+        let assignments: String = self
+            .order_columns
+            .iter()
+            .enumerate()
+            .map(|(i, (_, column))| format!("{column} = ${}, ", i + 3))
+            .collect();
+        let sql = format!(
+            "UPDATE {} SET parent = $2, {assignments}etag = ${}, body = ${} WHERE uid = $1",
+            self.name,
+            self.order_columns.len() + 3,
+            self.order_columns.len() + 4,
+        );
+        self.bind_row(sqlx::query(sqlx::AssertSqlSafe(sql)), &merged)
+            .execute(&mut *transaction)
+            .await
+            .map_err(backend_error)?;
+        transaction.commit().await.map_err(backend_error)?;
+        Ok(Some(merged))
+    }
+
+    pub async fn delete(
+        &self,
+        pool: &AnyPool,
+        backend: Backend,
+        uid: &str,
+        etag: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let mut transaction = begin_write(pool, backend).await?;
+        let lock = if backend == Backend::Postgres {
+            " FOR UPDATE"
+        } else {
+            ""
+        };
+        let sql = format!("SELECT etag FROM {} WHERE uid = $1{lock}", self.name);
+        let Some(stored_etag) = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
+            .bind(uid.to_owned())
+            .fetch_optional(&mut *transaction)
+            .await
+            .map_err(backend_error)?
+        else {
+            return Ok(false);
+        };
+        if etag.is_some_and(|etag| etag != stored_etag) {
+            return Err(StoreError::EtagMismatch);
+        }
+        let mut dependents = Vec::new();
+        for (table, resource_type) in self.dependents {
+            let sql = format!("SELECT uid FROM {table} WHERE parent = $1 ORDER BY uid LIMIT 10");
+            let uids: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                .bind(uid.to_owned())
+                .fetch_all(&mut *transaction)
+                .await
+                .map_err(backend_error)?;
+            dependents.extend(
+                uids.into_iter()
+                    .map(|uid| ((*resource_type).to_owned(), uid)),
+            );
+        }
+        if !dependents.is_empty() {
+            return Err(StoreError::HasDependents(dependents));
+        }
+        let sql = format!("DELETE FROM {} WHERE uid = $1", self.name);
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(uid.to_owned())
+            .execute(&mut *transaction)
+            .await
+            .map_err(backend_error)?;
+        transaction.commit().await.map_err(backend_error)?;
+        Ok(true)
+    }
+}
+
+/// A write transaction; SQLite takes the write lock up front so concurrent
+/// read-modify-write transactions queue instead of failing to upgrade.
+async fn begin_write(
+    pool: &AnyPool,
+    backend: Backend,
+) -> Result<sqlx::Transaction<'static, Any>, StoreError> {
+    match backend {
+        Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
+        Backend::Postgres => pool.begin().await,
+    }
+    .map_err(backend_error)
+}
+
+fn decode<R: Resource>(row: &sqlx::any::AnyRow) -> Result<R, StoreError> {
+    let body: Vec<u8> = row.try_get("body").map_err(backend_error)?;
+    R::decode(body.as_slice()).map_err(StoreError::backend)
+}
+
+/// The conditions of a hierarchy filter; both are index range scans.
+fn hierarchy_filter(filter: &Hierarchy, arguments: &mut AnyArguments) -> Vec<String> {
+    match filter {
+        Hierarchy::All => Vec::new(),
+        Hierarchy::ChildrenOf(uid) => vec![format!("parent = {}", bind(arguments, uid.clone()))],
+        Hierarchy::DescendantsOf(uid) => {
+            let (start, end) = uidp::descendant_range(uid);
+            vec![
+                format!("uid >= {}", bind(arguments, start)),
+                format!("uid < {}", bind(arguments, end)),
+            ]
+        }
+    }
+}
+
+fn where_clause(conditions: &[String]) -> String {
+    if conditions.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", conditions.join(" AND "))
+    }
+}
+
+/// Adds an argument and returns its placeholder.
+fn bind<'q, T>(arguments: &mut AnyArguments, value: T) -> String
+where
+    T: 'q + sqlx::Encode<'q, Any> + sqlx::Type<Any>,
+{
+    arguments
+        .add(value)
+        .expect("encoding a plain value cannot fail");
+    format!("${}", arguments.len())
+}
+
+fn bind_sort(arguments: &mut AnyArguments, value: SortValue) -> String {
+    match value {
+        SortValue::Int(value) => bind(arguments, value),
+        SortValue::Text(value) => bind(arguments, value),
+    }
+}
