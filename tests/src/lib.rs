@@ -1,1 +1,183 @@
+//! Harness for end-to-end tests: a platform server on a real socket, and
+//! small REST and gRPC clients for it.
 
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub use http::{Method, StatusCode};
+
+/// A running server. Dropping it without [`TestServer::stop`] aborts it.
+pub struct TestServer {
+    pub address: SocketAddr,
+    pub data_dir: PathBuf,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl TestServer {
+    /// Starts a server on an ephemeral port over the embedded database in `data_dir`.
+    pub async fn start(data_dir: &Path) -> TestServer {
+        Self::start_with(platform_server::Config {
+            data_dir: data_dir.to_owned(),
+            database_url: std::env::var("E2E_DATABASE_URL").ok(),
+            base_url: None,
+        })
+        .await
+    }
+
+    pub async fn start_with(config: platform_server::Config) -> TestServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let (shutdown, stopped) = oneshot::channel::<()>();
+        let data_dir = config.data_dir.clone();
+        let task = tokio::spawn(async move {
+            platform_server::serve(config, listener, async {
+                stopped.await.ok();
+            })
+            .await
+            .expect("the server runs until shut down");
+        });
+        TestServer {
+            address,
+            data_dir,
+            shutdown: Some(shutdown),
+            task: Some(task),
+        }
+    }
+
+    /// Shuts down gracefully and waits until the database is closed.
+    pub async fn stop(mut self) {
+        self.shutdown.take().unwrap().send(()).ok();
+        self.task.take().unwrap().await.unwrap();
+    }
+
+    pub fn rest(&self) -> Rest {
+        Rest {
+            base: format!("http://{}", self.address),
+            client: Client::builder(TokioExecutor::new()).build_http(),
+        }
+    }
+
+    /// A gRPC channel (HTTP/2) to the same port.
+    pub async fn channel(&self) -> tonic::transport::Channel {
+        tonic::transport::Endpoint::from_shared(format!("http://{}", self.address))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(task) = &self.task {
+            task.abort();
+        }
+    }
+}
+
+/// A REST response: status and parsed JSON body.
+#[derive(Debug)]
+pub struct Response {
+    pub status: StatusCode,
+    pub body: Value,
+}
+
+impl Response {
+    /// The canonical status name of an error response.
+    pub fn error_status(&self) -> &str {
+        self.body["error"]["status"].as_str().unwrap_or_default()
+    }
+
+    /// The error detail with this `@type` suffix (e.g. `ResourceInfo`).
+    pub fn detail(&self, type_name: &str) -> Option<&Value> {
+        self.body["error"]["details"].as_array()?.iter().find(|d| {
+            d["@type"]
+                .as_str()
+                .is_some_and(|t| t.ends_with(&format!(".{type_name}")))
+        })
+    }
+}
+
+/// A JSON-over-HTTP/1.1 client for one server.
+#[derive(Clone)]
+pub struct Rest {
+    base: String,
+    client: Client<hyper_util::client::legacy::connect::HttpConnector, Full<bytes::Bytes>>,
+}
+
+impl Rest {
+    pub async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Response {
+        let body = body
+            .map(|b| serde_json::to_vec(b).unwrap())
+            .unwrap_or_default();
+        self.raw(method, path, "application/json", body).await
+    }
+
+    /// Sends raw bytes with a content type.
+    pub async fn raw(
+        &self,
+        method: Method,
+        path: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Response {
+        let request = http::Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.base))
+            .header(http::header::CONTENT_TYPE, content_type)
+            .body(Full::new(bytes::Bytes::from(body)))
+            .unwrap();
+        let response = self
+            .client
+            .request(request)
+            .await
+            .expect("the server answers");
+        let status = response.status();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|e| panic!("non-JSON response ({status}): {e}: {bytes:?}"))
+        };
+        Response { status, body }
+    }
+
+    pub async fn get(&self, path: &str) -> Response {
+        self.call(Method::GET, path, None).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Response {
+        self.call(Method::POST, path, Some(&body)).await
+    }
+
+    pub async fn patch(&self, path: &str, body: Value) -> Response {
+        self.call(Method::PATCH, path, Some(&body)).await
+    }
+
+    pub async fn delete(&self, path: &str) -> Response {
+        self.call(Method::DELETE, path, None).await
+    }
+}
+
+/// Whether `uid` is a root UIDP, or a child UIDP of `parent`.
+pub fn is_child_uid(uid: &str, parent: Option<&str>) -> bool {
+    let hex = |s: &str, n: usize| {
+        s.len() == n && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    };
+    match parent {
+        None => hex(uid, 40),
+        Some(parent) => uid
+            .strip_prefix(parent)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .is_some_and(|segment| hex(segment, 16)),
+    }
+}

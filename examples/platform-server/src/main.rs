@@ -1,25 +1,14 @@
-//! The Platform API server: REST and gRPC on one port, over embedded SQLite
-//! (default) or PostgreSQL.
+//! The `platform-server` binary.
 //!
 //! ```text
 //! cargo run --release -p platform-server -- --data-dir ./data --listen 127.0.0.1:8080
 //! ```
-//!
-//! Everything between the wire and storage is generated (`generated`) or
-//! runtime support (`runtime`); this crate only wires the generated routers
-//! and tonic services to a storage implementation.
-
-mod app;
-mod keys;
-mod store;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
-
-use crate::store::SqlStore;
 
 /// Serves the Platform API (REST + gRPC) on one port.
 #[derive(Debug, Parser)]
@@ -46,7 +35,17 @@ async fn main() -> std::process::ExitCode {
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
         .init();
-    match run(Args::parse()).await {
+    let args = Args::parse();
+    let config = platform_server::Config {
+        data_dir: args.data_dir,
+        database_url: args.database_url,
+        base_url: args.base_url,
+    };
+    let result = match tokio::net::TcpListener::bind(args.listen).await {
+        Ok(listener) => platform_server::serve(config, listener, shutdown_signal()).await,
+        Err(error) => Err(format!("cannot listen on {}: {error}", args.listen).into()),
+    };
+    match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!("{error}");
@@ -55,38 +54,15 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
-async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    std::fs::create_dir_all(&args.data_dir)
-        .map_err(|e| format!("cannot create data dir {}: {e}", args.data_dir.display()))?;
-    let store = match &args.database_url {
-        Some(url) => SqlStore::open_postgres(url).await?,
-        None => SqlStore::open_sqlite(&args.data_dir).await?,
-    };
-    let page_tokens = keys::page_tokens(&args.data_dir)?;
-    let router = app::router(store.clone(), page_tokens).await;
-
-    let listener = tokio::net::TcpListener::bind(args.listen).await?;
-    let address = listener.local_addr()?;
-    let base_url = args.base_url.unwrap_or_else(|| format!("http://{address}"));
-    tracing::info!(%address, %base_url, "listening (REST and gRPC)");
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
-    // In-flight requests have finished; close the database cleanly.
-    store.close().await;
-    tracing::info!("stopped");
-    Ok(())
-}
-
+/// Completes on SIGINT or SIGTERM.
 async fn shutdown_signal() {
     let interrupt = async {
         tokio::signal::ctrl_c().await.ok();
     };
     #[cfg(unix)]
     let terminate = async {
-        if let Ok(mut signal) =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut signal) = signal(SignalKind::terminate()) {
             signal.recv().await;
         }
     };

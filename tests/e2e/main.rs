@@ -1,0 +1,6 @@
+//! End-to-end tests over real sockets. One binary (faster to link); each
+//! module covers one area.
+
+mod groups_grpc;
+mod groups_rest;
+mod reflection;
