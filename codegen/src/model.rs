@@ -474,15 +474,19 @@ fn build_method(
 ) -> Option<Method> {
     let file = method.parent_file();
     let location = Location::of(&file, method.path());
-    let Some(http) = http_rule(pool, method, &location, diagnostics) else {
-        diagnostics.push(Diagnostic::new(
-            location,
-            format!(
-                "method `{}` has no `google.api.http` option",
-                method.full_name()
-            ),
-        ));
-        return None;
+    let http = match http_rule(pool, method, &location, diagnostics) {
+        Some(Ok(http)) => http,
+        Some(Err(Reported)) => return None,
+        None => {
+            diagnostics.push(Diagnostic::new(
+                location,
+                format!(
+                    "method `{}` has no `google.api.http` option",
+                    method.full_name()
+                ),
+            ));
+            return None;
+        }
     };
     let standard = standard_method(method, &http, &location, diagnostics)?;
     check_template_field(method, &http, &location, diagnostics);
@@ -496,12 +500,16 @@ fn build_method(
     })
 }
 
+/// A problem already added to the diagnostics.
+struct Reported;
+
+/// The method's HTTP rule: `None` without the option, `Err` when it is invalid.
 fn http_rule(
     pool: &DescriptorPool,
     method: &MethodDescriptor,
     location: &Location,
     diagnostics: &mut Diagnostics,
-) -> Option<HttpRule> {
+) -> Option<Result<HttpRule, Reported>> {
     let extension = pool.get_extension_by_name(HTTP_OPTION)?;
     let options = method.options();
     if !options.has_extension(&extension) {
@@ -532,7 +540,7 @@ fn http_rule(
                     error.column + 1
                 ),
             ));
-            return None;
+            return Some(Err(Reported));
         }
     };
     let body = Some(string_field(rule, "body")).filter(|b| !b.is_empty());
@@ -548,11 +556,11 @@ fn http_rule(
             ));
         }
     }
-    Some(HttpRule {
+    Some(Ok(HttpRule {
         verb,
         template,
         body,
-    })
+    }))
 }
 
 fn check_template_field(

@@ -52,7 +52,7 @@ impl PathTemplate {
         let mut literals = Vec::new();
         let mut variable = None;
         let mut column = 1;
-        let segments: Vec<&str> = rest.split('/').collect();
+        let segments = split_segments(rest);
         for (index, segment) in segments.iter().enumerate() {
             let last = index + 1 == segments.len();
             if let Some(inner) = segment.strip_prefix('{') {
@@ -109,6 +109,26 @@ impl PathTemplate {
     }
 }
 
+/// Splits on `/` outside of `{...}`, so `{name=groups/*}` stays one segment.
+fn split_segments(path: &str) -> Vec<&str> {
+    let mut segments = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (index, ch) in path.char_indices() {
+        match ch {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            '/' if depth == 0 => {
+                segments.push(&path[start..index]);
+                start = index + 1;
+            }
+            _ => {}
+        }
+    }
+    segments.push(&path[start..]);
+    segments
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,7 +157,8 @@ mod tests {
             ("iam/v2", 0),
             ("/iam//x", 5),
             ("/iam/{uid=**}/x", 5),
-            ("/iam/{uid=groups/*}", 5),
+            ("/iam/{uid=groups/*}", 10),
+            ("/iam/{uid=**}/x", 5),
             ("/iam/{uid", 5),
             ("/iam/{=**}", 6),
             ("/iam/a:b", 6),
