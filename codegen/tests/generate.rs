@@ -117,9 +117,9 @@ fn broken_inputs_are_reported_with_positions() {
             "platform/iam/v2/groups.proto:18:3: `body: \"grup\"` of `CreateGroup` names no field",
         ),
         (
-            "plural: \"groups\"",
-            "plural: \"groups\"\n    type: \"nogroup\"",
-            "resource `platform.iam.v2.Group` needs a `type`",
+            "type: \"iam.platform/Group\"",
+            "type: \"nogroup\"",
+            "platform/iam/v2/groups.proto:47:1: resource `platform.iam.v2.Group` needs a `type`",
         ),
     ];
     for (from, to, expected) in cases {
