@@ -119,7 +119,7 @@ fn broken_inputs_are_reported_with_positions() {
         (
             "type: \"iam.platform/Group\"",
             "type: \"nogroup\"",
-            "platform/iam/v2/groups.proto:47:1: resource `platform.iam.v2.Group` needs a `type`",
+            "platform/iam/v2/groups.proto:50:1: resource `platform.iam.v2.Group` needs a `type`",
         ),
     ];
     for (from, to, expected) in cases {
