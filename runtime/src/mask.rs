@@ -48,7 +48,7 @@ impl<R: Resource> Update<R> {
                 let mut violations = Vec::new();
                 for path in named {
                     let violation = |description: &str| {
-                        FieldViolation::new(format!("update_mask.{path}"), description.to_owned())
+                        FieldViolation::new(format!("updateMask.{path}"), description.to_owned())
                     };
                     match R::field(path) {
                         None if *path == "*" => {
@@ -90,24 +90,26 @@ impl<R: Resource> Update<R> {
             )
             .with_resource(R::TYPE, stored.uid()));
         }
-        let violations: Vec<FieldViolation> = self
+        let mut violations: Vec<FieldViolation> = self
             .paths
             .iter()
             .filter_map(|path| R::field(path))
             .filter(|f| f.behavior == Behavior::Immutable && !self.patch.field_eq(stored, f.path))
-            .map(|f| {
-                FieldViolation::new(
-                    format!("{}.{}", self.body_field, f.json_path),
-                    "the field is immutable and cannot change",
-                )
-            })
+            .map(|f| self.violation(f, "the field is immutable and cannot change"))
             .collect();
-        if !violations.is_empty() {
-            return Err(Error::invalid_fields(violations));
-        }
         let mut merged = stored.clone();
         for path in &self.paths {
             merged.copy_field(&self.patch, path);
+        }
+        violations.extend(
+            self.paths
+                .iter()
+                .filter_map(|path| R::field(path))
+                .filter(|f| f.behavior == Behavior::Required && !merged.has_field(f.path))
+                .map(|f| self.violation(f, "the field is required and cannot be cleared")),
+        );
+        if !violations.is_empty() {
+            return Err(Error::invalid_fields(violations));
         }
         let now = time::now();
         let previous = stored
@@ -118,6 +120,15 @@ impl<R: Resource> Update<R> {
         merged.set_update_time(time::from_micros(advanced));
         merged.set_etag(crate::standard::etag(&merged));
         Ok(merged)
+    }
+}
+
+impl<R> Update<R> {
+    fn violation(&self, field: &crate::resource::FieldSpec, description: &str) -> FieldViolation {
+        FieldViolation::new(
+            format!("{}.{}", self.body_field, field.json_path),
+            description.to_owned(),
+        )
     }
 }
 

@@ -68,7 +68,7 @@ impl PageTokens {
     /// The position a token continues from, if it is genuine, fresh and was
     /// issued for `query`.
     pub fn open(&self, token: &str, query: &QueryBinding) -> Result<Vec<SortValue>, Error> {
-        let invalid = |why: &str| Error::invalid_field("page_token", why.to_owned());
+        let invalid = |why: &str| Error::invalid_field("pageToken", why.to_owned());
         let bytes = URL_SAFE_NO_PAD
             .decode(token)
             .map_err(|_| invalid("not a page token issued by this API"))?;

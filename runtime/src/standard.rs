@@ -105,9 +105,9 @@ impl ListPlan {
         let mut violations = Vec::new();
         let filter = match (request.descendants_of, request.children_of) {
             ("", "") => Hierarchy::All,
-            (uid, "") => checked_uid("uidp.descendants_of", uid, &mut violations)
+            (uid, "") => checked_uid("uidp.descendantsOf", uid, &mut violations)
                 .map_or(Hierarchy::All, Hierarchy::DescendantsOf),
-            ("", uid) => checked_uid("uidp.children_of", uid, &mut violations)
+            ("", uid) => checked_uid("uidp.childrenOf", uid, &mut violations)
                 .map_or(Hierarchy::All, Hierarchy::ChildrenOf),
             _ => {
                 violations.push(FieldViolation::new(
@@ -119,7 +119,7 @@ impl ListPlan {
         };
         let page_size = match request.page_size {
             size if size < 0 => {
-                violations.push(FieldViolation::new("page_size", "must not be negative"));
+                violations.push(FieldViolation::new("pageSize", "must not be negative"));
                 0
             }
             0 => sizes.default,
@@ -194,7 +194,7 @@ fn parse_order_by<R: Resource>(text: &str, violations: &mut Vec<FieldViolation>)
             (Some("desc"), None) => true,
             _ => {
                 violations.push(FieldViolation::new(
-                    "order_by",
+                    "orderBy",
                     format!("`{term}` is not `field`, `field asc` or `field desc`"),
                 ));
                 continue;
@@ -202,7 +202,7 @@ fn parse_order_by<R: Resource>(text: &str, violations: &mut Vec<FieldViolation>)
         };
         let Some(field) = order_field::<R>(name) else {
             violations.push(FieldViolation::new(
-                "order_by",
+                "orderBy",
                 format!(
                     "cannot order by `{name}`; allowed: {}",
                     R::ORDER_BY.join(", ")
@@ -212,7 +212,7 @@ fn parse_order_by<R: Resource>(text: &str, violations: &mut Vec<FieldViolation>)
         };
         if terms.iter().any(|t| t.field == field) {
             violations.push(FieldViolation::new(
-                "order_by",
+                "orderBy",
                 format!("`{name}` is named twice"),
             ));
             continue;

@@ -99,7 +99,7 @@ async fn group_lifecycle_over_grpc() {
         .iter()
         .map(|v| v.field.as_str())
         .collect();
-    assert_eq!(fields, ["update_mask.createTime", "update_mask.colour"]);
+    assert_eq!(fields, ["updateMask.createTime", "updateMask.colour"]);
 
     client
         .delete_group(DeleteGroupRequest {

@@ -140,13 +140,13 @@ async fn rest_errors_are_precise() {
             Method::GET,
             "/iam/v2/groups?uidp.children_of=ABC".to_owned(),
             None,
-            "uidp.children_of",
+            "uidp.childrenOf",
         ),
         (
             Method::GET,
             "/iam/v2/groups?pageSize=-1".to_owned(),
             None,
-            "page_size",
+            "pageSize",
         ),
         (
             Method::GET,
@@ -158,19 +158,19 @@ async fn rest_errors_are_precise() {
             Method::GET,
             "/iam/v2/groups?orderBy=colour".to_owned(),
             None,
-            "order_by",
+            "orderBy",
         ),
         (
             Method::PATCH,
             format!("/iam/v2/groups/{root_uid}?updateMask=uid"),
             Some(json!({"name": "y"})),
-            "update_mask.uid",
+            "updateMask.uid",
         ),
         (
             Method::PATCH,
             format!("/iam/v2/groups/{root_uid}?updateMask=colour"),
             Some(json!({"name": "y"})),
-            "update_mask.colour",
+            "updateMask.colour",
         ),
     ];
     for (method, path, body, field) in cases {
