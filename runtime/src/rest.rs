@@ -319,3 +319,66 @@ impl IntoResponse for Empty {
             .into_response()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use axum::Router;
+    use axum::routing::get;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    use super::*;
+
+    async fn boom() -> &'static str {
+        panic!("secret /var/lib/db.sqlite: SELECT * FROM groups")
+    }
+
+    #[tokio::test]
+    async fn a_panicking_handler_becomes_internal_without_leaks() {
+        let app = Router::new()
+            .route("/boom", get(boom))
+            .route("/ok", get(|| async { "fine" }))
+            .layer(axum::middleware::from_fn(catch_panic));
+        let request = || {
+            http::Request::get("/boom")
+                .body(axum::body::Body::empty())
+                .unwrap()
+        };
+        let response = app.clone().oneshot(request()).await.unwrap();
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"]["status"], "INTERNAL");
+        assert_eq!(body["error"]["message"], "internal error");
+        let text = body.to_string();
+        assert!(
+            !text.contains("secret") && !text.contains("SELECT"),
+            "{text}"
+        );
+
+        let grpc = http::Request::get("/boom")
+            .header(header::CONTENT_TYPE, "application/grpc")
+            .body(axum::body::Body::empty())
+            .unwrap();
+        let response = app.clone().oneshot(grpc).await.unwrap();
+        assert_eq!(response.headers()["grpc-status"], "13");
+
+        let ok = http::Request::get("/ok")
+            .body(axum::body::Body::empty())
+            .unwrap();
+        assert_eq!(
+            app.oneshot(ok).await.unwrap().status(),
+            StatusCode::OK,
+            "still serving"
+        );
+    }
+
+    #[test]
+    fn masks_are_spelled_in_camel_case() {
+        assert_eq!(
+            camel_case_mask("resource_limits.clusters,name"),
+            "resourceLimits.clusters,name"
+        );
+        assert_eq!(camel_case_mask("*"), "*");
+    }
+}

@@ -228,3 +228,106 @@ async fn rest_errors_are_precise() {
     assert_eq!(no_route.error_status(), "NOT_FOUND");
     server.stop().await;
 }
+
+#[tokio::test]
+async fn page_tokens_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let rest = server.rest();
+    let root = rest
+        .post("/iam/v2/groups/", json!({"name": "acme"}))
+        .await
+        .body;
+    let root_uid = root["uid"].as_str().unwrap().to_owned();
+    for name in ["a", "b", "c"] {
+        rest.post(
+            &format!("/iam/v2/groups/{root_uid}"),
+            json!({ "name": name }),
+        )
+        .await;
+    }
+    let query = format!("/iam/v2/groups?uidp.children_of={root_uid}&orderBy=name&pageSize=2");
+    let first = rest.get(&query).await.body;
+    let token = first["nextPageToken"].as_str().unwrap().to_owned();
+    server.stop().await;
+
+    let server = TestServer::start(dir.path()).await;
+    let second = server
+        .rest()
+        .get(&format!("{query}&pageToken={token}"))
+        .await;
+    assert_eq!(second.status, StatusCode::OK, "{:?}", second.body);
+    let names: Vec<&str> = second.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["c"]);
+    assert_eq!(second.body["nextPageToken"], "");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn concurrent_updates_with_disjoint_masks_both_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let rest = server.rest();
+    let root = rest
+        .post("/iam/v2/groups/", json!({"name": "acme"}))
+        .await
+        .body;
+    let uid = root["uid"].as_str().unwrap().to_owned();
+    for round in 0..20 {
+        let path = format!("/iam/v2/groups/{uid}");
+        let description_path = format!("{path}?updateMask=description");
+        let limits_path = format!("{path}?updateMask=resourceLimits.clusters");
+        let description = rest.patch(
+            &description_path,
+            json!({"description": format!("d{round}")}),
+        );
+        let limits = rest.patch(&limits_path, json!({"resourceLimits": {"clusters": round}}));
+        let (a, b) = tokio::join!(description, limits);
+        assert_eq!((a.status, b.status), (StatusCode::OK, StatusCode::OK));
+        let stored = rest.get(&path).await.body;
+        assert_eq!(stored["description"], format!("d{round}"), "round {round}");
+        assert_eq!(stored["resourceLimits"]["clusters"], round, "round {round}");
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn etags_guard_updates_and_deletes() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let rest = server.rest();
+    let group = rest
+        .post("/iam/v2/groups/", json!({"name": "acme"}))
+        .await
+        .body;
+    let path = format!("/iam/v2/groups/{}", group["uid"].as_str().unwrap());
+    let etag = group["etag"].as_str().unwrap().to_owned();
+
+    // Read-modify-write with the current etag succeeds and changes the etag.
+    let mut changed = group.clone();
+    changed["description"] = json!("v2");
+    let updated = rest.patch(&path, changed.clone()).await;
+    assert_eq!(updated.status, StatusCode::OK, "{:?}", updated.body);
+    assert_ne!(updated.body["etag"], etag.as_str());
+
+    // The same etag is now stale: ABORTED, and nothing changes.
+    changed["description"] = json!("v3");
+    let stale = rest.patch(&path, changed).await;
+    assert_eq!(stale.status, StatusCode::CONFLICT);
+    assert_eq!(stale.error_status(), "ABORTED");
+    let stale_delete = rest.delete(&format!("{path}?etag={etag}")).await;
+    assert_eq!(stale_delete.status, StatusCode::CONFLICT);
+    assert_eq!(rest.get(&path).await.body, updated.body);
+
+    let fresh = updated.body["etag"].as_str().unwrap();
+    assert_eq!(
+        rest.delete(&format!("{path}?etag={fresh}")).await.status,
+        StatusCode::OK
+    );
+    server.stop().await;
+}

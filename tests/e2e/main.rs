@@ -4,4 +4,5 @@
 mod bad_input;
 mod groups_grpc;
 mod groups_rest;
+mod paging;
 mod reflection;
