@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use crate::annotations::Annotations;
 use crate::diagnostics::Diagnostics;
 use crate::emit::{self, root::PackageFiles};
 use crate::model::Api;
@@ -28,7 +29,12 @@ pub const DESCRIPTOR_FILE: &str = "file_descriptor_set.bin";
 pub struct Config {
     includes: Vec<PathBuf>,
     files: Vec<PathBuf>,
+    /// Annotation files, relative to an import root.
+    annotation_files: Vec<PathBuf>,
 }
+
+/// The name of annotation files found by [`Config::files_under`].
+pub const ANNOTATION_FILE: &str = "annotations.toml";
 
 /// Generated files by path relative to the output directory.
 pub type Output = BTreeMap<PathBuf, Vec<u8>>;
@@ -50,21 +56,35 @@ impl Config {
         self
     }
 
-    /// Adds every `.proto` file under `dir` (an import root) except vendored `google/` ones.
+    /// Adds an annotation file (see `proto/README.md`), relative to an import root.
+    pub fn annotations(&mut self, path: impl Into<PathBuf>) -> &mut Self {
+        self.annotation_files.push(path.into());
+        self
+    }
+
+    /// Adds every `.proto` file and every `annotations.toml` under `dir` (an
+    /// import root), except vendored `google/` ones.
     pub fn files_under(&mut self, dir: impl AsRef<Path>) -> Result<&mut Self, Error> {
         let dir = dir.as_ref();
         let mut found = Vec::new();
         collect_protos(dir, dir, &mut found)?;
         found.sort();
-        self.files.extend(found);
+        for file in found {
+            if file.file_name().is_some_and(|name| name == ANNOTATION_FILE) {
+                self.annotation_files.push(file);
+            } else {
+                self.files.push(file);
+            }
+        }
         Ok(self)
     }
 
     /// Generates every file in memory.
     pub fn generate(&self) -> Result<Output, Error> {
         let loaded = load::load(&self.includes, &self.files)?;
+        let annotations = self.load_annotations()?;
         let mut diagnostics = Diagnostics::default();
-        let api = Api::build(&loaded.pool, &mut diagnostics);
+        let api = Api::build(&loaded.pool, &annotations, &mut diagnostics);
         diagnostics.finish().map_err(Error::Invalid)?;
 
         let mut output = Output::new();
@@ -104,6 +124,28 @@ impl Config {
         );
         output.insert(DESCRIPTOR_FILE.into(), loaded.encoded);
         Ok(output)
+    }
+
+    fn load_annotations(&self) -> Result<Annotations, Error> {
+        let mut annotations = Annotations::default();
+        let mut problems = Vec::new();
+        for file in &self.annotation_files {
+            let path = self
+                .includes
+                .iter()
+                .map(|include| include.join(file))
+                .find(|path| path.exists())
+                .unwrap_or_else(|| file.clone());
+            let name = file.to_string_lossy().replace('\\', "/");
+            if let Err(problem) = annotations.add_file(&path, &name) {
+                problems.push(problem);
+            }
+        }
+        if problems.is_empty() {
+            Ok(annotations)
+        } else {
+            Err(Error::Invalid(problems))
+        }
     }
 
     /// Generates and writes every file under `dir`, rewriting only changed ones
@@ -178,7 +220,7 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
             use runtime::__codegen::{axum, tonic};
             use runtime::mask::Update;
             use runtime::paging::PageTokens;
-            use runtime::standard::{self, ListPlan, ListRequest, PageSizes};
+            use runtime::standard::{self, ListPlan, ListRequest};
             use runtime::store::{ListQuery, Page, StoreError};
             use runtime::{Caller, Error, uidp};
         }
@@ -226,7 +268,9 @@ fn collect_protos(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<(),
         }
         if path.is_dir() {
             collect_protos(root, &path, out)?;
-        } else if path.extension().is_some_and(|e| e == "proto") {
+        } else if path.extension().is_some_and(|e| e == "proto")
+            || path.file_name().is_some_and(|name| name == ANNOTATION_FILE)
+        {
             out.push(relative);
         }
     }

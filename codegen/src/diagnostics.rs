@@ -5,7 +5,7 @@ use std::fmt;
 use prost_reflect::FileDescriptor;
 
 /// A position in a source file (1-based line and column).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Location {
     pub file: String,
     pub line: usize,

@@ -10,6 +10,7 @@
 //!
 //! [`Config`] drives the pipeline for `build.rs` users and the CLI alike.
 
+pub mod annotations;
 pub mod config;
 pub mod diagnostics;
 pub mod emit;

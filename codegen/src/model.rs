@@ -10,6 +10,7 @@ use prost_reflect::{
     ServiceDescriptor, Value,
 };
 
+use crate::annotations::Annotations;
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 use crate::template::PathTemplate;
 
@@ -57,6 +58,8 @@ pub struct Method {
     pub output: String,
     pub http: HttpRule,
     pub standard: Standard,
+    /// The capability the caller needs (from the annotation files).
+    pub capability: Option<String>,
 }
 
 impl Method {
@@ -103,6 +106,8 @@ pub enum Standard {
     Create {
         resource: String,
         body_field: String,
+        /// Whether `parent` is REQUIRED (only root organizations may omit it).
+        parent_required: bool,
     },
     Get {
         resource: String,
@@ -150,6 +155,37 @@ pub struct Resource {
     pub fields: Vec<Field>,
     /// JSON names `order_by` accepts.
     pub order_by: Vec<String>,
+    /// `(default, max)` page size, when annotated.
+    pub page_sizes: Option<(u32, u32)>,
+    /// Hierarchy filters lists accept (`children_of`, `descendants_of`).
+    pub filters: Vec<String>,
+    /// What keeps an item from being deleted.
+    pub dependents: Vec<Dependent>,
+    /// Value rules of individual fields.
+    pub rules: Vec<FieldRule>,
+}
+
+/// Items of another collection that block deleting an item of this one.
+#[derive(Clone, Debug)]
+pub struct Dependent {
+    /// The collection id, e.g. `roleBindings`.
+    pub collection: String,
+    /// Its resource type, e.g. `iam.platform/RoleBinding`.
+    pub resource_type: String,
+    /// The JSON name of its field holding this item's uid (`parent` for children).
+    pub field: String,
+}
+
+/// Constraints on one top-level field's values.
+#[derive(Clone, Debug)]
+pub struct FieldRule {
+    pub field: String,
+    pub json_name: String,
+    pub repeated: bool,
+    /// The only values allowed, if restricted.
+    pub allowed: Option<Vec<String>>,
+    /// Whether the value must be a UIDP.
+    pub uidp: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -213,8 +249,18 @@ const RESOURCE_OPTION: &str = "google.api.resource";
 const DEFAULT_ORDER_BY: &[&str] = &["uid", "name", "create_time", "update_time"];
 
 impl Api {
-    /// Builds the model of every file in `packages` (proto package prefixes).
-    pub fn build(pool: &DescriptorPool, diagnostics: &mut Diagnostics) -> Api {
+    /// Builds the model of every non-`google` package, with the annotations applied.
+    pub fn build(
+        pool: &DescriptorPool,
+        annotations: &Annotations,
+        diagnostics: &mut Diagnostics,
+    ) -> Api {
+        let mut api = Self::build_from_descriptors(pool, diagnostics);
+        api.annotate(pool, annotations, diagnostics);
+        api
+    }
+
+    fn build_from_descriptors(pool: &DescriptorPool, diagnostics: &mut Diagnostics) -> Api {
         let mut packages: Vec<Package> = Vec::new();
         let mut messages = Vec::new();
         for file in pool.files() {
@@ -404,6 +450,10 @@ fn build_resource(
         comments: comments(message.path(), &message.parent_file()),
         fields,
         order_by,
+        page_sizes: None,
+        filters: vec!["children_of".to_owned(), "descendants_of".to_owned()],
+        dependents: Vec::new(),
+        rules: Vec::new(),
     })
 }
 
@@ -488,7 +538,7 @@ fn build_method(
             return None;
         }
     };
-    let standard = standard_method(method, &http, &location, diagnostics)?;
+    let standard = standard_method(pool, method, &http, &location, diagnostics)?;
     check_template_field(method, &http, &location, diagnostics);
     Some(Method {
         name: method.name().to_owned(),
@@ -497,6 +547,7 @@ fn build_method(
         output: rust_path(&method.output()),
         http,
         standard,
+        capability: None,
     })
 }
 
@@ -594,6 +645,7 @@ fn check_template_field(
 }
 
 fn standard_method(
+    pool: &DescriptorPool,
     method: &MethodDescriptor,
     http: &HttpRule,
     location: &Location,
@@ -607,9 +659,14 @@ fn standard_method(
         })
     };
     let standard = if name.starts_with("Create") {
+        let parent_required = method
+            .input()
+            .get_field_by_name("parent")
+            .is_some_and(|field| behavior(pool, &field) == Behavior::Required);
         resource_field(&method.input()).map(|(body_field, m)| Standard::Create {
             resource: m.full_name().to_owned(),
             body_field,
+            parent_required,
         })
     } else if name.starts_with("Update") {
         resource_field(&method.input()).map(|(body_field, m)| Standard::Update {
@@ -660,4 +717,226 @@ fn is_resource(message: &MessageDescriptor) -> bool {
         .options()
         .extensions()
         .any(|(ext, _)| ext.full_name() == RESOURCE_OPTION)
+}
+
+impl Api {
+    fn resource_by_collection(&self, collection: &str) -> Option<&Resource> {
+        self.packages
+            .iter()
+            .flat_map(|p| &p.resources)
+            .find(|r| r.plural == collection)
+    }
+
+    /// Applies the annotation files, reporting every name that does not resolve.
+    fn annotate(
+        &mut self,
+        pool: &DescriptorPool,
+        annotations: &Annotations,
+        diagnostics: &mut Diagnostics,
+    ) {
+        let mut resolved = Vec::new();
+        for (collection_id, collection) in &annotations.collections {
+            let source = &collection.source;
+            let Some(resource) = self.resource_by_collection(collection_id) else {
+                let known: Vec<&str> = self
+                    .packages
+                    .iter()
+                    .flat_map(|p| &p.resources)
+                    .map(|r| r.plural.as_str())
+                    .collect();
+                diagnostics.push(Diagnostic::new(
+                    collection.location.clone(),
+                    format!(
+                        "unknown collection `{collection_id}` (collections: {})",
+                        known.join(", ")
+                    ),
+                ));
+                continue;
+            };
+            let message = pool
+                .get_message_by_name(&resource.full_name)
+                .expect("resources come from the pool");
+            let top_field = |name: &str| {
+                message
+                    .get_field_by_name(name)
+                    .or_else(|| message.get_field_by_json_name(name))
+            };
+
+            let mut order_by = Vec::new();
+            for name in &collection.order_by {
+                match top_field(name.get_ref()) {
+                    Some(field) if !field.is_list() && !field.is_map() && matches!(field_kind(&field), FieldKind::Text | FieldKind::Number | FieldKind::Bool | FieldKind::Float | FieldKind::Timestamp) => {
+                        order_by.push(field.json_name().to_owned());
+                    }
+                    Some(_) => diagnostics.push(Diagnostic::new(
+                        source.at(name),
+                        format!("`{}` of `{collection_id}` cannot be ordered by: only scalar fields and timestamps can", name.get_ref()),
+                    )),
+                    None => diagnostics.push(Diagnostic::new(
+                        source.at(name),
+                        format!("`order_by` names `{}`, which is not a field of `{}`", name.get_ref(), resource.full_name),
+                    )),
+                }
+            }
+
+            let page_sizes = collection.page_size.as_ref().and_then(|size| {
+                let value = size.get_ref();
+                if value.default == 0 || value.default > value.max {
+                    diagnostics.push(Diagnostic::new(
+                        source.at(size),
+                        "`page_size` needs 0 < default <= max",
+                    ));
+                    None
+                } else {
+                    Some((value.default, value.max))
+                }
+            });
+
+            let mut filters = Vec::new();
+            for filter in collection.filters.iter().flatten() {
+                match filter.get_ref().as_str() {
+                    name @ ("children_of" | "descendants_of") => filters.push(name.to_owned()),
+                    other => diagnostics.push(Diagnostic::new(
+                        source.at(filter),
+                        format!("unknown filter `{other}` (filters: children_of, descendants_of)"),
+                    )),
+                }
+            }
+
+            let mut dependents = Vec::new();
+            for blocker in &collection.delete_blocked_by {
+                let value = blocker.get_ref();
+                let Some(other) = self.resource_by_collection(&value.collection) else {
+                    diagnostics.push(Diagnostic::new(
+                        source.at(blocker),
+                        format!(
+                            "`delete_blocked_by` names unknown collection `{}`",
+                            value.collection
+                        ),
+                    ));
+                    continue;
+                };
+                let field = match &value.field {
+                    None => "parent".to_owned(),
+                    Some(name) => {
+                        let other_message = pool
+                            .get_message_by_name(&other.full_name)
+                            .expect("from the pool");
+                        let found = other_message
+                            .get_field_by_name(name)
+                            .or_else(|| other_message.get_field_by_json_name(name));
+                        match found {
+                            Some(field) if field.kind() == Kind::String && !field.is_list() => {
+                                field.json_name().to_owned()
+                            }
+                            _ => {
+                                diagnostics.push(Diagnostic::new(
+                                    source.at(blocker),
+                                    format!("`delete_blocked_by` names `{name}`, which is not a string field of `{}`", other.full_name),
+                                ));
+                                continue;
+                            }
+                        }
+                    }
+                };
+                dependents.push(Dependent {
+                    collection: other.plural.clone(),
+                    resource_type: other.type_name.clone(),
+                    field,
+                });
+            }
+
+            let mut rules = Vec::new();
+            for (name, rule) in &collection.fields {
+                match top_field(name.get_ref()) {
+                    Some(field) if field.kind() == Kind::String && !field.is_map() => {
+                        rules.push(FieldRule {
+                            field: field.name().to_owned(),
+                            json_name: field.json_name().to_owned(),
+                            repeated: field.is_list(),
+                            allowed: rule.allowed.clone(),
+                            uidp: rule.uidp,
+                        })
+                    }
+                    Some(_) => diagnostics.push(Diagnostic::new(
+                        source.at(name),
+                        format!(
+                            "field rules apply to string fields; `{}` is not one",
+                            name.get_ref()
+                        ),
+                    )),
+                    None => diagnostics.push(Diagnostic::new(
+                        source.at(name),
+                        format!(
+                            "`fields` names `{}`, which is not a field of `{}`",
+                            name.get_ref(),
+                            resource.full_name
+                        ),
+                    )),
+                }
+            }
+
+            let full_name = resource.full_name.clone();
+            let methods: Vec<String> = self
+                .packages
+                .iter()
+                .flat_map(|p| &p.services)
+                .flat_map(|s| &s.methods)
+                .filter(|m| m.standard.resource() == full_name)
+                .map(|m| m.name.clone())
+                .collect();
+            let mut capabilities = Vec::new();
+            for (method, capability) in &collection.permissions {
+                if methods.contains(method.get_ref()) {
+                    capabilities.push((method.get_ref().clone(), capability.get_ref().clone()));
+                } else {
+                    diagnostics.push(Diagnostic::new(
+                        source.at(method),
+                        format!(
+                            "`permissions` names `{}`, which is not a method on `{collection_id}` (methods: {})",
+                            method.get_ref(),
+                            methods.join(", ")
+                        ),
+                    ));
+                }
+            }
+            resolved.push((
+                full_name,
+                order_by,
+                page_sizes,
+                collection.filters.is_some().then_some(filters),
+                dependents,
+                rules,
+                capabilities,
+            ));
+        }
+
+        for (full_name, order_by, page_sizes, filters, dependents, rules, capabilities) in resolved
+        {
+            for package in &mut self.packages {
+                for resource in package
+                    .resources
+                    .iter_mut()
+                    .filter(|r| r.full_name == full_name)
+                {
+                    if !order_by.is_empty() {
+                        resource.order_by = order_by.clone();
+                    }
+                    resource.page_sizes = page_sizes;
+                    if let Some(filters) = &filters {
+                        resource.filters = filters.clone();
+                    }
+                    resource.dependents = dependents.clone();
+                    resource.rules = rules.clone();
+                }
+                for method in package.services.iter_mut().flat_map(|s| &mut s.methods) {
+                    if let Some((_, capability)) =
+                        capabilities.iter().find(|(name, _)| *name == method.name)
+                    {
+                        method.capability = Some(capability.clone());
+                    }
+                }
+            }
+        }
+    }
 }

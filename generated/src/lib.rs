@@ -15,6 +15,17 @@ pub mod google {
 #[rustfmt::skip]
 pub mod platform {
     #[rustfmt::skip]
+    pub mod advisory {
+        #[rustfmt::skip]
+        pub mod v2 {
+            include!("platform.advisory.v2.rs");
+            mod api {
+                include!("platform.advisory.v2.api.rs");
+            }
+            pub use api::*;
+        }
+    }
+    #[rustfmt::skip]
     pub mod iam {
         #[rustfmt::skip]
         pub mod v2 {
@@ -26,10 +37,43 @@ pub mod platform {
         }
     }
     #[rustfmt::skip]
+    pub mod libraries {
+        #[rustfmt::skip]
+        pub mod v2 {
+            include!("platform.libraries.v2.rs");
+            mod api {
+                include!("platform.libraries.v2.api.rs");
+            }
+            pub use api::*;
+        }
+    }
+    #[rustfmt::skip]
+    pub mod registry {
+        #[rustfmt::skip]
+        pub mod v2 {
+            include!("platform.registry.v2.rs");
+            mod api {
+                include!("platform.registry.v2.api.rs");
+            }
+            pub use api::*;
+        }
+    }
+    #[rustfmt::skip]
     pub mod r#type {
         include!("platform.type.rs");
         mod api {
             include!("platform.type.api.rs");
+        }
+    }
+    #[rustfmt::skip]
+    pub mod vulnerabilities {
+        #[rustfmt::skip]
+        pub mod v2 {
+            include!("platform.vulnerabilities.v2.rs");
+            mod api {
+                include!("platform.vulnerabilities.v2.api.rs");
+            }
+            pub use api::*;
         }
     }
 }

@@ -3,13 +3,41 @@ use super::*;
 use runtime::__codegen::{axum, tonic};
 use runtime::mask::Update;
 use runtime::paging::PageTokens;
-use runtime::standard::{self, ListPlan, ListRequest, PageSizes};
+use runtime::standard::{self, ListPlan, ListRequest};
 use runtime::store::{ListQuery, Page, StoreError};
 use runtime::{Caller, Error, uidp};
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for ClaimMatch {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.ClaimMatch")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for CreateGroupRequest {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
             .get_message_by_name("platform.iam.v2.CreateGroupRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for CreateIdentityRequest {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.CreateIdentityRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for CreateRoleBindingRequest {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.CreateRoleBindingRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for CreateRoleRequest {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.CreateRoleRequest")
             .expect("the embedded descriptor set declares every generated message")
     }
 }
@@ -20,6 +48,27 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for DeleteGroupRequest 
             .expect("the embedded descriptor set declares every generated message")
     }
 }
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for DeleteIdentityRequest {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.DeleteIdentityRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for DeleteRoleBindingRequest {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.DeleteRoleBindingRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for DeleteRoleRequest {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.DeleteRoleRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for GetGroupRequest {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -27,10 +76,38 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for GetGroupRequest {
             .expect("the embedded descriptor set declares every generated message")
     }
 }
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for GetIdentityRequest {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.GetIdentityRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for GetRoleBindingRequest {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.GetRoleBindingRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for GetRoleRequest {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.GetRoleRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for Group {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
             .get_message_by_name("platform.iam.v2.Group")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for Identity {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.Identity")
             .expect("the embedded descriptor set declares every generated message")
     }
 }
@@ -48,10 +125,66 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for ListGroupsResponse 
             .expect("the embedded descriptor set declares every generated message")
     }
 }
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for ListIdentitiesRequest {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.ListIdentitiesRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for ListIdentitiesResponse {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.ListIdentitiesResponse")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for ListRoleBindingsRequest {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.ListRoleBindingsRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for ListRoleBindingsResponse {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.ListRoleBindingsResponse")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for ListRolesRequest {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.ListRolesRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for ListRolesResponse {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.ListRolesResponse")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for ResourceLimits {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
             .get_message_by_name("platform.iam.v2.ResourceLimits")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for Role {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.Role")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for RoleBinding {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.RoleBinding")
             .expect("the embedded descriptor set declares every generated message")
     }
 }
@@ -62,8 +195,78 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for UpdateGroupRequest 
             .expect("the embedded descriptor set declares every generated message")
     }
 }
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for UpdateIdentityRequest {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.UpdateIdentityRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for UpdateRoleBindingRequest {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.UpdateRoleBindingRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::runtime::__codegen::prost_reflect::ReflectMessage for UpdateRoleRequest {
+    fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.iam.v2.UpdateRoleRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
 impl ::runtime::resource::Resource for Group {
     const TYPE: &'static str = "iam.platform/Group";
+    const PAGE_SIZES: ::runtime::standard::PageSizes = ::runtime::standard::PageSizes {
+        default: 50u32,
+        max: 200u32,
+    };
+    const DEPENDENTS: &'static [::runtime::resource::Dependent] = {
+        use ::runtime::resource::Dependent;
+        &[
+            Dependent {
+                collection: "groups",
+                resource_type: "iam.platform/Group",
+                field: "parent",
+            },
+            Dependent {
+                collection: "roles",
+                resource_type: "iam.platform/Role",
+                field: "parent",
+            },
+            Dependent {
+                collection: "identities",
+                resource_type: "iam.platform/Identity",
+                field: "parent",
+            },
+            Dependent {
+                collection: "roleBindings",
+                resource_type: "iam.platform/RoleBinding",
+                field: "parent",
+            },
+            Dependent {
+                collection: "repos",
+                resource_type: "registry.platform/Repo",
+                field: "parent",
+            },
+            Dependent {
+                collection: "advisories",
+                resource_type: "vulnerabilities.platform/Advisory",
+                field: "parent",
+            },
+            Dependent {
+                collection: "artifacts",
+                resource_type: "libraries.platform/Artifact",
+                field: "parent",
+            },
+            Dependent {
+                collection: "documents",
+                resource_type: "advisory.platform/Document",
+                field: "parent",
+            },
+        ]
+    };
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -129,12 +332,7 @@ impl ::runtime::resource::Resource for Group {
             },
         ]
     };
-    const ORDER_BY: &'static [&'static str] = &[
-        "uid",
-        "name",
-        "createTime",
-        "updateTime",
-    ];
+    const ORDER_BY: &'static [&'static str] = &["name", "createTime", "updateTime"];
     fn uid(&self) -> &str {
         &self.uid
     }
@@ -241,7 +439,6 @@ impl ::runtime::resource::Resource for Group {
         use ::runtime::resource::SortValue;
         match field {
             "uid" => SortValue::Text(self.uid.clone()),
-            "name" => SortValue::Text(self.name.clone()),
             "createTime" => {
                 SortValue::Int(
                     self
@@ -260,6 +457,557 @@ impl ::runtime::resource::Resource for Group {
                         .unwrap_or_default(),
                 )
             }
+            "name" => SortValue::Text(self.name.clone()),
+            "description" => SortValue::Text(self.description.clone()),
+            "verified" => SortValue::Int(i64::from(self.verified)),
+            "etag" => SortValue::Text(self.etag.clone()),
+            _ => SortValue::Text(self.uid.clone()),
+        }
+    }
+}
+impl ::runtime::resource::Resource for Identity {
+    const TYPE: &'static str = "iam.platform/Identity";
+    const DEPENDENTS: &'static [::runtime::resource::Dependent] = {
+        use ::runtime::resource::Dependent;
+        &[
+            Dependent {
+                collection: "roleBindings",
+                resource_type: "iam.platform/RoleBinding",
+                field: "identity",
+            },
+        ]
+    };
+    const FIELDS: &'static [::runtime::resource::FieldSpec] = {
+        use ::runtime::resource::{Behavior, FieldSpec};
+        &[
+            FieldSpec {
+                path: "uid",
+                json_path: "uid",
+                behavior: Behavior::OutputOnly,
+                has_children: false,
+            },
+            FieldSpec {
+                path: "create_time",
+                json_path: "createTime",
+                behavior: Behavior::OutputOnly,
+                has_children: false,
+            },
+            FieldSpec {
+                path: "update_time",
+                json_path: "updateTime",
+                behavior: Behavior::OutputOnly,
+                has_children: false,
+            },
+            FieldSpec {
+                path: "name",
+                json_path: "name",
+                behavior: Behavior::Required,
+                has_children: false,
+            },
+            FieldSpec {
+                path: "description",
+                json_path: "description",
+                behavior: Behavior::Optional,
+                has_children: false,
+            },
+            FieldSpec {
+                path: "claim_match",
+                json_path: "claimMatch",
+                behavior: Behavior::Required,
+                has_children: true,
+            },
+            FieldSpec {
+                path: "claim_match.issuer",
+                json_path: "claimMatch.issuer",
+                behavior: Behavior::Required,
+                has_children: false,
+            },
+            FieldSpec {
+                path: "claim_match.subject",
+                json_path: "claimMatch.subject",
+                behavior: Behavior::Required,
+                has_children: false,
+            },
+        ]
+    };
+    const ORDER_BY: &'static [&'static str] = &["name", "createTime", "updateTime"];
+    fn uid(&self) -> &str {
+        &self.uid
+    }
+    fn set_uid(&mut self, uid: String) {
+        self.uid = uid;
+    }
+    fn create_time(&self) -> Option<&::prost_types::Timestamp> {
+        self.create_time.as_ref()
+    }
+    fn set_create_time(&mut self, time: ::prost_types::Timestamp) {
+        self.create_time = Some(time);
+    }
+    fn update_time(&self) -> Option<&::prost_types::Timestamp> {
+        self.update_time.as_ref()
+    }
+    fn set_update_time(&mut self, time: ::prost_types::Timestamp) {
+        self.update_time = Some(time);
+    }
+    fn etag(&self) -> &str {
+        &self.etag
+    }
+    fn set_etag(&mut self, etag: String) {
+        self.etag = etag;
+    }
+    fn copy_field(&mut self, source: &Self, path: &str) {
+        match path {
+            "uid" => self.uid.clone_from(&source.uid),
+            "create_time" => self.create_time.clone_from(&source.create_time),
+            "update_time" => self.update_time.clone_from(&source.update_time),
+            "name" => self.name.clone_from(&source.name),
+            "description" => self.description.clone_from(&source.description),
+            "claim_match" => self.claim_match.clone_from(&source.claim_match),
+            "claim_match.issuer" => {
+                self.claim_match.get_or_insert_default().issuer = source
+                    .claim_match
+                    .as_ref()
+                    .map(|m| m.issuer.clone())
+                    .unwrap_or_default();
+            }
+            "claim_match.subject" => {
+                self.claim_match.get_or_insert_default().subject = source
+                    .claim_match
+                    .as_ref()
+                    .map(|m| m.subject.clone())
+                    .unwrap_or_default();
+            }
+            _ => {}
+        }
+    }
+    fn has_field(&self, path: &str) -> bool {
+        match path {
+            "uid" => !self.uid.is_empty(),
+            "create_time" => self.create_time.is_some(),
+            "update_time" => self.update_time.is_some(),
+            "name" => !self.name.is_empty(),
+            "description" => !self.description.is_empty(),
+            "claim_match" => self.claim_match.is_some(),
+            "claim_match.issuer" => {
+                self.claim_match.as_ref().is_some_and(|m| !m.issuer.is_empty())
+            }
+            "claim_match.subject" => {
+                self.claim_match.as_ref().is_some_and(|m| !m.subject.is_empty())
+            }
+            _ => false,
+        }
+    }
+    fn field_eq(&self, other: &Self, path: &str) -> bool {
+        match path {
+            "uid" => self.uid == other.uid,
+            "create_time" => self.create_time == other.create_time,
+            "update_time" => self.update_time == other.update_time,
+            "name" => self.name == other.name,
+            "description" => self.description == other.description,
+            "claim_match" => self.claim_match == other.claim_match,
+            "claim_match.issuer" => {
+                self.claim_match.as_ref().map(|m| &m.issuer)
+                    == other.claim_match.as_ref().map(|m| &m.issuer)
+            }
+            "claim_match.subject" => {
+                self.claim_match.as_ref().map(|m| &m.subject)
+                    == other.claim_match.as_ref().map(|m| &m.subject)
+            }
+            _ => true,
+        }
+    }
+    fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
+        use ::runtime::resource::SortValue;
+        match field {
+            "uid" => SortValue::Text(self.uid.clone()),
+            "createTime" => {
+                SortValue::Int(
+                    self
+                        .create_time
+                        .as_ref()
+                        .map(::runtime::time::to_micros)
+                        .unwrap_or_default(),
+                )
+            }
+            "updateTime" => {
+                SortValue::Int(
+                    self
+                        .update_time
+                        .as_ref()
+                        .map(::runtime::time::to_micros)
+                        .unwrap_or_default(),
+                )
+            }
+            "name" => SortValue::Text(self.name.clone()),
+            "description" => SortValue::Text(self.description.clone()),
+            "etag" => SortValue::Text(self.etag.clone()),
+            _ => SortValue::Text(self.uid.clone()),
+        }
+    }
+}
+impl ::runtime::resource::Resource for RoleBinding {
+    const TYPE: &'static str = "iam.platform/RoleBinding";
+    const FIELDS: &'static [::runtime::resource::FieldSpec] = {
+        use ::runtime::resource::{Behavior, FieldSpec};
+        &[
+            FieldSpec {
+                path: "uid",
+                json_path: "uid",
+                behavior: Behavior::OutputOnly,
+                has_children: false,
+            },
+            FieldSpec {
+                path: "create_time",
+                json_path: "createTime",
+                behavior: Behavior::OutputOnly,
+                has_children: false,
+            },
+            FieldSpec {
+                path: "update_time",
+                json_path: "updateTime",
+                behavior: Behavior::OutputOnly,
+                has_children: false,
+            },
+            FieldSpec {
+                path: "name",
+                json_path: "name",
+                behavior: Behavior::Required,
+                has_children: false,
+            },
+            FieldSpec {
+                path: "description",
+                json_path: "description",
+                behavior: Behavior::Optional,
+                has_children: false,
+            },
+            FieldSpec {
+                path: "identity",
+                json_path: "identity",
+                behavior: Behavior::Immutable,
+                has_children: false,
+            },
+            FieldSpec {
+                path: "role",
+                json_path: "role",
+                behavior: Behavior::Immutable,
+                has_children: false,
+            },
+        ]
+    };
+    const ORDER_BY: &'static [&'static str] = &["name", "createTime", "updateTime"];
+    fn uid(&self) -> &str {
+        &self.uid
+    }
+    fn set_uid(&mut self, uid: String) {
+        self.uid = uid;
+    }
+    fn create_time(&self) -> Option<&::prost_types::Timestamp> {
+        self.create_time.as_ref()
+    }
+    fn set_create_time(&mut self, time: ::prost_types::Timestamp) {
+        self.create_time = Some(time);
+    }
+    fn update_time(&self) -> Option<&::prost_types::Timestamp> {
+        self.update_time.as_ref()
+    }
+    fn set_update_time(&mut self, time: ::prost_types::Timestamp) {
+        self.update_time = Some(time);
+    }
+    fn etag(&self) -> &str {
+        &self.etag
+    }
+    fn set_etag(&mut self, etag: String) {
+        self.etag = etag;
+    }
+    fn copy_field(&mut self, source: &Self, path: &str) {
+        match path {
+            "uid" => self.uid.clone_from(&source.uid),
+            "create_time" => self.create_time.clone_from(&source.create_time),
+            "update_time" => self.update_time.clone_from(&source.update_time),
+            "name" => self.name.clone_from(&source.name),
+            "description" => self.description.clone_from(&source.description),
+            "identity" => self.identity.clone_from(&source.identity),
+            "role" => self.role.clone_from(&source.role),
+            _ => {}
+        }
+    }
+    fn has_field(&self, path: &str) -> bool {
+        match path {
+            "uid" => !self.uid.is_empty(),
+            "create_time" => self.create_time.is_some(),
+            "update_time" => self.update_time.is_some(),
+            "name" => !self.name.is_empty(),
+            "description" => !self.description.is_empty(),
+            "identity" => !self.identity.is_empty(),
+            "role" => !self.role.is_empty(),
+            _ => false,
+        }
+    }
+    fn field_eq(&self, other: &Self, path: &str) -> bool {
+        match path {
+            "uid" => self.uid == other.uid,
+            "create_time" => self.create_time == other.create_time,
+            "update_time" => self.update_time == other.update_time,
+            "name" => self.name == other.name,
+            "description" => self.description == other.description,
+            "identity" => self.identity == other.identity,
+            "role" => self.role == other.role,
+            _ => true,
+        }
+    }
+    fn check_values(&self, body_field: &str) -> Vec<::runtime::error::FieldViolation> {
+        use ::runtime::error::FieldViolation;
+        let mut violations = Vec::new();
+        for value in std::iter::once(&self.identity).filter(|value| !value.is_empty()) {
+            let path = || format!("{body_field}.identity");
+            if !::runtime::uidp::is_valid(value) {
+                violations
+                    .push(
+                        FieldViolation::new(path(), format!("`{value}` is not a UIDP")),
+                    );
+            }
+        }
+        for value in std::iter::once(&self.role).filter(|value| !value.is_empty()) {
+            let path = || format!("{body_field}.role");
+            if !::runtime::uidp::is_valid(value) {
+                violations
+                    .push(
+                        FieldViolation::new(path(), format!("`{value}` is not a UIDP")),
+                    );
+            }
+        }
+        violations
+    }
+    fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
+        use ::runtime::resource::SortValue;
+        match field {
+            "uid" => SortValue::Text(self.uid.clone()),
+            "createTime" => {
+                SortValue::Int(
+                    self
+                        .create_time
+                        .as_ref()
+                        .map(::runtime::time::to_micros)
+                        .unwrap_or_default(),
+                )
+            }
+            "updateTime" => {
+                SortValue::Int(
+                    self
+                        .update_time
+                        .as_ref()
+                        .map(::runtime::time::to_micros)
+                        .unwrap_or_default(),
+                )
+            }
+            "name" => SortValue::Text(self.name.clone()),
+            "description" => SortValue::Text(self.description.clone()),
+            "etag" => SortValue::Text(self.etag.clone()),
+            "identity" => SortValue::Text(self.identity.clone()),
+            "role" => SortValue::Text(self.role.clone()),
+            _ => SortValue::Text(self.uid.clone()),
+        }
+    }
+}
+impl ::runtime::resource::Resource for Role {
+    const TYPE: &'static str = "iam.platform/Role";
+    const DEPENDENTS: &'static [::runtime::resource::Dependent] = {
+        use ::runtime::resource::Dependent;
+        &[
+            Dependent {
+                collection: "roleBindings",
+                resource_type: "iam.platform/RoleBinding",
+                field: "role",
+            },
+        ]
+    };
+    const FIELDS: &'static [::runtime::resource::FieldSpec] = {
+        use ::runtime::resource::{Behavior, FieldSpec};
+        &[
+            FieldSpec {
+                path: "uid",
+                json_path: "uid",
+                behavior: Behavior::OutputOnly,
+                has_children: false,
+            },
+            FieldSpec {
+                path: "create_time",
+                json_path: "createTime",
+                behavior: Behavior::OutputOnly,
+                has_children: false,
+            },
+            FieldSpec {
+                path: "update_time",
+                json_path: "updateTime",
+                behavior: Behavior::OutputOnly,
+                has_children: false,
+            },
+            FieldSpec {
+                path: "name",
+                json_path: "name",
+                behavior: Behavior::Required,
+                has_children: false,
+            },
+            FieldSpec {
+                path: "description",
+                json_path: "description",
+                behavior: Behavior::Optional,
+                has_children: false,
+            },
+            FieldSpec {
+                path: "capabilities",
+                json_path: "capabilities",
+                behavior: Behavior::Optional,
+                has_children: false,
+            },
+        ]
+    };
+    const ORDER_BY: &'static [&'static str] = &["name", "createTime", "updateTime"];
+    fn uid(&self) -> &str {
+        &self.uid
+    }
+    fn set_uid(&mut self, uid: String) {
+        self.uid = uid;
+    }
+    fn create_time(&self) -> Option<&::prost_types::Timestamp> {
+        self.create_time.as_ref()
+    }
+    fn set_create_time(&mut self, time: ::prost_types::Timestamp) {
+        self.create_time = Some(time);
+    }
+    fn update_time(&self) -> Option<&::prost_types::Timestamp> {
+        self.update_time.as_ref()
+    }
+    fn set_update_time(&mut self, time: ::prost_types::Timestamp) {
+        self.update_time = Some(time);
+    }
+    fn etag(&self) -> &str {
+        &self.etag
+    }
+    fn set_etag(&mut self, etag: String) {
+        self.etag = etag;
+    }
+    fn copy_field(&mut self, source: &Self, path: &str) {
+        match path {
+            "uid" => self.uid.clone_from(&source.uid),
+            "create_time" => self.create_time.clone_from(&source.create_time),
+            "update_time" => self.update_time.clone_from(&source.update_time),
+            "name" => self.name.clone_from(&source.name),
+            "description" => self.description.clone_from(&source.description),
+            "capabilities" => self.capabilities.clone_from(&source.capabilities),
+            _ => {}
+        }
+    }
+    fn has_field(&self, path: &str) -> bool {
+        match path {
+            "uid" => !self.uid.is_empty(),
+            "create_time" => self.create_time.is_some(),
+            "update_time" => self.update_time.is_some(),
+            "name" => !self.name.is_empty(),
+            "description" => !self.description.is_empty(),
+            "capabilities" => !self.capabilities.is_empty(),
+            _ => false,
+        }
+    }
+    fn field_eq(&self, other: &Self, path: &str) -> bool {
+        match path {
+            "uid" => self.uid == other.uid,
+            "create_time" => self.create_time == other.create_time,
+            "update_time" => self.update_time == other.update_time,
+            "name" => self.name == other.name,
+            "description" => self.description == other.description,
+            "capabilities" => self.capabilities == other.capabilities,
+            _ => true,
+        }
+    }
+    fn check_values(&self, body_field: &str) -> Vec<::runtime::error::FieldViolation> {
+        use ::runtime::error::FieldViolation;
+        let mut violations = Vec::new();
+        for value in self.capabilities.iter() {
+            let path = || format!("{body_field}.capabilities");
+            if ![
+                "groups.create",
+                "groups.get",
+                "groups.list",
+                "groups.update",
+                "groups.delete",
+                "roles.create",
+                "roles.get",
+                "roles.list",
+                "roles.update",
+                "roles.delete",
+                "identities.create",
+                "identities.get",
+                "identities.list",
+                "identities.update",
+                "identities.delete",
+                "roleBindings.create",
+                "roleBindings.get",
+                "roleBindings.list",
+                "roleBindings.update",
+                "roleBindings.delete",
+                "repos.create",
+                "repos.get",
+                "repos.list",
+                "repos.update",
+                "repos.delete",
+                "advisories.create",
+                "advisories.get",
+                "advisories.list",
+                "advisories.update",
+                "advisories.delete",
+                "artifacts.create",
+                "artifacts.get",
+                "artifacts.list",
+                "artifacts.update",
+                "artifacts.delete",
+                "documents.create",
+                "documents.get",
+                "documents.list",
+                "documents.update",
+                "documents.delete",
+            ]
+                .contains(&value.as_str())
+            {
+                violations
+                    .push(
+                        FieldViolation::new(
+                            path(),
+                            format!(
+                                "`{value}` is not one of: {}",
+                                "groups.create, groups.get, groups.list, groups.update, groups.delete, roles.create, roles.get, roles.list, roles.update, roles.delete, identities.create, identities.get, identities.list, identities.update, identities.delete, roleBindings.create, roleBindings.get, roleBindings.list, roleBindings.update, roleBindings.delete, repos.create, repos.get, repos.list, repos.update, repos.delete, advisories.create, advisories.get, advisories.list, advisories.update, advisories.delete, artifacts.create, artifacts.get, artifacts.list, artifacts.update, artifacts.delete, documents.create, documents.get, documents.list, documents.update, documents.delete"
+                            ),
+                        ),
+                    );
+            }
+        }
+        violations
+    }
+    fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
+        use ::runtime::resource::SortValue;
+        match field {
+            "uid" => SortValue::Text(self.uid.clone()),
+            "createTime" => {
+                SortValue::Int(
+                    self
+                        .create_time
+                        .as_ref()
+                        .map(::runtime::time::to_micros)
+                        .unwrap_or_default(),
+                )
+            }
+            "updateTime" => {
+                SortValue::Int(
+                    self
+                        .update_time
+                        .as_ref()
+                        .map(::runtime::time::to_micros)
+                        .unwrap_or_default(),
+                )
+            }
+            "name" => SortValue::Text(self.name.clone()),
+            "description" => SortValue::Text(self.description.clone()),
+            "etag" => SortValue::Text(self.etag.clone()),
             _ => SortValue::Text(self.uid.clone()),
         }
     }
@@ -311,6 +1059,147 @@ pub trait GroupStore: Send + Sync + 'static {
         async { Err(StoreError::Unimplemented) }
     }
 }
+/** Storage of [`Identity`] resources (`iam.platform/Identity`).
+
+ This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
+pub trait IdentityStore: Send + Sync + 'static {
+    /// Stores a new Identity. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
+    fn insert_identity(
+        &self,
+        resource: &Identity,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        let _ = resource;
+        async { Err(StoreError::Unimplemented) }
+    }
+    /// The Identity with this uid, if stored.
+    fn get_identity(
+        &self,
+        uid: &str,
+    ) -> impl Future<Output = Result<Option<Identity>, StoreError>> + Send {
+        let _ = uid;
+        async { Err(StoreError::Unimplemented) }
+    }
+    /// One page of Identity items for a validated query (see [`ListQuery`] for the filter, order and keyset position to honour), with the total count.
+    fn list_identities(
+        &self,
+        query: &ListQuery,
+    ) -> impl Future<Output = Result<Page<Identity>, StoreError>> + Send {
+        let _ = query;
+        async { Err(StoreError::Unimplemented) }
+    }
+    /// Replaces a stored Identity by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no Identity has this uid; an error from `apply` is returned as `StoreError::Rejected`.
+    fn update_identity(
+        &self,
+        uid: &str,
+        update: &Update<Identity>,
+    ) -> impl Future<Output = Result<Option<Identity>, StoreError>> + Send {
+        let _ = (uid, update);
+        async { Err(StoreError::Unimplemented) }
+    }
+    /// Deletes a Identity; `false` when none has this uid. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
+    fn delete_identity(
+        &self,
+        uid: &str,
+        etag: Option<&str>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        let _ = (uid, etag);
+        async { Err(StoreError::Unimplemented) }
+    }
+}
+/** Storage of [`RoleBinding`] resources (`iam.platform/RoleBinding`).
+
+ This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
+pub trait RoleBindingStore: Send + Sync + 'static {
+    /// Stores a new RoleBinding. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
+    fn insert_role_binding(
+        &self,
+        resource: &RoleBinding,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        let _ = resource;
+        async { Err(StoreError::Unimplemented) }
+    }
+    /// The RoleBinding with this uid, if stored.
+    fn get_role_binding(
+        &self,
+        uid: &str,
+    ) -> impl Future<Output = Result<Option<RoleBinding>, StoreError>> + Send {
+        let _ = uid;
+        async { Err(StoreError::Unimplemented) }
+    }
+    /// One page of RoleBinding items for a validated query (see [`ListQuery`] for the filter, order and keyset position to honour), with the total count.
+    fn list_role_bindings(
+        &self,
+        query: &ListQuery,
+    ) -> impl Future<Output = Result<Page<RoleBinding>, StoreError>> + Send {
+        let _ = query;
+        async { Err(StoreError::Unimplemented) }
+    }
+    /// Replaces a stored RoleBinding by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no RoleBinding has this uid; an error from `apply` is returned as `StoreError::Rejected`.
+    fn update_role_binding(
+        &self,
+        uid: &str,
+        update: &Update<RoleBinding>,
+    ) -> impl Future<Output = Result<Option<RoleBinding>, StoreError>> + Send {
+        let _ = (uid, update);
+        async { Err(StoreError::Unimplemented) }
+    }
+    /// Deletes a RoleBinding; `false` when none has this uid. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
+    fn delete_role_binding(
+        &self,
+        uid: &str,
+        etag: Option<&str>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        let _ = (uid, etag);
+        async { Err(StoreError::Unimplemented) }
+    }
+}
+/** Storage of [`Role`] resources (`iam.platform/Role`).
+
+ This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
+pub trait RoleStore: Send + Sync + 'static {
+    /// Stores a new Role. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
+    fn insert_role(
+        &self,
+        resource: &Role,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        let _ = resource;
+        async { Err(StoreError::Unimplemented) }
+    }
+    /// The Role with this uid, if stored.
+    fn get_role(
+        &self,
+        uid: &str,
+    ) -> impl Future<Output = Result<Option<Role>, StoreError>> + Send {
+        let _ = uid;
+        async { Err(StoreError::Unimplemented) }
+    }
+    /// One page of Role items for a validated query (see [`ListQuery`] for the filter, order and keyset position to honour), with the total count.
+    fn list_roles(
+        &self,
+        query: &ListQuery,
+    ) -> impl Future<Output = Result<Page<Role>, StoreError>> + Send {
+        let _ = query;
+        async { Err(StoreError::Unimplemented) }
+    }
+    /// Replaces a stored Role by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no Role has this uid; an error from `apply` is returned as `StoreError::Rejected`.
+    fn update_role(
+        &self,
+        uid: &str,
+        update: &Update<Role>,
+    ) -> impl Future<Output = Result<Option<Role>, StoreError>> + Send {
+        let _ = (uid, update);
+        async { Err(StoreError::Unimplemented) }
+    }
+    /// Deletes a Role; `false` when none has this uid. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
+    fn delete_role(
+        &self,
+        uid: &str,
+        etag: Option<&str>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        let _ = (uid, etag);
+        async { Err(StoreError::Unimplemented) }
+    }
+}
 /// Manages groups: the tree of organizations and teams that every other
 /// resource of the platform lives under.
 ///
@@ -344,6 +1233,8 @@ impl<S: GroupStore> GroupServiceApi<S> {
     }
     /// Creates a group under `parent`, or a root organization when `parent` is
     /// empty (platform administrators only).
+    ///
+    /// Requires the `groups.create` capability.
     pub async fn create_group(
         &self,
         caller: &Caller,
@@ -364,6 +1255,8 @@ impl<S: GroupStore> GroupServiceApi<S> {
         Ok(resource)
     }
     /// Returns one group.
+    ///
+    /// Requires the `groups.get` capability.
     pub async fn get_group(
         &self,
         caller: &Caller,
@@ -378,6 +1271,8 @@ impl<S: GroupStore> GroupServiceApi<S> {
             .ok_or_else(|| standard::not_found::<Group>(uid))
     }
     /// Lists groups, optionally restricted to a subtree.
+    ///
+    /// Requires the `groups.list` capability.
     pub async fn list_groups(
         &self,
         caller: &Caller,
@@ -389,7 +1284,6 @@ impl<S: GroupStore> GroupServiceApi<S> {
             Group,
         >(
             &self.page_tokens,
-            PageSizes::default(),
             ListRequest {
                 descendants_of: &uidp.descendants_of,
                 children_of: &uidp.children_of,
@@ -412,6 +1306,8 @@ impl<S: GroupStore> GroupServiceApi<S> {
         })
     }
     /// Changes the fields of a group named by `update_mask`.
+    ///
+    /// Requires the `groups.update` capability.
     pub async fn update_group(
         &self,
         caller: &Caller,
@@ -431,6 +1327,8 @@ impl<S: GroupStore> GroupServiceApi<S> {
             .ok_or_else(|| standard::not_found::<Group>(uid))
     }
     /// Deletes a group that has no child groups and no resources.
+    ///
+    /// Requires the `groups.delete` capability.
     pub async fn delete_group(
         &self,
         caller: &Caller,
@@ -500,6 +1398,643 @@ impl<S: GroupStore> super::group_service_server::GroupService for GroupServiceAp
         Ok(tonic::Response::new(response))
     }
 }
+/// Manages assumable identities: principals that exchange an OIDC token from a trusted issuer for an API token.
+///
+/// Serves `platform.iam.v2.IdentityService` over storage `S`, for gRPC (through `identity_service_server::IdentityService`) and REST (through [`identity_service_routes`]) alike.
+#[derive(Debug)]
+pub struct IdentityServiceApi<S> {
+    store: std::sync::Arc<S>,
+    page_tokens: PageTokens,
+}
+impl<S> Clone for IdentityServiceApi<S> {
+    fn clone(&self) -> Self {
+        IdentityServiceApi {
+            store: std::sync::Arc::clone(&self.store),
+            page_tokens: self.page_tokens.clone(),
+        }
+    }
+}
+impl<S: IdentityStore> IdentityServiceApi<S> {
+    /// The `ErrorInfo` domain of this service's errors.
+    pub const DOMAIN: &'static str = "iam.platform";
+    /// Serves `store`, signing page tokens with `page_tokens`.
+    pub fn new(store: std::sync::Arc<S>, page_tokens: PageTokens) -> Self {
+        IdentityServiceApi {
+            store,
+            page_tokens,
+        }
+    }
+    /// The tonic service for a gRPC server.
+    pub fn into_grpc(
+        self,
+    ) -> super::identity_service_server::IdentityServiceServer<Self> {
+        super::identity_service_server::IdentityServiceServer::new(self)
+    }
+    /// Creates an identity in a group.
+    ///
+    /// Requires the `identities.create` capability.
+    pub async fn create_identity(
+        &self,
+        caller: &Caller,
+        request: CreateIdentityRequest,
+    ) -> Result<Identity, Error> {
+        uidp::parse("parent", &request.parent)?;
+        let resource = standard::prepare_create(
+            caller,
+            &request.parent,
+            request.identity,
+            "identity",
+        )?;
+        self.store
+            .insert_identity(&resource)
+            .await
+            .map_err(|error| standard::store_error::<
+                Identity,
+            >(error, &resource.uid, &request.parent))?;
+        Ok(resource)
+    }
+    /// Returns one identity.
+    ///
+    /// Requires the `identities.get` capability.
+    pub async fn get_identity(
+        &self,
+        caller: &Caller,
+        request: GetIdentityRequest,
+    ) -> Result<Identity, Error> {
+        let _ = caller;
+        let uid = uidp::parse("uid", &request.uid)?;
+        self.store
+            .get_identity(uid)
+            .await
+            .map_err(|error| standard::store_error::<Identity>(error, uid, ""))?
+            .ok_or_else(|| standard::not_found::<Identity>(uid))
+    }
+    /// Lists identities, optionally restricted to a subtree.
+    ///
+    /// Requires the `identities.list` capability.
+    pub async fn list_identities(
+        &self,
+        caller: &Caller,
+        request: ListIdentitiesRequest,
+    ) -> Result<ListIdentitiesResponse, Error> {
+        let _ = caller;
+        let uidp = request.uidp.unwrap_or_default();
+        let plan = ListPlan::new::<
+            Identity,
+        >(
+            &self.page_tokens,
+            ListRequest {
+                descendants_of: &uidp.descendants_of,
+                children_of: &uidp.children_of,
+                page_size: request.page_size,
+                page_token: &request.page_token,
+                skip: request.skip,
+                order_by: &request.order_by,
+            },
+        )?;
+        let page = self
+            .store
+            .list_identities(&plan.query)
+            .await
+            .map_err(|error| standard::store_error::<Identity>(error, "", ""))?;
+        let (items, next_page_token, total_count) = plan.finish(&self.page_tokens, page);
+        Ok(ListIdentitiesResponse {
+            items,
+            next_page_token,
+            total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
+        })
+    }
+    /// Changes the fields named by `update_mask`.
+    ///
+    /// Requires the `identities.update` capability.
+    pub async fn update_identity(
+        &self,
+        caller: &Caller,
+        request: UpdateIdentityRequest,
+    ) -> Result<Identity, Error> {
+        let _ = caller;
+        let uid = uidp::parse("uid", &request.uid)?;
+        let update = Update::plan(
+            request.update_mask.as_ref(),
+            request.identity.unwrap_or_default(),
+            "identity",
+        )?;
+        self.store
+            .update_identity(uid, &update)
+            .await
+            .map_err(|error| standard::store_error::<Identity>(error, uid, ""))?
+            .ok_or_else(|| standard::not_found::<Identity>(uid))
+    }
+    /// Deletes an identity.
+    ///
+    /// Requires the `identities.delete` capability.
+    pub async fn delete_identity(
+        &self,
+        caller: &Caller,
+        request: DeleteIdentityRequest,
+    ) -> Result<(), Error> {
+        let _ = caller;
+        let uid = uidp::parse("uid", &request.uid)?;
+        let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
+        let deleted = self
+            .store
+            .delete_identity(uid, etag)
+            .await
+            .map_err(|error| standard::store_error::<Identity>(error, uid, ""))?;
+        if deleted { Ok(()) } else { Err(standard::not_found::<Identity>(uid)) }
+    }
+}
+#[tonic::async_trait]
+impl<S: IdentityStore> super::identity_service_server::IdentityService
+for IdentityServiceApi<S> {
+    async fn create_identity(
+        &self,
+        request: tonic::Request<CreateIdentityRequest>,
+    ) -> Result<tonic::Response<Identity>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = IdentityServiceApi::create_identity(
+                self,
+                &caller,
+                request.into_inner(),
+            )
+            .await
+            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+        Ok(tonic::Response::new(response))
+    }
+    async fn get_identity(
+        &self,
+        request: tonic::Request<GetIdentityRequest>,
+    ) -> Result<tonic::Response<Identity>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = IdentityServiceApi::get_identity(
+                self,
+                &caller,
+                request.into_inner(),
+            )
+            .await
+            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+        Ok(tonic::Response::new(response))
+    }
+    async fn list_identities(
+        &self,
+        request: tonic::Request<ListIdentitiesRequest>,
+    ) -> Result<tonic::Response<ListIdentitiesResponse>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = IdentityServiceApi::list_identities(
+                self,
+                &caller,
+                request.into_inner(),
+            )
+            .await
+            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+        Ok(tonic::Response::new(response))
+    }
+    async fn update_identity(
+        &self,
+        request: tonic::Request<UpdateIdentityRequest>,
+    ) -> Result<tonic::Response<Identity>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = IdentityServiceApi::update_identity(
+                self,
+                &caller,
+                request.into_inner(),
+            )
+            .await
+            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+        Ok(tonic::Response::new(response))
+    }
+    async fn delete_identity(
+        &self,
+        request: tonic::Request<DeleteIdentityRequest>,
+    ) -> Result<tonic::Response<()>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = IdentityServiceApi::delete_identity(
+                self,
+                &caller,
+                request.into_inner(),
+            )
+            .await
+            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+        Ok(tonic::Response::new(response))
+    }
+}
+/// Manages role bindings: grants of a role to an identity on a group and everything below it.
+///
+/// Serves `platform.iam.v2.RoleBindingService` over storage `S`, for gRPC (through `role_binding_service_server::RoleBindingService`) and REST (through [`role_binding_service_routes`]) alike.
+#[derive(Debug)]
+pub struct RoleBindingServiceApi<S> {
+    store: std::sync::Arc<S>,
+    page_tokens: PageTokens,
+}
+impl<S> Clone for RoleBindingServiceApi<S> {
+    fn clone(&self) -> Self {
+        RoleBindingServiceApi {
+            store: std::sync::Arc::clone(&self.store),
+            page_tokens: self.page_tokens.clone(),
+        }
+    }
+}
+impl<S: RoleBindingStore> RoleBindingServiceApi<S> {
+    /// The `ErrorInfo` domain of this service's errors.
+    pub const DOMAIN: &'static str = "iam.platform";
+    /// Serves `store`, signing page tokens with `page_tokens`.
+    pub fn new(store: std::sync::Arc<S>, page_tokens: PageTokens) -> Self {
+        RoleBindingServiceApi {
+            store,
+            page_tokens,
+        }
+    }
+    /// The tonic service for a gRPC server.
+    pub fn into_grpc(
+        self,
+    ) -> super::role_binding_service_server::RoleBindingServiceServer<Self> {
+        super::role_binding_service_server::RoleBindingServiceServer::new(self)
+    }
+    /// Creates a role binding in a group.
+    ///
+    /// Requires the `roleBindings.create` capability.
+    pub async fn create_role_binding(
+        &self,
+        caller: &Caller,
+        request: CreateRoleBindingRequest,
+    ) -> Result<RoleBinding, Error> {
+        uidp::parse("parent", &request.parent)?;
+        let resource = standard::prepare_create(
+            caller,
+            &request.parent,
+            request.role_binding,
+            "role_binding",
+        )?;
+        self.store
+            .insert_role_binding(&resource)
+            .await
+            .map_err(|error| standard::store_error::<
+                RoleBinding,
+            >(error, &resource.uid, &request.parent))?;
+        Ok(resource)
+    }
+    /// Returns one role binding.
+    ///
+    /// Requires the `roleBindings.get` capability.
+    pub async fn get_role_binding(
+        &self,
+        caller: &Caller,
+        request: GetRoleBindingRequest,
+    ) -> Result<RoleBinding, Error> {
+        let _ = caller;
+        let uid = uidp::parse("uid", &request.uid)?;
+        self.store
+            .get_role_binding(uid)
+            .await
+            .map_err(|error| standard::store_error::<RoleBinding>(error, uid, ""))?
+            .ok_or_else(|| standard::not_found::<RoleBinding>(uid))
+    }
+    /// Lists role bindings, optionally restricted to a subtree.
+    ///
+    /// Requires the `roleBindings.list` capability.
+    pub async fn list_role_bindings(
+        &self,
+        caller: &Caller,
+        request: ListRoleBindingsRequest,
+    ) -> Result<ListRoleBindingsResponse, Error> {
+        let _ = caller;
+        let uidp = request.uidp.unwrap_or_default();
+        let plan = ListPlan::new::<
+            RoleBinding,
+        >(
+            &self.page_tokens,
+            ListRequest {
+                descendants_of: &uidp.descendants_of,
+                children_of: &uidp.children_of,
+                page_size: request.page_size,
+                page_token: &request.page_token,
+                skip: request.skip,
+                order_by: &request.order_by,
+            },
+        )?;
+        let page = self
+            .store
+            .list_role_bindings(&plan.query)
+            .await
+            .map_err(|error| standard::store_error::<RoleBinding>(error, "", ""))?;
+        let (items, next_page_token, total_count) = plan.finish(&self.page_tokens, page);
+        Ok(ListRoleBindingsResponse {
+            items,
+            next_page_token,
+            total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
+        })
+    }
+    /// Changes the fields named by `update_mask`.
+    ///
+    /// Requires the `roleBindings.update` capability.
+    pub async fn update_role_binding(
+        &self,
+        caller: &Caller,
+        request: UpdateRoleBindingRequest,
+    ) -> Result<RoleBinding, Error> {
+        let _ = caller;
+        let uid = uidp::parse("uid", &request.uid)?;
+        let update = Update::plan(
+            request.update_mask.as_ref(),
+            request.role_binding.unwrap_or_default(),
+            "role_binding",
+        )?;
+        self.store
+            .update_role_binding(uid, &update)
+            .await
+            .map_err(|error| standard::store_error::<RoleBinding>(error, uid, ""))?
+            .ok_or_else(|| standard::not_found::<RoleBinding>(uid))
+    }
+    /// Deletes a role binding.
+    ///
+    /// Requires the `roleBindings.delete` capability.
+    pub async fn delete_role_binding(
+        &self,
+        caller: &Caller,
+        request: DeleteRoleBindingRequest,
+    ) -> Result<(), Error> {
+        let _ = caller;
+        let uid = uidp::parse("uid", &request.uid)?;
+        let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
+        let deleted = self
+            .store
+            .delete_role_binding(uid, etag)
+            .await
+            .map_err(|error| standard::store_error::<RoleBinding>(error, uid, ""))?;
+        if deleted { Ok(()) } else { Err(standard::not_found::<RoleBinding>(uid)) }
+    }
+}
+#[tonic::async_trait]
+impl<S: RoleBindingStore> super::role_binding_service_server::RoleBindingService
+for RoleBindingServiceApi<S> {
+    async fn create_role_binding(
+        &self,
+        request: tonic::Request<CreateRoleBindingRequest>,
+    ) -> Result<tonic::Response<RoleBinding>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = RoleBindingServiceApi::create_role_binding(
+                self,
+                &caller,
+                request.into_inner(),
+            )
+            .await
+            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+        Ok(tonic::Response::new(response))
+    }
+    async fn get_role_binding(
+        &self,
+        request: tonic::Request<GetRoleBindingRequest>,
+    ) -> Result<tonic::Response<RoleBinding>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = RoleBindingServiceApi::get_role_binding(
+                self,
+                &caller,
+                request.into_inner(),
+            )
+            .await
+            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+        Ok(tonic::Response::new(response))
+    }
+    async fn list_role_bindings(
+        &self,
+        request: tonic::Request<ListRoleBindingsRequest>,
+    ) -> Result<tonic::Response<ListRoleBindingsResponse>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = RoleBindingServiceApi::list_role_bindings(
+                self,
+                &caller,
+                request.into_inner(),
+            )
+            .await
+            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+        Ok(tonic::Response::new(response))
+    }
+    async fn update_role_binding(
+        &self,
+        request: tonic::Request<UpdateRoleBindingRequest>,
+    ) -> Result<tonic::Response<RoleBinding>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = RoleBindingServiceApi::update_role_binding(
+                self,
+                &caller,
+                request.into_inner(),
+            )
+            .await
+            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+        Ok(tonic::Response::new(response))
+    }
+    async fn delete_role_binding(
+        &self,
+        request: tonic::Request<DeleteRoleBindingRequest>,
+    ) -> Result<tonic::Response<()>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = RoleBindingServiceApi::delete_role_binding(
+                self,
+                &caller,
+                request.into_inner(),
+            )
+            .await
+            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+        Ok(tonic::Response::new(response))
+    }
+}
+/// Manages roles: named sets of capabilities that role bindings grant.
+///
+/// Serves `platform.iam.v2.RoleService` over storage `S`, for gRPC (through `role_service_server::RoleService`) and REST (through [`role_service_routes`]) alike.
+#[derive(Debug)]
+pub struct RoleServiceApi<S> {
+    store: std::sync::Arc<S>,
+    page_tokens: PageTokens,
+}
+impl<S> Clone for RoleServiceApi<S> {
+    fn clone(&self) -> Self {
+        RoleServiceApi {
+            store: std::sync::Arc::clone(&self.store),
+            page_tokens: self.page_tokens.clone(),
+        }
+    }
+}
+impl<S: RoleStore> RoleServiceApi<S> {
+    /// The `ErrorInfo` domain of this service's errors.
+    pub const DOMAIN: &'static str = "iam.platform";
+    /// Serves `store`, signing page tokens with `page_tokens`.
+    pub fn new(store: std::sync::Arc<S>, page_tokens: PageTokens) -> Self {
+        RoleServiceApi {
+            store,
+            page_tokens,
+        }
+    }
+    /// The tonic service for a gRPC server.
+    pub fn into_grpc(self) -> super::role_service_server::RoleServiceServer<Self> {
+        super::role_service_server::RoleServiceServer::new(self)
+    }
+    /// Creates a role in a group.
+    ///
+    /// Requires the `roles.create` capability.
+    pub async fn create_role(
+        &self,
+        caller: &Caller,
+        request: CreateRoleRequest,
+    ) -> Result<Role, Error> {
+        uidp::parse("parent", &request.parent)?;
+        let resource = standard::prepare_create(
+            caller,
+            &request.parent,
+            request.role,
+            "role",
+        )?;
+        self.store
+            .insert_role(&resource)
+            .await
+            .map_err(|error| standard::store_error::<
+                Role,
+            >(error, &resource.uid, &request.parent))?;
+        Ok(resource)
+    }
+    /// Returns one role.
+    ///
+    /// Requires the `roles.get` capability.
+    pub async fn get_role(
+        &self,
+        caller: &Caller,
+        request: GetRoleRequest,
+    ) -> Result<Role, Error> {
+        let _ = caller;
+        let uid = uidp::parse("uid", &request.uid)?;
+        self.store
+            .get_role(uid)
+            .await
+            .map_err(|error| standard::store_error::<Role>(error, uid, ""))?
+            .ok_or_else(|| standard::not_found::<Role>(uid))
+    }
+    /// Lists roles, optionally restricted to a subtree.
+    ///
+    /// Requires the `roles.list` capability.
+    pub async fn list_roles(
+        &self,
+        caller: &Caller,
+        request: ListRolesRequest,
+    ) -> Result<ListRolesResponse, Error> {
+        let _ = caller;
+        let uidp = request.uidp.unwrap_or_default();
+        let plan = ListPlan::new::<
+            Role,
+        >(
+            &self.page_tokens,
+            ListRequest {
+                descendants_of: &uidp.descendants_of,
+                children_of: &uidp.children_of,
+                page_size: request.page_size,
+                page_token: &request.page_token,
+                skip: request.skip,
+                order_by: &request.order_by,
+            },
+        )?;
+        let page = self
+            .store
+            .list_roles(&plan.query)
+            .await
+            .map_err(|error| standard::store_error::<Role>(error, "", ""))?;
+        let (items, next_page_token, total_count) = plan.finish(&self.page_tokens, page);
+        Ok(ListRolesResponse {
+            items,
+            next_page_token,
+            total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
+        })
+    }
+    /// Changes the fields of a role named by `update_mask`.
+    ///
+    /// Requires the `roles.update` capability.
+    pub async fn update_role(
+        &self,
+        caller: &Caller,
+        request: UpdateRoleRequest,
+    ) -> Result<Role, Error> {
+        let _ = caller;
+        let uid = uidp::parse("uid", &request.uid)?;
+        let update = Update::plan(
+            request.update_mask.as_ref(),
+            request.role.unwrap_or_default(),
+            "role",
+        )?;
+        self.store
+            .update_role(uid, &update)
+            .await
+            .map_err(|error| standard::store_error::<Role>(error, uid, ""))?
+            .ok_or_else(|| standard::not_found::<Role>(uid))
+    }
+    /// Deletes a role that no role binding refers to.
+    ///
+    /// Requires the `roles.delete` capability.
+    pub async fn delete_role(
+        &self,
+        caller: &Caller,
+        request: DeleteRoleRequest,
+    ) -> Result<(), Error> {
+        let _ = caller;
+        let uid = uidp::parse("uid", &request.uid)?;
+        let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
+        let deleted = self
+            .store
+            .delete_role(uid, etag)
+            .await
+            .map_err(|error| standard::store_error::<Role>(error, uid, ""))?;
+        if deleted { Ok(()) } else { Err(standard::not_found::<Role>(uid)) }
+    }
+}
+#[tonic::async_trait]
+impl<S: RoleStore> super::role_service_server::RoleService for RoleServiceApi<S> {
+    async fn create_role(
+        &self,
+        request: tonic::Request<CreateRoleRequest>,
+    ) -> Result<tonic::Response<Role>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = RoleServiceApi::create_role(self, &caller, request.into_inner())
+            .await
+            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+        Ok(tonic::Response::new(response))
+    }
+    async fn get_role(
+        &self,
+        request: tonic::Request<GetRoleRequest>,
+    ) -> Result<tonic::Response<Role>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = RoleServiceApi::get_role(self, &caller, request.into_inner())
+            .await
+            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+        Ok(tonic::Response::new(response))
+    }
+    async fn list_roles(
+        &self,
+        request: tonic::Request<ListRolesRequest>,
+    ) -> Result<tonic::Response<ListRolesResponse>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = RoleServiceApi::list_roles(self, &caller, request.into_inner())
+            .await
+            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+        Ok(tonic::Response::new(response))
+    }
+    async fn update_role(
+        &self,
+        request: tonic::Request<UpdateRoleRequest>,
+    ) -> Result<tonic::Response<Role>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = RoleServiceApi::update_role(self, &caller, request.into_inner())
+            .await
+            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+        Ok(tonic::Response::new(response))
+    }
+    async fn delete_role(
+        &self,
+        request: tonic::Request<DeleteRoleRequest>,
+    ) -> Result<tonic::Response<()>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = RoleServiceApi::delete_role(self, &caller, request.into_inner())
+            .await
+            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+        Ok(tonic::Response::new(response))
+    }
+}
 /// REST routes of `platform.iam.v2.GroupService`, one per `google.api.http` rule, calling `api`.
 pub fn group_service_routes<S: GroupStore>(api: GroupServiceApi<S>) -> axum::Router {
     use axum::routing;
@@ -524,7 +2059,7 @@ pub fn group_service_routes<S: GroupStore>(api: GroupServiceApi<S>) -> axum::Rou
 mod group_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
-    use runtime::rest::{Body, Json, PathTail, RestRequest};
+    use runtime::rest::{Body, Json, RestRequest, PathTail};
     /// `POST /iam/v2/groups/{parent=**}`
     pub(super) async fn create_group<S: GroupStore>(
         State(api): State<GroupServiceApi<S>>,
@@ -611,5 +2146,362 @@ mod group_service_rest {
             .await
             .map(|()| runtime::rest::Empty)
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))
+    }
+}
+/// REST routes of `platform.iam.v2.IdentityService`, one per `google.api.http` rule, calling `api`.
+pub fn identity_service_routes<S: IdentityStore>(
+    api: IdentityServiceApi<S>,
+) -> axum::Router {
+    use axum::routing;
+    axum::Router::new()
+        .route(
+            "/iam/v2/identities",
+            routing::get(identity_service_rest::list_identities::<S>),
+        )
+        .route(
+            "/iam/v2/identities/",
+            routing::post(identity_service_rest::create_identity::<S>)
+                .get(identity_service_rest::get_identity::<S>)
+                .patch(identity_service_rest::update_identity::<S>)
+                .delete(identity_service_rest::delete_identity::<S>),
+        )
+        .route(
+            "/iam/v2/identities/{*path}",
+            routing::post(identity_service_rest::create_identity::<S>)
+                .get(identity_service_rest::get_identity::<S>)
+                .patch(identity_service_rest::update_identity::<S>)
+                .delete(identity_service_rest::delete_identity::<S>),
+        )
+        .with_state(api)
+}
+mod identity_service_rest {
+    use super::*;
+    use axum::extract::{RawQuery, State};
+    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    /// `POST /iam/v2/identities/{parent=**}`
+    pub(super) async fn create_identity<S: IdentityStore>(
+        State(api): State<IdentityServiceApi<S>>,
+        caller: Caller,
+        PathTail(path): PathTail,
+        RawQuery(query): RawQuery,
+        Body(body): Body,
+    ) -> Result<Json<Identity>, Error> {
+        let request: CreateIdentityRequest = RestRequest::new::<CreateIdentityRequest>()
+            .query(query.as_deref())
+            .path("parent", path)
+            .body("identity", &body)
+            .decode()
+            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
+        api.create_identity(&caller, request)
+            .await
+            .map(Json)
+            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
+    }
+    /// `GET /iam/v2/identities/{uid=**}`
+    pub(super) async fn get_identity<S: IdentityStore>(
+        State(api): State<IdentityServiceApi<S>>,
+        caller: Caller,
+        PathTail(path): PathTail,
+        RawQuery(query): RawQuery,
+    ) -> Result<Json<Identity>, Error> {
+        let request: GetIdentityRequest = RestRequest::new::<GetIdentityRequest>()
+            .query(query.as_deref())
+            .path("uid", path)
+            .decode()
+            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
+        api.get_identity(&caller, request)
+            .await
+            .map(Json)
+            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
+    }
+    /// `GET /iam/v2/identities`
+    pub(super) async fn list_identities<S: IdentityStore>(
+        State(api): State<IdentityServiceApi<S>>,
+        caller: Caller,
+        RawQuery(query): RawQuery,
+    ) -> Result<Json<ListIdentitiesResponse>, Error> {
+        let request: ListIdentitiesRequest = RestRequest::new::<ListIdentitiesRequest>()
+            .query(query.as_deref())
+            .decode()
+            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
+        api.list_identities(&caller, request)
+            .await
+            .map(Json)
+            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
+    }
+    /// `PATCH /iam/v2/identities/{uid=**}`
+    pub(super) async fn update_identity<S: IdentityStore>(
+        State(api): State<IdentityServiceApi<S>>,
+        caller: Caller,
+        PathTail(path): PathTail,
+        RawQuery(query): RawQuery,
+        Body(body): Body,
+    ) -> Result<Json<Identity>, Error> {
+        let request: UpdateIdentityRequest = RestRequest::new::<UpdateIdentityRequest>()
+            .query(query.as_deref())
+            .path("uid", path)
+            .body("identity", &body)
+            .decode()
+            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
+        api.update_identity(&caller, request)
+            .await
+            .map(Json)
+            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
+    }
+    /// `DELETE /iam/v2/identities/{uid=**}`
+    pub(super) async fn delete_identity<S: IdentityStore>(
+        State(api): State<IdentityServiceApi<S>>,
+        caller: Caller,
+        PathTail(path): PathTail,
+        RawQuery(query): RawQuery,
+    ) -> Result<runtime::rest::Empty, Error> {
+        let request: DeleteIdentityRequest = RestRequest::new::<DeleteIdentityRequest>()
+            .query(query.as_deref())
+            .path("uid", path)
+            .decode()
+            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
+        api.delete_identity(&caller, request)
+            .await
+            .map(|()| runtime::rest::Empty)
+            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
+    }
+}
+/// REST routes of `platform.iam.v2.RoleBindingService`, one per `google.api.http` rule, calling `api`.
+pub fn role_binding_service_routes<S: RoleBindingStore>(
+    api: RoleBindingServiceApi<S>,
+) -> axum::Router {
+    use axum::routing;
+    axum::Router::new()
+        .route(
+            "/iam/v2/roleBindings",
+            routing::get(role_binding_service_rest::list_role_bindings::<S>),
+        )
+        .route(
+            "/iam/v2/roleBindings/",
+            routing::post(role_binding_service_rest::create_role_binding::<S>)
+                .get(role_binding_service_rest::get_role_binding::<S>)
+                .patch(role_binding_service_rest::update_role_binding::<S>)
+                .delete(role_binding_service_rest::delete_role_binding::<S>),
+        )
+        .route(
+            "/iam/v2/roleBindings/{*path}",
+            routing::post(role_binding_service_rest::create_role_binding::<S>)
+                .get(role_binding_service_rest::get_role_binding::<S>)
+                .patch(role_binding_service_rest::update_role_binding::<S>)
+                .delete(role_binding_service_rest::delete_role_binding::<S>),
+        )
+        .with_state(api)
+}
+mod role_binding_service_rest {
+    use super::*;
+    use axum::extract::{RawQuery, State};
+    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    /// `POST /iam/v2/roleBindings/{parent=**}`
+    pub(super) async fn create_role_binding<S: RoleBindingStore>(
+        State(api): State<RoleBindingServiceApi<S>>,
+        caller: Caller,
+        PathTail(path): PathTail,
+        RawQuery(query): RawQuery,
+        Body(body): Body,
+    ) -> Result<Json<RoleBinding>, Error> {
+        let request: CreateRoleBindingRequest = RestRequest::new::<
+            CreateRoleBindingRequest,
+        >()
+            .query(query.as_deref())
+            .path("parent", path)
+            .body("role_binding", &body)
+            .decode()
+            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
+        api.create_role_binding(&caller, request)
+            .await
+            .map(Json)
+            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
+    }
+    /// `GET /iam/v2/roleBindings/{uid=**}`
+    pub(super) async fn get_role_binding<S: RoleBindingStore>(
+        State(api): State<RoleBindingServiceApi<S>>,
+        caller: Caller,
+        PathTail(path): PathTail,
+        RawQuery(query): RawQuery,
+    ) -> Result<Json<RoleBinding>, Error> {
+        let request: GetRoleBindingRequest = RestRequest::new::<GetRoleBindingRequest>()
+            .query(query.as_deref())
+            .path("uid", path)
+            .decode()
+            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
+        api.get_role_binding(&caller, request)
+            .await
+            .map(Json)
+            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
+    }
+    /// `GET /iam/v2/roleBindings`
+    pub(super) async fn list_role_bindings<S: RoleBindingStore>(
+        State(api): State<RoleBindingServiceApi<S>>,
+        caller: Caller,
+        RawQuery(query): RawQuery,
+    ) -> Result<Json<ListRoleBindingsResponse>, Error> {
+        let request: ListRoleBindingsRequest = RestRequest::new::<
+            ListRoleBindingsRequest,
+        >()
+            .query(query.as_deref())
+            .decode()
+            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
+        api.list_role_bindings(&caller, request)
+            .await
+            .map(Json)
+            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
+    }
+    /// `PATCH /iam/v2/roleBindings/{uid=**}`
+    pub(super) async fn update_role_binding<S: RoleBindingStore>(
+        State(api): State<RoleBindingServiceApi<S>>,
+        caller: Caller,
+        PathTail(path): PathTail,
+        RawQuery(query): RawQuery,
+        Body(body): Body,
+    ) -> Result<Json<RoleBinding>, Error> {
+        let request: UpdateRoleBindingRequest = RestRequest::new::<
+            UpdateRoleBindingRequest,
+        >()
+            .query(query.as_deref())
+            .path("uid", path)
+            .body("role_binding", &body)
+            .decode()
+            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
+        api.update_role_binding(&caller, request)
+            .await
+            .map(Json)
+            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
+    }
+    /// `DELETE /iam/v2/roleBindings/{uid=**}`
+    pub(super) async fn delete_role_binding<S: RoleBindingStore>(
+        State(api): State<RoleBindingServiceApi<S>>,
+        caller: Caller,
+        PathTail(path): PathTail,
+        RawQuery(query): RawQuery,
+    ) -> Result<runtime::rest::Empty, Error> {
+        let request: DeleteRoleBindingRequest = RestRequest::new::<
+            DeleteRoleBindingRequest,
+        >()
+            .query(query.as_deref())
+            .path("uid", path)
+            .decode()
+            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
+        api.delete_role_binding(&caller, request)
+            .await
+            .map(|()| runtime::rest::Empty)
+            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
+    }
+}
+/// REST routes of `platform.iam.v2.RoleService`, one per `google.api.http` rule, calling `api`.
+pub fn role_service_routes<S: RoleStore>(api: RoleServiceApi<S>) -> axum::Router {
+    use axum::routing;
+    axum::Router::new()
+        .route("/iam/v2/roles", routing::get(role_service_rest::list_roles::<S>))
+        .route(
+            "/iam/v2/roles/",
+            routing::post(role_service_rest::create_role::<S>)
+                .get(role_service_rest::get_role::<S>)
+                .patch(role_service_rest::update_role::<S>)
+                .delete(role_service_rest::delete_role::<S>),
+        )
+        .route(
+            "/iam/v2/roles/{*path}",
+            routing::post(role_service_rest::create_role::<S>)
+                .get(role_service_rest::get_role::<S>)
+                .patch(role_service_rest::update_role::<S>)
+                .delete(role_service_rest::delete_role::<S>),
+        )
+        .with_state(api)
+}
+mod role_service_rest {
+    use super::*;
+    use axum::extract::{RawQuery, State};
+    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    /// `POST /iam/v2/roles/{parent=**}`
+    pub(super) async fn create_role<S: RoleStore>(
+        State(api): State<RoleServiceApi<S>>,
+        caller: Caller,
+        PathTail(path): PathTail,
+        RawQuery(query): RawQuery,
+        Body(body): Body,
+    ) -> Result<Json<Role>, Error> {
+        let request: CreateRoleRequest = RestRequest::new::<CreateRoleRequest>()
+            .query(query.as_deref())
+            .path("parent", path)
+            .body("role", &body)
+            .decode()
+            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
+        api.create_role(&caller, request)
+            .await
+            .map(Json)
+            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
+    }
+    /// `GET /iam/v2/roles/{uid=**}`
+    pub(super) async fn get_role<S: RoleStore>(
+        State(api): State<RoleServiceApi<S>>,
+        caller: Caller,
+        PathTail(path): PathTail,
+        RawQuery(query): RawQuery,
+    ) -> Result<Json<Role>, Error> {
+        let request: GetRoleRequest = RestRequest::new::<GetRoleRequest>()
+            .query(query.as_deref())
+            .path("uid", path)
+            .decode()
+            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
+        api.get_role(&caller, request)
+            .await
+            .map(Json)
+            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
+    }
+    /// `GET /iam/v2/roles`
+    pub(super) async fn list_roles<S: RoleStore>(
+        State(api): State<RoleServiceApi<S>>,
+        caller: Caller,
+        RawQuery(query): RawQuery,
+    ) -> Result<Json<ListRolesResponse>, Error> {
+        let request: ListRolesRequest = RestRequest::new::<ListRolesRequest>()
+            .query(query.as_deref())
+            .decode()
+            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
+        api.list_roles(&caller, request)
+            .await
+            .map(Json)
+            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
+    }
+    /// `PATCH /iam/v2/roles/{uid=**}`
+    pub(super) async fn update_role<S: RoleStore>(
+        State(api): State<RoleServiceApi<S>>,
+        caller: Caller,
+        PathTail(path): PathTail,
+        RawQuery(query): RawQuery,
+        Body(body): Body,
+    ) -> Result<Json<Role>, Error> {
+        let request: UpdateRoleRequest = RestRequest::new::<UpdateRoleRequest>()
+            .query(query.as_deref())
+            .path("uid", path)
+            .body("role", &body)
+            .decode()
+            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
+        api.update_role(&caller, request)
+            .await
+            .map(Json)
+            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
+    }
+    /// `DELETE /iam/v2/roles/{uid=**}`
+    pub(super) async fn delete_role<S: RoleStore>(
+        State(api): State<RoleServiceApi<S>>,
+        caller: Caller,
+        PathTail(path): PathTail,
+        RawQuery(query): RawQuery,
+    ) -> Result<runtime::rest::Empty, Error> {
+        let request: DeleteRoleRequest = RestRequest::new::<DeleteRoleRequest>()
+            .query(query.as_deref())
+            .path("uid", path)
+            .decode()
+            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
+        api.delete_role(&caller, request)
+            .await
+            .map(|()| runtime::rest::Empty)
+            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
     }
 }

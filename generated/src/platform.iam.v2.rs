@@ -698,3 +698,2106 @@ pub mod group_service_server {
         const NAME: &'static str = SERVICE_NAME;
     }
 }
+/// An identity.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct Identity {
+    /// The UIDP: the owning group's uid plus one segment.
+    #[prost(string, tag = "1")]
+    pub uid: ::prost::alloc::string::String,
+    /// When it was created.
+    #[prost(message, optional, tag = "2")]
+    pub create_time: ::core::option::Option<::prost_types::Timestamp>,
+    /// When it last changed.
+    #[prost(message, optional, tag = "3")]
+    pub update_time: ::core::option::Option<::prost_types::Timestamp>,
+    /// A human-readable name.
+    #[prost(string, tag = "4")]
+    pub name: ::prost::alloc::string::String,
+    /// A free-form description.
+    #[prost(string, tag = "5")]
+    pub description: ::prost::alloc::string::String,
+    /// A checksum for optimistic concurrency (AIP-154).
+    #[prost(string, tag = "6")]
+    pub etag: ::prost::alloc::string::String,
+    /// The OIDC issuer and subject whose tokens may assume this identity.
+    #[prost(message, optional, tag = "7")]
+    pub claim_match: ::core::option::Option<ClaimMatch>,
+}
+/// Which OIDC tokens may assume an identity: `iss` and `sub` must match exactly.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ClaimMatch {
+    /// The token issuer (`iss`).
+    #[prost(string, tag = "1")]
+    pub issuer: ::prost::alloc::string::String,
+    /// The token subject (`sub`).
+    #[prost(string, tag = "2")]
+    pub subject: ::prost::alloc::string::String,
+}
+/// Request for `CreateIdentity`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct CreateIdentityRequest {
+    /// The uid of the owning group.
+    #[prost(string, tag = "1")]
+    pub parent: ::prost::alloc::string::String,
+    /// The resource to create. Output-only fields are ignored.
+    #[prost(message, optional, tag = "2")]
+    pub identity: ::core::option::Option<Identity>,
+}
+/// Request for `GetIdentity`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct GetIdentityRequest {
+    /// The uid.
+    #[prost(string, tag = "1")]
+    pub uid: ::prost::alloc::string::String,
+}
+/// Request for `ListIdentities`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ListIdentitiesRequest {
+    /// Restricts the list to a subtree.
+    #[prost(message, optional, tag = "1")]
+    pub uidp: ::core::option::Option<super::super::r#type::UidpFilter>,
+    /// Maximum number of items to return; 0 means the default.
+    #[prost(int32, tag = "2")]
+    pub page_size: i32,
+    /// `next_page_token` of the previous page.
+    #[prost(string, tag = "3")]
+    pub page_token: ::prost::alloc::string::String,
+    /// Number of items to skip after the page token's position.
+    #[prost(int32, tag = "4")]
+    pub skip: i32,
+    /// Comma-separated fields to order by, each optionally followed by `desc`.
+    #[prost(string, tag = "5")]
+    pub order_by: ::prost::alloc::string::String,
+}
+/// Response of `ListIdentities`.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ListIdentitiesResponse {
+    /// The items of this page.
+    #[prost(message, repeated, tag = "1")]
+    pub items: ::prost::alloc::vec::Vec<Identity>,
+    /// Token for the next page; empty on the last page.
+    #[prost(string, tag = "2")]
+    pub next_page_token: ::prost::alloc::string::String,
+    /// Number of items matching the filter, independent of paging.
+    #[prost(int32, tag = "3")]
+    pub total_count: i32,
+}
+/// Request for `UpdateIdentity`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct UpdateIdentityRequest {
+    /// The uid.
+    #[prost(string, tag = "1")]
+    pub uid: ::prost::alloc::string::String,
+    /// The new values of the fields named in `update_mask`.
+    #[prost(message, optional, tag = "2")]
+    pub identity: ::core::option::Option<Identity>,
+    /// Which fields to change; `*` for every writable field, empty for the
+    /// fields set in `identity`.
+    #[prost(message, optional, tag = "3")]
+    pub update_mask: ::core::option::Option<::prost_types::FieldMask>,
+}
+/// Request for `DeleteIdentity`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct DeleteIdentityRequest {
+    /// The uid.
+    #[prost(string, tag = "1")]
+    pub uid: ::prost::alloc::string::String,
+    /// When set, the delete fails with ABORTED unless it is the current etag.
+    #[prost(string, tag = "2")]
+    pub etag: ::prost::alloc::string::String,
+}
+/// Generated client implementations.
+pub mod identity_service_client {
+    #![allow(
+        unused_variables,
+        dead_code,
+        missing_docs,
+        clippy::wildcard_imports,
+        clippy::let_unit_value,
+    )]
+    use tonic::codegen::*;
+    use tonic::codegen::http::Uri;
+    /// Manages assumable identities: principals that exchange an OIDC token from a trusted issuer for an API token.
+    #[derive(Debug, Clone)]
+    pub struct IdentityServiceClient<T> {
+        inner: tonic::client::Grpc<T>,
+    }
+    impl<T> IdentityServiceClient<T>
+    where
+        T: tonic::client::GrpcService<tonic::body::Body>,
+        T::Error: Into<StdError>,
+        T::ResponseBody: Body<Data = Bytes> + std::marker::Send + 'static,
+        <T::ResponseBody as Body>::Error: Into<StdError> + std::marker::Send,
+    {
+        pub fn new(inner: T) -> Self {
+            let inner = tonic::client::Grpc::new(inner);
+            Self { inner }
+        }
+        pub fn with_origin(inner: T, origin: Uri) -> Self {
+            let inner = tonic::client::Grpc::with_origin(inner, origin);
+            Self { inner }
+        }
+        pub fn with_interceptor<F>(
+            inner: T,
+            interceptor: F,
+        ) -> IdentityServiceClient<InterceptedService<T, F>>
+        where
+            F: tonic::service::Interceptor,
+            T::ResponseBody: Default,
+            T: tonic::codegen::Service<
+                http::Request<tonic::body::Body>,
+                Response = http::Response<
+                    <T as tonic::client::GrpcService<tonic::body::Body>>::ResponseBody,
+                >,
+            >,
+            <T as tonic::codegen::Service<
+                http::Request<tonic::body::Body>,
+            >>::Error: Into<StdError> + std::marker::Send + std::marker::Sync,
+        {
+            IdentityServiceClient::new(InterceptedService::new(inner, interceptor))
+        }
+        /// Compress requests with the given encoding.
+        ///
+        /// This requires the server to support it otherwise it might respond with an
+        /// error.
+        #[must_use]
+        pub fn send_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.inner = self.inner.send_compressed(encoding);
+            self
+        }
+        /// Enable decompressing responses.
+        #[must_use]
+        pub fn accept_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.inner = self.inner.accept_compressed(encoding);
+            self
+        }
+        /// Limits the maximum size of a decoded message.
+        ///
+        /// Default: `4MB`
+        #[must_use]
+        pub fn max_decoding_message_size(mut self, limit: usize) -> Self {
+            self.inner = self.inner.max_decoding_message_size(limit);
+            self
+        }
+        /// Limits the maximum size of an encoded message.
+        ///
+        /// Default: `usize::MAX`
+        #[must_use]
+        pub fn max_encoding_message_size(mut self, limit: usize) -> Self {
+            self.inner = self.inner.max_encoding_message_size(limit);
+            self
+        }
+        /// Creates an identity in a group.
+        pub async fn create_identity(
+            &mut self,
+            request: impl tonic::IntoRequest<super::CreateIdentityRequest>,
+        ) -> std::result::Result<tonic::Response<super::Identity>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/platform.iam.v2.IdentityService/CreateIdentity",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new("platform.iam.v2.IdentityService", "CreateIdentity"),
+                );
+            self.inner.unary(req, path, codec).await
+        }
+        /// Returns one identity.
+        pub async fn get_identity(
+            &mut self,
+            request: impl tonic::IntoRequest<super::GetIdentityRequest>,
+        ) -> std::result::Result<tonic::Response<super::Identity>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/platform.iam.v2.IdentityService/GetIdentity",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new("platform.iam.v2.IdentityService", "GetIdentity"),
+                );
+            self.inner.unary(req, path, codec).await
+        }
+        /// Lists identities, optionally restricted to a subtree.
+        pub async fn list_identities(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ListIdentitiesRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ListIdentitiesResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/platform.iam.v2.IdentityService/ListIdentities",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new("platform.iam.v2.IdentityService", "ListIdentities"),
+                );
+            self.inner.unary(req, path, codec).await
+        }
+        /// Changes the fields named by `update_mask`.
+        pub async fn update_identity(
+            &mut self,
+            request: impl tonic::IntoRequest<super::UpdateIdentityRequest>,
+        ) -> std::result::Result<tonic::Response<super::Identity>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/platform.iam.v2.IdentityService/UpdateIdentity",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new("platform.iam.v2.IdentityService", "UpdateIdentity"),
+                );
+            self.inner.unary(req, path, codec).await
+        }
+        /// Deletes an identity.
+        pub async fn delete_identity(
+            &mut self,
+            request: impl tonic::IntoRequest<super::DeleteIdentityRequest>,
+        ) -> std::result::Result<tonic::Response<()>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/platform.iam.v2.IdentityService/DeleteIdentity",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new("platform.iam.v2.IdentityService", "DeleteIdentity"),
+                );
+            self.inner.unary(req, path, codec).await
+        }
+    }
+}
+/// Generated server implementations.
+pub mod identity_service_server {
+    #![allow(
+        unused_variables,
+        dead_code,
+        missing_docs,
+        clippy::wildcard_imports,
+        clippy::let_unit_value,
+    )]
+    use tonic::codegen::*;
+    /// Generated trait containing gRPC methods that should be implemented for use with IdentityServiceServer.
+    #[async_trait]
+    pub trait IdentityService: std::marker::Send + std::marker::Sync + 'static {
+        /// Creates an identity in a group.
+        async fn create_identity(
+            &self,
+            request: tonic::Request<super::CreateIdentityRequest>,
+        ) -> std::result::Result<tonic::Response<super::Identity>, tonic::Status>;
+        /// Returns one identity.
+        async fn get_identity(
+            &self,
+            request: tonic::Request<super::GetIdentityRequest>,
+        ) -> std::result::Result<tonic::Response<super::Identity>, tonic::Status>;
+        /// Lists identities, optionally restricted to a subtree.
+        async fn list_identities(
+            &self,
+            request: tonic::Request<super::ListIdentitiesRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ListIdentitiesResponse>,
+            tonic::Status,
+        >;
+        /// Changes the fields named by `update_mask`.
+        async fn update_identity(
+            &self,
+            request: tonic::Request<super::UpdateIdentityRequest>,
+        ) -> std::result::Result<tonic::Response<super::Identity>, tonic::Status>;
+        /// Deletes an identity.
+        async fn delete_identity(
+            &self,
+            request: tonic::Request<super::DeleteIdentityRequest>,
+        ) -> std::result::Result<tonic::Response<()>, tonic::Status>;
+    }
+    /// Manages assumable identities: principals that exchange an OIDC token from a trusted issuer for an API token.
+    #[derive(Debug)]
+    pub struct IdentityServiceServer<T> {
+        inner: Arc<T>,
+        accept_compression_encodings: EnabledCompressionEncodings,
+        send_compression_encodings: EnabledCompressionEncodings,
+        max_decoding_message_size: Option<usize>,
+        max_encoding_message_size: Option<usize>,
+    }
+    impl<T> IdentityServiceServer<T> {
+        pub fn new(inner: T) -> Self {
+            Self::from_arc(Arc::new(inner))
+        }
+        pub fn from_arc(inner: Arc<T>) -> Self {
+            Self {
+                inner,
+                accept_compression_encodings: Default::default(),
+                send_compression_encodings: Default::default(),
+                max_decoding_message_size: None,
+                max_encoding_message_size: None,
+            }
+        }
+        pub fn with_interceptor<F>(
+            inner: T,
+            interceptor: F,
+        ) -> InterceptedService<Self, F>
+        where
+            F: tonic::service::Interceptor,
+        {
+            InterceptedService::new(Self::new(inner), interceptor)
+        }
+        /// Enable decompressing requests with the given encoding.
+        #[must_use]
+        pub fn accept_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.accept_compression_encodings.enable(encoding);
+            self
+        }
+        /// Compress responses with the given encoding, if the client supports it.
+        #[must_use]
+        pub fn send_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.send_compression_encodings.enable(encoding);
+            self
+        }
+        /// Limits the maximum size of a decoded message.
+        ///
+        /// Default: `4MB`
+        #[must_use]
+        pub fn max_decoding_message_size(mut self, limit: usize) -> Self {
+            self.max_decoding_message_size = Some(limit);
+            self
+        }
+        /// Limits the maximum size of an encoded message.
+        ///
+        /// Default: `usize::MAX`
+        #[must_use]
+        pub fn max_encoding_message_size(mut self, limit: usize) -> Self {
+            self.max_encoding_message_size = Some(limit);
+            self
+        }
+    }
+    impl<T, B> tonic::codegen::Service<http::Request<B>> for IdentityServiceServer<T>
+    where
+        T: IdentityService,
+        B: Body + std::marker::Send + 'static,
+        B::Error: Into<StdError> + std::marker::Send + 'static,
+    {
+        type Response = http::Response<tonic::body::Body>;
+        type Error = std::convert::Infallible;
+        type Future = BoxFuture<Self::Response, Self::Error>;
+        fn poll_ready(
+            &mut self,
+            _cx: &mut Context<'_>,
+        ) -> Poll<std::result::Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+        fn call(&mut self, req: http::Request<B>) -> Self::Future {
+            match req.uri().path() {
+                "/platform.iam.v2.IdentityService/CreateIdentity" => {
+                    #[allow(non_camel_case_types)]
+                    struct CreateIdentitySvc<T: IdentityService>(pub Arc<T>);
+                    impl<
+                        T: IdentityService,
+                    > tonic::server::UnaryService<super::CreateIdentityRequest>
+                    for CreateIdentitySvc<T> {
+                        type Response = super::Identity;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::CreateIdentityRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as IdentityService>::create_identity(&inner, request)
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = CreateIdentitySvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/platform.iam.v2.IdentityService/GetIdentity" => {
+                    #[allow(non_camel_case_types)]
+                    struct GetIdentitySvc<T: IdentityService>(pub Arc<T>);
+                    impl<
+                        T: IdentityService,
+                    > tonic::server::UnaryService<super::GetIdentityRequest>
+                    for GetIdentitySvc<T> {
+                        type Response = super::Identity;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::GetIdentityRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as IdentityService>::get_identity(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = GetIdentitySvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/platform.iam.v2.IdentityService/ListIdentities" => {
+                    #[allow(non_camel_case_types)]
+                    struct ListIdentitiesSvc<T: IdentityService>(pub Arc<T>);
+                    impl<
+                        T: IdentityService,
+                    > tonic::server::UnaryService<super::ListIdentitiesRequest>
+                    for ListIdentitiesSvc<T> {
+                        type Response = super::ListIdentitiesResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ListIdentitiesRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as IdentityService>::list_identities(&inner, request)
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ListIdentitiesSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/platform.iam.v2.IdentityService/UpdateIdentity" => {
+                    #[allow(non_camel_case_types)]
+                    struct UpdateIdentitySvc<T: IdentityService>(pub Arc<T>);
+                    impl<
+                        T: IdentityService,
+                    > tonic::server::UnaryService<super::UpdateIdentityRequest>
+                    for UpdateIdentitySvc<T> {
+                        type Response = super::Identity;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::UpdateIdentityRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as IdentityService>::update_identity(&inner, request)
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = UpdateIdentitySvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/platform.iam.v2.IdentityService/DeleteIdentity" => {
+                    #[allow(non_camel_case_types)]
+                    struct DeleteIdentitySvc<T: IdentityService>(pub Arc<T>);
+                    impl<
+                        T: IdentityService,
+                    > tonic::server::UnaryService<super::DeleteIdentityRequest>
+                    for DeleteIdentitySvc<T> {
+                        type Response = ();
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::DeleteIdentityRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as IdentityService>::delete_identity(&inner, request)
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = DeleteIdentitySvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                _ => {
+                    Box::pin(async move {
+                        let mut response = http::Response::new(
+                            tonic::body::Body::default(),
+                        );
+                        let headers = response.headers_mut();
+                        headers
+                            .insert(
+                                tonic::Status::GRPC_STATUS,
+                                (tonic::Code::Unimplemented as i32).into(),
+                            );
+                        headers
+                            .insert(
+                                http::header::CONTENT_TYPE,
+                                tonic::metadata::GRPC_CONTENT_TYPE,
+                            );
+                        Ok(response)
+                    })
+                }
+            }
+        }
+    }
+    impl<T> Clone for IdentityServiceServer<T> {
+        fn clone(&self) -> Self {
+            let inner = self.inner.clone();
+            Self {
+                inner,
+                accept_compression_encodings: self.accept_compression_encodings,
+                send_compression_encodings: self.send_compression_encodings,
+                max_decoding_message_size: self.max_decoding_message_size,
+                max_encoding_message_size: self.max_encoding_message_size,
+            }
+        }
+    }
+    /// Generated gRPC service name
+    pub const SERVICE_NAME: &str = "platform.iam.v2.IdentityService";
+    impl<T> tonic::server::NamedService for IdentityServiceServer<T> {
+        const NAME: &'static str = SERVICE_NAME;
+    }
+}
+/// A role binding.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RoleBinding {
+    /// The UIDP: the owning group's uid plus one segment.
+    #[prost(string, tag = "1")]
+    pub uid: ::prost::alloc::string::String,
+    /// When it was created.
+    #[prost(message, optional, tag = "2")]
+    pub create_time: ::core::option::Option<::prost_types::Timestamp>,
+    /// When it last changed.
+    #[prost(message, optional, tag = "3")]
+    pub update_time: ::core::option::Option<::prost_types::Timestamp>,
+    /// A human-readable name.
+    #[prost(string, tag = "4")]
+    pub name: ::prost::alloc::string::String,
+    /// A free-form description.
+    #[prost(string, tag = "5")]
+    pub description: ::prost::alloc::string::String,
+    /// A checksum for optimistic concurrency (AIP-154).
+    #[prost(string, tag = "6")]
+    pub etag: ::prost::alloc::string::String,
+    /// The uid of the identity granted the role.
+    #[prost(string, tag = "7")]
+    pub identity: ::prost::alloc::string::String,
+    /// The uid of the role granted.
+    #[prost(string, tag = "8")]
+    pub role: ::prost::alloc::string::String,
+}
+/// Request for `CreateRoleBinding`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct CreateRoleBindingRequest {
+    /// The uid of the owning group.
+    #[prost(string, tag = "1")]
+    pub parent: ::prost::alloc::string::String,
+    /// The resource to create. Output-only fields are ignored.
+    #[prost(message, optional, tag = "2")]
+    pub role_binding: ::core::option::Option<RoleBinding>,
+}
+/// Request for `GetRoleBinding`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct GetRoleBindingRequest {
+    /// The uid.
+    #[prost(string, tag = "1")]
+    pub uid: ::prost::alloc::string::String,
+}
+/// Request for `ListRoleBindings`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ListRoleBindingsRequest {
+    /// Restricts the list to a subtree.
+    #[prost(message, optional, tag = "1")]
+    pub uidp: ::core::option::Option<super::super::r#type::UidpFilter>,
+    /// Maximum number of items to return; 0 means the default.
+    #[prost(int32, tag = "2")]
+    pub page_size: i32,
+    /// `next_page_token` of the previous page.
+    #[prost(string, tag = "3")]
+    pub page_token: ::prost::alloc::string::String,
+    /// Number of items to skip after the page token's position.
+    #[prost(int32, tag = "4")]
+    pub skip: i32,
+    /// Comma-separated fields to order by, each optionally followed by `desc`.
+    #[prost(string, tag = "5")]
+    pub order_by: ::prost::alloc::string::String,
+}
+/// Response of `ListRoleBindings`.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ListRoleBindingsResponse {
+    /// The items of this page.
+    #[prost(message, repeated, tag = "1")]
+    pub items: ::prost::alloc::vec::Vec<RoleBinding>,
+    /// Token for the next page; empty on the last page.
+    #[prost(string, tag = "2")]
+    pub next_page_token: ::prost::alloc::string::String,
+    /// Number of items matching the filter, independent of paging.
+    #[prost(int32, tag = "3")]
+    pub total_count: i32,
+}
+/// Request for `UpdateRoleBinding`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct UpdateRoleBindingRequest {
+    /// The uid.
+    #[prost(string, tag = "1")]
+    pub uid: ::prost::alloc::string::String,
+    /// The new values of the fields named in `update_mask`.
+    #[prost(message, optional, tag = "2")]
+    pub role_binding: ::core::option::Option<RoleBinding>,
+    /// Which fields to change; `*` for every writable field, empty for the
+    /// fields set in `role_binding`.
+    #[prost(message, optional, tag = "3")]
+    pub update_mask: ::core::option::Option<::prost_types::FieldMask>,
+}
+/// Request for `DeleteRoleBinding`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct DeleteRoleBindingRequest {
+    /// The uid.
+    #[prost(string, tag = "1")]
+    pub uid: ::prost::alloc::string::String,
+    /// When set, the delete fails with ABORTED unless it is the current etag.
+    #[prost(string, tag = "2")]
+    pub etag: ::prost::alloc::string::String,
+}
+/// Generated client implementations.
+pub mod role_binding_service_client {
+    #![allow(
+        unused_variables,
+        dead_code,
+        missing_docs,
+        clippy::wildcard_imports,
+        clippy::let_unit_value,
+    )]
+    use tonic::codegen::*;
+    use tonic::codegen::http::Uri;
+    /// Manages role bindings: grants of a role to an identity on a group and everything below it.
+    #[derive(Debug, Clone)]
+    pub struct RoleBindingServiceClient<T> {
+        inner: tonic::client::Grpc<T>,
+    }
+    impl<T> RoleBindingServiceClient<T>
+    where
+        T: tonic::client::GrpcService<tonic::body::Body>,
+        T::Error: Into<StdError>,
+        T::ResponseBody: Body<Data = Bytes> + std::marker::Send + 'static,
+        <T::ResponseBody as Body>::Error: Into<StdError> + std::marker::Send,
+    {
+        pub fn new(inner: T) -> Self {
+            let inner = tonic::client::Grpc::new(inner);
+            Self { inner }
+        }
+        pub fn with_origin(inner: T, origin: Uri) -> Self {
+            let inner = tonic::client::Grpc::with_origin(inner, origin);
+            Self { inner }
+        }
+        pub fn with_interceptor<F>(
+            inner: T,
+            interceptor: F,
+        ) -> RoleBindingServiceClient<InterceptedService<T, F>>
+        where
+            F: tonic::service::Interceptor,
+            T::ResponseBody: Default,
+            T: tonic::codegen::Service<
+                http::Request<tonic::body::Body>,
+                Response = http::Response<
+                    <T as tonic::client::GrpcService<tonic::body::Body>>::ResponseBody,
+                >,
+            >,
+            <T as tonic::codegen::Service<
+                http::Request<tonic::body::Body>,
+            >>::Error: Into<StdError> + std::marker::Send + std::marker::Sync,
+        {
+            RoleBindingServiceClient::new(InterceptedService::new(inner, interceptor))
+        }
+        /// Compress requests with the given encoding.
+        ///
+        /// This requires the server to support it otherwise it might respond with an
+        /// error.
+        #[must_use]
+        pub fn send_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.inner = self.inner.send_compressed(encoding);
+            self
+        }
+        /// Enable decompressing responses.
+        #[must_use]
+        pub fn accept_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.inner = self.inner.accept_compressed(encoding);
+            self
+        }
+        /// Limits the maximum size of a decoded message.
+        ///
+        /// Default: `4MB`
+        #[must_use]
+        pub fn max_decoding_message_size(mut self, limit: usize) -> Self {
+            self.inner = self.inner.max_decoding_message_size(limit);
+            self
+        }
+        /// Limits the maximum size of an encoded message.
+        ///
+        /// Default: `usize::MAX`
+        #[must_use]
+        pub fn max_encoding_message_size(mut self, limit: usize) -> Self {
+            self.inner = self.inner.max_encoding_message_size(limit);
+            self
+        }
+        /// Creates a role binding in a group.
+        pub async fn create_role_binding(
+            &mut self,
+            request: impl tonic::IntoRequest<super::CreateRoleBindingRequest>,
+        ) -> std::result::Result<tonic::Response<super::RoleBinding>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/platform.iam.v2.RoleBindingService/CreateRoleBinding",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "platform.iam.v2.RoleBindingService",
+                        "CreateRoleBinding",
+                    ),
+                );
+            self.inner.unary(req, path, codec).await
+        }
+        /// Returns one role binding.
+        pub async fn get_role_binding(
+            &mut self,
+            request: impl tonic::IntoRequest<super::GetRoleBindingRequest>,
+        ) -> std::result::Result<tonic::Response<super::RoleBinding>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/platform.iam.v2.RoleBindingService/GetRoleBinding",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "platform.iam.v2.RoleBindingService",
+                        "GetRoleBinding",
+                    ),
+                );
+            self.inner.unary(req, path, codec).await
+        }
+        /// Lists role bindings, optionally restricted to a subtree.
+        pub async fn list_role_bindings(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ListRoleBindingsRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ListRoleBindingsResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/platform.iam.v2.RoleBindingService/ListRoleBindings",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "platform.iam.v2.RoleBindingService",
+                        "ListRoleBindings",
+                    ),
+                );
+            self.inner.unary(req, path, codec).await
+        }
+        /// Changes the fields named by `update_mask`.
+        pub async fn update_role_binding(
+            &mut self,
+            request: impl tonic::IntoRequest<super::UpdateRoleBindingRequest>,
+        ) -> std::result::Result<tonic::Response<super::RoleBinding>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/platform.iam.v2.RoleBindingService/UpdateRoleBinding",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "platform.iam.v2.RoleBindingService",
+                        "UpdateRoleBinding",
+                    ),
+                );
+            self.inner.unary(req, path, codec).await
+        }
+        /// Deletes a role binding.
+        pub async fn delete_role_binding(
+            &mut self,
+            request: impl tonic::IntoRequest<super::DeleteRoleBindingRequest>,
+        ) -> std::result::Result<tonic::Response<()>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/platform.iam.v2.RoleBindingService/DeleteRoleBinding",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "platform.iam.v2.RoleBindingService",
+                        "DeleteRoleBinding",
+                    ),
+                );
+            self.inner.unary(req, path, codec).await
+        }
+    }
+}
+/// Generated server implementations.
+pub mod role_binding_service_server {
+    #![allow(
+        unused_variables,
+        dead_code,
+        missing_docs,
+        clippy::wildcard_imports,
+        clippy::let_unit_value,
+    )]
+    use tonic::codegen::*;
+    /// Generated trait containing gRPC methods that should be implemented for use with RoleBindingServiceServer.
+    #[async_trait]
+    pub trait RoleBindingService: std::marker::Send + std::marker::Sync + 'static {
+        /// Creates a role binding in a group.
+        async fn create_role_binding(
+            &self,
+            request: tonic::Request<super::CreateRoleBindingRequest>,
+        ) -> std::result::Result<tonic::Response<super::RoleBinding>, tonic::Status>;
+        /// Returns one role binding.
+        async fn get_role_binding(
+            &self,
+            request: tonic::Request<super::GetRoleBindingRequest>,
+        ) -> std::result::Result<tonic::Response<super::RoleBinding>, tonic::Status>;
+        /// Lists role bindings, optionally restricted to a subtree.
+        async fn list_role_bindings(
+            &self,
+            request: tonic::Request<super::ListRoleBindingsRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ListRoleBindingsResponse>,
+            tonic::Status,
+        >;
+        /// Changes the fields named by `update_mask`.
+        async fn update_role_binding(
+            &self,
+            request: tonic::Request<super::UpdateRoleBindingRequest>,
+        ) -> std::result::Result<tonic::Response<super::RoleBinding>, tonic::Status>;
+        /// Deletes a role binding.
+        async fn delete_role_binding(
+            &self,
+            request: tonic::Request<super::DeleteRoleBindingRequest>,
+        ) -> std::result::Result<tonic::Response<()>, tonic::Status>;
+    }
+    /// Manages role bindings: grants of a role to an identity on a group and everything below it.
+    #[derive(Debug)]
+    pub struct RoleBindingServiceServer<T> {
+        inner: Arc<T>,
+        accept_compression_encodings: EnabledCompressionEncodings,
+        send_compression_encodings: EnabledCompressionEncodings,
+        max_decoding_message_size: Option<usize>,
+        max_encoding_message_size: Option<usize>,
+    }
+    impl<T> RoleBindingServiceServer<T> {
+        pub fn new(inner: T) -> Self {
+            Self::from_arc(Arc::new(inner))
+        }
+        pub fn from_arc(inner: Arc<T>) -> Self {
+            Self {
+                inner,
+                accept_compression_encodings: Default::default(),
+                send_compression_encodings: Default::default(),
+                max_decoding_message_size: None,
+                max_encoding_message_size: None,
+            }
+        }
+        pub fn with_interceptor<F>(
+            inner: T,
+            interceptor: F,
+        ) -> InterceptedService<Self, F>
+        where
+            F: tonic::service::Interceptor,
+        {
+            InterceptedService::new(Self::new(inner), interceptor)
+        }
+        /// Enable decompressing requests with the given encoding.
+        #[must_use]
+        pub fn accept_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.accept_compression_encodings.enable(encoding);
+            self
+        }
+        /// Compress responses with the given encoding, if the client supports it.
+        #[must_use]
+        pub fn send_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.send_compression_encodings.enable(encoding);
+            self
+        }
+        /// Limits the maximum size of a decoded message.
+        ///
+        /// Default: `4MB`
+        #[must_use]
+        pub fn max_decoding_message_size(mut self, limit: usize) -> Self {
+            self.max_decoding_message_size = Some(limit);
+            self
+        }
+        /// Limits the maximum size of an encoded message.
+        ///
+        /// Default: `usize::MAX`
+        #[must_use]
+        pub fn max_encoding_message_size(mut self, limit: usize) -> Self {
+            self.max_encoding_message_size = Some(limit);
+            self
+        }
+    }
+    impl<T, B> tonic::codegen::Service<http::Request<B>> for RoleBindingServiceServer<T>
+    where
+        T: RoleBindingService,
+        B: Body + std::marker::Send + 'static,
+        B::Error: Into<StdError> + std::marker::Send + 'static,
+    {
+        type Response = http::Response<tonic::body::Body>;
+        type Error = std::convert::Infallible;
+        type Future = BoxFuture<Self::Response, Self::Error>;
+        fn poll_ready(
+            &mut self,
+            _cx: &mut Context<'_>,
+        ) -> Poll<std::result::Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+        fn call(&mut self, req: http::Request<B>) -> Self::Future {
+            match req.uri().path() {
+                "/platform.iam.v2.RoleBindingService/CreateRoleBinding" => {
+                    #[allow(non_camel_case_types)]
+                    struct CreateRoleBindingSvc<T: RoleBindingService>(pub Arc<T>);
+                    impl<
+                        T: RoleBindingService,
+                    > tonic::server::UnaryService<super::CreateRoleBindingRequest>
+                    for CreateRoleBindingSvc<T> {
+                        type Response = super::RoleBinding;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::CreateRoleBindingRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as RoleBindingService>::create_role_binding(
+                                        &inner,
+                                        request,
+                                    )
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = CreateRoleBindingSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/platform.iam.v2.RoleBindingService/GetRoleBinding" => {
+                    #[allow(non_camel_case_types)]
+                    struct GetRoleBindingSvc<T: RoleBindingService>(pub Arc<T>);
+                    impl<
+                        T: RoleBindingService,
+                    > tonic::server::UnaryService<super::GetRoleBindingRequest>
+                    for GetRoleBindingSvc<T> {
+                        type Response = super::RoleBinding;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::GetRoleBindingRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as RoleBindingService>::get_role_binding(&inner, request)
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = GetRoleBindingSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/platform.iam.v2.RoleBindingService/ListRoleBindings" => {
+                    #[allow(non_camel_case_types)]
+                    struct ListRoleBindingsSvc<T: RoleBindingService>(pub Arc<T>);
+                    impl<
+                        T: RoleBindingService,
+                    > tonic::server::UnaryService<super::ListRoleBindingsRequest>
+                    for ListRoleBindingsSvc<T> {
+                        type Response = super::ListRoleBindingsResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ListRoleBindingsRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as RoleBindingService>::list_role_bindings(
+                                        &inner,
+                                        request,
+                                    )
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ListRoleBindingsSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/platform.iam.v2.RoleBindingService/UpdateRoleBinding" => {
+                    #[allow(non_camel_case_types)]
+                    struct UpdateRoleBindingSvc<T: RoleBindingService>(pub Arc<T>);
+                    impl<
+                        T: RoleBindingService,
+                    > tonic::server::UnaryService<super::UpdateRoleBindingRequest>
+                    for UpdateRoleBindingSvc<T> {
+                        type Response = super::RoleBinding;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::UpdateRoleBindingRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as RoleBindingService>::update_role_binding(
+                                        &inner,
+                                        request,
+                                    )
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = UpdateRoleBindingSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/platform.iam.v2.RoleBindingService/DeleteRoleBinding" => {
+                    #[allow(non_camel_case_types)]
+                    struct DeleteRoleBindingSvc<T: RoleBindingService>(pub Arc<T>);
+                    impl<
+                        T: RoleBindingService,
+                    > tonic::server::UnaryService<super::DeleteRoleBindingRequest>
+                    for DeleteRoleBindingSvc<T> {
+                        type Response = ();
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::DeleteRoleBindingRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as RoleBindingService>::delete_role_binding(
+                                        &inner,
+                                        request,
+                                    )
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = DeleteRoleBindingSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                _ => {
+                    Box::pin(async move {
+                        let mut response = http::Response::new(
+                            tonic::body::Body::default(),
+                        );
+                        let headers = response.headers_mut();
+                        headers
+                            .insert(
+                                tonic::Status::GRPC_STATUS,
+                                (tonic::Code::Unimplemented as i32).into(),
+                            );
+                        headers
+                            .insert(
+                                http::header::CONTENT_TYPE,
+                                tonic::metadata::GRPC_CONTENT_TYPE,
+                            );
+                        Ok(response)
+                    })
+                }
+            }
+        }
+    }
+    impl<T> Clone for RoleBindingServiceServer<T> {
+        fn clone(&self) -> Self {
+            let inner = self.inner.clone();
+            Self {
+                inner,
+                accept_compression_encodings: self.accept_compression_encodings,
+                send_compression_encodings: self.send_compression_encodings,
+                max_decoding_message_size: self.max_decoding_message_size,
+                max_encoding_message_size: self.max_encoding_message_size,
+            }
+        }
+    }
+    /// Generated gRPC service name
+    pub const SERVICE_NAME: &str = "platform.iam.v2.RoleBindingService";
+    impl<T> tonic::server::NamedService for RoleBindingServiceServer<T> {
+        const NAME: &'static str = SERVICE_NAME;
+    }
+}
+/// A named set of capabilities, such as `owner` or `viewer`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct Role {
+    /// The role's UIDP: its group's uid plus one segment.
+    #[prost(string, tag = "1")]
+    pub uid: ::prost::alloc::string::String,
+    /// When the role was created.
+    #[prost(message, optional, tag = "2")]
+    pub create_time: ::core::option::Option<::prost_types::Timestamp>,
+    /// When the role last changed.
+    #[prost(message, optional, tag = "3")]
+    pub update_time: ::core::option::Option<::prost_types::Timestamp>,
+    /// A human-readable name, e.g. `viewer`.
+    #[prost(string, tag = "4")]
+    pub name: ::prost::alloc::string::String,
+    /// A free-form description.
+    #[prost(string, tag = "5")]
+    pub description: ::prost::alloc::string::String,
+    /// The capabilities the role grants, e.g. `groups.list`.
+    #[prost(string, repeated, tag = "6")]
+    pub capabilities: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// A checksum for optimistic concurrency (AIP-154).
+    #[prost(string, tag = "7")]
+    pub etag: ::prost::alloc::string::String,
+}
+/// Request for `CreateRole`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct CreateRoleRequest {
+    /// The uid of the group the role belongs to.
+    #[prost(string, tag = "1")]
+    pub parent: ::prost::alloc::string::String,
+    /// The role to create.
+    #[prost(message, optional, tag = "2")]
+    pub role: ::core::option::Option<Role>,
+}
+/// Request for `GetRole`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct GetRoleRequest {
+    /// The role's uid.
+    #[prost(string, tag = "1")]
+    pub uid: ::prost::alloc::string::String,
+}
+/// Request for `ListRoles`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ListRolesRequest {
+    /// Restricts the list to a subtree.
+    #[prost(message, optional, tag = "1")]
+    pub uidp: ::core::option::Option<super::super::r#type::UidpFilter>,
+    /// Maximum number of roles to return; 0 means the default.
+    #[prost(int32, tag = "2")]
+    pub page_size: i32,
+    /// `next_page_token` of the previous page.
+    #[prost(string, tag = "3")]
+    pub page_token: ::prost::alloc::string::String,
+    /// Number of roles to skip after the page token's position.
+    #[prost(int32, tag = "4")]
+    pub skip: i32,
+    /// Comma-separated fields to order by, each optionally followed by `desc`.
+    #[prost(string, tag = "5")]
+    pub order_by: ::prost::alloc::string::String,
+}
+/// Response of `ListRoles`.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ListRolesResponse {
+    /// The roles of this page.
+    #[prost(message, repeated, tag = "1")]
+    pub items: ::prost::alloc::vec::Vec<Role>,
+    /// Token for the next page; empty on the last page.
+    #[prost(string, tag = "2")]
+    pub next_page_token: ::prost::alloc::string::String,
+    /// Number of roles matching the filter, independent of paging.
+    #[prost(int32, tag = "3")]
+    pub total_count: i32,
+}
+/// Request for `UpdateRole`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct UpdateRoleRequest {
+    /// The role's uid.
+    #[prost(string, tag = "1")]
+    pub uid: ::prost::alloc::string::String,
+    /// The new values of the fields named in `update_mask`.
+    #[prost(message, optional, tag = "2")]
+    pub role: ::core::option::Option<Role>,
+    /// Which fields to change; `*` for every writable field, empty for the
+    /// fields set in `role`.
+    #[prost(message, optional, tag = "3")]
+    pub update_mask: ::core::option::Option<::prost_types::FieldMask>,
+}
+/// Request for `DeleteRole`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct DeleteRoleRequest {
+    /// The role's uid.
+    #[prost(string, tag = "1")]
+    pub uid: ::prost::alloc::string::String,
+    /// When set, the delete fails with ABORTED unless it is the role's etag.
+    #[prost(string, tag = "2")]
+    pub etag: ::prost::alloc::string::String,
+}
+/// Generated client implementations.
+pub mod role_service_client {
+    #![allow(
+        unused_variables,
+        dead_code,
+        missing_docs,
+        clippy::wildcard_imports,
+        clippy::let_unit_value,
+    )]
+    use tonic::codegen::*;
+    use tonic::codegen::http::Uri;
+    /// Manages roles: named sets of capabilities that role bindings grant.
+    #[derive(Debug, Clone)]
+    pub struct RoleServiceClient<T> {
+        inner: tonic::client::Grpc<T>,
+    }
+    impl<T> RoleServiceClient<T>
+    where
+        T: tonic::client::GrpcService<tonic::body::Body>,
+        T::Error: Into<StdError>,
+        T::ResponseBody: Body<Data = Bytes> + std::marker::Send + 'static,
+        <T::ResponseBody as Body>::Error: Into<StdError> + std::marker::Send,
+    {
+        pub fn new(inner: T) -> Self {
+            let inner = tonic::client::Grpc::new(inner);
+            Self { inner }
+        }
+        pub fn with_origin(inner: T, origin: Uri) -> Self {
+            let inner = tonic::client::Grpc::with_origin(inner, origin);
+            Self { inner }
+        }
+        pub fn with_interceptor<F>(
+            inner: T,
+            interceptor: F,
+        ) -> RoleServiceClient<InterceptedService<T, F>>
+        where
+            F: tonic::service::Interceptor,
+            T::ResponseBody: Default,
+            T: tonic::codegen::Service<
+                http::Request<tonic::body::Body>,
+                Response = http::Response<
+                    <T as tonic::client::GrpcService<tonic::body::Body>>::ResponseBody,
+                >,
+            >,
+            <T as tonic::codegen::Service<
+                http::Request<tonic::body::Body>,
+            >>::Error: Into<StdError> + std::marker::Send + std::marker::Sync,
+        {
+            RoleServiceClient::new(InterceptedService::new(inner, interceptor))
+        }
+        /// Compress requests with the given encoding.
+        ///
+        /// This requires the server to support it otherwise it might respond with an
+        /// error.
+        #[must_use]
+        pub fn send_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.inner = self.inner.send_compressed(encoding);
+            self
+        }
+        /// Enable decompressing responses.
+        #[must_use]
+        pub fn accept_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.inner = self.inner.accept_compressed(encoding);
+            self
+        }
+        /// Limits the maximum size of a decoded message.
+        ///
+        /// Default: `4MB`
+        #[must_use]
+        pub fn max_decoding_message_size(mut self, limit: usize) -> Self {
+            self.inner = self.inner.max_decoding_message_size(limit);
+            self
+        }
+        /// Limits the maximum size of an encoded message.
+        ///
+        /// Default: `usize::MAX`
+        #[must_use]
+        pub fn max_encoding_message_size(mut self, limit: usize) -> Self {
+            self.inner = self.inner.max_encoding_message_size(limit);
+            self
+        }
+        /// Creates a role in a group.
+        pub async fn create_role(
+            &mut self,
+            request: impl tonic::IntoRequest<super::CreateRoleRequest>,
+        ) -> std::result::Result<tonic::Response<super::Role>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/platform.iam.v2.RoleService/CreateRole",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("platform.iam.v2.RoleService", "CreateRole"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// Returns one role.
+        pub async fn get_role(
+            &mut self,
+            request: impl tonic::IntoRequest<super::GetRoleRequest>,
+        ) -> std::result::Result<tonic::Response<super::Role>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/platform.iam.v2.RoleService/GetRole",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("platform.iam.v2.RoleService", "GetRole"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// Lists roles, optionally restricted to a subtree.
+        pub async fn list_roles(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ListRolesRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ListRolesResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/platform.iam.v2.RoleService/ListRoles",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("platform.iam.v2.RoleService", "ListRoles"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// Changes the fields of a role named by `update_mask`.
+        pub async fn update_role(
+            &mut self,
+            request: impl tonic::IntoRequest<super::UpdateRoleRequest>,
+        ) -> std::result::Result<tonic::Response<super::Role>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/platform.iam.v2.RoleService/UpdateRole",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("platform.iam.v2.RoleService", "UpdateRole"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// Deletes a role that no role binding refers to.
+        pub async fn delete_role(
+            &mut self,
+            request: impl tonic::IntoRequest<super::DeleteRoleRequest>,
+        ) -> std::result::Result<tonic::Response<()>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/platform.iam.v2.RoleService/DeleteRole",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("platform.iam.v2.RoleService", "DeleteRole"));
+            self.inner.unary(req, path, codec).await
+        }
+    }
+}
+/// Generated server implementations.
+pub mod role_service_server {
+    #![allow(
+        unused_variables,
+        dead_code,
+        missing_docs,
+        clippy::wildcard_imports,
+        clippy::let_unit_value,
+    )]
+    use tonic::codegen::*;
+    /// Generated trait containing gRPC methods that should be implemented for use with RoleServiceServer.
+    #[async_trait]
+    pub trait RoleService: std::marker::Send + std::marker::Sync + 'static {
+        /// Creates a role in a group.
+        async fn create_role(
+            &self,
+            request: tonic::Request<super::CreateRoleRequest>,
+        ) -> std::result::Result<tonic::Response<super::Role>, tonic::Status>;
+        /// Returns one role.
+        async fn get_role(
+            &self,
+            request: tonic::Request<super::GetRoleRequest>,
+        ) -> std::result::Result<tonic::Response<super::Role>, tonic::Status>;
+        /// Lists roles, optionally restricted to a subtree.
+        async fn list_roles(
+            &self,
+            request: tonic::Request<super::ListRolesRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ListRolesResponse>,
+            tonic::Status,
+        >;
+        /// Changes the fields of a role named by `update_mask`.
+        async fn update_role(
+            &self,
+            request: tonic::Request<super::UpdateRoleRequest>,
+        ) -> std::result::Result<tonic::Response<super::Role>, tonic::Status>;
+        /// Deletes a role that no role binding refers to.
+        async fn delete_role(
+            &self,
+            request: tonic::Request<super::DeleteRoleRequest>,
+        ) -> std::result::Result<tonic::Response<()>, tonic::Status>;
+    }
+    /// Manages roles: named sets of capabilities that role bindings grant.
+    #[derive(Debug)]
+    pub struct RoleServiceServer<T> {
+        inner: Arc<T>,
+        accept_compression_encodings: EnabledCompressionEncodings,
+        send_compression_encodings: EnabledCompressionEncodings,
+        max_decoding_message_size: Option<usize>,
+        max_encoding_message_size: Option<usize>,
+    }
+    impl<T> RoleServiceServer<T> {
+        pub fn new(inner: T) -> Self {
+            Self::from_arc(Arc::new(inner))
+        }
+        pub fn from_arc(inner: Arc<T>) -> Self {
+            Self {
+                inner,
+                accept_compression_encodings: Default::default(),
+                send_compression_encodings: Default::default(),
+                max_decoding_message_size: None,
+                max_encoding_message_size: None,
+            }
+        }
+        pub fn with_interceptor<F>(
+            inner: T,
+            interceptor: F,
+        ) -> InterceptedService<Self, F>
+        where
+            F: tonic::service::Interceptor,
+        {
+            InterceptedService::new(Self::new(inner), interceptor)
+        }
+        /// Enable decompressing requests with the given encoding.
+        #[must_use]
+        pub fn accept_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.accept_compression_encodings.enable(encoding);
+            self
+        }
+        /// Compress responses with the given encoding, if the client supports it.
+        #[must_use]
+        pub fn send_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.send_compression_encodings.enable(encoding);
+            self
+        }
+        /// Limits the maximum size of a decoded message.
+        ///
+        /// Default: `4MB`
+        #[must_use]
+        pub fn max_decoding_message_size(mut self, limit: usize) -> Self {
+            self.max_decoding_message_size = Some(limit);
+            self
+        }
+        /// Limits the maximum size of an encoded message.
+        ///
+        /// Default: `usize::MAX`
+        #[must_use]
+        pub fn max_encoding_message_size(mut self, limit: usize) -> Self {
+            self.max_encoding_message_size = Some(limit);
+            self
+        }
+    }
+    impl<T, B> tonic::codegen::Service<http::Request<B>> for RoleServiceServer<T>
+    where
+        T: RoleService,
+        B: Body + std::marker::Send + 'static,
+        B::Error: Into<StdError> + std::marker::Send + 'static,
+    {
+        type Response = http::Response<tonic::body::Body>;
+        type Error = std::convert::Infallible;
+        type Future = BoxFuture<Self::Response, Self::Error>;
+        fn poll_ready(
+            &mut self,
+            _cx: &mut Context<'_>,
+        ) -> Poll<std::result::Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+        fn call(&mut self, req: http::Request<B>) -> Self::Future {
+            match req.uri().path() {
+                "/platform.iam.v2.RoleService/CreateRole" => {
+                    #[allow(non_camel_case_types)]
+                    struct CreateRoleSvc<T: RoleService>(pub Arc<T>);
+                    impl<
+                        T: RoleService,
+                    > tonic::server::UnaryService<super::CreateRoleRequest>
+                    for CreateRoleSvc<T> {
+                        type Response = super::Role;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::CreateRoleRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as RoleService>::create_role(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = CreateRoleSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/platform.iam.v2.RoleService/GetRole" => {
+                    #[allow(non_camel_case_types)]
+                    struct GetRoleSvc<T: RoleService>(pub Arc<T>);
+                    impl<
+                        T: RoleService,
+                    > tonic::server::UnaryService<super::GetRoleRequest>
+                    for GetRoleSvc<T> {
+                        type Response = super::Role;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::GetRoleRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as RoleService>::get_role(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = GetRoleSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/platform.iam.v2.RoleService/ListRoles" => {
+                    #[allow(non_camel_case_types)]
+                    struct ListRolesSvc<T: RoleService>(pub Arc<T>);
+                    impl<
+                        T: RoleService,
+                    > tonic::server::UnaryService<super::ListRolesRequest>
+                    for ListRolesSvc<T> {
+                        type Response = super::ListRolesResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ListRolesRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as RoleService>::list_roles(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ListRolesSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/platform.iam.v2.RoleService/UpdateRole" => {
+                    #[allow(non_camel_case_types)]
+                    struct UpdateRoleSvc<T: RoleService>(pub Arc<T>);
+                    impl<
+                        T: RoleService,
+                    > tonic::server::UnaryService<super::UpdateRoleRequest>
+                    for UpdateRoleSvc<T> {
+                        type Response = super::Role;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::UpdateRoleRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as RoleService>::update_role(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = UpdateRoleSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/platform.iam.v2.RoleService/DeleteRole" => {
+                    #[allow(non_camel_case_types)]
+                    struct DeleteRoleSvc<T: RoleService>(pub Arc<T>);
+                    impl<
+                        T: RoleService,
+                    > tonic::server::UnaryService<super::DeleteRoleRequest>
+                    for DeleteRoleSvc<T> {
+                        type Response = ();
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::DeleteRoleRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as RoleService>::delete_role(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = DeleteRoleSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                _ => {
+                    Box::pin(async move {
+                        let mut response = http::Response::new(
+                            tonic::body::Body::default(),
+                        );
+                        let headers = response.headers_mut();
+                        headers
+                            .insert(
+                                tonic::Status::GRPC_STATUS,
+                                (tonic::Code::Unimplemented as i32).into(),
+                            );
+                        headers
+                            .insert(
+                                http::header::CONTENT_TYPE,
+                                tonic::metadata::GRPC_CONTENT_TYPE,
+                            );
+                        Ok(response)
+                    })
+                }
+            }
+        }
+    }
+    impl<T> Clone for RoleServiceServer<T> {
+        fn clone(&self) -> Self {
+            let inner = self.inner.clone();
+            Self {
+                inner,
+                accept_compression_encodings: self.accept_compression_encodings,
+                send_compression_encodings: self.send_compression_encodings,
+                max_decoding_message_size: self.max_decoding_message_size,
+                max_encoding_message_size: self.max_encoding_message_size,
+            }
+        }
+    }
+    /// Generated gRPC service name
+    pub const SERVICE_NAME: &str = "platform.iam.v2.RoleService";
+    impl<T> tonic::server::NamedService for RoleServiceServer<T> {
+        const NAME: &'static str = SERVICE_NAME;
+    }
+}

@@ -108,6 +108,7 @@ impl<R: Resource> Update<R> {
                 .filter(|f| f.behavior == Behavior::Required && !merged.has_field(f.path))
                 .map(|f| self.violation(f, "the field is required and cannot be cleared")),
         );
+        violations.extend(merged.check_values(self.body_field));
         if !violations.is_empty() {
             return Err(Error::invalid_fields(violations));
         }

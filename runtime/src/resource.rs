@@ -34,6 +34,18 @@ pub struct FieldSpec {
     pub has_children: bool,
 }
 
+/// Items of another collection that keep an item from being deleted: those
+/// whose `field` holds its uid.
+#[derive(Clone, Copy, Debug)]
+pub struct Dependent {
+    /// The collection id, e.g. `roleBindings`.
+    pub collection: &'static str,
+    /// The resource type reported in the `PreconditionFailure`.
+    pub resource_type: &'static str,
+    /// The JSON name of the referring field; `parent` for children.
+    pub field: &'static str,
+}
+
 /// A value an item is ordered by.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[serde(untagged)]
@@ -50,6 +62,12 @@ pub trait Resource: ReflectMessage + Default + Clone + Send + Sync + 'static {
     const FIELDS: &'static [FieldSpec];
     /// Fields `order_by` may name (JSON names); `uid` is always allowed.
     const ORDER_BY: &'static [&'static str];
+    /// Default and maximum page size of lists.
+    const PAGE_SIZES: crate::standard::PageSizes = crate::standard::PageSizes::DEFAULT;
+    /// Hierarchy filters lists accept (`children_of`, `descendants_of`).
+    const FILTERS: &'static [&'static str] = &["children_of", "descendants_of"];
+    /// What keeps an item from being deleted.
+    const DEPENDENTS: &'static [Dependent] = &[];
 
     fn uid(&self) -> &str;
     fn set_uid(&mut self, uid: String);
@@ -69,8 +87,16 @@ pub trait Resource: ReflectMessage + Default + Clone + Send + Sync + 'static {
     /// Whether the field at `path` has the same value in both.
     fn field_eq(&self, other: &Self, path: &str) -> bool;
 
-    /// The value of an `order_by` field (JSON name).
+    /// The value of a top-level scalar field (JSON name), for ordering and
+    /// for storage columns.
     fn sort_value(&self, field: &str) -> SortValue;
+
+    /// Violations of the field value rules (allowed values, UIDP fields);
+    /// paths are prefixed with `body_field`.
+    fn check_values(&self, body_field: &str) -> Vec<crate::error::FieldViolation> {
+        let _ = body_field;
+        Vec::new()
+    }
 
     /// The ErrorInfo domain of this resource's API (`iam.platform`).
     fn domain() -> &'static str {

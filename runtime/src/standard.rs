@@ -21,12 +21,17 @@ pub struct PageSizes {
     pub max: u32,
 }
 
+impl PageSizes {
+    /// The contract's defaults: 50 items, at most 200.
+    pub const DEFAULT: PageSizes = PageSizes {
+        default: 50,
+        max: 200,
+    };
+}
+
 impl Default for PageSizes {
     fn default() -> Self {
-        PageSizes {
-            default: 50,
-            max: 200,
-        }
+        PageSizes::DEFAULT
     }
 }
 
@@ -52,13 +57,14 @@ pub fn prepare_create<R: Resource>(
     };
     let mut resource = resource.unwrap_or_default();
     resource.keep_output_only(None);
-    let missing: Vec<FieldViolation> = R::FIELDS
+    let mut violations: Vec<FieldViolation> = R::FIELDS
         .iter()
         .filter(|f| f.behavior == Behavior::Required && !resource.has_field(f.path))
         .map(|f| FieldViolation::new(format!("{body_field}.{}", f.json_path), "required"))
         .collect();
-    if !missing.is_empty() {
-        return Err(Error::invalid_fields(missing));
+    violations.extend(resource.check_values(body_field));
+    if !violations.is_empty() {
+        return Err(Error::invalid_fields(violations));
     }
     resource.set_uid(uid);
     let now = time::now();
@@ -97,12 +103,24 @@ pub struct ListPlan {
 
 impl ListPlan {
     /// Validates a list request for `R`, reporting every problem at once.
-    pub fn new<R: Resource>(
-        tokens: &PageTokens,
-        sizes: PageSizes,
-        request: ListRequest<'_>,
-    ) -> Result<Self, Error> {
+    pub fn new<R: Resource>(tokens: &PageTokens, request: ListRequest<'_>) -> Result<Self, Error> {
+        let sizes = R::PAGE_SIZES;
         let mut violations = Vec::new();
+        for (field, value, filter) in [
+            (
+                "uidp.descendantsOf",
+                request.descendants_of,
+                "descendants_of",
+            ),
+            ("uidp.childrenOf", request.children_of, "children_of"),
+        ] {
+            if !value.is_empty() && !R::FILTERS.contains(&filter) {
+                violations.push(FieldViolation::new(
+                    field,
+                    format!("{} lists do not take this filter", R::TYPE),
+                ));
+            }
+        }
         let filter = match (request.descendants_of, request.children_of) {
             ("", "") => Hierarchy::All,
             (uid, "") => checked_uid("uidp.descendantsOf", uid, &mut violations)

@@ -34,7 +34,6 @@ const IMPORTED: &[&str] = &[
     "standard",
     "ListPlan",
     "ListRequest",
-    "PageSizes",
     "ListQuery",
     "Page",
     "StoreError",

@@ -42,8 +42,8 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
     let copy_arms = fields.iter().map(|f| copy_arm(f));
     let has_arms = fields.iter().map(|f| has_arm(f));
     let eq_arms = fields.iter().map(|f| eq_arm(f));
-    let sort_arms = resource.order_by.iter().filter_map(|json| {
-        let field = resource.fields.iter().find(|f| f.parent.is_none() && &f.json_name == json)?;
+    let sort_arms = resource.fields.iter().filter(|f| f.parent.is_none()).filter_map(|field| {
+        let json = &field.json_name;
         let name = ident(&field.name);
         let value = match field.kind {
             FieldKind::Timestamp => quote! {
@@ -52,13 +52,42 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             FieldKind::Number => quote!(SortValue::Int(i64::from(self.#name))),
             FieldKind::Float => quote!(SortValue::Text(format!("{:020.6}", self.#name))),
             FieldKind::Bool => quote!(SortValue::Int(i64::from(self.#name))),
-            _ => quote!(SortValue::Text(self.#name.clone())),
+            FieldKind::Text => quote!(SortValue::Text(self.#name.clone())),
+            FieldKind::Message | FieldKind::Repeated => return None,
         };
         Some(quote!(#json => #value,))
     });
+    let page_sizes = resource.page_sizes.map(|(default, max)| {
+        quote! {
+            const PAGE_SIZES: ::runtime::standard::PageSizes =
+                ::runtime::standard::PageSizes { default: #default, max: #max };
+        }
+    });
+    let filters = (resource.filters != ["children_of", "descendants_of"]).then(|| {
+        let filters = &resource.filters;
+        quote!(const FILTERS: &'static [&'static str] = &[#(#filters),*];)
+    });
+    let dependents = (!resource.dependents.is_empty()).then(|| {
+        let entries = resource.dependents.iter().map(|d| {
+            let (collection, resource_type, field) = (&d.collection, &d.resource_type, &d.field);
+            quote! {
+                Dependent { collection: #collection, resource_type: #resource_type, field: #field }
+            }
+        });
+        quote! {
+            const DEPENDENTS: &'static [::runtime::resource::Dependent] = {
+                use ::runtime::resource::Dependent;
+                &[#(#entries),*]
+            };
+        }
+    });
+    let check_values = (!resource.rules.is_empty()).then(|| check_values(resource));
     quote! {
         impl ::runtime::resource::Resource for #ty {
             const TYPE: &'static str = #type_name;
+            #page_sizes
+            #filters
+            #dependents
             const FIELDS: &'static [::runtime::resource::FieldSpec] = {
                 use ::runtime::resource::{Behavior, FieldSpec};
                 &[#(#specs),*]
@@ -118,6 +147,8 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
                 }
             }
 
+            #check_values
+
             fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
                 use ::runtime::resource::SortValue;
                 match field {
@@ -125,6 +156,52 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
                     _ => SortValue::Text(self.uid.clone()),
                 }
             }
+        }
+    }
+}
+
+/// `check_values` from the annotation files' field rules.
+fn check_values(resource: &Resource) -> TokenStream {
+    let checks = resource.rules.iter().map(|rule| {
+        let name = ident(&rule.field);
+        let path = format!("{{body_field}}.{}", rule.json_name);
+        let mut tests = Vec::new();
+        if let Some(allowed) = &rule.allowed {
+            let list = allowed.join(", ");
+            tests.push(quote! {
+                if ![#(#allowed),*].contains(&value.as_str()) {
+                    violations.push(FieldViolation::new(
+                        path(),
+                        format!("`{value}` is not one of: {}", #list),
+                    ));
+                }
+            });
+        }
+        if rule.uidp {
+            tests.push(quote! {
+                if !::runtime::uidp::is_valid(value) {
+                    violations.push(FieldViolation::new(path(), format!("`{value}` is not a UIDP")));
+                }
+            });
+        }
+        let values = if rule.repeated {
+            quote!(self.#name.iter())
+        } else {
+            quote!(std::iter::once(&self.#name).filter(|value| !value.is_empty()))
+        };
+        quote! {
+            for value in #values {
+                let path = || format!(#path);
+                #(#tests)*
+            }
+        }
+    });
+    quote! {
+        fn check_values(&self, body_field: &str) -> Vec<::runtime::error::FieldViolation> {
+            use ::runtime::error::FieldViolation;
+            let mut violations = Vec::new();
+            #(#checks)*
+            violations
         }
     }
 }

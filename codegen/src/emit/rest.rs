@@ -57,6 +57,17 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         .methods
         .iter()
         .map(|method| emit_handler(scope, &api_type, &bounds, method));
+    let mut extractors = vec![quote!(Json), quote!(RestRequest)];
+    if service.methods.iter().any(|m| m.http.body.is_some()) {
+        extractors.insert(0, quote!(Body));
+    }
+    if service
+        .methods
+        .iter()
+        .any(|m| m.http.template.variable.is_some())
+    {
+        extractors.push(quote!(PathTail));
+    }
     let doc = format!(
         " REST routes of `{}`, one per `google.api.http` rule, calling `api`.",
         service.full_name
@@ -73,7 +84,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         mod #module {
             use super::*;
             use axum::extract::{RawQuery, State};
-            use runtime::rest::{Body, Json, PathTail, RestRequest};
+            use runtime::rest::{#(#extractors),*};
 
             #(#handlers)*
         }

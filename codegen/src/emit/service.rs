@@ -127,17 +127,31 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
     let rust_name = format_ident!("{}", method.rust_name());
     let input = scope.path(&method.input);
     let output = scope.path(&method.output);
-    let doc = super::docs(&method.comments);
+    let mut comments = method.comments.clone();
+    if let Some(capability) = &method.capability {
+        comments.push_str(&format!("\n\nRequires the `{capability}` capability."));
+    }
+    let doc = super::docs(&comments);
     let resource = api
         .resource(method.standard.resource())
         .expect("the model checked that standard methods name a resource");
     let ty = scope.path(&resource.rust_path);
     let store = StoreMethods::of(resource);
     let body = match &method.standard {
-        Standard::Create { body_field, .. } => {
+        Standard::Create {
+            body_field,
+            parent_required,
+            ..
+        } => {
             let field = format_ident!("{}", body_field);
             let insert = store.insert;
+            let parent = if *parent_required {
+                quote!(uidp::parse("parent", &request.parent)?;)
+            } else {
+                quote!()
+            };
             quote! {
+                #parent
                 let resource = standard::prepare_create(caller, &request.parent, request.#field, #body_field)?;
                 self.store
                     .#insert(&resource)
@@ -165,7 +179,6 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
                 let uidp = request.uidp.unwrap_or_default();
                 let plan = ListPlan::new::<#ty>(
                     &self.page_tokens,
-                    PageSizes::default(),
                     ListRequest {
                         descendants_of: &uidp.descendants_of,
                         children_of: &uidp.children_of,

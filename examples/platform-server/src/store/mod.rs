@@ -15,7 +15,13 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
-use generated::platform::iam::v2::{Group, GroupStore};
+use generated::platform::advisory::v2::{Document, DocumentStore};
+use generated::platform::iam::v2::{
+    Group, GroupStore, Identity, IdentityStore, Role, RoleBinding, RoleBindingStore, RoleStore,
+};
+use generated::platform::libraries::v2::{Artifact, ArtifactStore};
+use generated::platform::registry::v2::{Repo, RepoStore};
+use generated::platform::vulnerabilities::v2::{Advisory, AdvisoryStore};
 use runtime::mask::Update;
 use runtime::store::{ListQuery, Page, StoreError};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
@@ -37,19 +43,69 @@ pub struct SqlStore {
     backend: Backend,
 }
 
-const GROUPS: Table = Table {
-    name: "groups",
-    parent_table: Some("groups"),
-    order_columns: &[
+/// Columns every collection keeps beside `body`: its `order_by` fields.
+const STANDARD_COLUMNS: [(&str, &str); 3] = [
+    ("name", "name"),
+    ("createTime", "create_time"),
+    ("updateTime", "update_time"),
+];
+
+const fn table(name: &'static str, collection: &'static str) -> Table {
+    Table {
+        name,
+        collection,
+        columns: &STANDARD_COLUMNS,
+    }
+}
+
+const GROUPS: Table = table("groups", "groups");
+const ROLES: Table = table("roles", "roles");
+const IDENTITIES: Table = table("identities", "identities");
+const ROLE_BINDINGS: Table = Table {
+    name: "role_bindings",
+    collection: "roleBindings",
+    // Deleting a role or an identity looks up the bindings that refer to it.
+    columns: &[
         ("name", "name"),
         ("createTime", "create_time"),
         ("updateTime", "update_time"),
+        ("role", "role"),
+        ("identity", "identity"),
     ],
-    dependents: &[("groups", "iam.platform/Group")],
 };
+const REPOS: Table = table("repos", "repos");
+const ADVISORIES: Table = Table {
+    name: "advisories",
+    collection: "advisories",
+    columns: &[
+        ("name", "name"),
+        ("createTime", "create_time"),
+        ("updateTime", "update_time"),
+        ("advisoryId", "advisory_id"),
+    ],
+};
+const ARTIFACTS: Table = table("artifacts", "artifacts");
+const DOCUMENTS: Table = table("documents", "documents");
 
 /// Every table, in creation order (for migrations).
-const TABLES: &[&Table] = &[&GROUPS];
+const TABLES: &[&Table] = &[
+    &GROUPS,
+    &ROLES,
+    &IDENTITIES,
+    &ROLE_BINDINGS,
+    &REPOS,
+    &ADVISORIES,
+    &ARTIFACTS,
+    &DOCUMENTS,
+];
+
+/// The table of a collection.
+fn table_of(collection: &str) -> &'static Table {
+    TABLES
+        .iter()
+        .find(|table| table.collection == collection)
+        .unwrap_or_else(|| panic!("no table stores collection `{collection}`"))
+}
 
 impl SqlStore {
     /// Opens (creating if needed) the embedded database in `data_dir`.
@@ -87,34 +143,62 @@ impl SqlStore {
         Ok(store)
     }
 
+    /// Bulk-loads groups in one transaction (seeding, benchmarks). Parents
+    /// are not checked; the caller loads them first.
+    pub async fn import_groups(&self, groups: &[Group]) -> Result<(), StoreError> {
+        GROUPS.import(&self.pool, groups).await
+    }
+
     /// Closes every connection, waiting for running statements.
     pub async fn close(&self) {
         self.pool.close().await;
     }
 }
 
-impl GroupStore for SqlStore {
-    async fn insert_group(&self, group: &Group) -> Result<(), StoreError> {
-        GROUPS.insert(&self.pool, group).await
-    }
+/// Implements a generated storage trait by delegating to the collection's table.
+macro_rules! table_store {
+    ($($store:ident for $resource:ident in $table:ident { $insert:ident, $get:ident, $list:ident, $update:ident, $delete:ident })*) => {$(
+        impl $store for SqlStore {
+            async fn $insert(&self, resource: &$resource) -> Result<(), StoreError> {
+                $table.insert(&self.pool, resource).await
+            }
 
-    async fn get_group(&self, uid: &str) -> Result<Option<Group>, StoreError> {
-        GROUPS.get(&self.pool, uid).await
-    }
+            async fn $get(&self, uid: &str) -> Result<Option<$resource>, StoreError> {
+                $table.get(&self.pool, uid).await
+            }
 
-    async fn list_groups(&self, query: &ListQuery) -> Result<Page<Group>, StoreError> {
-        GROUPS.list(&self.pool, query).await
-    }
+            async fn $list(&self, query: &ListQuery) -> Result<Page<$resource>, StoreError> {
+                $table.list(&self.pool, query).await
+            }
 
-    async fn update_group(
-        &self,
-        uid: &str,
-        update: &Update<Group>,
-    ) -> Result<Option<Group>, StoreError> {
-        GROUPS.update(&self.pool, self.backend, uid, update).await
-    }
+            async fn $update(&self, uid: &str, update: &Update<$resource>) -> Result<Option<$resource>, StoreError> {
+                $table.update(&self.pool, self.backend, uid, update).await
+            }
 
-    async fn delete_group(&self, uid: &str, etag: Option<&str>) -> Result<bool, StoreError> {
-        GROUPS.delete(&self.pool, self.backend, uid, etag).await
+            async fn $delete(&self, uid: &str, etag: Option<&str>) -> Result<bool, StoreError> {
+                $table.delete::<$resource>(&self.pool, self.backend, uid, etag).await
+            }
+        }
+    )*};
+}
+
+table_store! {
+    GroupStore for Group in GROUPS { insert_group, get_group, list_groups, update_group, delete_group }
+    RoleStore for Role in ROLES { insert_role, get_role, list_roles, update_role, delete_role }
+    IdentityStore for Identity in IDENTITIES {
+        insert_identity, get_identity, list_identities, update_identity, delete_identity
+    }
+    RoleBindingStore for RoleBinding in ROLE_BINDINGS {
+        insert_role_binding, get_role_binding, list_role_bindings, update_role_binding, delete_role_binding
+    }
+    RepoStore for Repo in REPOS { insert_repo, get_repo, list_repos, update_repo, delete_repo }
+    AdvisoryStore for Advisory in ADVISORIES {
+        insert_advisory, get_advisory, list_advisories, update_advisory, delete_advisory
+    }
+    ArtifactStore for Artifact in ARTIFACTS {
+        insert_artifact, get_artifact, list_artifacts, update_artifact, delete_artifact
+    }
+    DocumentStore for Document in DOCUMENTS {
+        insert_document, get_document, list_documents, update_document, delete_document
     }
 }

@@ -26,7 +26,7 @@ pub async fn migrate(
     for table in tables {
         let name = table.name;
         let order_columns: String = table
-            .order_columns
+            .columns
             .iter()
             .map(|(json, column)| {
                 let ty = if json.ends_with("Time") {
@@ -51,9 +51,14 @@ pub async fn migrate(
         let mut indexes = vec![format!(
             "CREATE INDEX IF NOT EXISTS {name}_by_parent ON {name} (parent, uid)"
         )];
-        for (_, column) in table.order_columns {
+        // Keyset paging in each order: over the whole table, and among the
+        // children of one parent.
+        for (_, column) in table.columns {
             indexes.push(format!(
                 "CREATE INDEX IF NOT EXISTS {name}_by_{column} ON {name} ({column}, uid)"
+            ));
+            indexes.push(format!(
+                "CREATE INDEX IF NOT EXISTS {name}_by_parent_{column} ON {name} (parent, {column}, uid)"
             ));
         }
         for index in indexes {

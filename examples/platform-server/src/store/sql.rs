@@ -14,38 +14,38 @@ use super::Backend;
 #[derive(Debug)]
 pub struct Table {
     pub name: &'static str,
-    /// The table a parent uid must exist in (groups), if any.
-    pub parent_table: Option<&'static str>,
-    /// `order_by` fields (JSON name) and their columns.
-    pub order_columns: &'static [(&'static str, &'static str)],
-    /// Tables whose rows block deleting a row they are children of, with the
-    /// resource type reported for them.
-    pub dependents: &'static [(&'static str, &'static str)],
+    /// The collection id (`roleBindings`), as the generated code names it.
+    pub collection: &'static str,
+    /// Top-level fields (JSON name) kept in their own indexed column, for
+    /// ordering and for finding dependents.
+    pub columns: &'static [(&'static str, &'static str)],
 }
+
+/// Every item's parent is a group, which must exist when the item is created.
+const PARENT_TABLE: &str = "groups";
 
 fn backend_error(error: sqlx::Error) -> StoreError {
     StoreError::backend(error)
 }
 
 impl Table {
-    fn columns(&self) -> String {
-        let order: String = self
-            .order_columns
-            .iter()
-            .map(|(_, c)| format!("{c}, "))
-            .collect();
+    fn column_list(&self) -> String {
+        let order: String = self.columns.iter().map(|(_, c)| format!("{c}, ")).collect();
         format!("uid, parent, {order}etag, body")
     }
 
+    /// The column holding a top-level field (JSON name).
     fn column(&self, field: &str) -> &'static str {
-        if field == "uid" {
-            return "uid";
+        match field {
+            "uid" => return "uid",
+            "parent" => return "parent",
+            _ => {}
         }
-        self.order_columns
+        self.columns
             .iter()
             .find(|(json, _)| *json == field)
             .map(|(_, column)| *column)
-            .expect("order_by fields are validated against the resource's allow-list")
+            .unwrap_or_else(|| panic!("table `{}` has no column for `{field}`", self.name))
     }
 
     /// Binds a resource's column values in [`Self::columns`] order.
@@ -57,7 +57,7 @@ impl Table {
         query = query
             .bind(resource.uid().to_owned())
             .bind(uidp::parent(resource.uid()).unwrap_or_default().to_owned());
-        for (field, _) in self.order_columns {
+        for (field, _) in self.columns {
             query = match resource.sort_value(field) {
                 SortValue::Int(value) => query.bind(value),
                 SortValue::Text(value) => query.bind(value),
@@ -73,16 +73,12 @@ impl Table {
         pool: &AnyPool,
         resource: &R,
     ) -> Result<(), StoreError> {
-        let columns = self.columns();
-        let count = 4 + self.order_columns.len();
+        let columns = self.column_list();
+        let count = 4 + self.columns.len();
         let placeholders: Vec<String> = (1..=count).map(|i| format!("${i}")).collect();
         let placeholders = placeholders.join(", ");
-        let parent_check = match self.parent_table {
-            Some(parent_table) => {
-                format!(" WHERE $2 = '' OR EXISTS (SELECT 1 FROM {parent_table} WHERE uid = $2)")
-            }
-            None => String::new(),
-        };
+        let parent_check =
+            format!(" WHERE $2 = '' OR EXISTS (SELECT 1 FROM {PARENT_TABLE} WHERE uid = $2)");
         let sql = format!(
             "INSERT INTO {} ({columns}) SELECT {placeholders}{parent_check}",
             self.name
@@ -96,6 +92,43 @@ impl Table {
             }
             Err(error) => Err(backend_error(error)),
         }
+    }
+
+    /// Inserts many new rows in one transaction, without parent checks
+    /// (bulk loading; the caller guarantees parents exist).
+    pub async fn import<R: Resource>(
+        &self,
+        pool: &AnyPool,
+        resources: &[R],
+    ) -> Result<(), StoreError> {
+        const BATCH: usize = 200;
+        let width = 4 + self.columns.len();
+        let mut transaction = pool.begin().await.map_err(backend_error)?;
+        for chunk in resources.chunks(BATCH) {
+            let rows: Vec<String> = (0..chunk.len())
+                .map(|row| {
+                    let placeholders: Vec<String> = (1..=width)
+                        .map(|column| format!("${}", row * width + column))
+                        .collect();
+                    format!("({})", placeholders.join(", "))
+                })
+                .collect();
+            let sql = format!(
+                "INSERT INTO {} ({}) VALUES {}",
+                self.name,
+                self.column_list(),
+                rows.join(", ")
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for resource in chunk {
+                query = self.bind_row(query, resource);
+            }
+            query
+                .execute(&mut *transaction)
+                .await
+                .map_err(backend_error)?;
+        }
+        transaction.commit().await.map_err(backend_error)
     }
 
     pub async fn get<R: Resource>(
@@ -137,7 +170,16 @@ impl Table {
                     "page position does not match the order",
                 )));
             }
-            // Keyset: rows strictly after `after` in the query's order.
+            // Keyset: rows strictly after `after` in the query's order. The
+            // leading bound is implied by the disjunction but lets the index
+            // seek to the position instead of scanning up to it.
+            let first = &query.order_by[0];
+            let placeholder = bind_sort(&mut arguments, after[0].clone());
+            let bound = if first.descending { "<=" } else { ">=" };
+            conditions.push(format!(
+                "{} {bound} {placeholder}",
+                self.column(&first.field)
+            ));
             let mut alternatives = Vec::new();
             for (index, term) in query.order_by.iter().enumerate() {
                 let mut all = Vec::new();
@@ -216,7 +258,7 @@ impl Table {
         let stored: R = decode(&row)?;
         let merged = update.apply(&stored).map_err(StoreError::Rejected)?;
         let assignments: String = self
-            .order_columns
+            .columns
             .iter()
             .enumerate()
             .map(|(i, (_, column))| format!("{column} = ${}, ", i + 3))
@@ -224,8 +266,8 @@ impl Table {
         let sql = format!(
             "UPDATE {} SET parent = $2, {assignments}etag = ${}, body = ${} WHERE uid = $1",
             self.name,
-            self.order_columns.len() + 3,
-            self.order_columns.len() + 4,
+            self.columns.len() + 3,
+            self.columns.len() + 4,
         );
         self.bind_row(sqlx::query(sqlx::AssertSqlSafe(sql)), &merged)
             .execute(&mut *transaction)
@@ -235,7 +277,7 @@ impl Table {
         Ok(Some(merged))
     }
 
-    pub async fn delete(
+    pub async fn delete<R: Resource>(
         &self,
         pool: &AnyPool,
         backend: Backend,
@@ -261,8 +303,14 @@ impl Table {
             return Err(StoreError::EtagMismatch);
         }
         let mut dependents = Vec::new();
-        for (table, resource_type) in self.dependents {
-            let sql = format!("SELECT uid FROM {table} WHERE parent = $1 ORDER BY uid LIMIT 10");
+        for dependent in R::DEPENDENTS {
+            let table = super::table_of(dependent.collection);
+            let column = table.column(dependent.field);
+            let resource_type = dependent.resource_type;
+            let sql = format!(
+                "SELECT uid FROM {} WHERE {column} = $1 ORDER BY uid LIMIT 10",
+                table.name
+            );
             let uids: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
                 .bind(uid.to_owned())
                 .fetch_all(&mut *transaction)

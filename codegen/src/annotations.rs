@@ -1,0 +1,148 @@
+//! Annotation files: what proto cannot say about a collection.
+//!
+//! One TOML file per proto package directory (`annotations.toml`), one table
+//! per collection (the resource's plural), as documented in `proto/README.md`.
+//! Parsing keeps spans so that every mistake is reported as `file:line:col`;
+//! the names used are checked against the descriptors when the model is built.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::diagnostics::{Diagnostic, Location};
+
+/// Every annotation file, by collection id.
+#[derive(Debug, Default)]
+pub struct Annotations {
+    pub collections: BTreeMap<String, Collection>,
+}
+
+/// The annotations of one collection.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Collection {
+    /// Fields `order_by` accepts (JSON or proto names).
+    #[serde(default)]
+    pub order_by: Vec<Spanned<String>>,
+    pub page_size: Option<Spanned<PageSize>>,
+    /// `children_of` and/or `descendants_of`.
+    pub filters: Option<Vec<Spanned<String>>>,
+    /// What keeps an item from being deleted.
+    #[serde(default)]
+    pub delete_blocked_by: Vec<Spanned<Blocker>>,
+    /// Capability each method needs, by method name.
+    #[serde(default)]
+    pub permissions: BTreeMap<Spanned<String>, Spanned<String>>,
+    /// Rules for individual fields, by field name.
+    #[serde(default)]
+    pub fields: BTreeMap<Spanned<String>, FieldRules>,
+    /// The file it was declared in, for diagnostics.
+    #[serde(skip)]
+    pub source: SourceFile,
+    /// Where its table starts.
+    #[serde(skip)]
+    pub location: Location,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageSize {
+    pub default: u32,
+    pub max: u32,
+}
+
+/// Items of `collection` that block a delete: those whose `field` (default:
+/// their parent) is the uid being deleted.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Blocker {
+    pub collection: String,
+    pub field: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldRules {
+    /// The only values a string (or repeated string) field may hold.
+    pub allowed: Option<Vec<String>>,
+    /// The field holds a UIDP.
+    #[serde(default)]
+    pub uidp: bool,
+}
+
+/// Where a spanned value sits in a file.
+#[derive(Debug, Clone, Default)]
+pub struct SourceFile {
+    pub name: String,
+    text: String,
+}
+
+impl SourceFile {
+    pub fn location(&self, offset: usize) -> Location {
+        let before = &self.text[..offset.min(self.text.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+        Location {
+            file: self.name.clone(),
+            line,
+            column,
+        }
+    }
+
+    pub fn at<T>(&self, spanned: &Spanned<T>) -> Location {
+        self.location(spanned.span().start)
+    }
+}
+
+impl Annotations {
+    /// Reads one annotation file; `name` is how diagnostics refer to it.
+    pub fn add_file(&mut self, path: &Path, name: &str) -> Result<(), Diagnostic> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Diagnostic::new(
+                SourceFile::named(name).location(0),
+                format!("cannot read: {e}"),
+            )
+        })?;
+        self.add_source(name, &text)
+    }
+
+    /// Parses annotation text.
+    pub fn add_source(&mut self, name: &str, text: &str) -> Result<(), Diagnostic> {
+        let source = SourceFile {
+            name: name.to_owned(),
+            text: text.to_owned(),
+        };
+        let parsed: BTreeMap<Spanned<String>, Collection> =
+            toml::from_str(text).map_err(|error| {
+                let offset = error.span().map_or(0, |span| span.start);
+                Diagnostic::new(source.location(offset), error.message().trim().to_owned())
+            })?;
+        for (key, mut collection) in parsed {
+            collection.location = source.at(&key);
+            collection.source = source.clone();
+            if let Some(previous) = self.collections.get(key.get_ref()) {
+                return Err(Diagnostic::new(
+                    collection.location,
+                    format!(
+                        "collection `{}` is also annotated at {}",
+                        key.get_ref(),
+                        previous.location
+                    ),
+                ));
+            }
+            self.collections.insert(key.into_inner(), collection);
+        }
+        Ok(())
+    }
+}
+
+impl SourceFile {
+    fn named(name: &str) -> Self {
+        SourceFile {
+            name: name.to_owned(),
+            text: String::new(),
+        }
+    }
+}
