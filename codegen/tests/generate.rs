@@ -132,3 +132,52 @@ fn broken_inputs_are_reported_with_positions() {
         );
     }
 }
+
+/// Annotation mistakes fail generation with the file and line.
+#[test]
+fn annotation_typos_are_reported_with_positions() {
+    let file = "platform/iam/v2/annotations.toml";
+    let cases = [
+        (
+            r#"order_by = ["name", "createTime", "updateTime"]"#,
+            r#"order_by = ["name", "colour"]"#,
+            "platform/iam/v2/annotations.toml:4:21: `order_by` names `colour`, which is not a field of `platform.iam.v2.Group`",
+        ),
+        ("[groups]", "[grups]", "platform/iam/v2/annotations.toml:3:2: unknown collection `grups`"),
+        (
+            "page_size = { default = 50, max = 200 }",
+            "pagesize = { default = 50, max = 200 }",
+            "platform/iam/v2/annotations.toml:5:1: unknown field `pagesize`",
+        ),
+        (
+            r#"{ collection = "repos" },"#,
+            r#"{ collection = "repositories" },"#,
+            "`delete_blocked_by` names unknown collection `repositories`",
+        ),
+        (
+            r#"{ collection = "roleBindings", field = "role" }"#,
+            r#"{ collection = "roleBindings", field = "rolle" }"#,
+            "`delete_blocked_by` names `rolle`, which is not a string field of `platform.iam.v2.RoleBinding`",
+        ),
+        (
+            r#"CreateGroup = "groups.create""#,
+            r#"CreateGrop = "groups.create""#,
+            "`permissions` names `CreateGrop`, which is not a method on `groups`",
+        ),
+        ("[roleBindings.fields.role]", "[roleBindings.fields.rol]", "`fields` names `rol`, which is not a field"),
+        (r#"filters = ["children_of", "descendants_of"]"#, r#"filters = ["parent_of"]"#, "unknown filter `parent_of`"),
+    ];
+    for (from, to, expected) in cases {
+        let dir = proto_copy();
+        edit(dir.path(), file, from, to);
+        let error = config_for(dir.path()).generate().expect_err(to).to_string();
+        assert!(error.contains(expected), "for {to:?}:\n  expected {expected:?}\n  got {error:?}");
+    }
+}
+
+#[test]
+fn field_rules_become_value_checks() {
+    let api = generated_text(&workspace().join("proto"), "platform.iam.v2.api.rs");
+    assert!(api.contains("fn check_values"), "roles.capabilities allow-list and role binding UIDPs");
+    assert!(api.contains("Requires the `groups.create` capability."), "permissions document methods");
+}

@@ -2,6 +2,8 @@
 //! module covers one area.
 
 mod bad_input;
+mod collections;
+mod conformance;
 mod groups_grpc;
 mod groups_rest;
 mod paging;

@@ -2,11 +2,10 @@
 //! discovers the API, builds its descriptors, and calls it with dynamic
 //! messages — what grpcurl or a Python grpcio client does.
 
-use bytes::Buf;
 use e2e::TestServer;
+use e2e::call;
 use prost::Message;
-use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, MethodDescriptor};
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use prost_reflect::DescriptorPool;
 use tonic_reflection::pb::v1alpha::ServerReflectionRequest;
 use tonic_reflection::pb::v1alpha::server_reflection_client::ServerReflectionClient;
 use tonic_reflection::pb::v1alpha::server_reflection_request::MessageRequest;
@@ -148,67 +147,4 @@ fn tokio_stream_once<T: Send + 'static>(
     item: T,
 ) -> impl tonic::codegen::tokio_stream::Stream<Item = T> {
     tonic::codegen::tokio_stream::iter([item])
-}
-
-/// A unary call with a request given as JSON.
-async fn call(
-    channel: &tonic::transport::Channel,
-    method: &MethodDescriptor,
-    json: &str,
-) -> Result<DynamicMessage, tonic::Status> {
-    let mut deserializer = serde_json::Deserializer::from_str(json);
-    let request = DynamicMessage::deserialize(method.input(), &mut deserializer).unwrap();
-    let mut grpc = tonic::client::Grpc::new(channel.clone());
-    grpc.ready().await.unwrap();
-    let path = format!("/{}/{}", method.parent_service().full_name(), method.name());
-    grpc.unary(
-        tonic::Request::new(request),
-        path.parse().unwrap(),
-        DynamicCodec(method.output()),
-    )
-    .await
-    .map(tonic::Response::into_inner)
-}
-
-struct DynamicCodec(MessageDescriptor);
-
-impl Codec for DynamicCodec {
-    type Encode = DynamicMessage;
-    type Decode = DynamicMessage;
-    type Encoder = DynamicCodec;
-    type Decoder = DynamicCodec;
-
-    fn encoder(&mut self) -> Self::Encoder {
-        DynamicCodec(self.0.clone())
-    }
-
-    fn decoder(&mut self) -> Self::Decoder {
-        DynamicCodec(self.0.clone())
-    }
-}
-
-impl Encoder for DynamicCodec {
-    type Item = DynamicMessage;
-    type Error = tonic::Status;
-
-    fn encode(
-        &mut self,
-        item: DynamicMessage,
-        dst: &mut EncodeBuf<'_>,
-    ) -> Result<(), tonic::Status> {
-        item.encode(dst)
-            .map_err(|e| tonic::Status::internal(e.to_string()))
-    }
-}
-
-impl Decoder for DynamicCodec {
-    type Item = DynamicMessage;
-    type Error = tonic::Status;
-
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<DynamicMessage>, tonic::Status> {
-        let bytes = src.copy_to_bytes(src.remaining());
-        DynamicMessage::decode(self.0.clone(), bytes)
-            .map(Some)
-            .map_err(|e| tonic::Status::internal(e.to_string()))
-    }
 }

@@ -4,12 +4,16 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use bytes::Buf;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use prost::Message;
+use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor};
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 
 pub use http::{Method, StatusCode};
 
@@ -179,5 +183,69 @@ pub fn is_child_uid(uid: &str, parent: Option<&str>) -> bool {
             .strip_prefix(parent)
             .and_then(|rest| rest.strip_prefix('/'))
             .is_some_and(|segment| hex(segment, 16)),
+    }
+}
+
+/// A unary call with a request given as JSON.
+pub async fn call(
+    channel: &tonic::transport::Channel,
+    method: &MethodDescriptor,
+    json: &str,
+) -> Result<DynamicMessage, tonic::Status> {
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    let request = DynamicMessage::deserialize(method.input(), &mut deserializer).unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel.clone());
+    grpc.ready().await.unwrap();
+    let path = format!("/{}/{}", method.parent_service().full_name(), method.name());
+    grpc.unary(
+        tonic::Request::new(request),
+        path.parse().unwrap(),
+        DynamicCodec(method.output()),
+    )
+    .await
+    .map(tonic::Response::into_inner)
+}
+
+/// A codec for messages known only by their descriptors.
+struct DynamicCodec(MessageDescriptor);
+
+impl Codec for DynamicCodec {
+    type Encode = DynamicMessage;
+    type Decode = DynamicMessage;
+    type Encoder = DynamicCodec;
+    type Decoder = DynamicCodec;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        DynamicCodec(self.0.clone())
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        DynamicCodec(self.0.clone())
+    }
+}
+
+impl Encoder for DynamicCodec {
+    type Item = DynamicMessage;
+    type Error = tonic::Status;
+
+    fn encode(
+        &mut self,
+        item: DynamicMessage,
+        dst: &mut EncodeBuf<'_>,
+    ) -> Result<(), tonic::Status> {
+        item.encode(dst)
+            .map_err(|e| tonic::Status::internal(e.to_string()))
+    }
+}
+
+impl Decoder for DynamicCodec {
+    type Item = DynamicMessage;
+    type Error = tonic::Status;
+
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<DynamicMessage>, tonic::Status> {
+        let bytes = src.copy_to_bytes(src.remaining());
+        DynamicMessage::decode(self.0.clone(), bytes)
+            .map(Some)
+            .map_err(|e| tonic::Status::internal(e.to_string()))
     }
 }

@@ -1,6 +1,6 @@
 //! Schema creation at start-up; idempotent, so every start runs it.
 
-use sqlx::AnyPool;
+use sqlx::{AnyConnection, AnyPool};
 
 use super::{Backend, Table};
 
@@ -13,8 +13,34 @@ pub const SQLITE_PRAGMAS: &[&str] = &[
     "PRAGMA busy_timeout = 10000",
 ];
 
+/// Key of the PostgreSQL advisory lock serialising concurrent migrations.
+const MIGRATION_LOCK: i64 = 0x706c_6174_666f_726d;
+
 pub async fn migrate(
     pool: &AnyPool,
+    backend: Backend,
+    tables: &[&Table],
+) -> Result<(), sqlx::Error> {
+    let mut connection = pool.acquire().await?;
+    if backend == Backend::Postgres {
+        // Servers starting together must not race on `CREATE ... IF NOT EXISTS`.
+        sqlx::query("SELECT pg_advisory_lock($1)")
+            .bind(MIGRATION_LOCK)
+            .execute(&mut *connection)
+            .await?;
+    }
+    let result = create_tables(&mut connection, backend, tables).await;
+    if backend == Backend::Postgres {
+        sqlx::query("SELECT pg_advisory_unlock($1)")
+            .bind(MIGRATION_LOCK)
+            .execute(&mut *connection)
+            .await?;
+    }
+    result
+}
+
+async fn create_tables(
+    connection: &mut AnyConnection,
     backend: Backend,
     tables: &[&Table],
 ) -> Result<(), sqlx::Error> {
@@ -25,7 +51,7 @@ pub async fn migrate(
     };
     for table in tables {
         let name = table.name;
-        let order_columns: String = table
+        let columns: String = table
             .columns
             .iter()
             .map(|(json, column)| {
@@ -37,33 +63,31 @@ pub async fn migrate(
                 format!("{column} {ty} NOT NULL, ")
             })
             .collect();
-        let create = format!(
+        let mut statements = vec![format!(
             "CREATE TABLE IF NOT EXISTS {name} (\
                 uid {text} PRIMARY KEY, \
                 parent {text} NOT NULL, \
-                {order_columns}\
+                {columns}\
                 etag {text} NOT NULL, \
                 body {blob} NOT NULL)"
-        );
-        sqlx::query(sqlx::AssertSqlSafe(create))
-            .execute(pool)
-            .await?;
-        let mut indexes = vec![format!(
-            "CREATE INDEX IF NOT EXISTS {name}_by_parent ON {name} (parent, uid)"
         )];
-        // Keyset paging in each order: over the whole table, and among the
-        // children of one parent.
+        statements.push(format!(
+            "CREATE INDEX IF NOT EXISTS {name}_by_parent ON {name} (parent, uid)"
+        ));
+        // Keyset paging in each order, over the whole table and among the
+        // children of one parent; lookups of referring items.
         for (_, column) in table.columns {
-            indexes.push(format!(
+            statements.push(format!(
                 "CREATE INDEX IF NOT EXISTS {name}_by_{column} ON {name} ({column}, uid)"
             ));
-            indexes.push(format!(
-                "CREATE INDEX IF NOT EXISTS {name}_by_parent_{column} ON {name} (parent, {column}, uid)"
+            statements.push(format!(
+                "CREATE INDEX IF NOT EXISTS {name}_by_parent_{column} \
+                 ON {name} (parent, {column}, uid)"
             ));
         }
-        for index in indexes {
-            sqlx::query(sqlx::AssertSqlSafe(index))
-                .execute(pool)
+        for statement in statements {
+            sqlx::query(sqlx::AssertSqlSafe(statement))
+                .execute(&mut *connection)
                 .await?;
         }
     }

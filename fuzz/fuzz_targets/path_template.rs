@@ -1,0 +1,20 @@
+//! Arbitrary path templates parse or fail with a column inside the input;
+//! arbitrary strings are classified as UIDPs without panicking, and every
+//! accepted UIDP's children and descendant range behave.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|input: &str| {
+    match codegen::template::PathTemplate::parse(input) {
+        Ok(template) => assert!(template.prefix().len() <= input.len()),
+        Err(error) => assert!(error.column <= input.len()),
+    }
+    if runtime::uidp::is_valid(input) {
+        let child = runtime::uidp::new_child(input);
+        assert!(runtime::uidp::is_valid(&child));
+        let (start, end) = runtime::uidp::descendant_range(input);
+        assert!(start.as_str() <= child.as_str() && child.as_str() < end.as_str());
+        assert_eq!(runtime::uidp::parent(&child), Some(input));
+    }
+});
