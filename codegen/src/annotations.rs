@@ -35,6 +35,11 @@ pub struct Collection {
     /// Capability each method needs, by method name.
     #[serde(default)]
     pub permissions: BTreeMap<Spanned<String>, Spanned<String>>,
+    /// Methods that need no token.
+    #[serde(default)]
+    pub anonymous: Vec<Spanned<String>>,
+    /// A bool field that, when true, makes an item readable without a token.
+    pub public_if: Option<Spanned<String>>,
     /// Rules for individual fields, by field name.
     #[serde(default)]
     pub fields: BTreeMap<Spanned<String>, FieldRules>,

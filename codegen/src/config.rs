@@ -214,24 +214,8 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
         .services
         .iter()
         .map(|s| emit::rest::emit(&scope, api, s));
-    let imports = (!package.services.is_empty() || !package.resources.is_empty()).then(|| {
-        quote! {
-            use super::*;
-            use runtime::__codegen::{axum, tonic};
-            use runtime::mask::Update;
-            use runtime::paging::PageTokens;
-            use runtime::standard::{self, ListPlan, ListRequest};
-            use runtime::store::{ListQuery, Page, StoreError};
-            use runtime::{Caller, Error, uidp};
-        }
-    });
-    let plain_imports = imports.is_none().then(|| {
-        quote!(
-            use super::*;
-        )
-    });
+    let imports = emit_imports(package);
     quote! {
-        #plain_imports
         #imports
         #reflect
         #(#resources)*
@@ -239,6 +223,49 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
         #(#services)*
         #(#routers)*
     }
+}
+
+/// The `use` lines of a package's API file: only what its code names.
+fn emit_imports(package: &crate::model::Package) -> TokenStream {
+    use crate::model::Standard;
+    let methods = || package.services.iter().flat_map(|s| &s.methods);
+    let has = |f: fn(&Standard) -> bool| methods().any(|m| f(&m.standard));
+    let mut imports = vec![quote!(
+        use super::*;
+    )];
+    if !package.services.is_empty() {
+        imports.push(quote!(
+            use runtime::__codegen::{axum, tonic};
+        ));
+        imports.push(quote!(
+            use runtime::standard::ApiContext;
+        ));
+        imports.push(quote!(
+            use runtime::{Caller, Error};
+        ));
+    }
+    if has(|s| !matches!(s, Standard::Custom)) {
+        imports.push(quote!(
+            use runtime::standard;
+        ));
+        imports.push(quote!(
+            use runtime::uidp;
+        ));
+    }
+    if has(|s| matches!(s, Standard::List { .. })) {
+        imports.push(quote!(
+            use runtime::standard::{ListPlan, ListRequest};
+        ));
+    }
+    if !package.resources.is_empty() {
+        imports.push(quote!(
+            use runtime::mask::Update;
+        ));
+        imports.push(quote!(
+            use runtime::store::{ListQuery, Page, StoreError};
+        ));
+    }
+    quote!(#(#imports)*)
 }
 
 /// Whether `full_name` is a message nested (at any depth) in a message of `package`.

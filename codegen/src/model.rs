@@ -60,6 +60,10 @@ pub struct Method {
     pub standard: Standard,
     /// The capability the caller needs (from the annotation files).
     pub capability: Option<String>,
+    /// Whether the method needs no token (from the annotation files).
+    pub anonymous: bool,
+    /// Where the method is declared.
+    pub location: Location,
 }
 
 impl Method {
@@ -122,18 +126,21 @@ pub enum Standard {
     Delete {
         resource: String,
     },
+    /// Any other method: implemented by hand through a generated handler trait.
+    Custom,
 }
 
 impl Standard {
-    /// The resource message's full proto name.
-    pub fn resource(&self) -> &str {
-        match self {
+    /// The resource message's full proto name (`None` for custom methods).
+    pub fn resource(&self) -> Option<&str> {
+        Some(match self {
             Standard::Create { resource, .. }
             | Standard::Get { resource }
             | Standard::List { resource }
             | Standard::Update { resource, .. }
             | Standard::Delete { resource } => resource,
-        }
+            Standard::Custom => return None,
+        })
     }
 }
 
@@ -163,6 +170,8 @@ pub struct Resource {
     pub dependents: Vec<Dependent>,
     /// Value rules of individual fields.
     pub rules: Vec<FieldRule>,
+    /// The boolean field (JSON name) that makes an item readable without a token.
+    pub public_field: Option<String>,
 }
 
 /// Items of another collection that block deleting an item of this one.
@@ -454,6 +463,7 @@ fn build_resource(
         filters: vec!["children_of".to_owned(), "descendants_of".to_owned()],
         dependents: Vec::new(),
         rules: Vec::new(),
+        public_field: None,
     })
 }
 
@@ -548,6 +558,8 @@ fn build_method(
         http,
         standard,
         capability: None,
+        anonymous: false,
+        location,
     })
 }
 
@@ -698,13 +710,14 @@ fn standard_method(
                 resource: m.full_name().to_owned(),
             })
     } else {
-        None
+        return Some(Standard::Custom);
     };
     if standard.is_none() {
         diagnostics.push(Diagnostic::new(
             location.clone(),
             format!(
-                "method `{name}` is not a standard method (Create/Get/List/Update/Delete) of a resource message"
+                "method `{name}` is named like a standard method but does not have the shape of one \
+                 (see proto/README.md); rename it to implement it by hand"
             ),
         ));
     }
@@ -882,9 +895,43 @@ impl Api {
                 .iter()
                 .flat_map(|p| &p.services)
                 .flat_map(|s| &s.methods)
-                .filter(|m| m.standard.resource() == full_name)
+                .filter(|m| m.standard.resource() == Some(full_name.as_str()))
                 .map(|m| m.name.clone())
                 .collect();
+            let public_field =
+                collection
+                    .public_if
+                    .as_ref()
+                    .and_then(|name| match top_field(name.get_ref()) {
+                        Some(field) if field.kind() == Kind::Bool && !field.is_list() => {
+                            Some(field.json_name().to_owned())
+                        }
+                        _ => {
+                            diagnostics.push(Diagnostic::new(
+                                source.at(name),
+                                format!(
+                                    "`public_if` names `{}`, which is not a bool field of `{}`",
+                                    name.get_ref(),
+                                    resource.full_name
+                                ),
+                            ));
+                            None
+                        }
+                    });
+            let mut anonymous = Vec::new();
+            for method in &collection.anonymous {
+                if methods.contains(method.get_ref()) {
+                    anonymous.push(method.get_ref().clone());
+                } else {
+                    diagnostics.push(Diagnostic::new(
+                        source.at(method),
+                        format!(
+                            "`anonymous` names `{}`, which is not a method on `{collection_id}`",
+                            method.get_ref()
+                        ),
+                    ));
+                }
+            }
             let mut capabilities = Vec::new();
             for (method, capability) in &collection.permissions {
                 if methods.contains(method.get_ref()) {
@@ -900,43 +947,85 @@ impl Api {
                     ));
                 }
             }
-            resolved.push((
+            resolved.push(Resolved {
                 full_name,
                 order_by,
                 page_sizes,
-                collection.filters.is_some().then_some(filters),
+                filters: collection.filters.is_some().then_some(filters),
                 dependents,
                 rules,
+                public_field,
                 capabilities,
-            ));
+                anonymous,
+            });
         }
 
-        for (full_name, order_by, page_sizes, filters, dependents, rules, capabilities) in resolved
-        {
+        for resolved in resolved {
             for package in &mut self.packages {
                 for resource in package
                     .resources
                     .iter_mut()
-                    .filter(|r| r.full_name == full_name)
+                    .filter(|r| r.full_name == resolved.full_name)
                 {
-                    if !order_by.is_empty() {
-                        resource.order_by = order_by.clone();
+                    if !resolved.order_by.is_empty() {
+                        resource.order_by = resolved.order_by.clone();
                     }
-                    resource.page_sizes = page_sizes;
-                    if let Some(filters) = &filters {
+                    resource.page_sizes = resolved.page_sizes;
+                    if let Some(filters) = &resolved.filters {
                         resource.filters = filters.clone();
                     }
-                    resource.dependents = dependents.clone();
-                    resource.rules = rules.clone();
+                    resource.dependents = resolved.dependents.clone();
+                    resource.rules = resolved.rules.clone();
+                    resource.public_field = resolved.public_field.clone();
                 }
                 for method in package.services.iter_mut().flat_map(|s| &mut s.methods) {
-                    if let Some((_, capability)) =
-                        capabilities.iter().find(|(name, _)| *name == method.name)
+                    if method.standard.resource() != Some(resolved.full_name.as_str()) {
+                        continue;
+                    }
+                    if let Some((_, capability)) = resolved
+                        .capabilities
+                        .iter()
+                        .find(|(name, _)| *name == method.name)
                     {
                         method.capability = Some(capability.clone());
                     }
+                    method.anonymous = resolved.anonymous.contains(&method.name);
                 }
             }
         }
+
+        // Deny by default: every standard method states who may call it.
+        for method in self
+            .packages
+            .iter()
+            .flat_map(|p| &p.services)
+            .flat_map(|s| &s.methods)
+        {
+            if method.standard.resource().is_some()
+                && method.capability.is_none()
+                && !method.anonymous
+            {
+                diagnostics.push(Diagnostic::new(
+                    method.location.clone(),
+                    format!(
+                        "method `{}` has no permission: add it to the collection's `permissions` (or `anonymous`) in annotations.toml",
+                        method.name
+                    ),
+                ));
+            }
+        }
     }
+}
+
+/// One collection's annotations, resolved against the descriptors.
+struct Resolved {
+    full_name: String,
+    order_by: Vec<String>,
+    page_sizes: Option<(u32, u32)>,
+    filters: Option<Vec<String>>,
+    dependents: Vec<Dependent>,
+    rules: Vec<FieldRule>,
+    public_field: Option<String>,
+    capabilities: Vec<(String, String)>,
+    anonymous: Vec<String>,
 }

@@ -143,7 +143,11 @@ fn annotation_typos_are_reported_with_positions() {
             r#"order_by = ["name", "colour"]"#,
             "platform/iam/v2/annotations.toml:4:21: `order_by` names `colour`, which is not a field of `platform.iam.v2.Group`",
         ),
-        ("[groups]", "[grups]", "platform/iam/v2/annotations.toml:3:2: unknown collection `grups`"),
+        (
+            "[groups]",
+            "[grups]",
+            "platform/iam/v2/annotations.toml:3:2: unknown collection `grups`",
+        ),
         (
             "page_size = { default = 50, max = 200 }",
             "pagesize = { default = 50, max = 200 }",
@@ -164,20 +168,37 @@ fn annotation_typos_are_reported_with_positions() {
             r#"CreateGrop = "groups.create""#,
             "`permissions` names `CreateGrop`, which is not a method on `groups`",
         ),
-        ("[roleBindings.fields.role]", "[roleBindings.fields.rol]", "`fields` names `rol`, which is not a field"),
-        (r#"filters = ["children_of", "descendants_of"]"#, r#"filters = ["parent_of"]"#, "unknown filter `parent_of`"),
+        (
+            "[roleBindings.fields.role]",
+            "[roleBindings.fields.rol]",
+            "`fields` names `rol`, which is not a field",
+        ),
+        (
+            r#"filters = ["children_of", "descendants_of"]"#,
+            r#"filters = ["parent_of"]"#,
+            "unknown filter `parent_of`",
+        ),
     ];
     for (from, to, expected) in cases {
         let dir = proto_copy();
         edit(dir.path(), file, from, to);
         let error = config_for(dir.path()).generate().expect_err(to).to_string();
-        assert!(error.contains(expected), "for {to:?}:\n  expected {expected:?}\n  got {error:?}");
+        assert!(
+            error.contains(expected),
+            "for {to:?}:\n  expected {expected:?}\n  got {error:?}"
+        );
     }
 }
 
 #[test]
 fn field_rules_become_value_checks() {
     let api = generated_text(&workspace().join("proto"), "platform.iam.v2.api.rs");
-    assert!(api.contains("fn check_values"), "roles.capabilities allow-list and role binding UIDPs");
-    assert!(api.contains("Requires the `groups.create` capability."), "permissions document methods");
+    assert!(
+        api.contains("fn check_values"),
+        "roles.capabilities allow-list and role binding UIDPs"
+    );
+    assert!(
+        api.contains("Requires the `groups.create` capability."),
+        "permissions document methods"
+    );
 }

@@ -59,6 +59,17 @@ pub mod platform {
         }
     }
     #[rustfmt::skip]
+    pub mod sts {
+        #[rustfmt::skip]
+        pub mod v1 {
+            include!("platform.sts.v1.rs");
+            mod api {
+                include!("platform.sts.v1.api.rs");
+            }
+            pub use api::*;
+        }
+    }
+    #[rustfmt::skip]
     pub mod r#type {
         include!("platform.type.rs");
         mod api {

@@ -719,7 +719,9 @@ pub struct Identity {
     /// A checksum for optimistic concurrency (AIP-154).
     #[prost(string, tag = "6")]
     pub etag: ::prost::alloc::string::String,
-    /// The OIDC issuer and subject whose tokens may assume this identity.
+    /// The OIDC issuer and subject whose tokens may assume this identity
+    /// through the token service; without it, only locally minted tokens act
+    /// as this identity.
     #[prost(message, optional, tag = "7")]
     pub claim_match: ::core::option::Option<ClaimMatch>,
 }

@@ -24,12 +24,20 @@ pub enum Caller {
     },
     /// Trusted local access with every permission (a server without auth).
     System,
+    /// A bearer token this server did not issue, passed on unverified to the
+    /// methods that exchange identity tokens; every other method refuses it.
+    Presented { token: String },
 }
 
 impl Caller {
     /// The caller stored in a set of request extensions, anonymous if none.
     pub fn from_extensions(extensions: &http::Extensions) -> Caller {
         extensions.get::<Caller>().cloned().unwrap_or_default()
+    }
+
+    /// Whether this caller presented no credentials.
+    pub fn is_anonymous(&self) -> bool {
+        matches!(self, Caller::Anonymous)
     }
 
     /// Whether this caller may create root organizations.

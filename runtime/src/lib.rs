@@ -9,9 +9,10 @@
 //! - [`resource`], [`standard`], [`mask`], [`paging`]: standard methods,
 //!   update masks and page tokens, written once against [`resource::Resource`].
 //! - [`store`]: types shared by generated storage traits.
-//! - [`context`]: the caller of a request.
+//! - [`context`], [`auth`]: the caller of a request, API tokens and access decisions.
 //! - [`uidp`], [`time`]: identifiers and timestamps.
 
+pub mod auth;
 pub mod context;
 pub mod error;
 pub mod json;

@@ -114,16 +114,30 @@ impl PageTokens {
 pub struct QueryBinding(String);
 
 impl QueryBinding {
-    pub fn new(resource_type: &str, filter: &Hierarchy, order_by: &[OrderBy]) -> Self {
+    pub fn new(
+        resource_type: &str,
+        filter: &Hierarchy,
+        order_by: &[OrderBy],
+        public_only: bool,
+    ) -> Self {
         let mut hasher = Sha256::new();
         hasher.update(resource_type.as_bytes());
         match filter {
             Hierarchy::All => hasher.update(b"\0all"),
             Hierarchy::ChildrenOf(uid) => hasher.update(format!("\0children\0{uid}")),
             Hierarchy::DescendantsOf(uid) => hasher.update(format!("\0descendants\0{uid}")),
+            Hierarchy::Within(scopes) => {
+                hasher.update(b"\0within");
+                for scope in scopes {
+                    hasher.update(format!("\0{scope}"));
+                }
+            }
         }
         for term in order_by {
             hasher.update(format!("\0{}\0{}", term.field, term.descending));
+        }
+        if public_only {
+            hasher.update(b"\0public");
         }
         QueryBinding(URL_SAFE_NO_PAD.encode(&hasher.finalize()[..12]))
     }
@@ -141,7 +155,7 @@ mod tests {
     use super::*;
 
     fn binding(uid: &str) -> QueryBinding {
-        QueryBinding::new("t/T", &Hierarchy::ChildrenOf(uid.into()), &[])
+        QueryBinding::new("t/T", &Hierarchy::ChildrenOf(uid.into()), &[], false)
     }
 
     #[test]

@@ -68,6 +68,9 @@ pub trait Resource: ReflectMessage + Default + Clone + Send + Sync + 'static {
     const FILTERS: &'static [&'static str] = &["children_of", "descendants_of"];
     /// What keeps an item from being deleted.
     const DEPENDENTS: &'static [Dependent] = &[];
+    /// The boolean field (JSON name) that makes an item readable without a
+    /// token, if any.
+    const PUBLIC_FIELD: Option<&'static str> = None;
 
     fn uid(&self) -> &str;
     fn set_uid(&mut self, uid: String);
@@ -98,6 +101,11 @@ pub trait Resource: ReflectMessage + Default + Clone + Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Whether anonymous callers may read this item.
+    fn is_public(&self) -> bool {
+        Self::PUBLIC_FIELD.is_some_and(|field| self.sort_value(field) == SortValue::Int(1))
+    }
+
     /// The ErrorInfo domain of this resource's API (`iam.platform`).
     fn domain() -> &'static str {
         Self::TYPE.split('/').next().unwrap_or(Self::TYPE)
@@ -108,6 +116,20 @@ pub trait Resource: ReflectMessage + Default + Clone + Send + Sync + 'static {
         Self::FIELDS
             .iter()
             .find(|f| f.path == path || f.json_path == path)
+    }
+
+    /// The REQUIRED fields missing from this resource: top-level ones, and
+    /// nested ones whose enclosing message is set.
+    fn missing_required(&self) -> Vec<&'static FieldSpec> {
+        Self::FIELDS
+            .iter()
+            .filter(|f| f.behavior == Behavior::Required && !self.has_field(f.path))
+            .filter(|f| {
+                f.path
+                    .rsplit_once('.')
+                    .is_none_or(|(parent, _)| self.has_field(parent))
+            })
+            .collect()
     }
 
     /// Resets every OUTPUT_ONLY field to what `stored` holds (default when none).

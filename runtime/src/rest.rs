@@ -211,11 +211,22 @@ pub async fn fallback(request: axum::extract::Request) -> Response {
     .into_response()
 }
 
-fn is_grpc(headers: &http::HeaderMap) -> bool {
+/// Whether a request is gRPC (by its content type).
+pub fn is_grpc(headers: &http::HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
         .is_some_and(|value| value.starts_with("application/grpc"))
+}
+
+/// An error as the response its transport expects: a gRPC status for gRPC
+/// requests, the JSON error body otherwise.
+pub fn error_response(error: Error, grpc: bool) -> Response {
+    if grpc {
+        tonic::Status::from(error).into_http()
+    } else {
+        error.into_response()
+    }
 }
 
 /// Middleware turning a panic in a handler into `INTERNAL` (no detail leaks;
@@ -231,14 +242,7 @@ pub async fn catch_panic(
         .await
     {
         Ok(response) => response,
-        Err(_) => {
-            let error = Error::internal("a request handler panicked");
-            if grpc {
-                tonic::Status::from(error).into_http()
-            } else {
-                error.into_response()
-            }
-        }
+        Err(_) => error_response(Error::internal("a request handler panicked"), grpc),
     }
 }
 

@@ -7,12 +7,76 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 
+use std::future::Future;
+
+use crate::auth::Authorizer;
 use crate::context::Caller;
 use crate::error::{Code, Error, FieldViolation};
 use crate::paging::{PageTokens, QueryBinding};
-use crate::resource::{Behavior, Resource};
+use crate::resource::Resource;
 use crate::store::{Hierarchy, ListQuery, OrderBy, Page, StoreError};
 use crate::{time, uidp};
+
+/// What every generated service needs besides its storage.
+#[derive(Clone, Debug)]
+pub struct ApiContext {
+    /// Signs and verifies page tokens.
+    pub page_tokens: PageTokens,
+    /// Decides what callers may do.
+    pub authorizer: Authorizer,
+}
+
+impl ApiContext {
+    pub fn new(page_tokens: PageTokens, authorizer: Authorizer) -> Self {
+        ApiContext {
+            page_tokens,
+            authorizer,
+        }
+    }
+
+    /// Checks `capability` on `target`; `None` means the method needs no token.
+    pub async fn authorize(
+        &self,
+        caller: &Caller,
+        capability: Option<&str>,
+        target: &str,
+    ) -> Result<(), Error> {
+        match capability {
+            Some(capability) => self.authorizer.check(caller, capability, target).await,
+            None => Ok(()),
+        }
+    }
+}
+
+/// `Get`: the item, if `caller` may read it.
+///
+/// `fetch` runs only once reading is allowed, except for anonymous callers
+/// of collections with public items, who get the item only when it is
+/// public, and the same UNAUTHENTICATED error whether or not it exists.
+pub async fn get<R: Resource>(
+    context: &ApiContext,
+    caller: &Caller,
+    capability: Option<&str>,
+    uid: &str,
+    fetch: impl Future<Output = Result<Option<R>, StoreError>>,
+) -> Result<R, Error> {
+    match context.authorize(caller, capability, uid).await {
+        Ok(()) => fetch
+            .await
+            .map_err(|error| store_error::<R>(error, uid, ""))?
+            .ok_or_else(|| not_found::<R>(uid)),
+        Err(denied) if caller.is_anonymous() && R::PUBLIC_FIELD.is_some() => {
+            match fetch
+                .await
+                .map_err(|error| store_error::<R>(error, uid, ""))?
+            {
+                Some(item) if item.is_public() => Ok(item),
+                _ => Err(denied),
+            }
+        }
+        Err(denied) => Err(denied),
+    }
+}
 
 /// Default and maximum `page_size` of a collection.
 #[derive(Clone, Copy, Debug)]
@@ -57,9 +121,9 @@ pub fn prepare_create<R: Resource>(
     };
     let mut resource = resource.unwrap_or_default();
     resource.keep_output_only(None);
-    let mut violations: Vec<FieldViolation> = R::FIELDS
-        .iter()
-        .filter(|f| f.behavior == Behavior::Required && !resource.has_field(f.path))
+    let mut violations: Vec<FieldViolation> = resource
+        .missing_required()
+        .into_iter()
         .map(|f| FieldViolation::new(format!("{body_field}.{}", f.json_path), "required"))
         .collect();
     violations.extend(resource.check_values(body_field));
@@ -102,8 +166,16 @@ pub struct ListPlan {
 }
 
 impl ListPlan {
-    /// Validates a list request for `R`, reporting every problem at once.
-    pub fn new<R: Resource>(tokens: &PageTokens, request: ListRequest<'_>) -> Result<Self, Error> {
+    /// Validates a list request for `R`, reporting every problem at once,
+    /// then restricts it to what `caller` may see: `capability` on the
+    /// filter, the caller's grants without one, public items for anonymous
+    /// callers of collections with public items. `None` lists without a token.
+    pub async fn new<R: Resource>(
+        context: &ApiContext,
+        caller: &Caller,
+        capability: Option<&str>,
+        request: ListRequest<'_>,
+    ) -> Result<Self, Error> {
         let sizes = R::PAGE_SIZES;
         let mut violations = Vec::new();
         for (field, value, filter) in [
@@ -150,10 +222,21 @@ impl ListPlan {
         if !violations.is_empty() {
             return Err(Error::invalid_fields(violations));
         }
-        let binding = QueryBinding::new(R::TYPE, &filter, &order_by);
+        let (filter, public_only) = match (capability, R::PUBLIC_FIELD) {
+            (None, _) => (filter, None),
+            (Some(_), Some(field)) if caller.is_anonymous() => (filter, Some(field)),
+            (Some(capability), _) => (
+                context
+                    .authorizer
+                    .list_scope(caller, capability, filter)
+                    .await?,
+                None,
+            ),
+        };
+        let binding = QueryBinding::new(R::TYPE, &filter, &order_by, public_only.is_some());
         let after = match request.page_token {
             "" => None,
-            token => Some(tokens.open(token, &binding)?),
+            token => Some(context.page_tokens.open(token, &binding)?),
         };
         Ok(ListPlan {
             query: ListQuery {
@@ -162,6 +245,7 @@ impl ListPlan {
                 after,
                 skip: request.skip.max(0) as u64,
                 limit: u64::from(page_size) + 1,
+                public_only,
             },
             binding,
             page_size: page_size as usize,
@@ -169,7 +253,7 @@ impl ListPlan {
     }
 
     /// Trims the extra item storage returned and issues the next page token.
-    pub fn finish<R: Resource>(self, tokens: &PageTokens, page: Page<R>) -> (Vec<R>, String, u64) {
+    pub fn finish<R: Resource>(self, context: &ApiContext, page: Page<R>) -> (Vec<R>, String, u64) {
         let Page {
             mut items,
             total_count,
@@ -183,7 +267,7 @@ impl ListPlan {
                 .iter()
                 .map(|term| last.sort_value(&term.field))
                 .collect();
-            tokens.issue(&self.binding, after)
+            context.page_tokens.issue(&self.binding, after)
         } else {
             String::new()
         };

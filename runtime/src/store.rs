@@ -63,6 +63,9 @@ pub enum Hierarchy {
     ChildrenOf(String),
     /// Items strictly below this uid.
     DescendantsOf(String),
+    /// Items that are one of these uids or below one of them (what a caller
+    /// may see); empty means nothing.
+    Within(Vec<String>),
 }
 
 /// One `order_by` term.
@@ -87,6 +90,9 @@ pub struct ListQuery {
     pub after: Option<Vec<SortValue>>,
     pub skip: u64,
     pub limit: u64,
+    /// Only items whose boolean field (JSON name) is true: public items, for
+    /// anonymous callers.
+    pub public_only: Option<&'static str>,
 }
 
 /// What storage returns for a [`ListQuery`].

@@ -146,6 +146,7 @@ async fn bad_input_table_over_rest_and_grpc() {
             field: "uid".into(),
             descending: false,
         }],
+        false,
     );
     let foreign = PageTokens::new([42; 32]).issue(
         &binding,
@@ -722,7 +723,10 @@ async fn bad_input_table_over_rest_and_grpc() {
     ];
     assert!(cases.len() >= 40, "{} cases", cases.len());
 
-    let mut grpc = GroupServiceClient::new(server.channel().await);
+    let mut grpc = GroupServiceClient::with_interceptor(
+        server.channel().await,
+        e2e::bearer(&server.admin_token),
+    );
     let mut grpc_cases = 0;
     for case in &cases {
         check_rest(&rest, case).await;
@@ -797,7 +801,11 @@ async fn check_rest(rest: &Rest, case: &Case) {
     }
 }
 
-async fn check_grpc(client: &mut GroupServiceClient<Channel>, case: &Case, request: &Grpc) {
+async fn check_grpc<I: tonic::service::Interceptor>(
+    client: &mut GroupServiceClient<tonic::service::interceptor::InterceptedService<Channel, I>>,
+    case: &Case,
+    request: &Grpc,
+) {
     let status = match request {
         Grpc::Create(r) => client.create_group(r.clone()).await.err(),
         Grpc::Get(r) => client.get_group(r.clone()).await.err(),

@@ -248,9 +248,14 @@ async fn every_collection_over_grpc() {
         let uid = match &collection.create {
             Some(body) => {
                 let request = json!({"parent": root_uid, collection.body_field: body});
-                let created = call(&channel, &method("Create", kind), &request.to_string())
-                    .await
-                    .unwrap();
+                let created = call(
+                    &channel,
+                    Some(&server.admin_token),
+                    &method("Create", kind),
+                    &request.to_string(),
+                )
+                .await
+                .unwrap();
                 created
                     .get_field_by_name("uid")
                     .unwrap()
@@ -267,13 +272,23 @@ async fn every_collection_over_grpc() {
             }
         };
         let uid_request = json!({"uid": uid}).to_string();
-        let got = call(&channel, &method("Get", kind), &uid_request)
-            .await
-            .unwrap();
+        let got = call(
+            &channel,
+            Some(&server.admin_token),
+            &method("Get", kind),
+            &uid_request,
+        )
+        .await
+        .unwrap();
         let list_request = json!({"uidp": {"childrenOf": root_uid}}).to_string();
-        let listed = call(&channel, &method("List", collection.plural), &list_request)
-            .await
-            .unwrap();
+        let listed = call(
+            &channel,
+            Some(&server.admin_token),
+            &method("List", collection.plural),
+            &list_request,
+        )
+        .await
+        .unwrap();
         assert_eq!(
             listed.get_field_by_name("total_count").unwrap().as_i32(),
             Some(1),
@@ -288,17 +303,27 @@ async fn every_collection_over_grpc() {
 
         if collection.create.is_some() {
             let request = json!({"uid": uid, collection.body_field: {"description": "changed"}, "updateMask": "description"});
-            let updated = call(&channel, &method("Update", kind), &request.to_string())
-                .await
-                .unwrap();
+            let updated = call(
+                &channel,
+                Some(&server.admin_token),
+                &method("Update", kind),
+                &request.to_string(),
+            )
+            .await
+            .unwrap();
             assert_eq!(
                 updated.get_field_by_name("description").unwrap().as_str(),
                 Some("changed"),
                 "{kind}"
             );
-            call(&channel, &method("Delete", kind), &uid_request)
-                .await
-                .unwrap();
+            call(
+                &channel,
+                Some(&server.admin_token),
+                &method("Delete", kind),
+                &uid_request,
+            )
+            .await
+            .unwrap();
         }
         let missing_uid = if collection.create.is_some() {
             uid.clone()
@@ -307,6 +332,7 @@ async fn every_collection_over_grpc() {
         };
         let status = call(
             &channel,
+            Some(&server.admin_token),
             &method("Get", kind),
             &json!({"uid": missing_uid}).to_string(),
         )

@@ -58,6 +58,7 @@ fn query(filter: Hierarchy, order: &[(&str, bool)], limit: u64) -> ListQuery {
         after: None,
         skip: 0,
         limit,
+        public_only: None,
     }
 }
 

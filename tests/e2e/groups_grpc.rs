@@ -13,7 +13,10 @@ use tonic_types::StatusExt;
 async fn group_lifecycle_over_grpc() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path()).await;
-    let mut client = GroupServiceClient::new(server.channel().await);
+    let mut client = GroupServiceClient::with_interceptor(
+        server.channel().await,
+        e2e::bearer(&server.admin_token),
+    );
 
     let root = client
         .create_group(CreateGroupRequest {

@@ -9,7 +9,9 @@ use generated::platform::r#type::UidpFilter;
 use platform_server::store::SqlStore;
 use proptest::prelude::*;
 use runtime::Caller;
+use runtime::auth::Authorizer;
 use runtime::paging::PageTokens;
+use runtime::standard::ApiContext;
 
 struct Fixture {
     runtime: tokio::runtime::Runtime,
@@ -22,7 +24,10 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let store = runtime.block_on(SqlStore::open_sqlite(dir.path())).unwrap();
-    let api = GroupServiceApi::new(Arc::new(store), PageTokens::new([3; 32]));
+    let api = GroupServiceApi::new(
+        Arc::new(store),
+        ApiContext::new(PageTokens::new([3; 32]), Authorizer::allow_all()),
+    );
     Fixture {
         runtime,
         api,

@@ -60,6 +60,7 @@ async fn reflection_only_client_drives_groups() {
 
     let root = call(
         &channel,
+        Some(&server.admin_token),
         &method("CreateGroup"),
         r#"{"group": {"name": "acme"}}"#,
     )
@@ -74,6 +75,7 @@ async fn reflection_only_client_drives_groups() {
     assert_eq!(root_uid.len(), 40);
     let child = call(
         &channel,
+        Some(&server.admin_token),
         &method("CreateGroup"),
         &format!(r#"{{"parent": "{root_uid}", "group": {{"name": "team"}}}}"#),
     )
@@ -87,6 +89,7 @@ async fn reflection_only_client_drives_groups() {
         .to_owned();
     let listed = call(
         &channel,
+        Some(&server.admin_token),
         &method("ListGroups"),
         &format!(r#"{{"uidp": {{"childrenOf": "{root_uid}"}}}}"#),
     )
@@ -104,6 +107,7 @@ async fn reflection_only_client_drives_groups() {
 
     call(
         &channel,
+        Some(&server.admin_token),
         &method("DeleteGroup"),
         &format!(r#"{{"uid": "{child_uid}"}}"#),
     )
@@ -111,6 +115,7 @@ async fn reflection_only_client_drives_groups() {
     .unwrap();
     let missing = call(
         &channel,
+        Some(&server.admin_token),
         &method("GetGroup"),
         &format!(r#"{{"uid": "{child_uid}"}}"#),
     )

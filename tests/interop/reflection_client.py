@@ -5,7 +5,7 @@ v1alpha), builds message classes from the served descriptors, and drives a
 group through create, get, list, update and delete, checking the rich error
 details of a missing group in grpc-status-details-bin.
 
-Usage: python3 reflection_client.py HOST:PORT
+Usage: python3 reflection_client.py HOST:PORT TOKEN_FILE
 """
 
 import sys
@@ -21,8 +21,27 @@ from grpc_status import rpc_status
 SERVICE = "platform.iam.v2.GroupService"
 
 
-def main(target):
-    channel = grpc.insecure_channel(target)
+class BearerToken(grpc.UnaryUnaryClientInterceptor, grpc.StreamStreamClientInterceptor):
+    """Sends `authorization: Bearer <token>` with every call."""
+
+    def __init__(self, token):
+        self.metadata = [("authorization", f"Bearer {token}")]
+
+    def _with_token(self, details):
+        metadata = list(details.metadata or []) + self.metadata
+        return details._replace(metadata=metadata)
+
+    def intercept_unary_unary(self, continuation, details, request):
+        return continuation(self._with_token(details), request)
+
+    def intercept_stream_stream(self, continuation, details, requests):
+        return continuation(self._with_token(details), requests)
+
+
+def main(target, token_file):
+    with open(token_file) as file:
+        token = file.read().strip()
+    channel = grpc.intercept_channel(grpc.insecure_channel(target), BearerToken(token))
     database = ProtoReflectionDescriptorDatabase(channel)
     services = database.get_services()
     assert SERVICE in services, services
@@ -78,4 +97,4 @@ def main(target):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2])

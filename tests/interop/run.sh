@@ -24,7 +24,7 @@ for _ in $(seq 50); do
   grep -q listening "$data/server.log" && break
   sleep 0.1
 done
-python3 tests/interop/reflection_client.py "127.0.0.1:$port"
+python3 tests/interop/reflection_client.py "127.0.0.1:$port" "$data/admin.token"
 
 echo "== SIGTERM stops the server cleanly"
 kill -TERM $server

@@ -21,6 +21,8 @@ pub use http::{Method, StatusCode};
 pub struct TestServer {
     pub address: SocketAddr,
     pub data_dir: PathBuf,
+    /// The platform administrator's token (`admin.token`).
+    pub admin_token: String,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
 }
@@ -28,12 +30,16 @@ pub struct TestServer {
 impl TestServer {
     /// Starts a server on an ephemeral port over the embedded database in `data_dir`.
     pub async fn start(data_dir: &Path) -> TestServer {
-        Self::start_with(platform_server::Config {
+        Self::start_with(Self::config(data_dir)).await
+    }
+
+    /// The configuration [`TestServer::start`] uses.
+    pub fn config(data_dir: &Path) -> platform_server::Config {
+        platform_server::Config {
             data_dir: data_dir.to_owned(),
             database_url: std::env::var("E2E_DATABASE_URL").ok(),
-            base_url: None,
-        })
-        .await
+            ..Default::default()
+        }
     }
 
     pub async fn start_with(config: platform_server::Config) -> TestServer {
@@ -48,12 +54,32 @@ impl TestServer {
             .await
             .expect("the server runs until shut down");
         });
-        TestServer {
+        let mut server = TestServer {
             address,
             data_dir,
+            admin_token: String::new(),
             shutdown: Some(shutdown),
             task: Some(task),
+        };
+        server.wait_ready().await;
+        server
+    }
+
+    /// Waits until the server answers with the admin token it wrote.
+    async fn wait_ready(&mut self) {
+        let path = self
+            .data_dir
+            .join(platform_server::bootstrap::ADMIN_TOKEN_FILE);
+        for _ in 0..200 {
+            if let Ok(token) = std::fs::read_to_string(&path) {
+                self.admin_token = token;
+                if self.rest().get("/iam/v2/groups?pageSize=1").await.status == StatusCode::OK {
+                    return;
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
         }
+        panic!("the server did not become ready");
     }
 
     /// Shuts down gracefully and waits until the database is closed.
@@ -62,10 +88,17 @@ impl TestServer {
         self.task.take().unwrap().await.unwrap();
     }
 
+    /// A REST client acting as the platform administrator.
     pub fn rest(&self) -> Rest {
+        self.rest_as(Some(&self.admin_token))
+    }
+
+    /// A REST client sending `token` (none: anonymous).
+    pub fn rest_as(&self, token: Option<&str>) -> Rest {
         Rest {
             base: format!("http://{}", self.address),
             client: Client::builder(TokioExecutor::new()).build_http(),
+            authorization: token.map(|token| format!("Bearer {token}")),
         }
     }
 
@@ -115,6 +148,8 @@ impl Response {
 pub struct Rest {
     base: String,
     client: Client<hyper_util::client::legacy::connect::HttpConnector, Full<bytes::Bytes>>,
+    /// The `Authorization` header sent, if any.
+    pub authorization: Option<String>,
 }
 
 impl Rest {
@@ -133,12 +168,14 @@ impl Rest {
         content_type: &str,
         body: Vec<u8>,
     ) -> Response {
-        let request = http::Request::builder()
+        let mut request = http::Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base))
-            .header(http::header::CONTENT_TYPE, content_type)
-            .body(Full::new(bytes::Bytes::from(body)))
-            .unwrap();
+            .header(http::header::CONTENT_TYPE, content_type);
+        if let Some(authorization) = &self.authorization {
+            request = request.header(http::header::AUTHORIZATION, authorization);
+        }
+        let request = request.body(Full::new(bytes::Bytes::from(body))).unwrap();
         let response = self
             .client
             .request(request)
@@ -172,6 +209,17 @@ impl Rest {
     }
 }
 
+/// A gRPC interceptor sending `token` as the bearer token.
+pub fn bearer(token: &str) -> impl tonic::service::Interceptor + Clone + use<> {
+    let value: tonic::metadata::MetadataValue<_> = format!("Bearer {token}").parse().unwrap();
+    move |mut request: tonic::Request<()>| {
+        request
+            .metadata_mut()
+            .insert("authorization", value.clone());
+        Ok(request)
+    }
+}
+
 /// Whether `uid` is a root UIDP, or a child UIDP of `parent`.
 pub fn is_child_uid(uid: &str, parent: Option<&str>) -> bool {
     let hex = |s: &str, n: usize| {
@@ -189,6 +237,7 @@ pub fn is_child_uid(uid: &str, parent: Option<&str>) -> bool {
 /// A unary call with a request given as JSON.
 pub async fn call(
     channel: &tonic::transport::Channel,
+    token: Option<&str>,
     method: &MethodDescriptor,
     json: &str,
 ) -> Result<DynamicMessage, tonic::Status> {
@@ -197,8 +246,13 @@ pub async fn call(
     let mut grpc = tonic::client::Grpc::new(channel.clone());
     grpc.ready().await.unwrap();
     let path = format!("/{}/{}", method.parent_service().full_name(), method.name());
+    let mut request = tonic::Request::new(request);
+    if let Some(token) = token {
+        let value = format!("Bearer {token}").parse().unwrap();
+        request.metadata_mut().insert("authorization", value);
+    }
     grpc.unary(
-        tonic::Request::new(request),
+        request,
         path.parse().unwrap(),
         DynamicCodec(method.output()),
     )

@@ -35,6 +35,7 @@ const IMPORTED: &[&str] = &[
     "ListPlan",
     "ListRequest",
     "ListQuery",
+    "ApiContext",
     "Page",
     "StoreError",
     "Caller",

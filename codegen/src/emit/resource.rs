@@ -82,12 +82,17 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         }
     });
     let check_values = (!resource.rules.is_empty()).then(|| check_values(resource));
+    let public_field = resource
+        .public_field
+        .as_ref()
+        .map(|field| quote!(const PUBLIC_FIELD: Option<&'static str> = Some(#field);));
     quote! {
         impl ::runtime::resource::Resource for #ty {
             const TYPE: &'static str = #type_name;
             #page_sizes
             #filters
             #dependents
+            #public_field
             const FIELDS: &'static [::runtime::resource::FieldSpec] = {
                 use ::runtime::resource::{Behavior, FieldSpec};
                 &[#(#specs),*]

@@ -1,10 +1,15 @@
 //! The service implementation both transports call.
 //!
-//! For each service, `XApi<S>` holds the storage and implements every RPC as
-//! an inherent `async fn(&self, &Caller, Request) -> Result<Response, Error>`
-//! built on the runtime's standard-method flows; the tonic server trait is
-//! implemented by delegating to those methods, and the REST router calls the
-//! very same ones.
+//! For each service, `XApi<S>` holds the storage and the [`ApiContext`]
+//! (page tokens, authorization) and implements every RPC as an inherent
+//! `async fn(&self, &Caller, Request) -> Result<Response, Error>`: standard
+//! methods check the annotated capability, then run the runtime's
+//! standard-method flow over the generated storage trait; custom methods
+//! delegate to a generated handler trait `XHandler` that `S` implements. The
+//! tonic server trait is implemented by delegating to the inherent methods,
+//! and the REST router calls the very same ones.
+//!
+//! [`ApiContext`]: runtime::standard::ApiContext
 
 use heck::ToSnakeCase;
 use proc_macro2::TokenStream;
@@ -18,16 +23,29 @@ pub fn api_name(service: &Service) -> syn::Ident {
     format_ident!("{}Api", service.name)
 }
 
-/// The trait bounds on the store: one storage trait per resource served.
+/// The handler trait of a service's custom methods, e.g. `TokenServiceHandler`.
+pub fn handler_name(service: &Service) -> syn::Ident {
+    format_ident!("{}Handler", service.name)
+}
+
+fn has_custom_methods(service: &Service) -> bool {
+    service
+        .methods
+        .iter()
+        .any(|m| matches!(m.standard, Standard::Custom))
+}
+
+/// The trait bounds on `S`: one storage trait per resource served, plus the
+/// handler trait when the service has custom methods.
 pub fn store_bounds(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     let mut resources: Vec<&str> = service
         .methods
         .iter()
-        .map(|m| m.standard.resource())
+        .filter_map(|m| m.standard.resource())
         .collect();
     resources.sort_unstable();
     resources.dedup();
-    let traits = resources
+    let mut traits: Vec<TokenStream> = resources
         .iter()
         .filter_map(|name| api.resource(name))
         .map(|resource| {
@@ -36,7 +54,12 @@ pub fn store_bounds(scope: &super::Scope, api: &Api, service: &Service) -> Token
                 .rsplit_once("::")
                 .expect("a qualified path");
             scope.path(&format!("{module}::{}", trait_name(resource)))
-        });
+        })
+        .collect();
+    if has_custom_methods(service) {
+        let handler = handler_name(service);
+        traits.push(quote!(#handler));
+    }
     quote!(#(#traits)+*)
 }
 
@@ -48,12 +71,12 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     let server_struct = format_ident!("{}Server", service.name);
     let domain = service
         .methods
-        .first()
-        .and_then(|m| api.resource(m.standard.resource()))
+        .iter()
+        .find_map(|m| api.resource(m.standard.resource()?))
         .map(|r| r.type_name.split('/').next().unwrap_or_default().to_owned())
-        .unwrap_or_default();
+        .unwrap_or_else(|| runtime_domain(&service.full_name));
     let doc = format!(
-        " Serves `{}` over storage `S`, for gRPC (through `{server_module}::{server_trait}`) \
+        " Serves `{}` over `S`, for gRPC (through `{server_module}::{server_trait}`) \
          and REST (through [`{}_routes`]) alike.",
         service.full_name,
         service.name.to_snake_case()
@@ -79,22 +102,31 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             }
         }
     });
+    let handler = has_custom_methods(service).then(|| emit_handler_trait(scope, service));
+    let mut capabilities: Vec<&str> = service
+        .methods
+        .iter()
+        .filter_map(|m| m.capability.as_deref())
+        .collect();
+    capabilities.dedup();
     let service_doc = super::docs(&service.comments);
     quote! {
+        #handler
+
         #service_doc
         #[doc = ""]
         #[doc = #doc]
         #[derive(Debug)]
         pub struct #name<S> {
             store: std::sync::Arc<S>,
-            page_tokens: PageTokens,
+            context: ApiContext,
         }
 
         impl<S> Clone for #name<S> {
             fn clone(&self) -> Self {
                 #name {
                     store: std::sync::Arc::clone(&self.store),
-                    page_tokens: self.page_tokens.clone(),
+                    context: self.context.clone(),
                 }
             }
         }
@@ -103,9 +135,12 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             /// The `ErrorInfo` domain of this service's errors.
             pub const DOMAIN: &'static str = #domain;
 
-            /// Serves `store`, signing page tokens with `page_tokens`.
-            pub fn new(store: std::sync::Arc<S>, page_tokens: PageTokens) -> Self {
-                #name { store, page_tokens }
+            /// The capabilities this service's methods require.
+            pub const CAPABILITIES: &'static [&'static str] = &[#(#capabilities),*];
+
+            /// Serves `store` with `context` (page tokens, authorization).
+            pub fn new(store: std::sync::Arc<S>, context: ApiContext) -> Self {
+                #name { store, context }
             }
 
             /// The tonic service for a gRPC server.
@@ -123,18 +158,77 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     }
 }
 
+/// `platform.sts.v1.TokenService` -> `sts.platform`.
+fn runtime_domain(service_full_name: &str) -> String {
+    let parts: Vec<&str> = service_full_name.split('.').collect();
+    match parts.as_slice() {
+        [root, domain, ..] => format!("{domain}.{root}"),
+        _ => service_full_name.to_owned(),
+    }
+}
+
+fn emit_handler_trait(scope: &super::Scope, service: &Service) -> TokenStream {
+    let name = handler_name(service);
+    let doc = format!(
+        " The custom methods of `{}`, implemented by hand: the generated service \
+         decodes requests, then calls these with the caller.",
+        service.full_name
+    );
+    let methods = service
+        .methods
+        .iter()
+        .filter(|m| matches!(m.standard, Standard::Custom))
+        .map(|method| {
+            let rust_name = format_ident!("{}", method.rust_name());
+            let input = scope.path(&method.input);
+            let output = scope.path(&method.output);
+            let doc = super::docs(&method.comments);
+            quote! {
+                #doc
+                fn #rust_name(
+                    &self,
+                    caller: &Caller,
+                    request: #input,
+                ) -> impl Future<Output = Result<#output, Error>> + Send;
+            }
+        });
+    quote! {
+        #[doc = #doc]
+        pub trait #name: Send + Sync + 'static {
+            #(#methods)*
+        }
+    }
+}
+
 fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream {
     let rust_name = format_ident!("{}", method.rust_name());
     let input = scope.path(&method.input);
     let output = scope.path(&method.output);
     let mut comments = method.comments.clone();
-    if let Some(capability) = &method.capability {
-        comments.push_str(&format!("\n\nRequires the `{capability}` capability."));
+    match (&method.capability, method.anonymous) {
+        (_, true) => comments.push_str("\n\nNeeds no token."),
+        (Some(capability), false) => {
+            comments.push_str(&format!("\n\nRequires the `{capability}` capability."));
+        }
+        (None, false) => {}
     }
     let doc = super::docs(&comments);
-    let resource = api
-        .resource(method.standard.resource())
-        .expect("the model checked that standard methods name a resource");
+    let Some(resource) = method
+        .standard
+        .resource()
+        .and_then(|name| api.resource(name))
+    else {
+        return quote! {
+            #doc
+            pub async fn #rust_name(&self, caller: &Caller, request: #input) -> Result<#output, Error> {
+                self.store.#rust_name(caller, request).await
+            }
+        };
+    };
+    let capability = match (&method.capability, method.anonymous) {
+        (Some(capability), false) => quote!(Some(#capability)),
+        _ => quote!(None),
+    };
     let ty = scope.path(&resource.rust_path);
     let store = StoreMethods::of(resource);
     let body = match &method.standard {
@@ -145,13 +239,10 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
         } => {
             let field = format_ident!("{}", body_field);
             let insert = store.insert;
-            let parent = if *parent_required {
-                quote!(uidp::parse("parent", &request.parent)?;)
-            } else {
-                quote!()
-            };
+            let parent = parent_required.then(|| quote!(uidp::parse("parent", &request.parent)?;));
             quote! {
                 #parent
+                self.context.authorize(caller, #capability, &request.parent).await?;
                 let resource = standard::prepare_create(caller, &request.parent, request.#field, #body_field)?;
                 self.store
                     .#insert(&resource)
@@ -163,37 +254,29 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
         Standard::Get { .. } => {
             let get = store.get;
             quote! {
-                let _ = caller;
                 let uid = uidp::parse("uid", &request.uid)?;
-                self.store
-                    .#get(uid)
-                    .await
-                    .map_err(|error| standard::store_error::<#ty>(error, uid, ""))?
-                    .ok_or_else(|| standard::not_found::<#ty>(uid))
+                standard::get(&self.context, caller, #capability, uid, self.store.#get(uid)).await
             }
         }
         Standard::List { .. } => {
             let list = store.list;
             quote! {
-                let _ = caller;
                 let uidp = request.uidp.unwrap_or_default();
-                let plan = ListPlan::new::<#ty>(
-                    &self.page_tokens,
-                    ListRequest {
-                        descendants_of: &uidp.descendants_of,
-                        children_of: &uidp.children_of,
-                        page_size: request.page_size,
-                        page_token: &request.page_token,
-                        skip: request.skip,
-                        order_by: &request.order_by,
-                    },
-                )?;
+                let request = ListRequest {
+                    descendants_of: &uidp.descendants_of,
+                    children_of: &uidp.children_of,
+                    page_size: request.page_size,
+                    page_token: &request.page_token,
+                    skip: request.skip,
+                    order_by: &request.order_by,
+                };
+                let plan = ListPlan::new::<#ty>(&self.context, caller, #capability, request).await?;
                 let page = self
                     .store
                     .#list(&plan.query)
                     .await
                     .map_err(|error| standard::store_error::<#ty>(error, "", ""))?;
-                let (items, next_page_token, total_count) = plan.finish(&self.page_tokens, page);
+                let (items, next_page_token, total_count) = plan.finish(&self.context, page);
                 Ok(#output {
                     items,
                     next_page_token,
@@ -205,8 +288,8 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
             let field = format_ident!("{}", body_field);
             let update = store.update;
             quote! {
-                let _ = caller;
                 let uid = uidp::parse("uid", &request.uid)?;
+                self.context.authorize(caller, #capability, uid).await?;
                 let update = Update::plan(
                     request.update_mask.as_ref(),
                     request.#field.unwrap_or_default(),
@@ -222,8 +305,8 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
         Standard::Delete { .. } => {
             let delete = store.delete;
             quote! {
-                let _ = caller;
                 let uid = uidp::parse("uid", &request.uid)?;
+                self.context.authorize(caller, #capability, uid).await?;
                 let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
                 let deleted = self
                     .store
@@ -233,6 +316,7 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
                 if deleted { Ok(()) } else { Err(standard::not_found::<#ty>(uid)) }
             }
         }
+        Standard::Custom => unreachable!("custom methods have no resource"),
     };
     quote! {
         #doc

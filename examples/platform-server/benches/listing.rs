@@ -18,8 +18,10 @@ use generated::platform::iam::v2::{Group, GroupServiceApi, ListGroupsRequest};
 use generated::platform::r#type::UidpFilter;
 use platform_server::store::SqlStore;
 use runtime::Caller;
+use runtime::auth::Authorizer;
 use runtime::paging::{PageTokens, QueryBinding};
 use runtime::resource::{Resource, SortValue};
+use runtime::standard::ApiContext;
 use runtime::store::{Hierarchy, OrderBy};
 use tokio::runtime::Runtime;
 
@@ -73,7 +75,10 @@ async fn seed(
         .filter(|g| g.uid.starts_with(&format!("{root}/")))
         .collect();
     children_rows.sort_by(|a, b| a.uid.cmp(&b.uid));
-    let api = GroupServiceApi::new(Arc::new(store), PageTokens::new([9; 32]));
+    let api = GroupServiceApi::new(
+        Arc::new(store),
+        ApiContext::new(PageTokens::new([9; 32]), Authorizer::allow_all()),
+    );
     (api, root, small, children_rows)
 }
 
@@ -105,7 +110,12 @@ fn token_after(root: &str, order: &[(&str, bool)], last: &Group) -> String {
             descending: false,
         });
     }
-    let binding = QueryBinding::new(Group::TYPE, &Hierarchy::ChildrenOf(root.into()), &terms);
+    let binding = QueryBinding::new(
+        Group::TYPE,
+        &Hierarchy::ChildrenOf(root.into()),
+        &terms,
+        false,
+    );
     let after: Vec<SortValue> = terms.iter().map(|t| last.sort_value(&t.field)).collect();
     PageTokens::new([9; 32]).issue(&binding, after)
 }

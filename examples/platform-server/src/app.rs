@@ -1,6 +1,8 @@
 //! The one router serving REST and gRPC: every generated service over the
-//! store, plus gRPC reflection and health.
+//! store, the token service, gRPC reflection and health, behind the
+//! authentication middleware.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Router;
@@ -12,20 +14,33 @@ use generated::platform::iam::v2::{
 };
 use generated::platform::libraries::v2::{ArtifactServiceApi, artifact_service_routes};
 use generated::platform::registry::v2::{RepoServiceApi, repo_service_routes};
+use generated::platform::sts::v1::{TokenServiceApi, token_service_routes};
 use generated::platform::vulnerabilities::v2::{AdvisoryServiceApi, advisory_service_routes};
-use runtime::Caller;
+use runtime::auth::{ApiTokens, Authorizer};
 use runtime::paging::PageTokens;
+use runtime::standard::ApiContext;
 use tonic::server::NamedService;
 use tonic::service::Routes;
 use tonic_health::ServingStatus;
 
+use crate::auth::{Authentication, TokenExchange, TrustedIssuer};
 use crate::store::SqlStore;
+
+/// What the router is built from.
+pub struct Parts {
+    pub store: SqlStore,
+    pub page_tokens: PageTokens,
+    pub api_tokens: ApiTokens,
+    /// The platform administrator's identity.
+    pub admin: String,
+    pub issuers: HashMap<String, TrustedIssuer>,
+}
 
 /// Adds each generated service to the gRPC routes and its REST routes to the
 /// REST router, and reports it serving.
 macro_rules! serve_apis {
-    ($store:expr, $tokens:expr, $grpc:ident, $rest:ident, $health:ident; $($api:ident => $routes:ident),* $(,)?) => {$(
-        let api = $api::new(Arc::clone(&$store), $tokens.clone());
+    ($handler:expr, $context:expr, $grpc:ident, $rest:ident, $health:ident; $($api:ident => $routes:ident),* $(,)?) => {$(
+        let api = $api::new(Arc::clone(&$handler), $context.clone());
         let grpc = api.clone().into_grpc();
         $health.set_service_status(service_name(&grpc), ServingStatus::Serving).await;
         $grpc = $grpc.add_service(grpc);
@@ -37,8 +52,28 @@ fn service_name<S: NamedService>(_: &S) -> &'static str {
     S::NAME
 }
 
-pub async fn router(store: SqlStore, page_tokens: PageTokens) -> Router {
-    let store = Arc::new(store);
+/// Every capability a method of the API requires (the built-in roles grant them).
+pub fn capabilities() -> Vec<&'static str> {
+    let mut all: Vec<&'static str> = [
+        GroupServiceApi::<SqlStore>::CAPABILITIES,
+        RoleServiceApi::<SqlStore>::CAPABILITIES,
+        IdentityServiceApi::<SqlStore>::CAPABILITIES,
+        RoleBindingServiceApi::<SqlStore>::CAPABILITIES,
+        RepoServiceApi::<SqlStore>::CAPABILITIES,
+        AdvisoryServiceApi::<SqlStore>::CAPABILITIES,
+        ArtifactServiceApi::<SqlStore>::CAPABILITIES,
+        DocumentServiceApi::<SqlStore>::CAPABILITIES,
+    ]
+    .concat();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+pub async fn router(parts: Parts) -> Router {
+    let store = Arc::new(parts.store);
+    let access: Arc<dyn runtime::auth::Access> = store.clone();
+    let context = ApiContext::new(parts.page_tokens, Authorizer::new(access));
     let (health, health_service) = tonic_health::server::health_reporter();
     let reflection_v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(generated::FILE_DESCRIPTOR_SET)
@@ -54,7 +89,7 @@ pub async fn router(store: SqlStore, page_tokens: PageTokens) -> Router {
         .add_service(reflection_v1alpha);
     let mut rest = Router::new();
     serve_apis! {
-        store, page_tokens, grpc, rest, health;
+        store, context, grpc, rest, health;
         GroupServiceApi => group_service_routes,
         RoleServiceApi => role_service_routes,
         IdentityServiceApi => identity_service_routes,
@@ -64,13 +99,27 @@ pub async fn router(store: SqlStore, page_tokens: PageTokens) -> Router {
         ArtifactServiceApi => artifact_service_routes,
         DocumentServiceApi => document_service_routes,
     }
+    let exchange = Arc::new(TokenExchange {
+        store: Arc::clone(&store),
+        tokens: parts.api_tokens.clone(),
+        issuers: parts.issuers,
+    });
+    serve_apis! {
+        exchange, context, grpc, rest, health;
+        TokenServiceApi => token_service_routes,
+    }
 
+    let authentication = Arc::new(Authentication {
+        tokens: parts.api_tokens,
+        admin: parts.admin,
+    });
     grpc.into_axum_router()
         .merge(rest)
         .fallback(runtime::rest::fallback)
         .method_not_allowed_fallback(runtime::rest::method_not_allowed)
         .layer(axum::middleware::from_fn(runtime::rest::catch_panic))
-        // Authentication arrives with its own middleware; until then every
-        // request acts with full local access.
-        .layer(axum::Extension(Caller::System))
+        .layer(axum::middleware::from_fn_with_state(
+            authentication,
+            crate::auth::authenticate,
+        ))
 }

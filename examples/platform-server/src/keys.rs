@@ -5,13 +5,23 @@ use std::io::Write;
 use std::path::Path;
 
 use rand::RngCore;
+use runtime::auth::ApiTokens;
 use runtime::paging::PageTokens;
 
 const PAGE_TOKEN_KEY: &str = "page-token.key";
+const API_TOKEN_KEY: &str = "api-token.key";
 
 /// The page-token signer, with a key that survives restarts (so tokens do).
 pub fn page_tokens(data_dir: &Path) -> Result<PageTokens, String> {
     Ok(PageTokens::new(secret(&data_dir.join(PAGE_TOKEN_KEY))?))
+}
+
+/// The API-token signer for the API at `base_url`, with a key kept in the data dir.
+pub fn api_tokens(data_dir: &Path, base_url: &str) -> Result<ApiTokens, String> {
+    Ok(ApiTokens::new(
+        &secret(&data_dir.join(API_TOKEN_KEY))?,
+        base_url,
+    ))
 }
 
 /// Reads a 32-byte secret, creating it (readable by the owner only) if missing.

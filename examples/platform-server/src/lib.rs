@@ -2,32 +2,39 @@
 //! (default) or PostgreSQL.
 //!
 //! Everything between the wire and storage is generated (`generated`) or
-//! runtime support (`runtime`); this crate only wires the generated routers
-//! and tonic services to a storage implementation. The binary
+//! runtime support (`runtime`); this crate wires the generated routers and
+//! tonic services to a storage implementation, and provides the server's
+//! policies: authentication, the token exchange, bootstrap. The binary
 //! (`src/main.rs`) parses flags; [`serve`] is what it runs, and what the
 //! end-to-end tests start on a real socket.
 
 mod app;
+mod auth;
+pub mod bootstrap;
 mod keys;
 pub mod store;
 
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use tokio::net::TcpListener;
 
 use crate::store::SqlStore;
 
 /// What a server instance needs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Config {
-    /// Directory for the embedded database and server keys.
+    /// Directory for the embedded database, server keys and the admin token.
     pub data_dir: PathBuf,
     /// Use PostgreSQL at this URL instead of the embedded database.
     pub database_url: Option<String>,
     /// Base URL of the API (the audience of its tokens); `http://<listen>` when `None`.
     pub base_url: Option<String>,
+    /// OIDC issuers whose identity tokens the token service accepts, with their JWKS files.
+    pub trusted_issuers: Vec<(String, PathBuf)>,
 }
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Serves the API on `listener` until `shutdown` completes, then finishes
 /// in-flight requests and closes the database.
@@ -35,20 +42,37 @@ pub async fn serve(
     config: Config,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+) -> Result<(), BoxError> {
     std::fs::create_dir_all(&config.data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", config.data_dir.display()))?;
+    let address = listener.local_addr()?;
+    let base_url = config
+        .base_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{address}"));
     let store = match &config.database_url {
         Some(url) => SqlStore::open_postgres(url).await?,
         None => SqlStore::open_sqlite(&config.data_dir).await?,
     };
-    let page_tokens = keys::page_tokens(&config.data_dir)?;
-    let router = app::router(store.clone(), page_tokens).await;
+    let issuers = config
+        .trusted_issuers
+        .iter()
+        .map(|(issuer, jwks)| {
+            auth::TrustedIssuer::load(issuer, jwks).map(|trusted| (issuer.clone(), trusted))
+        })
+        .collect::<Result<_, _>>()?;
+    let api_tokens = keys::api_tokens(&config.data_dir, &base_url)?;
+    let state = bootstrap::ensure(&config.data_dir, &store, &app::capabilities()).await?;
+    bootstrap::write_admin_token(&config.data_dir, &api_tokens, &state)?;
+    let router = app::router(app::Parts {
+        store: store.clone(),
+        page_tokens: keys::page_tokens(&config.data_dir)?,
+        api_tokens,
+        admin: state.admin,
+        issuers,
+    })
+    .await;
 
-    let address = listener.local_addr()?;
-    let base_url = config
-        .base_url
-        .unwrap_or_else(|| format!("http://{address}"));
     tracing::info!(%address, %base_url, "listening (REST and gRPC)");
     axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
@@ -56,4 +80,11 @@ pub async fn serve(
     store.close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// A one-hour API token for `identity`, signed with the key in `data_dir`
+/// (what `platform-server mint-token` prints).
+pub fn mint_token(data_dir: &Path, base_url: &str, identity: &str) -> Result<String, BoxError> {
+    runtime::uidp::parse("identity", identity)?;
+    Ok(keys::api_tokens(data_dir, base_url)?.issue(identity))
 }

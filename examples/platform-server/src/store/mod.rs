@@ -22,12 +22,13 @@ use generated::platform::iam::v2::{
 use generated::platform::libraries::v2::{Artifact, ArtifactStore};
 use generated::platform::registry::v2::{Repo, RepoStore};
 use generated::platform::vulnerabilities::v2::{Advisory, AdvisoryStore};
+use runtime::auth::{Access, BoxFuture, Grants};
 use runtime::mask::Update;
 use runtime::store::{ListQuery, Page, StoreError};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, ConnectOptions};
 
-pub use sql::Table;
+pub use sql::{Column, Table};
 
 /// Which SQL database backs the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,10 +45,10 @@ pub struct SqlStore {
 }
 
 /// Columns every collection keeps beside `body`: its `order_by` fields.
-const STANDARD_COLUMNS: [(&str, &str); 3] = [
-    ("name", "name"),
-    ("createTime", "create_time"),
-    ("updateTime", "update_time"),
+const STANDARD_COLUMNS: [Column; 3] = [
+    Column::text("name", "name"),
+    Column::integer("createTime", "create_time"),
+    Column::integer("updateTime", "update_time"),
 ];
 
 const fn table(name: &'static str, collection: &'static str) -> Table {
@@ -64,24 +65,35 @@ const IDENTITIES: Table = table("identities", "identities");
 const ROLE_BINDINGS: Table = Table {
     name: "role_bindings",
     collection: "roleBindings",
-    // Deleting a role or an identity looks up the bindings that refer to it.
+    // Deleting a role or an identity, and finding an identity's grants, look
+    // up the bindings that refer to it.
     columns: &[
-        ("name", "name"),
-        ("createTime", "create_time"),
-        ("updateTime", "update_time"),
-        ("role", "role"),
-        ("identity", "identity"),
+        Column::text("name", "name"),
+        Column::integer("createTime", "create_time"),
+        Column::integer("updateTime", "update_time"),
+        Column::text("role", "role"),
+        Column::text("identity", "identity"),
     ],
 };
-const REPOS: Table = table("repos", "repos");
+const REPOS: Table = Table {
+    name: "repos",
+    collection: "repos",
+    // Anonymous callers list public repos only.
+    columns: &[
+        Column::text("name", "name"),
+        Column::integer("createTime", "create_time"),
+        Column::integer("updateTime", "update_time"),
+        Column::integer("public", "public"),
+    ],
+};
 const ADVISORIES: Table = Table {
     name: "advisories",
     collection: "advisories",
     columns: &[
-        ("name", "name"),
-        ("createTime", "create_time"),
-        ("updateTime", "update_time"),
-        ("advisoryId", "advisory_id"),
+        Column::text("name", "name"),
+        Column::integer("createTime", "create_time"),
+        Column::integer("updateTime", "update_time"),
+        Column::text("advisoryId", "advisory_id"),
     ],
 };
 const ARTIFACTS: Table = table("artifacts", "artifacts");
@@ -149,9 +161,37 @@ impl SqlStore {
         GROUPS.import(&self.pool, groups).await
     }
 
+    /// What the role bindings of `identity` grant: each binding's role's
+    /// capabilities on the group the binding lives in.
+    pub async fn grants_of(&self, identity: &str) -> Result<Grants, StoreError> {
+        let bindings: Vec<RoleBinding> = ROLE_BINDINGS
+            .find_by(&self.pool, "identity", identity)
+            .await?;
+        let mut grants = Grants::default();
+        for binding in bindings {
+            let Some(scope) = runtime::uidp::parent(&binding.uid) else {
+                continue;
+            };
+            if let Some(role) = ROLES.get::<Role>(&self.pool, &binding.role).await? {
+                grants.add(scope, role.capabilities);
+            }
+        }
+        Ok(grants)
+    }
+
     /// Closes every connection, waiting for running statements.
     pub async fn close(&self) {
         self.pool.close().await;
+    }
+}
+
+impl Access for SqlStore {
+    fn grants<'a>(&'a self, identity: &'a str) -> BoxFuture<'a, Result<Grants, runtime::Error>> {
+        Box::pin(async move {
+            self.grants_of(identity)
+                .await
+                .map_err(runtime::Error::internal)
+        })
     }
 }
 

@@ -54,13 +54,9 @@ async fn create_tables(
         let columns: String = table
             .columns
             .iter()
-            .map(|(json, column)| {
-                let ty = if json.ends_with("Time") {
-                    "BIGINT"
-                } else {
-                    text
-                };
-                format!("{column} {ty} NOT NULL, ")
+            .map(|column| {
+                let ty = if column.integer { "BIGINT" } else { text };
+                format!("{} {ty} NOT NULL, ", column.name)
             })
             .collect();
         let mut statements = vec![format!(
@@ -76,7 +72,7 @@ async fn create_tables(
         ));
         // Keyset paging in each order, over the whole table and among the
         // children of one parent; lookups of referring items.
-        for (_, column) in table.columns {
+        for column in table.columns.iter().map(|column| column.name) {
             statements.push(format!(
                 "CREATE INDEX IF NOT EXISTS {name}_by_{column} ON {name} ({column}, uid)"
             ));

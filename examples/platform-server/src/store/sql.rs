@@ -16,9 +16,38 @@ pub struct Table {
     pub name: &'static str,
     /// The collection id (`roleBindings`), as the generated code names it.
     pub collection: &'static str,
-    /// Top-level fields (JSON name) kept in their own indexed column, for
-    /// ordering and for finding dependents.
-    pub columns: &'static [(&'static str, &'static str)],
+    /// Top-level fields kept in their own indexed column, for ordering,
+    /// filtering and finding dependents.
+    pub columns: &'static [Column],
+}
+
+/// A field kept in a column of its own.
+#[derive(Debug)]
+pub struct Column {
+    /// The field's JSON name.
+    pub field: &'static str,
+    /// The column's name.
+    pub name: &'static str,
+    /// Integers (times, numbers, booleans) rather than text.
+    pub integer: bool,
+}
+
+impl Column {
+    pub const fn text(field: &'static str, name: &'static str) -> Column {
+        Column {
+            field,
+            name,
+            integer: false,
+        }
+    }
+
+    pub const fn integer(field: &'static str, name: &'static str) -> Column {
+        Column {
+            field,
+            name,
+            integer: true,
+        }
+    }
 }
 
 /// Every item's parent is a group, which must exist when the item is created.
@@ -30,7 +59,11 @@ fn backend_error(error: sqlx::Error) -> StoreError {
 
 impl Table {
     fn column_list(&self) -> String {
-        let order: String = self.columns.iter().map(|(_, c)| format!("{c}, ")).collect();
+        let order: String = self
+            .columns
+            .iter()
+            .map(|column| format!("{}, ", column.name))
+            .collect();
         format!("uid, parent, {order}etag, body")
     }
 
@@ -43,8 +76,8 @@ impl Table {
         }
         self.columns
             .iter()
-            .find(|(json, _)| *json == field)
-            .map(|(_, column)| *column)
+            .find(|column| column.field == field)
+            .map(|column| column.name)
             .unwrap_or_else(|| panic!("table `{}` has no column for `{field}`", self.name))
     }
 
@@ -57,8 +90,8 @@ impl Table {
         query = query
             .bind(resource.uid().to_owned())
             .bind(uidp::parent(resource.uid()).unwrap_or_default().to_owned());
-        for (field, _) in self.columns {
-            query = match resource.sort_value(field) {
+        for column in self.columns {
+            query = match resource.sort_value(column.field) {
                 SortValue::Int(value) => query.bind(value),
                 SortValue::Text(value) => query.bind(value),
             };
@@ -145,13 +178,33 @@ impl Table {
         row.map(|row| decode(&row)).transpose()
     }
 
+    /// Every item whose column for `field` (JSON name) holds `value`.
+    pub async fn find_by<R: Resource>(
+        &self,
+        pool: &AnyPool,
+        field: &str,
+        value: &str,
+    ) -> Result<Vec<R>, StoreError> {
+        let sql = format!(
+            "SELECT body FROM {} WHERE {} = $1 ORDER BY uid",
+            self.name,
+            self.column(field)
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(value.to_owned())
+            .fetch_all(pool)
+            .await
+            .map_err(backend_error)?;
+        rows.iter().map(decode).collect()
+    }
+
     pub async fn list<R: Resource>(
         &self,
         pool: &AnyPool,
         query: &ListQuery,
     ) -> Result<Page<R>, StoreError> {
         let mut count_arguments = AnyArguments::default();
-        let filter = hierarchy_filter(&query.filter, &mut count_arguments);
+        let filter = filters(self, query, &mut count_arguments);
         let count_sql = format!(
             "SELECT COUNT(*) FROM {}{}",
             self.name,
@@ -163,7 +216,7 @@ impl Table {
             .map_err(backend_error)?;
 
         let mut arguments = AnyArguments::default();
-        let mut conditions = hierarchy_filter(&query.filter, &mut arguments);
+        let mut conditions = filters(self, query, &mut arguments);
         if let Some(after) = &query.after {
             if after.len() != query.order_by.len() {
                 return Err(StoreError::backend(std::io::Error::other(
@@ -261,7 +314,7 @@ impl Table {
             .columns
             .iter()
             .enumerate()
-            .map(|(i, (_, column))| format!("{column} = ${}, ", i + 3))
+            .map(|(i, column)| format!("{} = ${}, ", column.name, i + 3))
             .collect();
         let sql = format!(
             "UPDATE {} SET parent = $2, {assignments}etag = ${}, body = ${} WHERE uid = $1",
@@ -353,7 +406,15 @@ fn decode<R: Resource>(row: &sqlx::any::AnyRow) -> Result<R, StoreError> {
     R::decode(body.as_slice()).map_err(StoreError::backend)
 }
 
-/// The conditions of a hierarchy filter; both are index range scans.
+/// The conditions of a list's filters; hierarchy filters are index range scans.
+fn filters(table: &Table, query: &ListQuery, arguments: &mut AnyArguments) -> Vec<String> {
+    let mut conditions = hierarchy_filter(&query.filter, arguments);
+    if let Some(field) = query.public_only {
+        conditions.push(format!("{} = 1", table.column(field)));
+    }
+    conditions
+}
+
 fn hierarchy_filter(filter: &Hierarchy, arguments: &mut AnyArguments) -> Vec<String> {
     match filter {
         Hierarchy::All => Vec::new(),
@@ -364,6 +425,20 @@ fn hierarchy_filter(filter: &Hierarchy, arguments: &mut AnyArguments) -> Vec<Str
                 format!("uid >= {}", bind(arguments, start)),
                 format!("uid < {}", bind(arguments, end)),
             ]
+        }
+        Hierarchy::Within(scopes) if scopes.is_empty() => vec!["1 = 0".to_owned()],
+        Hierarchy::Within(scopes) => {
+            let alternatives: Vec<String> = scopes
+                .iter()
+                .map(|scope| {
+                    let (start, end) = uidp::descendant_range(scope);
+                    let uid = bind(arguments, scope.clone());
+                    let start = bind(arguments, start);
+                    let end = bind(arguments, end);
+                    format!("uid = {uid} OR (uid >= {start} AND uid < {end})")
+                })
+                .collect();
+            vec![format!("({})", alternatives.join(" OR "))]
         }
     }
 }
