@@ -375,7 +375,7 @@ mod tests {
         let other_api = ApiTokens::new(&[1; 32], "http://other");
         assert_eq!(
             other_api.verify(&tokens.issue("x")).unwrap_err().reason(),
-            "TOKEN_WRONG_AUDIENCE"
+            "TOKEN_WRONG_ISSUER"
         );
     }
 }
