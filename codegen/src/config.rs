@@ -33,6 +33,9 @@ pub struct Config {
     annotation_files: Vec<PathBuf>,
 }
 
+/// The file [`Config::build_script`] writes the module tree to.
+pub const BUILD_SCRIPT_ROOT: &str = "generated.rs";
+
 /// The name of annotation files found by [`Config::files_under`].
 pub const ANNOTATION_FILE: &str = "annotations.toml";
 
@@ -79,8 +82,48 @@ impl Config {
         Ok(self)
     }
 
-    /// Generates every file in memory.
+    /// Generates every file in memory, with `lib.rs` as the crate root.
     pub fn generate(&self) -> Result<Output, Error> {
+        self.generate_with_root("lib.rs", true)
+    }
+
+    /// For `build.rs`: generates into `OUT_DIR`, with the module tree in
+    /// `OUT_DIR/generated.rs` for the crate root to `include!`, and tells
+    /// cargo to rerun when an input changes.
+    ///
+    /// ```ignore
+    /// // build.rs
+    /// codegen::Config::new().include("proto").files_under("proto")?.build_script()?;
+    /// // src/lib.rs
+    /// include!(concat!(env!("OUT_DIR"), "/generated.rs"));
+    /// ```
+    pub fn build_script(&self) -> Result<(), Error> {
+        let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").ok_or_else(|| {
+            Error::Io(
+                PathBuf::from("OUT_DIR"),
+                std::io::Error::other("not set: call this from build.rs"),
+            )
+        })?);
+        for file in self.files.iter().chain(&self.annotation_files) {
+            if let Some(path) = self
+                .includes
+                .iter()
+                .map(|i| i.join(file))
+                .find(|p| p.exists())
+            {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
+        }
+        for (path, contents) in self.generate_with_root(BUILD_SCRIPT_ROOT, false)? {
+            let target = out_dir.join(&path);
+            if std::fs::read(&target).ok().as_deref() != Some(contents.as_slice()) {
+                std::fs::write(&target, contents).map_err(|e| Error::Io(target.clone(), e))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn generate_with_root(&self, root_file: &str, crate_root: bool) -> Result<Output, Error> {
         let loaded = load::load(&self.includes, &self.files)?;
         let annotations = self.load_annotations()?;
         let mut diagnostics = Diagnostics::default();
@@ -119,8 +162,8 @@ impl Config {
             });
         }
         output.insert(
-            "lib.rs".into(),
-            emit::format(emit::root::emit(&packages, DESCRIPTOR_FILE)).into_bytes(),
+            root_file.into(),
+            emit::format(emit::root::emit(&packages, DESCRIPTOR_FILE, crate_root)).into_bytes(),
         );
         output.insert(DESCRIPTOR_FILE.into(), loaded.encoded);
         Ok(output)

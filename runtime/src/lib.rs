@@ -8,7 +8,8 @@
 //! - [`rest`]: HTTP rule transcoding helpers for generated axum handlers.
 //! - [`resource`], [`standard`], [`mask`], [`paging`]: standard methods,
 //!   update masks and page tokens, written once against [`resource::Resource`].
-//! - [`store`]: types shared by generated storage traits.
+//! - [`store`]: types shared by generated storage traits; [`memory`]: an
+//!   in-memory collection with their semantics, for tests and examples.
 //! - [`context`], [`auth`]: the caller of a request, API tokens and access decisions.
 //! - [`uidp`], [`time`]: identifiers and timestamps.
 
@@ -17,6 +18,7 @@ pub mod context;
 pub mod error;
 pub mod json;
 pub mod mask;
+pub mod memory;
 pub mod paging;
 pub mod resource;
 pub mod rest;

@@ -23,7 +23,9 @@ struct Node {
     files: Option<(Option<String>, Option<String>, bool)>,
 }
 
-pub fn emit(packages: &[PackageFiles], descriptor_file: &str) -> TokenStream {
+/// The crate root (`lib.rs`, with crate docs) or a file a crate root
+/// `include!`s (build scripts; inner attributes are not allowed there).
+pub fn emit(packages: &[PackageFiles], descriptor_file: &str, crate_root: bool) -> TokenStream {
     let mut root = Node::default();
     for package in packages {
         let mut node = &mut root;
@@ -37,13 +39,18 @@ pub fn emit(packages: &[PackageFiles], descriptor_file: &str) -> TokenStream {
         ));
     }
     let modules = emit_children(&root);
+    let docs = crate_root.then(|| {
+        quote! {
+            //! The API generated from the protos in `proto/`.
+            //!
+            //! Each proto package is a module with its prost messages, its tonic
+            //! client and server, and for every service an `XApi<S>` (the service
+            //! over a storage `S`), its REST router `x_routes`, and one storage
+            //! trait per resource.
+        }
+    });
     quote! {
-        //! The Platform API, generated from the protos in `proto/`.
-        //!
-        //! Each proto package is a module with its prost messages, its tonic
-        //! client and server, and for every service an `XApi<S>` (the service
-        //! over a storage `S`), its REST router `x_routes`, and one storage
-        //! trait per resource.
+        #docs
 
         #(#modules)*
 

@@ -1,0 +1,10 @@
+//! Generates the widgets API from `proto/` at build time.
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    codegen::Config::new()
+        .include("../../proto")
+        .include("proto")
+        .files_under("proto")?
+        .build_script()?;
+    Ok(())
+}

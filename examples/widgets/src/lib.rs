@@ -1,0 +1,59 @@
+//! A small API of its own — widgets — generated from `proto/` in `build.rs`
+//! and served over an in-memory store. Everything between the wire and the
+//! store is generated; this file is the store and the wiring.
+//!
+//! Run it: `cargo run -p widgets` (serves on 127.0.0.1:8090, every request
+//! acting with full local access).
+
+use std::sync::Arc;
+
+use runtime::mask::Update;
+use runtime::memory::MemoryCollection;
+use runtime::standard::ApiContext;
+use runtime::store::{ListQuery, Page, StoreError};
+
+include!(concat!(env!("OUT_DIR"), "/generated.rs"));
+
+use crate::widgets::v1::{Widget, WidgetServiceApi, WidgetStore, widget_service_routes};
+
+/// Widgets in memory.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    widgets: MemoryCollection<Widget>,
+}
+
+impl WidgetStore for MemoryStore {
+    async fn insert_widget(&self, widget: &Widget) -> Result<(), StoreError> {
+        // Widgets live in workshops this example does not store: any UIDP will do.
+        self.widgets.insert(widget, true)
+    }
+
+    async fn get_widget(&self, uid: &str) -> Result<Option<Widget>, StoreError> {
+        self.widgets.get(uid)
+    }
+
+    async fn list_widgets(&self, query: &ListQuery) -> Result<Page<Widget>, StoreError> {
+        self.widgets.list(query)
+    }
+
+    async fn update_widget(
+        &self,
+        uid: &str,
+        update: &Update<Widget>,
+    ) -> Result<Option<Widget>, StoreError> {
+        self.widgets.update(uid, update)
+    }
+
+    async fn delete_widget(&self, uid: &str, etag: Option<&str>) -> Result<bool, StoreError> {
+        self.widgets.delete(uid, etag, Vec::new())
+    }
+}
+
+/// REST and gRPC for widgets on one router.
+pub fn app(store: Arc<MemoryStore>, context: ApiContext) -> axum::Router {
+    let api = WidgetServiceApi::new(store, context);
+    tonic::service::Routes::new(api.clone().into_grpc())
+        .into_axum_router()
+        .merge(widget_service_routes(api))
+        .fallback(runtime::rest::fallback)
+}

@@ -1,0 +1,156 @@
+//! An in-memory collection with the semantics every storage trait expects:
+//! for tests, examples and prototypes. A backend implements a generated
+//! storage trait by delegating each method to a [`MemoryCollection`].
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use crate::mask::Update;
+use crate::resource::{Resource, SortValue};
+use crate::store::{Hierarchy, ListQuery, OrderBy, Page, StoreError};
+use crate::uidp;
+
+/// Items of one resource type, keyed by uid (so subtrees are key ranges).
+#[derive(Debug, Default)]
+pub struct MemoryCollection<R> {
+    items: Mutex<BTreeMap<String, R>>,
+}
+
+impl<R: Resource> MemoryCollection<R> {
+    pub fn new() -> Self {
+        MemoryCollection {
+            items: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    fn items(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, R>> {
+        self.items
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Stores a new item; `parent_exists` says whether its parent does.
+    pub fn insert(&self, resource: &R, parent_exists: bool) -> Result<(), StoreError> {
+        if !parent_exists {
+            return Err(StoreError::ParentNotFound);
+        }
+        let mut items = self.items();
+        if items.contains_key(resource.uid()) {
+            return Err(StoreError::AlreadyExists);
+        }
+        items.insert(resource.uid().to_owned(), resource.clone());
+        Ok(())
+    }
+
+    pub fn contains(&self, uid: &str) -> bool {
+        self.items().contains_key(uid)
+    }
+
+    pub fn get(&self, uid: &str) -> Result<Option<R>, StoreError> {
+        Ok(self.items().get(uid).cloned())
+    }
+
+    pub fn list(&self, query: &ListQuery) -> Result<Page<R>, StoreError> {
+        let items = self.items();
+        let mut matching: Vec<&R> = items
+            .values()
+            .filter(|item| in_hierarchy(&query.filter, item.uid()))
+            .filter(|item| query.public_only.is_none() || item.is_public())
+            .collect();
+        let total_count = matching.len() as u64;
+        matching.sort_by(|a, b| {
+            compare(
+                &query.order_by,
+                &keys(a, &query.order_by),
+                &keys(b, &query.order_by),
+            )
+        });
+        let page = matching
+            .into_iter()
+            .filter(|item| {
+                query.after.as_ref().is_none_or(|after| {
+                    compare(&query.order_by, &keys(item, &query.order_by), after)
+                        == Ordering::Greater
+                })
+            })
+            .skip(usize::try_from(query.skip).unwrap_or(usize::MAX))
+            .take(usize::try_from(query.limit).unwrap_or(usize::MAX))
+            .cloned()
+            .collect();
+        Ok(Page {
+            items: page,
+            total_count,
+        })
+    }
+
+    /// Applies `update` under the collection's lock (atomic).
+    pub fn update(&self, uid: &str, update: &Update<R>) -> Result<Option<R>, StoreError> {
+        let mut items = self.items();
+        let Some(stored) = items.get_mut(uid) else {
+            return Ok(None);
+        };
+        let merged = update.apply(stored).map_err(StoreError::Rejected)?;
+        *stored = merged.clone();
+        Ok(Some(merged))
+    }
+
+    /// Deletes an item unless `has_dependents` names some.
+    pub fn delete(
+        &self,
+        uid: &str,
+        etag: Option<&str>,
+        dependents: Vec<(String, String)>,
+    ) -> Result<bool, StoreError> {
+        let mut items = self.items();
+        let Some(stored) = items.get(uid) else {
+            return Ok(false);
+        };
+        if etag.is_some_and(|etag| etag != stored.etag()) {
+            return Err(StoreError::EtagMismatch);
+        }
+        if !dependents.is_empty() {
+            return Err(StoreError::HasDependents(dependents));
+        }
+        items.remove(uid);
+        Ok(true)
+    }
+
+    /// The uids of items whose parent is `uid` (children that block deletes).
+    pub fn children_of(&self, uid: &str) -> Vec<String> {
+        self.items()
+            .keys()
+            .filter(|item| uidp::parent(item) == Some(uid))
+            .cloned()
+            .collect()
+    }
+}
+
+fn in_hierarchy(filter: &Hierarchy, uid: &str) -> bool {
+    let below = |scope: &str| {
+        uid.strip_prefix(scope)
+            .is_some_and(|rest| rest.starts_with('/'))
+    };
+    match filter {
+        Hierarchy::All => true,
+        Hierarchy::ChildrenOf(parent) => uidp::parent(uid) == Some(parent.as_str()),
+        Hierarchy::DescendantsOf(ancestor) => below(ancestor),
+        Hierarchy::Within(scopes) => scopes.iter().any(|scope| uid == scope || below(scope)),
+    }
+}
+
+fn keys<R: Resource>(item: &&R, order: &[OrderBy]) -> Vec<SortValue> {
+    order
+        .iter()
+        .map(|term| item.sort_value(&term.field))
+        .collect()
+}
+
+fn compare(order: &[OrderBy], a: &[SortValue], b: &[SortValue]) -> Ordering {
+    order
+        .iter()
+        .zip(a.iter().zip(b))
+        .map(|(term, (a, b))| if term.descending { b.cmp(a) } else { a.cmp(b) })
+        .find(|ordering| ordering.is_ne())
+        .unwrap_or(Ordering::Equal)
+}
