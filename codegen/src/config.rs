@@ -31,7 +31,12 @@ pub struct Config {
     files: Vec<PathBuf>,
     /// Annotation files, relative to an import root.
     annotation_files: Vec<PathBuf>,
+    /// The API's title in the OpenAPI document.
+    title: Option<String>,
 }
+
+/// Name of the OpenAPI document in the output directory.
+pub const OPENAPI_FILE: &str = "openapi.json";
 
 /// The file [`Config::build_script`] writes the module tree to.
 pub const BUILD_SCRIPT_ROOT: &str = "generated.rs";
@@ -56,6 +61,12 @@ impl Config {
     /// Adds a file to generate, relative to an import root.
     pub fn file(&mut self, path: impl Into<PathBuf>) -> &mut Self {
         self.files.push(path.into());
+        self
+    }
+
+    /// Sets the API's title (in the OpenAPI document).
+    pub fn title(&mut self, title: impl Into<String>) -> &mut Self {
+        self.title = Some(title.into());
         self
     }
 
@@ -163,7 +174,18 @@ impl Config {
         }
         output.insert(
             root_file.into(),
-            emit::format(emit::root::emit(&packages, DESCRIPTOR_FILE, crate_root)).into_bytes(),
+            emit::format(emit::root::emit(
+                &packages,
+                DESCRIPTOR_FILE,
+                OPENAPI_FILE,
+                crate_root,
+            ))
+            .into_bytes(),
+        );
+        let title = self.title.as_deref().unwrap_or("API");
+        output.insert(
+            OPENAPI_FILE.into(),
+            emit::openapi::emit(&api, &loaded.pool, title).into_bytes(),
         );
         output.insert(DESCRIPTOR_FILE.into(), loaded.encoded);
         Ok(output)

@@ -33,7 +33,7 @@ fn main() -> ExitCode {
     let proto = root.join(&cli.proto);
     let out = root.join(&cli.out);
     let mut config = codegen::Config::new();
-    config.include(&proto);
+    config.include(&proto).title("Platform API");
     if let Err(error) = config.files_under(&proto) {
         eprintln!("error: {error}");
         return ExitCode::FAILURE;

@@ -56,6 +56,9 @@ pub struct Method {
     pub input: String,
     /// Rust path of the response message; `()` for `google.protobuf.Empty`.
     pub output: String,
+    /// Full proto names of the request and response messages.
+    pub input_type: String,
+    pub output_type: String,
     pub http: HttpRule,
     pub standard: Standard,
     /// The capability the caller needs (from the annotation files).
@@ -555,6 +558,8 @@ fn build_method(
         comments: comments(method.path(), &file),
         input: rust_path(&method.input()),
         output: rust_path(&method.output()),
+        input_type: method.input().full_name().to_owned(),
+        output_type: method.output().full_name().to_owned(),
         http,
         standard,
         capability: None,

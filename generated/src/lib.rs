@@ -91,6 +91,9 @@ pub mod platform {
 /// The encoded descriptors of every proto, with imports and comments.
 #[rustfmt::skip]
 pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("file_descriptor_set.bin");
+/// The OpenAPI 3.1 document of the REST routes.
+#[rustfmt::skip]
+pub const OPENAPI_JSON: &str = include_str!("openapi.json");
 /// The descriptors, decoded once; JSON encoding and reflection read them.
 #[rustfmt::skip]
 pub static DESCRIPTOR_POOL: std::sync::LazyLock<

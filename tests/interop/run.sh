@@ -2,8 +2,12 @@
 # Interoperability checks with reference tools, outside `cargo test` because
 # they need software a Rust toolchain does not bring:
 # - the protos compile with protoc (Debian's protobuf-compiler);
+# - the generated OpenAPI document validates (openapi-spec-validator) and the
+#   served `/openapi.json` matches it;
 # - a Python grpcio client that knows only the reflection service drives the
-#   running server (pip install -r tests/interop/requirements.txt).
+#   running server;
+# - schemathesis finds no server error and no response violating the schema.
+# Python packages: pip install -r tests/interop/requirements.txt
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -12,6 +16,16 @@ mapfile -t protos < <(cd proto && find . -name '*.proto' -not -path './google/*'
 out=$(mktemp -d)
 (cd proto && protoc -I . --descriptor_set_out="$out/set.pb" --include_imports "${protos[@]}")
 echo "ok: ${#protos[@]} files"
+
+echo "== OpenAPI document validates"
+python3 - generated/src/openapi.json <<'PY'
+import sys
+from openapi_spec_validator import validate
+from openapi_spec_validator.readers import read_from_filename
+spec, _ = read_from_filename(sys.argv[1])
+validate(spec)
+print(f"ok: {len(spec['paths'])} paths")
+PY
 
 echo "== python grpcio client over reflection"
 cargo build -q -p platform-server
@@ -25,6 +39,17 @@ for _ in $(seq 50); do
   sleep 0.1
 done
 python3 tests/interop/reflection_client.py "127.0.0.1:$port" "$data/admin.token"
+
+echo "== served /openapi.json is the generated document"
+curl -sf "http://127.0.0.1:$port/openapi.json" | cmp - generated/src/openapi.json
+echo "ok"
+
+echo "== schemathesis: no server errors, no responses outside the schema"
+schemathesis run "http://127.0.0.1:$port/openapi.json" \
+  --header "Authorization: Bearer $(cat "$data/admin.token")" \
+  --checks not_a_server_error,response_schema_conformance \
+  --phases examples,coverage,fuzzing --max-examples 25 --seed 1 \
+  --suppress-health-check filter_too_much
 
 echo "== SIGTERM stops the server cleanly"
 kill -TERM $server

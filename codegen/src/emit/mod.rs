@@ -8,9 +8,11 @@
 //! - [`store`]: one storage trait per resource.
 //! - [`service`]: the service implementation both transports call.
 //! - [`rest`]: the axum router transcoding each HTTP rule.
+//! - [`openapi`]: the OpenAPI 3.1 document of the REST routes.
 //! - [`root`]: the crate root with the module tree and descriptors.
 
 pub mod messages;
+pub mod openapi;
 pub mod reflect;
 pub mod resource;
 pub mod rest;

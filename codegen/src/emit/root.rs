@@ -25,7 +25,12 @@ struct Node {
 
 /// The crate root (`lib.rs`, with crate docs) or a file a crate root
 /// `include!`s (build scripts; inner attributes are not allowed there).
-pub fn emit(packages: &[PackageFiles], descriptor_file: &str, crate_root: bool) -> TokenStream {
+pub fn emit(
+    packages: &[PackageFiles],
+    descriptor_file: &str,
+    openapi_file: &str,
+    crate_root: bool,
+) -> TokenStream {
     let mut root = Node::default();
     for package in packages {
         let mut node = &mut root;
@@ -57,6 +62,10 @@ pub fn emit(packages: &[PackageFiles], descriptor_file: &str, crate_root: bool) 
         /// The encoded descriptors of every proto, with imports and comments.
         #[rustfmt::skip]
         pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(#descriptor_file);
+
+        /// The OpenAPI 3.1 document of the REST routes.
+        #[rustfmt::skip]
+        pub const OPENAPI_JSON: &str = include_str!(#openapi_file);
 
         /// The descriptors, decoded once; JSON encoding and reflection read them.
         #[rustfmt::skip]

@@ -70,6 +70,14 @@ pub fn capabilities() -> Vec<&'static str> {
     all
 }
 
+/// The OpenAPI document of the REST routes (readable without a token).
+async fn openapi() -> impl axum::response::IntoResponse {
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        generated::OPENAPI_JSON,
+    )
+}
+
 pub async fn router(parts: Parts) -> Router {
     let store = Arc::new(parts.store);
     let access: Arc<dyn runtime::auth::Access> = store.clone();
@@ -115,6 +123,7 @@ pub async fn router(parts: Parts) -> Router {
     });
     grpc.into_axum_router()
         .merge(rest)
+        .route("/openapi.json", axum::routing::get(openapi))
         .fallback(runtime::rest::fallback)
         .method_not_allowed_fallback(runtime::rest::method_not_allowed)
         .layer(axum::middleware::from_fn(runtime::rest::catch_panic))
