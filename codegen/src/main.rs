@@ -12,6 +12,9 @@ struct Cli {
     /// Import root holding the protos (and vendored google/ protos).
     #[arg(long, default_value = "proto", global = true)]
     proto: PathBuf,
+    /// The API's title in the OpenAPI document.
+    #[arg(long, default_value = "Platform API", global = true)]
+    title: String,
     /// Directory of the generated crate's sources.
     #[arg(long, default_value = "generated/src", global = true)]
     out: PathBuf,
@@ -33,7 +36,7 @@ fn main() -> ExitCode {
     let proto = root.join(&cli.proto);
     let out = root.join(&cli.out);
     let mut config = codegen::Config::new();
-    config.include(&proto).title("Platform API");
+    config.include(&proto).title(cli.title.as_str());
     if let Err(error) = config.files_under(&proto) {
         eprintln!("error: {error}");
         return ExitCode::FAILURE;

@@ -12,7 +12,8 @@ fn workspace() -> PathBuf {
 
 fn config_for(proto: &Path) -> codegen::Config {
     let mut config = codegen::Config::new();
-    config.include(proto);
+    // As the CLI does (its `--title` default).
+    config.include(proto).title("Platform API");
     config.files_under(proto).unwrap();
     config
 }
