@@ -1,1 +1,39 @@
+//! Derive macros for the storage side of generated APIs.
+//!
+//! `#[derive(StorageRow)]` turns a struct naming some fields of a resource
+//! message into a storage row (`runtime::row::Row`): conversion from and back
+//! into the message, field-mask application and `order_by` sort keys.
+//!
+//! ```ignore
+//! #[derive(StorageRow)]
+//! #[row(message = RoleBinding)]
+//! struct RoleBindingColumns {
+//!     name: String,
+//!     #[row(timestamp, output_only)]
+//!     create_time: i64,
+//!     #[row(rename = "role")]
+//!     role_uid: String,
+//!     #[row(skip)]
+//!     cached: bool,
+//! }
+//! ```
+//!
+//! Field attributes: `rename = "proto_field"` (the message field, when it is
+//! named otherwise), `skip` (not a message field; defaults on conversion),
+//! `output_only` (a mask may not name it), `timestamp` (an `i64` holding a
+//! `google.protobuf.Timestamp` as microseconds).
 
+mod ctxt;
+mod row;
+
+use proc_macro::TokenStream;
+use syn::{DeriveInput, parse_macro_input};
+
+/// Implements `runtime::row::Row` for a struct; see the crate docs.
+#[proc_macro_derive(StorageRow, attributes(row))]
+pub fn derive_storage_row(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    row::expand(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}

@@ -10,6 +10,7 @@
 //!   update masks and page tokens, written once against [`resource::Resource`].
 //! - [`store`]: types shared by generated storage traits; [`memory`]: an
 //!   in-memory collection with their semantics, for tests and examples.
+//! - [`row`]: storage rows, implemented by `#[derive(StorageRow)]`.
 //! - [`context`], [`auth`]: the caller of a request, API tokens and access decisions.
 //! - [`uidp`], [`time`]: identifiers and timestamps.
 
@@ -22,6 +23,7 @@ pub mod memory;
 pub mod paging;
 pub mod resource;
 pub mod rest;
+pub mod row;
 pub mod standard;
 pub mod store;
 pub mod time;

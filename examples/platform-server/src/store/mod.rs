@@ -22,13 +22,14 @@ use generated::platform::iam::v2::{
 use generated::platform::libraries::v2::{Artifact, ArtifactStore};
 use generated::platform::registry::v2::{Repo, RepoStore};
 use generated::platform::vulnerabilities::v2::{Advisory, AdvisoryStore};
+use macros::StorageRow;
 use runtime::auth::{Access, BoxFuture, Grants};
 use runtime::mask::Update;
 use runtime::store::{ListQuery, Page, StoreError};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, ConnectOptions};
 
-pub use sql::{Column, Table};
+pub use sql::Table;
 
 /// Which SQL database backs the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,60 +45,45 @@ pub struct SqlStore {
     backend: Backend,
 }
 
-/// Columns every collection keeps beside `body`: its `order_by` fields.
-const STANDARD_COLUMNS: [Column; 3] = [
-    Column::text("name", "name"),
-    Column::integer("createTime", "create_time"),
-    Column::integer("updateTime", "update_time"),
-];
-
-const fn table(name: &'static str, collection: &'static str) -> Table {
-    Table {
-        name,
-        collection,
-        columns: &STANDARD_COLUMNS,
-    }
+/// Declares row types keeping the standard `order_by` fields (name, times)
+/// in columns, plus any extra fields of the message.
+macro_rules! rows {
+    ($($row:ident for $message:ident { $($field:ident: $ty:ty),* })*) => {$(
+        #[derive(StorageRow)]
+        #[row(message = $message)]
+        pub struct $row {
+            name: String,
+            #[row(timestamp, output_only)]
+            create_time: i64,
+            #[row(timestamp, output_only)]
+            update_time: i64,
+            $($field: $ty,)*
+        }
+    )*};
 }
 
-const GROUPS: Table = table("groups", "groups");
-const ROLES: Table = table("roles", "roles");
-const IDENTITIES: Table = table("identities", "identities");
-const ROLE_BINDINGS: Table = Table {
-    name: "role_bindings",
-    collection: "roleBindings",
+rows! {
+    GroupColumns for Group {}
+    RoleColumns for Role {}
+    IdentityColumns for Identity {}
     // Deleting a role or an identity, and finding an identity's grants, look
     // up the bindings that refer to it.
-    columns: &[
-        Column::text("name", "name"),
-        Column::integer("createTime", "create_time"),
-        Column::integer("updateTime", "update_time"),
-        Column::text("role", "role"),
-        Column::text("identity", "identity"),
-    ],
-};
-const REPOS: Table = Table {
-    name: "repos",
-    collection: "repos",
+    RoleBindingColumns for RoleBinding { role: String, identity: String }
     // Anonymous callers list public repos only.
-    columns: &[
-        Column::text("name", "name"),
-        Column::integer("createTime", "create_time"),
-        Column::integer("updateTime", "update_time"),
-        Column::integer("public", "public"),
-    ],
-};
-const ADVISORIES: Table = Table {
-    name: "advisories",
-    collection: "advisories",
-    columns: &[
-        Column::text("name", "name"),
-        Column::integer("createTime", "create_time"),
-        Column::integer("updateTime", "update_time"),
-        Column::text("advisoryId", "advisory_id"),
-    ],
-};
-const ARTIFACTS: Table = table("artifacts", "artifacts");
-const DOCUMENTS: Table = table("documents", "documents");
+    RepoColumns for Repo { public: bool }
+    AdvisoryColumns for Advisory { advisory_id: String }
+    ArtifactColumns for Artifact {}
+    DocumentColumns for Document {}
+}
+
+const GROUPS: Table = Table::new::<GroupColumns>("groups", "groups");
+const ROLES: Table = Table::new::<RoleColumns>("roles", "roles");
+const IDENTITIES: Table = Table::new::<IdentityColumns>("identities", "identities");
+const ROLE_BINDINGS: Table = Table::new::<RoleBindingColumns>("role_bindings", "roleBindings");
+const REPOS: Table = Table::new::<RepoColumns>("repos", "repos");
+const ADVISORIES: Table = Table::new::<AdvisoryColumns>("advisories", "advisories");
+const ARTIFACTS: Table = Table::new::<ArtifactColumns>("artifacts", "artifacts");
+const DOCUMENTS: Table = Table::new::<DocumentColumns>("documents", "documents");
 
 /// Every table, in creation order (for migrations).
 const TABLES: &[&Table] = &[
@@ -158,7 +144,7 @@ impl SqlStore {
     /// Bulk-loads groups in one transaction (seeding, benchmarks). Parents
     /// are not checked; the caller loads them first.
     pub async fn import_groups(&self, groups: &[Group]) -> Result<(), StoreError> {
-        GROUPS.import(&self.pool, groups).await
+        GROUPS.import::<_, GroupColumns>(&self.pool, groups).await
     }
 
     /// What the role bindings of `identity` grant: each binding's role's
@@ -197,10 +183,10 @@ impl Access for SqlStore {
 
 /// Implements a generated storage trait by delegating to the collection's table.
 macro_rules! table_store {
-    ($($store:ident for $resource:ident in $table:ident { $insert:ident, $get:ident, $list:ident, $update:ident, $delete:ident })*) => {$(
+    ($($store:ident for $resource:ident in $table:ident as $row:ident { $insert:ident, $get:ident, $list:ident, $update:ident, $delete:ident })*) => {$(
         impl $store for SqlStore {
             async fn $insert(&self, resource: &$resource) -> Result<(), StoreError> {
-                $table.insert(&self.pool, resource).await
+                $table.insert::<_, $row>(&self.pool, resource).await
             }
 
             async fn $get(&self, uid: &str) -> Result<Option<$resource>, StoreError> {
@@ -212,7 +198,7 @@ macro_rules! table_store {
             }
 
             async fn $update(&self, uid: &str, update: &Update<$resource>) -> Result<Option<$resource>, StoreError> {
-                $table.update(&self.pool, self.backend, uid, update).await
+                $table.update::<_, $row>(&self.pool, self.backend, uid, update).await
             }
 
             async fn $delete(&self, uid: &str, etag: Option<&str>) -> Result<bool, StoreError> {
@@ -223,22 +209,22 @@ macro_rules! table_store {
 }
 
 table_store! {
-    GroupStore for Group in GROUPS { insert_group, get_group, list_groups, update_group, delete_group }
-    RoleStore for Role in ROLES { insert_role, get_role, list_roles, update_role, delete_role }
-    IdentityStore for Identity in IDENTITIES {
+    GroupStore for Group in GROUPS as GroupColumns { insert_group, get_group, list_groups, update_group, delete_group }
+    RoleStore for Role in ROLES as RoleColumns { insert_role, get_role, list_roles, update_role, delete_role }
+    IdentityStore for Identity in IDENTITIES as IdentityColumns {
         insert_identity, get_identity, list_identities, update_identity, delete_identity
     }
-    RoleBindingStore for RoleBinding in ROLE_BINDINGS {
+    RoleBindingStore for RoleBinding in ROLE_BINDINGS as RoleBindingColumns {
         insert_role_binding, get_role_binding, list_role_bindings, update_role_binding, delete_role_binding
     }
-    RepoStore for Repo in REPOS { insert_repo, get_repo, list_repos, update_repo, delete_repo }
-    AdvisoryStore for Advisory in ADVISORIES {
+    RepoStore for Repo in REPOS as RepoColumns { insert_repo, get_repo, list_repos, update_repo, delete_repo }
+    AdvisoryStore for Advisory in ADVISORIES as AdvisoryColumns {
         insert_advisory, get_advisory, list_advisories, update_advisory, delete_advisory
     }
-    ArtifactStore for Artifact in ARTIFACTS {
+    ArtifactStore for Artifact in ARTIFACTS as ArtifactColumns {
         insert_artifact, get_artifact, list_artifacts, update_artifact, delete_artifact
     }
-    DocumentStore for Document in DOCUMENTS {
+    DocumentStore for Document in DOCUMENTS as DocumentColumns {
         insert_document, get_document, list_documents, update_document, delete_document
     }
 }

@@ -2,6 +2,7 @@
 
 use runtime::mask::Update;
 use runtime::resource::{Resource, SortValue};
+use runtime::row::{ColumnSpec, Row as StorageRow};
 use runtime::store::{Hierarchy, ListQuery, Page, StoreError};
 use runtime::uidp;
 use sqlx::any::AnyArguments;
@@ -16,36 +17,18 @@ pub struct Table {
     pub name: &'static str,
     /// The collection id (`roleBindings`), as the generated code names it.
     pub collection: &'static str,
-    /// Top-level fields kept in their own indexed column, for ordering,
-    /// filtering and finding dependents.
-    pub columns: &'static [Column],
+    /// Fields kept in their own indexed column (for ordering, filtering and
+    /// finding dependents), from the collection's row type.
+    pub columns: &'static [ColumnSpec],
 }
 
-/// A field kept in a column of its own.
-#[derive(Debug)]
-pub struct Column {
-    /// The field's JSON name.
-    pub field: &'static str,
-    /// The column's name.
-    pub name: &'static str,
-    /// Integers (times, numbers, booleans) rather than text.
-    pub integer: bool,
-}
-
-impl Column {
-    pub const fn text(field: &'static str, name: &'static str) -> Column {
-        Column {
-            field,
+impl Table {
+    /// The table of a collection whose columns are the row type `W`.
+    pub const fn new<W: StorageRow>(name: &'static str, collection: &'static str) -> Table {
+        Table {
             name,
-            integer: false,
-        }
-    }
-
-    pub const fn integer(field: &'static str, name: &'static str) -> Column {
-        Column {
-            field,
-            name,
-            integer: true,
+            collection,
+            columns: W::COLUMNS,
         }
     }
 }
@@ -68,7 +51,7 @@ impl Table {
     }
 
     /// The column holding a top-level field (JSON name).
-    fn column(&self, field: &str) -> &'static str {
+    pub fn column(&self, field: &str) -> &'static str {
         match field {
             "uid" => return "uid",
             "parent" => return "parent",
@@ -81,8 +64,9 @@ impl Table {
             .unwrap_or_else(|| panic!("table `{}` has no column for `{field}`", self.name))
     }
 
-    /// Binds a resource's column values in [`Self::columns`] order.
-    fn bind_row<'q, R: Resource>(
+    /// Binds a resource's column values in [`Self::columns`] order, taken
+    /// through its row type `W`.
+    fn bind_row<'q, R: Resource, W: StorageRow<Message = R>>(
         &self,
         mut query: Query<'q, Any, AnyArguments>,
         resource: &R,
@@ -90,8 +74,8 @@ impl Table {
         query = query
             .bind(resource.uid().to_owned())
             .bind(uidp::parent(resource.uid()).unwrap_or_default().to_owned());
-        for column in self.columns {
-            query = match resource.sort_value(column.field) {
+        for value in W::from_message(resource).values() {
+            query = match value {
                 SortValue::Int(value) => query.bind(value),
                 SortValue::Text(value) => query.bind(value),
             };
@@ -101,7 +85,7 @@ impl Table {
             .bind(resource.encode_to_vec())
     }
 
-    pub async fn insert<R: Resource>(
+    pub async fn insert<R: Resource, W: StorageRow<Message = R>>(
         &self,
         pool: &AnyPool,
         resource: &R,
@@ -116,7 +100,7 @@ impl Table {
             "INSERT INTO {} ({columns}) SELECT {placeholders}{parent_check}",
             self.name
         );
-        let query = self.bind_row(sqlx::query(sqlx::AssertSqlSafe(sql)), resource);
+        let query = self.bind_row::<R, W>(sqlx::query(sqlx::AssertSqlSafe(sql)), resource);
         match query.execute(pool).await {
             Ok(result) if result.rows_affected() == 0 => Err(StoreError::ParentNotFound),
             Ok(_) => Ok(()),
@@ -129,7 +113,7 @@ impl Table {
 
     /// Inserts many new rows in one transaction, without parent checks
     /// (bulk loading; the caller guarantees parents exist).
-    pub async fn import<R: Resource>(
+    pub async fn import<R: Resource, W: StorageRow<Message = R>>(
         &self,
         pool: &AnyPool,
         resources: &[R],
@@ -154,7 +138,7 @@ impl Table {
             );
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
             for resource in chunk {
-                query = self.bind_row(query, resource);
+                query = self.bind_row::<R, W>(query, resource);
             }
             query
                 .execute(&mut *transaction)
@@ -286,7 +270,7 @@ impl Table {
         })
     }
 
-    pub async fn update<R: Resource>(
+    pub async fn update<R: Resource, W: StorageRow<Message = R>>(
         &self,
         pool: &AnyPool,
         backend: Backend,
@@ -322,7 +306,7 @@ impl Table {
             self.columns.len() + 3,
             self.columns.len() + 4,
         );
-        self.bind_row(sqlx::query(sqlx::AssertSqlSafe(sql)), &merged)
+        self.bind_row::<R, W>(sqlx::query(sqlx::AssertSqlSafe(sql)), &merged)
             .execute(&mut *transaction)
             .await
             .map_err(backend_error)?;

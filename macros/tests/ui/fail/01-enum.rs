@@ -1,0 +1,8 @@
+use macros::StorageRow;
+
+#[derive(StorageRow)]
+enum Row {
+    A,
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use macros::StorageRow;
+
+#[derive(StorageRow)]
+#[row(message = generated::platform::iam::v2::Group)]
+struct Row(String);
+
+fn main() {}

@@ -1,0 +1,8 @@
+use macros::StorageRow;
+
+#[derive(StorageRow)]
+struct GroupRow {
+    name: String,
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use macros::StorageRow;
+
+#[derive(StorageRow)]
+#[row(message = generated::platform::iam::v2::Group)]
+struct GroupRow {
+    #[row(output_only, output_only)]
+    uid: String,
+}
+
+fn main() {}

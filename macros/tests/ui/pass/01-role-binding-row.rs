@@ -1,0 +1,48 @@
+use generated::platform::iam::v2::RoleBinding;
+use macros::StorageRow;
+use runtime::resource::SortValue;
+use runtime::row::Row;
+
+#[derive(StorageRow, Debug, PartialEq)]
+#[row(message = RoleBinding)]
+struct RoleBindingColumns {
+    name: String,
+    #[row(timestamp, output_only)]
+    create_time: i64,
+    #[row(rename = "role")]
+    role_uid: String,
+    #[row(skip)]
+    cached: bool,
+}
+
+fn main() {
+    let binding = RoleBinding {
+        name: "ci".into(),
+        role: "r".into(),
+        create_time: Some(runtime::time::from_micros(42)),
+        ..Default::default()
+    };
+    let row = RoleBindingColumns::from_message(&binding);
+    assert_eq!(row, RoleBindingColumns { name: "ci".into(), create_time: 42, role_uid: "r".into(), cached: false });
+
+    let names: Vec<&str> = RoleBindingColumns::COLUMNS.iter().map(|c| c.name).collect();
+    assert_eq!(names, ["name", "create_time", "role_uid"]);
+    assert_eq!(RoleBindingColumns::COLUMNS[1].field, "createTime");
+    assert!(RoleBindingColumns::COLUMNS[1].integer && RoleBindingColumns::COLUMNS[1].output_only);
+    assert_eq!(row.values(), [SortValue::Text("ci".into()), SortValue::Int(42), SortValue::Text("r".into())]);
+    assert_eq!(row.sort_key("createTime"), Some(SortValue::Int(42)));
+    assert_eq!(row.sort_key("role"), Some(SortValue::Text("r".into())));
+    assert_eq!(row.sort_key("cached"), None);
+
+    let mut changed = RoleBindingColumns::from_message(&binding);
+    let patch = RoleBindingColumns { name: "cd".into(), create_time: 7, role_uid: "s".into(), cached: true };
+    changed.apply_mask(&patch, &["name", "role"]).unwrap();
+    assert_eq!((changed.name.as_str(), changed.role_uid.as_str(), changed.create_time), ("cd", "s", 42));
+    assert_eq!(changed.apply_mask(&patch, &["createTime"]).unwrap_err(), "`createTime` is output only");
+    assert_eq!(changed.apply_mask(&patch, &["cached"]).unwrap_err(), "no column `cached`");
+
+    let mut message = RoleBinding::default();
+    changed.merge_into(&mut message);
+    assert_eq!((message.name.as_str(), message.role.as_str()), ("cd", "s"));
+    assert_eq!(message.create_time, Some(runtime::time::from_micros(42)));
+}
