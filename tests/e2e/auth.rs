@@ -6,14 +6,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use e2e::{Response, Rest, StatusCode, TestServer};
+use e2e::{Issuer, Response, Rest, StatusCode, TestServer};
 use generated::platform::iam::v2::GetGroupRequest;
 use generated::platform::iam::v2::group_service_client::GroupServiceClient;
 use generated::platform::sts::v1::ExchangeTokenRequest;
 use generated::platform::sts::v1::token_service_client::TokenServiceClient;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use rsa::pkcs1::{EncodeRsaPrivateKey, EncodeRsaPublicKey};
-use rsa::traits::PublicKeyParts;
 use serde_json::{Value, json};
 use tonic_types::StatusExt;
 
@@ -25,40 +23,6 @@ fn now() -> u64 {
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_secs()
-}
-
-/// An OIDC issuer of identity tokens: an RSA key pair and its JWKS file.
-struct Issuer {
-    key: EncodingKey,
-    public_pem: String,
-    jwks: Value,
-}
-
-impl Issuer {
-    fn new(kid: &str) -> Issuer {
-        let private = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048).unwrap();
-        let public = private.to_public_key();
-        let jwks = json!({"keys": [{
-            "kty": "RSA",
-            "kid": kid,
-            "use": "sig",
-            "alg": "RS256",
-            "n": URL_SAFE_NO_PAD.encode(public.n().to_bytes_be()),
-            "e": URL_SAFE_NO_PAD.encode(public.e().to_bytes_be()),
-        }]});
-        Issuer {
-            key: EncodingKey::from_rsa_der(private.to_pkcs1_der().unwrap().as_bytes()),
-            public_pem: public.to_pkcs1_pem(Default::default()).unwrap(),
-            jwks,
-        }
-    }
-
-    /// An RS256 identity token with these claims.
-    fn token(&self, claims: Value) -> String {
-        let mut header = Header::new(Algorithm::RS256);
-        header.kid = Some("key-1".into());
-        jsonwebtoken::encode(&header, &claims, &self.key).unwrap()
-    }
 }
 
 fn identity_claims(audience: &str) -> Value {
@@ -342,7 +306,7 @@ async fn bad_tokens_are_refused_precisely_on_both_transports() {
     let confused = jsonwebtoken::encode(
         &Header::new(Algorithm::HS256),
         &identity_claims(&base),
-        &EncodingKey::from_secret(world.issuer.public_pem.as_bytes()),
+        &EncodingKey::from_secret(world.issuer.public_pem().as_bytes()),
     )
     .unwrap();
     let stranger = Issuer::new("key-1");
