@@ -203,3 +203,29 @@ fn field_rules_become_value_checks() {
         "permissions document methods"
     );
 }
+
+/// The CLI exits non-zero and prints `file:line:col` diagnostics on broken input.
+#[test]
+fn cli_check_fails_with_positions_on_broken_input() {
+    let dir = proto_copy();
+    edit(
+        dir.path(),
+        "platform/iam/v2/groups.proto",
+        r#"body: "group""#,
+        r#"body: "grup""#,
+    );
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_codegen"))
+        .arg("check")
+        .arg("--proto")
+        .arg(dir.path())
+        .arg("--out")
+        .arg(workspace().join("generated/src"))
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("platform/iam/v2/groups.proto:18:3: `body: \"grup\"`"),
+        "{stderr}"
+    );
+}
