@@ -387,10 +387,18 @@ async fn deletes_respect_dependents_and_etags() {
             !store.delete_role(&role.uid, None).await.unwrap(),
             "{backend}: already gone"
         );
+        let children = query(Hierarchy::ChildrenOf(root.uid.clone()), &[], 10);
+        assert_eq!(
+            store.list_groups(&children).await.unwrap().total_count,
+            1,
+            "{backend}"
+        );
         assert!(
             store.delete_group(&child.uid, None).await.unwrap(),
             "{backend}"
         );
+        let after = store.list_groups(&children).await.unwrap().total_count;
+        assert_eq!(after, 0, "{backend}: counts follow deletes");
         assert!(
             store.delete_group(&root.uid, None).await.unwrap(),
             "{backend}"

@@ -144,7 +144,9 @@ impl SqlStore {
     /// Bulk-loads groups in one transaction (seeding, benchmarks). Parents
     /// are not checked; the caller loads them first.
     pub async fn import_groups(&self, groups: &[Group]) -> Result<(), StoreError> {
-        GROUPS.import::<_, GroupColumns>(&self.pool, groups).await
+        GROUPS
+            .import::<_, GroupColumns>(&self.pool, self.backend, groups)
+            .await
     }
 
     /// What the role bindings of `identity` grant: each binding's role's
@@ -186,7 +188,7 @@ macro_rules! table_store {
     ($($store:ident for $resource:ident in $table:ident as $row:ident { $insert:ident, $get:ident, $list:ident, $update:ident, $delete:ident })*) => {$(
         impl $store for SqlStore {
             async fn $insert(&self, resource: &$resource) -> Result<(), StoreError> {
-                $table.insert::<_, $row>(&self.pool, resource).await
+                $table.insert::<_, $row>(&self.pool, self.backend, resource).await
             }
 
             async fn $get(&self, uid: &str) -> Result<Option<$resource>, StoreError> {

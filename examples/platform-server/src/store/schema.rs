@@ -81,11 +81,49 @@ async fn create_tables(
                  ON {name} (parent, {column}, uid)"
             ));
         }
+        // Item counts per uid prefix, kept by every insert and delete so that
+        // `totalCount` of a hierarchy filter is one lookup.
+        statements.push(format!(
+            "CREATE TABLE IF NOT EXISTS {name}_counts (\
+                prefix {text} PRIMARY KEY, \
+                children BIGINT NOT NULL, \
+                descendants BIGINT NOT NULL)"
+        ));
         for statement in statements {
             sqlx::query(sqlx::AssertSqlSafe(statement))
                 .execute(&mut *connection)
                 .await?;
         }
+        backfill_counts(connection, name).await?;
+    }
+    Ok(())
+}
+
+/// Fills the counters of a table that has items but no counters yet (a
+/// database created before counters existed).
+async fn backfill_counts(connection: &mut AnyConnection, name: &str) -> Result<(), sqlx::Error> {
+    let counters: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT COUNT(*) FROM {name}_counts"
+    )))
+    .fetch_one(&mut *connection)
+    .await?;
+    if counters > 0 {
+        return Ok(());
+    }
+    let uids: Vec<String> =
+        sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT uid FROM {name}")))
+            .fetch_all(&mut *connection)
+            .await?;
+    let counts = super::sql::Counts::of(uids.iter().map(String::as_str));
+    for (prefix, (children, descendants)) in counts.0 {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO {name}_counts (prefix, children, descendants) VALUES ($1, $2, $3)"
+        )))
+        .bind(prefix)
+        .bind(children)
+        .bind(descendants)
+        .execute(&mut *connection)
+        .await?;
     }
     Ok(())
 }

@@ -88,6 +88,7 @@ impl Table {
     pub async fn insert<R: Resource, W: StorageRow<Message = R>>(
         &self,
         pool: &AnyPool,
+        backend: Backend,
         resource: &R,
     ) -> Result<(), StoreError> {
         let columns = self.column_list();
@@ -100,15 +101,64 @@ impl Table {
             "INSERT INTO {} ({columns}) SELECT {placeholders}{parent_check}",
             self.name
         );
+        let mut transaction = begin_write(pool, backend).await?;
         let query = self.bind_row::<R, W>(sqlx::query(sqlx::AssertSqlSafe(sql)), resource);
-        match query.execute(pool).await {
-            Ok(result) if result.rows_affected() == 0 => Err(StoreError::ParentNotFound),
-            Ok(_) => Ok(()),
+        match query.execute(&mut *transaction).await {
+            Ok(result) if result.rows_affected() == 0 => return Err(StoreError::ParentNotFound),
+            Ok(_) => {}
             Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
-                Err(StoreError::AlreadyExists)
+                return Err(StoreError::AlreadyExists);
             }
-            Err(error) => Err(backend_error(error)),
+            Err(error) => return Err(backend_error(error)),
         }
+        self.add_counts(&mut transaction, &Counts::of([resource.uid()]), 1)
+            .await?;
+        transaction.commit().await.map_err(backend_error)
+    }
+
+    /// Adds `sign` × `counts` to the stored counters, in the caller's transaction.
+    async fn add_counts(
+        &self,
+        transaction: &mut sqlx::Transaction<'static, Any>,
+        counts: &Counts,
+        sign: i64,
+    ) -> Result<(), StoreError> {
+        let table = format!("{}_counts", self.name);
+        let sql = format!(
+            "INSERT INTO {table} (prefix, children, descendants) VALUES ($1, $2, $3) \
+             ON CONFLICT (prefix) DO UPDATE SET children = {table}.children + excluded.children, \
+             descendants = {table}.descendants + excluded.descendants"
+        );
+        for (prefix, (children, descendants)) in &counts.0 {
+            sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                .bind(prefix.clone())
+                .bind(sign * children)
+                .bind(sign * descendants)
+                .execute(&mut **transaction)
+                .await
+                .map_err(backend_error)?;
+        }
+        Ok(())
+    }
+
+    /// The number of items a hierarchy filter matches, from the counters.
+    async fn counted(&self, pool: &AnyPool, filter: &Hierarchy) -> Result<Option<i64>, StoreError> {
+        let (prefix, column) = match filter {
+            Hierarchy::All => ("", "descendants"),
+            Hierarchy::ChildrenOf(uid) => (uid.as_str(), "children"),
+            Hierarchy::DescendantsOf(uid) => (uid.as_str(), "descendants"),
+            Hierarchy::Within(_) => return Ok(None),
+        };
+        let sql = format!(
+            "SELECT {column} FROM {}_counts WHERE prefix = $1",
+            self.name
+        );
+        let count: Option<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .bind(prefix.to_owned())
+            .fetch_optional(pool)
+            .await
+            .map_err(backend_error)?;
+        Ok(Some(count.unwrap_or(0)))
     }
 
     /// Inserts many new rows in one transaction, without parent checks
@@ -116,11 +166,12 @@ impl Table {
     pub async fn import<R: Resource, W: StorageRow<Message = R>>(
         &self,
         pool: &AnyPool,
+        backend: Backend,
         resources: &[R],
     ) -> Result<(), StoreError> {
         const BATCH: usize = 200;
         let width = 4 + self.columns.len();
-        let mut transaction = pool.begin().await.map_err(backend_error)?;
+        let mut transaction = begin_write(pool, backend).await?;
         for chunk in resources.chunks(BATCH) {
             let rows: Vec<String> = (0..chunk.len())
                 .map(|row| {
@@ -145,6 +196,8 @@ impl Table {
                 .await
                 .map_err(backend_error)?;
         }
+        let counts = Counts::of(resources.iter().map(Resource::uid));
+        self.add_counts(&mut transaction, &counts, 1).await?;
         transaction.commit().await.map_err(backend_error)
     }
 
@@ -187,6 +240,10 @@ impl Table {
         pool: &AnyPool,
         query: &ListQuery,
     ) -> Result<Page<R>, StoreError> {
+        let counted = match query.public_only {
+            None => self.counted(pool, &query.filter).await?,
+            Some(_) => None,
+        };
         let mut count_arguments = AnyArguments::default();
         let filter = filters(self, query, &mut count_arguments);
         let count_sql = format!(
@@ -194,10 +251,13 @@ impl Table {
             self.name,
             where_clause(&filter)
         );
-        let total: i64 = sqlx::query_scalar_with(sqlx::AssertSqlSafe(count_sql), count_arguments)
-            .fetch_one(pool)
-            .await
-            .map_err(backend_error)?;
+        let total: i64 = match counted {
+            Some(total) => total,
+            None => sqlx::query_scalar_with(sqlx::AssertSqlSafe(count_sql), count_arguments)
+                .fetch_one(pool)
+                .await
+                .map_err(backend_error)?,
+        };
 
         let mut arguments = AnyArguments::default();
         let mut conditions = filters(self, query, &mut arguments);
@@ -367,8 +427,33 @@ impl Table {
             .execute(&mut *transaction)
             .await
             .map_err(backend_error)?;
+        self.add_counts(&mut transaction, &Counts::of([uid]), -1)
+            .await?;
         transaction.commit().await.map_err(backend_error)?;
         Ok(true)
+    }
+}
+
+/// Counter increments per uid prefix: `(children, descendants)`. The prefix
+/// `""` counts roots as its children and every item as its descendants.
+pub struct Counts(pub std::collections::BTreeMap<String, (i64, i64)>);
+
+impl Counts {
+    pub fn of<'a>(uids: impl IntoIterator<Item = &'a str>) -> Counts {
+        let mut counts = std::collections::BTreeMap::<String, (i64, i64)>::new();
+        for uid in uids {
+            counts
+                .entry(uidp::parent(uid).unwrap_or_default().to_owned())
+                .or_default()
+                .0 += 1;
+            counts.entry(String::new()).or_default().1 += 1;
+            let mut prefix = uid;
+            while let Some(parent) = uidp::parent(prefix) {
+                counts.entry(parent.to_owned()).or_default().1 += 1;
+                prefix = parent;
+            }
+        }
+        Counts(counts)
     }
 }
 
