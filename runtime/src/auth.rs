@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
@@ -78,7 +78,7 @@ impl ApiTokens {
 
     /// A token for `identity`, valid for [`TOKEN_LIFETIME`].
     pub fn issue(&self, identity: &str) -> String {
-        let now = unix_now();
+        let now = crate::time::unix_seconds();
         let claims = Claims {
             iss: self.base_url.clone(),
             aud: self.base_url.clone(),
@@ -325,13 +325,6 @@ fn denied(capability: &str, target: &str) -> Error {
         format!("the caller lacks `{capability}` on `{target}`"),
     )
     .with_metadata("capability", capability)
-}
-
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -6,8 +6,6 @@
 //! offset) and its issue time; the mac is HMAC-SHA256 (truncated to 16 bytes)
 //! under a key the server keeps across restarts.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
@@ -57,7 +55,7 @@ impl PageTokens {
             v: VERSION,
             q: query.0.clone(),
             a: after,
-            t: unix_now(),
+            t: crate::time::unix_seconds(),
         };
         let mut bytes = serde_json::to_vec(&payload).expect("payload serializes");
         let mac = self.mac(&bytes);
@@ -93,7 +91,7 @@ impl PageTokens {
                 "the page token belongs to a query with other filters or order; repeat the original query",
             ));
         }
-        if unix_now().saturating_sub(payload.t) > TOKEN_LIFETIME_SECS {
+        if crate::time::unix_seconds().saturating_sub(payload.t) > TOKEN_LIFETIME_SECS {
             return Err(invalid(
                 "the page token has expired; start from the first page",
             ));
@@ -141,13 +139,6 @@ impl QueryBinding {
         }
         QueryBinding(URL_SAFE_NO_PAD.encode(&hasher.finalize()[..12]))
     }
-}
-
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -15,6 +15,14 @@ pub fn now() -> Timestamp {
     }
 }
 
+/// Seconds since the epoch (token issue and expiry times).
+pub fn unix_seconds() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+}
+
 /// A timestamp as microseconds since the epoch (a sortable storage column).
 pub fn to_micros(timestamp: &Timestamp) -> i64 {
     timestamp.seconds * 1_000_000 + i64::from(timestamp.nanos / 1000)

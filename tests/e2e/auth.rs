@@ -6,7 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use e2e::{Issuer, Response, Rest, StatusCode, TestServer};
+use e2e::{Issuer, Rest, StatusCode, TestServer};
 use generated::platform::iam::v2::GetGroupRequest;
 use generated::platform::iam::v2::group_service_client::GroupServiceClient;
 use generated::platform::sts::v1::ExchangeTokenRequest;
@@ -80,27 +80,21 @@ async fn world() -> World {
         .as_str()
         .unwrap()
         .to_owned();
-    let team = created(
-        admin
-            .post(&format!("/iam/v2/groups/{root}"), json!({"name": "team"}))
-            .await,
-    );
-    let identity = created(
-        admin
-            .post(
-                &format!("/iam/v2/identities/{root}"),
-                json!({"name": "ci", "claimMatch": {"issuer": ISSUER, "subject": SUBJECT}}),
-            )
-            .await,
-    );
-    created(
-        admin
-            .post(
-                &format!("/iam/v2/roleBindings/{team}"),
-                json!({"name": "ci views team", "identity": identity, "role": viewer}),
-            )
-            .await,
-    );
+    let team = admin
+        .create(&format!("/iam/v2/groups/{root}"), json!({"name": "team"}))
+        .await;
+    let identity = admin
+        .create(
+            &format!("/iam/v2/identities/{root}"),
+            json!({"name": "ci", "claimMatch": {"issuer": ISSUER, "subject": SUBJECT}}),
+        )
+        .await;
+    admin
+        .create(
+            &format!("/iam/v2/roleBindings/{team}"),
+            json!({"name": "ci views team", "identity": identity, "role": viewer}),
+        )
+        .await;
     World {
         server,
         issuer,
@@ -110,11 +104,6 @@ async fn world() -> World {
         team,
         _dir: dir,
     }
-}
-
-fn created(response: Response) -> String {
-    assert_eq!(response.status, StatusCode::OK, "{:?}", response.body);
-    response.body["uid"].as_str().unwrap().to_owned()
 }
 
 fn exchange_path(world: &World, identity: &str) -> String {
@@ -152,16 +141,14 @@ async fn identity_token_exchange_grants_what_bindings_allow() {
         StatusCode::OK,
         "granted on team"
     );
-    let child = created(
-        world
-            .server
-            .rest()
-            .post(
-                &format!("/iam/v2/groups/{}", world.team),
-                json!({"name": "sub"}),
-            )
-            .await,
-    );
+    let child = world
+        .server
+        .rest()
+        .create(
+            &format!("/iam/v2/groups/{}", world.team),
+            json!({"name": "sub"}),
+        )
+        .await;
     assert_eq!(
         ci.get(&format!("/iam/v2/groups/{child}")).await.status,
         StatusCode::OK,
@@ -575,46 +562,40 @@ struct Tenant {
 
 async fn tenant(server: &TestServer, name: &str) -> Tenant {
     let admin = server.rest();
-    let root = created(admin.post("/iam/v2/groups/", json!({ "name": name })).await);
+    let root = admin
+        .create("/iam/v2/groups/", json!({ "name": name }))
+        .await;
     let capabilities: Vec<String> = ["groups", "repos", "roles", "roleBindings"]
         .iter()
         .flat_map(|c| ["create", "get", "list", "update", "delete"].map(|op| format!("{c}.{op}")))
         .collect();
-    let role = created(
-        admin
-            .post(
-                &format!("/iam/v2/roles/{root}"),
-                json!({"name": "owner", "capabilities": capabilities}),
-            )
-            .await,
-    );
-    let identity = created(
-        admin
-            .post(
-                &format!("/iam/v2/identities/{root}"),
-                json!({ "name": name }),
-            )
-            .await,
-    );
-    created(
-        admin
-            .post(
-                &format!("/iam/v2/roleBindings/{root}"),
-                json!({"name": "owner", "identity": identity, "role": role}),
-            )
-            .await,
-    );
+    let role = admin
+        .create(
+            &format!("/iam/v2/roles/{root}"),
+            json!({"name": "owner", "capabilities": capabilities}),
+        )
+        .await;
+    let identity = admin
+        .create(
+            &format!("/iam/v2/identities/{root}"),
+            json!({ "name": name }),
+        )
+        .await;
+    admin
+        .create(
+            &format!("/iam/v2/roleBindings/{root}"),
+            json!({"name": "owner", "identity": identity, "role": role}),
+        )
+        .await;
     let base = format!("http://{}", server.address);
     let token = platform_server::mint_token(&server.data_dir, &base, &identity).unwrap();
-    let repo = created(
-        server
-            .rest_as(Some(&token))
-            .post(
-                &format!("/registry/v2/repos/{root}"),
-                json!({"name": "private"}),
-            )
-            .await,
-    );
+    let repo = server
+        .rest_as(Some(&token))
+        .create(
+            &format!("/registry/v2/repos/{root}"),
+            json!({"name": "private"}),
+        )
+        .await;
     Tenant { root, token, repo }
 }
 
@@ -624,15 +605,13 @@ async fn tenants_cannot_see_or_touch_each_other() {
     let server = TestServer::start(dir.path()).await;
     let one = tenant(&server, "one").await;
     let two = tenant(&server, "two").await;
-    let team_two = created(
-        server
-            .rest_as(Some(&two.token))
-            .post(
-                &format!("/iam/v2/groups/{}", two.root),
-                json!({"name": "t"}),
-            )
-            .await,
-    );
+    let team_two = server
+        .rest_as(Some(&two.token))
+        .create(
+            &format!("/iam/v2/groups/{}", two.root),
+            json!({"name": "t"}),
+        )
+        .await;
     let as_one = server.rest_as(Some(&one.token));
 
     // One's own tree works.
@@ -760,30 +739,24 @@ async fn public_repos_and_documents_read_without_a_token() {
         .as_str()
         .unwrap()
         .to_owned();
-    let public = created(
-        admin
-            .post(
-                &format!("/registry/v2/repos/{root}"),
-                json!({"name": "open", "public": true}),
-            )
-            .await,
-    );
-    let private = created(
-        admin
-            .post(
-                &format!("/registry/v2/repos/{root}"),
-                json!({"name": "closed"}),
-            )
-            .await,
-    );
-    let document = created(
-        admin
-            .post(
-                &format!("/advisory/v2/documents/{root}"),
-                json!({"name": "ADV-1", "title": "t"}),
-            )
-            .await,
-    );
+    let public = admin
+        .create(
+            &format!("/registry/v2/repos/{root}"),
+            json!({"name": "open", "public": true}),
+        )
+        .await;
+    let private = admin
+        .create(
+            &format!("/registry/v2/repos/{root}"),
+            json!({"name": "closed"}),
+        )
+        .await;
+    let document = admin
+        .create(
+            &format!("/advisory/v2/documents/{root}"),
+            json!({"name": "ADV-1", "title": "t"}),
+        )
+        .await;
     let anonymous = server.rest_as(None);
 
     assert_eq!(

@@ -105,11 +105,9 @@ async fn bad_input_table_over_rest_and_grpc() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path()).await;
     let rest = server.rest();
-    let root = rest
-        .post("/iam/v2/groups/", json!({"name": "acme"}))
-        .await
-        .body;
-    let root_uid = root["uid"].as_str().unwrap().to_owned();
+    let root_uid = rest
+        .create("/iam/v2/groups/", json!({"name": "acme"}))
+        .await;
     let child = rest
         .post(
             &format!("/iam/v2/groups/{root_uid}"),

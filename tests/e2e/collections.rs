@@ -142,11 +142,9 @@ async fn every_collection_over_rest() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path()).await;
     let rest = server.rest();
-    let root = rest
-        .post("/iam/v2/groups/", json!({"name": "acme"}))
-        .await
-        .body;
-    let root_uid = root["uid"].as_str().unwrap().to_owned();
+    let root_uid = rest
+        .create("/iam/v2/groups/", json!({"name": "acme"}))
+        .await;
 
     for collection in collections(&root_uid) {
         let path = collection.path;

@@ -234,11 +234,9 @@ async fn page_tokens_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path()).await;
     let rest = server.rest();
-    let root = rest
-        .post("/iam/v2/groups/", json!({"name": "acme"}))
-        .await
-        .body;
-    let root_uid = root["uid"].as_str().unwrap().to_owned();
+    let root_uid = rest
+        .create("/iam/v2/groups/", json!({"name": "acme"}))
+        .await;
     for name in ["a", "b", "c"] {
         rest.post(
             &format!("/iam/v2/groups/{root_uid}"),

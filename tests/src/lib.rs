@@ -209,6 +209,21 @@ impl Rest {
         self.call(Method::PATCH, path, Some(&body)).await
     }
 
+    /// POSTs a create and returns the new uid, failing the test on an error.
+    pub async fn create(&self, path: &str, body: Value) -> String {
+        let response = self.post(path, body).await;
+        assert_eq!(
+            response.status,
+            StatusCode::OK,
+            "create at {path}: {:?}",
+            response.body
+        );
+        response.body["uid"]
+            .as_str()
+            .expect("created resources have a uid")
+            .to_owned()
+    }
+
     pub async fn delete(&self, path: &str) -> Response {
         self.call(Method::DELETE, path, None).await
     }
