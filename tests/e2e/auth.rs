@@ -735,10 +735,10 @@ async fn public_repos_and_documents_read_without_a_token() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path()).await;
     let admin = server.rest();
-    let root = admin.get("/iam/v2/groups").await.body["items"][0]["uid"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    // A root of its own: other tests may share the database.
+    let root = admin
+        .create("/iam/v2/groups/", json!({"name": "public reads"}))
+        .await;
     let public = admin
         .create(
             &format!("/registry/v2/repos/{root}"),
@@ -778,7 +778,9 @@ async fn public_repos_and_documents_read_without_a_token() {
             "TOKEN_REQUIRED"
         );
     }
-    let listed = anonymous.get("/registry/v2/repos").await;
+    let listed = anonymous
+        .get(&format!("/registry/v2/repos?uidp.children_of={root}"))
+        .await;
     assert_eq!(listed.status, StatusCode::OK, "{:?}", listed.body);
     let uids: Vec<&str> = listed.body["items"]
         .as_array()
