@@ -1693,7 +1693,7 @@ impl<S: RoleBindingStore> RoleBindingServiceApi<S> {
             caller,
             &request.parent,
             request.role_binding,
-            "role_binding",
+            "roleBinding",
         )?;
         self.store
             .insert_role_binding(&resource)
@@ -1767,7 +1767,7 @@ impl<S: RoleBindingStore> RoleBindingServiceApi<S> {
         let update = Update::plan(
             request.update_mask.as_ref(),
             request.role_binding.unwrap_or_default(),
-            "role_binding",
+            "roleBinding",
         )?;
         self.store
             .update_role_binding(uid, &update)
@@ -2345,7 +2345,7 @@ mod role_binding_service_rest {
         >()
             .query(query.as_deref())
             .path("parent", path)
-            .body("role_binding", &body)
+            .body("roleBinding", &body)
             .decode()
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
         api.create_role_binding(&caller, request)
@@ -2400,7 +2400,7 @@ mod role_binding_service_rest {
         >()
             .query(query.as_deref())
             .path("uid", path)
-            .body("role_binding", &body)
+            .body("roleBinding", &body)
             .decode()
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
         api.update_role_binding(&caller, request)

@@ -122,6 +122,13 @@ async fn bad_input_table_over_rest_and_grpc() {
     )
     .await;
     let ghost = format!("{root_uid}/0123456789abcdef");
+    let binding_body = json!({"name": "b", "identity": format!("{root_uid}/1111111111111111"), "role": format!("{root_uid}/2222222222222222")});
+    let role_binding = rest
+        .create(
+            &format!("/iam/v2/roleBindings/{root_uid}"),
+            binding_body.clone(),
+        )
+        .await;
 
     // A genuine token for `children_of=root`, page size 1.
     let page = rest
@@ -665,6 +672,22 @@ async fn bad_input_table_over_rest_and_grpc() {
             Expect::Code(Code::Aborted),
         )
         .grpc(update(&child_uid, stale.clone(), &[])),
+        case(
+            "changing an immutable field",
+            Method::PATCH,
+            format!("/iam/v2/roleBindings/{role_binding}?updateMask=role"),
+            Some(json!({"role": format!("{root_uid}/3333333333333333")})),
+            invalid(&["roleBinding.role"]),
+        ),
+        case(
+            "a malformed UIDP in a body field",
+            Method::POST,
+            format!("/iam/v2/roleBindings/{root_uid}"),
+            Some(
+                json!({"name": "b", "identity": "nope", "role": format!("{root_uid}/2222222222222222")}),
+            ),
+            invalid(&["roleBinding.identity"]),
+        ),
         // Deletes.
         case(
             "delete with a malformed uid",
@@ -734,6 +757,19 @@ async fn bad_input_table_over_rest_and_grpc() {
         }
     }
     assert!(grpc_cases >= 30, "{grpc_cases} gRPC cases");
+
+    let same = rest
+        .patch(
+            &format!("/iam/v2/roleBindings/{role_binding}?updateMask=role,name"),
+            binding_body,
+        )
+        .await;
+    assert_eq!(
+        same.status,
+        StatusCode::OK,
+        "an immutable field may be named with its current value: {:?}",
+        same.body
+    );
 
     // Nothing above changed anything.
     let after = rest.get(&format!("/iam/v2/groups/{child_uid}")).await.body;

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use heck::ToSnakeCase;
+use heck::{ToLowerCamelCase, ToSnakeCase};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -124,6 +124,11 @@ fn emit_handler(
     steps.insert(0, quote!(.query(query.as_deref())));
     if let Some(body) = &method.http.body {
         extractors.push(quote!(Body(body): Body));
+        let body = if body == "*" {
+            body.clone()
+        } else {
+            body.to_lower_camel_case()
+        };
         steps.push(quote!(.body(#body, &body)));
     }
     let doc = format!(

@@ -11,7 +11,7 @@
 //!
 //! [`ApiContext`]: runtime::standard::ApiContext
 
-use heck::ToSnakeCase;
+use heck::{ToLowerCamelCase, ToSnakeCase};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -238,6 +238,8 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
             ..
         } => {
             let field = format_ident!("{}", body_field);
+            // Violations name fields as JSON does: `roleBinding.role`.
+            let body_field = body_field.to_lower_camel_case();
             let insert = store.insert;
             let parent = parent_required.then(|| quote!(uidp::parse("parent", &request.parent)?;));
             quote! {
@@ -286,6 +288,7 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
         }
         Standard::Update { body_field, .. } => {
             let field = format_ident!("{}", body_field);
+            let body_field = body_field.to_lower_camel_case();
             let update = store.update;
             quote! {
                 let uid = uidp::parse("uid", &request.uid)?;
