@@ -65,21 +65,14 @@ async fn world() -> World {
     let base = format!("http://{}", server.address);
     let admin = server.rest();
 
-    let roots = admin.get("/iam/v2/groups?pageSize=200").await.body;
-    let root = roots["items"][0]["uid"].as_str().unwrap().to_owned();
-    let roles = admin
-        .get(&format!("/iam/v2/roles?uidp.children_of={root}"))
-        .await
-        .body;
-    let viewer = roles["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == "viewer")
-        .unwrap()["uid"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    // A root and a viewer role of its own: other tests may share the database.
+    let root = admin
+        .create("/iam/v2/groups/", json!({"name": "auth world"}))
+        .await;
+    let viewer_role = json!({"name": "viewer", "capabilities": ["groups.get", "groups.list"]});
+    let viewer = admin
+        .create(&format!("/iam/v2/roles/{root}"), viewer_role)
+        .await;
     let team = admin
         .create(&format!("/iam/v2/groups/{root}"), json!({"name": "team"}))
         .await;

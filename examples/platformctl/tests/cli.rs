@@ -42,21 +42,13 @@ async fn login_token_and_list_groups() {
 
     // An assumable identity with `viewer` on a team.
     let admin = server.rest();
-    let root = admin.get("/iam/v2/groups").await.body["items"][0]["uid"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let roles = admin
-        .get(&format!("/iam/v2/roles?uidp.children_of={root}"))
-        .await
-        .body;
-    let viewer = roles["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == "viewer")
-        .unwrap()["uid"]
-        .clone();
+    let root = admin
+        .create("/iam/v2/groups/", json!({"name": "cli"}))
+        .await;
+    let viewer_role = json!({"name": "viewer", "capabilities": ["groups.get", "groups.list"]});
+    let viewer = admin
+        .create(&format!("/iam/v2/roles/{root}"), viewer_role)
+        .await;
     let team = admin
         .post(&format!("/iam/v2/groups/{root}"), json!({"name": "team"}))
         .await
