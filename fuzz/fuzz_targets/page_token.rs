@@ -10,14 +10,14 @@ use runtime::store::Hierarchy;
 fuzz_target!(|input: (&str, &str, i64)| {
     let (token, text, number) = input;
     let tokens = PageTokens::new([1; 32]);
-    let binding = QueryBinding::new("t/T", &Hierarchy::All, &[]);
+    let binding = QueryBinding::new("t/T", &Hierarchy::All, &[], false);
     let _ = tokens.open(token, &binding);
 
     let after = vec![SortValue::Text(text.to_owned()), SortValue::Int(number)];
     let issued = tokens.issue(&binding, after.clone());
     assert_eq!(tokens.open(&issued, &binding).unwrap(), after);
     if issued != token {
-        let other = QueryBinding::new("t/T", &Hierarchy::ChildrenOf(text.to_owned()), &[]);
+        let other = QueryBinding::new("t/T", &Hierarchy::ChildrenOf(text.to_owned()), &[], false);
         assert!(tokens.open(&issued, &other).is_err());
     }
 });

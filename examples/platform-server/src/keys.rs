@@ -24,6 +24,11 @@ pub fn api_tokens(data_dir: &Path, base_url: &str) -> Result<ApiTokens, String> 
     ))
 }
 
+/// Whether a server has already kept its API-token key in `data_dir`.
+pub fn has_api_token_key(data_dir: &Path) -> bool {
+    data_dir.join(API_TOKEN_KEY).is_file()
+}
+
 /// Reads a 32-byte secret, creating it (readable by the owner only) if missing.
 fn secret(path: &Path) -> Result<[u8; 32], String> {
     match fs::read(path) {

@@ -86,5 +86,12 @@ pub async fn serve(
 /// (what `platform-server mint-token` prints).
 pub fn mint_token(data_dir: &Path, base_url: &str, identity: &str) -> Result<String, BoxError> {
     runtime::uidp::parse("identity", identity)?;
+    if !keys::has_api_token_key(data_dir) {
+        return Err(format!(
+            "{} holds no server key: start the server with this --data-dir first",
+            data_dir.display()
+        )
+        .into());
+    }
     Ok(keys::api_tokens(data_dir, base_url)?.issue(identity))
 }
