@@ -382,7 +382,7 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
             request.update_mask.as_ref(),
             request.document.unwrap_or_default(),
             "document",
-        )?;
+        );
         self.store
             .update_document(uid, &update)
             .await

@@ -1327,7 +1327,7 @@ impl<S: GroupStore> GroupServiceApi<S> {
             request.update_mask.as_ref(),
             request.group.unwrap_or_default(),
             "group",
-        )?;
+        );
         self.store
             .update_group(uid, &update)
             .await
@@ -1537,7 +1537,7 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
             request.update_mask.as_ref(),
             request.identity.unwrap_or_default(),
             "identity",
-        )?;
+        );
         self.store
             .update_identity(uid, &update)
             .await
@@ -1768,7 +1768,7 @@ impl<S: RoleBindingStore> RoleBindingServiceApi<S> {
             request.update_mask.as_ref(),
             request.role_binding.unwrap_or_default(),
             "roleBinding",
-        )?;
+        );
         self.store
             .update_role_binding(uid, &update)
             .await
@@ -1992,7 +1992,7 @@ impl<S: RoleStore> RoleServiceApi<S> {
             request.update_mask.as_ref(),
             request.role.unwrap_or_default(),
             "role",
-        )?;
+        );
         self.store
             .update_role(uid, &update)
             .await

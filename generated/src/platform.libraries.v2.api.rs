@@ -384,7 +384,7 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
             request.update_mask.as_ref(),
             request.artifact.unwrap_or_default(),
             "artifact",
-        )?;
+        );
         self.store
             .update_artifact(uid, &update)
             .await

@@ -379,7 +379,7 @@ impl<S: RepoStore> RepoServiceApi<S> {
             request.update_mask.as_ref(),
             request.repo.unwrap_or_default(),
             "repo",
-        )?;
+        );
         self.store
             .update_repo(uid, &update)
             .await

@@ -1,10 +1,11 @@
 //! Update masks (AIP-134) applied atomically inside storage.
 //!
-//! [`Update::plan`] validates the mask against the resource's field
-//! behaviours before storage is touched; storage then calls
-//! [`Update::apply`] on the stored resource inside its transaction, which
-//! checks the etag and IMMUTABLE fields against the stored values and returns
-//! the merged resource. Every violation is reported in one `BadRequest`.
+//! [`Update::plan`] resolves the mask against the resource's field
+//! behaviours; storage then calls [`Update::apply`] on the stored resource
+//! inside its transaction, which checks the etag, IMMUTABLE and REQUIRED
+//! fields against the stored values and returns the merged resource. Mask
+//! problems found when planning are reported there too, with the others, so
+//! a request learns every problem from one `BadRequest`.
 
 use prost_types::FieldMask;
 
@@ -19,18 +20,18 @@ pub struct Update<R> {
     paths: Vec<&'static str>,
     /// The request field holding the resource, for violation paths.
     body_field: &'static str,
+    /// Problems of the mask itself (unknown or OUTPUT_ONLY paths).
+    violations: Vec<FieldViolation>,
 }
 
 impl<R: Resource> Update<R> {
-    /// Validates `mask` against `R`'s fields.
+    /// Resolves `mask` against `R`'s fields; its problems are reported by
+    /// [`Update::apply`], together with those only the stored value reveals.
     ///
     /// No mask (or an empty one) means the fields set in the patch;
     /// `*` means every writable field.
-    pub fn plan(
-        mask: Option<&FieldMask>,
-        patch: R,
-        body_field: &'static str,
-    ) -> Result<Self, Error> {
+    pub fn plan(mask: Option<&FieldMask>, patch: R, body_field: &'static str) -> Self {
+        let mut violations = Vec::new();
         let requested: Vec<&str> = mask
             .map(|m| m.paths.iter().map(String::as_str).collect())
             .unwrap_or_default();
@@ -45,7 +46,6 @@ impl<R: Resource> Update<R> {
                 .collect(),
             named => {
                 let mut paths = Vec::with_capacity(named.len());
-                let mut violations = Vec::new();
                 for path in named {
                     let violation = |description: &str| {
                         FieldViolation::new(format!("updateMask.{path}"), description.to_owned())
@@ -62,17 +62,15 @@ impl<R: Resource> Update<R> {
                         Some(_) => {}
                     }
                 }
-                if !violations.is_empty() {
-                    return Err(Error::invalid_fields(violations));
-                }
                 paths
             }
         };
-        Ok(Update {
+        Update {
             patch,
             paths,
             body_field,
-        })
+            violations,
+        }
     }
 
     /// The field paths this update writes.
@@ -90,13 +88,16 @@ impl<R: Resource> Update<R> {
             )
             .with_resource(R::TYPE, stored.uid()));
         }
-        let mut violations: Vec<FieldViolation> = self
-            .paths
-            .iter()
-            .filter_map(|path| R::field(path))
-            .filter(|f| f.behavior == Behavior::Immutable && !self.patch.field_eq(stored, f.path))
-            .map(|f| self.violation(f, "the field is immutable and cannot change"))
-            .collect();
+        let mut violations = self.violations.clone();
+        violations.extend(
+            self.paths
+                .iter()
+                .filter_map(|path| R::field(path))
+                .filter(|f| {
+                    f.behavior == Behavior::Immutable && !self.patch.field_eq(stored, f.path)
+                })
+                .map(|f| self.violation(f, "the field is immutable and cannot change")),
+        );
         let mut merged = stored.clone();
         for path in &self.paths {
             merged.copy_field(&self.patch, path);

@@ -680,6 +680,13 @@ async fn bad_input_table_over_rest_and_grpc() {
             invalid(&["roleBinding.role"]),
         ),
         case(
+            "mask and immutable problems in one request",
+            Method::PATCH,
+            format!("/iam/v2/roleBindings/{role_binding}?updateMask=role,colour"),
+            Some(json!({"role": format!("{root_uid}/3333333333333333")})),
+            invalid(&["updateMask.colour", "roleBinding.role"]),
+        ),
+        case(
             "a malformed UIDP in a body field",
             Method::POST,
             format!("/iam/v2/roleBindings/{root_uid}"),

@@ -245,7 +245,7 @@ async fn updates_apply_atomically_and_check_etags() {
         let mask = prost_types::FieldMask {
             paths: vec!["description".into()],
         };
-        let update = Update::plan(Some(&mask), patch("new"), "group").unwrap();
+        let update = Update::plan(Some(&mask), patch("new"), "group");
         let updated = store
             .update_group(&root.uid, &update)
             .await
@@ -269,7 +269,7 @@ async fn updates_apply_atomically_and_check_etags() {
             description: "stale".into(),
             ..Default::default()
         };
-        let update = Update::plan(None, stale, "group").unwrap();
+        let update = Update::plan(None, stale, "group");
         match store.update_group(&root.uid, &update).await {
             Err(StoreError::Rejected(error)) => {
                 assert_eq!(error.code(), runtime::Code::Aborted, "{backend}")
@@ -291,10 +291,7 @@ async fn updates_apply_atomically_and_check_etags() {
                     ..Default::default()
                 };
                 store
-                    .update_group(
-                        &uid,
-                        &Update::plan(Some(&mask), description, "group").unwrap(),
-                    )
+                    .update_group(&uid, &Update::plan(Some(&mask), description, "group"))
                     .await
                     .unwrap();
             }));
@@ -312,7 +309,7 @@ async fn updates_apply_atomically_and_check_etags() {
                     ..Default::default()
                 };
                 store
-                    .update_group(&uid, &Update::plan(Some(&mask), limits, "group").unwrap())
+                    .update_group(&uid, &Update::plan(Some(&mask), limits, "group"))
                     .await
                     .unwrap();
             }));

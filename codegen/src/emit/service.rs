@@ -297,7 +297,7 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
                     request.update_mask.as_ref(),
                     request.#field.unwrap_or_default(),
                     #body_field,
-                )?;
+                );
                 self.store
                     .#update(uid, &update)
                     .await
