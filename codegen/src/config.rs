@@ -254,12 +254,7 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
     let messages: Vec<_> = api
         .messages
         .iter()
-        .filter(|m| {
-            m.full_name
-                .strip_prefix(package.name.as_str())
-                .is_some_and(|rest| rest.starts_with('.') && !rest[1..].contains('.'))
-                || is_nested_in(&m.full_name, &package.name)
-        })
+        .filter(|m| m.package == package.name)
         .collect();
     let scope = emit::Scope::new(&package.name);
     let reflect = emit::reflect::emit(&scope, &messages);
@@ -331,16 +326,6 @@ fn emit_imports(package: &crate::model::Package) -> TokenStream {
         ));
     }
     quote!(#(#imports)*)
-}
-
-/// Whether `full_name` is a message nested (at any depth) in a message of `package`.
-fn is_nested_in(full_name: &str, package: &str) -> bool {
-    full_name
-        .strip_prefix(package)
-        .and_then(|rest| rest.strip_prefix('.'))
-        .is_some_and(|rest| {
-            rest.contains('.') && rest.chars().next().is_some_and(|c| c.is_ascii_uppercase())
-        })
 }
 
 /// Re-formats prost-build output with this crate's formatter and header.

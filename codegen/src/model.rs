@@ -35,6 +35,8 @@ pub struct Package {
 #[derive(Clone, Debug)]
 pub struct Message {
     pub full_name: String,
+    /// The proto package it belongs to.
+    pub package: String,
     pub rust_path: String,
 }
 
@@ -209,7 +211,6 @@ pub struct Field {
     pub parent: Option<(String, String)>,
     pub behavior: Behavior,
     pub kind: FieldKind,
-    pub has_children: bool,
 }
 
 impl Field {
@@ -321,6 +322,7 @@ fn collect_messages(message: &MessageDescriptor, out: &mut Vec<Message>) {
     }
     out.push(Message {
         full_name: message.full_name().to_owned(),
+        package: message.package_name().to_owned(),
         rust_path: rust_path(message),
     });
     for nested in message.child_messages() {
@@ -430,7 +432,6 @@ fn build_resource(
             parent: None,
             behavior: behavior(pool, &field),
             kind,
-            has_children: nested.is_some(),
         });
         for child in nested.iter().flat_map(|inner| inner.fields()) {
             let child_kind = match field_kind(&child) {
@@ -443,7 +444,6 @@ fn build_resource(
                 parent: Some((field.name().to_owned(), field.json_name().to_owned())),
                 behavior: behavior(pool, &child),
                 kind: child_kind,
-                has_children: false,
             });
         }
     }
@@ -551,7 +551,7 @@ fn build_method(
             return None;
         }
     };
-    let standard = standard_method(pool, method, &http, &location, diagnostics)?;
+    let standard = standard_method(pool, method, &location, diagnostics)?;
     check_template_field(method, &http, &location, diagnostics);
     Some(Method {
         name: method.name().to_owned(),
@@ -664,7 +664,6 @@ fn check_template_field(
 fn standard_method(
     pool: &DescriptorPool,
     method: &MethodDescriptor,
-    http: &HttpRule,
     location: &Location,
     diagnostics: &mut Diagnostics,
 ) -> Option<Standard> {
@@ -726,7 +725,6 @@ fn standard_method(
             ),
         ));
     }
-    let _ = http;
     standard
 }
 

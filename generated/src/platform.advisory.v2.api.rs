@@ -66,49 +66,41 @@ impl ::runtime::resource::Resource for Document {
                 path: "uid",
                 json_path: "uid",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "create_time",
                 json_path: "createTime",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "update_time",
                 json_path: "updateTime",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "name",
                 json_path: "name",
                 behavior: Behavior::Required,
-                has_children: false,
             },
             FieldSpec {
                 path: "description",
                 json_path: "description",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "title",
                 json_path: "title",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "published",
                 json_path: "published",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "content",
                 json_path: "content",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
         ]
     };

@@ -276,61 +276,51 @@ impl ::runtime::resource::Resource for Group {
                 path: "uid",
                 json_path: "uid",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "create_time",
                 json_path: "createTime",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "update_time",
                 json_path: "updateTime",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "name",
                 json_path: "name",
                 behavior: Behavior::Required,
-                has_children: false,
             },
             FieldSpec {
                 path: "description",
                 json_path: "description",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "resource_limits",
                 json_path: "resourceLimits",
                 behavior: Behavior::Optional,
-                has_children: true,
             },
             FieldSpec {
                 path: "resource_limits.clusters",
                 json_path: "resourceLimits.clusters",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "resource_limits.idps",
                 json_path: "resourceLimits.idps",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "resource_limits.repositories",
                 json_path: "resourceLimits.repositories",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "verified",
                 json_path: "verified",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
         ]
     };
@@ -486,49 +476,41 @@ impl ::runtime::resource::Resource for Identity {
                 path: "uid",
                 json_path: "uid",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "create_time",
                 json_path: "createTime",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "update_time",
                 json_path: "updateTime",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "name",
                 json_path: "name",
                 behavior: Behavior::Required,
-                has_children: false,
             },
             FieldSpec {
                 path: "description",
                 json_path: "description",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "claim_match",
                 json_path: "claimMatch",
                 behavior: Behavior::Optional,
-                has_children: true,
             },
             FieldSpec {
                 path: "claim_match.issuer",
                 json_path: "claimMatch.issuer",
                 behavior: Behavior::Required,
-                has_children: false,
             },
             FieldSpec {
                 path: "claim_match.subject",
                 json_path: "claimMatch.subject",
                 behavior: Behavior::Required,
-                has_children: false,
             },
         ]
     };
@@ -656,43 +638,36 @@ impl ::runtime::resource::Resource for RoleBinding {
                 path: "uid",
                 json_path: "uid",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "create_time",
                 json_path: "createTime",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "update_time",
                 json_path: "updateTime",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "name",
                 json_path: "name",
                 behavior: Behavior::Required,
-                has_children: false,
             },
             FieldSpec {
                 path: "description",
                 json_path: "description",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "identity",
                 json_path: "identity",
                 behavior: Behavior::Immutable,
-                has_children: false,
             },
             FieldSpec {
                 path: "role",
                 json_path: "role",
                 behavior: Behavior::Immutable,
-                has_children: false,
             },
         ]
     };
@@ -830,37 +805,31 @@ impl ::runtime::resource::Resource for Role {
                 path: "uid",
                 json_path: "uid",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "create_time",
                 json_path: "createTime",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "update_time",
                 json_path: "updateTime",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "name",
                 json_path: "name",
                 behavior: Behavior::Required,
-                has_children: false,
             },
             FieldSpec {
                 path: "description",
                 json_path: "description",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "capabilities",
                 json_path: "capabilities",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
         ]
     };

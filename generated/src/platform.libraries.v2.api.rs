@@ -66,49 +66,41 @@ impl ::runtime::resource::Resource for Artifact {
                 path: "uid",
                 json_path: "uid",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "create_time",
                 json_path: "createTime",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "update_time",
                 json_path: "updateTime",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "name",
                 json_path: "name",
                 behavior: Behavior::Required,
-                has_children: false,
             },
             FieldSpec {
                 path: "description",
                 json_path: "description",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "ecosystem",
                 json_path: "ecosystem",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "latest_version",
                 json_path: "latestVersion",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "version_count",
                 json_path: "versionCount",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
         ]
     };

@@ -67,49 +67,41 @@ impl ::runtime::resource::Resource for Repo {
                 path: "uid",
                 json_path: "uid",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "create_time",
                 json_path: "createTime",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "update_time",
                 json_path: "updateTime",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "name",
                 json_path: "name",
                 behavior: Behavior::Required,
-                has_children: false,
             },
             FieldSpec {
                 path: "description",
                 json_path: "description",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "public",
                 json_path: "public",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "readme",
                 json_path: "readme",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "aliases",
                 json_path: "aliases",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
         ]
     };

@@ -52,67 +52,56 @@ impl ::runtime::resource::Resource for Advisory {
                 path: "uid",
                 json_path: "uid",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "create_time",
                 json_path: "createTime",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "update_time",
                 json_path: "updateTime",
                 behavior: Behavior::OutputOnly,
-                has_children: false,
             },
             FieldSpec {
                 path: "name",
                 json_path: "name",
                 behavior: Behavior::Required,
-                has_children: false,
             },
             FieldSpec {
                 path: "description",
                 json_path: "description",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "advisory_id",
                 json_path: "advisoryId",
                 behavior: Behavior::Required,
-                has_children: false,
             },
             FieldSpec {
                 path: "aliases",
                 json_path: "aliases",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "artifact_name",
                 json_path: "artifactName",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "severity",
                 json_path: "severity",
                 behavior: Behavior::Optional,
-                has_children: true,
             },
             FieldSpec {
                 path: "severity.type",
                 json_path: "severity.type",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
             FieldSpec {
                 path: "severity.score",
                 json_path: "severity.score",
                 behavior: Behavior::Optional,
-                has_children: false,
             },
         ]
     };

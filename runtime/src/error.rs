@@ -44,6 +44,24 @@ pub enum Code {
 }
 
 impl Code {
+    /// Every code this API returns.
+    pub const ALL: [Code; 14] = [
+        Code::InvalidArgument,
+        Code::FailedPrecondition,
+        Code::OutOfRange,
+        Code::Unauthenticated,
+        Code::PermissionDenied,
+        Code::NotFound,
+        Code::AlreadyExists,
+        Code::Aborted,
+        Code::ResourceExhausted,
+        Code::Cancelled,
+        Code::DeadlineExceeded,
+        Code::Internal,
+        Code::Unimplemented,
+        Code::Unavailable,
+    ];
+
     /// The `UPPER_SNAKE_CASE` name used in the REST `status` field.
     pub const fn name(self) -> &'static str {
         match self {
@@ -306,22 +324,10 @@ impl Error {
 
     /// Reads an error back from a gRPC status (used by clients and tests).
     pub fn from_status(status: &tonic::Status) -> Option<Self> {
-        let code = match status.code() {
-            tonic::Code::InvalidArgument => Code::InvalidArgument,
-            tonic::Code::FailedPrecondition => Code::FailedPrecondition,
-            tonic::Code::OutOfRange => Code::OutOfRange,
-            tonic::Code::Unauthenticated => Code::Unauthenticated,
-            tonic::Code::PermissionDenied => Code::PermissionDenied,
-            tonic::Code::NotFound => Code::NotFound,
-            tonic::Code::AlreadyExists => Code::AlreadyExists,
-            tonic::Code::Aborted => Code::Aborted,
-            tonic::Code::ResourceExhausted => Code::ResourceExhausted,
-            tonic::Code::Cancelled => Code::Cancelled,
-            tonic::Code::DeadlineExceeded => Code::DeadlineExceeded,
-            tonic::Code::Unimplemented => Code::Unimplemented,
-            tonic::Code::Unavailable => Code::Unavailable,
-            _ => Code::Internal,
-        };
+        let code = Code::ALL
+            .into_iter()
+            .find(|code| code.grpc() == status.code())
+            .unwrap_or(Code::Internal);
         let details = status.get_error_details();
         let info = details.error_info()?;
         let mut error = Error::new(code, info.reason.clone(), status.message());

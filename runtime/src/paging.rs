@@ -49,6 +49,14 @@ impl PageTokens {
         PageTokens { key }
     }
 
+    /// A signer with a fresh random key: tokens last as long as the process
+    /// (for in-memory stores, whose data does not outlive it either).
+    pub fn random() -> Self {
+        let mut key = [0u8; 32];
+        rand::RngCore::fill_bytes(&mut rand::rng(), &mut key);
+        PageTokens { key }
+    }
+
     /// A token continuing `query` after the item with sort values `after`.
     pub fn issue(&self, query: &QueryBinding, after: Vec<SortValue>) -> String {
         let payload = Payload {

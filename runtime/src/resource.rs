@@ -30,8 +30,6 @@ pub struct FieldSpec {
     /// Dotted JSON path, e.g. `resourceLimits.clusters`.
     pub json_path: &'static str,
     pub behavior: Behavior,
-    /// Whether the field is a message whose sub-fields are listed too.
-    pub has_children: bool,
 }
 
 /// Items of another collection that keep an item from being deleted: those

@@ -352,7 +352,7 @@ pub fn store_error<R: Resource>(error: StoreError, uid: &str, parent: &str) -> E
             "PARENT_NOT_FOUND",
             format!("parent `{parent}` not found"),
         )
-        .with_resource(parent_type::<R>(), parent),
+        .with_resource(PARENT_TYPE, parent),
         StoreError::AlreadyExists => Error::new(
             Code::AlreadyExists,
             "ALREADY_EXISTS",
@@ -390,10 +390,7 @@ pub fn store_error<R: Resource>(error: StoreError, uid: &str, parent: &str) -> E
 }
 
 /// Parents of every resource are groups.
-fn parent_type<R: Resource>() -> &'static str {
-    let _ = R::TYPE;
-    "iam.platform/Group"
-}
+const PARENT_TYPE: &str = "iam.platform/Group";
 
 /// `NOT_FOUND` for a uid of type `R`.
 pub fn not_found<R: Resource>(uid: &str) -> Error {

@@ -28,13 +28,11 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             Behavior::OutputOnly => quote!(OutputOnly),
             Behavior::Immutable => quote!(Immutable),
         };
-        let has_children = field.has_children;
         quote! {
             FieldSpec {
                 path: #path,
                 json_path: #json_path,
                 behavior: Behavior::#behavior,
-                has_children: #has_children,
             }
         }
     });

@@ -18,9 +18,9 @@ pub struct PackageFiles {
 }
 
 #[derive(Default)]
-struct Node {
-    children: BTreeMap<String, Node>,
-    files: Option<(Option<String>, Option<String>, bool)>,
+struct Node<'a> {
+    children: BTreeMap<String, Node<'a>>,
+    files: Option<&'a PackageFiles>,
 }
 
 /// The crate root (`lib.rs`, with crate docs) or a file a crate root
@@ -37,11 +37,7 @@ pub fn emit(
         for part in package.package.split('.') {
             node = node.children.entry(part.to_owned()).or_default();
         }
-        node.files = Some((
-            package.messages_file.clone(),
-            package.api_file.clone(),
-            package.exports,
-        ));
+        node.files = Some(package);
     }
     let modules = emit_children(&root);
     let docs = crate_root.then(|| {
@@ -84,13 +80,11 @@ fn emit_children(node: &Node) -> Vec<TokenStream> {
             let ident = super::ident(&module_ident(name));
             let messages = child
                 .files
-                .as_ref()
-                .and_then(|(messages, _, _)| messages.as_ref())
+                .and_then(|files| files.messages_file.as_ref())
                 .map(|file| quote!(include!(#file);));
             let api = child
                 .files
-                .as_ref()
-                .and_then(|(_, api, exports)| api.as_ref().map(|file| (file, *exports)))
+                .and_then(|files| files.api_file.as_ref().map(|file| (file, files.exports)))
                 .map(|(file, exports)| {
                     let export = exports.then(|| {
                         quote!(

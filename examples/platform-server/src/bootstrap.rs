@@ -108,14 +108,7 @@ pub fn write_admin_token(
     tokens: &ApiTokens,
     state: &Bootstrap,
 ) -> Result<(), BoxError> {
-    let path = data_dir.join(ADMIN_TOKEN_FILE);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    use std::io::Write;
-    let mut file = options.open(&path)?;
-    file.write_all(tokens.issue(&state.admin).as_bytes())?;
-    file.sync_all()?;
+    let token = tokens.issue(&state.admin);
+    crate::keys::write_private(&data_dir.join(ADMIN_TOKEN_FILE), token.as_bytes(), true)?;
     Ok(())
 }

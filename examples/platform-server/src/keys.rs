@@ -41,18 +41,27 @@ fn secret(path: &Path) -> Result<[u8; 32], String> {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             let mut key = [0u8; 32];
             rand::rng().fill_bytes(&mut key);
-            let mut options = fs::OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            let mut file = options
-                .open(path)
+            write_private(path, &key, false)
                 .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-            file.write_all(&key)
-                .and_then(|()| file.sync_all())
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             Ok(key)
         }
         Err(error) => Err(format!("cannot read {}: {error}", path.display())),
     }
+}
+
+/// Writes a file readable by its owner only, durably; `replace` allows
+/// overwriting an existing file.
+pub fn write_private(path: &Path, contents: &[u8], replace: bool) -> std::io::Result<()> {
+    let mut options = fs::OpenOptions::new();
+    options.write(true);
+    if replace {
+        options.create(true).truncate(true);
+    } else {
+        options.create_new(true);
+    }
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    file.write_all(contents)?;
+    file.sync_all()
 }

@@ -11,7 +11,7 @@
 mod app;
 mod auth;
 pub mod bootstrap;
-mod keys;
+pub(crate) mod keys;
 pub mod store;
 
 use std::future::Future;

@@ -14,22 +14,9 @@ use runtime::standard::ApiContext;
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let context = ApiContext::new(PageTokens::new(rand_key()), Authorizer::allow_all());
+    let context = ApiContext::new(PageTokens::random(), Authorizer::allow_all());
     let app = widgets::app(Arc::default(), context).layer(axum::Extension(Caller::System));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:8090").await?;
     println!("widgets on http://{}", listener.local_addr()?);
     axum::serve(listener, app).await
-}
-
-/// A per-process page-token key: tokens do not outlive the in-memory data.
-fn rand_key() -> [u8; 32] {
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    let mut key = [0u8; 32];
-    for (index, byte) in key.iter_mut().enumerate() {
-        *byte = (seed >> ((index % 16) * 8)) as u8 ^ index as u8;
-    }
-    key
 }

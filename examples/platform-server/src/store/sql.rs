@@ -338,11 +338,7 @@ impl Table {
         update: &Update<R>,
     ) -> Result<Option<R>, StoreError> {
         let mut transaction = begin_write(pool, backend).await?;
-        let lock = if backend == Backend::Postgres {
-            " FOR UPDATE"
-        } else {
-            ""
-        };
+        let lock = row_lock(backend);
         let sql = format!("SELECT body FROM {} WHERE uid = $1{lock}", self.name);
         let Some(row) = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(uid.to_owned())
@@ -382,11 +378,7 @@ impl Table {
         etag: Option<&str>,
     ) -> Result<bool, StoreError> {
         let mut transaction = begin_write(pool, backend).await?;
-        let lock = if backend == Backend::Postgres {
-            " FOR UPDATE"
-        } else {
-            ""
-        };
+        let lock = row_lock(backend);
         let sql = format!("SELECT etag FROM {} WHERE uid = $1{lock}", self.name);
         let Some(stored_etag) = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
             .bind(uid.to_owned())
@@ -454,6 +446,15 @@ impl Counts {
             }
         }
         Counts(counts)
+    }
+}
+
+/// What locks a row read for a write: PostgreSQL locks the row; SQLite's
+/// `BEGIN IMMEDIATE` already holds the database's write lock.
+fn row_lock(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Postgres => " FOR UPDATE",
+        Backend::Sqlite => "",
     }
 }
 
