@@ -127,14 +127,21 @@ pub fn token_error(error: &jsonwebtoken::errors::Error, what: &str) -> Error {
     unauthenticated(reason, format!("the {what} {why}"))
 }
 
-/// The bearer token of an `Authorization` header value, if any.
+/// The bearer token of a request's `Authorization` header, if any.
 ///
-/// No header is `Ok(None)` (anonymous); anything but `Bearer <token>` is
-/// UNAUTHENTICATED.
-pub fn bearer(header: Option<&http::HeaderValue>) -> Result<Option<String>, Error> {
-    let Some(value) = header else {
+/// No header is `Ok(None)` (anonymous); more than one `Authorization` header,
+/// or anything but `Bearer <token>`, is UNAUTHENTICATED.
+pub fn bearer(headers: &http::HeaderMap) -> Result<Option<String>, Error> {
+    let mut values = headers.get_all(http::header::AUTHORIZATION).iter();
+    let Some(value) = values.next() else {
         return Ok(None);
     };
+    if values.next().is_some() {
+        return Err(unauthenticated(
+            "AUTHORIZATION_DUPLICATED",
+            "send one Authorization header, not several",
+        ));
+    }
     let value = value.to_str().map_err(|_| {
         unauthenticated(
             "AUTHORIZATION_MALFORMED",

@@ -43,7 +43,7 @@ pub async fn authenticate(
     next: Next,
 ) -> Response {
     let grpc = runtime::rest::is_grpc(request.headers());
-    let caller = match bearer(request.headers().get(axum::http::header::AUTHORIZATION)) {
+    let caller = match bearer(request.headers()) {
         Ok(None) => Caller::Anonymous,
         Ok(Some(token)) if TOKEN_EXCHANGE.contains(&request.uri().path()) => {
             Caller::Presented { token }
