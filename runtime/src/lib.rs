@@ -6,6 +6,8 @@
 //! - [`error`]: the Google error model, for REST bodies and gRPC statuses.
 //! - [`json`]: canonical proto3 JSON.
 //! - [`rest`]: HTTP rule transcoding helpers for generated axum handlers.
+//! - [`grpc`]: the error model for gRPC requests that fail before a handler runs.
+//! - [`serve`]: serving a router with transport timeouts and a graceful drain.
 //! - [`resource`], [`standard`], [`mask`], [`paging`]: standard methods,
 //!   update masks and page tokens, written once against [`resource::Resource`].
 //! - [`store`]: types shared by generated storage traits; [`memory`]: an
@@ -17,6 +19,7 @@
 pub mod auth;
 pub mod context;
 pub mod error;
+pub mod grpc;
 pub mod json;
 pub mod mask;
 pub mod memory;
@@ -24,6 +27,7 @@ pub mod paging;
 pub mod resource;
 pub mod rest;
 pub mod row;
+pub mod serve;
 pub mod standard;
 pub mod store;
 pub mod time;

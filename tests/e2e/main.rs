@@ -9,3 +9,4 @@ mod groups_grpc;
 mod groups_rest;
 mod paging;
 mod reflection;
+mod transport;

@@ -126,6 +126,7 @@ pub async fn router(parts: Parts) -> Router {
         .route("/openapi.json", axum::routing::get(openapi))
         .fallback(runtime::rest::fallback)
         .method_not_allowed_fallback(runtime::rest::method_not_allowed)
+        .layer(axum::middleware::from_fn(runtime::grpc::request_errors))
         .layer(axum::middleware::from_fn(runtime::rest::catch_panic))
         .layer(axum::middleware::from_fn_with_state(
             authentication,

@@ -32,6 +32,8 @@ pub struct Config {
     pub base_url: Option<String>,
     /// OIDC issuers whose identity tokens the token service accepts, with their JWKS files.
     pub trusted_issuers: Vec<(String, PathBuf)>,
+    /// Header read, body read, idle and drain timeouts of client connections.
+    pub timeouts: runtime::serve::Timeouts,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -74,9 +76,10 @@ pub async fn serve(
     .await;
 
     tracing::info!(%address, %base_url, "listening (REST and gRPC)");
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    runtime::serve::Server::new(listener, router)
+        .timeouts(config.timeouts)
+        .serve(shutdown)
+        .await;
     store.close().await;
     tracing::info!("stopped");
     Ok(())

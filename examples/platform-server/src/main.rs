@@ -6,6 +6,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
@@ -29,6 +30,43 @@ struct Args {
     /// Trust identity tokens from ISSUER, verified with the keys in JWKS_FILE (repeatable).
     #[arg(long, value_name = "ISSUER=JWKS_FILE", value_parser = parse_issuer)]
     trust_issuer: Vec<(String, PathBuf)>,
+    /// Close a connection whose request head takes longer than this (e.g. `10s`, `500ms`).
+    #[arg(
+        long,
+        env = "PLATFORM_HEADER_TIMEOUT",
+        value_name = "DURATION",
+        default_value = "10s",
+        value_parser = parse_duration
+    )]
+    header_timeout: Duration,
+    /// Answer 408 / DEADLINE_EXCEEDED when a request body takes longer than this
+    /// (for gRPC streams: the longest pause between frames).
+    #[arg(
+        long,
+        env = "PLATFORM_BODY_TIMEOUT",
+        value_name = "DURATION",
+        default_value = "30s",
+        value_parser = parse_duration
+    )]
+    body_timeout: Duration,
+    /// Close a connection after this long without a request in progress.
+    #[arg(
+        long,
+        env = "PLATFORM_IDLE_TIMEOUT",
+        value_name = "DURATION",
+        default_value = "60s",
+        value_parser = parse_duration
+    )]
+    idle_timeout: Duration,
+    /// On SIGINT/SIGTERM, give in-flight requests this long to finish.
+    #[arg(
+        long,
+        env = "PLATFORM_DRAIN_TIMEOUT",
+        value_name = "DURATION",
+        default_value = "30s",
+        value_parser = parse_duration
+    )]
+    drain_timeout: Duration,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -41,6 +79,25 @@ enum Command {
         #[arg(long)]
         identity: String,
     },
+}
+
+/// A duration: a number with the unit `ms`, `s` or `m` (seconds when none).
+fn parse_duration(value: &str) -> Result<Duration, String> {
+    let value = value.trim();
+    let split = value
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(value.len());
+    let (number, unit) = value.split_at(split);
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("`{value}` is not a duration such as `10s` or `500ms`"))?;
+    let seconds = match unit.trim() {
+        "ms" => number / 1000.0,
+        "" | "s" => number,
+        "m" => number * 60.0,
+        _ => return Err(format!("`{value}`: the unit is `ms`, `s` or `m`")),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("`{value}` is out of range"))
 }
 
 fn parse_issuer(value: &str) -> Result<(String, PathBuf), String> {
@@ -80,6 +137,12 @@ async fn main() -> std::process::ExitCode {
         database_url: args.database_url,
         base_url: args.base_url,
         trusted_issuers: args.trust_issuer,
+        timeouts: runtime::serve::Timeouts {
+            header: args.header_timeout,
+            body: args.body_timeout,
+            idle: args.idle_timeout,
+            drain: args.drain_timeout,
+        },
     };
     let result = match tokio::net::TcpListener::bind(args.listen).await {
         Ok(listener) => platform_server::serve(config, listener, shutdown_signal()).await,
@@ -113,4 +176,39 @@ async fn shutdown_signal() {
         () = terminate => {},
     }
     tracing::info!("shutting down");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_flags_are_the_runtime_default_timeouts() {
+        let args = Args::parse_from(["platform-server"]);
+        let defaults = runtime::serve::Timeouts::default();
+        assert_eq!(
+            (
+                args.header_timeout,
+                args.body_timeout,
+                args.idle_timeout,
+                args.drain_timeout
+            ),
+            (
+                defaults.header,
+                defaults.body,
+                defaults.idle,
+                defaults.drain
+            )
+        );
+    }
+
+    #[test]
+    fn durations_take_a_unit() {
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("1500ms"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        assert!(parse_duration("1h").is_err());
+        assert!(parse_duration("s").is_err());
+    }
 }
