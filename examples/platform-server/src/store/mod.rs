@@ -29,6 +29,7 @@ use runtime::store::{ListQuery, Page, StoreError};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, ConnectOptions};
 
+pub use schema::BootstrapRecord;
 pub use sql::Table;
 
 /// Which SQL database backs the store.
