@@ -26,6 +26,9 @@ use crate::store::SqlStore;
 pub struct Config {
     /// Directory for the embedded database, server keys and the admin token.
     pub data_dir: PathBuf,
+    /// Directory of the signing keys (API tokens, page tokens) when not the
+    /// data dir; replicas of one service share it.
+    pub keys_dir: Option<PathBuf>,
     /// Use PostgreSQL at this URL instead of the embedded database.
     pub database_url: Option<String>,
     /// Base URL of the API (the audience of its tokens); `http://<listen>` when `None`.
@@ -38,6 +41,13 @@ pub struct Config {
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+impl Config {
+    /// Where the signing keys are kept: `keys_dir`, or the data dir.
+    pub fn keys_dir(&self) -> &Path {
+        self.keys_dir.as_deref().unwrap_or(&self.data_dir)
+    }
+}
+
 /// Serves the API on `listener` until `shutdown` completes, then finishes
 /// in-flight requests and closes the database.
 pub async fn serve(
@@ -47,6 +57,9 @@ pub async fn serve(
 ) -> Result<(), BoxError> {
     std::fs::create_dir_all(&config.data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", config.data_dir.display()))?;
+    let keys_dir = config.keys_dir();
+    std::fs::create_dir_all(keys_dir)
+        .map_err(|e| format!("cannot create keys dir {}: {e}", keys_dir.display()))?;
     let address = listener.local_addr()?;
     let base_url = config
         .base_url
@@ -63,12 +76,12 @@ pub async fn serve(
             auth::TrustedIssuer::load(issuer, jwks).map(|trusted| (issuer.clone(), trusted))
         })
         .collect::<Result<_, _>>()?;
-    let api_tokens = keys::api_tokens(&config.data_dir, &base_url)?;
+    let api_tokens = keys::api_tokens(keys_dir, &base_url)?;
     let state = bootstrap::ensure(&config.data_dir, &store, &app::capabilities()).await?;
     bootstrap::write_admin_token(&config.data_dir, &api_tokens, &state)?;
     let router = app::router(app::Parts {
         store: store.clone(),
-        page_tokens: keys::page_tokens(&config.data_dir)?,
+        page_tokens: keys::page_tokens(keys_dir)?,
         api_tokens,
         admin: state.admin,
         issuers,
@@ -85,16 +98,16 @@ pub async fn serve(
     Ok(())
 }
 
-/// A one-hour API token for `identity`, signed with the key in `data_dir`
+/// A one-hour API token for `identity`, signed with the key in `keys_dir`
 /// (what `platform-server mint-token` prints).
-pub fn mint_token(data_dir: &Path, base_url: &str, identity: &str) -> Result<String, BoxError> {
+pub fn mint_token(keys_dir: &Path, base_url: &str, identity: &str) -> Result<String, BoxError> {
     runtime::uidp::parse("identity", identity)?;
-    if !keys::has_api_token_key(data_dir) {
+    if !keys::has_api_token_key(keys_dir) {
         return Err(format!(
-            "{} holds no server key: start the server with this --data-dir first",
-            data_dir.display()
+            "{} holds no server key: start the server with this --keys-dir (or --data-dir) first",
+            keys_dir.display()
         )
         .into());
     }
-    Ok(keys::api_tokens(data_dir, base_url)?.issue(identity))
+    Ok(keys::api_tokens(keys_dir, base_url)?.issue(identity))
 }

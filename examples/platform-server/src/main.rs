@@ -21,6 +21,11 @@ struct Args {
     /// Directory for the embedded database and server keys.
     #[arg(long, env = "PLATFORM_DATA_DIR", default_value = "./data")]
     data_dir: PathBuf,
+    /// Directory of the signing keys for API tokens and page tokens (default:
+    /// the data dir). Replicas of one service share it, so each accepts the
+    /// others' tokens.
+    #[arg(long, env = "PLATFORM_KEYS_DIR")]
+    keys_dir: Option<PathBuf>,
     /// Use PostgreSQL at this URL instead of the embedded database.
     #[arg(long, env = "PLATFORM_DATABASE_URL")]
     database_url: Option<String>,
@@ -73,7 +78,7 @@ struct Args {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Print a one-hour API token for an identity, signed with the data dir's key (local use).
+    /// Print a one-hour API token for an identity, signed with the server's key (local use).
     MintToken {
         /// The identity's UIDP.
         #[arg(long)]
@@ -121,7 +126,11 @@ async fn main() -> std::process::ExitCode {
         .clone()
         .unwrap_or_else(|| format!("http://{}", args.listen));
     if let Some(Command::MintToken { identity }) = &args.command {
-        return match platform_server::mint_token(&args.data_dir, &base_url, identity) {
+        return match platform_server::mint_token(
+            args.keys_dir.as_deref().unwrap_or(&args.data_dir),
+            &base_url,
+            identity,
+        ) {
             Ok(token) => {
                 println!("{token}");
                 std::process::ExitCode::SUCCESS
@@ -134,6 +143,7 @@ async fn main() -> std::process::ExitCode {
     }
     let config = platform_server::Config {
         data_dir: args.data_dir,
+        keys_dir: args.keys_dir,
         database_url: args.database_url,
         base_url: args.base_url,
         trusted_issuers: args.trust_issuer,
