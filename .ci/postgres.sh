@@ -17,5 +17,7 @@ for _ in $(seq 50); do
   sleep 0.2
 done
 su postgres -c "psql -q -c \"DO \\\$\\\$ BEGIN CREATE ROLE platform LOGIN PASSWORD 'platform'; EXCEPTION WHEN duplicate_object THEN NULL; END \\\$\\\$;\"" >&2
+# Tests that need an empty database create (and drop) one of their own.
+su postgres -c "psql -q -c 'ALTER ROLE platform CREATEDB'" >&2
 su postgres -c "psql -q -tc \"SELECT 1 FROM pg_database WHERE datname = 'platform'\" | grep -q 1 || createdb -O platform platform" >&2
 echo "postgres://platform:platform@127.0.0.1:5432/platform"

@@ -9,4 +9,5 @@ mod groups_grpc;
 mod groups_rest;
 mod paging;
 mod reflection;
+mod replicas;
 mod transport;
