@@ -17,7 +17,13 @@ use crate::diagnostics::{Diagnostic, Location};
 #[derive(Debug, Default)]
 pub struct Annotations {
     pub collections: BTreeMap<String, Collection>,
+    /// `["*"]` tables: field rules for every collection that has the field
+    /// and states no rules of its own for it.
+    pub defaults: Vec<Collection>,
 }
+
+/// The table key of rules for every collection.
+pub const EVERY_COLLECTION: &str = "*";
 
 /// The annotations of one collection.
 #[derive(Debug, Default, Deserialize)]
@@ -43,6 +49,9 @@ pub struct Collection {
     /// Rules for individual fields, by field name.
     #[serde(default)]
     pub fields: BTreeMap<Spanned<String>, FieldRules>,
+    /// Fields holding the uid of an item of another collection, by field name.
+    #[serde(default)]
+    pub references: BTreeMap<Spanned<String>, Spanned<ReferenceRule>>,
     /// The file it was declared in, for diagnostics.
     #[serde(skip)]
     pub source: SourceFile,
@@ -67,7 +76,7 @@ pub struct Blocker {
     pub field: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FieldRules {
     /// The only values a string (or repeated string) field may hold.
@@ -75,6 +84,30 @@ pub struct FieldRules {
     /// The field holds a UIDP.
     #[serde(default)]
     pub uidp: bool,
+    /// At most this many characters (per value).
+    pub max_length: Option<usize>,
+    /// At most this many bytes of UTF-8 (per value).
+    pub max_bytes: Option<usize>,
+    /// No control characters.
+    #[serde(default)]
+    pub printable: bool,
+    /// The values are capabilities: a caller may add one only if it holds
+    /// it at the item's parent.
+    #[serde(default)]
+    pub caller_must_hold: bool,
+}
+
+/// A reference to an item of another collection.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReferenceRule {
+    /// The collection id of the target.
+    pub collection: String,
+    /// `ancestors` (the item's group or above) or `organization` (same root).
+    pub reach: String,
+    /// A repeated string field of the target holding capabilities that the
+    /// reference confers: the caller must hold each of them at the item's group.
+    pub grants: Option<String>,
 }
 
 /// Where a spanned value sits in a file.
@@ -127,6 +160,10 @@ impl Annotations {
         for (key, mut collection) in parsed {
             collection.location = source.at(&key);
             collection.source = source.clone();
+            if key.get_ref() == EVERY_COLLECTION {
+                self.defaults.push(collection);
+                continue;
+            }
             if let Some(previous) = self.collections.get(key.get_ref()) {
                 return Err(Diagnostic::new(
                     collection.location,

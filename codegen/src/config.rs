@@ -317,6 +317,15 @@ fn emit_imports(package: &crate::model::Package) -> TokenStream {
             use runtime::standard::{ListPlan, ListRequest};
         ));
     }
+    if package
+        .resources
+        .iter()
+        .any(|r| !r.references.is_empty() || r.has_must_hold())
+    {
+        imports.push(quote!(
+            use runtime::resource::Resource;
+        ));
+    }
     if !package.resources.is_empty() {
         imports.push(quote!(
             use runtime::mask::Update;

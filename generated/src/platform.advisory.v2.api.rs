@@ -168,6 +168,54 @@ impl ::runtime::resource::Resource for Document {
             _ => true,
         }
     }
+    fn check_values(&self, body_field: &str) -> Vec<::runtime::error::FieldViolation> {
+        use ::runtime::error::FieldViolation;
+        let mut violations = Vec::new();
+        for value in std::iter::once(&self.content).filter(|value| !value.is_empty()) {
+            let path = || format!("{body_field}.content");
+            if value.len() > 65536 {
+                violations.push(FieldViolation::new(path(), "at most 65536 bytes"));
+            }
+        }
+        for value in std::iter::once(&self.title).filter(|value| !value.is_empty()) {
+            let path = || format!("{body_field}.title");
+            if value.chars().count() > 255 {
+                violations.push(FieldViolation::new(path(), "at most 255 characters"));
+            }
+            if value.chars().any(char::is_control) {
+                violations
+                    .push(
+                        FieldViolation::new(
+                            path(),
+                            "must not contain control characters",
+                        ),
+                    );
+            }
+        }
+        for value in std::iter::once(&self.description).filter(|value| !value.is_empty())
+        {
+            let path = || format!("{body_field}.description");
+            if value.chars().count() > 1024 {
+                violations.push(FieldViolation::new(path(), "at most 1024 characters"));
+            }
+        }
+        for value in std::iter::once(&self.name).filter(|value| !value.is_empty()) {
+            let path = || format!("{body_field}.name");
+            if value.chars().count() > 63 {
+                violations.push(FieldViolation::new(path(), "at most 63 characters"));
+            }
+            if value.chars().any(char::is_control) {
+                violations
+                    .push(
+                        FieldViolation::new(
+                            path(),
+                            "must not contain control characters",
+                        ),
+                    );
+            }
+        }
+        violations
+    }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
         match field {
@@ -287,11 +335,13 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
             context,
         }
     }
-    /// The tonic service for a gRPC server.
+    /// The tonic service for a gRPC server, refusing messages over
+    /// [`runtime::rest::MAX_BODY_BYTES`] like the REST routes.
     pub fn into_grpc(
         self,
     ) -> super::document_service_server::DocumentServiceServer<Self> {
         super::document_service_server::DocumentServiceServer::new(self)
+            .max_decoding_message_size(::runtime::rest::MAX_BODY_BYTES)
     }
     /// Creates a security advisory document in a group.
     ///
@@ -392,11 +442,15 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         let uid = uidp::parse("uid", &request.uid)?;
         self.context.authorize(caller, Some("documents.delete"), uid).await?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
-        let deleted = self
-            .store
-            .delete_document(uid, etag)
-            .await
-            .map_err(|error| standard::store_error::<Document>(error, uid, ""))?;
+        let deleted = match self.store.delete_document(uid, etag).await {
+            Ok(deleted) => deleted,
+            Err(error) => {
+                return Err(
+                    standard::delete_error::<Document>(&self.context, caller, error, uid)
+                        .await,
+                );
+            }
+        };
         if deleted { Ok(()) } else { Err(standard::not_found::<Document>(uid)) }
     }
 }

@@ -6,6 +6,7 @@ use runtime::{Caller, Error};
 use runtime::standard;
 use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
+use runtime::resource::Resource;
 use runtime::mask::Update;
 use runtime::store::{ListQuery, Page, StoreError};
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for ClaimMatch {
@@ -231,41 +232,49 @@ impl ::runtime::resource::Resource for Group {
                 collection: "groups",
                 resource_type: "iam.platform/Group",
                 field: "parent",
+                read_capability: Some("groups.get"),
             },
             Dependent {
                 collection: "roles",
                 resource_type: "iam.platform/Role",
                 field: "parent",
+                read_capability: Some("roles.get"),
             },
             Dependent {
                 collection: "identities",
                 resource_type: "iam.platform/Identity",
                 field: "parent",
+                read_capability: Some("identities.get"),
             },
             Dependent {
                 collection: "roleBindings",
                 resource_type: "iam.platform/RoleBinding",
                 field: "parent",
+                read_capability: Some("roleBindings.get"),
             },
             Dependent {
                 collection: "repos",
                 resource_type: "registry.platform/Repo",
                 field: "parent",
+                read_capability: Some("repos.get"),
             },
             Dependent {
                 collection: "advisories",
                 resource_type: "vulnerabilities.platform/Advisory",
                 field: "parent",
+                read_capability: Some("advisories.get"),
             },
             Dependent {
                 collection: "artifacts",
                 resource_type: "libraries.platform/Artifact",
                 field: "parent",
+                read_capability: Some("artifacts.get"),
             },
             Dependent {
                 collection: "documents",
                 resource_type: "advisory.platform/Document",
                 field: "parent",
+                read_capability: None,
             },
         ]
     };
@@ -427,6 +436,33 @@ impl ::runtime::resource::Resource for Group {
             _ => true,
         }
     }
+    fn check_values(&self, body_field: &str) -> Vec<::runtime::error::FieldViolation> {
+        use ::runtime::error::FieldViolation;
+        let mut violations = Vec::new();
+        for value in std::iter::once(&self.description).filter(|value| !value.is_empty())
+        {
+            let path = || format!("{body_field}.description");
+            if value.chars().count() > 1024 {
+                violations.push(FieldViolation::new(path(), "at most 1024 characters"));
+            }
+        }
+        for value in std::iter::once(&self.name).filter(|value| !value.is_empty()) {
+            let path = || format!("{body_field}.name");
+            if value.chars().count() > 63 {
+                violations.push(FieldViolation::new(path(), "at most 63 characters"));
+            }
+            if value.chars().any(char::is_control) {
+                violations
+                    .push(
+                        FieldViolation::new(
+                            path(),
+                            "must not contain control characters",
+                        ),
+                    );
+            }
+        }
+        violations
+    }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
         match field {
@@ -466,6 +502,7 @@ impl ::runtime::resource::Resource for Identity {
                 collection: "roleBindings",
                 resource_type: "iam.platform/RoleBinding",
                 field: "identity",
+                read_capability: Some("roleBindings.get"),
             },
         ]
     };
@@ -600,6 +637,33 @@ impl ::runtime::resource::Resource for Identity {
             _ => true,
         }
     }
+    fn check_values(&self, body_field: &str) -> Vec<::runtime::error::FieldViolation> {
+        use ::runtime::error::FieldViolation;
+        let mut violations = Vec::new();
+        for value in std::iter::once(&self.description).filter(|value| !value.is_empty())
+        {
+            let path = || format!("{body_field}.description");
+            if value.chars().count() > 1024 {
+                violations.push(FieldViolation::new(path(), "at most 1024 characters"));
+            }
+        }
+        for value in std::iter::once(&self.name).filter(|value| !value.is_empty()) {
+            let path = || format!("{body_field}.name");
+            if value.chars().count() > 63 {
+                violations.push(FieldViolation::new(path(), "at most 63 characters"));
+            }
+            if value.chars().any(char::is_control) {
+                violations
+                    .push(
+                        FieldViolation::new(
+                            path(),
+                            "must not contain control characters",
+                        ),
+                    );
+            }
+        }
+        violations
+    }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
         match field {
@@ -631,6 +695,25 @@ impl ::runtime::resource::Resource for Identity {
 }
 impl ::runtime::resource::Resource for RoleBinding {
     const TYPE: &'static str = "iam.platform/RoleBinding";
+    const REFERENCES: &'static [::runtime::resource::Reference] = {
+        use ::runtime::resource::{Reach, Reference};
+        &[
+            Reference {
+                field: "identity",
+                path: "roleBinding.identity",
+                collection: "identities",
+                resource_type: "iam.platform/Identity",
+                reach: Reach::Organization,
+            },
+            Reference {
+                field: "role",
+                path: "roleBinding.role",
+                collection: "roles",
+                resource_type: "iam.platform/Role",
+                reach: Reach::Ancestors,
+            },
+        ]
+    };
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -652,7 +735,7 @@ impl ::runtime::resource::Resource for RoleBinding {
             FieldSpec {
                 path: "name",
                 json_path: "name",
-                behavior: Behavior::Required,
+                behavior: Behavior::Optional,
             },
             FieldSpec {
                 path: "description",
@@ -753,6 +836,28 @@ impl ::runtime::resource::Resource for RoleBinding {
                     );
             }
         }
+        for value in std::iter::once(&self.description).filter(|value| !value.is_empty())
+        {
+            let path = || format!("{body_field}.description");
+            if value.chars().count() > 1024 {
+                violations.push(FieldViolation::new(path(), "at most 1024 characters"));
+            }
+        }
+        for value in std::iter::once(&self.name).filter(|value| !value.is_empty()) {
+            let path = || format!("{body_field}.name");
+            if value.chars().count() > 63 {
+                violations.push(FieldViolation::new(path(), "at most 63 characters"));
+            }
+            if value.chars().any(char::is_control) {
+                violations
+                    .push(
+                        FieldViolation::new(
+                            path(),
+                            "must not contain control characters",
+                        ),
+                    );
+            }
+        }
         violations
     }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
@@ -795,9 +900,11 @@ impl ::runtime::resource::Resource for Role {
                 collection: "roleBindings",
                 resource_type: "iam.platform/RoleBinding",
                 field: "role",
+                read_capability: Some("roleBindings.get"),
             },
         ]
     };
+    const MUST_HOLD: bool = true;
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -952,7 +1059,34 @@ impl ::runtime::resource::Resource for Role {
                     );
             }
         }
+        for value in std::iter::once(&self.description).filter(|value| !value.is_empty())
+        {
+            let path = || format!("{body_field}.description");
+            if value.chars().count() > 1024 {
+                violations.push(FieldViolation::new(path(), "at most 1024 characters"));
+            }
+        }
+        for value in std::iter::once(&self.name).filter(|value| !value.is_empty()) {
+            let path = || format!("{body_field}.name");
+            if value.chars().count() > 63 {
+                violations.push(FieldViolation::new(path(), "at most 63 characters"));
+            }
+            if value.chars().any(char::is_control) {
+                violations
+                    .push(
+                        FieldViolation::new(
+                            path(),
+                            "must not contain control characters",
+                        ),
+                    );
+            }
+        }
         violations
+    }
+    fn must_hold(&self) -> Vec<&str> {
+        let mut values = Vec::new();
+        values.extend(self.capabilities.iter().map(String::as_str));
+        values
     }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
@@ -1203,9 +1337,11 @@ impl<S: GroupStore> GroupServiceApi<S> {
     pub fn new(store: std::sync::Arc<S>, context: ApiContext) -> Self {
         GroupServiceApi { store, context }
     }
-    /// The tonic service for a gRPC server.
+    /// The tonic service for a gRPC server, refusing messages over
+    /// [`runtime::rest::MAX_BODY_BYTES`] like the REST routes.
     pub fn into_grpc(self) -> super::group_service_server::GroupServiceServer<Self> {
         super::group_service_server::GroupServiceServer::new(self)
+            .max_decoding_message_size(::runtime::rest::MAX_BODY_BYTES)
     }
     /// Creates a group under `parent`, or a root organization when `parent` is
     /// empty (platform administrators only).
@@ -1314,11 +1450,15 @@ impl<S: GroupStore> GroupServiceApi<S> {
         let uid = uidp::parse("uid", &request.uid)?;
         self.context.authorize(caller, Some("groups.delete"), uid).await?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
-        let deleted = self
-            .store
-            .delete_group(uid, etag)
-            .await
-            .map_err(|error| standard::store_error::<Group>(error, uid, ""))?;
+        let deleted = match self.store.delete_group(uid, etag).await {
+            Ok(deleted) => deleted,
+            Err(error) => {
+                return Err(
+                    standard::delete_error::<Group>(&self.context, caller, error, uid)
+                        .await,
+                );
+            }
+        };
         if deleted { Ok(()) } else { Err(standard::not_found::<Group>(uid)) }
     }
 }
@@ -1409,11 +1549,13 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
             context,
         }
     }
-    /// The tonic service for a gRPC server.
+    /// The tonic service for a gRPC server, refusing messages over
+    /// [`runtime::rest::MAX_BODY_BYTES`] like the REST routes.
     pub fn into_grpc(
         self,
     ) -> super::identity_service_server::IdentityServiceServer<Self> {
         super::identity_service_server::IdentityServiceServer::new(self)
+            .max_decoding_message_size(::runtime::rest::MAX_BODY_BYTES)
     }
     /// Creates an identity in a group.
     ///
@@ -1524,11 +1666,15 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         let uid = uidp::parse("uid", &request.uid)?;
         self.context.authorize(caller, Some("identities.delete"), uid).await?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
-        let deleted = self
-            .store
-            .delete_identity(uid, etag)
-            .await
-            .map_err(|error| standard::store_error::<Identity>(error, uid, ""))?;
+        let deleted = match self.store.delete_identity(uid, etag).await {
+            Ok(deleted) => deleted,
+            Err(error) => {
+                return Err(
+                    standard::delete_error::<Identity>(&self.context, caller, error, uid)
+                        .await,
+                );
+            }
+        };
         if deleted { Ok(()) } else { Err(standard::not_found::<Identity>(uid)) }
     }
 }
@@ -1622,7 +1768,7 @@ impl<S> Clone for RoleBindingServiceApi<S> {
         }
     }
 }
-impl<S: RoleBindingStore> RoleBindingServiceApi<S> {
+impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
     /// The `ErrorInfo` domain of this service's errors.
     pub const DOMAIN: &'static str = "iam.platform";
     /// The capabilities this service's methods require.
@@ -1640,11 +1786,13 @@ impl<S: RoleBindingStore> RoleBindingServiceApi<S> {
             context,
         }
     }
-    /// The tonic service for a gRPC server.
+    /// The tonic service for a gRPC server, refusing messages over
+    /// [`runtime::rest::MAX_BODY_BYTES`] like the REST routes.
     pub fn into_grpc(
         self,
     ) -> super::role_binding_service_server::RoleBindingServiceServer<Self> {
         super::role_binding_service_server::RoleBindingServiceServer::new(self)
+            .max_decoding_message_size(::runtime::rest::MAX_BODY_BYTES)
     }
     /// Creates a role binding in a group.
     ///
@@ -1664,6 +1812,45 @@ impl<S: RoleBindingStore> RoleBindingServiceApi<S> {
             request.role_binding,
             "roleBinding",
         )?;
+        let mut violations = Vec::new();
+        if let Err(violation) = standard::resolve_reference(
+                &self.context,
+                &request.parent,
+                &<RoleBinding as Resource>::REFERENCES[0],
+                &resource.identity,
+                self.store.get_identity(&resource.identity),
+            )
+            .await?
+        {
+            violations.push(violation);
+        }
+        let role = match standard::resolve_reference(
+                &self.context,
+                &request.parent,
+                &<RoleBinding as Resource>::REFERENCES[1],
+                &resource.role,
+                self.store.get_role(&resource.role),
+            )
+            .await?
+        {
+            Ok(target) => Some(target),
+            Err(violation) => {
+                violations.push(violation);
+                None
+            }
+        };
+        if !violations.is_empty() {
+            return Err(Error::invalid_fields(violations));
+        }
+        if let Some(role) = &role {
+            self.context
+                .require_held(
+                    caller,
+                    &request.parent,
+                    role.capabilities.iter().map(String::as_str),
+                )
+                .await?;
+        }
         self.store
             .insert_role_binding(&resource)
             .await
@@ -1755,17 +1942,24 @@ impl<S: RoleBindingStore> RoleBindingServiceApi<S> {
         let uid = uidp::parse("uid", &request.uid)?;
         self.context.authorize(caller, Some("roleBindings.delete"), uid).await?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
-        let deleted = self
-            .store
-            .delete_role_binding(uid, etag)
-            .await
-            .map_err(|error| standard::store_error::<RoleBinding>(error, uid, ""))?;
+        let deleted = match self.store.delete_role_binding(uid, etag).await {
+            Ok(deleted) => deleted,
+            Err(error) => {
+                return Err(
+                    standard::delete_error::<
+                        RoleBinding,
+                    >(&self.context, caller, error, uid)
+                        .await,
+                );
+            }
+        };
         if deleted { Ok(()) } else { Err(standard::not_found::<RoleBinding>(uid)) }
     }
 }
 #[tonic::async_trait]
-impl<S: RoleBindingStore> super::role_binding_service_server::RoleBindingService
-for RoleBindingServiceApi<S> {
+impl<
+    S: IdentityStore + RoleStore + RoleBindingStore,
+> super::role_binding_service_server::RoleBindingService for RoleBindingServiceApi<S> {
     async fn create_role_binding(
         &self,
         request: tonic::Request<CreateRoleBindingRequest>,
@@ -1868,9 +2062,11 @@ impl<S: RoleStore> RoleServiceApi<S> {
     pub fn new(store: std::sync::Arc<S>, context: ApiContext) -> Self {
         RoleServiceApi { store, context }
     }
-    /// The tonic service for a gRPC server.
+    /// The tonic service for a gRPC server, refusing messages over
+    /// [`runtime::rest::MAX_BODY_BYTES`] like the REST routes.
     pub fn into_grpc(self) -> super::role_service_server::RoleServiceServer<Self> {
         super::role_service_server::RoleServiceServer::new(self)
+            .max_decoding_message_size(::runtime::rest::MAX_BODY_BYTES)
     }
     /// Creates a role in a group.
     ///
@@ -1888,6 +2084,7 @@ impl<S: RoleStore> RoleServiceApi<S> {
             request.role,
             "role",
         )?;
+        self.context.require_held(caller, &request.parent, resource.must_hold()).await?;
         self.store
             .insert_role(&resource)
             .await
@@ -1962,6 +2159,9 @@ impl<S: RoleStore> RoleServiceApi<S> {
             request.role.unwrap_or_default(),
             "role",
         );
+        let scope = uidp::parent(uid).unwrap_or(uid);
+        let update = update
+            .holding(self.context.authorizer.held(caller, scope).await?, scope);
         self.store
             .update_role(uid, &update)
             .await
@@ -1979,11 +2179,15 @@ impl<S: RoleStore> RoleServiceApi<S> {
         let uid = uidp::parse("uid", &request.uid)?;
         self.context.authorize(caller, Some("roles.delete"), uid).await?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
-        let deleted = self
-            .store
-            .delete_role(uid, etag)
-            .await
-            .map_err(|error| standard::store_error::<Role>(error, uid, ""))?;
+        let deleted = match self.store.delete_role(uid, etag).await {
+            Ok(deleted) => deleted,
+            Err(error) => {
+                return Err(
+                    standard::delete_error::<Role>(&self.context, caller, error, uid)
+                        .await,
+                );
+            }
+        };
         if deleted { Ok(()) } else { Err(standard::not_found::<Role>(uid)) }
     }
 }
@@ -2272,7 +2476,7 @@ mod identity_service_rest {
     }
 }
 /// REST routes of `platform.iam.v2.RoleBindingService`, one per `google.api.http` rule, calling `api`.
-pub fn role_binding_service_routes<S: RoleBindingStore>(
+pub fn role_binding_service_routes<S: IdentityStore + RoleStore + RoleBindingStore>(
     api: RoleBindingServiceApi<S>,
 ) -> axum::Router {
     use axum::routing;
@@ -2302,7 +2506,9 @@ mod role_binding_service_rest {
     use axum::extract::{RawQuery, State};
     use runtime::rest::{Body, Json, RestRequest, PathTail};
     /// `POST /iam/v2/roleBindings/{parent=**}`
-    pub(super) async fn create_role_binding<S: RoleBindingStore>(
+    pub(super) async fn create_role_binding<
+        S: IdentityStore + RoleStore + RoleBindingStore,
+    >(
         State(api): State<RoleBindingServiceApi<S>>,
         caller: Caller,
         PathTail(path): PathTail,
@@ -2323,7 +2529,9 @@ mod role_binding_service_rest {
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
     }
     /// `GET /iam/v2/roleBindings/{uid=**}`
-    pub(super) async fn get_role_binding<S: RoleBindingStore>(
+    pub(super) async fn get_role_binding<
+        S: IdentityStore + RoleStore + RoleBindingStore,
+    >(
         State(api): State<RoleBindingServiceApi<S>>,
         caller: Caller,
         PathTail(path): PathTail,
@@ -2340,7 +2548,9 @@ mod role_binding_service_rest {
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
     }
     /// `GET /iam/v2/roleBindings`
-    pub(super) async fn list_role_bindings<S: RoleBindingStore>(
+    pub(super) async fn list_role_bindings<
+        S: IdentityStore + RoleStore + RoleBindingStore,
+    >(
         State(api): State<RoleBindingServiceApi<S>>,
         caller: Caller,
         RawQuery(query): RawQuery,
@@ -2357,7 +2567,9 @@ mod role_binding_service_rest {
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
     }
     /// `PATCH /iam/v2/roleBindings/{uid=**}`
-    pub(super) async fn update_role_binding<S: RoleBindingStore>(
+    pub(super) async fn update_role_binding<
+        S: IdentityStore + RoleStore + RoleBindingStore,
+    >(
         State(api): State<RoleBindingServiceApi<S>>,
         caller: Caller,
         PathTail(path): PathTail,
@@ -2378,7 +2590,9 @@ mod role_binding_service_rest {
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
     }
     /// `DELETE /iam/v2/roleBindings/{uid=**}`
-    pub(super) async fn delete_role_binding<S: RoleBindingStore>(
+    pub(super) async fn delete_role_binding<
+        S: IdentityStore + RoleStore + RoleBindingStore,
+    >(
         State(api): State<RoleBindingServiceApi<S>>,
         caller: Caller,
         PathTail(path): PathTail,

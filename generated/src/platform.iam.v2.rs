@@ -1414,7 +1414,7 @@ pub struct RoleBinding {
     /// When it last changed.
     #[prost(message, optional, tag = "3")]
     pub update_time: ::core::option::Option<::prost_types::Timestamp>,
-    /// A human-readable name.
+    /// A human-readable name (a binding is known by its role and identity).
     #[prost(string, tag = "4")]
     pub name: ::prost::alloc::string::String,
     /// A free-form description.

@@ -168,6 +168,50 @@ impl ::runtime::resource::Resource for Artifact {
             _ => true,
         }
     }
+    fn check_values(&self, body_field: &str) -> Vec<::runtime::error::FieldViolation> {
+        use ::runtime::error::FieldViolation;
+        let mut violations = Vec::new();
+        for value in std::iter::once(&self.latest_version)
+            .filter(|value| !value.is_empty())
+        {
+            let path = || format!("{body_field}.latestVersion");
+            if value.chars().count() > 128 {
+                violations.push(FieldViolation::new(path(), "at most 128 characters"));
+            }
+            if value.chars().any(char::is_control) {
+                violations
+                    .push(
+                        FieldViolation::new(
+                            path(),
+                            "must not contain control characters",
+                        ),
+                    );
+            }
+        }
+        for value in std::iter::once(&self.description).filter(|value| !value.is_empty())
+        {
+            let path = || format!("{body_field}.description");
+            if value.chars().count() > 1024 {
+                violations.push(FieldViolation::new(path(), "at most 1024 characters"));
+            }
+        }
+        for value in std::iter::once(&self.name).filter(|value| !value.is_empty()) {
+            let path = || format!("{body_field}.name");
+            if value.chars().count() > 63 {
+                violations.push(FieldViolation::new(path(), "at most 63 characters"));
+            }
+            if value.chars().any(char::is_control) {
+                violations
+                    .push(
+                        FieldViolation::new(
+                            path(),
+                            "must not contain control characters",
+                        ),
+                    );
+            }
+        }
+        violations
+    }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
         match field {
@@ -281,11 +325,13 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
             context,
         }
     }
-    /// The tonic service for a gRPC server.
+    /// The tonic service for a gRPC server, refusing messages over
+    /// [`runtime::rest::MAX_BODY_BYTES`] like the REST routes.
     pub fn into_grpc(
         self,
     ) -> super::artifact_service_server::ArtifactServiceServer<Self> {
         super::artifact_service_server::ArtifactServiceServer::new(self)
+            .max_decoding_message_size(::runtime::rest::MAX_BODY_BYTES)
     }
     /// Creates a library artifact in a group.
     ///
@@ -394,11 +440,15 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         let uid = uidp::parse("uid", &request.uid)?;
         self.context.authorize(caller, Some("artifacts.delete"), uid).await?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
-        let deleted = self
-            .store
-            .delete_artifact(uid, etag)
-            .await
-            .map_err(|error| standard::store_error::<Artifact>(error, uid, ""))?;
+        let deleted = match self.store.delete_artifact(uid, etag).await {
+            Ok(deleted) => deleted,
+            Err(error) => {
+                return Err(
+                    standard::delete_error::<Artifact>(&self.context, caller, error, uid)
+                        .await,
+                );
+            }
+        };
         if deleted { Ok(()) } else { Err(standard::not_found::<Artifact>(uid)) }
     }
 }

@@ -169,6 +169,54 @@ impl ::runtime::resource::Resource for Repo {
             _ => true,
         }
     }
+    fn check_values(&self, body_field: &str) -> Vec<::runtime::error::FieldViolation> {
+        use ::runtime::error::FieldViolation;
+        let mut violations = Vec::new();
+        for value in self.aliases.iter() {
+            let path = || format!("{body_field}.aliases");
+            if value.chars().count() > 255 {
+                violations.push(FieldViolation::new(path(), "at most 255 characters"));
+            }
+            if value.chars().any(char::is_control) {
+                violations
+                    .push(
+                        FieldViolation::new(
+                            path(),
+                            "must not contain control characters",
+                        ),
+                    );
+            }
+        }
+        for value in std::iter::once(&self.readme).filter(|value| !value.is_empty()) {
+            let path = || format!("{body_field}.readme");
+            if value.len() > 65536 {
+                violations.push(FieldViolation::new(path(), "at most 65536 bytes"));
+            }
+        }
+        for value in std::iter::once(&self.description).filter(|value| !value.is_empty())
+        {
+            let path = || format!("{body_field}.description");
+            if value.chars().count() > 1024 {
+                violations.push(FieldViolation::new(path(), "at most 1024 characters"));
+            }
+        }
+        for value in std::iter::once(&self.name).filter(|value| !value.is_empty()) {
+            let path = || format!("{body_field}.name");
+            if value.chars().count() > 63 {
+                violations.push(FieldViolation::new(path(), "at most 63 characters"));
+            }
+            if value.chars().any(char::is_control) {
+                violations
+                    .push(
+                        FieldViolation::new(
+                            path(),
+                            "must not contain control characters",
+                        ),
+                    );
+            }
+        }
+        violations
+    }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
         match field {
@@ -278,9 +326,11 @@ impl<S: RepoStore> RepoServiceApi<S> {
     pub fn new(store: std::sync::Arc<S>, context: ApiContext) -> Self {
         RepoServiceApi { store, context }
     }
-    /// The tonic service for a gRPC server.
+    /// The tonic service for a gRPC server, refusing messages over
+    /// [`runtime::rest::MAX_BODY_BYTES`] like the REST routes.
     pub fn into_grpc(self) -> super::repo_service_server::RepoServiceServer<Self> {
         super::repo_service_server::RepoServiceServer::new(self)
+            .max_decoding_message_size(::runtime::rest::MAX_BODY_BYTES)
     }
     /// Creates a container repository in a group.
     ///
@@ -389,11 +439,15 @@ impl<S: RepoStore> RepoServiceApi<S> {
         let uid = uidp::parse("uid", &request.uid)?;
         self.context.authorize(caller, Some("repos.delete"), uid).await?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
-        let deleted = self
-            .store
-            .delete_repo(uid, etag)
-            .await
-            .map_err(|error| standard::store_error::<Repo>(error, uid, ""))?;
+        let deleted = match self.store.delete_repo(uid, etag).await {
+            Ok(deleted) => deleted,
+            Err(error) => {
+                return Err(
+                    standard::delete_error::<Repo>(&self.context, caller, error, uid)
+                        .await,
+                );
+            }
+        };
         if deleted { Ok(()) } else { Err(standard::not_found::<Repo>(uid)) }
     }
 }

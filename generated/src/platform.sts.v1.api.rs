@@ -54,9 +54,11 @@ impl<S: TokenServiceHandler> TokenServiceApi<S> {
     pub fn new(store: std::sync::Arc<S>, context: ApiContext) -> Self {
         TokenServiceApi { store, context }
     }
-    /// The tonic service for a gRPC server.
+    /// The tonic service for a gRPC server, refusing messages over
+    /// [`runtime::rest::MAX_BODY_BYTES`] like the REST routes.
     pub fn into_grpc(self) -> super::token_service_server::TokenServiceServer<Self> {
         super::token_service_server::TokenServiceServer::new(self)
+            .max_decoding_message_size(::runtime::rest::MAX_BODY_BYTES)
     }
     /// Exchanges the identity token sent as the bearer token (an OIDC JWT whose
     /// `iss` and `sub` match the identity's `claimMatch` and whose `aud` is this

@@ -201,6 +201,81 @@ impl ::runtime::resource::Resource for Advisory {
             _ => true,
         }
     }
+    fn check_values(&self, body_field: &str) -> Vec<::runtime::error::FieldViolation> {
+        use ::runtime::error::FieldViolation;
+        let mut violations = Vec::new();
+        for value in std::iter::once(&self.advisory_id).filter(|value| !value.is_empty())
+        {
+            let path = || format!("{body_field}.advisoryId");
+            if value.chars().count() > 128 {
+                violations.push(FieldViolation::new(path(), "at most 128 characters"));
+            }
+            if value.chars().any(char::is_control) {
+                violations
+                    .push(
+                        FieldViolation::new(
+                            path(),
+                            "must not contain control characters",
+                        ),
+                    );
+            }
+        }
+        for value in self.aliases.iter() {
+            let path = || format!("{body_field}.aliases");
+            if value.chars().count() > 128 {
+                violations.push(FieldViolation::new(path(), "at most 128 characters"));
+            }
+            if value.chars().any(char::is_control) {
+                violations
+                    .push(
+                        FieldViolation::new(
+                            path(),
+                            "must not contain control characters",
+                        ),
+                    );
+            }
+        }
+        for value in std::iter::once(&self.artifact_name)
+            .filter(|value| !value.is_empty())
+        {
+            let path = || format!("{body_field}.artifactName");
+            if value.chars().count() > 255 {
+                violations.push(FieldViolation::new(path(), "at most 255 characters"));
+            }
+            if value.chars().any(char::is_control) {
+                violations
+                    .push(
+                        FieldViolation::new(
+                            path(),
+                            "must not contain control characters",
+                        ),
+                    );
+            }
+        }
+        for value in std::iter::once(&self.description).filter(|value| !value.is_empty())
+        {
+            let path = || format!("{body_field}.description");
+            if value.chars().count() > 1024 {
+                violations.push(FieldViolation::new(path(), "at most 1024 characters"));
+            }
+        }
+        for value in std::iter::once(&self.name).filter(|value| !value.is_empty()) {
+            let path = || format!("{body_field}.name");
+            if value.chars().count() > 63 {
+                violations.push(FieldViolation::new(path(), "at most 63 characters"));
+            }
+            if value.chars().any(char::is_control) {
+                violations
+                    .push(
+                        FieldViolation::new(
+                            path(),
+                            "must not contain control characters",
+                        ),
+                    );
+            }
+        }
+        violations
+    }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
         match field {
@@ -310,11 +385,13 @@ impl<S: AdvisoryStore> AdvisoryServiceApi<S> {
             context,
         }
     }
-    /// The tonic service for a gRPC server.
+    /// The tonic service for a gRPC server, refusing messages over
+    /// [`runtime::rest::MAX_BODY_BYTES`] like the REST routes.
     pub fn into_grpc(
         self,
     ) -> super::advisory_service_server::AdvisoryServiceServer<Self> {
         super::advisory_service_server::AdvisoryServiceServer::new(self)
+            .max_decoding_message_size(::runtime::rest::MAX_BODY_BYTES)
     }
     /// Returns one vulnerability advisory.
     ///

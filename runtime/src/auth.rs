@@ -99,9 +99,16 @@ impl ApiTokens {
         validation.set_audience(&[&self.base_url]);
         validation.set_issuer(&[&self.base_url]);
         validation.set_required_spec_claims(&["exp", "nbf", "aud", "iss", "sub"]);
-        jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation)
+        let claims = jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation)
             .map(|data| data.claims)
-            .map_err(|error| token_error(&error, "API token"))
+            .map_err(|error| token_error(&error, "API token"))?;
+        if !crate::uidp::is_valid(&claims.sub) {
+            return Err(unauthenticated(
+                "TOKEN_MALFORMED",
+                "the API token's subject is not an identity",
+            ));
+        }
+        Ok(claims)
     }
 }
 
@@ -189,6 +196,15 @@ impl Grants {
             .any(|(scope, capabilities)| covers(scope, uid) && capabilities.contains(capability))
     }
 
+    /// Every capability granted on `uid`.
+    pub fn held_at(&self, uid: &str) -> BTreeSet<String> {
+        self.grants
+            .iter()
+            .filter(|(scope, _)| covers(scope, uid))
+            .flat_map(|(_, capabilities)| capabilities.iter().cloned())
+            .collect()
+    }
+
     /// The smallest set of scopes granting `capability`.
     pub fn scopes(&self, capability: &str) -> Vec<String> {
         let mut scopes: Vec<&str> = self
@@ -209,8 +225,53 @@ impl Grants {
     }
 }
 
+/// The capabilities a caller holds at one place of the hierarchy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Held {
+    /// Every capability (the platform administrator, trusted local access).
+    All,
+    Only(BTreeSet<String>),
+}
+
+impl Held {
+    /// The values of `wanted` not held, in order, without repeats.
+    pub fn missing<'a>(&self, wanted: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+        let Held::Only(held) = self else {
+            return Vec::new();
+        };
+        let mut missing: Vec<&str> = Vec::new();
+        for capability in wanted {
+            if !held.contains(capability) && !missing.contains(&capability) {
+                missing.push(capability);
+            }
+        }
+        missing
+    }
+
+    /// PERMISSION_DENIED unless every value of `wanted` is held at `target`.
+    pub fn require<'a>(
+        &self,
+        wanted: impl IntoIterator<Item = &'a str>,
+        target: &str,
+    ) -> Result<(), Error> {
+        let missing = self.missing(wanted);
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(Error::new(
+            Code::PermissionDenied,
+            "ESCALATION_DENIED",
+            format!(
+                "granting capabilities needs holding them: the caller lacks `{}` on `{target}`",
+                missing.join("`, `")
+            ),
+        )
+        .with_metadata("capabilities", missing.join(",")))
+    }
+}
+
 /// Whether `uid` is `scope` or below it.
-fn covers(scope: &str, uid: &str) -> bool {
+pub fn covers(scope: &str, uid: &str) -> bool {
     uid == scope
         || uid
             .strip_prefix(scope)
@@ -279,6 +340,22 @@ impl Authorizer {
                 }
             }
             Caller::Anonymous | Caller::Presented { .. } => Err(token_required()),
+        }
+    }
+
+    /// The capabilities `caller` holds on `target`.
+    pub async fn held(&self, caller: &Caller, target: &str) -> Result<Held, Error> {
+        let Some(access) = &self.access else {
+            return Ok(Held::All);
+        };
+        match caller {
+            Caller::System
+            | Caller::Identity {
+                platform_admin: true,
+                ..
+            } => Ok(Held::All),
+            Caller::Identity { uid, .. } => Ok(Held::Only(access.grants(uid).await?.held_at(target))),
+            Caller::Anonymous | Caller::Presented { .. } => Ok(Held::Only(BTreeSet::new())),
         }
     }
 
@@ -356,26 +433,40 @@ mod tests {
             "prefix is not parent"
         );
         assert!(!grants.allows("groups.delete", &team));
-        assert_eq!(grants.scopes("groups.get"), vec![team]);
+        assert_eq!(grants.scopes("groups.get"), vec![team.clone()]);
+        let held = Held::Only(grants.held_at(&team));
+        assert_eq!(held.missing(["groups.get", "groups.delete", "groups.delete"]), ["groups.delete"]);
+        assert!(held.require(["groups.get"], &team).is_ok());
+        assert_eq!(
+            held.require(["groups.delete"], &team).unwrap_err().reason(),
+            "ESCALATION_DENIED"
+        );
+        assert!(Held::All.missing(["anything"]).is_empty());
     }
 
     #[test]
     fn tokens_round_trip_and_reject_foreign_ones() {
+        let identity = "a".repeat(40);
         let tokens = ApiTokens::new(&[1; 32], "http://api");
-        let claims = tokens.verify(&tokens.issue("x")).unwrap();
+        let claims = tokens.verify(&tokens.issue(&identity)).unwrap();
         assert_eq!(
             (claims.sub.as_str(), claims.aud.as_str()),
-            ("x", "http://api")
+            (identity.as_str(), "http://api")
         );
         let other_key = ApiTokens::new(&[2; 32], "http://api");
         assert_eq!(
-            other_key.verify(&tokens.issue("x")).unwrap_err().reason(),
+            other_key.verify(&tokens.issue(&identity)).unwrap_err().reason(),
             "TOKEN_BAD_SIGNATURE"
         );
         let other_api = ApiTokens::new(&[1; 32], "http://other");
         assert_eq!(
-            other_api.verify(&tokens.issue("x")).unwrap_err().reason(),
+            other_api.verify(&tokens.issue(&identity)).unwrap_err().reason(),
             "TOKEN_WRONG_ISSUER"
+        );
+        assert_eq!(
+            tokens.verify(&tokens.issue("not-a-uidp")).unwrap_err().reason(),
+            "TOKEN_MALFORMED",
+            "a subject that is not a UIDP"
         );
     }
 }

@@ -258,6 +258,11 @@ impl Error {
         self.resource_info.as_ref()
     }
 
+    /// Adds a precondition violation (the error should be FAILED_PRECONDITION).
+    pub fn push_precondition_violation(&mut self, violation: PreconditionViolation) {
+        self.precondition_violations.push(violation);
+    }
+
     pub fn precondition_violations(&self) -> &[PreconditionViolation] {
         &self.precondition_violations
     }

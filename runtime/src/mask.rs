@@ -9,6 +9,7 @@
 
 use prost_types::FieldMask;
 
+use crate::auth::Held;
 use crate::error::{Code, Error, FieldViolation};
 use crate::resource::{Behavior, Resource};
 use crate::time;
@@ -22,6 +23,9 @@ pub struct Update<R> {
     body_field: &'static str,
     /// Problems of the mask itself (unknown or OUTPUT_ONLY paths).
     violations: Vec<FieldViolation>,
+    /// What the caller holds at the item's parent, for resources whose
+    /// fields grant capabilities ([`Resource::MUST_HOLD`]).
+    held: Option<(Held, String)>,
 }
 
 impl<R: Resource> Update<R> {
@@ -65,12 +69,31 @@ impl<R: Resource> Update<R> {
                 paths
             }
         };
+        if paths.is_empty() && requested.is_empty() {
+            violations.push(FieldViolation::new(
+                "updateMask",
+                "no mask, and the body sets no writable field: nothing to update",
+            ));
+        }
         Update {
             patch,
             paths,
             body_field,
             violations,
+            held: None,
         }
+    }
+
+    /// Lets the update add capabilities to [`Resource::must_hold`] fields
+    /// only when they are in `held` (what the caller holds at `scope`).
+    pub fn holding(mut self, held: Held, scope: impl Into<String>) -> Self {
+        self.held = Some((held, scope.into()));
+        self
+    }
+
+    /// The problems of the request itself, found without reading storage.
+    pub fn violations(&self) -> &[FieldViolation] {
+        &self.violations
     }
 
     /// The field paths this update writes.
@@ -112,6 +135,21 @@ impl<R: Resource> Update<R> {
         violations.extend(merged.check_values(self.body_field));
         if !violations.is_empty() {
             return Err(Error::invalid_fields(violations));
+        }
+        if R::MUST_HOLD {
+            let before = stored.must_hold();
+            let added = merged.must_hold().into_iter().filter(|value| !before.contains(value));
+            match &self.held {
+                Some((held, scope)) => held.require(added, scope)?,
+                None if added.clone().next().is_some() => {
+                    return Err(Error::internal("an update granting capabilities was planned without what the caller holds"));
+                }
+                None => {}
+            }
+        }
+        if merged == *stored {
+            // Nothing changes: neither the update time nor the etag moves.
+            return Ok(merged);
         }
         let now = time::now();
         let previous = stored

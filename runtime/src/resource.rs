@@ -42,6 +42,38 @@ pub struct Dependent {
     pub resource_type: &'static str,
     /// The JSON name of the referring field; `parent` for children.
     pub field: &'static str,
+    /// The capability that lets a caller see a dependent (its collection's
+    /// Get permission; `None`: anyone may); dependents a caller may not see
+    /// are not named to it.
+    pub read_capability: Option<&'static str>,
+}
+
+/// Where the target of a reference field may live, relative to the group
+/// the referring item is created in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// In that group or one of its ancestors (roles a binding may grant).
+    Ancestors,
+    /// Anywhere in the same organization (same root).
+    Organization,
+}
+
+/// A field holding the uid of an item of another collection (declared in
+/// the annotation files). Generated create methods check that the target
+/// exists and is within [`Reach`] (or directly under a shared scope, see
+/// [`crate::standard::ApiContext::with_shared_scope`]); storage checks again
+/// inside its insert transaction.
+#[derive(Clone, Copy, Debug)]
+pub struct Reference {
+    /// The JSON name of the referring field.
+    pub field: &'static str,
+    /// How violations name it, e.g. `roleBinding.role`.
+    pub path: &'static str,
+    /// The collection id of the target, e.g. `roles`.
+    pub collection: &'static str,
+    /// The resource type of the target, e.g. `iam.platform/Role`.
+    pub resource_type: &'static str,
+    pub reach: Reach,
 }
 
 /// A value an item is ordered by.
@@ -53,7 +85,7 @@ pub enum SortValue {
 }
 
 /// A resource message served by standard methods.
-pub trait Resource: ReflectMessage + Default + Clone + Send + Sync + 'static {
+pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync + 'static {
     /// The resource type, e.g. `iam.platform/Group`.
     const TYPE: &'static str;
     /// Every field and nested field, with its behaviour.
@@ -66,6 +98,11 @@ pub trait Resource: ReflectMessage + Default + Clone + Send + Sync + 'static {
     const FILTERS: &'static [&'static str] = &["children_of", "descendants_of"];
     /// What keeps an item from being deleted.
     const DEPENDENTS: &'static [Dependent] = &[];
+    /// Fields that refer to items of other collections.
+    const REFERENCES: &'static [Reference] = &[];
+    /// Whether some field holds capabilities that whoever writes them must
+    /// hold themselves (see [`Resource::must_hold`]).
+    const MUST_HOLD: bool = false;
     /// The boolean field (JSON name) that makes an item readable without a
     /// token, if any.
     const PUBLIC_FIELD: Option<&'static str> = None;
@@ -96,6 +133,13 @@ pub trait Resource: ReflectMessage + Default + Clone + Send + Sync + 'static {
     /// paths are prefixed with `body_field`.
     fn check_values(&self, body_field: &str) -> Vec<crate::error::FieldViolation> {
         let _ = body_field;
+        Vec::new()
+    }
+
+    /// The values of the fields declared `caller_must_hold`: capabilities a
+    /// caller may put into the item only if it holds them at the item's
+    /// parent (no escalation).
+    fn must_hold(&self) -> Vec<&str> {
         Vec::new()
     }
 

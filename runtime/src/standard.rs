@@ -8,14 +8,18 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 
 use std::future::Future;
+use std::sync::Arc;
 
 use crate::auth::Authorizer;
 use crate::context::Caller;
 use crate::error::{Code, Error, FieldViolation};
 use crate::paging::{PageTokens, QueryBinding};
-use crate::resource::Resource;
+use crate::resource::{Reach, Reference, Resource};
 use crate::store::{Hierarchy, ListQuery, OrderBy, Page, StoreError};
 use crate::{time, uidp};
+
+/// Default byte budget of one list page (AIP-158: a page may end early).
+pub const LIST_BUDGET_BYTES: usize = 4 << 20;
 
 /// What every generated service needs besides its storage.
 #[derive(Clone, Debug)]
@@ -24,6 +28,11 @@ pub struct ApiContext {
     pub page_tokens: PageTokens,
     /// Decides what callers may do.
     pub authorizer: Authorizer,
+    /// Groups whose direct items every organization may refer to (the
+    /// platform's built-in roles and identities).
+    shared_scopes: Arc<[String]>,
+    /// Largest encoded size of the items of one list page.
+    list_budget: usize,
 }
 
 impl ApiContext {
@@ -31,6 +40,56 @@ impl ApiContext {
         ApiContext {
             page_tokens,
             authorizer,
+            shared_scopes: Arc::new([]),
+            list_budget: LIST_BUDGET_BYTES,
+        }
+    }
+
+    /// Lets reference fields of every organization name the items directly
+    /// under `group` (e.g. built-in roles), whatever their [`Reach`].
+    pub fn with_shared_scope(mut self, group: impl Into<String>) -> Self {
+        let mut scopes = self.shared_scopes.to_vec();
+        scopes.push(group.into());
+        self.shared_scopes = scopes.into();
+        self
+    }
+
+    /// Ends list pages before their items' encoded size exceeds `bytes`
+    /// (default [`LIST_BUDGET_BYTES`]); a page always holds at least one item.
+    pub fn with_list_budget(mut self, bytes: usize) -> Self {
+        self.list_budget = bytes;
+        self
+    }
+
+    /// PERMISSION_DENIED unless `caller` holds every one of `capabilities`
+    /// on `target` (no escalation: a caller grants only what it holds).
+    pub async fn require_held(
+        &self,
+        caller: &Caller,
+        target: &str,
+        capabilities: impl IntoIterator<Item = &str>,
+    ) -> Result<(), Error> {
+        let capabilities: Vec<&str> = capabilities.into_iter().collect();
+        if capabilities.is_empty() {
+            return Ok(());
+        }
+        self.authorizer
+            .held(caller, target)
+            .await?
+            .require(capabilities, target)
+    }
+
+    /// Whether a reference from an item created under `parent` may name `target`.
+    fn reaches(&self, reach: Reach, parent: &str, target: &str) -> bool {
+        let Some(home) = uidp::parent(target) else {
+            return false;
+        };
+        if self.shared_scopes.iter().any(|scope| scope == home) {
+            return true;
+        }
+        match reach {
+            Reach::Ancestors => crate::auth::covers(home, parent),
+            Reach::Organization => uidp::root(home) == uidp::root(parent),
         }
     }
 
@@ -50,9 +109,9 @@ impl ApiContext {
 
 /// `Get`: the item, if `caller` may read it.
 ///
-/// `fetch` runs only once reading is allowed, except for anonymous callers
-/// of collections with public items, who get the item only when it is
-/// public, and the same UNAUTHENTICATED error whether or not it exists.
+/// `fetch` runs only once reading is allowed, except for callers denied on
+/// collections with public items, who get the item only when it is public,
+/// and otherwise the same denial whether or not it exists.
 pub async fn get<R: Resource>(
     context: &ApiContext,
     caller: &Caller,
@@ -65,7 +124,7 @@ pub async fn get<R: Resource>(
             .await
             .map_err(|error| store_error::<R>(error, uid, ""))?
             .ok_or_else(|| not_found::<R>(uid)),
-        Err(denied) if caller.is_anonymous() && R::PUBLIC_FIELD.is_some() => {
+        Err(denied) if R::PUBLIC_FIELD.is_some() => {
             match fetch
                 .await
                 .map_err(|error| store_error::<R>(error, uid, ""))?
@@ -136,6 +195,40 @@ pub fn prepare_create<R: Resource>(
     resource.set_update_time(now);
     resource.set_etag(etag(&resource));
     Ok(resource)
+}
+
+/// Resolves reference field `reference` of an item created under `parent`
+/// whose value is `uid`: the target, or the violation to report. `fetch`
+/// (reading the target) runs only when the target is within reach, and
+/// every failure reads the same, so nothing is learnt about items of
+/// other organizations.
+pub async fn resolve_reference<T: Resource>(
+    context: &ApiContext,
+    parent: &str,
+    reference: &Reference,
+    uid: &str,
+    fetch: impl Future<Output = Result<Option<T>, StoreError>>,
+) -> Result<Result<T, FieldViolation>, Error> {
+    let violation = |description: String| Ok(Err(FieldViolation::new(reference.path, description)));
+    if uid.is_empty() {
+        return violation("required".to_owned());
+    }
+    if !uidp::is_valid(uid) || !context.reaches(reference.reach, parent, uid) {
+        return violation(unusable(reference));
+    }
+    match fetch.await.map_err(|error| store_error::<T>(error, uid, ""))? {
+        Some(target) => Ok(Ok(target)),
+        None => violation(unusable(reference)),
+    }
+}
+
+fn unusable(reference: &Reference) -> String {
+    let kind = reference.resource_type.rsplit('/').next().unwrap_or_default();
+    let place = match reference.reach {
+        Reach::Ancestors => "in this group or one above it",
+        Reach::Organization => "in this organization",
+    };
+    format!("must be the uid of an existing {kind} {place}")
 }
 
 /// A content hash of the resource (its etag field excluded).
@@ -225,13 +318,20 @@ impl ListPlan {
         let (filter, public_only) = match (capability, R::PUBLIC_FIELD) {
             (None, _) => (filter, None),
             (Some(_), Some(field)) if caller.is_anonymous() => (filter, Some(field)),
-            (Some(capability), _) => (
-                context
+            (Some(capability), public) => {
+                match context
                     .authorizer
-                    .list_scope(caller, capability, filter)
-                    .await?,
-                None,
-            ),
+                    .list_scope(caller, capability, filter.clone())
+                    .await
+                {
+                    Ok(scope) => (scope, None),
+                    // Public items stay listable by callers denied the filter.
+                    Err(denied) if denied.code() == Code::PermissionDenied && public.is_some() => {
+                        (filter, public)
+                    }
+                    Err(denied) => return Err(denied),
+                }
+            }
         };
         let binding = QueryBinding::new(R::TYPE, &filter, &order_by, public_only.is_some());
         let after = match request.page_token {
@@ -252,15 +352,25 @@ impl ListPlan {
         })
     }
 
-    /// Trims the extra item storage returned and issues the next page token.
+    /// Trims the extra item storage returned, ends the page early when its
+    /// items exceed the byte budget, and issues the next page token.
     pub fn finish<R: Resource>(self, context: &ApiContext, page: Page<R>) -> (Vec<R>, String, u64) {
         let Page {
             mut items,
             total_count,
         } = page;
-        let next = if items.len() > self.page_size {
-            items.truncate(self.page_size);
-            let last = items.last().expect("page_size is at least 1");
+        let mut spent = 0;
+        let within_budget = items
+            .iter()
+            .take(self.page_size)
+            .position(|item| {
+                spent += item.encoded_len();
+                spent > context.list_budget
+            })
+            .map_or(self.page_size, |over| over.max(1));
+        let next = if items.len() > within_budget {
+            items.truncate(within_budget);
+            let last = items.last().expect("a page holds at least one item");
             let after = self
                 .query
                 .order_by
@@ -376,6 +486,10 @@ pub fn store_error<R: Resource>(error: StoreError, uid: &str, parent: &str) -> E
                 })
                 .collect(),
         ),
+        StoreError::ReferenceNotFound(field) => match R::REFERENCES.iter().find(|r| r.field == field) {
+            Some(reference) => Error::invalid_field(reference.path, unusable(reference)),
+            None => Error::internal(format!("unknown reference field `{field}`")),
+        },
         StoreError::EtagMismatch => Error::new(
             Code::Aborted,
             "ETAG_MISMATCH",
@@ -387,6 +501,42 @@ pub fn store_error<R: Resource>(error: StoreError, uid: &str, parent: &str) -> E
         other => Error::internal(other),
     }
     .in_domain(R::domain())
+}
+
+/// The API error for a failed delete of `uid`: as [`store_error`], except
+/// that dependents `caller` may not read are counted, not named (no
+/// resource of another organization is revealed).
+pub async fn delete_error<R: Resource>(
+    context: &ApiContext,
+    caller: &Caller,
+    error: StoreError,
+    uid: &str,
+) -> Error {
+    let StoreError::HasDependents(dependents) = error else {
+        return store_error::<R>(error, uid, "");
+    };
+    let mut visible = Vec::new();
+    let mut hidden = 0;
+    for (kind, name) in dependents {
+        let capability = R::DEPENDENTS
+            .iter()
+            .find(|d| d.resource_type == kind)
+            .and_then(|d| d.read_capability);
+        if context.authorize(caller, capability, &name).await.is_ok() {
+            visible.push((kind, name));
+        } else {
+            hidden += 1;
+        }
+    }
+    let mut error = store_error::<R>(StoreError::HasDependents(visible), uid, "");
+    if hidden > 0 {
+        error.push_precondition_violation(crate::error::PreconditionViolation::new(
+            "DEPENDENT_RESOURCE",
+            uid,
+            format!("{hidden} more dependent resources the caller cannot see"),
+        ));
+    }
+    error
 }
 
 /// Parents of every resource are groups.

@@ -18,6 +18,8 @@ pub enum StoreError {
     AlreadyExists,
     /// The resource still has dependents; each entry names one (type, uid).
     HasDependents(Vec<(String, String)>),
+    /// The item named by a reference field (its JSON name) does not exist.
+    ReferenceNotFound(&'static str),
     /// The stored etag differs from the one the request carried.
     EtagMismatch,
     /// The update was refused by the request's own checks (run inside the
@@ -44,6 +46,7 @@ impl fmt::Display for StoreError {
             StoreError::HasDependents(dependents) => {
                 write!(f, "{} dependent resources", dependents.len())
             }
+            StoreError::ReferenceNotFound(field) => write!(f, "`{field}` names no item"),
             StoreError::EtagMismatch => f.write_str("etag mismatch"),
             StoreError::Rejected(error) => write!(f, "rejected: {error}"),
             StoreError::Unimplemented => f.write_str("not implemented by this store"),

@@ -52,6 +52,11 @@ pub fn parent(uid: &str) -> Option<&str> {
     uid.rsplit_once('/').map(|(parent, _)| parent)
 }
 
+/// The root organization a uid belongs to (its first segment).
+pub fn root(uid: &str) -> &str {
+    uid.split_once('/').map_or(uid, |(root, _)| root)
+}
+
 /// A new root uid (20 random bytes).
 pub fn new_root() -> String {
     random_hex::<20>()

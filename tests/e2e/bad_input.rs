@@ -122,7 +122,16 @@ async fn bad_input_table_over_rest_and_grpc() {
     )
     .await;
     let ghost = format!("{root_uid}/0123456789abcdef");
-    let binding_body = json!({"name": "b", "identity": format!("{root_uid}/1111111111111111"), "role": format!("{root_uid}/2222222222222222")});
+    let identity = rest
+        .create(&format!("/iam/v2/identities/{root_uid}"), json!({"name": "bound"}))
+        .await;
+    let role = rest
+        .create(
+            &format!("/iam/v2/roles/{root_uid}"),
+            json!({"name": "granted", "capabilities": ["groups.get"]}),
+        )
+        .await;
+    let binding_body = json!({"name": "b", "identity": identity, "role": role});
     let role_binding = rest
         .create(
             &format!("/iam/v2/roleBindings/{root_uid}"),

@@ -19,7 +19,9 @@ struct Collection {
     create: Option<Value>,
 }
 
-fn collections(root: &str) -> Vec<Collection> {
+/// Every collection; role bindings bind `identity` to `role` (built in, so
+/// nothing else is created under `root`).
+fn collections(root: &str, identity: &str, role: &str) -> Vec<Collection> {
     let collection = |path, service, kind, plural, body_field, resource_type, create| Collection {
         path,
         service,
@@ -69,7 +71,7 @@ fn collections(root: &str) -> Vec<Collection> {
             "role_binding",
             "iam.platform/RoleBinding",
             Some(
-                json!({"name": "ci reads", "identity": format!("{root}/1111111111111111"), "role": format!("{root}/2222222222222222")}),
+                json!({"name": "ci reads", "identity": identity, "role": role}),
             ),
         ),
         collection(
@@ -146,7 +148,8 @@ async fn every_collection_over_rest() {
         .create("/iam/v2/groups/", json!({"name": "acme"}))
         .await;
 
-    for collection in collections(&root_uid) {
+    let (identity, role) = (server.admin_identity(), server.builtin_role("viewer").await);
+    for collection in collections(&root_uid, &identity, &role) {
         let path = collection.path;
         let uid = match &collection.create {
             Some(body) => {
@@ -233,7 +236,8 @@ async fn every_collection_over_grpc() {
         .body;
     let root_uid = root["uid"].as_str().unwrap().to_owned();
 
-    for collection in collections(&root_uid) {
+    let (identity, role) = (server.admin_identity(), server.builtin_role("viewer").await);
+    for collection in collections(&root_uid, &identity, &role) {
         let service = pool.get_service_by_name(collection.service).unwrap();
         let method = |verb: &str, noun: &str| {
             let name = format!("{verb}{noun}");

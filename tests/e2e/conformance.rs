@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use generated::platform::iam::v2::{
-    Group, GroupStore, Role, RoleBinding, RoleBindingStore, RoleStore,
+    Group, GroupStore, Identity, IdentityStore, Role, RoleBinding, RoleBindingStore, RoleStore,
 };
 use generated::platform::registry::v2::{Repo, RepoStore};
 use platform_server::store::SqlStore;
@@ -343,10 +343,23 @@ async fn deletes_respect_dependents_and_etags() {
 
         let role: Role = new(&root.uid, |r: &mut Role| r.name = "viewer".into());
         store.insert_role(&role).await.unwrap();
+        let identity: Identity = new(&root.uid, |i: &mut Identity| i.name = "bound".into());
+        store.insert_identity(&identity).await.unwrap();
+        let dangling: RoleBinding = new(&child.uid, |b: &mut RoleBinding| {
+            b.role = role.uid.clone();
+            b.identity = format!("{}/1111111111111111", root.uid);
+        });
+        assert!(
+            matches!(
+                store.insert_role_binding(&dangling).await,
+                Err(StoreError::ReferenceNotFound("identity"))
+            ),
+            "{backend}: a binding of a missing identity is stored"
+        );
         let binding: RoleBinding = new(&child.uid, |b: &mut RoleBinding| {
             b.name = "binding".into();
             b.role = role.uid.clone();
-            b.identity = format!("{}/1111111111111111", root.uid);
+            b.identity = identity.uid.clone();
         });
         store.insert_role_binding(&binding).await.unwrap();
         match store.delete_role(&role.uid, None).await {
@@ -396,6 +409,10 @@ async fn deletes_respect_dependents_and_etags() {
         );
         let after = store.list_groups(&children).await.unwrap().total_count;
         assert_eq!(after, 0, "{backend}: counts follow deletes");
+        assert!(
+            store.delete_identity(&identity.uid, None).await.unwrap(),
+            "{backend}"
+        );
         assert!(
             store.delete_group(&root.uid, None).await.unwrap(),
             "{backend}"

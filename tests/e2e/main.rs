@@ -1,6 +1,7 @@
 //! End-to-end tests over real sockets. One binary (faster to link); each
 //! module covers one area.
 
+mod attacks;
 mod auth;
 mod bad_input;
 mod collections;

@@ -93,6 +93,33 @@ impl TestServer {
         self.task.take().unwrap().await.unwrap();
     }
 
+    /// The platform administrator's identity (the subject of its token).
+    pub fn admin_identity(&self) -> String {
+        let payload = self.admin_token.split('.').nth(1).expect("a JWT");
+        let claims: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap())
+            .expect("JWT claims");
+        claims["sub"].as_str().expect("a subject").to_owned()
+    }
+
+    /// The uid of a built-in role (`owner`, `editor`, `viewer`), which every
+    /// organization may bind.
+    pub async fn builtin_role(&self, name: &str) -> String {
+        let admin = self.admin_identity();
+        let platform_root = admin.rsplit_once('/').expect("a child uid").0;
+        let roles = self
+            .rest()
+            .get(&format!("/iam/v2/roles?uidp.children_of={platform_root}"))
+            .await;
+        roles.body["items"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .find(|role| role["name"] == name)
+            .and_then(|role| role["uid"].as_str())
+            .unwrap_or_else(|| panic!("no built-in role `{name}`"))
+            .to_owned()
+    }
+
     /// A REST client acting as the platform administrator.
     pub fn rest(&self) -> Rest {
         self.rest_as(Some(&self.admin_token))

@@ -32,6 +32,7 @@ const IMPORTED: &[&str] = &[
     "axum",
     "tonic",
     "Update",
+    "Resource",
     "PageTokens",
     "standard",
     "ListPlan",

@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::ident;
-use crate::model::{Behavior, Field, FieldKind, Resource};
+use crate::model::{Behavior, Field, FieldKind, Reach, Resource};
 
 /// Fields the standard flows manage themselves, never named in a mask.
 const MANAGED: &[&str] = &["etag"];
@@ -68,8 +68,17 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
     let dependents = (!resource.dependents.is_empty()).then(|| {
         let entries = resource.dependents.iter().map(|d| {
             let (collection, resource_type, field) = (&d.collection, &d.resource_type, &d.field);
+            let read_capability = match &d.read_capability {
+                Some(capability) => quote!(Some(#capability)),
+                None => quote!(None),
+            };
             quote! {
-                Dependent { collection: #collection, resource_type: #resource_type, field: #field }
+                Dependent {
+                    collection: #collection,
+                    resource_type: #resource_type,
+                    field: #field,
+                    read_capability: #read_capability,
+                }
             }
         });
         quote! {
@@ -80,6 +89,49 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         }
     });
     let check_values = (!resource.rules.is_empty()).then(|| check_values(resource));
+    let references = (!resource.references.is_empty()).then(|| {
+        let entries = resource.references.iter().map(|r| {
+            let (field, collection, resource_type) = (&r.json_name, &r.collection, &r.resource_type);
+            let path = format!("{}.{}", resource.singular, r.json_name);
+            let reach = match r.reach {
+                Reach::Ancestors => quote!(Ancestors),
+                Reach::Organization => quote!(Organization),
+            };
+            quote! {
+                Reference {
+                    field: #field,
+                    path: #path,
+                    collection: #collection,
+                    resource_type: #resource_type,
+                    reach: Reach::#reach,
+                }
+            }
+        });
+        quote! {
+            const REFERENCES: &'static [::runtime::resource::Reference] = {
+                use ::runtime::resource::{Reach, Reference};
+                &[#(#entries),*]
+            };
+        }
+    });
+    let must_hold = resource.has_must_hold().then(|| {
+        let values = resource.rules.iter().filter(|rule| rule.must_hold).map(|rule| {
+            let name = ident(&rule.field);
+            if rule.repeated {
+                quote!(values.extend(self.#name.iter().map(String::as_str));)
+            } else {
+                quote!(values.push(self.#name.as_str());)
+            }
+        });
+        quote! {
+            fn must_hold(&self) -> Vec<&str> {
+                let mut values = Vec::new();
+                #(#values)*
+                values
+            }
+        }
+    });
+    let must_hold_const = resource.has_must_hold().then(|| quote!(const MUST_HOLD: bool = true;));
     let public_field = resource
         .public_field
         .as_ref()
@@ -90,6 +142,8 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             #page_sizes
             #filters
             #dependents
+            #references
+            #must_hold_const
             #public_field
             const FIELDS: &'static [::runtime::resource::FieldSpec] = {
                 use ::runtime::resource::{Behavior, FieldSpec};
@@ -152,6 +206,8 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
 
             #check_values
 
+            #must_hold
+
             fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
                 use ::runtime::resource::SortValue;
                 match field {
@@ -177,6 +233,31 @@ fn check_values(resource: &Resource) -> TokenStream {
                         path(),
                         format!("`{value}` is not one of: {}", #list),
                     ));
+                }
+            });
+        }
+        if let Some(max) = rule.max_length {
+            let message = format!("at most {max} characters");
+            let max = proc_macro2::Literal::usize_unsuffixed(max);
+            tests.push(quote! {
+                if value.chars().count() > #max {
+                    violations.push(FieldViolation::new(path(), #message));
+                }
+            });
+        }
+        if let Some(max) = rule.max_bytes {
+            let message = format!("at most {max} bytes");
+            let max = proc_macro2::Literal::usize_unsuffixed(max);
+            tests.push(quote! {
+                if value.len() > #max {
+                    violations.push(FieldViolation::new(path(), #message));
+                }
+            });
+        }
+        if rule.printable {
+            tests.push(quote! {
+                if value.chars().any(char::is_control) {
+                    violations.push(FieldViolation::new(path(), "must not contain control characters"));
                 }
             });
         }

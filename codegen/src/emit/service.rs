@@ -38,11 +38,20 @@ fn has_custom_methods(service: &Service) -> bool {
 /// The trait bounds on `S`: one storage trait per resource served, plus the
 /// handler trait when the service has custom methods.
 pub fn store_bounds(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
+    // The resources served, and those their reference fields name (whose
+    // existence creates check).
     let mut resources: Vec<&str> = service
         .methods
         .iter()
         .filter_map(|m| m.standard.resource())
         .collect();
+    let referenced: Vec<&str> = resources
+        .iter()
+        .filter_map(|name| api.resource(name))
+        .flat_map(|resource| &resource.references)
+        .map(|reference| reference.target.as_str())
+        .collect();
+    resources.extend(referenced);
     resources.sort_unstable();
     resources.dedup();
     let mut traits: Vec<TokenStream> = resources
@@ -143,9 +152,11 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
                 #name { store, context }
             }
 
-            /// The tonic service for a gRPC server.
+            /// The tonic service for a gRPC server, refusing messages over
+            /// [`runtime::rest::MAX_BODY_BYTES`] like the REST routes.
             pub fn into_grpc(self) -> super::#server_module::#server_struct<Self> {
                 super::#server_module::#server_struct::new(self)
+                    .max_decoding_message_size(::runtime::rest::MAX_BODY_BYTES)
             }
 
             #(#methods)*
@@ -242,10 +253,18 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
             let body_field = body_field.to_lower_camel_case();
             let insert = store.insert;
             let parent = parent_required.then(|| quote!(uidp::parse("parent", &request.parent)?;));
+            let references = check_references(scope, api, resource);
+            let must_hold = resource.has_must_hold().then(|| {
+                quote! {
+                    self.context.require_held(caller, &request.parent, resource.must_hold()).await?;
+                }
+            });
             quote! {
                 #parent
                 self.context.authorize(caller, #capability, &request.parent).await?;
                 let resource = standard::prepare_create(caller, &request.parent, request.#field, #body_field)?;
+                #references
+                #must_hold
                 self.store
                     .#insert(&resource)
                     .await
@@ -290,6 +309,13 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
             let field = format_ident!("{}", body_field);
             let body_field = body_field.to_lower_camel_case();
             let update = store.update;
+            let holding = resource.has_must_hold().then(|| {
+                quote! {
+                    // Capabilities added to the item must be held where it lives.
+                    let scope = uidp::parent(uid).unwrap_or(uid);
+                    let update = update.holding(self.context.authorizer.held(caller, scope).await?, scope);
+                }
+            });
             quote! {
                 let uid = uidp::parse("uid", &request.uid)?;
                 self.context.authorize(caller, #capability, uid).await?;
@@ -298,6 +324,7 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
                     request.#field.unwrap_or_default(),
                     #body_field,
                 );
+                #holding
                 self.store
                     .#update(uid, &update)
                     .await
@@ -311,11 +338,10 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
                 let uid = uidp::parse("uid", &request.uid)?;
                 self.context.authorize(caller, #capability, uid).await?;
                 let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
-                let deleted = self
-                    .store
-                    .#delete(uid, etag)
-                    .await
-                    .map_err(|error| standard::store_error::<#ty>(error, uid, ""))?;
+                let deleted = match self.store.#delete(uid, etag).await {
+                    Ok(deleted) => deleted,
+                    Err(error) => return Err(standard::delete_error::<#ty>(&self.context, caller, error, uid).await),
+                };
                 if deleted { Ok(()) } else { Err(standard::not_found::<#ty>(uid)) }
             }
         }
@@ -327,4 +353,66 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
             #body
         }
     }
+}
+
+/// Resolves every reference field of a new item, reporting all unusable ones
+/// together; then, for references that confer capabilities (a role binding's
+/// role), requires the caller to hold them at the item's group.
+fn check_references(scope: &super::Scope, api: &Api, resource: &crate::model::Resource) -> Option<TokenStream> {
+    if resource.references.is_empty() {
+        return None;
+    }
+    let ty = scope.path(&resource.rust_path);
+    let resolved = resource.references.iter().enumerate().map(|(index, reference)| {
+        let field = format_ident!("{}", reference.field);
+        let target = api.resource(&reference.target).expect("references are resolved in the model");
+        let get = StoreMethods::of(target).get;
+        let index = proc_macro2::Literal::usize_unsuffixed(index);
+        let resolve = quote! {
+            standard::resolve_reference(
+                &self.context,
+                &request.parent,
+                &<#ty as Resource>::REFERENCES[#index],
+                &resource.#field,
+                self.store.#get(&resource.#field),
+            )
+            .await?
+        };
+        match &reference.grants {
+            // The target is needed afterwards, for the capabilities it confers.
+            Some(_) => quote! {
+                let #field = match #resolve {
+                    Ok(target) => Some(target),
+                    Err(violation) => {
+                        violations.push(violation);
+                        None
+                    }
+                };
+            },
+            None => quote! {
+                if let Err(violation) = #resolve {
+                    violations.push(violation);
+                }
+            },
+        }
+    });
+    let grants = resource.references.iter().filter_map(|reference| {
+        let field = format_ident!("{}", reference.field);
+        let granted = format_ident!("{}", reference.grants.as_ref()?);
+        Some(quote! {
+            if let Some(#field) = &#field {
+                self.context
+                    .require_held(caller, &request.parent, #field.#granted.iter().map(String::as_str))
+                    .await?;
+            }
+        })
+    });
+    Some(quote! {
+        let mut violations = Vec::new();
+        #(#resolved)*
+        if !violations.is_empty() {
+            return Err(Error::invalid_fields(violations));
+        }
+        #(#grants)*
+    })
 }

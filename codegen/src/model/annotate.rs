@@ -4,8 +4,11 @@
 
 use prost_reflect::{DescriptorPool, Kind};
 
-use super::{Api, Dependent, FieldKind, FieldRule, Resource, field_kind};
-use crate::annotations::Annotations;
+use super::{
+    Api, Behavior, Dependent, FieldKind, FieldRule, Reach, Reference, Resource, Standard,
+    field_kind,
+};
+use crate::annotations::{Annotations, EVERY_COLLECTION, FieldRules};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 
 impl Api {
@@ -132,6 +135,7 @@ impl Api {
                     collection: other.plural.clone(),
                     resource_type: other.type_name.clone(),
                     field,
+                    read_capability: None,
                 });
             }
 
@@ -139,13 +143,7 @@ impl Api {
             for (name, rule) in &collection.fields {
                 match top_field(name.get_ref()) {
                     Some(field) if field.kind() == Kind::String && !field.is_map() => {
-                        rules.push(FieldRule {
-                            field: field.name().to_owned(),
-                            json_name: field.json_name().to_owned(),
-                            repeated: field.is_list(),
-                            allowed: rule.allowed.clone(),
-                            uidp: rule.uidp,
-                        })
+                        rules.push(field_rule(&field, rule))
                     }
                     Some(_) => diagnostics.push(Diagnostic::new(
                         source.at(name),
@@ -163,6 +161,83 @@ impl Api {
                         ),
                     )),
                 }
+            }
+
+            let mut references = Vec::new();
+            for (name, rule) in &collection.references {
+                let value = rule.get_ref();
+                let field = match top_field(name.get_ref()) {
+                    Some(field) if field.kind() == Kind::String && !field.is_list() => field,
+                    _ => {
+                        diagnostics.push(Diagnostic::new(
+                            source.at(name),
+                            format!(
+                                "`references` names `{}`, which is not a string field of `{}`",
+                                name.get_ref(),
+                                resource.full_name
+                            ),
+                        ));
+                        continue;
+                    }
+                };
+                let immutable = resource
+                    .fields
+                    .iter()
+                    .any(|f| f.parent.is_none() && f.name == field.name() && f.behavior == Behavior::Immutable);
+                if !immutable {
+                    diagnostics.push(Diagnostic::new(
+                        source.at(name),
+                        format!(
+                            "reference field `{}` must be IMMUTABLE (`google.api.field_behavior`): references are checked when items are created",
+                            field.name()
+                        ),
+                    ));
+                }
+                let Some(target) = self.resource_by_collection(&value.collection) else {
+                    diagnostics.push(Diagnostic::new(
+                        source.at(rule),
+                        format!("`references` names unknown collection `{}`", value.collection),
+                    ));
+                    continue;
+                };
+                let reach = match value.reach.as_str() {
+                    "ancestors" => Reach::Ancestors,
+                    "organization" => Reach::Organization,
+                    other => {
+                        diagnostics.push(Diagnostic::new(
+                            source.at(rule),
+                            format!("unknown reach `{other}` (reaches: ancestors, organization)"),
+                        ));
+                        continue;
+                    }
+                };
+                let grants = match &value.grants {
+                    None => None,
+                    Some(grants) => {
+                        let target_message = pool
+                            .get_message_by_name(&target.full_name)
+                            .expect("from the pool");
+                        match target_message.get_field_by_name(grants).or_else(|| target_message.get_field_by_json_name(grants)) {
+                            Some(f) if f.kind() == Kind::String && f.is_list() => Some(f.name().to_owned()),
+                            _ => {
+                                diagnostics.push(Diagnostic::new(
+                                    source.at(rule),
+                                    format!("`grants` names `{grants}`, which is not a repeated string field of `{}`", target.full_name),
+                                ));
+                                continue;
+                            }
+                        }
+                    }
+                };
+                references.push(Reference {
+                    field: field.name().to_owned(),
+                    json_name: field.json_name().to_owned(),
+                    target: target.full_name.clone(),
+                    collection: target.plural.clone(),
+                    resource_type: target.type_name.clone(),
+                    reach,
+                    grants,
+                });
             }
 
             let full_name = resource.full_name.clone();
@@ -224,6 +299,7 @@ impl Api {
                 }
             }
             resolved.push(Resolved {
+                references,
                 full_name,
                 order_by,
                 page_sizes,
@@ -253,6 +329,7 @@ impl Api {
                     resource.dependents = resolved.dependents.clone();
                     resource.rules = resolved.rules.clone();
                     resource.public_field = resolved.public_field.clone();
+                    resource.references = resolved.references.clone();
                 }
                 for method in package.services.iter_mut().flat_map(|s| &mut s.methods) {
                     if method.standard.resource() != Some(resolved.full_name.as_str()) {
@@ -269,6 +346,9 @@ impl Api {
                 }
             }
         }
+
+        self.apply_defaults(pool, annotations, diagnostics);
+        self.resolve_read_capabilities();
 
         // Deny by default: every standard method states who may call it.
         for method in self
@@ -293,8 +373,112 @@ impl Api {
     }
 }
 
+impl Api {
+    /// Applies `["*"]` field rules to every resource with the field that
+    /// states no rules of its own for it.
+    fn apply_defaults(
+        &mut self,
+        pool: &DescriptorPool,
+        annotations: &Annotations,
+        diagnostics: &mut Diagnostics,
+    ) {
+        for defaults in &annotations.defaults {
+            let source = &defaults.source;
+            let stray = !defaults.order_by.is_empty()
+                || defaults.page_size.is_some()
+                || defaults.filters.is_some()
+                || !defaults.delete_blocked_by.is_empty()
+                || !defaults.permissions.is_empty()
+                || !defaults.anonymous.is_empty()
+                || defaults.public_if.is_some()
+                || !defaults.references.is_empty();
+            if stray {
+                diagnostics.push(Diagnostic::new(
+                    defaults.location.clone(),
+                    format!("`[\"{EVERY_COLLECTION}\"]` may hold only `fields` rules"),
+                ));
+            }
+            let mut used = vec![false; defaults.fields.len()];
+            for resource in self.packages.iter_mut().flat_map(|p| &mut p.resources) {
+                let message = pool
+                    .get_message_by_name(&resource.full_name)
+                    .expect("resources come from the pool");
+                for (index, (name, rule)) in defaults.fields.iter().enumerate() {
+                    let Some(field) = message.get_field_by_name(name.get_ref()) else {
+                        continue;
+                    };
+                    used[index] = true;
+                    if field.kind() != Kind::String || field.is_map() {
+                        diagnostics.push(Diagnostic::new(
+                            source.at(name),
+                            format!("field rules apply to string fields; `{}` of `{}` is not one", name.get_ref(), resource.full_name),
+                        ));
+                    } else if !resource.rules.iter().any(|r| r.field == field.name()) {
+                        resource.rules.push(field_rule(&field, rule));
+                    }
+                }
+            }
+            for ((name, _), used) in defaults.fields.iter().zip(used) {
+                if !used {
+                    diagnostics.push(Diagnostic::new(
+                        source.at(name),
+                        format!("no resource has a field `{}`", name.get_ref()),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Names, for each dependent, the capability of its collection's Get.
+    fn resolve_read_capabilities(&mut self) {
+        let gets: Vec<(String, Option<String>)> = self
+            .packages
+            .iter()
+            .flat_map(|p| &p.services)
+            .flat_map(|s| &s.methods)
+            .filter_map(|m| match &m.standard {
+                Standard::Get { resource } => Some((resource.clone(), m.capability.clone())),
+                _ => None,
+            })
+            .collect();
+        let types: Vec<(String, String)> = self
+            .packages
+            .iter()
+            .flat_map(|p| &p.resources)
+            .map(|r| (r.type_name.clone(), r.full_name.clone()))
+            .collect();
+        for dependent in self
+            .packages
+            .iter_mut()
+            .flat_map(|p| &mut p.resources)
+            .flat_map(|r| &mut r.dependents)
+        {
+            let full_name = types.iter().find(|(t, _)| *t == dependent.resource_type).map(|(_, f)| f);
+            dependent.read_capability = gets
+                .iter()
+                .find(|(resource, _)| Some(resource) == full_name)
+                .and_then(|(_, capability)| capability.clone());
+        }
+    }
+}
+
+fn field_rule(field: &prost_reflect::FieldDescriptor, rule: &FieldRules) -> FieldRule {
+    FieldRule {
+        field: field.name().to_owned(),
+        json_name: field.json_name().to_owned(),
+        repeated: field.is_list(),
+        allowed: rule.allowed.clone(),
+        uidp: rule.uidp,
+        max_length: rule.max_length,
+        max_bytes: rule.max_bytes,
+        printable: rule.printable,
+        must_hold: rule.caller_must_hold,
+    }
+}
+
 /// One collection's annotations, resolved against the descriptors.
 struct Resolved {
+    references: Vec<Reference>,
     full_name: String,
     order_by: Vec<String>,
     page_sizes: Option<(u32, u32)>,

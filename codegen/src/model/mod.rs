@@ -179,6 +179,15 @@ pub struct Resource {
     pub rules: Vec<FieldRule>,
     /// The boolean field (JSON name) that makes an item readable without a token.
     pub public_field: Option<String>,
+    /// Fields holding uids of items of other collections.
+    pub references: Vec<Reference>,
+}
+
+impl Resource {
+    /// Whether some field's values must be held by whoever writes them.
+    pub fn has_must_hold(&self) -> bool {
+        self.rules.iter().any(|rule| rule.must_hold)
+    }
 }
 
 /// Items of another collection that block deleting an item of this one.
@@ -190,6 +199,32 @@ pub struct Dependent {
     pub resource_type: String,
     /// The JSON name of its field holding this item's uid (`parent` for children).
     pub field: String,
+    /// The capability of its Get method: who may see it named.
+    pub read_capability: Option<String>,
+}
+
+/// A field holding the uid of an item of another collection.
+#[derive(Clone, Debug)]
+pub struct Reference {
+    /// Proto name of the referring field, e.g. `role`.
+    pub field: String,
+    pub json_name: String,
+    /// The target resource's full proto name.
+    pub target: String,
+    /// The target's collection id and resource type.
+    pub collection: String,
+    pub resource_type: String,
+    pub reach: Reach,
+    /// Proto name of the target's repeated string field whose capabilities
+    /// the reference confers.
+    pub grants: Option<String>,
+}
+
+/// Where a reference's target may live (see `runtime::resource::Reach`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    Ancestors,
+    Organization,
 }
 
 /// Constraints on one top-level field's values.
@@ -202,6 +237,12 @@ pub struct FieldRule {
     pub allowed: Option<Vec<String>>,
     /// Whether the value must be a UIDP.
     pub uidp: bool,
+    pub max_length: Option<usize>,
+    pub max_bytes: Option<usize>,
+    /// Whether control characters are refused.
+    pub printable: bool,
+    /// Whether a caller may add a value only if it holds that capability.
+    pub must_hold: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -469,6 +510,7 @@ fn build_resource(
         dependents: Vec::new(),
         rules: Vec::new(),
         public_field: None,
+        references: Vec::new(),
     })
 }
 

@@ -33,6 +33,9 @@ pub struct Parts {
     pub api_tokens: ApiTokens,
     /// The platform administrator's identity.
     pub admin: String,
+    /// The first root organization: its built-in roles and identities may be
+    /// bound in every organization.
+    pub root: String,
     pub issuers: HashMap<String, TrustedIssuer>,
 }
 
@@ -81,7 +84,8 @@ async fn openapi() -> impl axum::response::IntoResponse {
 pub async fn router(parts: Parts) -> Router {
     let store = Arc::new(parts.store);
     let access: Arc<dyn runtime::auth::Access> = store.clone();
-    let context = ApiContext::new(parts.page_tokens, Authorizer::new(access));
+    let context = ApiContext::new(parts.page_tokens, Authorizer::new(access))
+        .with_shared_scope(parts.root);
     let (health, health_service) = tonic_health::server::health_reporter();
     let reflection_v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(generated::FILE_DESCRIPTOR_SET)

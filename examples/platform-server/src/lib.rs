@@ -84,6 +84,7 @@ pub async fn serve(
         page_tokens: keys::page_tokens(keys_dir)?,
         api_tokens,
         admin: state.admin,
+        root: state.root,
         issuers,
     })
     .await;

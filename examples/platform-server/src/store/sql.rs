@@ -102,6 +102,29 @@ impl Table {
             self.name
         );
         let mut transaction = begin_write(pool, backend).await?;
+        // The items reference fields name must still exist when this commits:
+        // PostgreSQL holds a share lock on them (a concurrent delete waits),
+        // SQLite's write lock already serialises the two.
+        let share = match backend {
+            Backend::Postgres => " FOR SHARE",
+            Backend::Sqlite => "",
+        };
+        for reference in R::REFERENCES {
+            let target = super::table_of(reference.collection);
+            let sql = format!("SELECT 1 FROM {} WHERE uid = $1{share}", target.name);
+            let uid = match resource.sort_value(reference.field) {
+                SortValue::Text(uid) => uid,
+                SortValue::Int(_) => return Err(StoreError::ReferenceNotFound(reference.field)),
+            };
+            let found = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(uid)
+                .fetch_optional(&mut *transaction)
+                .await
+                .map_err(backend_error)?;
+            if found.is_none() {
+                return Err(StoreError::ReferenceNotFound(reference.field));
+            }
+        }
         let query = self.bind_row::<R, W>(sqlx::query(sqlx::AssertSqlSafe(sql)), resource);
         match query.execute(&mut *transaction).await {
             Ok(result) if result.rows_affected() == 0 => return Err(StoreError::ParentNotFound),
