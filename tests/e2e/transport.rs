@@ -6,6 +6,7 @@
 //! bounded by [`BOUND`], and the tests check that it did not act before the
 //! timeout either.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -235,6 +236,115 @@ async fn slow_request_bodies_are_cut_off() {
     server.stop().await;
 }
 
+/// A request body that sends `first`, then `rest` once `gate` opens.
+struct Gated {
+    first: Option<Bytes>,
+    rest: Option<Bytes>,
+    gate: tokio::sync::oneshot::Receiver<()>,
+}
+
+impl Body for Gated {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        if let Some(first) = self.first.take() {
+            return Poll::Ready(Some(Ok(Frame::data(first))));
+        }
+        if self.rest.is_none() {
+            return Poll::Ready(None);
+        }
+        if Pin::new(&mut self.gate).poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        Poll::Ready(self.rest.take().map(|rest| Ok(Frame::data(rest))))
+    }
+}
+
+#[tokio::test]
+async fn requests_in_flight_finish_during_the_drain() {
+    let (server, _dir) = start(Timeouts::default()).await;
+    let root = server
+        .rest()
+        .create("/iam/v2/groups/", serde_json::json!({"name": "drain"}))
+        .await;
+    let (address, token) = (server.address, server.admin_token.clone());
+
+    // A REST create and a gRPC create, each with half of its body sent.
+    let body = serde_json::json!({"name": "over REST"}).to_string();
+    let (first, rest) = body.split_at(body.len() / 2);
+    let mut over_rest = TcpStream::connect(address).await.unwrap();
+    over_rest
+        .write_all(
+            format!(
+                "POST /iam/v2/groups/{root} HTTP/1.1\r\nHost: localhost\r\n\
+                 Authorization: Bearer {token}\r\nContent-Type: application/json\r\n\
+                 Content-Length: {}\r\n\r\n{first}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let request = generated::platform::iam::v2::CreateGroupRequest {
+        parent: root.clone(),
+        group: Some(generated::platform::iam::v2::Group {
+            name: "over gRPC".into(),
+            ..Default::default()
+        }),
+    };
+    let message = message(&prost::Message::encode_to_vec(&request));
+    let (open, gate) = tokio::sync::oneshot::channel();
+    let over_grpc = tokio::spawn({
+        let token = token.clone();
+        async move {
+            grpc_call(
+                address,
+                &token,
+                "/platform.iam.v2.GroupService/CreateGroup",
+                Gated {
+                    first: Some(Bytes::copy_from_slice(&message[..message.len() / 2])),
+                    rest: Some(Bytes::copy_from_slice(&message[message.len() / 2..])),
+                    gate,
+                },
+            )
+            .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    // Shut down; once new connections are refused, send the rest.
+    let stopped = tokio::spawn(server.stop());
+    tokio::time::timeout(BOUND, async {
+        while TcpStream::connect(address).await.is_ok() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the server stops accepting");
+    over_rest.write_all(rest.as_bytes()).await.unwrap();
+    open.send(()).unwrap();
+
+    let received = read_until_closed(&mut over_rest).await;
+    let (status, body) = parse_response(&received);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["name"], "over REST");
+    let (status, reply) = tokio::time::timeout(BOUND, over_grpc)
+        .await
+        .expect("the gRPC request is answered")
+        .unwrap();
+    assert_eq!(status.code(), tonic::Code::Ok, "{status:?}");
+    let created: generated::platform::iam::v2::Group = prost::Message::decode(&reply[5..]).unwrap();
+    assert_eq!(created.name, "over gRPC");
+    tokio::time::timeout(BOUND, stopped)
+        .await
+        .expect("the drain ends")
+        .unwrap();
+}
+
 /// A request body that sends `first` and then never ends.
 struct Stalled(Option<Bytes>);
 
@@ -408,28 +518,43 @@ where
     B: Body<Data = Bytes> + Send + Unpin + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let io = TokioIo::new(TcpStream::connect(server.address).await.unwrap());
+    grpc_call(server.address, &server.admin_token, path, body)
+        .await
+        .0
+}
+
+/// Sends `body` as a gRPC request over HTTP/2 with `token`; returns the
+/// status and the response messages' bytes.
+async fn grpc_call<B>(
+    address: std::net::SocketAddr,
+    token: &str,
+    path: &str,
+    body: B,
+) -> (tonic::Status, Bytes)
+where
+    B: Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let io = TokioIo::new(TcpStream::connect(address).await.unwrap());
     let (mut sender, connection) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
         .await
         .unwrap();
     tokio::spawn(connection);
-    let request = http::Request::post(format!("http://{}{path}", server.address))
+    let request = http::Request::post(format!("http://{address}{path}"))
         .header(http::header::CONTENT_TYPE, "application/grpc")
         .header(http::header::TE, "trailers")
-        .header(
-            http::header::AUTHORIZATION,
-            format!("Bearer {}", server.admin_token),
-        )
+        .header(http::header::AUTHORIZATION, format!("Bearer {token}"))
         .body(body)
         .unwrap();
     let response = sender.send_request(request).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     if let Some(status) = tonic::Status::from_header_map(response.headers()) {
-        return status;
+        return (status, Bytes::new());
     }
     let collected = response.into_body().collect().await.unwrap();
     let trailers = collected.trailers().cloned().unwrap_or_default();
-    tonic::Status::from_header_map(&trailers).expect("a grpc-status")
+    let status = tonic::Status::from_header_map(&trailers).expect("a grpc-status");
+    (status, collected.to_bytes())
 }
 
 async fn grpc_bytes(server: &TestServer, path: &str, body: Vec<u8>) -> tonic::Status {
