@@ -479,3 +479,28 @@ async fn list_pages_stay_within_the_byte_budget() {
     created.sort();
     assert_eq!(seen, created, "every item exactly once");
 }
+
+#[tokio::test]
+async fn the_list_budget_is_configurable() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = platform_server::Config {
+        list_budget: Some(2_000),
+        ..TestServer::config(dir.path())
+    };
+    let server = TestServer::start_with(config).await;
+    let admin = server.rest();
+    let root = admin.create("/iam/v2/groups/", json!({"name": "budget"})).await;
+    for i in 0..10 {
+        admin
+            .create(&format!("/iam/v2/groups/{root}"), json!({"name": format!("g{i}"), "description": "d".repeat(900)}))
+            .await;
+    }
+    let page = admin
+        .get(&format!("/iam/v2/groups?uidp.children_of={root}&pageSize=200"))
+        .await;
+    assert_eq!(page.status, StatusCode::OK);
+    let items = page.body["items"].as_array().unwrap().len();
+    assert!((1..10).contains(&items), "{items} items of ~1 KB under a 2,000-byte budget");
+    assert!(!page.body["nextPageToken"].as_str().unwrap().is_empty());
+    assert_eq!(page.body["totalCount"], 10);
+}

@@ -36,6 +36,8 @@ pub struct Parts {
     /// The first root organization: its built-in roles and identities may be
     /// bound in every organization.
     pub root: String,
+    /// Byte budget of one list page, when not the default.
+    pub list_budget: Option<usize>,
     pub issuers: HashMap<String, TrustedIssuer>,
 }
 
@@ -84,8 +86,11 @@ async fn openapi() -> impl axum::response::IntoResponse {
 pub async fn router(parts: Parts) -> Router {
     let store = Arc::new(parts.store);
     let access: Arc<dyn runtime::auth::Access> = store.clone();
-    let context = ApiContext::new(parts.page_tokens, Authorizer::new(access))
+    let mut context = ApiContext::new(parts.page_tokens, Authorizer::new(access))
         .with_shared_scope(parts.root);
+    if let Some(bytes) = parts.list_budget {
+        context = context.with_list_budget(bytes);
+    }
     let (health, health_service) = tonic_health::server::health_reporter();
     let reflection_v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(generated::FILE_DESCRIPTOR_SET)

@@ -37,6 +37,8 @@ pub struct Config {
     pub trusted_issuers: Vec<(String, PathBuf)>,
     /// Header read, body read, idle and drain timeouts of client connections.
     pub timeouts: runtime::serve::Timeouts,
+    /// Byte budget of one list page (default `runtime::standard::LIST_BUDGET_BYTES`).
+    pub list_budget: Option<usize>,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -85,6 +87,7 @@ pub async fn serve(
         api_tokens,
         admin: state.admin,
         root: state.root,
+        list_budget: config.list_budget,
         issuers,
     })
     .await;

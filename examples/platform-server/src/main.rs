@@ -72,6 +72,10 @@ struct Args {
         value_parser = parse_duration
     )]
     drain_timeout: Duration,
+    /// Largest encoded size of the items of one list page, in bytes; a page
+    /// ends early (with a `nextPageToken`) rather than exceed it.
+    #[arg(long, env = "PLATFORM_LIST_BUDGET", value_name = "BYTES", default_value_t = runtime::standard::LIST_BUDGET_BYTES)]
+    list_budget: usize,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -153,6 +157,7 @@ async fn main() -> std::process::ExitCode {
             idle: args.idle_timeout,
             drain: args.drain_timeout,
         },
+        list_budget: Some(args.list_budget),
     };
     let result = match tokio::net::TcpListener::bind(args.listen).await {
         Ok(listener) => platform_server::serve(config, listener, shutdown_signal()).await,
