@@ -179,6 +179,33 @@ fn annotation_typos_are_reported_with_positions() {
             r#"filters = ["parent_of"]"#,
             "unknown filter `parent_of`",
         ),
+        (
+            r#"reach = "organization""#,
+            r#"reach = "planet""#,
+            "unknown reach `planet` (reaches: ancestors, organization)",
+        ),
+        (
+            r#"grants = "capabilities""#,
+            r#"grants = "name""#,
+            "`grants` names `name`, which is not a repeated string field of `platform.iam.v2.Role`",
+        ),
+        (
+            r#"collection = "identities"
+reach"#,
+            r#"collection = "identitys"
+reach"#,
+            "`references` names unknown collection `identitys`",
+        ),
+        (
+            "[roleBindings.references.role]",
+            "[roleBindings.references.name]",
+            "platform/iam/v2/annotations.toml:83:26: reference field `name` must be IMMUTABLE",
+        ),
+        (
+            "[roleBindings.references.role]",
+            "[roleBindings.references.colour]",
+            "`references` names `colour`, which is not a string field of `platform.iam.v2.RoleBinding`",
+        ),
     ];
     for (from, to, expected) in cases {
         let dir = proto_copy();

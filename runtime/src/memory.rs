@@ -116,6 +116,16 @@ impl<R: Resource> MemoryCollection<R> {
         Ok(true)
     }
 
+    /// The items whose text field `field` (JSON name) holds `uid`, as
+    /// `(type, uid)`: the dependents a delete of `uid` reports.
+    pub fn referring(&self, field: &str, uid: &str) -> Vec<(String, String)> {
+        self.items()
+            .values()
+            .filter(|item| item.sort_value(field) == SortValue::Text(uid.to_owned()))
+            .map(|item| (R::TYPE.to_owned(), item.uid().to_owned()))
+            .collect()
+    }
+
     /// The uids of items whose parent is `uid` (children that block deletes).
     pub fn children_of(&self, uid: &str) -> Vec<String> {
         self.items()

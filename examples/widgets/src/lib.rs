@@ -14,12 +14,16 @@ use runtime::store::{ListQuery, Page, StoreError};
 
 include!(concat!(env!("OUT_DIR"), "/generated.rs"));
 
-use crate::widgets::v1::{Widget, WidgetServiceApi, WidgetStore, widget_service_routes};
+use crate::widgets::v1::{
+    Part, PartServiceApi, PartStore, Widget, WidgetServiceApi, WidgetStore, part_service_routes,
+    widget_service_routes,
+};
 
-/// Widgets in memory.
+/// Widgets and their parts in memory.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     widgets: MemoryCollection<Widget>,
+    parts: MemoryCollection<Part>,
 }
 
 impl WidgetStore for MemoryStore {
@@ -45,15 +49,37 @@ impl WidgetStore for MemoryStore {
     }
 
     async fn delete_widget(&self, uid: &str, etag: Option<&str>) -> Result<bool, StoreError> {
-        self.widgets.delete(uid, etag, Vec::new())
+        self.widgets
+            .delete(uid, etag, self.parts.referring("widget", uid))
     }
 }
 
-/// REST and gRPC for widgets on one router.
+impl PartStore for MemoryStore {
+    async fn insert_part(&self, part: &Part) -> Result<(), StoreError> {
+        self.parts.insert(part, true)
+    }
+
+    async fn get_part(&self, uid: &str) -> Result<Option<Part>, StoreError> {
+        self.parts.get(uid)
+    }
+
+    async fn list_parts(&self, query: &ListQuery) -> Result<Page<Part>, StoreError> {
+        self.parts.list(query)
+    }
+
+    async fn delete_part(&self, uid: &str, etag: Option<&str>) -> Result<bool, StoreError> {
+        self.parts.delete(uid, etag, Vec::new())
+    }
+}
+
+/// REST and gRPC for widgets and parts on one router.
 pub fn app(store: Arc<MemoryStore>, context: ApiContext) -> axum::Router {
-    let api = WidgetServiceApi::new(store, context);
-    tonic::service::Routes::new(api.clone().into_grpc())
+    let widgets = WidgetServiceApi::new(Arc::clone(&store), context.clone());
+    let parts = PartServiceApi::new(store, context);
+    tonic::service::Routes::new(widgets.clone().into_grpc())
+        .add_service(parts.clone().into_grpc())
         .into_axum_router()
-        .merge(widget_service_routes(api))
+        .merge(widget_service_routes(widgets))
+        .merge(part_service_routes(parts))
         .fallback(runtime::rest::fallback)
 }

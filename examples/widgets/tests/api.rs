@@ -217,3 +217,61 @@ async fn generated_api_serves_rest_and_grpc_with_declared_permissions() {
     assert_eq!(page.total_count, 2);
     assert_eq!(page.items[0].uid, gear_uid, "ordered by stock, descending");
 }
+
+#[tokio::test]
+async fn declared_references_and_delete_blockers_hold_for_a_memory_store() {
+    let base = serve().await;
+    let widget = |workshop: String| {
+        let base = base.clone();
+        async move {
+            let (status, body) = call(
+                &base,
+                "POST",
+                &format!("/v1/widgets/{workshop}"),
+                None,
+                Some(json!({"name": "gear"})),
+            )
+            .await;
+            assert_eq!(status, 200, "{body}");
+            body["uid"].as_str().unwrap().to_owned()
+        }
+    };
+    let gear = widget(workshop(1)).await;
+    let elsewhere = widget(workshop(2)).await;
+    let parts = format!("/v1/parts/{}", workshop(1));
+    let part = |widget: String| {
+        call(
+            &base,
+            "POST",
+            &parts,
+            None,
+            Some(json!({"name": "tooth", "widget": widget})),
+        )
+    };
+
+    // A widget of another organization, a missing one, none: INVALID_ARGUMENT
+    // naming the field, all alike.
+    let missing = format!("{}/0123456789abcdef", workshop(1));
+    for target in [elsewhere.clone(), missing, String::new()] {
+        let (status, body) = part(target.clone()).await;
+        assert_eq!(status, 400, "{target:?}: {body}");
+        assert_eq!(
+            body["error"]["details"][1]["fieldViolations"][0]["field"], "part.widget",
+            "{body}"
+        );
+        assert!(!body.to_string().contains(&elsewhere), "{body}");
+    }
+    let (status, tooth) = part(gear.clone()).await;
+    assert_eq!(status, 200, "{tooth}");
+    let tooth = tooth["uid"].as_str().unwrap().to_owned();
+
+    // The widget cannot go while a part names it.
+    let (status, body) = call(&base, "DELETE", &format!("/v1/widgets/{gear}"), None, None).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["status"], "FAILED_PRECONDITION");
+    assert!(body.to_string().contains(&tooth), "{body}");
+    let (status, _) = call(&base, "DELETE", &format!("/v1/parts/{tooth}"), None, None).await;
+    assert_eq!(status, 200);
+    let (status, body) = call(&base, "DELETE", &format!("/v1/widgets/{gear}"), None, None).await;
+    assert_eq!(status, 200, "{body}");
+}
