@@ -322,6 +322,12 @@ async fn bad_tokens_are_refused_precisely_on_both_transports() {
             "TOKEN_WRONG_ISSUER",
         ),
         bad(
+            "subject that is not an identity uid",
+            bearer(&sign(&|c| c["sub"] = json!("admin"))),
+            unauthenticated,
+            "TOKEN_MALFORMED",
+        ),
+        bad(
             "foreign key",
             bearer(&hs256(&[7; 32], api_claims(&base, &world.identity))),
             unauthenticated,
