@@ -537,7 +537,7 @@ impl ::runtime::resource::Resource for Identity {
             FieldSpec {
                 path: "claim_match",
                 json_path: "claimMatch",
-                behavior: Behavior::Optional,
+                behavior: Behavior::Immutable,
             },
             FieldSpec {
                 path: "claim_match.issuer",

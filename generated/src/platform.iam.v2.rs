@@ -721,7 +721,9 @@ pub struct Identity {
     pub etag: ::prost::alloc::string::String,
     /// The OIDC issuer and subject whose tokens may assume this identity
     /// through the token service; without it, only locally minted tokens act
-    /// as this identity.
+    /// as this identity. Fixed at creation: changing who may assume an
+    /// identity would hand its grants to another subject without holding them
+    /// (create another identity and bind it instead).
     #[prost(message, optional, tag = "7")]
     pub claim_match: ::core::option::Option<ClaimMatch>,
 }

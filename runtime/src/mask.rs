@@ -116,9 +116,7 @@ impl<R: Resource> Update<R> {
             self.paths
                 .iter()
                 .filter_map(|path| R::field(path))
-                .filter(|f| {
-                    f.behavior == Behavior::Immutable && !self.patch.field_eq(stored, f.path)
-                })
+                .filter(|f| is_immutable::<R>(f) && !self.patch.field_eq(stored, f.path))
                 .map(|f| self.violation(f, "the field is immutable and cannot change")),
         );
         let mut merged = stored.clone();
@@ -170,6 +168,17 @@ impl<R> Update<R> {
             description.to_owned(),
         )
     }
+}
+
+/// Whether a field is IMMUTABLE, itself or as part of an IMMUTABLE message
+/// (what cannot change as a whole cannot change in part).
+fn is_immutable<R: Resource>(field: &crate::resource::FieldSpec) -> bool {
+    field.behavior == Behavior::Immutable
+        || field
+            .path
+            .rsplit_once('.')
+            .and_then(|(parent, _)| R::field(parent))
+            .is_some_and(|parent| parent.behavior == Behavior::Immutable)
 }
 
 fn top_level<R: Resource>() -> impl Iterator<Item = &'static crate::resource::FieldSpec> {

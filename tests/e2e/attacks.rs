@@ -325,6 +325,55 @@ async fn no_escalation_through_bindings_or_roles() {
 }
 
 #[tokio::test]
+async fn who_may_assume_an_identity_is_fixed_at_creation() {
+    let (_dir, w) = world().await;
+    // The owner's identity, made assumable by some OIDC subject.
+    let owner_identity = w
+        .server
+        .rest()
+        .create(
+            &format!("/iam/v2/identities/{}", w.a),
+            json!({"name": "ci owner", "claimMatch": {"issuer": "https://ci.example", "subject": "deploy"}}),
+        )
+        .await;
+    w.server
+        .rest()
+        .create(
+            &format!("/iam/v2/roleBindings/{}", w.a),
+            json!({"identity": owner_identity, "role": w.builtin["owner"]}),
+        )
+        .await;
+    // An editor may update identities, but pointing the owner's identity at
+    // its own subject would let it assume owner: refused, whole or in part.
+    for (mask, body) in [
+        ("claimMatch", json!({"claimMatch": {"issuer": "https://evil.example", "subject": "me"}})),
+        ("claimMatch.subject", json!({"claimMatch": {"issuer": "https://ci.example", "subject": "me"}})),
+        ("*", json!({"name": "ci owner", "claimMatch": {"issuer": "https://evil.example", "subject": "me"}})),
+    ] {
+        let response = w
+            .a_editor
+            .rest
+            .patch(&format!("/iam/v2/identities/{owner_identity}?updateMask={mask}"), body)
+            .await;
+        assert_eq!(response.status, StatusCode::BAD_REQUEST, "{mask}: {:?}", response.body);
+        assert!(
+            violations(&response).iter().any(|(field, _)| field.starts_with("identity.claimMatch")),
+            "{mask}: {:?}",
+            response.body
+        );
+    }
+    let stored = w.a_owner.rest.get(&format!("/iam/v2/identities/{owner_identity}")).await;
+    assert_eq!(stored.body["claimMatch"]["subject"], "deploy");
+    // Renaming stays possible.
+    let response = w
+        .a_editor
+        .rest
+        .patch(&format!("/iam/v2/identities/{owner_identity}?updateMask=name"), json!({"name": "renamed"}))
+        .await;
+    assert_eq!(response.status, StatusCode::OK, "{:?}", response.body);
+}
+
+#[tokio::test]
 async fn blocked_deletes_name_only_what_the_caller_may_see() {
     let (_dir, w) = world().await;
     let admin = w.server.rest();
