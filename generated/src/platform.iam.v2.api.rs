@@ -823,7 +823,12 @@ impl ::runtime::resource::Resource for RoleBinding {
             if !::runtime::uidp::is_valid(value) {
                 violations
                     .push(
-                        FieldViolation::new(path(), format!("`{value}` is not a UIDP")),
+                        FieldViolation::new(
+                            path(),
+                            format!(
+                                "`{}` is not a UIDP", ::runtime::error::excerpt(value)
+                            ),
+                        ),
                     );
             }
         }
@@ -832,7 +837,12 @@ impl ::runtime::resource::Resource for RoleBinding {
             if !::runtime::uidp::is_valid(value) {
                 violations
                     .push(
-                        FieldViolation::new(path(), format!("`{value}` is not a UIDP")),
+                        FieldViolation::new(
+                            path(),
+                            format!(
+                                "`{}` is not a UIDP", ::runtime::error::excerpt(value)
+                            ),
+                        ),
                     );
             }
         }
@@ -1052,7 +1062,7 @@ impl ::runtime::resource::Resource for Role {
                         FieldViolation::new(
                             path(),
                             format!(
-                                "`{value}` is not one of: {}",
+                                "`{}` is not one of: {}", ::runtime::error::excerpt(value),
                                 "groups.create, groups.get, groups.list, groups.update, groups.delete, roles.create, roles.get, roles.list, roles.update, roles.delete, identities.create, identities.get, identities.list, identities.update, identities.delete, roleBindings.create, roleBindings.get, roleBindings.list, roleBindings.update, roleBindings.delete, repos.create, repos.get, repos.list, repos.update, repos.delete, advisories.create, advisories.get, advisories.list, advisories.update, advisories.delete, artifacts.create, artifacts.get, artifacts.list, artifacts.update, artifacts.delete, documents.create, documents.get, documents.list, documents.update, documents.delete"
                             ),
                         ),

@@ -18,6 +18,16 @@ use http::StatusCode;
 use serde_json::{Map, Value, json};
 use tonic_types::{ErrorDetail, StatusExt};
 
+/// A client's value as error messages quote it: at most 64 characters, so
+/// an oversized input never makes an oversized error.
+pub fn excerpt(value: &str) -> Cow<'_, str> {
+    const MAX: usize = 64;
+    match value.char_indices().nth(MAX) {
+        None => Cow::Borrowed(value),
+        Some((end, _)) => Cow::Owned(format!("{}…", &value[..end])),
+    }
+}
+
 pub use tonic_types::{ErrorInfo, FieldViolation, PreconditionViolation, ResourceInfo};
 
 /// The domain used when no API domain has been attached yet.
@@ -396,5 +406,17 @@ impl IntoResponse for Error {
             body,
         )
             .into_response()
+    }
+}
+
+#[cfg(test)]
+mod excerpt_tests {
+    #[test]
+    fn long_values_are_shortened() {
+        assert_eq!(super::excerpt("short"), "short");
+        let long = "é".repeat(100_000);
+        let quoted = super::excerpt(&long);
+        assert_eq!(quoted.chars().count(), 65);
+        assert!(quoted.ends_with('…'));
     }
 }

@@ -36,7 +36,8 @@ pub fn parse<'a>(field: &str, value: &'a str) -> Result<&'a str, Error> {
         Err(Error::invalid_field(
             field,
             format!(
-                "`{value}` is not a UIDP (40 hex characters, then `/` + 16 hex characters per level)"
+                "`{}` is not a UIDP (40 hex characters, then `/` + 16 hex characters per level)",
+                crate::error::excerpt(value)
             ),
         ))
     }

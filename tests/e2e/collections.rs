@@ -20,8 +20,8 @@ struct Collection {
 }
 
 /// Every collection; role bindings bind `identity` to `role` (built in, so
-/// nothing else is created under `root`).
-fn collections(root: &str, identity: &str, role: &str) -> Vec<Collection> {
+/// nothing else is created under the root the test works in).
+fn collections(identity: &str, role: &str) -> Vec<Collection> {
     let collection = |path, service, kind, plural, body_field, resource_type, create| Collection {
         path,
         service,
@@ -149,7 +149,7 @@ async fn every_collection_over_rest() {
         .await;
 
     let (identity, role) = (server.admin_identity(), server.builtin_role("viewer").await);
-    for collection in collections(&root_uid, &identity, &role) {
+    for collection in collections(&identity, &role) {
         let path = collection.path;
         let uid = match &collection.create {
             Some(body) => {
@@ -237,7 +237,7 @@ async fn every_collection_over_grpc() {
     let root_uid = root["uid"].as_str().unwrap().to_owned();
 
     let (identity, role) = (server.admin_identity(), server.builtin_role("viewer").await);
-    for collection in collections(&root_uid, &identity, &role) {
+    for collection in collections(&identity, &role) {
         let service = pool.get_service_by_name(collection.service).unwrap();
         let method = |verb: &str, noun: &str| {
             let name = format!("{verb}{noun}");

@@ -231,7 +231,7 @@ fn check_values(resource: &Resource) -> TokenStream {
                 if ![#(#allowed),*].contains(&value.as_str()) {
                     violations.push(FieldViolation::new(
                         path(),
-                        format!("`{value}` is not one of: {}", #list),
+                        format!("`{}` is not one of: {}", ::runtime::error::excerpt(value), #list),
                     ));
                 }
             });
@@ -264,7 +264,10 @@ fn check_values(resource: &Resource) -> TokenStream {
         if rule.uidp {
             tests.push(quote! {
                 if !::runtime::uidp::is_valid(value) {
-                    violations.push(FieldViolation::new(path(), format!("`{value}` is not a UIDP")));
+                    violations.push(FieldViolation::new(
+                        path(),
+                        format!("`{}` is not a UIDP", ::runtime::error::excerpt(value)),
+                    ));
                 }
             });
         }

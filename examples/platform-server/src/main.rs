@@ -16,21 +16,21 @@ use tracing_subscriber::EnvFilter;
 #[command(version)]
 struct Args {
     /// Address to listen on.
-    #[arg(long, env = "PLATFORM_LISTEN", default_value = "127.0.0.1:8080")]
+    #[arg(long, env = "PLATFORM_LISTEN", default_value = "127.0.0.1:8080", global = true)]
     listen: SocketAddr,
     /// Directory for the embedded database and server keys.
-    #[arg(long, env = "PLATFORM_DATA_DIR", default_value = "./data")]
+    #[arg(long, env = "PLATFORM_DATA_DIR", default_value = "./data", global = true)]
     data_dir: PathBuf,
     /// Directory of the signing keys for API tokens and page tokens (default:
     /// the data dir). Replicas of one service share it, so each accepts the
     /// others' tokens.
-    #[arg(long, env = "PLATFORM_KEYS_DIR")]
+    #[arg(long, env = "PLATFORM_KEYS_DIR", global = true)]
     keys_dir: Option<PathBuf>,
     /// Use PostgreSQL at this URL instead of the embedded database.
     #[arg(long, env = "PLATFORM_DATABASE_URL")]
     database_url: Option<String>,
     /// Base URL of the API (the audience of its tokens); `http://<listen>` by default.
-    #[arg(long, env = "PLATFORM_BASE_URL")]
+    #[arg(long, env = "PLATFORM_BASE_URL", global = true)]
     base_url: Option<String>,
     /// Trust identity tokens from ISSUER, verified with the keys in JWKS_FILE (repeatable).
     #[arg(long, value_name = "ISSUER=JWKS_FILE", value_parser = parse_issuer)]
