@@ -255,7 +255,7 @@ async fn replicas_starting_together_on_an_empty_database_share_one_bootstrap() {
         );
         let (root, admin, complete) = bootstrap_record(&pool).await;
         assert_eq!(complete, 1, "{backend}");
-        assert_eq!(schema_versions(&pool).await, [1, 2], "{backend}");
+        assert_eq!(schema_versions(&pool).await, [1, 2, 3], "{backend}");
         pool.close().await;
 
         assert_tokens_accepted_everywhere(&servers, backend).await;
@@ -596,7 +596,7 @@ async fn replicas_upgrade_a_database_of_the_previous_release_together() {
         let servers = shared.start(2).await;
 
         let pool = shared.pool().await;
-        assert_eq!(schema_versions(&pool).await, [1, 2], "{backend}");
+        assert_eq!(schema_versions(&pool).await, [1, 2, 3], "{backend}");
         assert_eq!(
             count(&pool, "SELECT COUNT(*) FROM groups WHERE parent = ''").await,
             1,
@@ -698,7 +698,7 @@ async fn an_upgraded_database_has_the_schema_of_a_new_one() {
         assert!(schema.len() > 100, "{backend}: {schema:?}");
         assert_eq!(schema, schema_of(upgraded).await, "{backend}");
         let pool = upgraded.pool().await;
-        assert_eq!(schema_versions(&pool).await, [1, 2], "{backend}");
+        assert_eq!(schema_versions(&pool).await, [1, 2, 3], "{backend}");
         pool.close().await;
     }
 }
@@ -711,7 +711,7 @@ async fn migrations_run_once() {
             shared.open().await.close().await;
         }
         let pool = shared.pool().await;
-        assert_eq!(schema_versions(&pool).await, [1, 2], "{backend}");
+        assert_eq!(schema_versions(&pool).await, [1, 2, 3], "{backend}");
         let applied: Vec<(i64, String)> =
             sqlx::query_as("SELECT version, name FROM schema_migrations ORDER BY version")
                 .fetch_all(&pool)
@@ -719,5 +719,70 @@ async fn migrations_run_once() {
                 .unwrap();
         assert_eq!(applied[0].1, "collection tables", "{backend}");
         pool.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn revoking_a_binding_on_one_replica_denies_at_once_on_the_other() {
+    for shared in Shared::all().await {
+        let backend = shared.name();
+        let servers = shared.start(2).await;
+        let (a, b) = (&servers[0], &servers[1]);
+        let root = a
+            .rest()
+            .create("/iam/v2/groups/", json!({"name": "revocation"}))
+            .await;
+        let identity = a
+            .rest()
+            .create(&format!("/iam/v2/identities/{root}"), json!({"name": "reader"}))
+            .await;
+        let role = a
+            .rest()
+            .create(
+                &format!("/iam/v2/roles/{root}"),
+                json!({"name": "reader", "capabilities": ["groups.get", "groups.list"]}),
+            )
+            .await;
+        let binding = a
+            .rest()
+            .create(
+                &format!("/iam/v2/roleBindings/{root}"),
+                json!({"identity": identity, "role": role}),
+            )
+            .await;
+        let keys_dir = shared.replica(0).keys_dir().to_owned();
+        let token = platform_server::mint_token(&keys_dir, BASE_URL, &identity).unwrap();
+        let read = |server: &TestServer| {
+            let rest = server.rest_as(Some(&token));
+            let path = format!("/iam/v2/groups/{root}");
+            async move { rest.get(&path).await.status }
+        };
+        // Both replicas have the grant cached.
+        for _ in 0..3 {
+            assert_eq!(read(a).await, StatusCode::OK, "{backend}");
+            assert_eq!(read(b).await, StatusCode::OK, "{backend}");
+        }
+        // A capability removed on one replica is gone on the other.
+        let patched = a
+            .rest()
+            .patch(
+                &format!("/iam/v2/roles/{role}?updateMask=capabilities"),
+                json!({"capabilities": ["groups.list"]}),
+            )
+            .await;
+        assert_eq!(patched.status, StatusCode::OK, "{backend}");
+        assert_eq!(read(b).await, StatusCode::FORBIDDEN, "{backend}: role change");
+        a.rest()
+            .patch(
+                &format!("/iam/v2/roles/{role}?updateMask=capabilities"),
+                json!({"capabilities": ["groups.get", "groups.list"]}),
+            )
+            .await;
+        assert_eq!(read(b).await, StatusCode::OK, "{backend}");
+        // The binding deleted on one replica grants nothing on the other.
+        let deleted = a.rest().delete(&format!("/iam/v2/roleBindings/{binding}")).await;
+        assert_eq!(deleted.status, StatusCode::OK, "{backend}");
+        assert_eq!(read(b).await, StatusCode::FORBIDDEN, "{backend}: revoked binding");
+        assert_eq!(read(a).await, StatusCode::FORBIDDEN, "{backend}: revoked binding");
     }
 }

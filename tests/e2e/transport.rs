@@ -161,9 +161,11 @@ async fn many_slow_connections_are_all_closed() {
     .await;
     let mut slow = tokio::task::JoinSet::new();
     for i in 0..200 {
+        // Timed from before the connection exists: the server's clock starts
+        // at accept, and a busy machine may run this task much later.
+        let started = Instant::now();
         let mut stream = TcpStream::connect(server.address).await.unwrap();
         slow.spawn(async move {
-            let started = Instant::now();
             stream
                 .write_all(format!("GET /iam/v2/groups?n={i} HTTP/1.1\r\nHost:").as_bytes())
                 .await

@@ -8,6 +8,7 @@
 //! `parent` (indexed with `uid`, for `children_of`) and one column per
 //! `order_by` field (each indexed with `uid`, for keyset paging).
 
+mod grants;
 mod schema;
 mod sql;
 
@@ -44,6 +45,7 @@ pub enum Backend {
 pub struct SqlStore {
     pool: AnyPool,
     backend: Backend,
+    grants: std::sync::Arc<grants::GrantsCache>,
 }
 
 /// Declares row types keeping the standard `order_by` fields (name, times)
@@ -78,9 +80,10 @@ rows! {
 }
 
 const GROUPS: Table = Table::new::<GroupColumns>("groups", "groups");
-const ROLES: Table = Table::new::<RoleColumns>("roles", "roles");
+const ROLES: Table = Table::new::<RoleColumns>("roles", "roles").guarding_access();
 const IDENTITIES: Table = Table::new::<IdentityColumns>("identities", "identities");
-const ROLE_BINDINGS: Table = Table::new::<RoleBindingColumns>("role_bindings", "roleBindings");
+const ROLE_BINDINGS: Table =
+    Table::new::<RoleBindingColumns>("role_bindings", "roleBindings").guarding_access();
 const REPOS: Table = Table::new::<RepoColumns>("repos", "repos");
 const ADVISORIES: Table = Table::new::<AdvisoryColumns>("advisories", "advisories");
 const ARTIFACTS: Table = Table::new::<ArtifactColumns>("artifacts", "artifacts");
@@ -137,7 +140,11 @@ impl SqlStore {
             })
             .connect_with(options)
             .await?;
-        let store = SqlStore { pool, backend };
+        let store = SqlStore {
+            pool,
+            backend,
+            grants: Default::default(),
+        };
         schema::migrate(&store.pool, backend, TABLES).await?;
         Ok(store)
     }
@@ -150,22 +157,10 @@ impl SqlStore {
             .await
     }
 
-    /// What the role bindings of `identity` grant: each binding's role's
-    /// capabilities on the group the binding lives in.
+    /// What the role bindings of `identity` grant (cached until a role or
+    /// binding changes on any server).
     pub async fn grants_of(&self, identity: &str) -> Result<Grants, StoreError> {
-        let bindings: Vec<RoleBinding> = ROLE_BINDINGS
-            .find_by(&self.pool, "identity", identity)
-            .await?;
-        let mut grants = Grants::default();
-        for binding in bindings {
-            let Some(scope) = runtime::uidp::parent(&binding.uid) else {
-                continue;
-            };
-            if let Some(role) = ROLES.get::<Role>(&self.pool, &binding.role).await? {
-                grants.add(scope, role.capabilities);
-            }
-        }
-        Ok(grants)
+        self.grants.grants_of(&self.pool, identity).await
     }
 
     /// Closes every connection, waiting for running statements.

@@ -44,6 +44,9 @@ enum Change {
     /// `platform_bootstrap`: what the first start created, shared by every
     /// server on the database.
     BootstrapRecord,
+    /// `access_epoch`: a counter every write of roles and role bindings
+    /// advances, so that every server knows when cached grants are stale.
+    AccessEpoch,
 }
 
 /// Every migration, in order. Append only: a released version never changes.
@@ -57,6 +60,11 @@ const MIGRATIONS: &[Migration] = &[
         version: 2,
         name: "bootstrap record",
         change: Change::BootstrapRecord,
+    },
+    Migration {
+        version: 3,
+        name: "access epoch",
+        change: Change::AccessEpoch,
     },
 ];
 
@@ -103,6 +111,7 @@ pub async fn migrate(
                 create_collection_tables(&mut transaction, &types, tables).await?;
             }
             Change::BootstrapRecord => create_bootstrap_record(&mut transaction, &types).await?,
+            Change::AccessEpoch => create_access_epoch(&mut transaction).await?,
         }
         record(&mut transaction, migration.version, migration.name).await?;
         tracing::info!(
@@ -355,6 +364,17 @@ async fn check_columns(connection: &mut AnyConnection, table: &Table) -> Result<
         )),
         Err(error) => Err(error),
     }
+}
+
+/// Version 3: the access epoch, one row.
+async fn create_access_epoch(connection: &mut AnyConnection) -> Result<(), sqlx::Error> {
+    for statement in [
+        "CREATE TABLE access_epoch (id BIGINT PRIMARY KEY, epoch BIGINT NOT NULL)",
+        "INSERT INTO access_epoch (id, epoch) VALUES (1, 0)",
+    ] {
+        sqlx::query(statement).execute(&mut *connection).await?;
+    }
+    Ok(())
 }
 
 /// Name releases before version 2 gave the role binding making the platform

@@ -20,6 +20,9 @@ pub struct Table {
     /// Fields kept in their own indexed column (for ordering, filtering and
     /// finding dependents), from the collection's row type.
     pub columns: &'static [ColumnSpec],
+    /// Whether grants derive from its items: each write advances the access
+    /// epoch in the same transaction (see `store::grants`).
+    pub guards_access: bool,
 }
 
 impl Table {
@@ -29,7 +32,23 @@ impl Table {
             name,
             collection,
             columns: W::COLUMNS,
+            guards_access: false,
         }
+    }
+
+    /// Marks a table whose items grants derive from.
+    pub const fn guarding_access(mut self) -> Table {
+        self.guards_access = true;
+        self
+    }
+
+    /// Commits a write, advancing the access epoch first when grants derive
+    /// from this table: a server that sees the commit sees the new epoch.
+    async fn commit(&self, mut transaction: sqlx::Transaction<'static, Any>) -> Result<(), StoreError> {
+        if self.guards_access {
+            super::grants::advance_epoch(&mut transaction).await?;
+        }
+        transaction.commit().await.map_err(backend_error)
     }
 }
 
@@ -136,7 +155,7 @@ impl Table {
         }
         self.add_counts(&mut transaction, &Counts::of([resource.uid()]), 1)
             .await?;
-        transaction.commit().await.map_err(backend_error)
+        self.commit(transaction).await
     }
 
     /// Adds `sign` × `counts` to the stored counters, in the caller's transaction.
@@ -221,7 +240,7 @@ impl Table {
         }
         let counts = Counts::of(resources.iter().map(Resource::uid));
         self.add_counts(&mut transaction, &counts, 1).await?;
-        transaction.commit().await.map_err(backend_error)
+        self.commit(transaction).await
     }
 
     pub async fn get<R: Resource>(
@@ -389,7 +408,7 @@ impl Table {
             .execute(&mut *transaction)
             .await
             .map_err(backend_error)?;
-        transaction.commit().await.map_err(backend_error)?;
+        self.commit(transaction).await?;
         Ok(Some(merged))
     }
 
@@ -444,7 +463,7 @@ impl Table {
             .map_err(backend_error)?;
         self.add_counts(&mut transaction, &Counts::of([uid]), -1)
             .await?;
-        transaction.commit().await.map_err(backend_error)?;
+        self.commit(transaction).await?;
         Ok(true)
     }
 }
