@@ -222,8 +222,12 @@ reach"#,
 fn field_rules_become_value_checks() {
     let api = generated_text(&workspace().join("proto"), "platform.iam.v2.api.rs");
     assert!(
-        api.contains("fn check_values"),
+        api.contains("const TEXT_RULES") && api.contains("caller_must_hold: true"),
         "roles.capabilities allow-list and role binding UIDPs"
+    );
+    assert!(
+        api.contains("max_length: Some(63)"),
+        "the `*` rules reach every collection with a name"
     );
     assert!(
         api.contains("Requires the `groups.create` capability."),

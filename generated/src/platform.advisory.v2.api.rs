@@ -168,53 +168,43 @@ impl ::runtime::resource::Resource for Document {
             _ => true,
         }
     }
-    fn check_values(&self, body_field: &str) -> Vec<::runtime::error::FieldViolation> {
-        use ::runtime::error::FieldViolation;
-        let mut violations = Vec::new();
-        for value in std::iter::once(&self.content).filter(|value| !value.is_empty()) {
-            let path = || format!("{body_field}.content");
-            if value.len() > 65536 {
-                violations.push(FieldViolation::new(path(), "at most 65536 bytes"));
+    const TEXT_RULES: &'static [::runtime::resource::TextRule] = {
+        use ::runtime::resource::TextRule;
+        &[
+            TextRule {
+                field: "content",
+                max_bytes: Some(65536),
+                ..TextRule::NONE
+            },
+            TextRule {
+                field: "title",
+                max_length: Some(255),
+                printable: true,
+                ..TextRule::NONE
+            },
+            TextRule {
+                field: "description",
+                max_length: Some(1024),
+                ..TextRule::NONE
+            },
+            TextRule {
+                field: "name",
+                max_length: Some(63),
+                printable: true,
+                ..TextRule::NONE
+            },
+        ]
+    };
+    fn text_values(&self, field: &str) -> Vec<&str> {
+        match field {
+            "content" if !self.content.is_empty() => vec![self.content.as_str()],
+            "title" if !self.title.is_empty() => vec![self.title.as_str()],
+            "description" if !self.description.is_empty() => {
+                vec![self.description.as_str()]
             }
+            "name" if !self.name.is_empty() => vec![self.name.as_str()],
+            _ => Vec::new(),
         }
-        for value in std::iter::once(&self.title).filter(|value| !value.is_empty()) {
-            let path = || format!("{body_field}.title");
-            if value.chars().count() > 255 {
-                violations.push(FieldViolation::new(path(), "at most 255 characters"));
-            }
-            if value.chars().any(char::is_control) {
-                violations
-                    .push(
-                        FieldViolation::new(
-                            path(),
-                            "must not contain control characters",
-                        ),
-                    );
-            }
-        }
-        for value in std::iter::once(&self.description).filter(|value| !value.is_empty())
-        {
-            let path = || format!("{body_field}.description");
-            if value.chars().count() > 1024 {
-                violations.push(FieldViolation::new(path(), "at most 1024 characters"));
-            }
-        }
-        for value in std::iter::once(&self.name).filter(|value| !value.is_empty()) {
-            let path = || format!("{body_field}.name");
-            if value.chars().count() > 63 {
-                violations.push(FieldViolation::new(path(), "at most 63 characters"));
-            }
-            if value.chars().any(char::is_control) {
-                violations
-                    .push(
-                        FieldViolation::new(
-                            path(),
-                            "must not contain control characters",
-                        ),
-                    );
-            }
-        }
-        violations
     }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;

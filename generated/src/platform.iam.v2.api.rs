@@ -436,32 +436,30 @@ impl ::runtime::resource::Resource for Group {
             _ => true,
         }
     }
-    fn check_values(&self, body_field: &str) -> Vec<::runtime::error::FieldViolation> {
-        use ::runtime::error::FieldViolation;
-        let mut violations = Vec::new();
-        for value in std::iter::once(&self.description).filter(|value| !value.is_empty())
-        {
-            let path = || format!("{body_field}.description");
-            if value.chars().count() > 1024 {
-                violations.push(FieldViolation::new(path(), "at most 1024 characters"));
+    const TEXT_RULES: &'static [::runtime::resource::TextRule] = {
+        use ::runtime::resource::TextRule;
+        &[
+            TextRule {
+                field: "description",
+                max_length: Some(1024),
+                ..TextRule::NONE
+            },
+            TextRule {
+                field: "name",
+                max_length: Some(63),
+                printable: true,
+                ..TextRule::NONE
+            },
+        ]
+    };
+    fn text_values(&self, field: &str) -> Vec<&str> {
+        match field {
+            "description" if !self.description.is_empty() => {
+                vec![self.description.as_str()]
             }
+            "name" if !self.name.is_empty() => vec![self.name.as_str()],
+            _ => Vec::new(),
         }
-        for value in std::iter::once(&self.name).filter(|value| !value.is_empty()) {
-            let path = || format!("{body_field}.name");
-            if value.chars().count() > 63 {
-                violations.push(FieldViolation::new(path(), "at most 63 characters"));
-            }
-            if value.chars().any(char::is_control) {
-                violations
-                    .push(
-                        FieldViolation::new(
-                            path(),
-                            "must not contain control characters",
-                        ),
-                    );
-            }
-        }
-        violations
     }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
@@ -637,32 +635,30 @@ impl ::runtime::resource::Resource for Identity {
             _ => true,
         }
     }
-    fn check_values(&self, body_field: &str) -> Vec<::runtime::error::FieldViolation> {
-        use ::runtime::error::FieldViolation;
-        let mut violations = Vec::new();
-        for value in std::iter::once(&self.description).filter(|value| !value.is_empty())
-        {
-            let path = || format!("{body_field}.description");
-            if value.chars().count() > 1024 {
-                violations.push(FieldViolation::new(path(), "at most 1024 characters"));
+    const TEXT_RULES: &'static [::runtime::resource::TextRule] = {
+        use ::runtime::resource::TextRule;
+        &[
+            TextRule {
+                field: "description",
+                max_length: Some(1024),
+                ..TextRule::NONE
+            },
+            TextRule {
+                field: "name",
+                max_length: Some(63),
+                printable: true,
+                ..TextRule::NONE
+            },
+        ]
+    };
+    fn text_values(&self, field: &str) -> Vec<&str> {
+        match field {
+            "description" if !self.description.is_empty() => {
+                vec![self.description.as_str()]
             }
+            "name" if !self.name.is_empty() => vec![self.name.as_str()],
+            _ => Vec::new(),
         }
-        for value in std::iter::once(&self.name).filter(|value| !value.is_empty()) {
-            let path = || format!("{body_field}.name");
-            if value.chars().count() > 63 {
-                violations.push(FieldViolation::new(path(), "at most 63 characters"));
-            }
-            if value.chars().any(char::is_control) {
-                violations
-                    .push(
-                        FieldViolation::new(
-                            path(),
-                            "must not contain control characters",
-                        ),
-                    );
-            }
-        }
-        violations
     }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
@@ -815,60 +811,42 @@ impl ::runtime::resource::Resource for RoleBinding {
             _ => true,
         }
     }
-    fn check_values(&self, body_field: &str) -> Vec<::runtime::error::FieldViolation> {
-        use ::runtime::error::FieldViolation;
-        let mut violations = Vec::new();
-        for value in std::iter::once(&self.identity).filter(|value| !value.is_empty()) {
-            let path = || format!("{body_field}.identity");
-            if !::runtime::uidp::is_valid(value) {
-                violations
-                    .push(
-                        FieldViolation::new(
-                            path(),
-                            format!(
-                                "`{}` is not a UIDP", ::runtime::error::excerpt(value)
-                            ),
-                        ),
-                    );
+    const TEXT_RULES: &'static [::runtime::resource::TextRule] = {
+        use ::runtime::resource::TextRule;
+        &[
+            TextRule {
+                field: "identity",
+                uidp: true,
+                ..TextRule::NONE
+            },
+            TextRule {
+                field: "role",
+                uidp: true,
+                ..TextRule::NONE
+            },
+            TextRule {
+                field: "description",
+                max_length: Some(1024),
+                ..TextRule::NONE
+            },
+            TextRule {
+                field: "name",
+                max_length: Some(63),
+                printable: true,
+                ..TextRule::NONE
+            },
+        ]
+    };
+    fn text_values(&self, field: &str) -> Vec<&str> {
+        match field {
+            "identity" if !self.identity.is_empty() => vec![self.identity.as_str()],
+            "role" if !self.role.is_empty() => vec![self.role.as_str()],
+            "description" if !self.description.is_empty() => {
+                vec![self.description.as_str()]
             }
+            "name" if !self.name.is_empty() => vec![self.name.as_str()],
+            _ => Vec::new(),
         }
-        for value in std::iter::once(&self.role).filter(|value| !value.is_empty()) {
-            let path = || format!("{body_field}.role");
-            if !::runtime::uidp::is_valid(value) {
-                violations
-                    .push(
-                        FieldViolation::new(
-                            path(),
-                            format!(
-                                "`{}` is not a UIDP", ::runtime::error::excerpt(value)
-                            ),
-                        ),
-                    );
-            }
-        }
-        for value in std::iter::once(&self.description).filter(|value| !value.is_empty())
-        {
-            let path = || format!("{body_field}.description");
-            if value.chars().count() > 1024 {
-                violations.push(FieldViolation::new(path(), "at most 1024 characters"));
-            }
-        }
-        for value in std::iter::once(&self.name).filter(|value| !value.is_empty()) {
-            let path = || format!("{body_field}.name");
-            if value.chars().count() > 63 {
-                violations.push(FieldViolation::new(path(), "at most 63 characters"));
-            }
-            if value.chars().any(char::is_control) {
-                violations
-                    .push(
-                        FieldViolation::new(
-                            path(),
-                            "must not contain control characters",
-                        ),
-                    );
-            }
-        }
-        violations
     }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
@@ -914,7 +892,6 @@ impl ::runtime::resource::Resource for Role {
             },
         ]
     };
-    const MUST_HOLD: bool = true;
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -1008,95 +985,80 @@ impl ::runtime::resource::Resource for Role {
             _ => true,
         }
     }
-    fn check_values(&self, body_field: &str) -> Vec<::runtime::error::FieldViolation> {
-        use ::runtime::error::FieldViolation;
-        let mut violations = Vec::new();
-        for value in self.capabilities.iter() {
-            let path = || format!("{body_field}.capabilities");
-            if ![
-                "groups.create",
-                "groups.get",
-                "groups.list",
-                "groups.update",
-                "groups.delete",
-                "roles.create",
-                "roles.get",
-                "roles.list",
-                "roles.update",
-                "roles.delete",
-                "identities.create",
-                "identities.get",
-                "identities.list",
-                "identities.update",
-                "identities.delete",
-                "roleBindings.create",
-                "roleBindings.get",
-                "roleBindings.list",
-                "roleBindings.update",
-                "roleBindings.delete",
-                "repos.create",
-                "repos.get",
-                "repos.list",
-                "repos.update",
-                "repos.delete",
-                "advisories.create",
-                "advisories.get",
-                "advisories.list",
-                "advisories.update",
-                "advisories.delete",
-                "artifacts.create",
-                "artifacts.get",
-                "artifacts.list",
-                "artifacts.update",
-                "artifacts.delete",
-                "documents.create",
-                "documents.get",
-                "documents.list",
-                "documents.update",
-                "documents.delete",
-            ]
-                .contains(&value.as_str())
-            {
-                violations
-                    .push(
-                        FieldViolation::new(
-                            path(),
-                            format!(
-                                "`{}` is not one of: {}", ::runtime::error::excerpt(value),
-                                "groups.create, groups.get, groups.list, groups.update, groups.delete, roles.create, roles.get, roles.list, roles.update, roles.delete, identities.create, identities.get, identities.list, identities.update, identities.delete, roleBindings.create, roleBindings.get, roleBindings.list, roleBindings.update, roleBindings.delete, repos.create, repos.get, repos.list, repos.update, repos.delete, advisories.create, advisories.get, advisories.list, advisories.update, advisories.delete, artifacts.create, artifacts.get, artifacts.list, artifacts.update, artifacts.delete, documents.create, documents.get, documents.list, documents.update, documents.delete"
-                            ),
-                        ),
-                    );
+    const TEXT_RULES: &'static [::runtime::resource::TextRule] = {
+        use ::runtime::resource::TextRule;
+        &[
+            TextRule {
+                field: "capabilities",
+                allowed: Some(
+                    &[
+                        "groups.create",
+                        "groups.get",
+                        "groups.list",
+                        "groups.update",
+                        "groups.delete",
+                        "roles.create",
+                        "roles.get",
+                        "roles.list",
+                        "roles.update",
+                        "roles.delete",
+                        "identities.create",
+                        "identities.get",
+                        "identities.list",
+                        "identities.update",
+                        "identities.delete",
+                        "roleBindings.create",
+                        "roleBindings.get",
+                        "roleBindings.list",
+                        "roleBindings.update",
+                        "roleBindings.delete",
+                        "repos.create",
+                        "repos.get",
+                        "repos.list",
+                        "repos.update",
+                        "repos.delete",
+                        "advisories.create",
+                        "advisories.get",
+                        "advisories.list",
+                        "advisories.update",
+                        "advisories.delete",
+                        "artifacts.create",
+                        "artifacts.get",
+                        "artifacts.list",
+                        "artifacts.update",
+                        "artifacts.delete",
+                        "documents.create",
+                        "documents.get",
+                        "documents.list",
+                        "documents.update",
+                        "documents.delete",
+                    ],
+                ),
+                caller_must_hold: true,
+                ..TextRule::NONE
+            },
+            TextRule {
+                field: "description",
+                max_length: Some(1024),
+                ..TextRule::NONE
+            },
+            TextRule {
+                field: "name",
+                max_length: Some(63),
+                printable: true,
+                ..TextRule::NONE
+            },
+        ]
+    };
+    fn text_values(&self, field: &str) -> Vec<&str> {
+        match field {
+            "capabilities" => self.capabilities.iter().map(String::as_str).collect(),
+            "description" if !self.description.is_empty() => {
+                vec![self.description.as_str()]
             }
+            "name" if !self.name.is_empty() => vec![self.name.as_str()],
+            _ => Vec::new(),
         }
-        for value in std::iter::once(&self.description).filter(|value| !value.is_empty())
-        {
-            let path = || format!("{body_field}.description");
-            if value.chars().count() > 1024 {
-                violations.push(FieldViolation::new(path(), "at most 1024 characters"));
-            }
-        }
-        for value in std::iter::once(&self.name).filter(|value| !value.is_empty()) {
-            let path = || format!("{body_field}.name");
-            if value.chars().count() > 63 {
-                violations.push(FieldViolation::new(path(), "at most 63 characters"));
-            }
-            if value.chars().any(char::is_control) {
-                violations
-                    .push(
-                        FieldViolation::new(
-                            path(),
-                            "must not contain control characters",
-                        ),
-                    );
-            }
-        }
-        violations
-    }
-    fn must_hold(&self) -> Vec<&str> {
-        let mut values = Vec::new();
-        values.extend(self.capabilities.iter().map(String::as_str));
-        values
     }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;

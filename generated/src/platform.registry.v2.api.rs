@@ -169,53 +169,43 @@ impl ::runtime::resource::Resource for Repo {
             _ => true,
         }
     }
-    fn check_values(&self, body_field: &str) -> Vec<::runtime::error::FieldViolation> {
-        use ::runtime::error::FieldViolation;
-        let mut violations = Vec::new();
-        for value in self.aliases.iter() {
-            let path = || format!("{body_field}.aliases");
-            if value.chars().count() > 255 {
-                violations.push(FieldViolation::new(path(), "at most 255 characters"));
+    const TEXT_RULES: &'static [::runtime::resource::TextRule] = {
+        use ::runtime::resource::TextRule;
+        &[
+            TextRule {
+                field: "aliases",
+                max_length: Some(255),
+                printable: true,
+                ..TextRule::NONE
+            },
+            TextRule {
+                field: "readme",
+                max_bytes: Some(65536),
+                ..TextRule::NONE
+            },
+            TextRule {
+                field: "description",
+                max_length: Some(1024),
+                ..TextRule::NONE
+            },
+            TextRule {
+                field: "name",
+                max_length: Some(63),
+                printable: true,
+                ..TextRule::NONE
+            },
+        ]
+    };
+    fn text_values(&self, field: &str) -> Vec<&str> {
+        match field {
+            "aliases" => self.aliases.iter().map(String::as_str).collect(),
+            "readme" if !self.readme.is_empty() => vec![self.readme.as_str()],
+            "description" if !self.description.is_empty() => {
+                vec![self.description.as_str()]
             }
-            if value.chars().any(char::is_control) {
-                violations
-                    .push(
-                        FieldViolation::new(
-                            path(),
-                            "must not contain control characters",
-                        ),
-                    );
-            }
+            "name" if !self.name.is_empty() => vec![self.name.as_str()],
+            _ => Vec::new(),
         }
-        for value in std::iter::once(&self.readme).filter(|value| !value.is_empty()) {
-            let path = || format!("{body_field}.readme");
-            if value.len() > 65536 {
-                violations.push(FieldViolation::new(path(), "at most 65536 bytes"));
-            }
-        }
-        for value in std::iter::once(&self.description).filter(|value| !value.is_empty())
-        {
-            let path = || format!("{body_field}.description");
-            if value.chars().count() > 1024 {
-                violations.push(FieldViolation::new(path(), "at most 1024 characters"));
-            }
-        }
-        for value in std::iter::once(&self.name).filter(|value| !value.is_empty()) {
-            let path = || format!("{body_field}.name");
-            if value.chars().count() > 63 {
-                violations.push(FieldViolation::new(path(), "at most 63 characters"));
-            }
-            if value.chars().any(char::is_control) {
-                violations
-                    .push(
-                        FieldViolation::new(
-                            path(),
-                            "must not contain control characters",
-                        ),
-                    );
-            }
-        }
-        violations
     }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;

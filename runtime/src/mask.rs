@@ -24,7 +24,7 @@ pub struct Update<R> {
     /// Problems of the mask itself (unknown or OUTPUT_ONLY paths).
     violations: Vec<FieldViolation>,
     /// What the caller holds at the item's parent, for resources whose
-    /// fields grant capabilities ([`Resource::MUST_HOLD`]).
+    /// fields grant capabilities ([`Resource::grants_capabilities`]).
     held: Option<(Held, String)>,
 }
 
@@ -134,7 +134,7 @@ impl<R: Resource> Update<R> {
         if !violations.is_empty() {
             return Err(Error::invalid_fields(violations));
         }
-        if R::MUST_HOLD {
+        if R::grants_capabilities() {
             let before = stored.must_hold();
             let added = merged.must_hold().into_iter().filter(|value| !before.contains(value));
             match &self.held {

@@ -9,6 +9,8 @@
 use prost_reflect::ReflectMessage;
 use prost_types::Timestamp;
 
+use crate::error::{FieldViolation, excerpt};
+
 /// How a field behaves (AIP-203), as declared in the proto.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Behavior {
@@ -76,6 +78,68 @@ pub struct Reference {
     pub reach: Reach,
 }
 
+/// The value rules of one text field (or each value of a repeated one),
+/// declared in the annotation files and checked on create and update.
+#[derive(Clone, Copy, Debug)]
+pub struct TextRule {
+    /// The JSON name of the field.
+    pub field: &'static str,
+    /// The only values allowed, when restricted.
+    pub allowed: Option<&'static [&'static str]>,
+    /// Each value is a UIDP.
+    pub uidp: bool,
+    /// At most this many characters.
+    pub max_length: Option<usize>,
+    /// At most this many bytes of UTF-8.
+    pub max_bytes: Option<usize>,
+    /// No control characters.
+    pub printable: bool,
+    /// The values are capabilities a caller may add only if it holds them
+    /// at the item's parent (no escalation).
+    pub caller_must_hold: bool,
+}
+
+impl TextRule {
+    /// A field with no rules, to build others from.
+    pub const NONE: TextRule = TextRule {
+        field: "",
+        allowed: None,
+        uidp: false,
+        max_length: None,
+        max_bytes: None,
+        printable: false,
+        caller_must_hold: false,
+    };
+
+    /// Violations of this rule by one non-empty `value` at `path`.
+    pub fn check(&self, path: &str, value: &str, violations: &mut Vec<FieldViolation>) {
+        let mut violation = |description: String| {
+            violations.push(FieldViolation::new(path, description));
+        };
+        if let Some(allowed) = self.allowed {
+            if !allowed.contains(&value) {
+                violation(format!("`{}` is not one of: {}", excerpt(value), allowed.join(", ")));
+            }
+        }
+        if self.uidp && !crate::uidp::is_valid(value) {
+            violation(format!("`{}` is not a UIDP", excerpt(value)));
+        }
+        if let Some(max) = self.max_length {
+            if value.chars().count() > max {
+                violation(format!("at most {max} characters"));
+            }
+        }
+        if let Some(max) = self.max_bytes {
+            if value.len() > max {
+                violation(format!("at most {max} bytes"));
+            }
+        }
+        if self.printable && value.chars().any(char::is_control) {
+            violation("must not contain control characters".to_owned());
+        }
+    }
+}
+
 /// A value an item is ordered by.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[serde(untagged)]
@@ -100,9 +164,8 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
     const DEPENDENTS: &'static [Dependent] = &[];
     /// Fields that refer to items of other collections.
     const REFERENCES: &'static [Reference] = &[];
-    /// Whether some field holds capabilities that whoever writes them must
-    /// hold themselves (see [`Resource::must_hold`]).
-    const MUST_HOLD: bool = false;
+    /// Value rules of text fields.
+    const TEXT_RULES: &'static [TextRule] = &[];
     /// The boolean field (JSON name) that makes an item readable without a
     /// token, if any.
     const PUBLIC_FIELD: Option<&'static str> = None;
@@ -129,18 +192,37 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
     /// for storage columns.
     fn sort_value(&self, field: &str) -> SortValue;
 
-    /// Violations of the field value rules (allowed values, UIDP fields);
-    /// paths are prefixed with `body_field`.
-    fn check_values(&self, body_field: &str) -> Vec<crate::error::FieldViolation> {
-        let _ = body_field;
+    /// The values of a text field named by [`Self::TEXT_RULES`] (JSON
+    /// name): none when empty, every one of a repeated field.
+    fn text_values(&self, field: &str) -> Vec<&str> {
+        let _ = field;
         Vec::new()
     }
 
-    /// The values of the fields declared `caller_must_hold`: capabilities a
-    /// caller may put into the item only if it holds them at the item's
-    /// parent (no escalation).
+    /// Violations of [`Self::TEXT_RULES`]; paths are prefixed with `body_field`.
+    fn check_values(&self, body_field: &str) -> Vec<FieldViolation> {
+        let mut violations = Vec::new();
+        for rule in Self::TEXT_RULES {
+            let path = format!("{body_field}.{}", rule.field);
+            for value in self.text_values(rule.field) {
+                rule.check(&path, value, &mut violations);
+            }
+        }
+        violations
+    }
+
+    /// Whether some field holds capabilities whoever writes them must hold.
+    fn grants_capabilities() -> bool {
+        Self::TEXT_RULES.iter().any(|rule| rule.caller_must_hold)
+    }
+
+    /// The values of the fields declared `caller_must_hold`.
     fn must_hold(&self) -> Vec<&str> {
-        Vec::new()
+        Self::TEXT_RULES
+            .iter()
+            .filter(|rule| rule.caller_must_hold)
+            .flat_map(|rule| self.text_values(rule.field))
+            .collect()
     }
 
     /// Whether anonymous callers may read this item.

@@ -88,7 +88,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             };
         }
     });
-    let check_values = (!resource.rules.is_empty()).then(|| check_values(resource));
+    let text_rules = (!resource.rules.is_empty()).then(|| text_rules(resource));
     let references = (!resource.references.is_empty()).then(|| {
         let entries = resource.references.iter().map(|r| {
             let (field, collection, resource_type) = (&r.json_name, &r.collection, &r.resource_type);
@@ -114,24 +114,6 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             };
         }
     });
-    let must_hold = resource.has_must_hold().then(|| {
-        let values = resource.rules.iter().filter(|rule| rule.must_hold).map(|rule| {
-            let name = ident(&rule.field);
-            if rule.repeated {
-                quote!(values.extend(self.#name.iter().map(String::as_str));)
-            } else {
-                quote!(values.push(self.#name.as_str());)
-            }
-        });
-        quote! {
-            fn must_hold(&self) -> Vec<&str> {
-                let mut values = Vec::new();
-                #(#values)*
-                values
-            }
-        }
-    });
-    let must_hold_const = resource.has_must_hold().then(|| quote!(const MUST_HOLD: bool = true;));
     let public_field = resource
         .public_field
         .as_ref()
@@ -143,7 +125,6 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             #filters
             #dependents
             #references
-            #must_hold_const
             #public_field
             const FIELDS: &'static [::runtime::resource::FieldSpec] = {
                 use ::runtime::resource::{Behavior, FieldSpec};
@@ -204,9 +185,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
                 }
             }
 
-            #check_values
-
-            #must_hold
+            #text_rules
 
             fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
                 use ::runtime::resource::SortValue;
@@ -219,76 +198,53 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
     }
 }
 
-/// `check_values` from the annotation files' field rules.
-fn check_values(resource: &Resource) -> TokenStream {
-    let checks = resource.rules.iter().map(|rule| {
-        let name = ident(&rule.field);
-        let path = format!("{{body_field}}.{}", rule.json_name);
-        let mut tests = Vec::new();
+/// `TEXT_RULES` and `text_values` from the annotation files' field rules.
+fn text_rules(resource: &Resource) -> TokenStream {
+    let rules = resource.rules.iter().map(|rule| {
+        let field = &rule.json_name;
+        let mut settings = vec![quote!(field: #field)];
         if let Some(allowed) = &rule.allowed {
-            let list = allowed.join(", ");
-            tests.push(quote! {
-                if ![#(#allowed),*].contains(&value.as_str()) {
-                    violations.push(FieldViolation::new(
-                        path(),
-                        format!("`{}` is not one of: {}", ::runtime::error::excerpt(value), #list),
-                    ));
-                }
-            });
-        }
-        if let Some(max) = rule.max_length {
-            let message = format!("at most {max} characters");
-            let max = proc_macro2::Literal::usize_unsuffixed(max);
-            tests.push(quote! {
-                if value.chars().count() > #max {
-                    violations.push(FieldViolation::new(path(), #message));
-                }
-            });
-        }
-        if let Some(max) = rule.max_bytes {
-            let message = format!("at most {max} bytes");
-            let max = proc_macro2::Literal::usize_unsuffixed(max);
-            tests.push(quote! {
-                if value.len() > #max {
-                    violations.push(FieldViolation::new(path(), #message));
-                }
-            });
-        }
-        if rule.printable {
-            tests.push(quote! {
-                if value.chars().any(char::is_control) {
-                    violations.push(FieldViolation::new(path(), "must not contain control characters"));
-                }
-            });
+            settings.push(quote!(allowed: Some(&[#(#allowed),*])));
         }
         if rule.uidp {
-            tests.push(quote! {
-                if !::runtime::uidp::is_valid(value) {
-                    violations.push(FieldViolation::new(
-                        path(),
-                        format!("`{}` is not a UIDP", ::runtime::error::excerpt(value)),
-                    ));
-                }
-            });
+            settings.push(quote!(uidp: true));
         }
-        let values = if rule.repeated {
-            quote!(self.#name.iter())
+        if let Some(max) = rule.max_length {
+            let max = proc_macro2::Literal::usize_unsuffixed(max);
+            settings.push(quote!(max_length: Some(#max)));
+        }
+        if let Some(max) = rule.max_bytes {
+            let max = proc_macro2::Literal::usize_unsuffixed(max);
+            settings.push(quote!(max_bytes: Some(#max)));
+        }
+        if rule.printable {
+            settings.push(quote!(printable: true));
+        }
+        if rule.must_hold {
+            settings.push(quote!(caller_must_hold: true));
+        }
+        quote!(TextRule { #(#settings,)* ..TextRule::NONE })
+    });
+    let arms = resource.rules.iter().map(|rule| {
+        let json = &rule.json_name;
+        let name = ident(&rule.field);
+        if rule.repeated {
+            quote!(#json => self.#name.iter().map(String::as_str).collect(),)
         } else {
-            quote!(std::iter::once(&self.#name).filter(|value| !value.is_empty()))
-        };
-        quote! {
-            for value in #values {
-                let path = || format!(#path);
-                #(#tests)*
-            }
+            quote!(#json if !self.#name.is_empty() => vec![self.#name.as_str()],)
         }
     });
     quote! {
-        fn check_values(&self, body_field: &str) -> Vec<::runtime::error::FieldViolation> {
-            use ::runtime::error::FieldViolation;
-            let mut violations = Vec::new();
-            #(#checks)*
-            violations
+        const TEXT_RULES: &'static [::runtime::resource::TextRule] = {
+            use ::runtime::resource::TextRule;
+            &[#(#rules),*]
+        };
+
+        fn text_values(&self, field: &str) -> Vec<&str> {
+            match field {
+                #(#arms)*
+                _ => Vec::new(),
+            }
         }
     }
 }
