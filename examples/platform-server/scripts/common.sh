@@ -1,0 +1,101 @@
+# Shared by load.sh and memory-bound.sh (sourced, not run): builds the server
+# and the load generator in release mode, starts the server on a temporary
+# data dir and a free port, and stops it with SIGTERM, checking that it exits
+# cleanly. Honours CARGO_TARGET_DIR (the binaries' paths come from cargo).
+
+# Sets SERVER_BIN and LOAD_BIN.
+build_release() {
+  local artifacts
+  echo "== build (release)" >&2
+  artifacts=$(cargo build --release -p platform-server --bin platform-server --example load \
+    --message-format=json-render-diagnostics)
+  eval "$(python3 -c '
+import json, shlex, sys
+for line in sys.stdin:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        continue
+    if message.get("reason") != "compiler-artifact" or not message.get("executable"):
+        continue
+    name = {"platform-server": "SERVER_BIN", "load": "LOAD_BIN"}.get(message["target"]["name"])
+    if name:
+        print(name + "=" + shlex.quote(message["executable"]))
+' <<<"$artifacts")"
+  if [[ -z "${SERVER_BIN:-}" || -z "${LOAD_BIN:-}" ]]; then
+    echo "cargo did not report the platform-server and load executables" >&2
+    return 1
+  fi
+}
+
+# start_server WORK_DIR [DATABASE_URL]: starts the server on WORK_DIR/data,
+# logging to WORK_DIR/server.log, on a port the kernel picks. Sets
+# SERVER_PID, SERVER_URL and SERVER_DATA.
+start_server() {
+  local work_dir=$1 database_url=${2:-} address="" waited=0
+  SERVER_DATA="$work_dir/data"
+  local -a flags=(--data-dir "$SERVER_DATA" --listen 127.0.0.1:0)
+  if [[ -n "$database_url" ]]; then
+    flags+=(--database-url "$database_url")
+  fi
+  NO_COLOR=1 RUST_LOG=info "$SERVER_BIN" "${flags[@]}" >"$work_dir/server.log" 2>&1 &
+  SERVER_PID=$!
+  while [[ -z "$address" ]]; do
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+      echo "the server exited during start:" >&2
+      cat "$work_dir/server.log" >&2
+      return 1
+    fi
+    if ((waited >= 600)); then
+      echo "the server did not log 'listening' within 60 s:" >&2
+      cat "$work_dir/server.log" >&2
+      return 1
+    fi
+    sleep 0.1
+    waited=$((waited + 1))
+    address=$(sed 's/\x1b\[[0-9;]*m//g' "$work_dir/server.log" |
+      sed -n 's/.*listening.* address=\([^ ]*\).*/\1/p' | head -n 1)
+  done
+  SERVER_URL="http://$address"
+  local backend="embedded SQLite"
+  if [[ -n "$database_url" ]]; then
+    backend="PostgreSQL"
+  fi
+  echo "== server pid $SERVER_PID listening on $SERVER_URL ($backend)" >&2
+}
+
+# stop_server WORK_DIR: SIGTERM, then waits (the drain timeout is 30 s);
+# fails unless the server exits with status 0 after logging `stopped`.
+stop_server() {
+  local work_dir=$1 status=0 waited=0
+  kill -TERM "$SERVER_PID"
+  while kill -0 "$SERVER_PID" 2>/dev/null && ((waited < 450)); do
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  if kill -0 "$SERVER_PID" 2>/dev/null; then
+    echo "== the server did not exit within 45 s of SIGTERM" >&2
+    kill -KILL "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+    return 1
+  fi
+  wait "$SERVER_PID" || status=$?
+  SERVER_PID=""
+  if ((status != 0)) || ! grep -q "stopped" "$work_dir/server.log"; then
+    echo "== the server did not exit cleanly after SIGTERM (status $status):" >&2
+    tail -n 20 "$work_dir/server.log" >&2
+    return 1
+  fi
+  echo "== server stopped cleanly after SIGTERM (exit status 0)" >&2
+}
+
+# Kills a server left running (by its pid) and removes the work dir.
+cleanup_server() {
+  local work_dir=$1
+  if [[ -n "${SERVER_PID:-}" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill -KILL "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  rm -rf "$work_dir"
+}
