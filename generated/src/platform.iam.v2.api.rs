@@ -461,6 +461,12 @@ impl ::runtime::resource::Resource for Group {
             _ => Vec::new(),
         }
     }
+    fn json_len_bound(&self) -> usize {
+        use ::runtime::json::escape_overhead;
+        use ::prost::Message;
+        self.encoded_len() + escape_overhead(&self.uid) + escape_overhead(&self.name)
+            + escape_overhead(&self.description) + escape_overhead(&self.etag) + 616
+    }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
         match field {
@@ -660,6 +666,14 @@ impl ::runtime::resource::Resource for Identity {
             _ => Vec::new(),
         }
     }
+    fn json_len_bound(&self) -> usize {
+        use ::runtime::json::escape_overhead;
+        use ::prost::Message;
+        self.encoded_len() + escape_overhead(&self.uid) + escape_overhead(&self.name)
+            + escape_overhead(&self.description) + escape_overhead(&self.etag)
+            + self.claim_match.as_ref().map_or(0, |m| escape_overhead(&m.issuer))
+            + self.claim_match.as_ref().map_or(0, |m| escape_overhead(&m.subject)) + 497
+    }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
         match field {
@@ -847,6 +861,13 @@ impl ::runtime::resource::Resource for RoleBinding {
             "name" if !self.name.is_empty() => vec![self.name.as_str()],
             _ => Vec::new(),
         }
+    }
+    fn json_len_bound(&self) -> usize {
+        use ::runtime::json::escape_overhead;
+        use ::prost::Message;
+        self.encoded_len() + escape_overhead(&self.uid) + escape_overhead(&self.name)
+            + escape_overhead(&self.description) + escape_overhead(&self.etag)
+            + escape_overhead(&self.identity) + escape_overhead(&self.role) + 438
     }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
@@ -1059,6 +1080,14 @@ impl ::runtime::resource::Resource for Role {
             "name" if !self.name.is_empty() => vec![self.name.as_str()],
             _ => Vec::new(),
         }
+    }
+    fn json_len_bound(&self) -> usize {
+        use ::runtime::json::escape_overhead;
+        use ::prost::Message;
+        self.encoded_len() + escape_overhead(&self.uid) + escape_overhead(&self.name)
+            + escape_overhead(&self.description)
+            + self.capabilities.iter().map(|v| escape_overhead(v) + 1).sum::<usize>()
+            + escape_overhead(&self.etag) + 390
     }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;

@@ -207,6 +207,14 @@ impl ::runtime::resource::Resource for Repo {
             _ => Vec::new(),
         }
     }
+    fn json_len_bound(&self) -> usize {
+        use ::runtime::json::escape_overhead;
+        use ::prost::Message;
+        self.encoded_len() + escape_overhead(&self.uid) + escape_overhead(&self.name)
+            + escape_overhead(&self.description) + escape_overhead(&self.etag)
+            + escape_overhead(&self.readme)
+            + self.aliases.iter().map(|v| escape_overhead(v) + 1).sum::<usize>() + 493
+    }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
         match field {

@@ -251,6 +251,15 @@ impl ::runtime::resource::Resource for Advisory {
             _ => Vec::new(),
         }
     }
+    fn json_len_bound(&self) -> usize {
+        use ::runtime::json::escape_overhead;
+        use ::prost::Message;
+        self.encoded_len() + escape_overhead(&self.uid) + escape_overhead(&self.name)
+            + escape_overhead(&self.description) + escape_overhead(&self.etag)
+            + escape_overhead(&self.advisory_id)
+            + self.aliases.iter().map(|v| escape_overhead(v) + 1).sum::<usize>()
+            + escape_overhead(&self.artifact_name) + 664
+    }
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
         match field {

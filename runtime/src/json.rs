@@ -19,6 +19,19 @@ use crate::error::{Error, FieldViolation};
 const SERIALIZE: SerializeOptions = SerializeOptions::new().skip_default_fields(false);
 const DESERIALIZE: DeserializeOptions = DeserializeOptions::new().deny_unknown_fields(true);
 
+/// How many bytes JSON adds to a string by escaping it: one for `"`, `\\`
+/// and the short escapes (`\n`, `\t`, ...), five for other control
+/// characters (`\u0001`).
+pub fn escape_overhead(text: &str) -> usize {
+    text.bytes()
+        .map(|byte| match byte {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+            0x00..=0x1f => 5,
+            _ => 0,
+        })
+        .sum()
+}
+
 /// Encodes a message as canonical JSON.
 pub fn to_vec<M: ReflectMessage>(message: &M) -> Vec<u8> {
     let dynamic = message.transcode_to_dynamic();
@@ -143,5 +156,16 @@ mod tests {
     fn describe_strips_positions() {
         let error = serde_json::from_str::<u8>("\"x\"").unwrap_err();
         assert!(!describe(&error).contains("line"));
+    }
+}
+
+#[cfg(test)]
+mod escape_tests {
+    #[test]
+    fn overhead_matches_serde_json() {
+        for text in ["plain", "quote \" and \\ slash", "line\nbreak\ttab", "\u{1}\u{7f}\u{0}é"] {
+            let json = serde_json::to_string(text).unwrap();
+            assert_eq!(json.len(), text.len() + 2 + super::escape_overhead(text), "{text:?}");
+        }
     }
 }

@@ -225,6 +225,13 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
             .collect()
     }
 
+    /// An upper bound of this item's size in canonical JSON, for list byte
+    /// budgets. Generated resources add up their strings' escapes and a
+    /// margin per field to the encoded size; this default assumes the worst.
+    fn json_len_bound(&self) -> usize {
+        self.encoded_len() * 6 + 1024
+    }
+
     /// Whether anonymous callers may read this item.
     fn is_public(&self) -> bool {
         Self::PUBLIC_FIELD.is_some_and(|field| self.sort_value(field) == SortValue::Int(1))

@@ -345,6 +345,7 @@ impl ListPlan {
                 after,
                 skip: request.skip.max(0) as u64,
                 limit: u64::from(page_size) + 1,
+                byte_budget: context.list_budget as u64,
                 public_only,
             },
             binding,
@@ -364,7 +365,7 @@ impl ListPlan {
             .iter()
             .take(self.page_size)
             .position(|item| {
-                spent += item.encoded_len();
+                spent += item.json_len_bound();
                 spent > context.list_budget
             })
             .map_or(self.page_size, |over| over.max(1));

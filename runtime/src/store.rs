@@ -93,6 +93,11 @@ pub struct ListQuery {
     pub after: Option<Vec<SortValue>>,
     pub skip: u64,
     pub limit: u64,
+    /// Storage may stop reading early once the items it has read exceed this
+    /// many encoded bytes, provided it returns one item past that point (so
+    /// a page that ends early still knows more follow). The list's byte
+    /// budget is spent before `limit` is reached on large items.
+    pub byte_budget: u64,
     /// Only items whose boolean field (JSON name) is true: public items, for
     /// anonymous callers.
     pub public_only: Option<&'static str>,

@@ -492,41 +492,48 @@ async fn bounded_fields_and_empty_updates() {
 async fn list_pages_stay_within_the_byte_budget() {
     let (_dir, w) = world().await;
     let owner = &w.a_owner.rest;
-    let group = owner.create(&format!("/iam/v2/groups/{}", w.a), json!({"name": "big repos"})).await;
-    let readme = "r".repeat(65536);
-    let mut created = Vec::new();
-    for i in 0..80 {
-        created.push(
-            owner
-                .create(&format!("/registry/v2/repos/{group}"), json!({"name": format!("repo {i}"), "readme": readme}))
-                .await,
-        );
-    }
-    // 80 × 64 KiB is over the 4 MiB budget: pages end early and continue.
-    let mut seen = Vec::new();
-    let mut token = String::new();
-    let mut pages = 0;
-    loop {
-        let response = owner
-            .get(&format!("/registry/v2/repos?uidp.children_of={group}&pageSize=200&pageToken={token}"))
+    // Plain 64 KiB readmes, and readmes whose every character JSON writes in
+    // six bytes (`\u0001`): either way a response stays under 4 MiB.
+    for (count, readme) in [(80, "r".repeat(65536)), (20, "\u{1}".repeat(65536))] {
+        let group = owner
+            .create(&format!("/iam/v2/groups/{}", w.a), json!({"name": "big repos"}))
             .await;
-        assert_eq!(response.status, StatusCode::OK, "{:?}", response.body);
-        let size = response.body.to_string().len();
-        assert!(size < 4 << 20, "a page of {size} bytes");
-        assert_eq!(response.body["totalCount"], 80);
-        pages += 1;
-        for item in response.body["items"].as_array().unwrap() {
-            seen.push(item["uid"].as_str().unwrap().to_owned());
+        let mut created = Vec::new();
+        for i in 0..count {
+            created.push(
+                owner
+                    .create(
+                        &format!("/registry/v2/repos/{group}"),
+                        json!({"name": format!("repo {i}"), "readme": readme}),
+                    )
+                    .await,
+            );
         }
-        token = response.body["nextPageToken"].as_str().unwrap_or_default().to_owned();
-        if token.is_empty() {
-            break;
+        let mut seen = Vec::new();
+        let mut token = String::new();
+        let mut pages = 0;
+        loop {
+            let path = format!(
+                "/registry/v2/repos?uidp.children_of={group}&pageSize=200&pageToken={token}"
+            );
+            let (size, response) = owner.get_sized(&path).await;
+            assert_eq!(response.status, StatusCode::OK, "{:?}", response.body);
+            assert!(size < 4 << 20, "a page of {size} bytes");
+            assert_eq!(response.body["totalCount"], count);
+            pages += 1;
+            for item in response.body["items"].as_array().unwrap() {
+                seen.push(item["uid"].as_str().unwrap().to_owned());
+            }
+            token = response.body["nextPageToken"].as_str().unwrap_or_default().to_owned();
+            if token.is_empty() {
+                break;
+            }
         }
+        assert!(pages >= 2, "the budget ended the first page early");
+        seen.sort();
+        created.sort();
+        assert_eq!(seen, created, "every item exactly once");
     }
-    assert!(pages >= 2, "the budget ended the first page early");
-    seen.sort();
-    created.sort();
-    assert_eq!(seen, created, "every item exactly once");
 }
 
 #[tokio::test]

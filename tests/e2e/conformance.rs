@@ -58,6 +58,7 @@ fn query(filter: Hierarchy, order: &[(&str, bool)], limit: u64) -> ListQuery {
         after: None,
         skip: 0,
         limit,
+        byte_budget: u64::MAX,
         public_only: None,
     }
 }
@@ -228,6 +229,19 @@ async fn lists_filter_order_count_and_continue_by_key() {
             uids(&children),
             "{backend}: creation order"
         );
+
+        // A byte budget smaller than one item: reading stops one item past it.
+        let tight = ListQuery {
+            byte_budget: 1,
+            ..by_time
+        };
+        let page = store.list_groups(&tight).await.unwrap();
+        assert_eq!(
+            uids(&page.items),
+            uids(&children[..2]),
+            "{backend}: stops past the budget"
+        );
+        assert_eq!(page.total_count, 4, "{backend}");
     }
 }
 

@@ -224,6 +224,21 @@ impl Rest {
         Response { status, body }
     }
 
+    /// A GET and the size of its body as sent.
+    pub async fn get_sized(&self, path: &str) -> (usize, Response) {
+        let mut request = http::Request::builder()
+            .uri(format!("{}{path}", self.base));
+        if let Some(authorization) = &self.authorization {
+            request = request.header(http::header::AUTHORIZATION, authorization);
+        }
+        let request = request.body(Full::new(bytes::Bytes::new())).unwrap();
+        let response = self.client.request(request).await.expect("the server answers");
+        let status = response.status();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let body = serde_json::from_slice(&bytes).expect("a JSON body");
+        (bytes.len(), Response { status, body })
+    }
+
     pub async fn get(&self, path: &str) -> Response {
         self.call(Method::GET, path, None).await
     }

@@ -55,6 +55,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         };
         Some(quote!(#json => #value,))
     });
+    let json_len_bound = json_len_bound(resource);
     let page_sizes = resource.page_sizes.map(|(default, max)| {
         quote! {
             const PAGE_SIZES: ::runtime::standard::PageSizes =
@@ -187,6 +188,8 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
 
             #text_rules
 
+            #json_len_bound
+
             fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
                 use ::runtime::resource::SortValue;
                 match field {
@@ -245,6 +248,45 @@ fn text_rules(resource: &Resource) -> TokenStream {
                 #(#arms)*
                 _ => Vec::new(),
             }
+        }
+    }
+}
+
+/// Most bytes canonical JSON spends on one field beyond its encoded value:
+/// quotes, colon and comma around the key, and the longest spelling of a
+/// scalar (a timestamp, an int64 as a string, an enum's name).
+const JSON_FIELD_MARGIN: usize = 48;
+
+/// `json_len_bound`: the encoded size, plus what escaping adds to every
+/// string, plus a margin per field (a key and a scalar's spelling).
+fn json_len_bound(resource: &Resource) -> TokenStream {
+    let margin: usize = resource
+        .fields
+        .iter()
+        .map(|field| field.json_name.len() + JSON_FIELD_MARGIN)
+        .sum();
+    let margin = proc_macro2::Literal::usize_unsuffixed(margin);
+    let escapes = resource.fields.iter().filter(|field| field.string).map(|field| {
+        let name = ident(&field.name);
+        let overhead = |value: TokenStream| match field.kind {
+            // Each value also gains a comma beside its quotes.
+            FieldKind::Repeated => quote!(#value.iter().map(|v| escape_overhead(v) + 1).sum::<usize>()),
+            _ => quote!(escape_overhead(&#value)),
+        };
+        match &field.parent {
+            None => overhead(quote!(self.#name)),
+            Some((parent, _)) => {
+                let parent = ident(parent);
+                let inner = overhead(quote!(m.#name));
+                quote!(self.#parent.as_ref().map_or(0, |m| #inner))
+            }
+        }
+    });
+    quote! {
+        fn json_len_bound(&self) -> usize {
+            use ::runtime::json::escape_overhead;
+            use ::prost::Message;
+            self.encoded_len() #(+ #escapes)* + #margin
         }
     }
 }

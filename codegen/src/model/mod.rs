@@ -254,6 +254,8 @@ pub struct Field {
     pub parent: Option<(String, String)>,
     pub behavior: Behavior,
     pub kind: FieldKind,
+    /// Whether it holds proto `string` values (one, or a list of them).
+    pub string: bool,
 }
 
 impl Field {
@@ -475,6 +477,7 @@ fn build_resource(
             parent: None,
             behavior: behavior(pool, &field),
             kind,
+            string: is_string(&field),
         });
         for child in nested.iter().flat_map(|inner| inner.fields()) {
             let child_kind = match field_kind(&child) {
@@ -487,6 +490,7 @@ fn build_resource(
                 parent: Some((field.name().to_owned(), field.json_name().to_owned())),
                 behavior: behavior(pool, &child),
                 kind: child_kind,
+                string: is_string(&child),
             });
         }
     }
@@ -512,6 +516,11 @@ fn build_resource(
         public_field: None,
         references: Vec::new(),
     })
+}
+
+/// A `string` or `repeated string` field (not a map).
+fn is_string(field: &FieldDescriptor) -> bool {
+    field.kind() == Kind::String && !field.is_map()
 }
 
 fn field_kind(field: &FieldDescriptor) -> FieldKind {

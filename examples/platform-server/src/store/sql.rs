@@ -7,6 +7,7 @@ use runtime::store::{Hierarchy, ListQuery, Page, StoreError};
 use runtime::uidp;
 use sqlx::any::AnyArguments;
 use sqlx::query::Query;
+use futures_util::TryStreamExt;
 use sqlx::{Any, AnyPool, Arguments, Row};
 
 use super::Backend;
@@ -361,11 +362,20 @@ impl Table {
             where_clause(&conditions),
             order.join(", ")
         );
-        let rows = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments)
-            .fetch_all(pool)
-            .await
-            .map_err(backend_error)?;
-        let items = rows.iter().map(decode).collect::<Result<_, _>>()?;
+        // Rows are read one at a time, and reading stops one row past the
+        // byte budget: a page of large items never holds `limit` of them.
+        let mut rows = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments).fetch(pool);
+        let mut items = Vec::new();
+        let mut read: u64 = 0;
+        while let Some(row) = rows.try_next().await.map_err(backend_error)? {
+            let item: R = decode(&row)?;
+            let over_budget = read > query.byte_budget;
+            read += item.encoded_len() as u64;
+            items.push(item);
+            if over_budget {
+                break;
+            }
+        }
         Ok(Page {
             items,
             total_count: u64::try_from(total).unwrap_or_default(),
