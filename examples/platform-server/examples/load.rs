@@ -64,13 +64,13 @@ struct Args {
     #[arg(long, default_value_t = 64)]
     connections: usize,
     /// How long to drive the load (e.g. `60s`, `2m`).
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    #[arg(long, default_value = "60s", value_parser = platform_server::parse_duration)]
     duration: Duration,
     /// The server's process id, for its resident set size (/proc/PID/status).
     #[arg(long)]
     server_pid: Option<u32>,
     /// `mixed`: when to take the first RSS sample; the second is taken at the end.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = platform_server::parse_duration)]
     rss_at: Duration,
     /// `mixed`: largest acceptable RSS growth between the two samples, in percent.
     #[arg(long, default_value_t = 10.0)]
@@ -97,7 +97,7 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Fill::Text)]
     readme_fill: Fill,
     /// Give up on one request after this long (counted as a `timeout` error).
-    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    #[arg(long, default_value = "30s", value_parser = platform_server::parse_duration)]
     request_timeout: Duration,
 }
 
@@ -111,25 +111,6 @@ enum Mode {
 enum Fill {
     Text,
     Control,
-}
-
-/// A duration: a number with the unit `ms`, `s` or `m` (seconds when none).
-fn parse_duration(value: &str) -> Result<Duration, String> {
-    let value = value.trim();
-    let split = value
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(value.len());
-    let (number, unit) = value.split_at(split);
-    let number: f64 = number
-        .parse()
-        .map_err(|_| format!("`{value}` is not a duration such as `60s` or `500ms`"))?;
-    let seconds = match unit.trim() {
-        "ms" => number / 1000.0,
-        "" | "s" => number,
-        "m" => number * 60.0,
-        _ => return Err(format!("`{value}`: the unit is `ms`, `s` or `m`")),
-    };
-    Duration::try_from_secs_f64(seconds).map_err(|_| format!("`{value}` is out of range"))
 }
 
 #[tokio::main]

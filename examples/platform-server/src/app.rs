@@ -86,8 +86,8 @@ async fn openapi() -> impl axum::response::IntoResponse {
 pub async fn router(parts: Parts) -> Router {
     let store = Arc::new(parts.store);
     let access: Arc<dyn runtime::auth::Access> = store.clone();
-    let mut context = ApiContext::new(parts.page_tokens, Authorizer::new(access))
-        .with_shared_scope(parts.root);
+    let mut context =
+        ApiContext::new(parts.page_tokens, Authorizer::new(access)).with_shared_scope(parts.root);
     if let Some(bytes) = parts.list_budget {
         context = context.with_list_budget(bytes);
     }

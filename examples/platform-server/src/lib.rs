@@ -115,3 +115,24 @@ pub fn mint_token(keys_dir: &Path, base_url: &str, identity: &str) -> Result<Str
     }
     Ok(keys::api_tokens(keys_dir, base_url)?.issue(identity))
 }
+
+/// A duration as flags spell it: a number with the unit `ms`, `s` or `m`
+/// (seconds when none).
+pub fn parse_duration(value: &str) -> Result<std::time::Duration, String> {
+    let value = value.trim();
+    let split = value
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(value.len());
+    let (number, unit) = value.split_at(split);
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("`{value}` is not a duration such as `10s` or `500ms`"))?;
+    let seconds = match unit.trim() {
+        "ms" => number / 1000.0,
+        "" | "s" => number,
+        "m" => number * 60.0,
+        _ => return Err(format!("`{value}`: the unit is `ms`, `s` or `m`")),
+    };
+    std::time::Duration::try_from_secs_f64(seconds)
+        .map_err(|_| format!("`{value}` is out of range"))
+}

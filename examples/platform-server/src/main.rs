@@ -16,10 +16,20 @@ use tracing_subscriber::EnvFilter;
 #[command(version)]
 struct Args {
     /// Address to listen on.
-    #[arg(long, env = "PLATFORM_LISTEN", default_value = "127.0.0.1:8080", global = true)]
+    #[arg(
+        long,
+        env = "PLATFORM_LISTEN",
+        default_value = "127.0.0.1:8080",
+        global = true
+    )]
     listen: SocketAddr,
     /// Directory for the embedded database and server keys.
-    #[arg(long, env = "PLATFORM_DATA_DIR", default_value = "./data", global = true)]
+    #[arg(
+        long,
+        env = "PLATFORM_DATA_DIR",
+        default_value = "./data",
+        global = true
+    )]
     data_dir: PathBuf,
     /// Directory of the signing keys for API tokens and page tokens (default:
     /// the data dir). Replicas of one service share it, so each accepts the
@@ -41,7 +51,7 @@ struct Args {
         env = "PLATFORM_HEADER_TIMEOUT",
         value_name = "DURATION",
         default_value = "10s",
-        value_parser = parse_duration
+        value_parser = platform_server::parse_duration
     )]
     header_timeout: Duration,
     /// Answer 408 / DEADLINE_EXCEEDED when a request body takes longer than this
@@ -51,7 +61,7 @@ struct Args {
         env = "PLATFORM_BODY_TIMEOUT",
         value_name = "DURATION",
         default_value = "30s",
-        value_parser = parse_duration
+        value_parser = platform_server::parse_duration
     )]
     body_timeout: Duration,
     /// Close a connection after this long without a request in progress.
@@ -60,7 +70,7 @@ struct Args {
         env = "PLATFORM_IDLE_TIMEOUT",
         value_name = "DURATION",
         default_value = "60s",
-        value_parser = parse_duration
+        value_parser = platform_server::parse_duration
     )]
     idle_timeout: Duration,
     /// On SIGINT/SIGTERM, give in-flight requests this long to finish.
@@ -69,7 +79,7 @@ struct Args {
         env = "PLATFORM_DRAIN_TIMEOUT",
         value_name = "DURATION",
         default_value = "30s",
-        value_parser = parse_duration
+        value_parser = platform_server::parse_duration
     )]
     drain_timeout: Duration,
     /// Largest encoded size of the items of one list page, in bytes; a page
@@ -88,25 +98,6 @@ enum Command {
         #[arg(long)]
         identity: String,
     },
-}
-
-/// A duration: a number with the unit `ms`, `s` or `m` (seconds when none).
-fn parse_duration(value: &str) -> Result<Duration, String> {
-    let value = value.trim();
-    let split = value
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(value.len());
-    let (number, unit) = value.split_at(split);
-    let number: f64 = number
-        .parse()
-        .map_err(|_| format!("`{value}` is not a duration such as `10s` or `500ms`"))?;
-    let seconds = match unit.trim() {
-        "ms" => number / 1000.0,
-        "" | "s" => number,
-        "m" => number * 60.0,
-        _ => return Err(format!("`{value}`: the unit is `ms`, `s` or `m`")),
-    };
-    Duration::try_from_secs_f64(seconds).map_err(|_| format!("`{value}` is out of range"))
 }
 
 fn parse_issuer(value: &str) -> Result<(String, PathBuf), String> {
@@ -219,11 +210,23 @@ mod tests {
 
     #[test]
     fn durations_take_a_unit() {
-        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
-        assert_eq!(parse_duration("1500ms"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
-        assert!(parse_duration("1h").is_err());
-        assert!(parse_duration("s").is_err());
+        assert_eq!(
+            platform_server::parse_duration("10s"),
+            Ok(Duration::from_secs(10))
+        );
+        assert_eq!(
+            platform_server::parse_duration("1500ms"),
+            Ok(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            platform_server::parse_duration("2m"),
+            Ok(Duration::from_secs(120))
+        );
+        assert_eq!(
+            platform_server::parse_duration("7"),
+            Ok(Duration::from_secs(7))
+        );
+        assert!(platform_server::parse_duration("1h").is_err());
+        assert!(platform_server::parse_duration("s").is_err());
     }
 }

@@ -93,7 +93,9 @@ async fn read_grants(pool: &AnyPool, identity: &str) -> Result<Grants, StoreErro
 
 /// Advances the access epoch inside a write transaction of roles or role
 /// bindings.
-pub async fn advance_epoch(transaction: &mut sqlx::Transaction<'static, Any>) -> Result<(), StoreError> {
+pub async fn advance_epoch(
+    transaction: &mut sqlx::Transaction<'static, Any>,
+) -> Result<(), StoreError> {
     sqlx::query("UPDATE access_epoch SET epoch = epoch + 1 WHERE id = 1")
         .execute(&mut **transaction)
         .await

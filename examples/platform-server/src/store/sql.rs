@@ -1,5 +1,6 @@
 //! The standard methods over one SQL table, for any resource type.
 
+use futures_util::TryStreamExt;
 use runtime::mask::Update;
 use runtime::resource::{Resource, SortValue};
 use runtime::row::{ColumnSpec, Row as StorageRow};
@@ -7,7 +8,6 @@ use runtime::store::{Hierarchy, ListQuery, Page, StoreError};
 use runtime::uidp;
 use sqlx::any::AnyArguments;
 use sqlx::query::Query;
-use futures_util::TryStreamExt;
 use sqlx::{Any, AnyPool, Arguments, Row};
 
 use super::Backend;
@@ -45,7 +45,10 @@ impl Table {
 
     /// Commits a write, advancing the access epoch first when grants derive
     /// from this table: a server that sees the commit sees the new epoch.
-    async fn commit(&self, mut transaction: sqlx::Transaction<'static, Any>) -> Result<(), StoreError> {
+    async fn commit(
+        &self,
+        mut transaction: sqlx::Transaction<'static, Any>,
+    ) -> Result<(), StoreError> {
         if self.guards_access {
             super::grants::advance_epoch(&mut transaction).await?;
         }
