@@ -116,23 +116,23 @@ impl TextRule {
         let mut violation = |description: String| {
             violations.push(FieldViolation::new(path, description));
         };
-        if let Some(allowed) = self.allowed {
-            if !allowed.contains(&value) {
-                violation(format!("`{}` is not one of: {}", excerpt(value), allowed.join(", ")));
-            }
+        if let Some(allowed) = self.allowed
+            && !allowed.contains(&value)
+        {
+            violation(format!("`{}` is not one of: {}", excerpt(value), allowed.join(", ")));
         }
         if self.uidp && !crate::uidp::is_valid(value) {
             violation(format!("`{}` is not a UIDP", excerpt(value)));
         }
-        if let Some(max) = self.max_length {
-            if value.chars().count() > max {
-                violation(format!("at most {max} characters"));
-            }
+        if let Some(max) = self.max_length
+            && value.chars().count() > max
+        {
+            violation(format!("at most {max} characters"));
         }
-        if let Some(max) = self.max_bytes {
-            if value.len() > max {
-                violation(format!("at most {max} bytes"));
-            }
+        if let Some(max) = self.max_bytes
+            && value.len() > max
+        {
+            violation(format!("at most {max} bytes"));
         }
         if self.printable && value.chars().any(char::is_control) {
             violation("must not contain control characters".to_owned());
