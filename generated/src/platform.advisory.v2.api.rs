@@ -422,6 +422,7 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
             request.document.unwrap_or_default(),
             "document",
         );
+        update.check()?;
         self.store
             .update_document(uid, &update)
             .await

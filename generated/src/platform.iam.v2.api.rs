@@ -1434,6 +1434,7 @@ impl<S: GroupStore> GroupServiceApi<S> {
             request.group.unwrap_or_default(),
             "group",
         );
+        update.check()?;
         self.store
             .update_group(uid, &update)
             .await
@@ -1650,6 +1651,7 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
             request.identity.unwrap_or_default(),
             "identity",
         );
+        update.check()?;
         self.store
             .update_identity(uid, &update)
             .await
@@ -1926,6 +1928,7 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
             request.role_binding.unwrap_or_default(),
             "roleBinding",
         );
+        update.check()?;
         self.store
             .update_role_binding(uid, &update)
             .await
@@ -2160,6 +2163,7 @@ impl<S: RoleStore> RoleServiceApi<S> {
             request.role.unwrap_or_default(),
             "role",
         );
+        update.check()?;
         let scope = uidp::parent(uid).unwrap_or(uid);
         let update = update
             .holding(self.context.authorizer.held(caller, scope).await?, scope);

@@ -420,6 +420,7 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
             request.artifact.unwrap_or_default(),
             "artifact",
         );
+        update.check()?;
         self.store
             .update_artifact(uid, &update)
             .await

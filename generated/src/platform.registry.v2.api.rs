@@ -420,6 +420,7 @@ impl<S: RepoStore> RepoServiceApi<S> {
             request.repo.unwrap_or_default(),
             "repo",
         );
+        update.check()?;
         self.store
             .update_repo(uid, &update)
             .await

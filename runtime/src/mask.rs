@@ -4,8 +4,9 @@
 //! behaviours; storage then calls [`Update::apply`] on the stored resource
 //! inside its transaction, which checks the etag, IMMUTABLE and REQUIRED
 //! fields against the stored values and returns the merged resource. Mask
-//! problems found when planning are reported there too, with the others, so
-//! a request learns every problem from one `BadRequest`.
+//! problems found when planning are reported before storage is called
+//! ([`Update::check`]); each stage reports all of its problems in one
+//! `BadRequest`.
 
 use prost_types::FieldMask;
 
@@ -51,8 +52,11 @@ impl<R: Resource> Update<R> {
             named => {
                 let mut paths = Vec::with_capacity(named.len());
                 for path in named {
+                    // Named as JSON names it, whichever spelling was sent.
                     let violation = |description: &str| {
-                        FieldViolation::new(format!("updateMask.{path}"), description.to_owned())
+                        let spelled = R::field(path)
+                            .map_or_else(|| lower_camel_case(path), |f| f.json_path.to_owned());
+                        FieldViolation::new(format!("updateMask.{spelled}"), description.to_owned())
                     };
                     match R::field(path) {
                         None if *path == "*" => {
@@ -91,9 +95,16 @@ impl<R: Resource> Update<R> {
         self
     }
 
-    /// The problems of the request itself, found without reading storage.
-    pub fn violations(&self) -> &[FieldViolation] {
-        &self.violations
+    /// The problems of the request itself (unknown, OUTPUT_ONLY or missing
+    /// mask paths), found without reading storage: generated methods report
+    /// them before storage is called, so no lock is taken and the answer is
+    /// the same whether or not the item exists.
+    pub fn check(&self) -> Result<(), Error> {
+        if self.violations.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::invalid_fields(self.violations.clone()))
+        }
     }
 
     /// The field paths this update writes.
@@ -168,6 +179,23 @@ impl<R> Update<R> {
             description.to_owned(),
         )
     }
+}
+
+/// `resource_limits.cluster_count` as JSON spells it: `resourceLimits.clusterCount`.
+fn lower_camel_case(path: &str) -> String {
+    let mut spelled = String::with_capacity(path.len());
+    let mut upper = false;
+    for c in path.chars() {
+        match c {
+            '_' => upper = true,
+            c if upper => {
+                spelled.extend(c.to_uppercase());
+                upper = false;
+            }
+            c => spelled.push(c),
+        }
+    }
+    spelled
 }
 
 /// Whether a field is IMMUTABLE, itself or as part of an IMMUTABLE message

@@ -611,7 +611,7 @@ async fn bad_input_table_over_rest_and_grpc() {
             Method::PATCH,
             format!("{}?updateMask=updateTime", at(&child_uid)),
             Some(json!({})),
-            invalid(&["updateMask.update_time"]),
+            invalid(&["updateMask.updateTime"]),
         )
         .grpc(update(&child_uid, group("b"), &["update_time"])),
         case(
@@ -631,7 +631,7 @@ async fn bad_input_table_over_rest_and_grpc() {
             Method::PATCH,
             format!("{}?updateMask=resourceLimits.gpus", at(&child_uid)),
             Some(json!({})),
-            invalid(&["updateMask.resource_limits.gpus"]),
+            invalid(&["updateMask.resourceLimits.gpus"]),
         )
         .grpc(update(
             &child_uid,
@@ -689,12 +689,20 @@ async fn bad_input_table_over_rest_and_grpc() {
             invalid(&["roleBinding.role"]),
         ),
         case(
-            "mask and immutable problems in one request",
+            "mask problems answered before the stored item is read",
             Method::PATCH,
             format!("/iam/v2/roleBindings/{role_binding}?updateMask=role,colour"),
             Some(json!({"role": format!("{root_uid}/3333333333333333")})),
-            invalid(&["updateMask.colour", "roleBinding.role"]),
+            invalid(&["updateMask.colour"]),
         ),
+        case(
+            "a bad mask on a missing uid is the same 400",
+            Method::PATCH,
+            format!("{}?updateMask=createTime,colour", at(&ghost)),
+            Some(json!({"name": "b"})),
+            invalid(&["updateMask.createTime", "updateMask.colour"]),
+        )
+        .grpc(update(&ghost, group("b"), &["create_time", "colour"])),
         case(
             "a malformed UIDP in a body field",
             Method::POST,

@@ -324,6 +324,7 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
                     request.#field.unwrap_or_default(),
                     #body_field,
                 );
+                update.check()?;
                 #holding
                 self.store
                     .#update(uid, &update)
