@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use crate::mask::Update;
 use crate::resource::{Resource, SortValue};
-use crate::store::{Hierarchy, ListQuery, OrderBy, Page, StoreError};
+use crate::store::{Hierarchy, ListQuery, OrderBy, Page, PublicItems, StoreError};
 use crate::uidp;
 
 /// Items of one resource type, keyed by uid (so subtrees are key ranges).
@@ -55,8 +55,11 @@ impl<R: Resource> MemoryCollection<R> {
         let items = self.items();
         let mut matching: Vec<&R> = items
             .values()
-            .filter(|item| in_hierarchy(&query.filter, item.uid()))
-            .filter(|item| query.public_only.is_none() || item.is_public())
+            .filter(|item| match query.public {
+                None => in_hierarchy(&query.filter, item.uid()),
+                Some(PublicItems::Only(_)) => in_hierarchy(&query.filter, item.uid()) && item.is_public(),
+                Some(PublicItems::Also(_)) => in_hierarchy(&query.filter, item.uid()) || item.is_public(),
+            })
             .collect();
         let total_count = matching.len() as u64;
         matching.sort_by(|a, b| {

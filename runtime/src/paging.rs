@@ -120,11 +120,13 @@ impl PageTokens {
 pub struct QueryBinding(String);
 
 impl QueryBinding {
+    /// `public`: whether public items change what the list covers (the
+    /// filter's variant says how: only them within it, or also outside it).
     pub fn new(
         resource_type: &str,
         filter: &Hierarchy,
         order_by: &[OrderBy],
-        public_only: bool,
+        public: bool,
     ) -> Self {
         let mut hasher = Sha256::new();
         hasher.update(resource_type.as_bytes());
@@ -142,7 +144,7 @@ impl QueryBinding {
         for term in order_by {
             hasher.update(format!("\0{}\0{}", term.field, term.descending));
         }
-        if public_only {
+        if public {
             hasher.update(b"\0public");
         }
         QueryBinding(URL_SAFE_NO_PAD.encode(&hasher.finalize()[..12]))

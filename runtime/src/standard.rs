@@ -15,7 +15,7 @@ use crate::context::Caller;
 use crate::error::{Code, Error, FieldViolation};
 use crate::paging::{PageTokens, QueryBinding};
 use crate::resource::{Reach, Reference, Resource};
-use crate::store::{Hierarchy, ListQuery, OrderBy, Page, StoreError};
+use crate::store::{Hierarchy, ListQuery, OrderBy, Page, PublicItems, StoreError};
 use crate::{time, uidp};
 
 /// Default byte budget of one list page (AIP-158: a page may end early).
@@ -315,25 +315,28 @@ impl ListPlan {
         if !violations.is_empty() {
             return Err(Error::invalid_fields(violations));
         }
-        let (filter, public_only) = match (capability, R::PUBLIC_FIELD) {
+        let (filter, public) = match (capability, R::PUBLIC_FIELD) {
             (None, _) => (filter, None),
-            (Some(_), Some(field)) if caller.is_anonymous() => (filter, Some(field)),
-            (Some(capability), public) => {
+            (Some(_), Some(field)) if caller.is_anonymous() => (filter, Some(PublicItems::Only(field))),
+            (Some(capability), public_field) => {
                 match context
                     .authorizer
                     .list_scope(caller, capability, filter.clone())
                     .await
                 {
+                    // Without a filter: what the caller's grants cover, and
+                    // public items wherever they are.
+                    Ok(scope @ Hierarchy::Within(_)) => (scope, public_field.map(PublicItems::Also)),
                     Ok(scope) => (scope, None),
                     // Public items stay listable by callers denied the filter.
-                    Err(denied) if denied.code() == Code::PermissionDenied && public.is_some() => {
-                        (filter, public)
+                    Err(denied) if denied.code() == Code::PermissionDenied && public_field.is_some() => {
+                        (filter, public_field.map(PublicItems::Only))
                     }
                     Err(denied) => return Err(denied),
                 }
             }
         };
-        let binding = QueryBinding::new(R::TYPE, &filter, &order_by, public_only.is_some());
+        let binding = QueryBinding::new(R::TYPE, &filter, &order_by, public.is_some());
         let after = match request.page_token {
             "" => None,
             token => Some(context.page_tokens.open(token, &binding)?),
@@ -346,7 +349,7 @@ impl ListPlan {
                 skip: request.skip.max(0) as u64,
                 limit: u64::from(page_size) + 1,
                 byte_budget: context.list_budget as u64,
-                public_only,
+                public,
             },
             binding,
             page_size: page_size as usize,

@@ -98,9 +98,20 @@ pub struct ListQuery {
     /// a page that ends early still knows more follow). The list's byte
     /// budget is spent before `limit` is reached on large items.
     pub byte_budget: u64,
-    /// Only items whose boolean field (JSON name) is true: public items, for
-    /// anonymous callers.
-    pub public_only: Option<&'static str>,
+    /// How items readable without a token (a true boolean field) count.
+    pub public: Option<PublicItems>,
+}
+
+/// Items whose boolean field (the JSON name) is true are public: readable
+/// without a token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PublicItems {
+    /// Only public items within the filter (anonymous callers, and callers
+    /// denied the filter).
+    Only(&'static str),
+    /// The filter's items, and public items outside it too (an unfiltered
+    /// list by a caller with grants).
+    Also(&'static str),
 }
 
 /// What storage returns for a [`ListQuery`].

@@ -431,6 +431,35 @@ async fn public_repos_read_with_any_valid_token() {
         .map(|r| r["uid"].as_str().unwrap())
         .collect();
     assert_eq!(uids, [public.as_str()]);
+
+    // Without a filter: what the caller's grants cover, and public repos
+    // wherever they are, in pages that walk to the end.
+    let own = outsider
+        .create(&format!("/registry/v2/repos/{}", w.b), json!({"name": "mine"}))
+        .await;
+    let mut seen = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = outsider
+            .get(&format!("/registry/v2/repos?pageSize=1&pageToken={token}"))
+            .await;
+        assert_eq!(page.status, StatusCode::OK, "{:?}", page.body);
+        for item in page.body["items"].as_array().unwrap() {
+            let uid = item["uid"].as_str().unwrap().to_owned();
+            assert!(
+                uid.starts_with(&w.b) || item["public"] == true,
+                "another organization's private repo: {item}"
+            );
+            seen.push(uid);
+        }
+        token = page.body["nextPageToken"].as_str().unwrap_or_default().to_owned();
+        if token.is_empty() {
+            break;
+        }
+    }
+    assert!(seen.contains(&public), "{seen:?}");
+    assert!(seen.contains(&own), "{seen:?}");
+    assert!(!seen.contains(&private), "{seen:?}");
 }
 
 #[tokio::test]

@@ -59,7 +59,7 @@ fn query(filter: Hierarchy, order: &[(&str, bool)], limit: u64) -> ListQuery {
         skip: 0,
         limit,
         byte_budget: u64::MAX,
-        public_only: None,
+        public: None,
     }
 }
 

@@ -4,7 +4,7 @@ use futures_util::TryStreamExt;
 use runtime::mask::Update;
 use runtime::resource::{Resource, SortValue};
 use runtime::row::{ColumnSpec, Row as StorageRow};
-use runtime::store::{Hierarchy, ListQuery, Page, StoreError};
+use runtime::store::{Hierarchy, ListQuery, Page, PublicItems, StoreError};
 use runtime::uidp;
 use sqlx::any::AnyArguments;
 use sqlx::query::Query;
@@ -286,7 +286,7 @@ impl Table {
         pool: &AnyPool,
         query: &ListQuery,
     ) -> Result<Page<R>, StoreError> {
-        let counted = match query.public_only {
+        let counted = match query.public {
             None => self.counted(pool, &query.filter).await?,
             Some(_) => None,
         };
@@ -534,8 +534,14 @@ fn decode<R: Resource>(row: &sqlx::any::AnyRow) -> Result<R, StoreError> {
 /// The conditions of a list's filters; hierarchy filters are index range scans.
 fn filters(table: &Table, query: &ListQuery, arguments: &mut AnyArguments) -> Vec<String> {
     let mut conditions = hierarchy_filter(&query.filter, arguments);
-    if let Some(field) = query.public_only {
-        conditions.push(format!("{} = 1", table.column(field)));
+    match query.public {
+        None => {}
+        Some(PublicItems::Only(field)) => conditions.push(format!("{} = 1", table.column(field))),
+        Some(PublicItems::Also(field)) => {
+            let within = where_clause(&conditions);
+            let within = within.strip_prefix(" WHERE ").unwrap_or("1 = 1");
+            conditions = vec![format!("(({within}) OR {} = 1)", table.column(field))];
+        }
     }
     conditions
 }
