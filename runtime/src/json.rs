@@ -19,6 +19,24 @@ use crate::error::{Error, FieldViolation};
 const SERIALIZE: SerializeOptions = SerializeOptions::new().skip_default_fields(false);
 const DESERIALIZE: DeserializeOptions = DeserializeOptions::new().deny_unknown_fields(true);
 
+/// Spells field names and mask paths in lowerCamelCase, the form canonical
+/// JSON uses: `resource_limits.clusters,name` → `resourceLimits.clusters,name`.
+pub fn lower_camel_case(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut upper = false;
+    for ch in path.chars() {
+        match ch {
+            '_' => upper = true,
+            _ if upper => {
+                out.push(ch.to_ascii_uppercase());
+                upper = false;
+            }
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
 /// How many bytes JSON adds to a string by escaping it: one for `"`, `\\`
 /// and the short escapes (`\n`, `\t`, ...), five for other control
 /// characters (`\u0001`).

@@ -12,6 +12,7 @@ use prost_types::FieldMask;
 
 use crate::auth::Held;
 use crate::error::{Code, Error, FieldViolation};
+use crate::json;
 use crate::resource::{Behavior, Resource};
 use crate::time;
 
@@ -55,7 +56,7 @@ impl<R: Resource> Update<R> {
                     // Named as JSON names it, whichever spelling was sent.
                     let violation = |description: &str| {
                         let spelled = R::field(path)
-                            .map_or_else(|| lower_camel_case(path), |f| f.json_path.to_owned());
+                            .map_or_else(|| json::lower_camel_case(path), |f| f.json_path.to_owned());
                         FieldViolation::new(format!("updateMask.{spelled}"), description.to_owned())
                     };
                     match R::field(path) {
@@ -179,23 +180,6 @@ impl<R> Update<R> {
             description.to_owned(),
         )
     }
-}
-
-/// `resource_limits.cluster_count` as JSON spells it: `resourceLimits.clusterCount`.
-fn lower_camel_case(path: &str) -> String {
-    let mut spelled = String::with_capacity(path.len());
-    let mut upper = false;
-    for c in path.chars() {
-        match c {
-            '_' => upper = true,
-            c if upper => {
-                spelled.extend(c.to_uppercase());
-                upper = false;
-            }
-            c => spelled.push(c),
-        }
-    }
-    spelled
 }
 
 /// Whether a field is IMMUTABLE, itself or as part of an IMMUTABLE message

@@ -149,28 +149,10 @@ fn query_value(kind: &Kind, value: String) -> Option<Value> {
             _ => None,
         },
         Kind::Message(message) if message.full_name() == "google.protobuf.FieldMask" => {
-            Some(Value::String(camel_case_mask(&value)))
+            Some(Value::String(json::lower_camel_case(&value)))
         }
         _ => Some(Value::String(value)),
     }
-}
-
-/// Spells every path of a field mask in lowerCamelCase, the form canonical
-/// JSON requires, so `update_mask=resource_limits` works like `resourceLimits`.
-fn camel_case_mask(mask: &str) -> String {
-    let mut out = String::with_capacity(mask.len());
-    let mut upper = false;
-    for ch in mask.chars() {
-        match ch {
-            '_' => upper = true,
-            _ if upper => {
-                out.push(ch.to_ascii_uppercase());
-                upper = false;
-            }
-            _ => out.push(ch),
-        }
-    }
-    out
 }
 
 /// A successful response: the message as canonical JSON.
@@ -388,9 +370,9 @@ mod tests {
     #[test]
     fn masks_are_spelled_in_camel_case() {
         assert_eq!(
-            camel_case_mask("resource_limits.clusters,name"),
+            json::lower_camel_case("resource_limits.clusters,name"),
             "resourceLimits.clusters,name"
         );
-        assert_eq!(camel_case_mask("*"), "*");
+        assert_eq!(json::lower_camel_case("*"), "*");
     }
 }

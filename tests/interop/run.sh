@@ -28,10 +28,19 @@ print(f"ok: {len(spec['paths'])} paths")
 PY
 
 echo "== python grpcio client over reflection"
-cargo build -q -p platform-server
+# The binary's path comes from cargo, so CARGO_TARGET_DIR is honoured.
+server_bin=$(cargo build -q -p platform-server --bin platform-server --message-format=json \
+  | python3 -c '
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("reason") == "compiler-artifact" and message.get("executable") \
+            and message["target"]["name"] == "platform-server":
+        print(message["executable"])
+')
 data=$(mktemp -d)
 port=$((20000 + RANDOM % 20000))
-./target/debug/platform-server --data-dir "$data" --listen "127.0.0.1:$port" >"$data/server.log" 2>&1 &
+"$server_bin" --data-dir "$data" --listen "127.0.0.1:$port" >"$data/server.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 50); do

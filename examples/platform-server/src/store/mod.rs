@@ -157,22 +157,19 @@ impl SqlStore {
             .await
     }
 
-    /// What the role bindings of `identity` grant (cached until a role or
-    /// binding changes on any server).
-    pub async fn grants_of(&self, identity: &str) -> Result<Grants, StoreError> {
-        self.grants.grants_of(&self.pool, identity).await
-    }
-
     /// Closes every connection, waiting for running statements.
     pub async fn close(&self) {
         self.pool.close().await;
     }
 }
 
+/// Grants from role bindings, cached until a role or binding changes on any
+/// server (`store::grants`).
 impl Access for SqlStore {
     fn grants<'a>(&'a self, identity: &'a str) -> BoxFuture<'a, Result<Grants, runtime::Error>> {
         Box::pin(async move {
-            self.grants_of(identity)
+            self.grants
+                .grants_of(&self.pool, identity)
                 .await
                 .map_err(runtime::Error::internal)
         })
