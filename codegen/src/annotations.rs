@@ -20,6 +20,18 @@ pub struct Annotations {
     /// `["*"]` tables: field rules for every collection that has the field
     /// and states no rules of its own for it.
     pub defaults: Vec<Collection>,
+    /// `[collection.legacy]` tables: older messages showing a collection.
+    pub views: Vec<ViewDecl>,
+}
+
+/// A `[collection.legacy]` table and where it was declared.
+#[derive(Debug)]
+pub struct ViewDecl {
+    /// The collection id it shows.
+    pub collection: String,
+    pub rule: LegacyRule,
+    pub source: SourceFile,
+    pub location: Location,
 }
 
 /// The table key of rules for every collection.
@@ -52,6 +64,9 @@ pub struct Collection {
     /// Fields holding the uid of an item of another collection, by field name.
     #[serde(default)]
     pub references: BTreeMap<Spanned<String>, Spanned<ReferenceRule>>,
+    /// An older message showing this collection (a legacy version, e.g. v1).
+    /// A file may state only this for a collection annotated elsewhere.
+    pub legacy: Option<Spanned<LegacyRule>>,
     /// The file it was declared in, for diagnostics.
     #[serde(skip)]
     pub source: SourceFile,
@@ -110,6 +125,21 @@ pub struct ReferenceRule {
     pub grants: Option<String>,
 }
 
+/// How a legacy message shows the collection's resource.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LegacyRule {
+    /// The legacy message's full proto name.
+    pub message: Spanned<String>,
+    /// Legacy field name → the resource's field name, for fields whose name
+    /// changed; every other field keeps its name.
+    #[serde(default)]
+    pub rename: BTreeMap<Spanned<String>, Spanned<String>>,
+    /// The filters legacy lists accept (`id`, `name`, `children_of`, ...).
+    #[serde(default)]
+    pub filters: Vec<Spanned<String>>,
+}
+
 /// Where a spanned value sits in a file.
 #[derive(Debug, Clone, Default)]
 pub struct SourceFile {
@@ -160,6 +190,17 @@ impl Annotations {
         for (key, mut collection) in parsed {
             collection.location = source.at(&key);
             collection.source = source.clone();
+            if let Some(rule) = collection.legacy.take() {
+                self.views.push(ViewDecl {
+                    collection: key.get_ref().clone(),
+                    location: source.at(&rule),
+                    rule: rule.into_inner(),
+                    source: source.clone(),
+                });
+                if collection.is_empty() {
+                    continue;
+                }
+            }
             if key.get_ref() == EVERY_COLLECTION {
                 self.defaults.push(collection);
                 continue;
@@ -177,6 +218,21 @@ impl Annotations {
             self.collections.insert(key.into_inner(), collection);
         }
         Ok(())
+    }
+}
+
+impl Collection {
+    /// Whether the table states nothing (besides, perhaps, a legacy view).
+    fn is_empty(&self) -> bool {
+        self.order_by.is_empty()
+            && self.page_size.is_none()
+            && self.filters.is_none()
+            && self.delete_blocked_by.is_empty()
+            && self.permissions.is_empty()
+            && self.anonymous.is_empty()
+            && self.public_if.is_none()
+            && self.fields.is_empty()
+            && self.references.is_empty()
     }
 }
 

@@ -274,11 +274,17 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
         .services
         .iter()
         .map(|s| emit::rest::emit(&scope, api, s));
-    let imports = emit_imports(package);
+    let views = api
+        .views
+        .iter()
+        .filter(|v| v.package == package.name)
+        .map(|v| emit::legacy::emit(&scope, api, v));
+    let imports = emit_imports(api, package);
     quote! {
         #imports
         #reflect
         #(#resources)*
+        #(#views)*
         #(#stores)*
         #(#services)*
         #(#routers)*
@@ -286,7 +292,7 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
 }
 
 /// The `use` lines of a package's API file: only what its code names.
-fn emit_imports(package: &crate::model::Package) -> TokenStream {
+fn emit_imports(api: &Api, package: &crate::model::Package) -> TokenStream {
     use crate::model::Standard;
     let methods = || package.services.iter().flat_map(|s| &s.methods);
     let has = |f: fn(&Standard) -> bool| methods().any(|m| f(&m.standard));
@@ -317,19 +323,22 @@ fn emit_imports(package: &crate::model::Package) -> TokenStream {
             use runtime::standard::{ListPlan, ListRequest};
         ));
     }
-    if package
-        .resources
-        .iter()
-        .any(|r| !r.references.is_empty() || r.has_must_hold())
-    {
+    let served = || {
+        methods()
+            .filter_map(|m| api.resource(m.standard.resource()?))
+            .chain(&package.resources)
+    };
+    if served().any(|r| !r.references.is_empty() || r.has_must_hold()) {
         imports.push(quote!(
             use runtime::resource::Resource;
         ));
     }
-    if !package.resources.is_empty() {
+    if !package.resources.is_empty() || has(|s| matches!(s, Standard::Update { .. })) {
         imports.push(quote!(
             use runtime::mask::Update;
         ));
+    }
+    if !package.resources.is_empty() {
         imports.push(quote!(
             use runtime::store::{ListQuery, Page, StoreError};
         ));

@@ -175,8 +175,8 @@ fn annotation_typos_are_reported_with_positions() {
             "`fields` names `rol`, which is not a field",
         ),
         (
-            r#"filters = ["children_of", "descendants_of"]"#,
-            r#"filters = ["parent_of"]"#,
+            r#"filters = ["children_of", "descendants_of", "ancestors_of""#,
+            r#"filters = ["parent_of""#,
             "unknown filter `parent_of`",
         ),
         (
@@ -208,6 +208,53 @@ reach"#,
         ),
     ];
     for (from, to, expected) in cases {
+        let dir = proto_copy();
+        edit(dir.path(), file, from, to);
+        let error = config_for(dir.path()).generate().expect_err(to).to_string();
+        assert!(
+            error.contains(expected),
+            "for {to:?}:\n  expected {expected:?}\n  got {error:?}"
+        );
+    }
+}
+
+/// Legacy mappings that do not fit fail generation at the offending line.
+#[test]
+fn legacy_mapping_mistakes_are_reported_with_positions() {
+    let cases = [
+        (
+            "platform/iam/v1/annotations.toml",
+            r#"created_at = "create_time""#,
+            r#"created_at = "created_time""#,
+            "platform/iam/v1/annotations.toml:5:37: `rename` names `created_time`, which is not a field of `platform.iam.v2.Group`",
+        ),
+        (
+            "platform/iam/v1/annotations.toml",
+            r#"message = "platform.iam.v1.Group""#,
+            r#"message = "platform.iam.v1.Grop""#,
+            "platform/iam/v1/annotations.toml:4:11: `message` names `platform.iam.v1.Grop`, which is not a message",
+        ),
+        (
+            "platform/iam/v1/groups.proto",
+            "string description = 5",
+            "int32 description = 5",
+            "platform/iam/v1/groups.proto:69:3: `platform.iam.v1.Group.description` is `int32` but the field it shows, \
+             `platform.iam.v2.Group.description`, is `string`",
+        ),
+        (
+            "platform/iam/v1/groups.proto",
+            "string description = 5",
+            "string colour = 5",
+            "platform/iam/v1/groups.proto:69:3: `platform.iam.v1.Group.colour` shows no field of `platform.iam.v2.Group`",
+        ),
+        (
+            "platform/iam/v1/annotations.toml",
+            r#"filters = ["id", "name""#,
+            r#"filters = ["uid", "name""#,
+            "platform/iam/v1/annotations.toml:6:12: unknown filter `uid`",
+        ),
+    ];
+    for (file, from, to, expected) in cases {
         let dir = proto_copy();
         edit(dir.path(), file, from, to);
         let error = config_for(dir.path()).generate().expect_err(to).to_string();

@@ -17,6 +17,14 @@ pub mod platform {
     #[rustfmt::skip]
     pub mod advisory {
         #[rustfmt::skip]
+        pub mod v1 {
+            include!("platform.advisory.v1.rs");
+            mod api {
+                include!("platform.advisory.v1.api.rs");
+            }
+            pub use api::*;
+        }
+        #[rustfmt::skip]
         pub mod v2 {
             include!("platform.advisory.v2.rs");
             mod api {
@@ -27,6 +35,14 @@ pub mod platform {
     }
     #[rustfmt::skip]
     pub mod iam {
+        #[rustfmt::skip]
+        pub mod v1 {
+            include!("platform.iam.v1.rs");
+            mod api {
+                include!("platform.iam.v1.api.rs");
+            }
+            pub use api::*;
+        }
         #[rustfmt::skip]
         pub mod v2 {
             include!("platform.iam.v2.rs");
@@ -39,6 +55,14 @@ pub mod platform {
     #[rustfmt::skip]
     pub mod libraries {
         #[rustfmt::skip]
+        pub mod v1 {
+            include!("platform.libraries.v1.rs");
+            mod api {
+                include!("platform.libraries.v1.api.rs");
+            }
+            pub use api::*;
+        }
+        #[rustfmt::skip]
         pub mod v2 {
             include!("platform.libraries.v2.rs");
             mod api {
@@ -49,6 +73,14 @@ pub mod platform {
     }
     #[rustfmt::skip]
     pub mod registry {
+        #[rustfmt::skip]
+        pub mod v1 {
+            include!("platform.registry.v1.rs");
+            mod api {
+                include!("platform.registry.v1.api.rs");
+            }
+            pub use api::*;
+        }
         #[rustfmt::skip]
         pub mod v2 {
             include!("platform.registry.v2.rs");
@@ -78,6 +110,14 @@ pub mod platform {
     }
     #[rustfmt::skip]
     pub mod vulnerabilities {
+        #[rustfmt::skip]
+        pub mod v1 {
+            include!("platform.vulnerabilities.v1.rs");
+            mod api {
+                include!("platform.vulnerabilities.v1.api.rs");
+            }
+            pub use api::*;
+        }
         #[rustfmt::skip]
         pub mod v2 {
             include!("platform.vulnerabilities.v2.rs");

@@ -59,6 +59,12 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for UpdateDocumentReque
 }
 impl ::runtime::resource::Resource for Document {
     const TYPE: &'static str = "advisory.platform/Document";
+    const FILTERS: &'static [&'static str] = &[
+        "children_of",
+        "descendants_of",
+        "ids",
+        "name",
+    ];
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -373,8 +379,15 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         request: GetDocumentRequest,
     ) -> Result<Document, Error> {
         let uid = uidp::parse("uid", &request.uid)?;
-        standard::get(&self.context, caller, None, uid, self.store.get_document(uid))
-            .await
+        let item = standard::get(
+                &self.context,
+                caller,
+                None,
+                uid,
+                self.store.get_document(uid),
+            )
+            .await?;
+        Ok(item)
     }
     /// Lists security advisory documents, optionally restricted to a subtree.
     ///
@@ -385,15 +398,28 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         request: ListDocumentsRequest,
     ) -> Result<ListDocumentsResponse, Error> {
         let uidp = request.uidp.unwrap_or_default();
-        let request = ListRequest {
-            descendants_of: &uidp.descendants_of,
+        let list = ListRequest {
             children_of: &uidp.children_of,
+            descendants_of: &uidp.descendants_of,
+            ancestors_of: &uidp.ancestors_of,
+            in_root: uidp.in_root,
+            ids: &uidp.ids,
+            name: &request.name,
             page_size: request.page_size,
             page_token: &request.page_token,
             skip: request.skip,
             order_by: &request.order_by,
+            ..Default::default()
         };
-        let plan = ListPlan::new::<Document>(&self.context, caller, None, request)
+        let plan = ListPlan::with_filters::<
+            Document,
+        >(
+                &self.context,
+                caller,
+                None,
+                <Document as ::runtime::resource::Resource>::FILTERS,
+                list,
+            )
             .await?;
         let page = self
             .store
@@ -402,7 +428,7 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
             .map_err(|error| standard::store_error::<Document>(error, "", ""))?;
         let (items, next_page_token, total_count) = plan.finish(&self.context, page);
         Ok(ListDocumentsResponse {
-            items,
+            items: items,
             next_page_token,
             total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
         })
@@ -423,11 +449,13 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
             "document",
         );
         update.check()?;
-        self.store
+        let updated = self
+            .store
             .update_document(uid, &update)
             .await
             .map_err(|error| standard::store_error::<Document>(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<Document>(uid))
+            .ok_or_else(|| standard::not_found::<Document>(uid))?;
+        Ok(updated)
     }
     /// Deletes a security advisory document.
     ///

@@ -225,6 +225,14 @@ impl ::runtime::resource::Resource for Group {
         default: 50u32,
         max: 200u32,
     };
+    const FILTERS: &'static [&'static str] = &[
+        "children_of",
+        "descendants_of",
+        "ancestors_of",
+        "in_root",
+        "ids",
+        "name",
+    ];
     const DEPENDENTS: &'static [::runtime::resource::Dependent] = {
         use ::runtime::resource::Dependent;
         &[
@@ -499,6 +507,13 @@ impl ::runtime::resource::Resource for Group {
 }
 impl ::runtime::resource::Resource for Identity {
     const TYPE: &'static str = "iam.platform/Identity";
+    const FILTERS: &'static [&'static str] = &[
+        "children_of",
+        "descendants_of",
+        "in_root",
+        "ids",
+        "name",
+    ];
     const DEPENDENTS: &'static [::runtime::resource::Dependent] = {
         use ::runtime::resource::Dependent;
         &[
@@ -705,6 +720,12 @@ impl ::runtime::resource::Resource for Identity {
 }
 impl ::runtime::resource::Resource for RoleBinding {
     const TYPE: &'static str = "iam.platform/RoleBinding";
+    const FILTERS: &'static [&'static str] = &[
+        "children_of",
+        "descendants_of",
+        "ids",
+        "name",
+    ];
     const REFERENCES: &'static [::runtime::resource::Reference] = {
         use ::runtime::resource::{Reach, Reference};
         &[
@@ -902,6 +923,12 @@ impl ::runtime::resource::Resource for RoleBinding {
 }
 impl ::runtime::resource::Resource for Role {
     const TYPE: &'static str = "iam.platform/Role";
+    const FILTERS: &'static [&'static str] = &[
+        "children_of",
+        "descendants_of",
+        "ids",
+        "name",
+    ];
     const DEPENDENTS: &'static [::runtime::resource::Dependent] = {
         use ::runtime::resource::Dependent;
         &[
@@ -1377,14 +1404,15 @@ impl<S: GroupStore> GroupServiceApi<S> {
         request: GetGroupRequest,
     ) -> Result<Group, Error> {
         let uid = uidp::parse("uid", &request.uid)?;
-        standard::get(
+        let item = standard::get(
                 &self.context,
                 caller,
                 Some("groups.get"),
                 uid,
                 self.store.get_group(uid),
             )
-            .await
+            .await?;
+        Ok(item)
     }
     /// Lists groups, optionally restricted to a subtree.
     ///
@@ -1395,17 +1423,28 @@ impl<S: GroupStore> GroupServiceApi<S> {
         request: ListGroupsRequest,
     ) -> Result<ListGroupsResponse, Error> {
         let uidp = request.uidp.unwrap_or_default();
-        let request = ListRequest {
-            descendants_of: &uidp.descendants_of,
+        let list = ListRequest {
             children_of: &uidp.children_of,
+            descendants_of: &uidp.descendants_of,
+            ancestors_of: &uidp.ancestors_of,
+            in_root: uidp.in_root,
+            ids: &uidp.ids,
+            name: &request.name,
             page_size: request.page_size,
             page_token: &request.page_token,
             skip: request.skip,
             order_by: &request.order_by,
+            ..Default::default()
         };
-        let plan = ListPlan::new::<
+        let plan = ListPlan::with_filters::<
             Group,
-        >(&self.context, caller, Some("groups.list"), request)
+        >(
+                &self.context,
+                caller,
+                Some("groups.list"),
+                <Group as ::runtime::resource::Resource>::FILTERS,
+                list,
+            )
             .await?;
         let page = self
             .store
@@ -1414,7 +1453,7 @@ impl<S: GroupStore> GroupServiceApi<S> {
             .map_err(|error| standard::store_error::<Group>(error, "", ""))?;
         let (items, next_page_token, total_count) = plan.finish(&self.context, page);
         Ok(ListGroupsResponse {
-            items,
+            items: items,
             next_page_token,
             total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
         })
@@ -1435,11 +1474,13 @@ impl<S: GroupStore> GroupServiceApi<S> {
             "group",
         );
         update.check()?;
-        self.store
+        let updated = self
+            .store
             .update_group(uid, &update)
             .await
             .map_err(|error| standard::store_error::<Group>(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<Group>(uid))
+            .ok_or_else(|| standard::not_found::<Group>(uid))?;
+        Ok(updated)
     }
     /// Deletes a group that has no child groups and no resources.
     ///
@@ -1594,14 +1635,15 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         request: GetIdentityRequest,
     ) -> Result<Identity, Error> {
         let uid = uidp::parse("uid", &request.uid)?;
-        standard::get(
+        let item = standard::get(
                 &self.context,
                 caller,
                 Some("identities.get"),
                 uid,
                 self.store.get_identity(uid),
             )
-            .await
+            .await?;
+        Ok(item)
     }
     /// Lists identities, optionally restricted to a subtree.
     ///
@@ -1612,17 +1654,28 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         request: ListIdentitiesRequest,
     ) -> Result<ListIdentitiesResponse, Error> {
         let uidp = request.uidp.unwrap_or_default();
-        let request = ListRequest {
-            descendants_of: &uidp.descendants_of,
+        let list = ListRequest {
             children_of: &uidp.children_of,
+            descendants_of: &uidp.descendants_of,
+            ancestors_of: &uidp.ancestors_of,
+            in_root: uidp.in_root,
+            ids: &uidp.ids,
+            name: &request.name,
             page_size: request.page_size,
             page_token: &request.page_token,
             skip: request.skip,
             order_by: &request.order_by,
+            ..Default::default()
         };
-        let plan = ListPlan::new::<
+        let plan = ListPlan::with_filters::<
             Identity,
-        >(&self.context, caller, Some("identities.list"), request)
+        >(
+                &self.context,
+                caller,
+                Some("identities.list"),
+                <Identity as ::runtime::resource::Resource>::FILTERS,
+                list,
+            )
             .await?;
         let page = self
             .store
@@ -1631,7 +1684,7 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
             .map_err(|error| standard::store_error::<Identity>(error, "", ""))?;
         let (items, next_page_token, total_count) = plan.finish(&self.context, page);
         Ok(ListIdentitiesResponse {
-            items,
+            items: items,
             next_page_token,
             total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
         })
@@ -1652,11 +1705,13 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
             "identity",
         );
         update.check()?;
-        self.store
+        let updated = self
+            .store
             .update_identity(uid, &update)
             .await
             .map_err(|error| standard::store_error::<Identity>(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<Identity>(uid))
+            .ok_or_else(|| standard::not_found::<Identity>(uid))?;
+        Ok(updated)
     }
     /// Deletes an identity.
     ///
@@ -1871,14 +1926,15 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         request: GetRoleBindingRequest,
     ) -> Result<RoleBinding, Error> {
         let uid = uidp::parse("uid", &request.uid)?;
-        standard::get(
+        let item = standard::get(
                 &self.context,
                 caller,
                 Some("roleBindings.get"),
                 uid,
                 self.store.get_role_binding(uid),
             )
-            .await
+            .await?;
+        Ok(item)
     }
     /// Lists role bindings, optionally restricted to a subtree.
     ///
@@ -1889,17 +1945,28 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         request: ListRoleBindingsRequest,
     ) -> Result<ListRoleBindingsResponse, Error> {
         let uidp = request.uidp.unwrap_or_default();
-        let request = ListRequest {
-            descendants_of: &uidp.descendants_of,
+        let list = ListRequest {
             children_of: &uidp.children_of,
+            descendants_of: &uidp.descendants_of,
+            ancestors_of: &uidp.ancestors_of,
+            in_root: uidp.in_root,
+            ids: &uidp.ids,
+            name: &request.name,
             page_size: request.page_size,
             page_token: &request.page_token,
             skip: request.skip,
             order_by: &request.order_by,
+            ..Default::default()
         };
-        let plan = ListPlan::new::<
+        let plan = ListPlan::with_filters::<
             RoleBinding,
-        >(&self.context, caller, Some("roleBindings.list"), request)
+        >(
+                &self.context,
+                caller,
+                Some("roleBindings.list"),
+                <RoleBinding as ::runtime::resource::Resource>::FILTERS,
+                list,
+            )
             .await?;
         let page = self
             .store
@@ -1908,7 +1975,7 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
             .map_err(|error| standard::store_error::<RoleBinding>(error, "", ""))?;
         let (items, next_page_token, total_count) = plan.finish(&self.context, page);
         Ok(ListRoleBindingsResponse {
-            items,
+            items: items,
             next_page_token,
             total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
         })
@@ -1929,11 +1996,13 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
             "roleBinding",
         );
         update.check()?;
-        self.store
+        let updated = self
+            .store
             .update_role_binding(uid, &update)
             .await
             .map_err(|error| standard::store_error::<RoleBinding>(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<RoleBinding>(uid))
+            .ok_or_else(|| standard::not_found::<RoleBinding>(uid))?;
+        Ok(updated)
     }
     /// Deletes a role binding.
     ///
@@ -2106,14 +2175,15 @@ impl<S: RoleStore> RoleServiceApi<S> {
         request: GetRoleRequest,
     ) -> Result<Role, Error> {
         let uid = uidp::parse("uid", &request.uid)?;
-        standard::get(
+        let item = standard::get(
                 &self.context,
                 caller,
                 Some("roles.get"),
                 uid,
                 self.store.get_role(uid),
             )
-            .await
+            .await?;
+        Ok(item)
     }
     /// Lists roles, optionally restricted to a subtree.
     ///
@@ -2124,17 +2194,28 @@ impl<S: RoleStore> RoleServiceApi<S> {
         request: ListRolesRequest,
     ) -> Result<ListRolesResponse, Error> {
         let uidp = request.uidp.unwrap_or_default();
-        let request = ListRequest {
-            descendants_of: &uidp.descendants_of,
+        let list = ListRequest {
             children_of: &uidp.children_of,
+            descendants_of: &uidp.descendants_of,
+            ancestors_of: &uidp.ancestors_of,
+            in_root: uidp.in_root,
+            ids: &uidp.ids,
+            name: &request.name,
             page_size: request.page_size,
             page_token: &request.page_token,
             skip: request.skip,
             order_by: &request.order_by,
+            ..Default::default()
         };
-        let plan = ListPlan::new::<
+        let plan = ListPlan::with_filters::<
             Role,
-        >(&self.context, caller, Some("roles.list"), request)
+        >(
+                &self.context,
+                caller,
+                Some("roles.list"),
+                <Role as ::runtime::resource::Resource>::FILTERS,
+                list,
+            )
             .await?;
         let page = self
             .store
@@ -2143,7 +2224,7 @@ impl<S: RoleStore> RoleServiceApi<S> {
             .map_err(|error| standard::store_error::<Role>(error, "", ""))?;
         let (items, next_page_token, total_count) = plan.finish(&self.context, page);
         Ok(ListRolesResponse {
-            items,
+            items: items,
             next_page_token,
             total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
         })
@@ -2167,11 +2248,13 @@ impl<S: RoleStore> RoleServiceApi<S> {
         let scope = uidp::parent(uid).unwrap_or(uid);
         let update = update
             .holding(self.context.authorizer.held(caller, scope).await?, scope);
-        self.store
+        let updated = self
+            .store
             .update_role(uid, &update)
             .await
             .map_err(|error| standard::store_error::<Role>(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<Role>(uid))
+            .ok_or_else(|| standard::not_found::<Role>(uid))?;
+        Ok(updated)
     }
     /// Deletes a role that no role binding refers to.
     ///

@@ -76,6 +76,10 @@ pub struct ListGroupsRequest {
     /// Comma-separated fields to order by, each optionally followed by `desc`.
     #[prost(string, tag = "5")]
     pub order_by: ::prost::alloc::string::String,
+    /// Only items whose `name` is exactly this (where the collection declares
+    /// the `name` filter).
+    #[prost(string, tag = "6")]
+    pub name: ::prost::alloc::string::String,
 }
 /// Response of `ListGroups`.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -772,6 +776,10 @@ pub struct ListIdentitiesRequest {
     /// Comma-separated fields to order by, each optionally followed by `desc`.
     #[prost(string, tag = "5")]
     pub order_by: ::prost::alloc::string::String,
+    /// Only items whose `name` is exactly this (where the collection declares
+    /// the `name` filter).
+    #[prost(string, tag = "6")]
+    pub name: ::prost::alloc::string::String,
 }
 /// Response of `ListIdentities`.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -1467,6 +1475,10 @@ pub struct ListRoleBindingsRequest {
     /// Comma-separated fields to order by, each optionally followed by `desc`.
     #[prost(string, tag = "5")]
     pub order_by: ::prost::alloc::string::String,
+    /// Only items whose `name` is exactly this (where the collection declares
+    /// the `name` filter).
+    #[prost(string, tag = "6")]
+    pub name: ::prost::alloc::string::String,
 }
 /// Response of `ListRoleBindings`.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -2187,6 +2199,10 @@ pub struct ListRolesRequest {
     /// Comma-separated fields to order by, each optionally followed by `desc`.
     #[prost(string, tag = "5")]
     pub order_by: ::prost::alloc::string::String,
+    /// Only items whose `name` is exactly this (where the collection declares
+    /// the `name` filter).
+    #[prost(string, tag = "6")]
+    pub name: ::prost::alloc::string::String,
 }
 /// Response of `ListRoles`.
 #[derive(Clone, PartialEq, ::prost::Message)]

@@ -65,6 +65,10 @@ pub struct ListArtifactsRequest {
     /// Comma-separated fields to order by, each optionally followed by `desc`.
     #[prost(string, tag = "5")]
     pub order_by: ::prost::alloc::string::String,
+    /// Only items whose `name` is exactly this (where the collection declares
+    /// the `name` filter).
+    #[prost(string, tag = "6")]
+    pub name: ::prost::alloc::string::String,
 }
 /// Response of `ListArtifacts`.
 #[derive(Clone, PartialEq, ::prost::Message)]

@@ -59,6 +59,12 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for UpdateRepoRequest {
 }
 impl ::runtime::resource::Resource for Repo {
     const TYPE: &'static str = "registry.platform/Repo";
+    const FILTERS: &'static [&'static str] = &[
+        "children_of",
+        "descendants_of",
+        "ids",
+        "name",
+    ];
     const PUBLIC_FIELD: Option<&'static str> = Some("public");
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
@@ -363,14 +369,15 @@ impl<S: RepoStore> RepoServiceApi<S> {
         request: GetRepoRequest,
     ) -> Result<Repo, Error> {
         let uid = uidp::parse("uid", &request.uid)?;
-        standard::get(
+        let item = standard::get(
                 &self.context,
                 caller,
                 Some("repos.get"),
                 uid,
                 self.store.get_repo(uid),
             )
-            .await
+            .await?;
+        Ok(item)
     }
     /// Lists container repositories, optionally restricted to a subtree.
     ///
@@ -381,17 +388,28 @@ impl<S: RepoStore> RepoServiceApi<S> {
         request: ListReposRequest,
     ) -> Result<ListReposResponse, Error> {
         let uidp = request.uidp.unwrap_or_default();
-        let request = ListRequest {
-            descendants_of: &uidp.descendants_of,
+        let list = ListRequest {
             children_of: &uidp.children_of,
+            descendants_of: &uidp.descendants_of,
+            ancestors_of: &uidp.ancestors_of,
+            in_root: uidp.in_root,
+            ids: &uidp.ids,
+            name: &request.name,
             page_size: request.page_size,
             page_token: &request.page_token,
             skip: request.skip,
             order_by: &request.order_by,
+            ..Default::default()
         };
-        let plan = ListPlan::new::<
+        let plan = ListPlan::with_filters::<
             Repo,
-        >(&self.context, caller, Some("repos.list"), request)
+        >(
+                &self.context,
+                caller,
+                Some("repos.list"),
+                <Repo as ::runtime::resource::Resource>::FILTERS,
+                list,
+            )
             .await?;
         let page = self
             .store
@@ -400,7 +418,7 @@ impl<S: RepoStore> RepoServiceApi<S> {
             .map_err(|error| standard::store_error::<Repo>(error, "", ""))?;
         let (items, next_page_token, total_count) = plan.finish(&self.context, page);
         Ok(ListReposResponse {
-            items,
+            items: items,
             next_page_token,
             total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
         })
@@ -421,11 +439,13 @@ impl<S: RepoStore> RepoServiceApi<S> {
             "repo",
         );
         update.check()?;
-        self.store
+        let updated = self
+            .store
             .update_repo(uid, &update)
             .await
             .map_err(|error| standard::store_error::<Repo>(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<Repo>(uid))
+            .ok_or_else(|| standard::not_found::<Repo>(uid))?;
+        Ok(updated)
     }
     /// Deletes a container repository.
     ///

@@ -45,6 +45,12 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for Severity {
 }
 impl ::runtime::resource::Resource for Advisory {
     const TYPE: &'static str = "vulnerabilities.platform/Advisory";
+    const FILTERS: &'static [&'static str] = &[
+        "children_of",
+        "descendants_of",
+        "ids",
+        "name",
+    ];
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -386,14 +392,15 @@ impl<S: AdvisoryStore> AdvisoryServiceApi<S> {
         request: GetAdvisoryRequest,
     ) -> Result<Advisory, Error> {
         let uid = uidp::parse("uid", &request.uid)?;
-        standard::get(
+        let item = standard::get(
                 &self.context,
                 caller,
                 Some("advisories.get"),
                 uid,
                 self.store.get_advisory(uid),
             )
-            .await
+            .await?;
+        Ok(item)
     }
     /// Lists vulnerability advisories, optionally restricted to a subtree.
     ///
@@ -404,17 +411,28 @@ impl<S: AdvisoryStore> AdvisoryServiceApi<S> {
         request: ListAdvisoriesRequest,
     ) -> Result<ListAdvisoriesResponse, Error> {
         let uidp = request.uidp.unwrap_or_default();
-        let request = ListRequest {
-            descendants_of: &uidp.descendants_of,
+        let list = ListRequest {
             children_of: &uidp.children_of,
+            descendants_of: &uidp.descendants_of,
+            ancestors_of: &uidp.ancestors_of,
+            in_root: uidp.in_root,
+            ids: &uidp.ids,
+            name: &request.name,
             page_size: request.page_size,
             page_token: &request.page_token,
             skip: request.skip,
             order_by: &request.order_by,
+            ..Default::default()
         };
-        let plan = ListPlan::new::<
+        let plan = ListPlan::with_filters::<
             Advisory,
-        >(&self.context, caller, Some("advisories.list"), request)
+        >(
+                &self.context,
+                caller,
+                Some("advisories.list"),
+                <Advisory as ::runtime::resource::Resource>::FILTERS,
+                list,
+            )
             .await?;
         let page = self
             .store
@@ -423,7 +441,7 @@ impl<S: AdvisoryStore> AdvisoryServiceApi<S> {
             .map_err(|error| standard::store_error::<Advisory>(error, "", ""))?;
         let (items, next_page_token, total_count) = plan.finish(&self.context, page);
         Ok(ListAdvisoriesResponse {
-            items,
+            items: items,
             next_page_token,
             total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
         })

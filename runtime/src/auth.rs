@@ -354,7 +354,9 @@ impl Authorizer {
                 platform_admin: true,
                 ..
             } => Ok(Held::All),
-            Caller::Identity { uid, .. } => Ok(Held::Only(access.grants(uid).await?.held_at(target))),
+            Caller::Identity { uid, .. } => {
+                Ok(Held::Only(access.grants(uid).await?.held_at(target)))
+            }
             Caller::Anonymous | Caller::Presented { .. } => Ok(Held::Only(BTreeSet::new())),
         }
     }
@@ -435,7 +437,10 @@ mod tests {
         assert!(!grants.allows("groups.delete", &team));
         assert_eq!(grants.scopes("groups.get"), vec![team.clone()]);
         let held = Held::Only(grants.held_at(&team));
-        assert_eq!(held.missing(["groups.get", "groups.delete", "groups.delete"]), ["groups.delete"]);
+        assert_eq!(
+            held.missing(["groups.get", "groups.delete", "groups.delete"]),
+            ["groups.delete"]
+        );
         assert!(held.require(["groups.get"], &team).is_ok());
         assert_eq!(
             held.require(["groups.delete"], &team).unwrap_err().reason(),
@@ -455,16 +460,25 @@ mod tests {
         );
         let other_key = ApiTokens::new(&[2; 32], "http://api");
         assert_eq!(
-            other_key.verify(&tokens.issue(&identity)).unwrap_err().reason(),
+            other_key
+                .verify(&tokens.issue(&identity))
+                .unwrap_err()
+                .reason(),
             "TOKEN_BAD_SIGNATURE"
         );
         let other_api = ApiTokens::new(&[1; 32], "http://other");
         assert_eq!(
-            other_api.verify(&tokens.issue(&identity)).unwrap_err().reason(),
+            other_api
+                .verify(&tokens.issue(&identity))
+                .unwrap_err()
+                .reason(),
             "TOKEN_WRONG_ISSUER"
         );
         assert_eq!(
-            tokens.verify(&tokens.issue("not-a-uidp")).unwrap_err().reason(),
+            tokens
+                .verify(&tokens.issue("not-a-uidp"))
+                .unwrap_err()
+                .reason(),
             "TOKEN_MALFORMED",
             "a subject that is not a UIDP"
         );

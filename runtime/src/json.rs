@@ -183,9 +183,28 @@ mod tests {
 mod escape_tests {
     #[test]
     fn overhead_matches_serde_json() {
-        for text in ["plain", "quote \" and \\ slash", "line\nbreak\ttab", "\u{1}\u{7f}\u{0}é"] {
+        for text in [
+            "plain",
+            "quote \" and \\ slash",
+            "line\nbreak\ttab",
+            "\u{1}\u{7f}\u{0}é",
+        ] {
             let json = serde_json::to_string(text).unwrap();
-            assert_eq!(json.len(), text.len() + 2 + super::escape_overhead(text), "{text:?}");
+            assert_eq!(
+                json.len(),
+                text.len() + 2 + super::escape_overhead(text),
+                "{text:?}"
+            );
         }
+    }
+}
+
+/// The path of `field` inside the request field `prefix` (`group.name`), or
+/// `field` itself when the request is the resource (`prefix` empty).
+pub fn field_path(prefix: &str, field: &str) -> String {
+    if prefix.is_empty() {
+        field.to_owned()
+    } else {
+        format!("{prefix}.{field}")
     }
 }

@@ -8,6 +8,7 @@
 //! - [`rest`]: HTTP rule transcoding helpers for generated axum handlers.
 //! - [`grpc`]: the error model for gRPC requests that fail before a handler runs.
 //! - [`serve`]: serving a router with transport timeouts and a graceful drain.
+//! - [`legacy`]: older versions of resources, shown over the same storage.
 //! - [`resource`], [`standard`], [`mask`], [`paging`]: standard methods,
 //!   update masks and page tokens, written once against [`resource::Resource`].
 //! - [`store`]: types shared by generated storage traits; [`memory`]: an
@@ -21,6 +22,7 @@ pub mod context;
 pub mod error;
 pub mod grpc;
 pub mod json;
+pub mod legacy;
 pub mod mask;
 pub mod memory;
 pub mod paging;

@@ -55,8 +55,10 @@ impl<R: Resource> Update<R> {
                 for path in named {
                     // Named as JSON names it, whichever spelling was sent.
                     let violation = |description: &str| {
-                        let spelled = R::field(path)
-                            .map_or_else(|| json::lower_camel_case(path), |f| f.json_path.to_owned());
+                        let spelled = R::field(path).map_or_else(
+                            || json::lower_camel_case(path),
+                            |f| f.json_path.to_owned(),
+                        );
                         FieldViolation::new(format!("updateMask.{spelled}"), description.to_owned())
                     };
                     match R::field(path) {
@@ -148,11 +150,16 @@ impl<R: Resource> Update<R> {
         }
         if R::grants_capabilities() {
             let before = stored.must_hold();
-            let added = merged.must_hold().into_iter().filter(|value| !before.contains(value));
+            let added = merged
+                .must_hold()
+                .into_iter()
+                .filter(|value| !before.contains(value));
             match &self.held {
                 Some((held, scope)) => held.require(added, scope)?,
                 None if added.clone().next().is_some() => {
-                    return Err(Error::internal("an update granting capabilities was planned without what the caller holds"));
+                    return Err(Error::internal(
+                        "an update granting capabilities was planned without what the caller holds",
+                    ));
                 }
                 None => {}
             }
@@ -176,7 +183,7 @@ impl<R: Resource> Update<R> {
 impl<R> Update<R> {
     fn violation(&self, field: &crate::resource::FieldSpec, description: &str) -> FieldViolation {
         FieldViolation::new(
-            format!("{}.{}", self.body_field, field.json_path),
+            json::field_path(self.body_field, field.json_path),
             description.to_owned(),
         )
     }

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use crate::mask::Update;
 use crate::resource::{Resource, SortValue};
-use crate::store::{Hierarchy, ListQuery, OrderBy, Page, PublicItems, StoreError};
+use crate::store::{Hierarchy, ListQuery, Matching, OrderBy, Page, PublicItems, StoreError};
 use crate::uidp;
 
 /// Items of one resource type, keyed by uid (so subtrees are key ranges).
@@ -57,9 +57,14 @@ impl<R: Resource> MemoryCollection<R> {
             .values()
             .filter(|item| match query.public {
                 None => in_hierarchy(&query.filter, item.uid()),
-                Some(PublicItems::Only(_)) => in_hierarchy(&query.filter, item.uid()) && item.is_public(),
-                Some(PublicItems::Also(_)) => in_hierarchy(&query.filter, item.uid()) || item.is_public(),
+                Some(PublicItems::Only(_)) => {
+                    in_hierarchy(&query.filter, item.uid()) && item.is_public()
+                }
+                Some(PublicItems::Also(_)) => {
+                    in_hierarchy(&query.filter, item.uid()) || item.is_public()
+                }
             })
+            .filter(|item| query.matching.is_empty() || matches(&query.matching, *item))
             .collect();
         let total_count = matching.len() as u64;
         matching.sort_by(|a, b| {
@@ -137,6 +142,14 @@ impl<R: Resource> MemoryCollection<R> {
             .cloned()
             .collect()
     }
+}
+
+fn matches<R: Resource>(matching: &Matching, item: &R) -> bool {
+    let name = match item.sort_value("name") {
+        SortValue::Text(name) if matching.name.is_some() => Some(name),
+        _ => None,
+    };
+    matching.matches(item.uid(), name.as_deref())
 }
 
 fn in_hierarchy(filter: &Hierarchy, uid: &str) -> bool {

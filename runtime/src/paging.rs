@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::Error;
 use crate::resource::SortValue;
-use crate::store::{Hierarchy, OrderBy};
+use crate::store::{Hierarchy, Matching, OrderBy};
 
 const VERSION: u8 = 1;
 const MAC_LEN: usize = 16;
@@ -125,6 +125,7 @@ impl QueryBinding {
     pub fn new(
         resource_type: &str,
         filter: &Hierarchy,
+        matching: &Matching,
         order_by: &[OrderBy],
         public: bool,
     ) -> Self {
@@ -141,6 +142,23 @@ impl QueryBinding {
                 }
             }
         }
+        let Matching {
+            uids,
+            name,
+            root_only,
+        } = matching;
+        if let Some(uids) = uids {
+            hasher.update(b"\0uids");
+            for uid in uids {
+                hasher.update(format!("\0{uid}"));
+            }
+        }
+        if let Some(name) = name {
+            hasher.update(format!("\0name\0{name}"));
+        }
+        if *root_only {
+            hasher.update(b"\0root");
+        }
         for term in order_by {
             hasher.update(format!("\0{}\0{}", term.field, term.descending));
         }
@@ -156,7 +174,13 @@ mod tests {
     use super::*;
 
     fn binding(uid: &str) -> QueryBinding {
-        QueryBinding::new("t/T", &Hierarchy::ChildrenOf(uid.into()), &[], false)
+        QueryBinding::new(
+            "t/T",
+            &Hierarchy::ChildrenOf(uid.into()),
+            &Matching::default(),
+            &[],
+            false,
+        )
     }
 
     #[test]

@@ -119,7 +119,11 @@ impl TextRule {
         if let Some(allowed) = self.allowed
             && !allowed.contains(&value)
         {
-            violation(format!("`{}` is not one of: {}", excerpt(value), allowed.join(", ")));
+            violation(format!(
+                "`{}` is not one of: {}",
+                excerpt(value),
+                allowed.join(", ")
+            ));
         }
         if self.uidp && !crate::uidp::is_valid(value) {
             violation(format!("`{}` is not a UIDP", excerpt(value)));
@@ -203,7 +207,7 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
     fn check_values(&self, body_field: &str) -> Vec<FieldViolation> {
         let mut violations = Vec::new();
         for rule in Self::TEXT_RULES {
-            let path = format!("{body_field}.{}", rule.field);
+            let path = crate::json::field_path(body_field, rule.field);
             for value in self.text_values(rule.field) {
                 rule.check(&path, value, &mut violations);
             }

@@ -15,7 +15,7 @@ use crate::context::Caller;
 use crate::error::{Code, Error, FieldViolation};
 use crate::paging::{PageTokens, QueryBinding};
 use crate::resource::{Reach, Reference, Resource};
-use crate::store::{Hierarchy, ListQuery, OrderBy, Page, PublicItems, StoreError};
+use crate::store::{Hierarchy, ListQuery, Matching, OrderBy, Page, PublicItems, StoreError};
 use crate::{time, uidp};
 
 /// Default byte budget of one list page (AIP-158: a page may end early).
@@ -183,7 +183,7 @@ pub fn prepare_create<R: Resource>(
     let mut violations: Vec<FieldViolation> = resource
         .missing_required()
         .into_iter()
-        .map(|f| FieldViolation::new(format!("{body_field}.{}", f.json_path), "required"))
+        .map(|f| FieldViolation::new(crate::json::field_path(body_field, f.json_path), "required"))
         .collect();
     violations.extend(resource.check_values(body_field));
     if !violations.is_empty() {
@@ -216,14 +216,21 @@ pub async fn resolve_reference<T: Resource>(
     if !uidp::is_valid(uid) || !context.reaches(reference.reach, parent, uid) {
         return violation(unusable(reference));
     }
-    match fetch.await.map_err(|error| store_error::<T>(error, uid, ""))? {
+    match fetch
+        .await
+        .map_err(|error| store_error::<T>(error, uid, ""))?
+    {
         Some(target) => Ok(Ok(target)),
         None => violation(unusable(reference)),
     }
 }
 
 fn unusable(reference: &Reference) -> String {
-    let kind = reference.resource_type.rsplit('/').next().unwrap_or_default();
+    let kind = reference
+        .resource_type
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
     let place = match reference.reach {
         Reach::Ancestors => "in this group or one above it",
         Reach::Organization => "in this organization",
@@ -239,15 +246,102 @@ pub fn etag<R: Resource>(resource: &R) -> String {
     URL_SAFE_NO_PAD.encode(&digest[..12])
 }
 
-/// The list parameters every `ListX` request carries.
+/// At most this many uids in one `uidp.ids` filter.
+pub const MAX_IDS: usize = 100;
+
+/// The list parameters a `ListX` request carries: the hierarchy filters,
+/// the declared filters it has fields for (empty when absent) and paging.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ListRequest<'a> {
     pub descendants_of: &'a str,
     pub children_of: &'a str,
+    /// `uidp.ancestors_of`: items whose uid is a proper prefix of this one.
+    pub ancestors_of: &'a str,
+    /// `uidp.in_root`: only root-level items.
+    pub in_root: bool,
+    /// `uidp.ids`: exactly these uids.
+    pub ids: &'a [String],
+    /// `id` (legacy versions): exactly this uid.
+    pub id: &'a str,
+    /// `name`: items with exactly this name.
+    pub name: &'a str,
     pub page_size: i32,
     pub page_token: &'a str,
     pub skip: i32,
     pub order_by: &'a str,
+}
+
+impl ListRequest<'_> {
+    /// The declared filters set in the request, with the field each is read from.
+    fn set_filters(&self) -> impl Iterator<Item = (&'static str, &'static str)> {
+        [
+            (
+                "descendants_of",
+                "uidp.descendantsOf",
+                !self.descendants_of.is_empty(),
+            ),
+            (
+                "children_of",
+                "uidp.childrenOf",
+                !self.children_of.is_empty(),
+            ),
+            (
+                "ancestors_of",
+                "uidp.ancestorsOf",
+                !self.ancestors_of.is_empty(),
+            ),
+            ("in_root", "uidp.inRoot", self.in_root),
+            ("ids", "uidp.ids", !self.ids.is_empty()),
+            ("id", "id", !self.id.is_empty()),
+            ("name", "name", !self.name.is_empty()),
+        ]
+        .into_iter()
+        .filter(|(_, _, set)| *set)
+        .map(|(filter, field, _)| (filter, field))
+    }
+
+    /// The conditions of the declared filters (the hierarchy ones aside).
+    fn matching(&self, violations: &mut Vec<FieldViolation>) -> Matching {
+        let mut uids: Option<Vec<String>> = None;
+        let mut restrict = |allowed: Vec<String>| {
+            uids = Some(match uids.take() {
+                None => allowed,
+                Some(previous) => previous
+                    .into_iter()
+                    .filter(|u| allowed.contains(u))
+                    .collect(),
+            });
+        };
+        if !self.ids.is_empty() {
+            if self.ids.len() > MAX_IDS {
+                violations.push(FieldViolation::new(
+                    "uidp.ids",
+                    format!("at most {MAX_IDS} uids; got {}", self.ids.len()),
+                ));
+            }
+            let mut ids = Vec::new();
+            for (index, uid) in self.ids.iter().enumerate().take(MAX_IDS) {
+                ids.extend(checked_uid(&format!("uidp.ids[{index}]"), uid, violations));
+            }
+            restrict(ids);
+        }
+        if !self.id.is_empty() {
+            restrict(checked_uid("id", self.id, violations).into_iter().collect());
+        }
+        if !self.ancestors_of.is_empty() {
+            let ancestors = checked_uid("uidp.ancestorsOf", self.ancestors_of, violations)
+                .map(|uid| uidp::ancestors(&uid).map(str::to_owned).collect())
+                .unwrap_or_default();
+            restrict(ancestors);
+        }
+        Matching {
+            uids,
+            name: Some(self.name)
+                .filter(|name| !name.is_empty())
+                .map(str::to_owned),
+            root_only: self.in_root,
+        }
+    }
 }
 
 /// A validated list request and what is needed to answer it.
@@ -269,23 +363,29 @@ impl ListPlan {
         capability: Option<&str>,
         request: ListRequest<'_>,
     ) -> Result<Self, Error> {
+        Self::with_filters::<R>(context, caller, capability, R::FILTERS, request).await
+    }
+
+    /// As [`ListPlan::new`], accepting the declared filters `filters`
+    /// (those of a legacy version of `R`) instead of `R::FILTERS`.
+    pub async fn with_filters<R: Resource>(
+        context: &ApiContext,
+        caller: &Caller,
+        capability: Option<&str>,
+        filters: &[&str],
+        request: ListRequest<'_>,
+    ) -> Result<Self, Error> {
         let sizes = R::PAGE_SIZES;
         let mut violations = Vec::new();
-        for (field, value, filter) in [
-            (
-                "uidp.descendantsOf",
-                request.descendants_of,
-                "descendants_of",
-            ),
-            ("uidp.childrenOf", request.children_of, "children_of"),
-        ] {
-            if !value.is_empty() && !R::FILTERS.contains(&filter) {
+        for (filter, field) in request.set_filters() {
+            if !filters.contains(&filter) {
                 violations.push(FieldViolation::new(
                     field,
                     format!("{} lists do not take this filter", R::TYPE),
                 ));
             }
         }
+        let matching = request.matching(&mut violations);
         let filter = match (request.descendants_of, request.children_of) {
             ("", "") => Hierarchy::All,
             (uid, "") => checked_uid("uidp.descendantsOf", uid, &mut violations)
@@ -317,7 +417,9 @@ impl ListPlan {
         }
         let (filter, public) = match (capability, R::PUBLIC_FIELD) {
             (None, _) => (filter, None),
-            (Some(_), Some(field)) if caller.is_anonymous() => (filter, Some(PublicItems::Only(field))),
+            (Some(_), Some(field)) if caller.is_anonymous() => {
+                (filter, Some(PublicItems::Only(field)))
+            }
             (Some(capability), public_field) => {
                 match context
                     .authorizer
@@ -326,17 +428,21 @@ impl ListPlan {
                 {
                     // Without a filter: what the caller's grants cover, and
                     // public items wherever they are.
-                    Ok(scope @ Hierarchy::Within(_)) => (scope, public_field.map(PublicItems::Also)),
+                    Ok(scope @ Hierarchy::Within(_)) => {
+                        (scope, public_field.map(PublicItems::Also))
+                    }
                     Ok(scope) => (scope, None),
                     // Public items stay listable by callers denied the filter.
-                    Err(denied) if denied.code() == Code::PermissionDenied && public_field.is_some() => {
+                    Err(denied)
+                        if denied.code() == Code::PermissionDenied && public_field.is_some() =>
+                    {
                         (filter, public_field.map(PublicItems::Only))
                     }
                     Err(denied) => return Err(denied),
                 }
             }
         };
-        let binding = QueryBinding::new(R::TYPE, &filter, &order_by, public.is_some());
+        let binding = QueryBinding::new(R::TYPE, &filter, &matching, &order_by, public.is_some());
         let after = match request.page_token {
             "" => None,
             token => Some(context.page_tokens.open(token, &binding)?),
@@ -344,6 +450,7 @@ impl ListPlan {
         Ok(ListPlan {
             query: ListQuery {
                 filter,
+                matching,
                 order_by,
                 after,
                 skip: request.skip.max(0) as u64,
@@ -386,6 +493,67 @@ impl ListPlan {
             String::new()
         };
         (items, next, total_count)
+    }
+}
+
+impl ListPlan {
+    /// A legacy list (e.g. v1): the whole result set, skipping `offset`
+    /// items and returning at most `limit` (0: no limit). `None` when the
+    /// caller may not list the filter: legacy versions answer that, like a
+    /// missing item, with no items.
+    pub async fn full<R: Resource>(
+        context: &ApiContext,
+        caller: &Caller,
+        capability: Option<&str>,
+        filters: &[&str],
+        request: ListRequest<'_>,
+        offset: i32,
+        limit: i32,
+    ) -> Result<Option<Self>, Error> {
+        let mut violations = Vec::new();
+        if offset < 0 {
+            violations.push(FieldViolation::new("offset", "must not be negative"));
+        }
+        if limit < 0 {
+            violations.push(FieldViolation::new("limit", "must not be negative"));
+        }
+        if !violations.is_empty() {
+            return Err(Error::invalid_fields(violations));
+        }
+        let mut plan =
+            match Self::with_filters::<R>(context, caller, capability, filters, request).await {
+                Ok(plan) => plan,
+                Err(denied) if denied.code() == Code::PermissionDenied => return Ok(None),
+                Err(error) => return Err(error),
+            };
+        plan.query.skip = offset as u64;
+        plan.query.limit = match limit {
+            0 => i64::MAX as u64,
+            limit => limit as u64,
+        };
+        plan.page_size = usize::MAX;
+        Ok(Some(plan))
+    }
+
+    /// The items of a [`ListPlan::full`] list, or INVALID_ARGUMENT when they
+    /// exceed the list's byte budget (no response is unbounded: the client
+    /// windows the list with `offset` and `limit`).
+    pub fn finish_full<R: Resource>(
+        self,
+        context: &ApiContext,
+        page: Page<R>,
+    ) -> Result<Vec<R>, Error> {
+        let spent: usize = page.items.iter().map(Resource::json_len_bound).sum();
+        if spent > context.list_budget {
+            return Err(Error::invalid_field(
+                "limit",
+                format!(
+                    "the list exceeds the response limit of {} bytes; window it with `offset` and a smaller `limit`",
+                    context.list_budget
+                ),
+            ));
+        }
+        Ok(page.items)
     }
 }
 
@@ -490,10 +658,12 @@ pub fn store_error<R: Resource>(error: StoreError, uid: &str, parent: &str) -> E
                 })
                 .collect(),
         ),
-        StoreError::ReferenceNotFound(field) => match R::REFERENCES.iter().find(|r| r.field == field) {
-            Some(reference) => Error::invalid_field(reference.path, unusable(reference)),
-            None => Error::internal(format!("unknown reference field `{field}`")),
-        },
+        StoreError::ReferenceNotFound(field) => {
+            match R::REFERENCES.iter().find(|r| r.field == field) {
+                Some(reference) => Error::invalid_field(reference.path, unusable(reference)),
+                None => Error::internal(format!("unknown reference field `{field}`")),
+            }
+        }
         StoreError::EtagMismatch => Error::new(
             Code::Aborted,
             "ETAG_MISMATCH",

@@ -87,6 +87,8 @@ pub struct OrderBy {
 #[derive(Clone, Debug)]
 pub struct ListQuery {
     pub filter: Hierarchy,
+    /// Conditions of the declared filters, on top of `filter`.
+    pub matching: Matching,
     /// Never empty: ends with `uid` unless `uid` was named explicitly.
     pub order_by: Vec<OrderBy>,
     /// The sort values (one per `order_by` term) of the last item already returned.
@@ -100,6 +102,38 @@ pub struct ListQuery {
     pub byte_budget: u64,
     /// How items readable without a token (a true boolean field) count.
     pub public: Option<PublicItems>,
+}
+
+/// What the declared list filters (`uidp.ids`, `uidp.ancestors_of`,
+/// `uidp.in_root`, `name`) ask of every item; the default asks nothing.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Matching {
+    /// Only items with one of these uids (`None`: any uid). Index-backed:
+    /// the uid is the primary key.
+    pub uids: Option<Vec<String>>,
+    /// Only items whose `name` is exactly this.
+    pub name: Option<String>,
+    /// Only root-level items (those without a parent).
+    pub root_only: bool,
+}
+
+impl Matching {
+    /// Whether no condition is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Matching::default()
+    }
+
+    /// Whether an item with this uid and name meets every condition.
+    pub fn matches(&self, uid: &str, name: Option<&str>) -> bool {
+        self.uids
+            .as_ref()
+            .is_none_or(|uids| uids.iter().any(|u| u == uid))
+            && self
+                .name
+                .as_deref()
+                .is_none_or(|wanted| name == Some(wanted))
+            && (!self.root_only || crate::uidp::parent(uid).is_none())
+    }
 }
 
 /// Items whose boolean field (the JSON name) is true are public: readable

@@ -53,6 +53,11 @@ pub fn parent(uid: &str) -> Option<&str> {
     uid.rsplit_once('/').map(|(parent, _)| parent)
 }
 
+/// The proper ancestors of a uid, nearest first (none for a root).
+pub fn ancestors(uid: &str) -> impl Iterator<Item = &str> {
+    std::iter::successors(parent(uid), |uid| parent(uid))
+}
+
 /// The root organization a uid belongs to (its first segment).
 pub fn root(uid: &str) -> &str {
     uid.split_once('/').map_or(uid, |(root, _)| root)

@@ -39,7 +39,10 @@ struct World {
 async fn actor(server: &TestServer, parent: &str, name: &str, role: &str, at: &str) -> Actor {
     let admin = server.rest();
     let identity = admin
-        .create(&format!("/iam/v2/identities/{parent}"), json!({"name": name}))
+        .create(
+            &format!("/iam/v2/identities/{parent}"),
+            json!({"name": name}),
+        )
         .await;
     admin
         .create(
@@ -65,7 +68,9 @@ async fn world() -> (tempfile::TempDir, World) {
         builtin.insert(name.to_owned(), server.builtin_role(name).await);
     }
 
-    let a = admin.create("/iam/v2/groups/", json!({"name": "org a"})).await;
+    let a = admin
+        .create("/iam/v2/groups/", json!({"name": "org a"}))
+        .await;
     let a_team = admin
         .create(&format!("/iam/v2/groups/{a}"), json!({"name": "team"}))
         .await;
@@ -85,7 +90,9 @@ async fn world() -> (tempfile::TempDir, World) {
     let a_editor = actor(&server, &a, "a editor", &builtin["editor"], &a).await;
     let a_viewer = actor(&server, &a, "a viewer", &builtin["viewer"], &a).await;
 
-    let b = admin.create("/iam/v2/groups/", json!({"name": "org b"})).await;
+    let b = admin
+        .create("/iam/v2/groups/", json!({"name": "org b"}))
+        .await;
     let b_role = admin
         .create(
             &format!("/iam/v2/roles/{b}"),
@@ -140,17 +147,72 @@ async fn role_binding_references_stay_inside_the_organization() {
     let viewer = w.builtin["viewer"].clone();
     // (case, identity, role, fields that must be reported)
     let cases: Vec<(&str, Value, Value, &[&str])> = vec![
-        ("role of another organization", json!(a_identity), json!(w.b_role), &["roleBinding.role"]),
-        ("missing role", json!(a_identity), json!(missing_in_a), &["roleBinding.role"]),
-        ("a group as the role", json!(a_identity), json!(w.a_team), &["roleBinding.role"]),
-        ("role defined below the group", json!(a_identity), json!(w.a_team_role), &["roleBinding.role"]),
-        ("identity of another organization", json!(w.b_identity), json!(viewer), &["roleBinding.identity"]),
-        ("missing identity", json!(missing_in_a), json!(viewer), &["roleBinding.identity"]),
-        ("a group as the identity", json!(w.a_team), json!(viewer), &["roleBinding.identity"]),
-        ("a role as the identity", json!(w.a_reader_role), json!(viewer), &["roleBinding.identity"]),
-        ("both empty strings", json!(""), json!(""), &["roleBinding.identity", "roleBinding.role"]),
-        ("both null", Value::Null, Value::Null, &["roleBinding.identity", "roleBinding.role"]),
-        ("both of another organization", json!(w.b_identity), json!(w.b_role), &["roleBinding.identity", "roleBinding.role"]),
+        (
+            "role of another organization",
+            json!(a_identity),
+            json!(w.b_role),
+            &["roleBinding.role"],
+        ),
+        (
+            "missing role",
+            json!(a_identity),
+            json!(missing_in_a),
+            &["roleBinding.role"],
+        ),
+        (
+            "a group as the role",
+            json!(a_identity),
+            json!(w.a_team),
+            &["roleBinding.role"],
+        ),
+        (
+            "role defined below the group",
+            json!(a_identity),
+            json!(w.a_team_role),
+            &["roleBinding.role"],
+        ),
+        (
+            "identity of another organization",
+            json!(w.b_identity),
+            json!(viewer),
+            &["roleBinding.identity"],
+        ),
+        (
+            "missing identity",
+            json!(missing_in_a),
+            json!(viewer),
+            &["roleBinding.identity"],
+        ),
+        (
+            "a group as the identity",
+            json!(w.a_team),
+            json!(viewer),
+            &["roleBinding.identity"],
+        ),
+        (
+            "a role as the identity",
+            json!(w.a_reader_role),
+            json!(viewer),
+            &["roleBinding.identity"],
+        ),
+        (
+            "both empty strings",
+            json!(""),
+            json!(""),
+            &["roleBinding.identity", "roleBinding.role"],
+        ),
+        (
+            "both null",
+            Value::Null,
+            Value::Null,
+            &["roleBinding.identity", "roleBinding.role"],
+        ),
+        (
+            "both of another organization",
+            json!(w.b_identity),
+            json!(w.b_role),
+            &["roleBinding.identity", "roleBinding.role"],
+        ),
     ];
     for caller in [&w.server.rest(), &w.a_owner.rest] {
         for (case, identity, role, fields) in &cases {
@@ -161,29 +223,52 @@ async fn role_binding_references_stay_inside_the_organization() {
             if !role.is_null() {
                 body["role"] = role.clone();
             }
-            let response = caller.post(&format!("/iam/v2/roleBindings/{}", w.a), body).await;
-            assert_eq!(response.status, StatusCode::BAD_REQUEST, "{case}: {:?}", response.body);
+            let response = caller
+                .post(&format!("/iam/v2/roleBindings/{}", w.a), body)
+                .await;
+            assert_eq!(
+                response.status,
+                StatusCode::BAD_REQUEST,
+                "{case}: {:?}",
+                response.body
+            );
             assert_eq!(response.error_status(), "INVALID_ARGUMENT", "{case}");
             let reported: Vec<String> = violations(&response).into_iter().map(|(f, _)| f).collect();
             assert_eq!(reported, *fields, "{case}");
             let text = response.body.to_string();
-            assert!(!text.contains(&w.b), "{case}: the answer names organization B: {text}");
+            assert!(
+                !text.contains(&w.b),
+                "{case}: the answer names organization B: {text}"
+            );
         }
         // Empty body: nothing to bind.
-        let response = caller.post(&format!("/iam/v2/roleBindings/{}", w.a), json!({})).await;
-        assert_eq!(response.status, StatusCode::BAD_REQUEST, "{:?}", response.body);
+        let response = caller
+            .post(&format!("/iam/v2/roleBindings/{}", w.a), json!({}))
+            .await;
+        assert_eq!(
+            response.status,
+            StatusCode::BAD_REQUEST,
+            "{:?}",
+            response.body
+        );
     }
 
     // A foreign uid and a missing one read the same: no existence oracle.
     let foreign = w
         .a_owner
         .rest
-        .post(&format!("/iam/v2/roleBindings/{}", w.a), json!({"identity": a_identity, "role": w.b_role}))
+        .post(
+            &format!("/iam/v2/roleBindings/{}", w.a),
+            json!({"identity": a_identity, "role": w.b_role}),
+        )
         .await;
     let missing = w
         .a_owner
         .rest
-        .post(&format!("/iam/v2/roleBindings/{}", w.a), json!({"identity": a_identity, "role": missing_in_a}))
+        .post(
+            &format!("/iam/v2/roleBindings/{}", w.a),
+            json!({"identity": a_identity, "role": missing_in_a}),
+        )
         .await;
     assert_eq!(violations(&foreign), violations(&missing));
 
@@ -198,14 +283,26 @@ async fn role_binding_references_stay_inside_the_organization() {
         let response = w
             .a_owner
             .rest
-            .post(&format!("/iam/v2/roleBindings/{at}"), json!({"identity": a_identity, "role": role}))
+            .post(
+                &format!("/iam/v2/roleBindings/{at}"),
+                json!({"identity": a_identity, "role": role}),
+            )
             .await;
-        assert_eq!(response.status, StatusCode::OK, "{role} at {at}: {:?}", response.body);
+        assert_eq!(
+            response.status,
+            StatusCode::OK,
+            "{role} at {at}: {:?}",
+            response.body
+        );
     }
 
     // Nothing was stored by the refused attempts: B's role has no binding, so
     // B deletes it without learning anything about A.
-    let deleted = w.b_owner.rest.delete(&format!("/iam/v2/roles/{}", w.b_role)).await;
+    let deleted = w
+        .b_owner
+        .rest
+        .delete(&format!("/iam/v2/roles/{}", w.b_role))
+        .await;
     assert_eq!(deleted.status, StatusCode::OK, "{:?}", deleted.body);
 }
 
@@ -225,16 +322,39 @@ async fn role_binding_references_are_checked_over_grpc() {
         }),
     };
     for (case, request, field) in [
-        ("foreign role", attempt(&w.a_viewer.identity, &w.b_role), "roleBinding.role"),
-        ("foreign identity", attempt(&w.b_identity, &w.builtin["viewer"]), "roleBinding.identity"),
-        ("group as role", attempt(&w.a_viewer.identity, &w.a_team), "roleBinding.role"),
+        (
+            "foreign role",
+            attempt(&w.a_viewer.identity, &w.b_role),
+            "roleBinding.role",
+        ),
+        (
+            "foreign identity",
+            attempt(&w.b_identity, &w.builtin["viewer"]),
+            "roleBinding.identity",
+        ),
+        (
+            "group as role",
+            attempt(&w.a_viewer.identity, &w.a_team),
+            "roleBinding.role",
+        ),
     ] {
         let status = client.create_role_binding(request).await.unwrap_err();
-        assert_eq!(status.code(), tonic::Code::InvalidArgument, "{case}: {status:?}");
+        assert_eq!(
+            status.code(),
+            tonic::Code::InvalidArgument,
+            "{case}: {status:?}"
+        );
         let bad_request = status.get_details_bad_request().expect("a BadRequest");
-        let fields: Vec<&str> = bad_request.field_violations.iter().map(|v| v.field.as_str()).collect();
+        let fields: Vec<&str> = bad_request
+            .field_violations
+            .iter()
+            .map(|v| v.field.as_str())
+            .collect();
         assert_eq!(fields, [field], "{case}");
-        assert!(status.get_details_error_info().is_some(), "{case}: ErrorInfo");
+        assert!(
+            status.get_details_error_info().is_some(),
+            "{case}: ErrorInfo"
+        );
     }
     // Escalation over gRPC: the editor cannot grant owner.
     let mut editor = RoleBindingServiceClient::with_interceptor(
@@ -261,10 +381,23 @@ async fn no_escalation_through_bindings_or_roles() {
             json!({"identity": w.a_editor.identity, "role": w.builtin["owner"]}),
         )
         .await;
-    assert_eq!(response.status, StatusCode::FORBIDDEN, "{:?}", response.body);
-    assert_eq!(response.detail("ErrorInfo").unwrap()["reason"], "ESCALATION_DENIED");
+    assert_eq!(
+        response.status,
+        StatusCode::FORBIDDEN,
+        "{:?}",
+        response.body
+    );
+    assert_eq!(
+        response.detail("ErrorInfo").unwrap()["reason"],
+        "ESCALATION_DENIED"
+    );
     let response = editor.delete(&format!("/iam/v2/groups/{}", w.a_team)).await;
-    assert_eq!(response.status, StatusCode::FORBIDDEN, "{:?}", response.body);
+    assert_eq!(
+        response.status,
+        StatusCode::FORBIDDEN,
+        "{:?}",
+        response.body
+    );
 
     // A role of its own with a capability it lacks: refused on create...
     let response = editor
@@ -273,10 +406,18 @@ async fn no_escalation_through_bindings_or_roles() {
             json!({"name": "sneaky", "capabilities": ["groups.get", "groups.delete"]}),
         )
         .await;
-    assert_eq!(response.status, StatusCode::FORBIDDEN, "{:?}", response.body);
+    assert_eq!(
+        response.status,
+        StatusCode::FORBIDDEN,
+        "{:?}",
+        response.body
+    );
     // ...and on update: adding a held capability is fine, an unheld one is not.
     let role = editor
-        .create(&format!("/iam/v2/roles/{a}"), json!({"name": "mine", "capabilities": ["groups.get"]}))
+        .create(
+            &format!("/iam/v2/roles/{a}"),
+            json!({"name": "mine", "capabilities": ["groups.get"]}),
+        )
         .await;
     let response = editor
         .patch(
@@ -284,7 +425,12 @@ async fn no_escalation_through_bindings_or_roles() {
             json!({"capabilities": ["groups.get", "groups.delete"]}),
         )
         .await;
-    assert_eq!(response.status, StatusCode::FORBIDDEN, "{:?}", response.body);
+    assert_eq!(
+        response.status,
+        StatusCode::FORBIDDEN,
+        "{:?}",
+        response.body
+    );
     let unchanged = w.a_owner.rest.get(&format!("/iam/v2/roles/{role}")).await;
     assert_eq!(unchanged.body["capabilities"], json!(["groups.get"]));
     let response = editor
@@ -296,7 +442,10 @@ async fn no_escalation_through_bindings_or_roles() {
     assert_eq!(response.status, StatusCode::OK, "{:?}", response.body);
     // Binding a role whose capabilities the editor holds is allowed.
     let response = editor
-        .post(&format!("/iam/v2/roleBindings/{a}"), json!({"identity": w.a_viewer.identity, "role": role}))
+        .post(
+            &format!("/iam/v2/roleBindings/{a}"),
+            json!({"identity": w.a_viewer.identity, "role": role}),
+        )
         .await;
     assert_eq!(response.status, StatusCode::OK, "{:?}", response.body);
     // The owner may grant what it holds, including owner.
@@ -320,7 +469,11 @@ async fn no_escalation_through_bindings_or_roles() {
         )
         .await;
     assert_eq!(patched.status, StatusCode::OK, "{:?}", patched.body);
-    let response = w.a_viewer.rest.delete(&format!("/iam/v2/groups/{}", w.a_team)).await;
+    let response = w
+        .a_viewer
+        .rest
+        .delete(&format!("/iam/v2/groups/{}", w.a_team))
+        .await;
     assert_eq!(response.status, StatusCode::FORBIDDEN);
 }
 
@@ -346,29 +499,55 @@ async fn who_may_assume_an_identity_is_fixed_at_creation() {
     // An editor may update identities, but pointing the owner's identity at
     // its own subject would let it assume owner: refused, whole or in part.
     for (mask, body) in [
-        ("claimMatch", json!({"claimMatch": {"issuer": "https://evil.example", "subject": "me"}})),
-        ("claimMatch.subject", json!({"claimMatch": {"issuer": "https://ci.example", "subject": "me"}})),
-        ("*", json!({"name": "ci owner", "claimMatch": {"issuer": "https://evil.example", "subject": "me"}})),
+        (
+            "claimMatch",
+            json!({"claimMatch": {"issuer": "https://evil.example", "subject": "me"}}),
+        ),
+        (
+            "claimMatch.subject",
+            json!({"claimMatch": {"issuer": "https://ci.example", "subject": "me"}}),
+        ),
+        (
+            "*",
+            json!({"name": "ci owner", "claimMatch": {"issuer": "https://evil.example", "subject": "me"}}),
+        ),
     ] {
         let response = w
             .a_editor
             .rest
-            .patch(&format!("/iam/v2/identities/{owner_identity}?updateMask={mask}"), body)
+            .patch(
+                &format!("/iam/v2/identities/{owner_identity}?updateMask={mask}"),
+                body,
+            )
             .await;
-        assert_eq!(response.status, StatusCode::BAD_REQUEST, "{mask}: {:?}", response.body);
+        assert_eq!(
+            response.status,
+            StatusCode::BAD_REQUEST,
+            "{mask}: {:?}",
+            response.body
+        );
         assert!(
-            violations(&response).iter().any(|(field, _)| field.starts_with("identity.claimMatch")),
+            violations(&response)
+                .iter()
+                .any(|(field, _)| field.starts_with("identity.claimMatch")),
             "{mask}: {:?}",
             response.body
         );
     }
-    let stored = w.a_owner.rest.get(&format!("/iam/v2/identities/{owner_identity}")).await;
+    let stored = w
+        .a_owner
+        .rest
+        .get(&format!("/iam/v2/identities/{owner_identity}"))
+        .await;
     assert_eq!(stored.body["claimMatch"]["subject"], "deploy");
     // Renaming stays possible.
     let response = w
         .a_editor
         .rest
-        .patch(&format!("/iam/v2/identities/{owner_identity}?updateMask=name"), json!({"name": "renamed"}))
+        .patch(
+            &format!("/iam/v2/identities/{owner_identity}?updateMask=name"),
+            json!({"name": "renamed"}),
+        )
         .await;
     assert_eq!(response.status, StatusCode::OK, "{:?}", response.body);
 }
@@ -391,14 +570,29 @@ async fn blocked_deletes_name_only_what_the_caller_may_see() {
             json!({"identity": w.a_viewer.identity, "role": w.a_reader_role}),
         )
         .await;
-    let response = deleter.rest.delete(&format!("/iam/v2/groups/{}", w.a_team)).await;
-    assert_eq!(response.status, StatusCode::BAD_REQUEST, "{:?}", response.body);
+    let response = deleter
+        .rest
+        .delete(&format!("/iam/v2/groups/{}", w.a_team))
+        .await;
+    assert_eq!(
+        response.status,
+        StatusCode::BAD_REQUEST,
+        "{:?}",
+        response.body
+    );
     assert_eq!(response.error_status(), "FAILED_PRECONDITION");
     let text = response.body.to_string();
-    assert!(!text.contains(&hidden), "a binding the caller cannot see is named: {text}");
+    assert!(
+        !text.contains(&hidden),
+        "a binding the caller cannot see is named: {text}"
+    );
     assert!(text.contains("cannot see"), "{text}");
     // The owner sees what blocks the delete.
-    let response = w.a_owner.rest.delete(&format!("/iam/v2/groups/{}", w.a_team)).await;
+    let response = w
+        .a_owner
+        .rest
+        .delete(&format!("/iam/v2/groups/{}", w.a_team))
+        .await;
     assert_eq!(response.status, StatusCode::BAD_REQUEST);
     assert!(response.body.to_string().contains(&hidden));
 }
@@ -408,17 +602,27 @@ async fn public_repos_read_with_any_valid_token() {
     let (_dir, w) = world().await;
     let owner = &w.a_owner.rest;
     let public = owner
-        .create(&format!("/registry/v2/repos/{}", w.a), json!({"name": "open", "public": true}))
+        .create(
+            &format!("/registry/v2/repos/{}", w.a),
+            json!({"name": "open", "public": true}),
+        )
         .await;
     let private = owner
-        .create(&format!("/registry/v2/repos/{}", w.a), json!({"name": "closed"}))
+        .create(
+            &format!("/registry/v2/repos/{}", w.a),
+            json!({"name": "closed"}),
+        )
         .await;
     let outsider = &w.b_owner.rest;
     let response = outsider.get(&format!("/registry/v2/repos/{public}")).await;
     assert_eq!(response.status, StatusCode::OK, "{:?}", response.body);
     for uid in [private.clone(), format!("{}/0123456789abcdef", w.a)] {
         let response = outsider.get(&format!("/registry/v2/repos/{uid}")).await;
-        assert_eq!(response.status, StatusCode::FORBIDDEN, "private and missing look alike");
+        assert_eq!(
+            response.status,
+            StatusCode::FORBIDDEN,
+            "private and missing look alike"
+        );
     }
     let listed = outsider
         .get(&format!("/registry/v2/repos?uidp.descendants_of={}", w.a))
@@ -435,7 +639,10 @@ async fn public_repos_read_with_any_valid_token() {
     // Without a filter: what the caller's grants cover, and public repos
     // wherever they are, in pages that walk to the end.
     let own = outsider
-        .create(&format!("/registry/v2/repos/{}", w.b), json!({"name": "mine"}))
+        .create(
+            &format!("/registry/v2/repos/{}", w.b),
+            json!({"name": "mine"}),
+        )
         .await;
     let mut seen = Vec::new();
     let mut token = String::new();
@@ -452,7 +659,10 @@ async fn public_repos_read_with_any_valid_token() {
             );
             seen.push(uid);
         }
-        token = page.body["nextPageToken"].as_str().unwrap_or_default().to_owned();
+        token = page.body["nextPageToken"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         if token.is_empty() {
             break;
         }
@@ -468,10 +678,18 @@ async fn bounded_fields_and_empty_updates() {
     let owner = &w.a_owner.rest;
     let a = &w.a;
     let cases = [
-        ("name too long", json!({"name": "x".repeat(64)}), "group.name"),
+        (
+            "name too long",
+            json!({"name": "x".repeat(64)}),
+            "group.name",
+        ),
         ("name with a newline", json!({"name": "a\nb"}), "group.name"),
         ("name with a NUL", json!({"name": "a\u{0}b"}), "group.name"),
-        ("description too long", json!({"name": "ok", "description": "d".repeat(1025)}), "group.description"),
+        (
+            "description too long",
+            json!({"name": "ok", "description": "d".repeat(1025)}),
+            "group.description",
+        ),
     ];
     for (case, body, field) in cases {
         let response = owner.post(&format!("/iam/v2/groups/{a}"), body).await;
@@ -481,37 +699,58 @@ async fn bounded_fields_and_empty_updates() {
     }
     assert_eq!(
         owner
-            .post(&format!("/iam/v2/groups/{a}"), json!({"name": "x".repeat(63), "description": "d".repeat(1024)}))
+            .post(
+                &format!("/iam/v2/groups/{a}"),
+                json!({"name": "x".repeat(63), "description": "d".repeat(1024)})
+            )
             .await
             .status,
         StatusCode::OK,
         "the limits themselves are allowed"
     );
     let response = owner
-        .post(&format!("/registry/v2/repos/{a}"), json!({"name": "big", "readme": "r".repeat(65537)}))
+        .post(
+            &format!("/registry/v2/repos/{a}"),
+            json!({"name": "big", "readme": "r".repeat(65537)}),
+        )
         .await;
     assert_eq!(response.status, StatusCode::BAD_REQUEST);
     assert_eq!(violations(&response)[0].0, "repo.readme");
 
     // The same limits hold on update.
-    let group = owner.create(&format!("/iam/v2/groups/{a}"), json!({"name": "g"})).await;
+    let group = owner
+        .create(&format!("/iam/v2/groups/{a}"), json!({"name": "g"}))
+        .await;
     let response = owner
-        .patch(&format!("/iam/v2/groups/{group}?updateMask=name"), json!({"name": "y".repeat(100_000)}))
+        .patch(
+            &format!("/iam/v2/groups/{group}?updateMask=name"),
+            json!({"name": "y".repeat(100_000)}),
+        )
         .await;
     assert_eq!(response.status, StatusCode::BAD_REQUEST);
 
     // A PATCH with no mask and nothing to change is refused and changes nothing.
     let before = owner.get(&format!("/iam/v2/groups/{group}")).await.body;
-    for body in [json!({}), json!({"uid": group, "createTime": before["createTime"]})] {
+    for body in [
+        json!({}),
+        json!({"uid": group, "createTime": before["createTime"]}),
+    ] {
         let response = owner.patch(&format!("/iam/v2/groups/{group}"), body).await;
-        assert_eq!(response.status, StatusCode::BAD_REQUEST, "{:?}", response.body);
+        assert_eq!(
+            response.status,
+            StatusCode::BAD_REQUEST,
+            "{:?}",
+            response.body
+        );
         assert_eq!(violations(&response)[0].0, "updateMask");
     }
     let after = owner.get(&format!("/iam/v2/groups/{group}")).await.body;
     assert_eq!(before["updateTime"], after["updateTime"]);
     assert_eq!(before["etag"], after["etag"]);
     // Sending back what Get returned changes nothing either.
-    let response = owner.patch(&format!("/iam/v2/groups/{group}"), before.clone()).await;
+    let response = owner
+        .patch(&format!("/iam/v2/groups/{group}"), before.clone())
+        .await;
     assert_eq!(response.status, StatusCode::OK, "{:?}", response.body);
     assert_eq!(response.body["updateTime"], before["updateTime"]);
     assert_eq!(response.body["etag"], before["etag"]);
@@ -525,7 +764,10 @@ async fn list_pages_stay_within_the_byte_budget() {
     // six bytes (`\u0001`): either way a response stays under 4 MiB.
     for (count, readme) in [(80, "r".repeat(65536)), (20, "\u{1}".repeat(65536))] {
         let group = owner
-            .create(&format!("/iam/v2/groups/{}", w.a), json!({"name": "big repos"}))
+            .create(
+                &format!("/iam/v2/groups/{}", w.a),
+                json!({"name": "big repos"}),
+            )
             .await;
         let mut created = Vec::new();
         for i in 0..count {
@@ -553,7 +795,10 @@ async fn list_pages_stay_within_the_byte_budget() {
             for item in response.body["items"].as_array().unwrap() {
                 seen.push(item["uid"].as_str().unwrap().to_owned());
             }
-            token = response.body["nextPageToken"].as_str().unwrap_or_default().to_owned();
+            token = response.body["nextPageToken"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
             if token.is_empty() {
                 break;
             }
@@ -574,18 +819,28 @@ async fn the_list_budget_is_configurable() {
     };
     let server = TestServer::start_with(config).await;
     let admin = server.rest();
-    let root = admin.create("/iam/v2/groups/", json!({"name": "budget"})).await;
+    let root = admin
+        .create("/iam/v2/groups/", json!({"name": "budget"}))
+        .await;
     for i in 0..10 {
         admin
-            .create(&format!("/iam/v2/groups/{root}"), json!({"name": format!("g{i}"), "description": "d".repeat(900)}))
+            .create(
+                &format!("/iam/v2/groups/{root}"),
+                json!({"name": format!("g{i}"), "description": "d".repeat(900)}),
+            )
             .await;
     }
     let page = admin
-        .get(&format!("/iam/v2/groups?uidp.children_of={root}&pageSize=200"))
+        .get(&format!(
+            "/iam/v2/groups?uidp.children_of={root}&pageSize=200"
+        ))
         .await;
     assert_eq!(page.status, StatusCode::OK);
     let items = page.body["items"].as_array().unwrap().len();
-    assert!((1..10).contains(&items), "{items} items of ~1 KB under a 2,000-byte budget");
+    assert!(
+        (1..10).contains(&items),
+        "{items} items of ~1 KB under a 2,000-byte budget"
+    );
     assert!(!page.body["nextPageToken"].as_str().unwrap().is_empty());
     assert_eq!(page.body["totalCount"], 10);
 }

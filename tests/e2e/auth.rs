@@ -718,7 +718,9 @@ async fn tenants_cannot_see_or_touch_each_other() {
     let mut own_seen = false;
     loop {
         let page = as_one
-            .get(&format!("/registry/v2/repos?pageSize=200&pageToken={token}"))
+            .get(&format!(
+                "/registry/v2/repos?pageSize=200&pageToken={token}"
+            ))
             .await
             .body;
         for repo in page["items"].as_array().unwrap() {
@@ -728,7 +730,10 @@ async fn tenants_cannot_see_or_touch_each_other() {
             );
             own_seen |= repo["uid"] == one.repo.as_str();
         }
-        token = page["nextPageToken"].as_str().unwrap_or_default().to_owned();
+        token = page["nextPageToken"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         if token.is_empty() {
             break;
         }

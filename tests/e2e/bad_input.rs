@@ -123,7 +123,10 @@ async fn bad_input_table_over_rest_and_grpc() {
     .await;
     let ghost = format!("{root_uid}/0123456789abcdef");
     let identity = rest
-        .create(&format!("/iam/v2/identities/{root_uid}"), json!({"name": "bound"}))
+        .create(
+            &format!("/iam/v2/identities/{root_uid}"),
+            json!({"name": "bound"}),
+        )
         .await;
     let role = rest
         .create(

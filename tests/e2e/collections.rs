@@ -70,9 +70,7 @@ fn collections(identity: &str, role: &str) -> Vec<Collection> {
             "RoleBindings",
             "role_binding",
             "iam.platform/RoleBinding",
-            Some(
-                json!({"name": "ci reads", "identity": identity, "role": role}),
-            ),
+            Some(json!({"name": "ci reads", "identity": identity, "role": role})),
         ),
         collection(
             "/registry/v2/repos",

@@ -734,7 +734,10 @@ async fn revoking_a_binding_on_one_replica_denies_at_once_on_the_other() {
             .await;
         let identity = a
             .rest()
-            .create(&format!("/iam/v2/identities/{root}"), json!({"name": "reader"}))
+            .create(
+                &format!("/iam/v2/identities/{root}"),
+                json!({"name": "reader"}),
+            )
             .await;
         let role = a
             .rest()
@@ -771,7 +774,11 @@ async fn revoking_a_binding_on_one_replica_denies_at_once_on_the_other() {
             )
             .await;
         assert_eq!(patched.status, StatusCode::OK, "{backend}");
-        assert_eq!(read(b).await, StatusCode::FORBIDDEN, "{backend}: role change");
+        assert_eq!(
+            read(b).await,
+            StatusCode::FORBIDDEN,
+            "{backend}: role change"
+        );
         a.rest()
             .patch(
                 &format!("/iam/v2/roles/{role}?updateMask=capabilities"),
@@ -780,9 +787,20 @@ async fn revoking_a_binding_on_one_replica_denies_at_once_on_the_other() {
             .await;
         assert_eq!(read(b).await, StatusCode::OK, "{backend}");
         // The binding deleted on one replica grants nothing on the other.
-        let deleted = a.rest().delete(&format!("/iam/v2/roleBindings/{binding}")).await;
+        let deleted = a
+            .rest()
+            .delete(&format!("/iam/v2/roleBindings/{binding}"))
+            .await;
         assert_eq!(deleted.status, StatusCode::OK, "{backend}");
-        assert_eq!(read(b).await, StatusCode::FORBIDDEN, "{backend}: revoked binding");
-        assert_eq!(read(a).await, StatusCode::FORBIDDEN, "{backend}: revoked binding");
+        assert_eq!(
+            read(b).await,
+            StatusCode::FORBIDDEN,
+            "{backend}: revoked binding"
+        );
+        assert_eq!(
+            read(a).await,
+            StatusCode::FORBIDDEN,
+            "{backend}: revoked binding"
+        );
     }
 }

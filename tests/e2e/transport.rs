@@ -225,7 +225,10 @@ async fn slow_request_bodies_are_cut_off() {
     // waiting for the body.
     let started = Instant::now();
     let received = stalled_body(&server, 2 << 20).await;
-    assert!(started.elapsed() < SHORT, "answered before the body timeout");
+    assert!(
+        started.elapsed() < SHORT,
+        "answered before the body timeout"
+    );
     let (status, body) = parse_response(&received);
     assert_eq!(status, 413, "{body}");
     assert_eq!(error_reason(&body), "BODY_TOO_LARGE");

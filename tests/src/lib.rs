@@ -96,8 +96,8 @@ impl TestServer {
     /// The platform administrator's identity (the subject of its token).
     pub fn admin_identity(&self) -> String {
         let payload = self.admin_token.split('.').nth(1).expect("a JWT");
-        let claims: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap())
-            .expect("JWT claims");
+        let claims: Value =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap()).expect("JWT claims");
         claims["sub"].as_str().expect("a subject").to_owned()
     }
 
@@ -226,13 +226,16 @@ impl Rest {
 
     /// A GET and the size of its body as sent.
     pub async fn get_sized(&self, path: &str) -> (usize, Response) {
-        let mut request = http::Request::builder()
-            .uri(format!("{}{path}", self.base));
+        let mut request = http::Request::builder().uri(format!("{}{path}", self.base));
         if let Some(authorization) = &self.authorization {
             request = request.header(http::header::AUTHORIZATION, authorization);
         }
         let request = request.body(Full::new(bytes::Bytes::new())).unwrap();
-        let response = self.client.request(request).await.expect("the server answers");
+        let response = self
+            .client
+            .request(request)
+            .await
+            .expect("the server answers");
         let status = response.status();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
         let body = serde_json::from_slice(&bytes).expect("a JSON body");

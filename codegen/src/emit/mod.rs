@@ -5,12 +5,14 @@
 //!   descriptors (canonical JSON).
 //! - [`resource`]: `runtime::resource::Resource` impls (field behaviours,
 //!   mask copying, sort keys).
+//! - [`legacy`]: conversions between legacy messages and the resources they show.
 //! - [`store`]: one storage trait per resource.
 //! - [`service`]: the service implementation both transports call.
 //! - [`rest`]: the axum router transcoding each HTTP rule.
 //! - [`openapi`]: the OpenAPI 3.1 document of the REST routes.
 //! - [`root`]: the crate root with the module tree and descriptors.
 
+pub mod legacy;
 pub mod messages;
 pub mod openapi;
 pub mod reflect;

@@ -92,7 +92,8 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
     let text_rules = (!resource.rules.is_empty()).then(|| text_rules(resource));
     let references = (!resource.references.is_empty()).then(|| {
         let entries = resource.references.iter().map(|r| {
-            let (field, collection, resource_type) = (&r.json_name, &r.collection, &r.resource_type);
+            let (field, collection, resource_type) =
+                (&r.json_name, &r.collection, &r.resource_type);
             let path = format!("{}.{}", resource.singular, r.json_name);
             let reach = match r.reach {
                 Reach::Ancestors => quote!(Ancestors),
@@ -266,22 +267,28 @@ fn json_len_bound(resource: &Resource) -> TokenStream {
         .map(|field| field.json_name.len() + JSON_FIELD_MARGIN)
         .sum();
     let margin = proc_macro2::Literal::usize_unsuffixed(margin);
-    let escapes = resource.fields.iter().filter(|field| field.string).map(|field| {
-        let name = ident(&field.name);
-        let overhead = |value: TokenStream| match field.kind {
-            // Each value also gains a comma beside its quotes.
-            FieldKind::Repeated => quote!(#value.iter().map(|v| escape_overhead(v) + 1).sum::<usize>()),
-            _ => quote!(escape_overhead(&#value)),
-        };
-        match &field.parent {
-            None => overhead(quote!(self.#name)),
-            Some((parent, _)) => {
-                let parent = ident(parent);
-                let inner = overhead(quote!(m.#name));
-                quote!(self.#parent.as_ref().map_or(0, |m| #inner))
+    let escapes = resource
+        .fields
+        .iter()
+        .filter(|field| field.string)
+        .map(|field| {
+            let name = ident(&field.name);
+            let overhead = |value: TokenStream| match field.kind {
+                // Each value also gains a comma beside its quotes.
+                FieldKind::Repeated => {
+                    quote!(#value.iter().map(|v| escape_overhead(v) + 1).sum::<usize>())
+                }
+                _ => quote!(escape_overhead(&#value)),
+            };
+            match &field.parent {
+                None => overhead(quote!(self.#name)),
+                Some((parent, _)) => {
+                    let parent = ident(parent);
+                    let inner = overhead(quote!(m.#name));
+                    quote!(self.#parent.as_ref().map_or(0, |m| #inner))
+                }
             }
-        }
-    });
+        });
     quote! {
         fn json_len_bound(&self) -> usize {
             use ::runtime::json::escape_overhead;

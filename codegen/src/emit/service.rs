@@ -16,7 +16,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::store::{StoreMethods, trait_name};
-use crate::model::{Api, Method, Service, Standard};
+use crate::model::{Api, Method, Paging, Service, Standard};
 
 /// The struct name, e.g. `GroupServiceApi`.
 pub fn api_name(service: &Service) -> syn::Ident {
@@ -242,6 +242,15 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
     };
     let ty = scope.path(&resource.rust_path);
     let store = StoreMethods::of(resource);
+    // Methods of a legacy version speak the legacy message at the edges.
+    let view = method.view.as_deref().and_then(|name| api.view(name));
+    let view_ty = view.map(|view| scope.path(&view.rust_path));
+    let shown = |value: TokenStream| match &view_ty {
+        Some(view) => quote!(<#view as ::runtime::legacy::View>::from_current(#value)),
+        None => value,
+    };
+    let id_label = view.map_or("uid", |view| view.id_field.as_str());
+    let id = format_ident!("{}", id_label);
     let body = match &method.standard {
         Standard::Create {
             body_field,
@@ -259,56 +268,123 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
                     self.context.require_held(caller, &request.parent, resource.must_hold()).await?;
                 }
             });
+            let body = match view {
+                Some(_) => quote! {
+                    request
+                        .#field
+                        .map(|body| ::runtime::legacy::View::to_current(body, #body_field))
+                        .transpose()?
+                },
+                None => quote!(request.#field),
+            };
+            let created = shown(quote!(resource));
             quote! {
                 #parent
                 self.context.authorize(caller, #capability, &request.parent).await?;
-                let resource = standard::prepare_create(caller, &request.parent, request.#field, #body_field)?;
+                let resource = standard::prepare_create(caller, &request.parent, #body, #body_field)?;
                 #references
                 #must_hold
                 self.store
                     .#insert(&resource)
                     .await
                     .map_err(|error| standard::store_error::<#ty>(error, &resource.uid, &request.parent))?;
-                Ok(resource)
+                Ok(#created)
             }
         }
         Standard::Get { .. } => {
             let get = store.get;
+            let found = shown(quote!(item));
             quote! {
-                let uid = uidp::parse("uid", &request.uid)?;
-                standard::get(&self.context, caller, #capability, uid, self.store.#get(uid)).await
+                let uid = uidp::parse(#id_label, &request.#id)?;
+                let item = standard::get(&self.context, caller, #capability, uid, self.store.#get(uid)).await?;
+                Ok(#found)
             }
         }
-        Standard::List { .. } => {
+        Standard::List {
+            filters, paging, ..
+        } => {
             let list = store.list;
-            quote! {
-                let uidp = request.uidp.unwrap_or_default();
-                let request = ListRequest {
-                    descendants_of: &uidp.descendants_of,
-                    children_of: &uidp.children_of,
-                    page_size: request.page_size,
-                    page_token: &request.page_token,
-                    skip: request.skip,
-                    order_by: &request.order_by,
-                };
-                let plan = ListPlan::new::<#ty>(&self.context, caller, #capability, request).await?;
+            let arguments = list_arguments(filters, *paging);
+            let declared = match view {
+                Some(view) => {
+                    let filters = &view.filters;
+                    quote!(&[#(#filters),*])
+                }
+                None => quote!(<#ty as ::runtime::resource::Resource>::FILTERS),
+            };
+            let items = match &view_ty {
+                Some(view) => {
+                    quote!(items.into_iter().map(<#view as ::runtime::legacy::View>::from_current).collect())
+                }
+                None => quote!(items),
+            };
+            let fetch = quote! {
                 let page = self
                     .store
                     .#list(&plan.query)
                     .await
                     .map_err(|error| standard::store_error::<#ty>(error, "", ""))?;
-                let (items, next_page_token, total_count) = plan.finish(&self.context, page);
-                Ok(#output {
-                    items,
-                    next_page_token,
-                    total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
-                })
+            };
+            match paging {
+                Paging::Token => quote! {
+                    #arguments
+                    let plan = ListPlan::with_filters::<#ty>(&self.context, caller, #capability, #declared, list).await?;
+                    #fetch
+                    let (items, next_page_token, total_count) = plan.finish(&self.context, page);
+                    Ok(#output {
+                        items: #items,
+                        next_page_token,
+                        total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
+                    })
+                },
+                Paging::Offset => quote! {
+                    #arguments
+                    let Some(plan) = ListPlan::full::<#ty>(
+                        &self.context, caller, #capability, #declared, list, request.offset, request.limit,
+                    )
+                    .await?
+                    else {
+                        return Ok(#output { items: Vec::new() });
+                    };
+                    #fetch
+                    let items = plan.finish_full(&self.context, page)?;
+                    Ok(#output {
+                        items: #items,
+                    })
+                },
             }
         }
         Standard::Update { body_field, .. } => {
-            let field = format_ident!("{}", body_field);
+            // Empty for a full replacement, whose request is the resource.
+            let field = (!body_field.is_empty()).then(|| format_ident!("{}", body_field));
             let body_field = body_field.to_lower_camel_case();
             let update = store.update;
+            let uid = match view {
+                // The request is about to be consumed by the conversion.
+                Some(_) => quote!(let uid = &*uidp::parse(#id_label, &request.#id)?.to_owned();),
+                None => quote!(let uid = uidp::parse(#id_label, &request.#id)?;),
+            };
+            let (mask, patch) = match (&view_ty, body_field.is_empty()) {
+                (Some(view), true) => (
+                    quote!(Some(&<#view as ::runtime::legacy::View>::replacement_mask())),
+                    quote!(::runtime::legacy::View::to_current(request, "")?),
+                ),
+                (Some(_), false) => (
+                    quote!(request.update_mask.as_ref()),
+                    quote! {
+                        request
+                            .#field
+                            .map(|body| ::runtime::legacy::View::to_current(body, #body_field))
+                            .transpose()?
+                            .unwrap_or_default()
+                    },
+                ),
+                (None, _) => (
+                    quote!(request.update_mask.as_ref()),
+                    quote!(request.#field.unwrap_or_default()),
+                ),
+            };
+            let updated = shown(quote!(updated));
             let holding = resource.has_must_hold().then(|| {
                 quote! {
                     // Capabilities added to the item must be held where it lives.
@@ -317,28 +393,31 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
                 }
             });
             quote! {
-                let uid = uidp::parse("uid", &request.uid)?;
+                #uid
                 self.context.authorize(caller, #capability, uid).await?;
-                let update = Update::plan(
-                    request.update_mask.as_ref(),
-                    request.#field.unwrap_or_default(),
-                    #body_field,
-                );
+                let update = Update::plan(#mask, #patch, #body_field);
                 update.check()?;
                 #holding
-                self.store
+                let updated = self
+                    .store
                     .#update(uid, &update)
                     .await
                     .map_err(|error| standard::store_error::<#ty>(error, uid, ""))?
-                    .ok_or_else(|| standard::not_found::<#ty>(uid))
+                    .ok_or_else(|| standard::not_found::<#ty>(uid))?;
+                Ok(#updated)
             }
         }
         Standard::Delete { .. } => {
             let delete = store.delete;
+            // Legacy versions predate etags.
+            let etag = match view {
+                Some(_) => quote!(None),
+                None => quote!(Some(request.etag.as_str()).filter(|etag| !etag.is_empty())),
+            };
             quote! {
-                let uid = uidp::parse("uid", &request.uid)?;
+                let uid = uidp::parse(#id_label, &request.#id)?;
                 self.context.authorize(caller, #capability, uid).await?;
-                let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
+                let etag = #etag;
                 let deleted = match self.store.#delete(uid, etag).await {
                     Ok(deleted) => deleted,
                     Err(error) => return Err(standard::delete_error::<#ty>(&self.context, caller, error, uid).await),
@@ -356,47 +435,105 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
     }
 }
 
+/// `let list = ListRequest { .. }` from the filter fields the request has.
+fn list_arguments(filters: &[String], paging: Paging) -> TokenStream {
+    let has = |name: &str| filters.iter().any(|f| f == name);
+    let mut fields = Vec::new();
+    let uidp = [
+        "children_of",
+        "descendants_of",
+        "ancestors_of",
+        "in_root",
+        "ids",
+    ]
+    .iter()
+    .any(|f| has(f));
+    for name in ["children_of", "descendants_of", "ancestors_of"]
+        .into_iter()
+        .filter(|f| has(f))
+    {
+        let field = format_ident!("{}", name);
+        fields.push(quote!(#field: &uidp.#field,));
+    }
+    if has("in_root") {
+        fields.push(quote!(in_root: uidp.in_root,));
+    }
+    if has("ids") {
+        fields.push(quote!(ids: &uidp.ids,));
+    }
+    for name in ["name", "id"].into_iter().filter(|f| has(f)) {
+        let field = format_ident!("{}", name);
+        fields.push(quote!(#field: &request.#field,));
+    }
+    if paging == Paging::Token {
+        fields.push(quote! {
+            page_size: request.page_size,
+            page_token: &request.page_token,
+            skip: request.skip,
+            order_by: &request.order_by,
+        });
+    }
+    let uidp = uidp.then(|| quote!(let uidp = request.uidp.unwrap_or_default();));
+    quote! {
+        #uidp
+        let list = ListRequest {
+            #(#fields)*
+            ..Default::default()
+        };
+    }
+}
+
 /// Resolves every reference field of a new item, reporting all unusable ones
 /// together; then, for references that confer capabilities (a role binding's
 /// role), requires the caller to hold them at the item's group.
-fn check_references(scope: &super::Scope, api: &Api, resource: &crate::model::Resource) -> Option<TokenStream> {
+fn check_references(
+    scope: &super::Scope,
+    api: &Api,
+    resource: &crate::model::Resource,
+) -> Option<TokenStream> {
     if resource.references.is_empty() {
         return None;
     }
     let ty = scope.path(&resource.rust_path);
-    let resolved = resource.references.iter().enumerate().map(|(index, reference)| {
-        let field = format_ident!("{}", reference.field);
-        let target = api.resource(&reference.target).expect("references are resolved in the model");
-        let get = StoreMethods::of(target).get;
-        let index = proc_macro2::Literal::usize_unsuffixed(index);
-        let resolve = quote! {
-            standard::resolve_reference(
-                &self.context,
-                &request.parent,
-                &<#ty as Resource>::REFERENCES[#index],
-                &resource.#field,
-                self.store.#get(&resource.#field),
-            )
-            .await?
-        };
-        match &reference.grants {
-            // The target is needed afterwards, for the capabilities it confers.
-            Some(_) => quote! {
-                let #field = match #resolve {
-                    Ok(target) => Some(target),
-                    Err(violation) => {
+    let resolved = resource
+        .references
+        .iter()
+        .enumerate()
+        .map(|(index, reference)| {
+            let field = format_ident!("{}", reference.field);
+            let target = api
+                .resource(&reference.target)
+                .expect("references are resolved in the model");
+            let get = StoreMethods::of(target).get;
+            let index = proc_macro2::Literal::usize_unsuffixed(index);
+            let resolve = quote! {
+                standard::resolve_reference(
+                    &self.context,
+                    &request.parent,
+                    &<#ty as Resource>::REFERENCES[#index],
+                    &resource.#field,
+                    self.store.#get(&resource.#field),
+                )
+                .await?
+            };
+            match &reference.grants {
+                // The target is needed afterwards, for the capabilities it confers.
+                Some(_) => quote! {
+                    let #field = match #resolve {
+                        Ok(target) => Some(target),
+                        Err(violation) => {
+                            violations.push(violation);
+                            None
+                        }
+                    };
+                },
+                None => quote! {
+                    if let Err(violation) = #resolve {
                         violations.push(violation);
-                        None
                     }
-                };
-            },
-            None => quote! {
-                if let Err(violation) = #resolve {
-                    violations.push(violation);
-                }
-            },
-        }
-    });
+                },
+            }
+        });
     let grants = resource.references.iter().filter_map(|reference| {
         let field = format_ident!("{}", reference.field);
         let granted = format_ident!("{}", reference.grants.as_ref()?);

@@ -5,14 +5,14 @@
 use prost_reflect::{DescriptorPool, Kind};
 
 use super::{
-    Api, Behavior, Dependent, FieldKind, FieldRule, Reach, Reference, Resource, Standard,
-    field_kind,
+    Api, Behavior, Dependent, FieldKind, FieldRule, LIST_FILTERS, Paging, Reach, Reference,
+    Resource, Standard, field_kind,
 };
 use crate::annotations::{Annotations, EVERY_COLLECTION, FieldRules};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 
 impl Api {
-    fn resource_by_collection(&self, collection: &str) -> Option<&Resource> {
+    pub(super) fn resource_by_collection(&self, collection: &str) -> Option<&Resource> {
         self.packages
             .iter()
             .flat_map(|p| &p.resources)
@@ -86,13 +86,40 @@ impl Api {
 
             let mut filters = Vec::new();
             for filter in collection.filters.iter().flatten() {
-                match filter.get_ref().as_str() {
-                    name @ ("children_of" | "descendants_of") => filters.push(name.to_owned()),
-                    other => diagnostics.push(Diagnostic::new(
+                let name = filter.get_ref().as_str();
+                let Some((_, field)) = LIST_FILTERS.iter().find(|(known, _)| *known == name) else {
+                    let known: Vec<&str> = LIST_FILTERS.iter().map(|(known, _)| *known).collect();
+                    diagnostics.push(Diagnostic::new(
                         source.at(filter),
-                        format!("unknown filter `{other}` (filters: children_of, descendants_of)"),
-                    )),
+                        format!("unknown filter `{name}` (filters: {})", known.join(", ")),
+                    ));
+                    continue;
+                };
+                // Every (current) list of the collection must carry it.
+                let lacking = self
+                    .packages
+                    .iter()
+                    .flat_map(|p| &p.services)
+                    .flat_map(|s| &s.methods)
+                    .find(|m| match &m.standard {
+                        Standard::List {
+                            resource: r,
+                            filters,
+                            paging: Paging::Token,
+                        } => *r == resource.full_name && !filters.iter().any(|f| f == name),
+                        _ => false,
+                    });
+                if let Some(method) = lacking {
+                    diagnostics.push(Diagnostic::new(
+                        source.at(filter),
+                        format!(
+                            "filter `{name}` needs a `{field}` field in `{}` (declared at {})",
+                            method.input_type, method.location
+                        ),
+                    ));
+                    continue;
                 }
+                filters.push(name.to_owned());
             }
 
             let mut dependents = Vec::new();
@@ -180,10 +207,11 @@ impl Api {
                         continue;
                     }
                 };
-                let immutable = resource
-                    .fields
-                    .iter()
-                    .any(|f| f.parent.is_none() && f.name == field.name() && f.behavior == Behavior::Immutable);
+                let immutable = resource.fields.iter().any(|f| {
+                    f.parent.is_none()
+                        && f.name == field.name()
+                        && f.behavior == Behavior::Immutable
+                });
                 if !immutable {
                     diagnostics.push(Diagnostic::new(
                         source.at(name),
@@ -196,7 +224,10 @@ impl Api {
                 let Some(target) = self.resource_by_collection(&value.collection) else {
                     diagnostics.push(Diagnostic::new(
                         source.at(rule),
-                        format!("`references` names unknown collection `{}`", value.collection),
+                        format!(
+                            "`references` names unknown collection `{}`",
+                            value.collection
+                        ),
                     ));
                     continue;
                 };
@@ -217,8 +248,13 @@ impl Api {
                         let target_message = pool
                             .get_message_by_name(&target.full_name)
                             .expect("from the pool");
-                        match target_message.get_field_by_name(grants).or_else(|| target_message.get_field_by_json_name(grants)) {
-                            Some(f) if f.kind() == Kind::String && f.is_list() => Some(f.name().to_owned()),
+                        match target_message
+                            .get_field_by_name(grants)
+                            .or_else(|| target_message.get_field_by_json_name(grants))
+                        {
+                            Some(f) if f.kind() == Kind::String && f.is_list() => {
+                                Some(f.name().to_owned())
+                            }
                             _ => {
                                 diagnostics.push(Diagnostic::new(
                                     source.at(rule),
@@ -411,7 +447,11 @@ impl Api {
                     if field.kind() != Kind::String || field.is_map() {
                         diagnostics.push(Diagnostic::new(
                             source.at(name),
-                            format!("field rules apply to string fields; `{}` of `{}` is not one", name.get_ref(), resource.full_name),
+                            format!(
+                                "field rules apply to string fields; `{}` of `{}` is not one",
+                                name.get_ref(),
+                                resource.full_name
+                            ),
                         ));
                     } else if !resource.rules.iter().any(|r| r.field == field.name()) {
                         resource.rules.push(field_rule(&field, rule));
@@ -453,7 +493,10 @@ impl Api {
             .flat_map(|p| &mut p.resources)
             .flat_map(|r| &mut r.dependents)
         {
-            let full_name = types.iter().find(|(t, _)| *t == dependent.resource_type).map(|(_, f)| f);
+            let full_name = types
+                .iter()
+                .find(|(t, _)| *t == dependent.resource_type)
+                .map(|(_, f)| f);
             dependent.read_capability = gets
                 .iter()
                 .find(|(resource, _)| Some(resource) == full_name)

@@ -15,6 +15,9 @@ use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 use crate::template::PathTemplate;
 
 mod annotate;
+mod legacy;
+
+pub use legacy::{Conversion, View, ViewField};
 
 /// Every package of the API that declares services or resources.
 #[derive(Clone, Debug)]
@@ -22,6 +25,8 @@ pub struct Api {
     pub packages: Vec<Package>,
     /// Every message outside `google.*`, for `ReflectMessage` impls.
     pub messages: Vec<Message>,
+    /// Legacy messages showing resources under earlier names (e.g. v1).
+    pub views: Vec<View>,
 }
 
 /// One proto package.
@@ -71,6 +76,9 @@ pub struct Method {
     pub anonymous: bool,
     /// Where the method is declared.
     pub location: Location,
+    /// The legacy message (full name) the method speaks instead of the
+    /// resource, for methods of a legacy version.
+    pub view: Option<String>,
 }
 
 impl Method {
@@ -125,9 +133,15 @@ pub enum Standard {
     },
     List {
         resource: String,
+        /// The filters the request has fields for (`children_of`, `ids`,
+        /// `name`, `id`, ...).
+        filters: Vec<String>,
+        paging: Paging,
     },
     Update {
         resource: String,
+        /// The request field holding the resource; empty when the request
+        /// is the resource itself (a full replacement, `body: "*"`).
         body_field: String,
     },
     Delete {
@@ -137,13 +151,33 @@ pub enum Standard {
     Custom,
 }
 
+/// How a list request pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Paging {
+    /// `page_size`, `page_token`, `skip`, `order_by` (AIP-158).
+    Token,
+    /// `offset` and `limit` over the whole result set (legacy versions).
+    Offset,
+}
+
+/// Filters a list request may carry, with the request field each is read from.
+pub const LIST_FILTERS: &[(&str, &str)] = &[
+    ("children_of", "uidp.children_of"),
+    ("descendants_of", "uidp.descendants_of"),
+    ("ancestors_of", "uidp.ancestors_of"),
+    ("in_root", "uidp.in_root"),
+    ("ids", "uidp.ids"),
+    ("name", "name"),
+    ("id", "id"),
+];
+
 impl Standard {
     /// The resource message's full proto name (`None` for custom methods).
     pub fn resource(&self) -> Option<&str> {
         Some(match self {
             Standard::Create { resource, .. }
             | Standard::Get { resource }
-            | Standard::List { resource }
+            | Standard::List { resource, .. }
             | Standard::Update { resource, .. }
             | Standard::Delete { resource } => resource,
             Standard::Custom => return None,
@@ -313,12 +347,22 @@ impl Api {
         annotations: &Annotations,
         diagnostics: &mut Diagnostics,
     ) -> Api {
-        let mut api = Self::build_from_descriptors(pool, diagnostics);
+        let views: Vec<&str> = annotations
+            .views
+            .iter()
+            .map(|view| view.rule.message.get_ref().as_str())
+            .collect();
+        let mut api = Self::build_from_descriptors(pool, &views, diagnostics);
+        api.resolve_views(pool, annotations, diagnostics);
         api.annotate(pool, annotations, diagnostics);
         api
     }
 
-    fn build_from_descriptors(pool: &DescriptorPool, diagnostics: &mut Diagnostics) -> Api {
+    fn build_from_descriptors(
+        pool: &DescriptorPool,
+        views: &[&str],
+        diagnostics: &mut Diagnostics,
+    ) -> Api {
         let mut packages: Vec<Package> = Vec::new();
         let mut messages = Vec::new();
         for file in pool.files() {
@@ -344,13 +388,17 @@ impl Api {
                 }
             }
             for service in file.services() {
-                let service = build_service(pool, &service, diagnostics);
+                let service = build_service(pool, &service, views, diagnostics);
                 packages[index].services.push(service);
             }
         }
         packages.sort_by(|a, b| a.name.cmp(&b.name));
         messages.sort_by(|a, b| a.full_name.cmp(&b.full_name));
-        Api { packages, messages }
+        Api {
+            packages,
+            messages,
+            views: Vec::new(),
+        }
     }
 
     pub fn resource(&self, full_name: &str) -> Option<&Resource> {
@@ -569,11 +617,12 @@ fn string_field(message: &DynamicMessage, name: &str) -> String {
 fn build_service(
     pool: &DescriptorPool,
     service: &ServiceDescriptor,
+    views: &[&str],
     diagnostics: &mut Diagnostics,
 ) -> Service {
     let methods = service
         .methods()
-        .filter_map(|method| build_method(pool, &method, diagnostics))
+        .filter_map(|method| build_method(pool, &method, views, diagnostics))
         .collect();
     Service {
         name: service.name().to_owned(),
@@ -586,6 +635,7 @@ fn build_service(
 fn build_method(
     pool: &DescriptorPool,
     method: &MethodDescriptor,
+    views: &[&str],
     diagnostics: &mut Diagnostics,
 ) -> Option<Method> {
     let file = method.parent_file();
@@ -604,7 +654,7 @@ fn build_method(
             return None;
         }
     };
-    let standard = standard_method(pool, method, &location, diagnostics)?;
+    let standard = standard_method(pool, method, views, &location, diagnostics)?;
     check_template_field(method, &http, &location, diagnostics);
     Some(Method {
         name: method.name().to_owned(),
@@ -618,6 +668,7 @@ fn build_method(
         capability: None,
         anonymous: false,
         location,
+        view: None,
     })
 }
 
@@ -717,10 +768,14 @@ fn check_template_field(
 fn standard_method(
     pool: &DescriptorPool,
     method: &MethodDescriptor,
+    views: &[&str],
     location: &Location,
     diagnostics: &mut Diagnostics,
 ) -> Option<Standard> {
     let name = method.name();
+    // Resources, and legacy messages showing one (resolved to it later).
+    let is_resource =
+        |message: &MessageDescriptor| is_resource(message) || views.contains(&message.full_name());
     let resource_field = |message: &MessageDescriptor| {
         message.fields().find_map(|f| match f.kind() {
             Kind::Message(m) if is_resource(&m) && !f.is_list() => Some((f.name().to_owned(), m)),
@@ -738,13 +793,22 @@ fn standard_method(
             parent_required,
         })
     } else if name.starts_with("Update") {
-        resource_field(&method.input()).map(|(body_field, m)| Standard::Update {
-            resource: m.full_name().to_owned(),
-            body_field,
-        })
+        match resource_field(&method.input()) {
+            Some((body_field, m)) => Some(Standard::Update {
+                resource: m.full_name().to_owned(),
+                body_field,
+            }),
+            // A full replacement: the request is the resource itself.
+            None => Some(method.input())
+                .filter(|input| is_resource(input))
+                .map(|input| Standard::Update {
+                    resource: input.full_name().to_owned(),
+                    body_field: String::new(),
+                }),
+        }
     } else if name.starts_with("Get") {
         Some(method.output())
-            .filter(is_resource)
+            .filter(|output| is_resource(output))
             .map(|m| Standard::Get {
                 resource: m.full_name().to_owned(),
             })
@@ -753,16 +817,22 @@ fn standard_method(
             .output()
             .get_field_by_name("items")
             .and_then(|f| f.kind().as_message().cloned())
-            .filter(is_resource)
+            .filter(|items| is_resource(items))
             .map(|m| Standard::List {
                 resource: m.full_name().to_owned(),
+                filters: list_filters(&method.input()),
+                paging: if method.input().get_field_by_name("page_token").is_some() {
+                    Paging::Token
+                } else {
+                    Paging::Offset
+                },
             })
     } else if let Some(rest) = name.strip_prefix("Delete") {
         let package = method.parent_service().package_name().to_owned();
         method
             .parent_pool()
             .get_message_by_name(&format!("{package}.{rest}"))
-            .filter(is_resource)
+            .filter(|m| is_resource(m))
             .map(|m| Standard::Delete {
                 resource: m.full_name().to_owned(),
             })
@@ -781,10 +851,32 @@ fn standard_method(
     standard
 }
 
+/// The filters a list request has fields for (see [`LIST_FILTERS`]).
+fn list_filters(request: &MessageDescriptor) -> Vec<String> {
+    LIST_FILTERS
+        .iter()
+        .filter(|(_, path)| {
+            let mut message = request.clone();
+            let mut parts = path.split('.').peekable();
+            while let Some(part) = parts.next() {
+                let Some(field) = message.get_field_by_name(part) else {
+                    return false;
+                };
+                match (field.kind(), parts.peek()) {
+                    (Kind::Message(inner), Some(_)) => message = inner,
+                    (Kind::String | Kind::Bool, None) => return true,
+                    _ => return false,
+                }
+            }
+            false
+        })
+        .map(|(filter, _)| (*filter).to_owned())
+        .collect()
+}
+
 fn is_resource(message: &MessageDescriptor) -> bool {
     message
         .options()
         .extensions()
         .any(|(ext, _)| ext.full_name() == RESOURCE_OPTION)
 }
-

@@ -16,6 +16,12 @@ use generated::platform::libraries::v2::{ArtifactServiceApi, artifact_service_ro
 use generated::platform::registry::v2::{RepoServiceApi, repo_service_routes};
 use generated::platform::sts::v1::{TokenServiceApi, token_service_routes};
 use generated::platform::vulnerabilities::v2::{AdvisoryServiceApi, advisory_service_routes};
+// v1, kept beside v2 over the same storage (CONTRACT §8).
+use generated::platform::advisory::v1 as advisory_v1;
+use generated::platform::iam::v1 as iam_v1;
+use generated::platform::libraries::v1 as libraries_v1;
+use generated::platform::registry::v1 as registry_v1;
+use generated::platform::vulnerabilities::v1 as vulnerabilities_v1;
 use runtime::auth::{ApiTokens, Authorizer};
 use runtime::paging::PageTokens;
 use runtime::standard::ApiContext;
@@ -44,12 +50,12 @@ pub struct Parts {
 /// Adds each generated service to the gRPC routes and its REST routes to the
 /// REST router, and reports it serving.
 macro_rules! serve_apis {
-    ($handler:expr, $context:expr, $grpc:ident, $rest:ident, $health:ident; $($api:ident => $routes:ident),* $(,)?) => {$(
-        let api = $api::new(Arc::clone(&$handler), $context.clone());
+    ($handler:expr, $context:expr, $grpc:ident, $rest:ident, $health:ident; $($($api:ident)::+ => $($routes:ident)::+),* $(,)?) => {$(
+        let api = $($api)::+::new(Arc::clone(&$handler), $context.clone());
         let grpc = api.clone().into_grpc();
         $health.set_service_status(service_name(&grpc), ServingStatus::Serving).await;
         $grpc = $grpc.add_service(grpc);
-        $rest = $rest.merge($routes(api));
+        $rest = $rest.merge($($routes)::+(api));
     )*};
 }
 
@@ -68,6 +74,7 @@ pub fn capabilities() -> Vec<&'static str> {
         AdvisoryServiceApi::<SqlStore>::CAPABILITIES,
         ArtifactServiceApi::<SqlStore>::CAPABILITIES,
         DocumentServiceApi::<SqlStore>::CAPABILITIES,
+        vulnerabilities_v1::AdvisoryServiceApi::<SqlStore>::CAPABILITIES,
     ]
     .concat();
     all.sort_unstable();
@@ -115,6 +122,14 @@ pub async fn router(parts: Parts) -> Router {
         AdvisoryServiceApi => advisory_service_routes,
         ArtifactServiceApi => artifact_service_routes,
         DocumentServiceApi => document_service_routes,
+        iam_v1::GroupServiceApi => iam_v1::group_service_routes,
+        iam_v1::RoleServiceApi => iam_v1::role_service_routes,
+        iam_v1::IdentityServiceApi => iam_v1::identity_service_routes,
+        iam_v1::RoleBindingServiceApi => iam_v1::role_binding_service_routes,
+        registry_v1::RepoServiceApi => registry_v1::repo_service_routes,
+        vulnerabilities_v1::AdvisoryServiceApi => vulnerabilities_v1::advisory_service_routes,
+        libraries_v1::ArtifactServiceApi => libraries_v1::artifact_service_routes,
+        advisory_v1::DocumentServiceApi => advisory_v1::document_service_routes,
     }
     let exchange = Arc::new(TokenExchange {
         store: Arc::clone(&store),
