@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor};
 use serde_json::{Map, Value, json};
 
-use crate::model::{Api, Behavior, Method, Service, Standard};
+use crate::model::{Api, Behavior, LIST_FILTERS, Method, Standard};
 
 /// What a UIDP looks like (CONTRACT §2); path variables of standard methods hold one.
 const UIDP_PATTERN: &str = "^[0-9a-f]{40}(/[0-9a-f]{16})*$";
@@ -17,8 +17,23 @@ pub fn emit(api: &Api, pool: &DescriptorPool, title: &str) -> String {
     let mut paths: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
     for package in &api.packages {
         for service in &package.services {
+            // Services of the same name in several versions are told apart
+            // by their package.
+            let shared_name = api
+                .packages
+                .iter()
+                .flat_map(|p| &p.services)
+                .filter(|s| s.name == service.name)
+                .count()
+                > 1;
+            let tag = if shared_name {
+                service.full_name.clone()
+            } else {
+                service.name.clone()
+            };
             for method in &service.methods {
-                for (path, operation) in operations(service, method, pool, &mut schemas) {
+                let accepted = accepted_filters(api, method);
+                for (path, operation) in operations(&tag, method, accepted, pool, &mut schemas) {
                     let verb = method.http.verb.routing_fn().to_owned();
                     paths.entry(path).or_default().insert(verb, operation);
                 }
@@ -49,8 +64,9 @@ pub fn emit(api: &Api, pool: &DescriptorPool, title: &str) -> String {
 /// The OpenAPI path(s) of a method: a trailing `{x=**}` that may be empty
 /// (a root create) also gets the bare prefix.
 fn operations(
-    service: &Service,
+    tag: &str,
     method: &Method,
+    accepted_filters: Option<&[String]>,
     pool: &DescriptorPool,
     schemas: &mut Schemas,
 ) -> Vec<(String, Value)> {
@@ -101,9 +117,19 @@ fn operations(
                     query_parameters(&field, "", schemas, &mut parameters);
                 }
             }
+            // A list documents only the filters its collection declares.
+            if let Some(accepted) = accepted_filters {
+                parameters.retain(|parameter| {
+                    let name = parameter["name"].as_str().unwrap_or_default();
+                    LIST_FILTERS
+                        .iter()
+                        .find(|(_, field)| *field == name)
+                        .is_none_or(|(filter, _)| accepted.iter().any(|a| a == filter))
+                });
+            }
             let mut operation = Map::new();
-            operation.insert("operationId".into(), json!(operation_id(service, method, path_field.is_none() && template.variable.is_some())));
-            operation.insert("tags".into(), json!([service.name]));
+            operation.insert("operationId".into(), json!(operation_id(tag, method, path_field.is_none() && template.variable.is_some())));
+            operation.insert("tags".into(), json!([tag]));
             if !method.comments.is_empty() {
                 operation.insert("description".into(), json!(method.comments));
             }
@@ -141,9 +167,20 @@ fn operations(
         .collect()
 }
 
-fn operation_id(service: &Service, method: &Method, root: bool) -> String {
+fn operation_id(tag: &str, method: &Method, root: bool) -> String {
     let suffix = if root { "Root" } else { "" };
-    format!("{}_{}{suffix}", service.name, method.name)
+    format!("{}_{}{suffix}", tag.replace('.', "_"), method.name)
+}
+
+/// The filters a list method accepts (`None` for other methods).
+fn accepted_filters<'a>(api: &'a Api, method: &Method) -> Option<&'a [String]> {
+    let Standard::List { resource, .. } = &method.standard else {
+        return None;
+    };
+    match method.view.as_deref().and_then(|view| api.view(view)) {
+        Some(view) => Some(&view.filters),
+        None => api.resource(resource).map(|r| r.filters.as_slice()),
+    }
 }
 
 /// Query parameters for a request field: scalars directly, messages flattened

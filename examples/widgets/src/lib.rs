@@ -14,6 +14,7 @@ use runtime::store::{ListQuery, Page, StoreError};
 
 include!(concat!(env!("OUT_DIR"), "/generated.rs"));
 
+use crate::widgets::v0;
 use crate::widgets::v1::{
     Part, PartServiceApi, PartStore, Widget, WidgetServiceApi, WidgetStore, part_service_routes,
     widget_service_routes,
@@ -72,14 +73,18 @@ impl PartStore for MemoryStore {
     }
 }
 
-/// REST and gRPC for widgets and parts on one router.
+/// REST and gRPC for widgets and parts on one router, and v0 of widgets
+/// (declared in `proto/widgets/v0`) beside v1 over the same store.
 pub fn app(store: Arc<MemoryStore>, context: ApiContext) -> axum::Router {
     let widgets = WidgetServiceApi::new(Arc::clone(&store), context.clone());
+    let widgets_v0 = v0::WidgetServiceApi::new(Arc::clone(&store), context.clone());
     let parts = PartServiceApi::new(store, context);
     tonic::service::Routes::new(widgets.clone().into_grpc())
+        .add_service(widgets_v0.clone().into_grpc())
         .add_service(parts.clone().into_grpc())
         .into_axum_router()
         .merge(widget_service_routes(widgets))
+        .merge(v0::widget_service_routes(widgets_v0))
         .merge(part_service_routes(parts))
         .fallback(runtime::rest::fallback)
 }

@@ -275,3 +275,98 @@ async fn declared_references_and_delete_blockers_hold_for_a_memory_store() {
     let (status, body) = call(&base, "DELETE", &format!("/v1/widgets/{gear}"), None, None).await;
     assert_eq!(status, 200, "{body}");
 }
+
+/// v0, declared as a legacy version of v1 in `proto/widgets/v0`, reads and
+/// replaces the same widgets under its old names, with v1's permissions.
+#[tokio::test]
+async fn a_legacy_version_shows_the_same_widgets() {
+    let base = serve().await;
+    let (status, gear) = call(
+        &base,
+        "POST",
+        &format!("/v1/widgets/{}", workshop(1)),
+        None,
+        Some(json!({"name": "gear", "colour": "red", "stock": 3})),
+    )
+    .await;
+    assert_eq!(status, 200, "{gear}");
+    let uid = gear["uid"].as_str().unwrap().to_owned();
+
+    let (status, listed) = call(
+        &base,
+        "GET",
+        &format!("/v0/widgets?id={uid}"),
+        Some(ALICE),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(
+        listed,
+        json!({"items": [{"id": uid, "title": "gear", "colour": "red", "stock": 3, "created": gear["createTime"]}]})
+    );
+
+    // A full replacement: `stock` left out is cleared; v1 reads the result.
+    let (status, replaced) = call(
+        &base,
+        "PUT",
+        &format!("/v0/widgets/{uid}"),
+        None,
+        Some(json!({"title": "big gear", "colour": "red"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{replaced}");
+    let (_, read) = call(&base, "GET", &format!("/v1/widgets/{uid}"), None, None).await;
+    assert_eq!(
+        (read["name"].as_str(), read["stock"].as_i64()),
+        (Some("big gear"), Some(0))
+    );
+    assert_eq!(
+        read["createTime"], gear["createTime"],
+        "output-only fields keep their values"
+    );
+
+    // v1's rules hold: IMMUTABLE colour, REQUIRED name (as v0 spells it: the path is v1's).
+    let (status, body) = call(
+        &base,
+        "PUT",
+        &format!("/v0/widgets/{uid}"),
+        None,
+        Some(json!({"colour": "blue"})),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    let fields: Vec<&str> = body["error"]["details"][1]["fieldViolations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["colour", "name"], "{body}");
+
+    // Permissions are v1's: Alice may list workshop 1 but not replace in it,
+    // and a workshop she cannot see lists as empty (v0's ambiguity).
+    let (status, _) = call(
+        &base,
+        "PUT",
+        &format!("/v0/widgets/{uid}"),
+        Some(ALICE),
+        Some(json!({"title": "x"})),
+    )
+    .await;
+    assert_eq!(status, 403);
+    let (status, listed) = call(
+        &base,
+        "GET",
+        &format!("/v0/widgets?uidp.children_of={}", workshop(2)),
+        Some(ALICE),
+        None,
+    )
+    .await;
+    assert_eq!((status, listed), (200, json!({"items": []})));
+
+    let (status, deleted) = call(&base, "DELETE", &format!("/v0/widgets/{uid}"), None, None).await;
+    assert_eq!((status, deleted), (200, json!({})));
+    let (status, _) = call(&base, "GET", &format!("/v1/widgets/{uid}"), None, None).await;
+    assert_eq!(status, 404);
+}
