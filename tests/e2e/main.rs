@@ -6,6 +6,7 @@ mod auth;
 mod bad_input;
 mod collections;
 mod conformance;
+mod filters;
 mod groups_grpc;
 mod groups_rest;
 mod paging;

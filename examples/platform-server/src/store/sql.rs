@@ -4,7 +4,7 @@ use futures_util::TryStreamExt;
 use runtime::mask::Update;
 use runtime::resource::{Resource, SortValue};
 use runtime::row::{ColumnSpec, Row as StorageRow};
-use runtime::store::{Hierarchy, ListQuery, Page, PublicItems, StoreError};
+use runtime::store::{Hierarchy, ListQuery, Matching, Page, PublicItems, StoreError};
 use runtime::uidp;
 use sqlx::any::AnyArguments;
 use sqlx::query::Query;
@@ -286,12 +286,13 @@ impl Table {
         pool: &AnyPool,
         query: &ListQuery,
     ) -> Result<Page<R>, StoreError> {
+        // The counters know hierarchy filters only.
         let counted = match query.public {
-            None => self.counted(pool, &query.filter).await?,
-            Some(_) => None,
+            None if query.matching.is_empty() => self.counted(pool, &query.filter).await?,
+            _ => None,
         };
         let mut count_arguments = AnyArguments::default();
-        let filter = filters(self, query, &mut count_arguments);
+        let filter = filters(self, query, &mut count_arguments)?;
         let count_sql = format!(
             "SELECT COUNT(*) FROM {}{}",
             self.name,
@@ -306,7 +307,7 @@ impl Table {
         };
 
         let mut arguments = AnyArguments::default();
-        let mut conditions = filters(self, query, &mut arguments);
+        let mut conditions = filters(self, query, &mut arguments)?;
         if let Some(after) = &query.after {
             if after.len() != query.order_by.len() {
                 return Err(StoreError::backend(std::io::Error::other(
@@ -531,8 +532,13 @@ fn decode<R: Resource>(row: &sqlx::any::AnyRow) -> Result<R, StoreError> {
     R::decode(body.as_slice()).map_err(StoreError::backend)
 }
 
-/// The conditions of a list's filters; hierarchy filters are index range scans.
-fn filters(table: &Table, query: &ListQuery, arguments: &mut AnyArguments) -> Vec<String> {
+/// The conditions of a list's filters; hierarchy filters are index range
+/// scans, the declared ones primary key or indexed column lookups.
+fn filters(
+    table: &Table,
+    query: &ListQuery,
+    arguments: &mut AnyArguments,
+) -> Result<Vec<String>, StoreError> {
     let mut conditions = hierarchy_filter(&query.filter, arguments);
     match query.public {
         None => {}
@@ -543,7 +549,47 @@ fn filters(table: &Table, query: &ListQuery, arguments: &mut AnyArguments) -> Ve
             conditions = vec![format!("(({within}) OR {} = 1)", table.column(field))];
         }
     }
-    conditions
+    conditions.extend(matching_filter(table, &query.matching, arguments)?);
+    Ok(conditions)
+}
+
+/// The conditions of the declared filters (`uidp.ids`, `uidp.ancestors_of`,
+/// `uidp.in_root`, `name`): they narrow every item, public ones included.
+fn matching_filter(
+    table: &Table,
+    matching: &Matching,
+    arguments: &mut AnyArguments,
+) -> Result<Vec<String>, StoreError> {
+    let mut conditions = Vec::new();
+    match &matching.uids {
+        None => {}
+        Some(uids) if uids.is_empty() => conditions.push("1 = 0".to_owned()),
+        Some(uids) => {
+            let placeholders: Vec<String> = uids
+                .iter()
+                .map(|uid| bind(arguments, uid.clone()))
+                .collect();
+            conditions.push(format!("uid IN ({})", placeholders.join(", ")));
+        }
+    }
+    if let Some(name) = &matching.name {
+        let Some(column) = table.columns.iter().find(|column| column.field == "name") else {
+            return Err(StoreError::backend(std::io::Error::other(format!(
+                "table `{}` has no name column to filter on",
+                table.name
+            ))));
+        };
+        conditions.push(format!(
+            "{} = {}",
+            column.name,
+            bind(arguments, name.clone())
+        ));
+    }
+    if matching.root_only {
+        // Roots are stored with an empty parent.
+        conditions.push("parent = ''".to_owned());
+    }
+    Ok(conditions)
 }
 
 fn hierarchy_filter(filter: &Hierarchy, arguments: &mut AnyArguments) -> Vec<String> {
