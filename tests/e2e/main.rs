@@ -9,6 +9,8 @@ mod conformance;
 mod filters;
 mod groups_grpc;
 mod groups_rest;
+mod legacy_grpc;
+mod legacy_rest;
 mod paging;
 mod reflection;
 mod replicas;
