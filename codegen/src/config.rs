@@ -104,10 +104,17 @@ impl Config {
     ///
     /// ```ignore
     /// // build.rs
-    /// codegen::Config::new().include("proto").files_under("proto")?.build_script()?;
+    /// fn main() -> Result<(), Box<dyn std::error::Error>> {
+    ///     codegen::Config::new().include("proto").files_under("proto")?.build_script()?;
+    ///     Ok(())
+    /// }
     /// // src/lib.rs
     /// include!(concat!(env!("OUT_DIR"), "/generated.rs"));
     /// ```
+    ///
+    /// On mistakes in the inputs, the error's `Debug` form (which `main`
+    /// prints) shows each one as rustc would, with the path relative to the
+    /// crate (`CARGO_MANIFEST_DIR`) and the offending line underlined.
     pub fn build_script(&self) -> Result<(), Error> {
         let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").ok_or_else(|| {
             Error::Io(
@@ -139,7 +146,9 @@ impl Config {
         let annotations = self.load_annotations()?;
         let mut diagnostics = Diagnostics::default();
         let api = Api::build(&loaded.pool, &annotations, &mut diagnostics);
-        diagnostics.finish().map_err(Error::Invalid)?;
+        diagnostics
+            .finish()
+            .map_err(|found| Error::invalid(found, &self.includes))?;
 
         let mut output = Output::new();
         let messages = emit::messages::emit(&loaded.file_descriptor_set)?;
@@ -209,7 +218,7 @@ impl Config {
         if problems.is_empty() {
             Ok(annotations)
         } else {
-            Err(Error::Invalid(problems))
+            Err(Error::invalid(problems, &self.includes))
         }
     }
 

@@ -7,6 +7,7 @@ use prost_reflect::DescriptorPool;
 use prost_types::FileDescriptorSet;
 
 use crate::Error;
+use crate::diagnostics::{Diagnostic, Label, Location};
 
 /// The parsed contract: the same descriptors in the three forms later stages need.
 #[derive(Debug, Clone)]
@@ -21,10 +22,11 @@ pub struct Loaded {
 
 /// Parses `files` (paths relative to one of `includes`) and their imports.
 pub fn load(includes: &[PathBuf], files: &[PathBuf]) -> Result<Loaded, Error> {
-    let mut compiler = protox::Compiler::new(includes).map_err(Error::Parse)?;
+    let invalid = |error: protox::Error| Error::invalid(diagnostics(&error), includes);
+    let mut compiler = protox::Compiler::new(includes).map_err(invalid)?;
     compiler.include_imports(true).include_source_info(true);
     for file in files {
-        compiler.open_file(file).map_err(Error::Parse)?;
+        compiler.open_file(file).map_err(invalid)?;
     }
     let mut file_descriptor_set = compiler.file_descriptor_set();
     // Absolute include paths must not leak into the checked-in output.
@@ -49,4 +51,70 @@ fn relative(includes: &[PathBuf], path: &Path) -> String {
         .unwrap_or(path)
         .to_string_lossy()
         .replace('\\', "/")
+}
+
+/// A protox error (syntax, unresolved names, missing imports) as a
+/// diagnostic at the place it names: protox reports spans through miette's
+/// `Diagnostic` trait, with the file's text as its source code. Only its
+/// first error: the others it may have found often follow from it.
+fn diagnostics(error: &protox::Error) -> Vec<Diagnostic> {
+    use miette::Diagnostic as _;
+    vec![diagnostic(
+        error,
+        error.file().unwrap_or_default(),
+        error.source_code(),
+    )]
+}
+
+fn diagnostic(
+    error: &dyn miette::Diagnostic,
+    file: &str,
+    source: Option<&dyn miette::SourceCode>,
+) -> Diagnostic {
+    let place = |span: &miette::LabeledSpan| {
+        let contents = source?.read_span(span.inner(), 0, 0).ok()?;
+        let location = Location {
+            file: file.to_owned(),
+            line: contents.line() + 1,
+            column: contents.column() + 1,
+        };
+        Some((
+            location,
+            span.len(),
+            span.label().unwrap_or_default().to_owned(),
+        ))
+    };
+    let mut labels: Vec<_> = error.labels().into_iter().flatten().collect();
+    // The primary label, else the last (of duplicates, the second one).
+    let primary = labels
+        .iter()
+        .position(|l| l.primary())
+        .or(labels.len().checked_sub(1));
+    let primary = primary.map(|index| labels.remove(index));
+    let location = Location {
+        file: file.to_owned(),
+        ..Location::default()
+    };
+    let mut diagnostic = Diagnostic::new(location, error.to_string());
+    if let Some((location, length, text)) = primary.as_ref().and_then(place) {
+        diagnostic.location = location.clone();
+        diagnostic = diagnostic.label(Label {
+            location,
+            length: Some(length),
+            text,
+            primary: true,
+        });
+    }
+    for (location, length, text) in labels.iter().filter_map(place) {
+        diagnostic = diagnostic.label(Label {
+            location,
+            length: Some(length),
+            text,
+            primary: false,
+        });
+    }
+    if let Some(help) = error.help() {
+        diagnostic = diagnostic.note(help.to_string());
+    }
+    diagnostic
 }

@@ -1,6 +1,7 @@
 //! `cargo run -p codegen -- generate|check`: regenerate the checked-in
 //! Platform API crate, or verify that it is up to date.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -38,7 +39,7 @@ fn main() -> ExitCode {
     let mut config = codegen::Config::new();
     config.include(&proto).title(cli.title.as_str());
     if let Err(error) = config.files_under(&proto) {
-        eprintln!("error: {error}");
+        report(&error);
         return ExitCode::FAILURE;
     }
     match cli.command {
@@ -51,7 +52,7 @@ fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
             Err(error) => {
-                eprintln!("{error}");
+                report(&error);
                 ExitCode::FAILURE
             }
         },
@@ -68,10 +69,28 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
             Err(error) => {
-                eprintln!("{error}");
+                report(&error);
                 ExitCode::FAILURE
             }
         },
+    }
+}
+
+/// Prints `error` as rustc prints its errors, with paths relative to the
+/// current directory, coloured on a terminal (unless `NO_COLOR` is set).
+fn report(error: &codegen::Error) {
+    let root = std::env::current_dir().unwrap_or_default();
+    let coloured = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let style = if coloured {
+        codegen::diagnostics::Style::Colored
+    } else {
+        codegen::diagnostics::Style::Plain
+    };
+    eprint!("{}", error.render_with(&root, style));
+    match error.diagnostics().len() {
+        0 => {}
+        1 => eprintln!("\nerror: aborting due to 1 previous error"),
+        count => eprintln!("\nerror: aborting due to {count} previous errors"),
     }
 }
 

@@ -282,7 +282,8 @@ fn field_rules_become_value_checks() {
     );
 }
 
-/// The CLI exits non-zero and prints `file:line:col` diagnostics on broken input.
+/// The CLI exits non-zero and prints diagnostics with `file:line:col` on
+/// broken input (rendered as rustc does: see tests/diagnostics.rs).
 #[test]
 fn cli_check_fails_with_positions_on_broken_input() {
     let dir = proto_copy();
@@ -303,7 +304,8 @@ fn cli_check_fails_with_positions_on_broken_input() {
     assert!(!output.status.success());
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(
-        stderr.contains("platform/iam/v2/groups.proto:18:3: `body: \"grup\"`"),
+        stderr.contains("error: `body: \"grup\"` of `CreateGroup` names no field")
+            && stderr.contains("platform/iam/v2/groups.proto:18:3\n"),
         "{stderr}"
     );
 }

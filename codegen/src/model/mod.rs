@@ -353,6 +353,11 @@ impl Api {
             .map(|view| view.rule.message.get_ref().as_str())
             .collect();
         let mut api = Self::build_from_descriptors(pool, &views, diagnostics);
+        if diagnostics.fatal() {
+            // A message used as a resource is not one: the annotations, which
+            // name resources' collections, would only report that again.
+            return api;
+        }
         api.resolve_views(pool, annotations, diagnostics);
         api.annotate(pool, annotations, diagnostics);
         api
@@ -840,6 +845,30 @@ fn standard_method(
         return Some(Standard::Custom);
     };
     if standard.is_none() {
+        // Unless a legacy table names a message that does not exist (then
+        // that is the mistake, reported when views are resolved).
+        let views_exist = views
+            .iter()
+            .all(|view| method.parent_pool().get_message_by_name(view).is_some());
+        let missing = used_as_resource(method).filter(|m| !is_resource(m) && views_exist);
+        if let Some(message) = missing {
+            diagnostics.push_fatal(
+                Diagnostic::new(
+                    Location::of(&message.parent_file(), message.path()),
+                    format!(
+                        "`{}` is used as a resource but has no `{RESOURCE_OPTION}` option",
+                        message.full_name()
+                    ),
+                )
+                .note("standard methods (Create, Get, List, Update, Delete) work on resources")
+                .note(format!(
+                    "declare it one with `option ({RESOURCE_OPTION}) = {{type: \"<service>/{}\" \
+                     plural: \"...\" singular: \"...\"}};` (see proto/README.md)",
+                    message.name()
+                )),
+            );
+            return None;
+        }
         diagnostics.push(Diagnostic::new(
             location.clone(),
             format!(
@@ -849,6 +878,24 @@ fn standard_method(
         ));
     }
     standard
+}
+
+/// The message a method named like a standard method uses as its resource,
+/// resource or not: what `Delete<X>` names, a list's `items`, else the
+/// response (of `Create`, `Get` and `Update`).
+fn used_as_resource(method: &MethodDescriptor) -> Option<MessageDescriptor> {
+    let message = if let Some(rest) = method.name().strip_prefix("Delete") {
+        let package = method.parent_service().package_name().to_owned();
+        method
+            .parent_pool()
+            .get_message_by_name(&format!("{package}.{rest}"))?
+    } else if method.name().starts_with("List") {
+        let items = method.output().get_field_by_name("items")?;
+        items.kind().as_message()?.clone()
+    } else {
+        method.output()
+    };
+    Some(message).filter(|m| !m.package_name().starts_with("google."))
 }
 
 /// The filters a list request has fields for (see [`LIST_FILTERS`]).
