@@ -58,6 +58,9 @@ pub struct Collection {
     pub anonymous: Vec<Spanned<String>>,
     /// A bool field that, when true, makes an item readable without a token.
     pub public_if: Option<Spanned<String>>,
+    /// The collection whose items are the parents of this one's (for the
+    /// resource type of a missing parent); `["*"]` may state it for all.
+    pub parent: Option<Spanned<String>>,
     /// Rules for individual fields, by field name.
     #[serde(default)]
     pub fields: BTreeMap<Spanned<String>, FieldRules>,
@@ -118,7 +121,7 @@ pub struct FieldRules {
 pub struct ReferenceRule {
     /// The collection id of the target.
     pub collection: String,
-    /// `ancestors` (the item's group or above) or `organization` (same root).
+    /// `ancestors` (the item's parent or above) or `root` (under the same root).
     pub reach: String,
     /// A repeated string field of the target holding capabilities that the
     /// reference confers: the caller must hold each of them at the item's group.
@@ -231,6 +234,7 @@ impl Collection {
             && self.permissions.is_empty()
             && self.anonymous.is_empty()
             && self.public_if.is_none()
+            && self.parent.is_none()
             && self.fields.is_empty()
             && self.references.is_empty()
     }

@@ -21,7 +21,7 @@ pub const DESCRIPTOR_FILE: &str = "file_descriptor_set.bin";
 /// ```no_run
 /// codegen::Config::new()
 ///     .include("proto")
-///     .file("platform/iam/v2/groups.proto")
+///     .file("library/v1/shelves.proto")
 ///     .write_to("generated/src")
 ///     .unwrap();
 /// ```
@@ -33,6 +33,10 @@ pub struct Config {
     annotation_files: Vec<PathBuf>,
     /// The API's title in the OpenAPI document.
     title: Option<String>,
+    /// The API's version in the OpenAPI document.
+    version: Option<String>,
+    /// The ErrorInfo domain of errors no service answers (unknown routes).
+    error_domain: Option<String>,
 }
 
 /// Name of the OpenAPI document in the output directory.
@@ -64,9 +68,25 @@ impl Config {
         self
     }
 
-    /// Sets the API's title (in the OpenAPI document).
+    /// Sets the API's title in the OpenAPI document (default: from the
+    /// packages' first segment, `library.v1` → `Library API`).
     pub fn title(&mut self, title: impl Into<String>) -> &mut Self {
         self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the API's version in the OpenAPI document (default: the latest
+    /// `vN` package suffix, e.g. `v2` beside `v1`).
+    pub fn version(&mut self, version: impl Into<String>) -> &mut Self {
+        self.version = Some(version.into());
+        self
+    }
+
+    /// Sets the ErrorInfo domain of errors outside every service, such as an
+    /// unknown route (default: the packages' first segment). Services answer
+    /// in the domain of their resource types.
+    pub fn error_domain(&mut self, domain: impl Into<String>) -> &mut Self {
+        self.error_domain = Some(domain.into());
         self
     }
 
@@ -181,20 +201,31 @@ impl Config {
                 exports: package.is_some_and(|p| !p.services.is_empty() || !p.resources.is_empty()),
             });
         }
+        let error_domain = self
+            .error_domain
+            .clone()
+            .unwrap_or_else(|| api.root_package().to_owned());
         output.insert(
             root_file.into(),
             emit::format(emit::root::emit(
                 &packages,
                 DESCRIPTOR_FILE,
                 OPENAPI_FILE,
+                &error_domain,
                 crate_root,
             ))
             .into_bytes(),
         );
-        let title = self.title.as_deref().unwrap_or("API");
+        let title = self.title.clone().unwrap_or_else(|| {
+            format!(
+                "{} API",
+                heck::ToTitleCase::to_title_case(api.root_package())
+            )
+        });
+        let version = self.version.clone().unwrap_or_else(|| api.latest_version());
         output.insert(
             OPENAPI_FILE.into(),
-            emit::openapi::emit(&api, &loaded.pool, title).into_bytes(),
+            emit::openapi::emit(&api, &loaded.pool, &title, &version).into_bytes(),
         );
         output.insert(DESCRIPTOR_FILE.into(), loaded.encoded);
         Ok(output)
@@ -275,6 +306,10 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
         .resources
         .iter()
         .map(|r| emit::store::emit(&scope, r));
+    let memory = package
+        .resources
+        .iter()
+        .map(|r| emit::memory::emit(&scope, api, r));
     let services = package
         .services
         .iter()
@@ -295,6 +330,7 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
         #(#resources)*
         #(#views)*
         #(#stores)*
+        #(#memory)*
         #(#services)*
         #(#routers)*
     }

@@ -1,5 +1,6 @@
-//! `cargo run -p codegen -- generate|check`: regenerate the checked-in
-//! Platform API crate, or verify that it is up to date.
+//! `cargo run -p codegen -- generate|check`: regenerate a checked-in API
+//! crate (by default this workspace's `generated/`), or verify that it is up
+//! to date.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -8,14 +9,14 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(about = "Generate Rust code from the Platform API protos")]
+#[command(about = "Generate a Rust API crate from protos and annotation files")]
 struct Cli {
     /// Import root holding the protos (and vendored google/ protos).
     #[arg(long, default_value = "proto", global = true)]
     proto: PathBuf,
-    /// The API's title in the OpenAPI document.
-    #[arg(long, default_value = "Platform API", global = true)]
-    title: String,
+    /// The API's title in the OpenAPI document (default: from the packages).
+    #[arg(long, global = true)]
+    title: Option<String>,
     /// Directory of the generated crate's sources.
     #[arg(long, default_value = "generated/src", global = true)]
     out: PathBuf,
@@ -37,7 +38,10 @@ fn main() -> ExitCode {
     let proto = root.join(&cli.proto);
     let out = root.join(&cli.out);
     let mut config = codegen::Config::new();
-    config.include(&proto).title(cli.title.as_str());
+    config.include(&proto);
+    if let Some(title) = &cli.title {
+        config.title(title.as_str());
+    }
     if let Err(error) = config.files_under(&proto) {
         report(&error);
         return ExitCode::FAILURE;

@@ -103,7 +103,7 @@ impl PathTemplate {
         })
     }
 
-    /// The literal prefix as an axum path, e.g. `/iam/v2/groups`.
+    /// The literal prefix as an axum path, e.g. `/library/v1/shelves`.
     pub fn prefix(&self) -> String {
         self.literals.iter().map(|l| format!("/{l}")).collect()
     }
@@ -135,8 +135,8 @@ mod tests {
 
     #[test]
     fn parses_standard_templates() {
-        let t = PathTemplate::parse("/iam/v2/groups/{parent=**}").unwrap();
-        assert_eq!(t.literals, ["iam", "v2", "groups"]);
+        let t = PathTemplate::parse("/library/v1/shelves/{parent=**}").unwrap();
+        assert_eq!(t.literals, ["library", "v1", "shelves"]);
         assert_eq!(
             t.variable,
             Some(Variable {
@@ -144,8 +144,8 @@ mod tests {
                 multi_segment: true
             })
         );
-        assert_eq!(t.prefix(), "/iam/v2/groups");
-        let t = PathTemplate::parse("/iam/v2/groups").unwrap();
+        assert_eq!(t.prefix(), "/library/v1/shelves");
+        let t = PathTemplate::parse("/library/v1/shelves").unwrap();
         assert_eq!(t.variable, None);
         let t = PathTemplate::parse("/a/{group.uid}").unwrap();
         assert_eq!(t.variable.unwrap().field, "group.uid");
@@ -154,14 +154,14 @@ mod tests {
     #[test]
     fn rejects_with_columns() {
         for (template, column) in [
-            ("iam/v2", 0),
-            ("/iam//x", 5),
-            ("/iam/{uid=**}/x", 5),
-            ("/iam/{uid=groups/*}", 10),
-            ("/iam/{uid=**}/x", 5),
-            ("/iam/{uid", 5),
-            ("/iam/{=**}", 6),
-            ("/iam/a:b", 6),
+            ("library/v1", 0),
+            ("/lib//x", 5),
+            ("/lib/{uid=**}/x", 5),
+            ("/lib/{uid=shelves/*}", 10),
+            ("/lib/{uid=**}/x", 5),
+            ("/lib/{uid", 5),
+            ("/lib/{=**}", 6),
+            ("/lib/a:b", 6),
         ] {
             let error = PathTemplate::parse(template).unwrap_err();
             assert_eq!(error.column, column, "{template}: {error}");

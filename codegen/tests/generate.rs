@@ -180,9 +180,9 @@ fn annotation_typos_are_reported_with_positions() {
             "unknown filter `parent_of`",
         ),
         (
-            r#"reach = "organization""#,
+            r#"reach = "root""#,
             r#"reach = "planet""#,
-            "unknown reach `planet` (reaches: ancestors, organization)",
+            "unknown reach `planet` (reaches: ancestors, root)",
         ),
         (
             r#"grants = "capabilities""#,

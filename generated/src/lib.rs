@@ -134,6 +134,9 @@ pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("file_descriptor_set.bin")
 /// The OpenAPI 3.1 document of the REST routes.
 #[rustfmt::skip]
 pub const OPENAPI_JSON: &str = include_str!("openapi.json");
+/// The ErrorInfo domain of errors outside every service (an unknown
+/// route); pass it to `runtime::error::set_default_domain`.
+pub const ERROR_DOMAIN: &str = "platform";
 /// The descriptors, decoded once; JSON encoding and reflection read them.
 #[rustfmt::skip]
 pub static DESCRIPTOR_POOL: std::sync::LazyLock<

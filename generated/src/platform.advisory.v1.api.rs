@@ -370,7 +370,10 @@ pub fn document_service_routes<S: crate::platform::advisory::v2::DocumentStore>(
     axum::Router::new()
         .route(
             "/advisory/v1/documents",
-            routing::get(document_service_rest::list_documents::<S>),
+            routing::get(document_service_rest::list_documents::<S>)
+                .post(document_service_rest::create_document::<S>)
+                .put(document_service_rest::update_document::<S>)
+                .delete(document_service_rest::delete_document::<S>),
         )
         .route(
             "/advisory/v1/documents/",

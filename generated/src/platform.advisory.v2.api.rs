@@ -65,6 +65,7 @@ impl ::runtime::resource::Resource for Document {
         "ids",
         "name",
     ];
+    const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -304,6 +305,43 @@ pub trait DocumentStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
         let _ = (uid, etag);
         async { Err(StoreError::Unimplemented) }
+    }
+}
+/// `advisory.platform/Document` in memory, with the parents and dependents the annotation files declare.
+impl DocumentStore for ::runtime::memory::MemoryStore {
+    async fn insert_document(&self, resource: &Document) -> Result<(), StoreError> {
+        let _write = self.write_lock();
+        let parent_exists = uidp::parent(::runtime::resource::Resource::uid(resource))
+            .is_none_or(|parent| {
+                self.collection::<crate::platform::iam::v2::Group>().contains(parent)
+            });
+        self.collection::<Document>().insert(resource, parent_exists)
+    }
+    async fn get_document(&self, uid: &str) -> Result<Option<Document>, StoreError> {
+        self.collection::<Document>().get(uid)
+    }
+    async fn list_documents(
+        &self,
+        query: &ListQuery,
+    ) -> Result<Page<Document>, StoreError> {
+        self.collection::<Document>().list(query)
+    }
+    async fn update_document(
+        &self,
+        uid: &str,
+        update: &Update<Document>,
+    ) -> Result<Option<Document>, StoreError> {
+        self.collection::<Document>().update(uid, update)
+    }
+    async fn delete_document(
+        &self,
+        uid: &str,
+        etag: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let _write = self.write_lock();
+        #[allow(unused_mut)]
+        let mut dependents = Vec::new();
+        self.collection::<Document>().delete(uid, etag, dependents)
     }
 }
 /// Manages published security advisory documents. Reading them needs no token.
@@ -562,7 +600,10 @@ pub fn document_service_routes<S: DocumentStore>(
     axum::Router::new()
         .route(
             "/advisory/v2/documents",
-            routing::get(document_service_rest::list_documents::<S>),
+            routing::get(document_service_rest::list_documents::<S>)
+                .post(document_service_rest::create_document::<S>)
+                .patch(document_service_rest::update_document::<S>)
+                .delete(document_service_rest::delete_document::<S>),
         )
         .route(
             "/advisory/v2/documents/",

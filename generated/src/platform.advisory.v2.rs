@@ -123,6 +123,17 @@ pub mod document_service_client {
     pub struct DocumentServiceClient<T> {
         inner: tonic::client::Grpc<T>,
     }
+    impl DocumentServiceClient<tonic::transport::Channel> {
+        /// Attempt to create a new client by connecting to a given endpoint.
+        pub async fn connect<D>(dst: D) -> Result<Self, tonic::transport::Error>
+        where
+            D: TryInto<tonic::transport::Endpoint>,
+            D::Error: Into<StdError>,
+        {
+            let conn = tonic::transport::Endpoint::new(dst)?.connect().await?;
+            Ok(Self::new(conn))
+        }
+    }
     impl<T> DocumentServiceClient<T>
     where
         T: tonic::client::GrpcService<tonic::body::Body>,

@@ -1301,7 +1301,13 @@ pub fn group_service_routes<S: crate::platform::iam::v2::GroupStore>(
 ) -> axum::Router {
     use axum::routing;
     axum::Router::new()
-        .route("/iam/v1/groups", routing::get(group_service_rest::list_groups::<S>))
+        .route(
+            "/iam/v1/groups",
+            routing::get(group_service_rest::list_groups::<S>)
+                .post(group_service_rest::create_group::<S>)
+                .put(group_service_rest::update_group::<S>)
+                .delete(group_service_rest::delete_group::<S>),
+        )
         .route(
             "/iam/v1/groups/",
             routing::post(group_service_rest::create_group::<S>)
@@ -1399,7 +1405,10 @@ pub fn identity_service_routes<S: crate::platform::iam::v2::IdentityStore>(
     axum::Router::new()
         .route(
             "/iam/v1/identities",
-            routing::get(identity_service_rest::list_identities::<S>),
+            routing::get(identity_service_rest::list_identities::<S>)
+                .post(identity_service_rest::create_identity::<S>)
+                .put(identity_service_rest::update_identity::<S>)
+                .delete(identity_service_rest::delete_identity::<S>),
         )
         .route(
             "/iam/v1/identities/",
@@ -1499,7 +1508,10 @@ pub fn role_binding_service_routes<
     axum::Router::new()
         .route(
             "/iam/v1/rolebindings",
-            routing::get(role_binding_service_rest::list_role_bindings::<S>),
+            routing::get(role_binding_service_rest::list_role_bindings::<S>)
+                .post(role_binding_service_rest::create_role_binding::<S>)
+                .put(role_binding_service_rest::update_role_binding::<S>)
+                .delete(role_binding_service_rest::delete_role_binding::<S>),
         )
         .route(
             "/iam/v1/rolebindings/",
@@ -1614,7 +1626,13 @@ pub fn role_service_routes<S: crate::platform::iam::v2::RoleStore>(
 ) -> axum::Router {
     use axum::routing;
     axum::Router::new()
-        .route("/iam/v1/roles", routing::get(role_service_rest::list_roles::<S>))
+        .route(
+            "/iam/v1/roles",
+            routing::get(role_service_rest::list_roles::<S>)
+                .post(role_service_rest::create_role::<S>)
+                .put(role_service_rest::update_role::<S>)
+                .delete(role_service_rest::delete_role::<S>),
+        )
         .route(
             "/iam/v1/roles/",
             routing::post(role_service_rest::create_role::<S>)

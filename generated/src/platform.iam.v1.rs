@@ -92,6 +92,17 @@ pub mod group_service_client {
     pub struct GroupServiceClient<T> {
         inner: tonic::client::Grpc<T>,
     }
+    impl GroupServiceClient<tonic::transport::Channel> {
+        /// Attempt to create a new client by connecting to a given endpoint.
+        pub async fn connect<D>(dst: D) -> Result<Self, tonic::transport::Error>
+        where
+            D: TryInto<tonic::transport::Endpoint>,
+            D::Error: Into<StdError>,
+        {
+            let conn = tonic::transport::Endpoint::new(dst)?.connect().await?;
+            Ok(Self::new(conn))
+        }
+    }
     impl<T> GroupServiceClient<T>
     where
         T: tonic::client::GrpcService<tonic::body::Body>,
@@ -690,6 +701,17 @@ pub mod identity_service_client {
     pub struct IdentityServiceClient<T> {
         inner: tonic::client::Grpc<T>,
     }
+    impl IdentityServiceClient<tonic::transport::Channel> {
+        /// Attempt to create a new client by connecting to a given endpoint.
+        pub async fn connect<D>(dst: D) -> Result<Self, tonic::transport::Error>
+        where
+            D: TryInto<tonic::transport::Endpoint>,
+            D::Error: Into<StdError>,
+        {
+            let conn = tonic::transport::Endpoint::new(dst)?.connect().await?;
+            Ok(Self::new(conn))
+        }
+    }
     impl<T> IdentityServiceClient<T>
     where
         T: tonic::client::GrpcService<tonic::body::Body>,
@@ -1287,6 +1309,17 @@ pub mod role_binding_service_client {
     #[derive(Debug, Clone)]
     pub struct RoleBindingServiceClient<T> {
         inner: tonic::client::Grpc<T>,
+    }
+    impl RoleBindingServiceClient<tonic::transport::Channel> {
+        /// Attempt to create a new client by connecting to a given endpoint.
+        pub async fn connect<D>(dst: D) -> Result<Self, tonic::transport::Error>
+        where
+            D: TryInto<tonic::transport::Endpoint>,
+            D::Error: Into<StdError>,
+        {
+            let conn = tonic::transport::Endpoint::new(dst)?.connect().await?;
+            Ok(Self::new(conn))
+        }
     }
     impl<T> RoleBindingServiceClient<T>
     where
@@ -1909,6 +1942,17 @@ pub mod role_service_client {
     #[derive(Debug, Clone)]
     pub struct RoleServiceClient<T> {
         inner: tonic::client::Grpc<T>,
+    }
+    impl RoleServiceClient<tonic::transport::Channel> {
+        /// Attempt to create a new client by connecting to a given endpoint.
+        pub async fn connect<D>(dst: D) -> Result<Self, tonic::transport::Error>
+        where
+            D: TryInto<tonic::transport::Endpoint>,
+            D::Error: Into<StdError>,
+        {
+            let conn = tonic::transport::Endpoint::new(dst)?.connect().await?;
+            Ok(Self::new(conn))
+        }
     }
     impl<T> RoleServiceClient<T>
     where

@@ -286,6 +286,7 @@ impl ::runtime::resource::Resource for Group {
             },
         ]
     };
+    const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -525,6 +526,7 @@ impl ::runtime::resource::Resource for Identity {
             },
         ]
     };
+    const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -734,7 +736,7 @@ impl ::runtime::resource::Resource for RoleBinding {
                 path: "roleBinding.identity",
                 collection: "identities",
                 resource_type: "iam.platform/Identity",
-                reach: Reach::Organization,
+                reach: Reach::Root,
             },
             Reference {
                 field: "role",
@@ -745,6 +747,7 @@ impl ::runtime::resource::Resource for RoleBinding {
             },
         ]
     };
+    const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -940,6 +943,7 @@ impl ::runtime::resource::Resource for Role {
             },
         ]
     };
+    const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -1331,6 +1335,174 @@ pub trait RoleStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
         let _ = (uid, etag);
         async { Err(StoreError::Unimplemented) }
+    }
+}
+/// `iam.platform/Group` in memory, with the parents and dependents the annotation files declare.
+impl GroupStore for ::runtime::memory::MemoryStore {
+    async fn insert_group(&self, resource: &Group) -> Result<(), StoreError> {
+        let _write = self.write_lock();
+        let parent_exists = uidp::parent(::runtime::resource::Resource::uid(resource))
+            .is_none_or(|parent| self.collection::<Group>().contains(parent));
+        self.collection::<Group>().insert(resource, parent_exists)
+    }
+    async fn get_group(&self, uid: &str) -> Result<Option<Group>, StoreError> {
+        self.collection::<Group>().get(uid)
+    }
+    async fn list_groups(&self, query: &ListQuery) -> Result<Page<Group>, StoreError> {
+        self.collection::<Group>().list(query)
+    }
+    async fn update_group(
+        &self,
+        uid: &str,
+        update: &Update<Group>,
+    ) -> Result<Option<Group>, StoreError> {
+        self.collection::<Group>().update(uid, update)
+    }
+    async fn delete_group(
+        &self,
+        uid: &str,
+        etag: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let _write = self.write_lock();
+        #[allow(unused_mut)]
+        let mut dependents = Vec::new();
+        dependents.extend(self.dependents::<Group>("parent", uid));
+        dependents.extend(self.dependents::<Role>("parent", uid));
+        dependents.extend(self.dependents::<Identity>("parent", uid));
+        dependents.extend(self.dependents::<RoleBinding>("parent", uid));
+        dependents
+            .extend(
+                self.dependents::<crate::platform::registry::v2::Repo>("parent", uid),
+            );
+        dependents
+            .extend(
+                self
+                    .dependents::<
+                        crate::platform::vulnerabilities::v2::Advisory,
+                    >("parent", uid),
+            );
+        dependents
+            .extend(
+                self
+                    .dependents::<
+                        crate::platform::libraries::v2::Artifact,
+                    >("parent", uid),
+            );
+        dependents
+            .extend(
+                self.dependents::<crate::platform::advisory::v2::Document>("parent", uid),
+            );
+        self.collection::<Group>().delete(uid, etag, dependents)
+    }
+}
+/// `iam.platform/Identity` in memory, with the parents and dependents the annotation files declare.
+impl IdentityStore for ::runtime::memory::MemoryStore {
+    async fn insert_identity(&self, resource: &Identity) -> Result<(), StoreError> {
+        let _write = self.write_lock();
+        let parent_exists = uidp::parent(::runtime::resource::Resource::uid(resource))
+            .is_none_or(|parent| self.collection::<Group>().contains(parent));
+        self.collection::<Identity>().insert(resource, parent_exists)
+    }
+    async fn get_identity(&self, uid: &str) -> Result<Option<Identity>, StoreError> {
+        self.collection::<Identity>().get(uid)
+    }
+    async fn list_identities(
+        &self,
+        query: &ListQuery,
+    ) -> Result<Page<Identity>, StoreError> {
+        self.collection::<Identity>().list(query)
+    }
+    async fn update_identity(
+        &self,
+        uid: &str,
+        update: &Update<Identity>,
+    ) -> Result<Option<Identity>, StoreError> {
+        self.collection::<Identity>().update(uid, update)
+    }
+    async fn delete_identity(
+        &self,
+        uid: &str,
+        etag: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let _write = self.write_lock();
+        #[allow(unused_mut)]
+        let mut dependents = Vec::new();
+        dependents.extend(self.dependents::<RoleBinding>("identity", uid));
+        self.collection::<Identity>().delete(uid, etag, dependents)
+    }
+}
+/// `iam.platform/RoleBinding` in memory, with the parents and dependents the annotation files declare.
+impl RoleBindingStore for ::runtime::memory::MemoryStore {
+    async fn insert_role_binding(
+        &self,
+        resource: &RoleBinding,
+    ) -> Result<(), StoreError> {
+        let _write = self.write_lock();
+        let parent_exists = uidp::parent(::runtime::resource::Resource::uid(resource))
+            .is_none_or(|parent| self.collection::<Group>().contains(parent));
+        self.collection::<RoleBinding>().insert(resource, parent_exists)
+    }
+    async fn get_role_binding(
+        &self,
+        uid: &str,
+    ) -> Result<Option<RoleBinding>, StoreError> {
+        self.collection::<RoleBinding>().get(uid)
+    }
+    async fn list_role_bindings(
+        &self,
+        query: &ListQuery,
+    ) -> Result<Page<RoleBinding>, StoreError> {
+        self.collection::<RoleBinding>().list(query)
+    }
+    async fn update_role_binding(
+        &self,
+        uid: &str,
+        update: &Update<RoleBinding>,
+    ) -> Result<Option<RoleBinding>, StoreError> {
+        self.collection::<RoleBinding>().update(uid, update)
+    }
+    async fn delete_role_binding(
+        &self,
+        uid: &str,
+        etag: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let _write = self.write_lock();
+        #[allow(unused_mut)]
+        let mut dependents = Vec::new();
+        self.collection::<RoleBinding>().delete(uid, etag, dependents)
+    }
+}
+/// `iam.platform/Role` in memory, with the parents and dependents the annotation files declare.
+impl RoleStore for ::runtime::memory::MemoryStore {
+    async fn insert_role(&self, resource: &Role) -> Result<(), StoreError> {
+        let _write = self.write_lock();
+        let parent_exists = uidp::parent(::runtime::resource::Resource::uid(resource))
+            .is_none_or(|parent| self.collection::<Group>().contains(parent));
+        self.collection::<Role>().insert(resource, parent_exists)
+    }
+    async fn get_role(&self, uid: &str) -> Result<Option<Role>, StoreError> {
+        self.collection::<Role>().get(uid)
+    }
+    async fn list_roles(&self, query: &ListQuery) -> Result<Page<Role>, StoreError> {
+        self.collection::<Role>().list(query)
+    }
+    async fn update_role(
+        &self,
+        uid: &str,
+        update: &Update<Role>,
+    ) -> Result<Option<Role>, StoreError> {
+        self.collection::<Role>().update(uid, update)
+    }
+    async fn delete_role(
+        &self,
+        uid: &str,
+        etag: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let _write = self.write_lock();
+        #[allow(unused_mut)]
+        let mut dependents = Vec::new();
+        dependents.extend(self.dependents::<RoleBinding>("role", uid));
+        self.collection::<Role>().delete(uid, etag, dependents)
     }
 }
 /// Manages groups: the tree of organizations and teams that every other
@@ -2336,7 +2508,13 @@ impl<S: RoleStore> super::role_service_server::RoleService for RoleServiceApi<S>
 pub fn group_service_routes<S: GroupStore>(api: GroupServiceApi<S>) -> axum::Router {
     use axum::routing;
     axum::Router::new()
-        .route("/iam/v2/groups", routing::get(group_service_rest::list_groups::<S>))
+        .route(
+            "/iam/v2/groups",
+            routing::get(group_service_rest::list_groups::<S>)
+                .post(group_service_rest::create_group::<S>)
+                .patch(group_service_rest::update_group::<S>)
+                .delete(group_service_rest::delete_group::<S>),
+        )
         .route(
             "/iam/v2/groups/",
             routing::post(group_service_rest::create_group::<S>)
@@ -2453,7 +2631,10 @@ pub fn identity_service_routes<S: IdentityStore>(
     axum::Router::new()
         .route(
             "/iam/v2/identities",
-            routing::get(identity_service_rest::list_identities::<S>),
+            routing::get(identity_service_rest::list_identities::<S>)
+                .post(identity_service_rest::create_identity::<S>)
+                .patch(identity_service_rest::update_identity::<S>)
+                .delete(identity_service_rest::delete_identity::<S>),
         )
         .route(
             "/iam/v2/identities/",
@@ -2571,7 +2752,10 @@ pub fn role_binding_service_routes<S: IdentityStore + RoleStore + RoleBindingSto
     axum::Router::new()
         .route(
             "/iam/v2/roleBindings",
-            routing::get(role_binding_service_rest::list_role_bindings::<S>),
+            routing::get(role_binding_service_rest::list_role_bindings::<S>)
+                .post(role_binding_service_rest::create_role_binding::<S>)
+                .patch(role_binding_service_rest::update_role_binding::<S>)
+                .delete(role_binding_service_rest::delete_role_binding::<S>),
         )
         .route(
             "/iam/v2/roleBindings/",
@@ -2703,7 +2887,13 @@ mod role_binding_service_rest {
 pub fn role_service_routes<S: RoleStore>(api: RoleServiceApi<S>) -> axum::Router {
     use axum::routing;
     axum::Router::new()
-        .route("/iam/v2/roles", routing::get(role_service_rest::list_roles::<S>))
+        .route(
+            "/iam/v2/roles",
+            routing::get(role_service_rest::list_roles::<S>)
+                .post(role_service_rest::create_role::<S>)
+                .patch(role_service_rest::update_role::<S>)
+                .delete(role_service_rest::delete_role::<S>),
+        )
         .route(
             "/iam/v2/roles/",
             routing::post(role_service_rest::create_role::<S>)

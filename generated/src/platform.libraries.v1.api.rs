@@ -372,7 +372,10 @@ pub fn artifact_service_routes<S: crate::platform::libraries::v2::ArtifactStore>
     axum::Router::new()
         .route(
             "/libraries/v1/artifacts",
-            routing::get(artifact_service_rest::list_artifacts::<S>),
+            routing::get(artifact_service_rest::list_artifacts::<S>)
+                .post(artifact_service_rest::create_artifact::<S>)
+                .put(artifact_service_rest::update_artifact::<S>)
+                .delete(artifact_service_rest::delete_artifact::<S>),
         )
         .route(
             "/libraries/v1/artifacts/",

@@ -65,6 +65,7 @@ impl ::runtime::resource::Resource for Artifact {
         "ids",
         "name",
     ];
+    const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -292,6 +293,43 @@ pub trait ArtifactStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
         let _ = (uid, etag);
         async { Err(StoreError::Unimplemented) }
+    }
+}
+/// `libraries.platform/Artifact` in memory, with the parents and dependents the annotation files declare.
+impl ArtifactStore for ::runtime::memory::MemoryStore {
+    async fn insert_artifact(&self, resource: &Artifact) -> Result<(), StoreError> {
+        let _write = self.write_lock();
+        let parent_exists = uidp::parent(::runtime::resource::Resource::uid(resource))
+            .is_none_or(|parent| {
+                self.collection::<crate::platform::iam::v2::Group>().contains(parent)
+            });
+        self.collection::<Artifact>().insert(resource, parent_exists)
+    }
+    async fn get_artifact(&self, uid: &str) -> Result<Option<Artifact>, StoreError> {
+        self.collection::<Artifact>().get(uid)
+    }
+    async fn list_artifacts(
+        &self,
+        query: &ListQuery,
+    ) -> Result<Page<Artifact>, StoreError> {
+        self.collection::<Artifact>().list(query)
+    }
+    async fn update_artifact(
+        &self,
+        uid: &str,
+        update: &Update<Artifact>,
+    ) -> Result<Option<Artifact>, StoreError> {
+        self.collection::<Artifact>().update(uid, update)
+    }
+    async fn delete_artifact(
+        &self,
+        uid: &str,
+        etag: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let _write = self.write_lock();
+        #[allow(unused_mut)]
+        let mut dependents = Vec::new();
+        self.collection::<Artifact>().delete(uid, etag, dependents)
     }
 }
 /// Manages language-ecosystem libraries.
@@ -552,7 +590,10 @@ pub fn artifact_service_routes<S: ArtifactStore>(
     axum::Router::new()
         .route(
             "/libraries/v2/artifacts",
-            routing::get(artifact_service_rest::list_artifacts::<S>),
+            routing::get(artifact_service_rest::list_artifacts::<S>)
+                .post(artifact_service_rest::create_artifact::<S>)
+                .patch(artifact_service_rest::update_artifact::<S>)
+                .delete(artifact_service_rest::delete_artifact::<S>),
         )
         .route(
             "/libraries/v2/artifacts/",

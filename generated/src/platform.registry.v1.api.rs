@@ -307,7 +307,13 @@ pub fn repo_service_routes<S: crate::platform::registry::v2::RepoStore>(
 ) -> axum::Router {
     use axum::routing;
     axum::Router::new()
-        .route("/registry/v1/repos", routing::get(repo_service_rest::list_repos::<S>))
+        .route(
+            "/registry/v1/repos",
+            routing::get(repo_service_rest::list_repos::<S>)
+                .post(repo_service_rest::create_repo::<S>)
+                .put(repo_service_rest::update_repo::<S>)
+                .delete(repo_service_rest::delete_repo::<S>),
+        )
         .route(
             "/registry/v1/repos/",
             routing::post(repo_service_rest::create_repo::<S>)

@@ -66,6 +66,7 @@ impl ::runtime::resource::Resource for Repo {
         "name",
     ];
     const PUBLIC_FIELD: Option<&'static str> = Some("public");
+    const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -299,6 +300,40 @@ pub trait RepoStore: Send + Sync + 'static {
         async { Err(StoreError::Unimplemented) }
     }
 }
+/// `registry.platform/Repo` in memory, with the parents and dependents the annotation files declare.
+impl RepoStore for ::runtime::memory::MemoryStore {
+    async fn insert_repo(&self, resource: &Repo) -> Result<(), StoreError> {
+        let _write = self.write_lock();
+        let parent_exists = uidp::parent(::runtime::resource::Resource::uid(resource))
+            .is_none_or(|parent| {
+                self.collection::<crate::platform::iam::v2::Group>().contains(parent)
+            });
+        self.collection::<Repo>().insert(resource, parent_exists)
+    }
+    async fn get_repo(&self, uid: &str) -> Result<Option<Repo>, StoreError> {
+        self.collection::<Repo>().get(uid)
+    }
+    async fn list_repos(&self, query: &ListQuery) -> Result<Page<Repo>, StoreError> {
+        self.collection::<Repo>().list(query)
+    }
+    async fn update_repo(
+        &self,
+        uid: &str,
+        update: &Update<Repo>,
+    ) -> Result<Option<Repo>, StoreError> {
+        self.collection::<Repo>().update(uid, update)
+    }
+    async fn delete_repo(
+        &self,
+        uid: &str,
+        etag: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let _write = self.write_lock();
+        #[allow(unused_mut)]
+        let mut dependents = Vec::new();
+        self.collection::<Repo>().delete(uid, etag, dependents)
+    }
+}
 /// Manages container repositories.
 ///
 /// Serves `platform.registry.v2.RepoService` over `S`, for gRPC (through `repo_service_server::RepoService`) and REST (through [`repo_service_routes`]) alike.
@@ -527,7 +562,13 @@ impl<S: RepoStore> super::repo_service_server::RepoService for RepoServiceApi<S>
 pub fn repo_service_routes<S: RepoStore>(api: RepoServiceApi<S>) -> axum::Router {
     use axum::routing;
     axum::Router::new()
-        .route("/registry/v2/repos", routing::get(repo_service_rest::list_repos::<S>))
+        .route(
+            "/registry/v2/repos",
+            routing::get(repo_service_rest::list_repos::<S>)
+                .post(repo_service_rest::create_repo::<S>)
+                .patch(repo_service_rest::update_repo::<S>)
+                .delete(repo_service_rest::delete_repo::<S>),
+        )
         .route(
             "/registry/v2/repos/",
             routing::post(repo_service_rest::create_repo::<S>)

@@ -400,7 +400,10 @@ pub fn advisory_service_routes<S: crate::platform::vulnerabilities::v2::Advisory
     axum::Router::new()
         .route(
             "/vulnerabilities/v1/advisories",
-            routing::get(advisory_service_rest::list_advisories::<S>),
+            routing::get(advisory_service_rest::list_advisories::<S>)
+                .post(advisory_service_rest::create_advisory::<S>)
+                .put(advisory_service_rest::update_advisory::<S>)
+                .delete(advisory_service_rest::delete_advisory::<S>),
         )
         .route(
             "/vulnerabilities/v1/advisories/",

@@ -156,6 +156,17 @@ pub mod advisory_service_client {
     pub struct AdvisoryServiceClient<T> {
         inner: tonic::client::Grpc<T>,
     }
+    impl AdvisoryServiceClient<tonic::transport::Channel> {
+        /// Attempt to create a new client by connecting to a given endpoint.
+        pub async fn connect<D>(dst: D) -> Result<Self, tonic::transport::Error>
+        where
+            D: TryInto<tonic::transport::Endpoint>,
+            D::Error: Into<StdError>,
+        {
+            let conn = tonic::transport::Endpoint::new(dst)?.connect().await?;
+            Ok(Self::new(conn))
+        }
+    }
     impl<T> AdvisoryServiceClient<T>
     where
         T: tonic::client::GrpcService<tonic::body::Body>,

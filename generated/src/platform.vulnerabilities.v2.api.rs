@@ -51,6 +51,7 @@ impl ::runtime::resource::Resource for Advisory {
         "ids",
         "name",
     ];
+    const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -342,6 +343,43 @@ pub trait AdvisoryStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
         let _ = (uid, etag);
         async { Err(StoreError::Unimplemented) }
+    }
+}
+/// `vulnerabilities.platform/Advisory` in memory, with the parents and dependents the annotation files declare.
+impl AdvisoryStore for ::runtime::memory::MemoryStore {
+    async fn insert_advisory(&self, resource: &Advisory) -> Result<(), StoreError> {
+        let _write = self.write_lock();
+        let parent_exists = uidp::parent(::runtime::resource::Resource::uid(resource))
+            .is_none_or(|parent| {
+                self.collection::<crate::platform::iam::v2::Group>().contains(parent)
+            });
+        self.collection::<Advisory>().insert(resource, parent_exists)
+    }
+    async fn get_advisory(&self, uid: &str) -> Result<Option<Advisory>, StoreError> {
+        self.collection::<Advisory>().get(uid)
+    }
+    async fn list_advisories(
+        &self,
+        query: &ListQuery,
+    ) -> Result<Page<Advisory>, StoreError> {
+        self.collection::<Advisory>().list(query)
+    }
+    async fn update_advisory(
+        &self,
+        uid: &str,
+        update: &Update<Advisory>,
+    ) -> Result<Option<Advisory>, StoreError> {
+        self.collection::<Advisory>().update(uid, update)
+    }
+    async fn delete_advisory(
+        &self,
+        uid: &str,
+        etag: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let _write = self.write_lock();
+        #[allow(unused_mut)]
+        let mut dependents = Vec::new();
+        self.collection::<Advisory>().delete(uid, etag, dependents)
     }
 }
 /// Reads vulnerability advisories about artifacts. Read-only in v2; v1 writes them.

@@ -6,13 +6,13 @@
 //!
 //! ```ignore
 //! #[derive(StorageRow)]
-//! #[row(message = RoleBinding)]
-//! struct RoleBindingColumns {
+//! #[row(message = Book)]
+//! struct BookColumns {
 //!     name: String,
 //!     #[row(timestamp, output_only)]
 //!     create_time: i64,
-//!     #[row(rename = "role")]
-//!     role_uid: String,
+//!     #[row(rename = "shelf")]
+//!     shelf_uid: String,
 //!     #[row(skip)]
 //!     cached: bool,
 //! }

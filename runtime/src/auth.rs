@@ -8,7 +8,7 @@
 //!
 //! Authorization is declared in the annotation files; generated methods call
 //! [`Authorizer::check`] (or plan lists with [`Authorizer::list_scope`])
-//! before storage is touched. A role binding grants its role's capabilities
+//! before storage is touched. A grant (e.g. a role binding) gives its capabilities
 //! on its group and everything below it.
 
 use std::collections::BTreeSet;
@@ -228,7 +228,7 @@ impl Grants {
 /// The capabilities a caller holds at one place of the hierarchy.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Held {
-    /// Every capability (the platform administrator, trusted local access).
+    /// Every capability (the administrator, trusted local access).
     All,
     Only(BTreeSet<String>),
 }
@@ -281,7 +281,7 @@ pub fn covers(scope: &str, uid: &str) -> bool {
 /// A boxed future, for object-safe async traits.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Where grants come from (role bindings, in the platform server).
+/// Where grants come from (e.g. bindings of roles the server keeps).
 pub trait Access: Send + Sync + 'static {
     /// Everything granted to an identity.
     fn grants<'a>(&'a self, identity: &'a str) -> BoxFuture<'a, Result<Grants, Error>>;
@@ -328,10 +328,7 @@ impl Authorizer {
         };
         match caller {
             Caller::System => Ok(()),
-            Caller::Identity {
-                platform_admin: true,
-                ..
-            } => Ok(()),
+            Caller::Identity { admin: true, .. } => Ok(()),
             Caller::Identity { uid, .. } => {
                 if access.grants(uid).await?.allows(capability, target) {
                     Ok(())
@@ -349,11 +346,7 @@ impl Authorizer {
             return Ok(Held::All);
         };
         match caller {
-            Caller::System
-            | Caller::Identity {
-                platform_admin: true,
-                ..
-            } => Ok(Held::All),
+            Caller::System | Caller::Identity { admin: true, .. } => Ok(Held::All),
             Caller::Identity { uid, .. } => {
                 Ok(Held::Only(access.grants(uid).await?.held_at(target)))
             }
@@ -373,14 +366,7 @@ impl Authorizer {
             return Ok(filter);
         };
         match (caller, &filter) {
-            (
-                Caller::System
-                | Caller::Identity {
-                    platform_admin: true,
-                    ..
-                },
-                _,
-            ) => Ok(filter),
+            (Caller::System | Caller::Identity { admin: true, .. }, _) => Ok(filter),
             (Caller::Identity { uid, .. }, Hierarchy::All) => Ok(Hierarchy::Within(
                 access.grants(uid).await?.scopes(capability),
             )),

@@ -19,8 +19,9 @@ pub enum Caller {
     /// An authenticated identity (its UIDP).
     Identity {
         uid: String,
-        /// Whether this identity is the platform administrator.
-        platform_admin: bool,
+        /// Whether this identity is the API's administrator (holds every
+        /// capability and may create root-level items).
+        admin: bool,
     },
     /// Trusted local access with every permission (a server without auth).
     System,
@@ -40,16 +41,9 @@ impl Caller {
         matches!(self, Caller::Anonymous)
     }
 
-    /// Whether this caller may create root organizations.
-    pub fn is_platform_admin(&self) -> bool {
-        matches!(
-            self,
-            Caller::System
-                | Caller::Identity {
-                    platform_admin: true,
-                    ..
-                }
-        )
+    /// Whether this caller may create root-level items.
+    pub fn is_admin(&self) -> bool {
+        matches!(self, Caller::System | Caller::Identity { admin: true, .. })
     }
 }
 

@@ -30,8 +30,18 @@ pub fn excerpt(value: &str) -> Cow<'_, str> {
 
 pub use tonic_types::{ErrorInfo, FieldViolation, PreconditionViolation, ResourceInfo};
 
-/// The domain used when no API domain has been attached yet.
-pub const DEFAULT_DOMAIN: &str = "platform";
+/// The domain of errors no API domain was attached to, until
+/// [`set_default_domain`] names the API's.
+pub const DEFAULT_DOMAIN: &str = "api";
+
+static API_DOMAIN: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// Names the ErrorInfo domain of errors outside every service (unknown
+/// routes, authentication) for this process: the generated crate's
+/// `ERROR_DOMAIN`. The first call wins.
+pub fn set_default_domain(domain: &'static str) {
+    let _ = API_DOMAIN.set(domain);
+}
 
 /// Canonical error codes (`google.rpc.Code`) that this API returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -257,7 +267,9 @@ impl Error {
     }
 
     pub fn domain(&self) -> &str {
-        self.domain.as_deref().unwrap_or(DEFAULT_DOMAIN)
+        self.domain
+            .as_deref()
+            .unwrap_or_else(|| API_DOMAIN.get().copied().unwrap_or(DEFAULT_DOMAIN))
     }
 
     pub fn field_violations(&self) -> &[FieldViolation] {

@@ -354,7 +354,7 @@ mod tests {
 
     #[test]
     fn bare_statuses_gain_error_info() {
-        let path = "/platform.iam.v2.GroupService/GetGroup";
+        let path = "/library.v1.ShelfService/GetShelf";
         let decode =
             tonic::Status::internal("failed to decode Protobuf message: invalid wire type");
         let error = explain(&decode, path).unwrap();

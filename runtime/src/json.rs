@@ -144,6 +144,29 @@ fn locate_violations(
                     out.push(FieldViolation::new(&path, describe(&error)));
                 }
             }
+            // A map names the entry whose key or value does not decode.
+            _ if field.is_map() && field_value.is_object() => {
+                let before = out.len();
+                for (entry, entry_value) in field_value.as_object().into_iter().flatten() {
+                    let single = Value::Object(Map::from_iter([(
+                        key.clone(),
+                        Value::Object(Map::from_iter([(entry.clone(), entry_value.clone())])),
+                    )]));
+                    if let Err(error) = DynamicMessage::deserialize_with_options(
+                        descriptor.clone(),
+                        &single,
+                        &DESERIALIZE,
+                    ) {
+                        out.push(FieldViolation::new(
+                            format!("{path}.{entry}"),
+                            describe(&error),
+                        ));
+                    }
+                }
+                if out.len() == before {
+                    out.push(FieldViolation::new(&path, describe(&error)));
+                }
+            }
             _ => out.push(FieldViolation::new(&path, describe(&error))),
         }
     }

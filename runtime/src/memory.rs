@@ -1,10 +1,12 @@
-//! An in-memory collection with the semantics every storage trait expects:
-//! for tests, examples and prototypes. A backend implements a generated
-//! storage trait by delegating each method to a [`MemoryCollection`].
+//! In-memory storage with the semantics every storage trait expects: for
+//! tests, examples and prototypes. [`MemoryStore`] holds every collection of
+//! an API and the generated crate implements its storage traits for it; a
+//! hand-written backend can delegate to a [`MemoryCollection`] instead.
 
+use std::any::{Any, TypeId};
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 
 use crate::mask::Update;
 use crate::resource::{Resource, SortValue};
@@ -179,4 +181,63 @@ fn compare(order: &[OrderBy], a: &[SortValue], b: &[SortValue]) -> Ordering {
         .map(|(term, (a, b))| if term.descending { b.cmp(a) } else { a.cmp(b) })
         .find(|ordering| ordering.is_ne())
         .unwrap_or(Ordering::Equal)
+}
+
+/// Every collection of an API in memory: the generated crate implements each
+/// storage trait for it from the annotation files (parents that must exist,
+/// dependents that block deletes), so an API runs in memory with no storage
+/// code. Writes that check other collections (inserts and deletes) run one at
+/// a time, so a check and its write are atomic.
+#[derive(Default)]
+pub struct MemoryStore {
+    collections: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+    writes: Mutex<()>,
+}
+
+impl std::fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryStore").finish_non_exhaustive()
+    }
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        MemoryStore::default()
+    }
+
+    /// The collection of `R` (empty until written to).
+    pub fn collection<R: Resource>(&self) -> Arc<MemoryCollection<R>> {
+        let mut collections = self
+            .collections
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let collection = collections
+            .entry(TypeId::of::<R>())
+            .or_insert_with(|| Arc::new(MemoryCollection::<R>::new()));
+        Arc::clone(collection)
+            .downcast::<MemoryCollection<R>>()
+            .expect("collections are keyed by their item type")
+    }
+
+    /// Holds off other checked writes while the guard lives.
+    pub fn write_lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.writes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Dependents of `uid` among the items of `R`: its children when `field`
+    /// is `parent`, else the items whose `field` holds it.
+    pub fn dependents<R: Resource>(&self, field: &str, uid: &str) -> Vec<(String, String)> {
+        let collection = self.collection::<R>();
+        if field == "parent" {
+            collection
+                .children_of(uid)
+                .into_iter()
+                .map(|child| (R::TYPE.to_owned(), child))
+                .collect()
+        } else {
+            collection.referring(field, uid)
+        }
+    }
 }

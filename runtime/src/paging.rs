@@ -147,14 +147,15 @@ impl QueryBinding {
             name,
             root_only,
         } = matching;
+        // Values are length-prefixed: no name can spell another filter.
         if let Some(uids) = uids {
-            hasher.update(b"\0uids");
+            hasher.update(format!("\0uids\0{}", uids.len()));
             for uid in uids {
-                hasher.update(format!("\0{uid}"));
+                hasher.update(format!("\0{}:{uid}", uid.len()));
             }
         }
         if let Some(name) = name {
-            hasher.update(format!("\0name\0{name}"));
+            hasher.update(format!("\0name\0{}:{name}", name.len()));
         }
         if *root_only {
             hasher.update(b"\0root");

@@ -38,7 +38,7 @@ pub struct FieldSpec {
 /// whose `field` holds its uid.
 #[derive(Clone, Copy, Debug)]
 pub struct Dependent {
-    /// The collection id, e.g. `roleBindings`.
+    /// The collection id, e.g. `bookCopies`.
     pub collection: &'static str,
     /// The resource type reported in the `PreconditionFailure`.
     pub resource_type: &'static str,
@@ -50,14 +50,14 @@ pub struct Dependent {
     pub read_capability: Option<&'static str>,
 }
 
-/// Where the target of a reference field may live, relative to the group
-/// the referring item is created in.
+/// Where the target of a reference field may live, relative to the parent
+/// the referring item is created under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reach {
-    /// In that group or one of its ancestors (roles a binding may grant).
+    /// Directly under that parent or one of its ancestors.
     Ancestors,
-    /// Anywhere in the same organization (same root).
-    Organization,
+    /// Anywhere under the same root.
+    Root,
 }
 
 /// A field holding the uid of an item of another collection (declared in
@@ -69,11 +69,11 @@ pub enum Reach {
 pub struct Reference {
     /// The JSON name of the referring field.
     pub field: &'static str,
-    /// How violations name it, e.g. `roleBinding.role`.
+    /// How violations name it, e.g. `book.shelf`.
     pub path: &'static str,
     /// The collection id of the target, e.g. `roles`.
     pub collection: &'static str,
-    /// The resource type of the target, e.g. `iam.platform/Role`.
+    /// The resource type of the target, e.g. `library.example.com/Shelf`.
     pub resource_type: &'static str,
     pub reach: Reach,
 }
@@ -154,7 +154,7 @@ pub enum SortValue {
 
 /// A resource message served by standard methods.
 pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync + 'static {
-    /// The resource type, e.g. `iam.platform/Group`.
+    /// The resource type, e.g. `library.example.com/Shelf`.
     const TYPE: &'static str;
     /// Every field and nested field, with its behaviour.
     const FIELDS: &'static [FieldSpec];
@@ -173,6 +173,9 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
     /// The boolean field (JSON name) that makes an item readable without a
     /// token, if any.
     const PUBLIC_FIELD: Option<&'static str> = None;
+    /// The resource type of the items this one's are created under, when the
+    /// API stores them (named in the answer to a missing parent).
+    const PARENT_TYPE: Option<&'static str> = None;
 
     fn uid(&self) -> &str;
     fn set_uid(&mut self, uid: String);
@@ -241,7 +244,7 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
         Self::PUBLIC_FIELD.is_some_and(|field| self.sort_value(field) == SortValue::Int(1))
     }
 
-    /// The ErrorInfo domain of this resource's API (`iam.platform`).
+    /// The ErrorInfo domain of this resource's API (`library.example.com`).
     fn domain() -> &'static str {
         Self::TYPE.split('/').next().unwrap_or(Self::TYPE)
     }

@@ -21,7 +21,7 @@ use crate::json;
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
 /// The trailing multi-segment path variable of a route (`{x=**}`), or empty
-/// when the route matched with no segments (e.g. `POST /iam/v2/groups/`).
+/// when the route matched with no segments (e.g. `POST /library/v1/shelves/`).
 #[derive(Debug, Default)]
 pub struct PathTail(pub String);
 
@@ -46,6 +46,8 @@ impl<S: Send + Sync> FromRequestParts<S> for PathTail {
 pub struct RestRequest {
     descriptor: MessageDescriptor,
     fields: Map<String, Value>,
+    /// Fields bound by the path, which a `*` body cannot override.
+    path_fields: Vec<String>,
     violations: Vec<FieldViolation>,
 }
 
@@ -55,6 +57,7 @@ impl RestRequest {
         RestRequest {
             descriptor: M::default().descriptor(),
             fields: Map::new(),
+            path_fields: Vec::new(),
             violations: Vec::new(),
         }
     }
@@ -62,13 +65,26 @@ impl RestRequest {
     /// Binds a path variable to a top-level string field.
     pub fn path(mut self, field: &str, value: String) -> Self {
         self.fields.insert(field.to_owned(), Value::String(value));
+        self.path_fields.push(field.to_owned());
         self
     }
 
     /// Binds the body to `field`, or to the whole message when `field` is `*`.
     pub fn body(mut self, field: &str, bytes: &[u8]) -> Self {
         match json::parse_body(field, bytes) {
-            Ok(Value::Object(body)) if field == "*" => self.fields.extend(body),
+            Ok(Value::Object(body)) if field == "*" => {
+                // The path names the resource acted on; a body field naming
+                // another (in either spelling) does not redirect the request.
+                let bound_by_path = |key: &str| {
+                    json::find_field(&self.descriptor, key)
+                        .is_some_and(|f| self.path_fields.iter().any(|p| *p == f.name()))
+                };
+                let body: Vec<_> = body
+                    .into_iter()
+                    .filter(|(key, _)| !bound_by_path(key))
+                    .collect();
+                self.fields.extend(body);
+            }
             Ok(body) => {
                 self.fields.insert(field.to_owned(), body);
             }

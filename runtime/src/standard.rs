@@ -28,8 +28,8 @@ pub struct ApiContext {
     pub page_tokens: PageTokens,
     /// Decides what callers may do.
     pub authorizer: Authorizer,
-    /// Groups whose direct items every organization may refer to (the
-    /// platform's built-in roles and identities).
+    /// Parents whose direct items reference fields may name from under any
+    /// root (e.g. built-in items shared by everyone).
     shared_scopes: Arc<[String]>,
     /// Largest encoded size of the items of one list page.
     list_budget: usize,
@@ -45,11 +45,11 @@ impl ApiContext {
         }
     }
 
-    /// Lets reference fields of every organization name the items directly
-    /// under `group` (e.g. built-in roles), whatever their [`Reach`].
-    pub fn with_shared_scope(mut self, group: impl Into<String>) -> Self {
+    /// Lets reference fields under every root name the items directly under
+    /// `parent` (e.g. built-in items), whatever their [`Reach`].
+    pub fn with_shared_scope(mut self, parent: impl Into<String>) -> Self {
         let mut scopes = self.shared_scopes.to_vec();
-        scopes.push(group.into());
+        scopes.push(parent.into());
         self.shared_scopes = scopes.into();
         self
     }
@@ -89,7 +89,7 @@ impl ApiContext {
         }
         match reach {
             Reach::Ancestors => crate::auth::covers(home, parent),
-            Reach::Organization => uidp::root(home) == uidp::root(parent),
+            Reach::Root => uidp::root(home) == uidp::root(parent),
         }
     }
 
@@ -167,11 +167,14 @@ pub fn prepare_create<R: Resource>(
     body_field: &str,
 ) -> Result<R, Error> {
     let uid = if parent.is_empty() {
-        if !caller.is_platform_admin() {
+        if !caller.is_admin() {
             return Err(Error::new(
                 Code::PermissionDenied,
                 "ROOT_CREATE_DENIED",
-                "only the platform administrator may create root organizations",
+                format!(
+                    "only the administrator may create a {} without a parent",
+                    R::TYPE.rsplit('/').next().unwrap_or(R::TYPE)
+                ),
             ));
         }
         uidp::new_root()
@@ -200,8 +203,8 @@ pub fn prepare_create<R: Resource>(
 /// Resolves reference field `reference` of an item created under `parent`
 /// whose value is `uid`: the target, or the violation to report. `fetch`
 /// (reading the target) runs only when the target is within reach, and
-/// every failure reads the same, so nothing is learnt about items of
-/// other organizations.
+/// every failure reads the same, so nothing is learnt about items under
+/// other roots.
 pub async fn resolve_reference<T: Resource>(
     context: &ApiContext,
     parent: &str,
@@ -232,8 +235,8 @@ fn unusable(reference: &Reference) -> String {
         .next()
         .unwrap_or_default();
     let place = match reference.reach {
-        Reach::Ancestors => "in this group or one above it",
-        Reach::Organization => "in this organization",
+        Reach::Ancestors => "under this parent or one above it",
+        Reach::Root => "under the same root",
     };
     format!("must be the uid of an existing {kind} {place}")
 }
@@ -629,12 +632,17 @@ fn order_field<R: Resource>(name: &str) -> Option<&'static str> {
 /// The API error for a storage failure on a resource of type `R`.
 pub fn store_error<R: Resource>(error: StoreError, uid: &str, parent: &str) -> Error {
     match error {
-        StoreError::ParentNotFound => Error::new(
-            Code::NotFound,
-            "PARENT_NOT_FOUND",
-            format!("parent `{parent}` not found"),
-        )
-        .with_resource(PARENT_TYPE, parent),
+        StoreError::ParentNotFound => {
+            let error = Error::new(
+                Code::NotFound,
+                "PARENT_NOT_FOUND",
+                format!("parent `{parent}` not found"),
+            );
+            match R::PARENT_TYPE {
+                Some(parent_type) => error.with_resource(parent_type, parent),
+                None => error,
+            }
+        }
         StoreError::AlreadyExists => Error::new(
             Code::AlreadyExists,
             "ALREADY_EXISTS",
@@ -679,7 +687,7 @@ pub fn store_error<R: Resource>(error: StoreError, uid: &str, parent: &str) -> E
 
 /// The API error for a failed delete of `uid`: as [`store_error`], except
 /// that dependents `caller` may not read are counted, not named (no
-/// resource of another organization is revealed).
+/// item under another root is revealed).
 pub async fn delete_error<R: Resource>(
     context: &ApiContext,
     caller: &Caller,
@@ -712,9 +720,6 @@ pub async fn delete_error<R: Resource>(
     }
     error
 }
-
-/// Parents of every resource are groups.
-const PARENT_TYPE: &str = "iam.platform/Group";
 
 /// `NOT_FOUND` for a uid of type `R`.
 pub fn not_found<R: Resource>(uid: &str) -> Error {

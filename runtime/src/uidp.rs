@@ -43,7 +43,7 @@ pub fn parse<'a>(field: &str, value: &'a str) -> Result<&'a str, Error> {
     }
 }
 
-/// Number of segments: 1 for a root organization.
+/// Number of segments: 1 for a root-level item.
 pub fn depth(uid: &str) -> usize {
     uid.split('/').count()
 }
@@ -58,7 +58,7 @@ pub fn ancestors(uid: &str) -> impl Iterator<Item = &str> {
     std::iter::successors(parent(uid), |uid| parent(uid))
 }
 
-/// The root organization a uid belongs to (its first segment).
+/// The root a uid lies under (its first segment).
 pub fn root(uid: &str) -> &str {
     uid.split_once('/').map_or(uid, |(root, _)| root)
 }

@@ -159,6 +159,7 @@ async fn bad_input_table_over_rest_and_grpc() {
     let binding = runtime::paging::QueryBinding::new(
         "iam.platform/Group",
         &runtime::store::Hierarchy::ChildrenOf(root_uid.clone()),
+        &runtime::store::Matching::default(),
         &[runtime::store::OrderBy {
             field: "uid".into(),
             descending: false,
@@ -419,6 +420,7 @@ async fn bad_input_table_over_rest_and_grpc() {
             uidp: Some(UidpFilter {
                 children_of: root_uid.clone(),
                 descendants_of: root_uid.clone(),
+                ..Default::default()
             }),
             ..Default::default()
         })),

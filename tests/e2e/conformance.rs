@@ -54,6 +54,7 @@ fn query(filter: Hierarchy, order: &[(&str, bool)], limit: u64) -> ListQuery {
     });
     ListQuery {
         filter,
+        matching: Default::default(),
         order_by,
         after: None,
         skip: 0,

@@ -108,6 +108,7 @@ fn list_request(
         page_token: token,
         skip,
         order_by: order.text().into(),
+        ..Default::default()
     }
 }
 

@@ -7,7 +7,7 @@ use prost_types::FileDescriptorSet;
 
 use crate::Error;
 
-/// Generated code per proto package (`platform.iam.v2` → source).
+/// Generated code per proto package (`library.v2` → source).
 pub fn emit(file_descriptor_set: &FileDescriptorSet) -> Result<BTreeMap<String, String>, Error> {
     // Every file goes to prost-build (its type graph needs them all); the
     // well-known types come from prost-types, so their modules are dropped.
@@ -35,7 +35,7 @@ pub fn emit(file_descriptor_set: &FileDescriptorSet) -> Result<BTreeMap<String, 
             tonic_prost_build::configure()
                 .build_client(true)
                 .build_server(true)
-                .build_transport(false)
+                .build_transport(true)
                 .service_generator(),
         )
         .format(false);

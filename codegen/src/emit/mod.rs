@@ -6,13 +6,15 @@
 //! - [`resource`]: `runtime::resource::Resource` impls (field behaviours,
 //!   mask copying, sort keys).
 //! - [`legacy`]: conversions between legacy messages and the resources they show.
-//! - [`store`]: one storage trait per resource.
+//! - [`store`]: one storage trait per resource; [`memory`]: each implemented
+//!   in memory (`runtime::memory::MemoryStore`).
 //! - [`service`]: the service implementation both transports call.
 //! - [`rest`]: the axum router transcoding each HTTP rule.
 //! - [`openapi`]: the OpenAPI 3.1 document of the REST routes.
 //! - [`root`]: the crate root with the module tree and descriptors.
 
 pub mod legacy;
+pub mod memory;
 pub mod messages;
 pub mod openapi;
 pub mod reflect;
@@ -52,7 +54,7 @@ const IMPORTED: &[&str] = &[
 /// glob-imports the package's messages so they can be named directly.
 #[derive(Clone, Debug)]
 pub struct Scope {
-    /// e.g. `crate::platform::iam::v2::`.
+    /// e.g. `crate::library::v2::`.
     package_prefix: String,
 }
 
@@ -76,7 +78,7 @@ impl Scope {
     }
 }
 
-/// A path string (e.g. `crate::platform::iam::v2::Group`) as tokens.
+/// A path string (e.g. `crate::library::v2::Shelf`) as tokens.
 pub fn path(path: &str) -> TokenStream {
     if path == "()" {
         return quote!(());

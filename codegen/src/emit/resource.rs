@@ -97,7 +97,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             let path = format!("{}.{}", resource.singular, r.json_name);
             let reach = match r.reach {
                 Reach::Ancestors => quote!(Ancestors),
-                Reach::Organization => quote!(Organization),
+                Reach::Root => quote!(Root),
             };
             quote! {
                 Reference {
@@ -120,6 +120,10 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         .public_field
         .as_ref()
         .map(|field| quote!(const PUBLIC_FIELD: Option<&'static str> = Some(#field);));
+    let parent_type = resource
+        .parent_type
+        .as_ref()
+        .map(|parent| quote!(const PARENT_TYPE: Option<&'static str> = Some(#parent);));
     quote! {
         impl ::runtime::resource::Resource for #ty {
             const TYPE: &'static str = #type_name;
@@ -128,6 +132,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             #dependents
             #references
             #public_field
+            #parent_type
             const FIELDS: &'static [::runtime::resource::FieldSpec] = {
                 use ::runtime::resource::{Behavior, FieldSpec};
                 &[#(#specs),*]

@@ -24,6 +24,10 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
 
     // axum path -> handlers (verb routing fn, handler name), in a stable order.
     let mut routes: BTreeMap<String, Vec<(&str, syn::Ident)>> = BTreeMap::new();
+    // A trailing `{x=**}` may match nothing: the bare collection path is the
+    // same request (`POST /v1/shelves` creates at the root), unless another
+    // method of the same verb owns that path.
+    let mut bare = Vec::new();
     for method in &service.methods {
         let template = &method.http.template;
         let handler = format_ident!("{}", method.rust_name());
@@ -35,6 +39,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             Some(variable) if variable.multi_segment => {
                 paths.push(format!("{prefix}/"));
                 paths.push(format!("{prefix}/{{*path}}"));
+                bare.push((prefix, verb, handler.clone()));
             }
             Some(_) => paths.push(format!("{prefix}/{{segment}}")),
         }
@@ -43,6 +48,12 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
                 .entry(path)
                 .or_default()
                 .push((verb, handler.clone()));
+        }
+    }
+    for (path, verb, handler) in bare {
+        let handlers = routes.entry(path).or_default();
+        if !handlers.iter().any(|(taken, _)| *taken == verb) {
+            handlers.push((verb, handler));
         }
     }
     let route_calls = routes.iter().map(|(path, handlers)| {

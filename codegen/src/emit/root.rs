@@ -29,6 +29,7 @@ pub fn emit(
     packages: &[PackageFiles],
     descriptor_file: &str,
     openapi_file: &str,
+    error_domain: &str,
     crate_root: bool,
 ) -> TokenStream {
     let mut root = Node::default();
@@ -62,6 +63,10 @@ pub fn emit(
         /// The OpenAPI 3.1 document of the REST routes.
         #[rustfmt::skip]
         pub const OPENAPI_JSON: &str = include_str!(#openapi_file);
+
+        /// The ErrorInfo domain of errors outside every service (an unknown
+        /// route); pass it to `runtime::error::set_default_domain`.
+        pub const ERROR_DOMAIN: &str = #error_domain;
 
         /// The descriptors, decoded once; JSON encoding and reflection read them.
         #[rustfmt::skip]

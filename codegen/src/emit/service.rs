@@ -169,7 +169,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     }
 }
 
-/// `platform.sts.v1.TokenService` -> `sts.platform`.
+/// `library.loans.v1.LoanService` -> `loans.library`.
 fn runtime_domain(service_full_name: &str) -> String {
     let parts: Vec<&str> = service_full_name.split('.').collect();
     match parts.as_slice() {
@@ -258,7 +258,7 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
             ..
         } => {
             let field = format_ident!("{}", body_field);
-            // Violations name fields as JSON does: `roleBinding.role`.
+            // Violations name fields as JSON does: `bookCopy.shelf`.
             let body_field = body_field.to_lower_camel_case();
             let insert = store.insert;
             let parent = parent_required.then(|| quote!(uidp::parse("parent", &request.parent)?;));
@@ -484,7 +484,7 @@ fn list_arguments(filters: &[String], paging: Paging) -> TokenStream {
 }
 
 /// Resolves every reference field of a new item, reporting all unusable ones
-/// together; then, for references that confer capabilities (a role binding's
+/// together; then, for references that confer capabilities (a binding's
 /// role), requires the caller to hold them at the item's group.
 fn check_references(
     scope: &super::Scope,

@@ -233,11 +233,11 @@ impl Api {
                 };
                 let reach = match value.reach.as_str() {
                     "ancestors" => Reach::Ancestors,
-                    "organization" => Reach::Organization,
+                    "root" => Reach::Root,
                     other => {
                         diagnostics.push(Diagnostic::new(
                             source.at(rule),
-                            format!("unknown reach `{other}` (reaches: ancestors, organization)"),
+                            format!("unknown reach `{other}` (reaches: ancestors, root)"),
                         ));
                         continue;
                     }
@@ -334,7 +334,12 @@ impl Api {
                     ));
                 }
             }
+            let parent_type = collection
+                .parent
+                .as_ref()
+                .and_then(|parent| self.parent_type(parent, source, diagnostics));
             resolved.push(Resolved {
+                parent_type,
                 references,
                 full_name,
                 order_by,
@@ -366,6 +371,7 @@ impl Api {
                     resource.rules = resolved.rules.clone();
                     resource.public_field = resolved.public_field.clone();
                     resource.references = resolved.references.clone();
+                    resource.parent_type = resolved.parent_type.clone();
                 }
                 for method in package.services.iter_mut().flat_map(|s| &mut s.methods) {
                     if method.standard.resource() != Some(resolved.full_name.as_str()) {
@@ -410,6 +416,23 @@ impl Api {
 }
 
 impl Api {
+    /// The resource type of collection `parent`, for a `parent` annotation.
+    fn parent_type(
+        &self,
+        parent: &toml::Spanned<String>,
+        source: &crate::annotations::SourceFile,
+        diagnostics: &mut Diagnostics,
+    ) -> Option<String> {
+        let found = self.resource_by_collection(parent.get_ref());
+        if found.is_none() {
+            diagnostics.push(Diagnostic::new(
+                source.at(parent),
+                format!("`parent` names unknown collection `{}`", parent.get_ref()),
+            ));
+        }
+        found.map(|resource| resource.type_name.clone())
+    }
+
     /// Applies `["*"]` field rules to every resource with the field that
     /// states no rules of its own for it.
     fn apply_defaults(
@@ -431,8 +454,16 @@ impl Api {
             if stray {
                 diagnostics.push(Diagnostic::new(
                     defaults.location.clone(),
-                    format!("`[\"{EVERY_COLLECTION}\"]` may hold only `fields` rules"),
+                    format!("`[\"{EVERY_COLLECTION}\"]` may hold only `fields` rules and `parent`"),
                 ));
+            }
+            if let Some(parent) = &defaults.parent {
+                let parent_type = self.parent_type(parent, source, diagnostics);
+                for resource in self.packages.iter_mut().flat_map(|p| &mut p.resources) {
+                    if resource.parent_type.is_none() {
+                        resource.parent_type = parent_type.clone();
+                    }
+                }
             }
             let mut used = vec![false; defaults.fields.len()];
             for resource in self.packages.iter_mut().flat_map(|p| &mut p.resources) {
@@ -521,6 +552,7 @@ fn field_rule(field: &prost_reflect::FieldDescriptor, rule: &FieldRules) -> Fiel
 
 /// One collection's annotations, resolved against the descriptors.
 struct Resolved {
+    parent_type: Option<String>,
     references: Vec<Reference>,
     full_name: String,
     order_by: Vec<String>,

@@ -12,7 +12,7 @@ use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 /// A legacy message and how each of its fields shows the resource.
 #[derive(Clone, Debug)]
 pub struct View {
-    /// Full proto name, e.g. `platform.iam.v1.Group`.
+    /// Full proto name, e.g. `library.v1.Shelf`.
     pub message: String,
     pub package: String,
     pub rust_path: String,

@@ -32,7 +32,7 @@ pub struct Api {
 /// One proto package.
 #[derive(Clone, Debug)]
 pub struct Package {
-    /// e.g. `platform.iam.v2`.
+    /// e.g. `library.v1`.
     pub name: String,
     pub services: Vec<Service>,
     pub resources: Vec<Resource>,
@@ -125,7 +125,7 @@ pub enum Standard {
     Create {
         resource: String,
         body_field: String,
-        /// Whether `parent` is REQUIRED (only root organizations may omit it).
+        /// Whether `parent` is REQUIRED (only root-level items may omit it).
         parent_required: bool,
     },
     Get {
@@ -192,7 +192,7 @@ pub struct Resource {
     /// e.g. `Group`.
     pub name: String,
     pub rust_path: String,
-    /// e.g. `iam.platform/Group`.
+    /// e.g. `library.example.com/Shelf`.
     pub type_name: String,
     /// e.g. `groups`.
     pub plural: String,
@@ -215,6 +215,9 @@ pub struct Resource {
     pub public_field: Option<String>,
     /// Fields holding uids of items of other collections.
     pub references: Vec<Reference>,
+    /// The resource type of the items this one's are created under, when
+    /// they are stored in the API (annotation `parent`).
+    pub parent_type: Option<String>,
 }
 
 impl Resource {
@@ -227,9 +230,9 @@ impl Resource {
 /// Items of another collection that block deleting an item of this one.
 #[derive(Clone, Debug)]
 pub struct Dependent {
-    /// The collection id, e.g. `roleBindings`.
+    /// The collection id, e.g. `bookCopies`.
     pub collection: String,
-    /// Its resource type, e.g. `iam.platform/RoleBinding`.
+    /// Its resource type, e.g. `library.example.com/Book`.
     pub resource_type: String,
     /// The JSON name of its field holding this item's uid (`parent` for children).
     pub field: String,
@@ -258,7 +261,7 @@ pub struct Reference {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reach {
     Ancestors,
-    Organization,
+    Root,
 }
 
 /// Constraints on one top-level field's values.
@@ -404,6 +407,35 @@ impl Api {
             messages,
             views: Vec::new(),
         }
+    }
+
+    /// The first segment of the packages that declare services (`library`
+    /// of `library.v1`), naming the API by default.
+    pub fn root_package(&self) -> &str {
+        self.packages
+            .iter()
+            .find(|p| !p.services.is_empty())
+            .or(self.packages.first())
+            .and_then(|p| p.name.split('.').next())
+            .unwrap_or("api")
+    }
+
+    /// The latest `vN` suffix among the packages (`v1` without any).
+    pub fn latest_version(&self) -> String {
+        let latest = self
+            .packages
+            .iter()
+            .filter_map(|p| {
+                p.name
+                    .rsplit('.')
+                    .next()?
+                    .strip_prefix('v')?
+                    .parse::<u32>()
+                    .ok()
+            })
+            .max()
+            .unwrap_or(1);
+        format!("v{latest}")
     }
 
     pub fn resource(&self, full_name: &str) -> Option<&Resource> {
@@ -568,6 +600,7 @@ fn build_resource(
         rules: Vec::new(),
         public_field: None,
         references: Vec::new(),
+        parent_type: None,
     })
 }
 

@@ -91,6 +91,7 @@ async fn openapi() -> impl axum::response::IntoResponse {
 }
 
 pub async fn router(parts: Parts) -> Router {
+    runtime::error::set_default_domain(generated::ERROR_DOMAIN);
     let store = Arc::new(parts.store);
     let access: Arc<dyn runtime::auth::Access> = store.clone();
     let mut context =

@@ -50,7 +50,7 @@ pub async fn authenticate(
         }
         Ok(Some(token)) => match auth.tokens.verify(&token) {
             Ok(claims) => Caller::Identity {
-                platform_admin: claims.sub == auth.admin,
+                admin: claims.sub == auth.admin,
                 uid: claims.sub,
             },
             Err(error) => return runtime::rest::error_response(error.in_domain(DOMAIN), grpc),

@@ -47,7 +47,7 @@ async fn demo_caller(mut request: Request, next: Next) -> axum::response::Respon
     {
         Some(uid) => Caller::Identity {
             uid: uid.to_owned(),
-            platform_admin: false,
+            admin: false,
         },
         None => Caller::System,
     };

@@ -1,0 +1,70 @@
+//! The generator and the runtime are for anyone's API: nothing in them names
+//! the Platform API this workspace also builds (its packages, domains,
+//! collections or wording).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Words of the Platform API's contract, matched as whole words, any case.
+const PLATFORM_WORDS: &[&str] = &[
+    "platform",
+    "organization",
+    "organizations",
+    "iam",
+    "rolebinding",
+    "rolebindings",
+    "sts",
+];
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path
+            .extension()
+            .is_some_and(|ext| ext == "rs" || ext == "toml" || ext == "proto")
+        {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn library_crates_name_nothing_of_the_platform_api() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut files = Vec::new();
+    for dir in ["codegen/src", "codegen/proto", "runtime/src", "macros/src"] {
+        let dir = workspace.join(dir);
+        if dir.exists() {
+            sources(&dir, &mut files);
+        }
+    }
+    for manifest in [
+        "codegen/Cargo.toml",
+        "runtime/Cargo.toml",
+        "macros/Cargo.toml",
+    ] {
+        files.push(workspace.join(manifest));
+    }
+    let mut found = Vec::new();
+    for file in &files {
+        let text = fs::read_to_string(file).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            let words = line
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .map(str::to_ascii_lowercase);
+            for word in words {
+                if PLATFORM_WORDS.contains(&word.as_str()) {
+                    let file = file.strip_prefix(workspace).unwrap().display();
+                    found.push(format!("{file}:{}: `{word}`: {}", number + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "platform names in the library:\n{}",
+        found.join("\n")
+    );
+}
