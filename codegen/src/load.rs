@@ -23,7 +23,14 @@ pub struct Loaded {
 /// Parses `files` (paths relative to one of `includes`) and their imports.
 pub fn load(includes: &[PathBuf], files: &[PathBuf]) -> Result<Loaded, Error> {
     let invalid = |error: protox::Error| Error::invalid(diagnostics(&error), includes);
-    let mut compiler = protox::Compiler::new(includes).map_err(invalid)?;
+    let mut resolver = protox::file::ChainFileResolver::new();
+    for include in includes {
+        resolver.add(protox::file::IncludeFileResolver::new(include.clone()));
+    }
+    // After the user's roots, so a vendored copy of their own wins.
+    resolver.add(Bundled);
+    resolver.add(protox::file::GoogleFileResolver::new());
+    let mut compiler = protox::Compiler::with_file_resolver(resolver);
     compiler.include_imports(true).include_source_info(true);
     for file in files {
         compiler.open_file(file).map_err(invalid)?;
@@ -42,6 +49,30 @@ pub fn load(includes: &[PathBuf], files: &[PathBuf]) -> Result<Loaded, Error> {
         pool,
         encoded,
     })
+}
+
+/// The protos every API imports, shipped with the generator: `google.api`
+/// (HTTP rules, field behaviours, resources) and `google.rpc` (errors).
+pub const BUNDLED: &[(&str, &str)] = &[
+    ("google/api/annotations.proto", include_str!("../proto/google/api/annotations.proto")),
+    ("google/api/field_behavior.proto", include_str!("../proto/google/api/field_behavior.proto")),
+    ("google/api/http.proto", include_str!("../proto/google/api/http.proto")),
+    ("google/api/resource.proto", include_str!("../proto/google/api/resource.proto")),
+    ("google/rpc/code.proto", include_str!("../proto/google/rpc/code.proto")),
+    ("google/rpc/error_details.proto", include_str!("../proto/google/rpc/error_details.proto")),
+    ("google/rpc/status.proto", include_str!("../proto/google/rpc/status.proto")),
+];
+
+/// Resolves [`BUNDLED`] imports without an include path.
+struct Bundled;
+
+impl protox::file::FileResolver for Bundled {
+    fn open_file(&self, name: &str) -> Result<protox::file::File, protox::Error> {
+        match BUNDLED.iter().find(|(bundled, _)| *bundled == name) {
+            Some((name, source)) => protox::file::File::from_source(name, source),
+            None => Err(protox::Error::file_not_found(name)),
+        }
+    }
 }
 
 fn relative(includes: &[PathBuf], path: &Path) -> String {

@@ -12,9 +12,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 echo "== protoc compiles every proto"
-mapfile -t protos < <(cd proto && find . -name '*.proto' -not -path './google/*' | sort)
+mapfile -t protos < <(cd proto && find . -name '*.proto' | sort)
 out=$(mktemp -d)
-(cd proto && protoc -I . --descriptor_set_out="$out/set.pb" --include_imports "${protos[@]}")
+# google/api and google/rpc ship with the generator (codegen/proto).
+(cd proto && protoc -I . -I ../codegen/proto --descriptor_set_out="$out/set.pb" --include_imports "${protos[@]}")
 echo "ok: ${#protos[@]} files"
 
 echo "== OpenAPI document validates"
