@@ -118,7 +118,7 @@ impl FieldBehavior {
 /// Describes a resource type.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ResourceDescriptor {
-    /// The resource type, `{service}/{Kind}`, e.g. `iam.platform/Group`.
+    /// The resource type, `{service}/{Kind}`, e.g. `library.example.com/Shelf`.
     #[prost(string, tag = "1")]
     pub r#type: ::prost::alloc::string::String,
     /// Name patterns of the resource.

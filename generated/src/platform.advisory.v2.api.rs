@@ -466,7 +466,7 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
             .map_err(|error| standard::store_error::<Document>(error, "", ""))?;
         let (items, next_page_token, total_count) = plan.finish(&self.context, page);
         Ok(ListDocumentsResponse {
-            items: items,
+            items,
             next_page_token,
             total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
         })

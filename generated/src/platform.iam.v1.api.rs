@@ -255,7 +255,6 @@ impl ::runtime::legacy::View for Identity {
                 .map(|value| crate::platform::iam::v2::ClaimMatch {
                     issuer: value.issuer,
                     subject: value.subject,
-                    ..Default::default()
                 }),
             ..Default::default()
         }

@@ -1625,7 +1625,7 @@ impl<S: GroupStore> GroupServiceApi<S> {
             .map_err(|error| standard::store_error::<Group>(error, "", ""))?;
         let (items, next_page_token, total_count) = plan.finish(&self.context, page);
         Ok(ListGroupsResponse {
-            items: items,
+            items,
             next_page_token,
             total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
         })
@@ -1856,7 +1856,7 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
             .map_err(|error| standard::store_error::<Identity>(error, "", ""))?;
         let (items, next_page_token, total_count) = plan.finish(&self.context, page);
         Ok(ListIdentitiesResponse {
-            items: items,
+            items,
             next_page_token,
             total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
         })
@@ -2147,7 +2147,7 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
             .map_err(|error| standard::store_error::<RoleBinding>(error, "", ""))?;
         let (items, next_page_token, total_count) = plan.finish(&self.context, page);
         Ok(ListRoleBindingsResponse {
-            items: items,
+            items,
             next_page_token,
             total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
         })
@@ -2396,7 +2396,7 @@ impl<S: RoleStore> RoleServiceApi<S> {
             .map_err(|error| standard::store_error::<Role>(error, "", ""))?;
         let (items, next_page_token, total_count) = plan.finish(&self.context, page);
         Ok(ListRolesResponse {
-            items: items,
+            items,
             next_page_token,
             total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
         })

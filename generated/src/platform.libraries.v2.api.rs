@@ -243,7 +243,7 @@ impl ::runtime::resource::Resource for Artifact {
             "etag" => SortValue::Text(self.etag.clone()),
             "ecosystem" => SortValue::Int(i64::from(self.ecosystem)),
             "latestVersion" => SortValue::Text(self.latest_version.clone()),
-            "versionCount" => SortValue::Int(i64::from(self.version_count)),
+            "versionCount" => SortValue::Int(self.version_count),
             _ => SortValue::Text(self.uid.clone()),
         }
     }
@@ -456,7 +456,7 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
             .map_err(|error| standard::store_error::<Artifact>(error, "", ""))?;
         let (items, next_page_token, total_count) = plan.finish(&self.context, page);
         Ok(ListArtifactsResponse {
-            items: items,
+            items,
             next_page_token,
             total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
         })

@@ -453,7 +453,7 @@ impl<S: RepoStore> RepoServiceApi<S> {
             .map_err(|error| standard::store_error::<Repo>(error, "", ""))?;
         let (items, next_page_token, total_count) = plan.finish(&self.context, page);
         Ok(ListReposResponse {
-            items: items,
+            items,
             next_page_token,
             total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
         })

@@ -104,7 +104,6 @@ impl ::runtime::legacy::View for Advisory {
                 .map(|value| crate::platform::vulnerabilities::v2::Severity {
                     r#type: value.r#type,
                     score: value.score,
-                    ..Default::default()
                 }),
             ..Default::default()
         }

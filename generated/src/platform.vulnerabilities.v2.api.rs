@@ -479,7 +479,7 @@ impl<S: AdvisoryStore> AdvisoryServiceApi<S> {
             .map_err(|error| standard::store_error::<Advisory>(error, "", ""))?;
         let (items, next_page_token, total_count) = plan.finish(&self.context, page);
         Ok(ListAdvisoriesResponse {
-            items: items,
+            items,
             next_page_token,
             total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
         })

@@ -142,8 +142,15 @@ impl Code {
 }
 
 /// An API error: what the client sees, plus an optional cause for the log.
+///
+/// The details live behind one box so that `Result<_, Error>` stays small.
 #[derive(Clone)]
 pub struct Error {
+    inner: Box<Inner>,
+}
+
+#[derive(Clone)]
+struct Inner {
     code: Code,
     message: String,
     reason: Cow<'static, str>,
@@ -164,15 +171,17 @@ impl Error {
         message: impl Into<String>,
     ) -> Self {
         Error {
-            code,
-            message: message.into(),
-            reason: reason.into(),
-            domain: None,
-            metadata: HashMap::new(),
-            resource_info: None,
-            field_violations: Vec::new(),
-            precondition_violations: Vec::new(),
-            http_status: None,
+            inner: Box::new(Inner {
+                code,
+                message: message.into(),
+                reason: reason.into(),
+                domain: None,
+                metadata: HashMap::new(),
+                resource_info: None,
+                field_violations: Vec::new(),
+                precondition_violations: Vec::new(),
+                http_status: None,
+            }),
         }
     }
 
@@ -198,7 +207,7 @@ impl Error {
             many => format!("{} invalid fields in the request", many.len()),
         };
         let mut error = Error::new(Code::InvalidArgument, "INVALID_ARGUMENT", message);
-        error.field_violations = violations;
+        error.inner.field_violations = violations;
         error
     }
 
@@ -209,7 +218,7 @@ impl Error {
         violations: Vec<PreconditionViolation>,
     ) -> Self {
         let mut error = Error::new(Code::FailedPrecondition, reason, message);
-        error.precondition_violations = violations;
+        error.inner.precondition_violations = violations;
         error
     }
 
@@ -230,72 +239,79 @@ impl Error {
 
     /// Attaches a `ResourceInfo`.
     pub fn with_resource(mut self, resource_type: &str, resource_name: &str) -> Self {
-        self.resource_info = Some(ResourceInfo::new(resource_type, resource_name, "", ""));
+        self.inner.resource_info = Some(ResourceInfo::new(resource_type, resource_name, "", ""));
         self
     }
 
     /// Adds an `ErrorInfo` metadata entry.
     pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.metadata.insert(key.into(), value.into());
+        self.inner.metadata.insert(key.into(), value.into());
         self
     }
 
     /// Sets the `ErrorInfo` domain unless one is already set.
     pub fn in_domain(mut self, domain: &str) -> Self {
-        if self.domain.is_none() {
-            self.domain = Some(domain.to_owned());
+        if self.inner.domain.is_none() {
+            self.inner.domain = Some(domain.to_owned());
         }
         self
     }
 
     /// Overrides the HTTP status (the gRPC code stays the canonical one).
     pub fn with_http_status(mut self, status: StatusCode) -> Self {
-        self.http_status = Some(status);
+        self.inner.http_status = Some(status);
         self
     }
 
     pub fn code(&self) -> Code {
-        self.code
+        self.inner.code
     }
 
     pub fn message(&self) -> &str {
-        &self.message
+        &self.inner.message
     }
 
     pub fn reason(&self) -> &str {
-        &self.reason
+        &self.inner.reason
     }
 
     pub fn domain(&self) -> &str {
-        self.domain
+        self.inner
+            .domain
             .as_deref()
             .unwrap_or_else(|| API_DOMAIN.get().copied().unwrap_or(DEFAULT_DOMAIN))
     }
 
     pub fn field_violations(&self) -> &[FieldViolation] {
-        &self.field_violations
+        &self.inner.field_violations
     }
 
     pub fn resource_info(&self) -> Option<&ResourceInfo> {
-        self.resource_info.as_ref()
+        self.inner.resource_info.as_ref()
     }
 
     /// Adds a precondition violation (the error should be FAILED_PRECONDITION).
     pub fn push_precondition_violation(&mut self, violation: PreconditionViolation) {
-        self.precondition_violations.push(violation);
+        self.inner.precondition_violations.push(violation);
     }
 
     pub fn precondition_violations(&self) -> &[PreconditionViolation] {
-        &self.precondition_violations
+        &self.inner.precondition_violations
     }
 
     /// The HTTP status this error is sent with.
     pub fn http_status(&self) -> StatusCode {
-        self.http_status.unwrap_or(self.code.http_status())
+        self.inner
+            .http_status
+            .unwrap_or(self.inner.code.http_status())
     }
 
     fn error_info(&self) -> ErrorInfo {
-        ErrorInfo::new(self.reason.clone(), self.domain(), self.metadata.clone())
+        ErrorInfo::new(
+            self.inner.reason.clone(),
+            self.domain(),
+            self.inner.metadata.clone(),
+        )
     }
 
     /// The REST body: `{"error": {...}}` with `@type`-tagged details.
@@ -307,7 +323,7 @@ impl Error {
             "domain": info.domain,
             "metadata": info.metadata,
         })];
-        if let Some(resource) = &self.resource_info {
+        if let Some(resource) = &self.inner.resource_info {
             let mut detail = Map::new();
             detail.insert("@type".into(), ResourceInfo::TYPE_URL.into());
             detail.insert("resourceType".into(), resource.resource_type.clone().into());
@@ -317,8 +333,9 @@ impl Error {
             }
             details.push(Value::Object(detail));
         }
-        if !self.field_violations.is_empty() {
+        if !self.inner.field_violations.is_empty() {
             let violations: Vec<Value> = self
+                .inner
                 .field_violations
                 .iter()
                 .map(|v| json!({"field": v.field, "description": v.description}))
@@ -328,8 +345,9 @@ impl Error {
                 "fieldViolations": violations,
             }));
         }
-        if !self.precondition_violations.is_empty() {
+        if !self.inner.precondition_violations.is_empty() {
             let violations: Vec<Value> = self
+                .inner
                 .precondition_violations
                 .iter()
                 .map(|v| json!({"type": v.r#type, "subject": v.subject, "description": v.description}))
@@ -342,8 +360,8 @@ impl Error {
         json!({
             "error": {
                 "code": self.http_status().as_u16(),
-                "status": self.code.name(),
-                "message": self.message,
+                "status": self.inner.code.name(),
+                "message": self.inner.message,
                 "details": details,
             }
         })
@@ -358,14 +376,14 @@ impl Error {
         let details = status.get_error_details();
         let info = details.error_info()?;
         let mut error = Error::new(code, info.reason.clone(), status.message());
-        error.domain = Some(info.domain.clone());
-        error.metadata = info.metadata.clone();
-        error.resource_info = details.resource_info().cloned();
-        error.field_violations = details
+        error.inner.domain = Some(info.domain.clone());
+        error.inner.metadata = info.metadata.clone();
+        error.inner.resource_info = details.resource_info().cloned();
+        error.inner.field_violations = details
             .bad_request()
             .map(|b| b.field_violations.clone())
             .unwrap_or_default();
-        error.precondition_violations = details
+        error.inner.precondition_violations = details
             .precondition_failure()
             .map(|p| p.violations.clone())
             .unwrap_or_default();
@@ -376,17 +394,17 @@ impl Error {
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Error")
-            .field("code", &self.code)
-            .field("reason", &self.reason)
-            .field("message", &self.message)
-            .field("field_violations", &self.field_violations)
+            .field("code", &self.inner.code)
+            .field("reason", &self.inner.reason)
+            .field("message", &self.inner.message)
+            .field("field_violations", &self.inner.field_violations)
             .finish_non_exhaustive()
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.code.name(), self.message)
+        write!(f, "{}: {}", self.inner.code.name(), self.inner.message)
     }
 }
 
@@ -395,17 +413,18 @@ impl std::error::Error for Error {}
 impl From<Error> for tonic::Status {
     fn from(error: Error) -> Self {
         let mut details = vec![ErrorDetail::from(error.error_info())];
-        if let Some(resource) = error.resource_info {
+        if let Some(resource) = error.inner.resource_info {
             details.push(resource.into());
         }
-        if !error.field_violations.is_empty() {
-            details.push(tonic_types::BadRequest::new(error.field_violations).into());
+        if !error.inner.field_violations.is_empty() {
+            details.push(tonic_types::BadRequest::new(error.inner.field_violations).into());
         }
-        if !error.precondition_violations.is_empty() {
-            details
-                .push(tonic_types::PreconditionFailure::new(error.precondition_violations).into());
+        if !error.inner.precondition_violations.is_empty() {
+            details.push(
+                tonic_types::PreconditionFailure::new(error.inner.precondition_violations).into(),
+            );
         }
-        tonic::Status::with_error_details_vec(error.code.grpc(), error.message, details)
+        tonic::Status::with_error_details_vec(error.inner.code.grpc(), error.inner.message, details)
     }
 }
 

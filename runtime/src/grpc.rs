@@ -281,10 +281,10 @@ impl hyper::body::Body for Checked {
         }
         match ready!(Pin::new(&mut self.inner).poll_frame(cx)) {
             Some(Ok(frame)) => {
-                if let Some(data) = frame.data_ref() {
-                    if let Err(error) = self.frames.feed(data.chunk()) {
-                        return self.fail(error);
-                    }
+                if let Some(data) = frame.data_ref()
+                    && let Err(error) = self.frames.feed(data.chunk())
+                {
+                    return self.fail(error);
                 }
                 Poll::Ready(Some(Ok(frame)))
             }

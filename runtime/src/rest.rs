@@ -288,15 +288,15 @@ impl<S: Send + Sync> axum::extract::FromRequest<S> for Body {
     type Rejection = Error;
 
     async fn from_request(request: axum::extract::Request, _state: &S) -> Result<Self, Error> {
-        if let Some(content_type) = request.headers().get(header::CONTENT_TYPE) {
-            if !is_json_content_type(content_type) {
-                return Err(Error::new(
-                    Code::InvalidArgument,
-                    "UNSUPPORTED_CONTENT_TYPE",
-                    "request bodies are JSON: send `Content-Type: application/json`",
-                )
-                .with_http_status(StatusCode::UNSUPPORTED_MEDIA_TYPE));
-            }
+        if let Some(content_type) = request.headers().get(header::CONTENT_TYPE)
+            && !is_json_content_type(content_type)
+        {
+            return Err(Error::new(
+                Code::InvalidArgument,
+                "UNSUPPORTED_CONTENT_TYPE",
+                "request bodies are JSON: send `Content-Type: application/json`",
+            )
+            .with_http_status(StatusCode::UNSUPPORTED_MEDIA_TYPE));
         }
         let declared = request
             .headers()

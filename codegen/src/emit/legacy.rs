@@ -25,6 +25,7 @@ pub fn emit(scope: &Scope, api: &Api, view: &View) -> TokenStream {
         (quote!(_path), quote!(_violations))
     };
     let read = fields_into(&view.fields, &quote!(self), &path);
+    let rest = rest(view.complete);
     quote! {
         #[doc = #doc]
         impl ::runtime::legacy::View for #ty {
@@ -43,10 +44,19 @@ pub fn emit(scope: &Scope, api: &Api, view: &View) -> TokenStream {
             ) -> #current {
                 #current {
                     #read
-                    ..Default::default()
+                    #rest
                 }
             }
         }
+    }
+}
+
+/// `..Default::default()` unless every field is already given.
+fn rest(complete: bool) -> TokenStream {
+    if complete {
+        TokenStream::new()
+    } else {
+        quote!(..Default::default())
     }
 }
 
@@ -105,7 +115,10 @@ fn fields_into(fields: &[ViewField], source: &TokenStream, path: &TokenStream) -
         let value = match &field.conversion {
             Conversion::Same => value,
             Conversion::Message {
-                target: ty, fields, ..
+                target: ty,
+                fields,
+                complete,
+                ..
             } => {
                 let ty = super::path(ty);
                 let inner = fields_into(
@@ -113,7 +126,8 @@ fn fields_into(fields: &[ViewField], source: &TokenStream, path: &TokenStream) -
                     &quote!(value),
                     &quote!(&::runtime::json::field_path(#path, #json)),
                 );
-                quote!(#value.map(|value| #ty { #inner ..Default::default() }))
+                let rest = rest(*complete);
+                quote!(#value.map(|value| #ty { #inner #rest }))
             }
             Conversion::Map { target: ty, keys } => {
                 let ty = super::path(ty);

@@ -47,6 +47,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             FieldKind::Timestamp => quote! {
                 SortValue::Int(self.#name.as_ref().map(::runtime::time::to_micros).unwrap_or_default())
             },
+            FieldKind::Number if field.int64 => quote!(SortValue::Int(self.#name)),
             FieldKind::Number => quote!(SortValue::Int(i64::from(self.#name))),
             FieldKind::Float => quote!(SortValue::Text(format!("{:020.6}", self.#name))),
             FieldKind::Bool => quote!(SortValue::Int(i64::from(self.#name))),

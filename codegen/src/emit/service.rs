@@ -314,7 +314,7 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
             };
             let items = match &view_ty {
                 Some(view) => {
-                    quote!(items.into_iter().map(<#view as ::runtime::legacy::View>::from_current).collect())
+                    quote!(items: items.into_iter().map(<#view as ::runtime::legacy::View>::from_current).collect())
                 }
                 None => quote!(items),
             };
@@ -332,7 +332,7 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
                     #fetch
                     let (items, next_page_token, total_count) = plan.finish(&self.context, page);
                     Ok(#output {
-                        items: #items,
+                        #items,
                         next_page_token,
                         total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
                     })
@@ -349,7 +349,7 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
                     #fetch
                     let items = plan.finish_full(&self.context, page)?;
                     Ok(#output {
-                        items: #items,
+                        #items,
                     })
                 },
             }

@@ -25,6 +25,9 @@ pub struct View {
     pub replaces: Vec<String>,
     /// The filters legacy lists accept.
     pub filters: Vec<String>,
+    /// Whether the fields show every field of the resource, so that building
+    /// the resource needs no `..Default::default()`.
+    pub complete: bool,
 }
 
 /// One legacy field and the resource field it shows.
@@ -48,6 +51,8 @@ pub enum Conversion {
         view: String,
         target: String,
         fields: Vec<ViewField>,
+        /// Whether `fields` show every field of `target`.
+        complete: bool,
     },
     /// `map<string, N>` showing a message whose fields are all `N`: one key
     /// per field, spelled as its JSON name.
@@ -237,6 +242,7 @@ impl Api {
             })
             .map(|f| f.target.clone())
             .collect();
+        let complete = shows_every_field(&fields, &target);
         Some(View {
             message: message.full_name().to_owned(),
             package: message.package_name().to_owned(),
@@ -246,6 +252,7 @@ impl Api {
             id_field,
             replaces,
             filters,
+            complete,
         })
     }
 
@@ -325,6 +332,7 @@ fn conversion(view: &FieldDescriptor, target: &FieldDescriptor) -> Result<Conver
             Ok(Conversion::Message {
                 view: rust_path(&a),
                 target: rust_path(&b),
+                complete: shows_every_field(&fields, &b),
                 fields,
             })
         }
@@ -346,6 +354,12 @@ fn conversion(view: &FieldDescriptor, target: &FieldDescriptor) -> Result<Conver
         (a, b) if a == b && !matches!(a, Kind::Message(_)) => Ok(Conversion::Same),
         _ => Err(mismatch()),
     }
+}
+
+/// Whether `fields` show every field of `target`.
+fn shows_every_field(fields: &[ViewField], target: &MessageDescriptor) -> bool {
+    let shown: std::collections::HashSet<&str> = fields.iter().map(|f| f.target.as_str()).collect();
+    target.fields().all(|field| shown.contains(field.name()))
 }
 
 /// A field's type as proto spells it, e.g. `repeated string`.

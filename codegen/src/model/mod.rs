@@ -293,6 +293,8 @@ pub struct Field {
     pub kind: FieldKind,
     /// Whether it holds proto `string` values (one, or a list of them).
     pub string: bool,
+    /// Whether it is a single 64-bit signed integer (Rust `i64`).
+    pub int64: bool,
 }
 
 impl Field {
@@ -563,12 +565,10 @@ fn build_resource(
             behavior: behavior(pool, &field),
             kind,
             string: is_string(&field),
+            int64: is_int64(&field),
         });
         for child in nested.iter().flat_map(|inner| inner.fields()) {
-            let child_kind = match field_kind(&child) {
-                FieldKind::Message => FieldKind::Message,
-                other => other,
-            };
+            let child_kind = field_kind(&child);
             fields.push(Field {
                 name: child.name().to_owned(),
                 json_name: child.json_name().to_owned(),
@@ -576,6 +576,7 @@ fn build_resource(
                 behavior: behavior(pool, &child),
                 kind: child_kind,
                 string: is_string(&child),
+                int64: is_int64(&child),
             });
         }
     }
@@ -607,6 +608,12 @@ fn build_resource(
 /// A `string` or `repeated string` field (not a map).
 fn is_string(field: &FieldDescriptor) -> bool {
     field.kind() == Kind::String && !field.is_map()
+}
+
+fn is_int64(field: &FieldDescriptor) -> bool {
+    !field.is_list()
+        && !field.is_map()
+        && matches!(field.kind(), Kind::Int64 | Kind::Sint64 | Kind::Sfixed64)
 }
 
 fn field_kind(field: &FieldDescriptor) -> FieldKind {
@@ -754,17 +761,17 @@ fn http_rule(
         }
     };
     let body = Some(string_field(rule, "body")).filter(|b| !b.is_empty());
-    if let Some(body) = body.as_deref().filter(|b| *b != "*") {
-        if method.input().get_field_by_name(body).is_none() {
-            diagnostics.push(Diagnostic::new(
-                location.clone(),
-                format!(
-                    "`body: \"{body}\"` of `{}` names no field of `{}`",
-                    method.name(),
-                    method.input().full_name()
-                ),
-            ));
-        }
+    if let Some(body) = body.as_deref().filter(|b| *b != "*")
+        && method.input().get_field_by_name(body).is_none()
+    {
+        diagnostics.push(Diagnostic::new(
+            location.clone(),
+            format!(
+                "`body: \"{body}\"` of `{}` names no field of `{}`",
+                method.name(),
+                method.input().full_name()
+            ),
+        ));
     }
     Some(Ok(HttpRule {
         verb,

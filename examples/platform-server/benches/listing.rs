@@ -22,7 +22,7 @@ use runtime::auth::Authorizer;
 use runtime::paging::{PageTokens, QueryBinding};
 use runtime::resource::{Resource, SortValue};
 use runtime::standard::ApiContext;
-use runtime::store::{Hierarchy, OrderBy};
+use runtime::store::{Hierarchy, Matching, OrderBy};
 use tokio::runtime::Runtime;
 
 const PAGE: i32 = 50;
@@ -113,6 +113,7 @@ fn token_after(root: &str, order: &[(&str, bool)], last: &Group) -> String {
     let binding = QueryBinding::new(
         Group::TYPE,
         &Hierarchy::ChildrenOf(root.into()),
+        &Matching::default(),
         &terms,
         false,
     );

@@ -54,10 +54,10 @@ impl Server {
                 for line in BufReader::new(output).lines() {
                     let Ok(line) = line else { return };
                     let line = strip_ansi(&line);
-                    if line.contains("listening") {
-                        if let Some(address) = field(&line, "address") {
-                            listening.send(address).ok();
-                        }
+                    if line.contains("listening")
+                        && let Some(address) = field(&line, "address")
+                    {
+                        listening.send(address).ok();
                     }
                     log.lock().unwrap().push(line);
                 }
