@@ -5,19 +5,19 @@
 use libfuzzer_sys::fuzz_target;
 use runtime::paging::{PageTokens, QueryBinding};
 use runtime::resource::SortValue;
-use runtime::store::Hierarchy;
+use runtime::store::{Hierarchy, Matching};
 
 fuzz_target!(|input: (&str, &str, i64)| {
     let (token, text, number) = input;
     let tokens = PageTokens::new([1; 32]);
-    let binding = QueryBinding::new("t/T", &Hierarchy::All, &[], false);
+    let binding = QueryBinding::new("t/T", &Hierarchy::All, &Matching::default(), &[], false);
     let _ = tokens.open(token, &binding);
 
     let after = vec![SortValue::Text(text.to_owned()), SortValue::Int(number)];
     let issued = tokens.issue(&binding, after.clone());
     assert_eq!(tokens.open(&issued, &binding).unwrap(), after);
     if issued != token {
-        let other = QueryBinding::new("t/T", &Hierarchy::ChildrenOf(text.to_owned()), &[], false);
+        let other = QueryBinding::new("t/T", &Hierarchy::ChildrenOf(text.to_owned()), &Matching::default(), &[], false);
         assert!(tokens.open(&issued, &other).is_err());
     }
 });
