@@ -16,7 +16,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::store::{StoreMethods, trait_name};
-use crate::model::{Api, Method, Paging, Service, Standard};
+use crate::model::{Api, LIST_FILTERS, Method, Paging, Service, Standard};
 
 /// The struct name, e.g. `GroupServiceApi`.
 pub fn api_name(service: &Service) -> syn::Ident {
@@ -437,33 +437,27 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
 
 /// `let list = ListRequest { .. }` from the filter fields the request has.
 fn list_arguments(filters: &[String], paging: Paging) -> TokenStream {
-    let has = |name: &str| filters.iter().any(|f| f == name);
     let mut fields = Vec::new();
-    let uidp = [
-        "children_of",
-        "descendants_of",
-        "ancestors_of",
-        "in_root",
-        "ids",
-    ]
-    .iter()
-    .any(|f| has(f));
-    for name in ["children_of", "descendants_of", "ancestors_of"]
-        .into_iter()
-        .filter(|f| has(f))
+    let mut uidp = false;
+    // Each filter the request carries, read from its field (`LIST_FILTERS`).
+    for (filter, path) in LIST_FILTERS
+        .iter()
+        .filter(|(f, _)| filters.iter().any(|g| g == f))
     {
-        let field = format_ident!("{}", name);
-        fields.push(quote!(#field: &uidp.#field,));
-    }
-    if has("in_root") {
-        fields.push(quote!(in_root: uidp.in_root,));
-    }
-    if has("ids") {
-        fields.push(quote!(ids: &uidp.ids,));
-    }
-    for name in ["name", "id"].into_iter().filter(|f| has(f)) {
-        let field = format_ident!("{}", name);
-        fields.push(quote!(#field: &request.#field,));
+        let name = format_ident!("{}", filter);
+        let (source, field) = match path.strip_prefix("uidp.") {
+            Some(field) => {
+                uidp = true;
+                (quote!(uidp), format_ident!("{}", field))
+            }
+            None => (quote!(request), format_ident!("{}", path)),
+        };
+        // `in_root` is a bool; the others are read by reference.
+        fields.push(if *filter == "in_root" {
+            quote!(#name: #source.#field,)
+        } else {
+            quote!(#name: &#source.#field,)
+        });
     }
     if paging == Paging::Token {
         fields.push(quote! {
