@@ -54,13 +54,34 @@ pub fn load(includes: &[PathBuf], files: &[PathBuf]) -> Result<Loaded, Error> {
 /// The protos every API imports, shipped with the generator: `google.api`
 /// (HTTP rules, field behaviours, resources) and `google.rpc` (errors).
 pub const BUNDLED: &[(&str, &str)] = &[
-    ("google/api/annotations.proto", include_str!("../proto/google/api/annotations.proto")),
-    ("google/api/field_behavior.proto", include_str!("../proto/google/api/field_behavior.proto")),
-    ("google/api/http.proto", include_str!("../proto/google/api/http.proto")),
-    ("google/api/resource.proto", include_str!("../proto/google/api/resource.proto")),
-    ("google/rpc/code.proto", include_str!("../proto/google/rpc/code.proto")),
-    ("google/rpc/error_details.proto", include_str!("../proto/google/rpc/error_details.proto")),
-    ("google/rpc/status.proto", include_str!("../proto/google/rpc/status.proto")),
+    (
+        "google/api/annotations.proto",
+        include_str!("../proto/google/api/annotations.proto"),
+    ),
+    (
+        "google/api/field_behavior.proto",
+        include_str!("../proto/google/api/field_behavior.proto"),
+    ),
+    (
+        "google/api/http.proto",
+        include_str!("../proto/google/api/http.proto"),
+    ),
+    (
+        "google/api/resource.proto",
+        include_str!("../proto/google/api/resource.proto"),
+    ),
+    (
+        "google/rpc/code.proto",
+        include_str!("../proto/google/rpc/code.proto"),
+    ),
+    (
+        "google/rpc/error_details.proto",
+        include_str!("../proto/google/rpc/error_details.proto"),
+    ),
+    (
+        "google/rpc/status.proto",
+        include_str!("../proto/google/rpc/status.proto"),
+    ),
 ];
 
 /// Resolves [`BUNDLED`] imports without an include path.
