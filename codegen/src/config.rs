@@ -211,10 +211,15 @@ impl Config {
                 &packages,
                 DESCRIPTOR_FILE,
                 OPENAPI_FILE,
+                emit::wiring::FILE,
                 &error_domain,
                 crate_root,
             ))
             .into_bytes(),
+        );
+        output.insert(
+            emit::wiring::FILE.into(),
+            emit::format(emit::wiring::emit(&api)).into_bytes(),
         );
         let title = self.title.clone().unwrap_or_else(|| {
             format!(

@@ -4,7 +4,7 @@
 //! Each proto package is a module with its prost messages, its tonic
 //! client and server, and for every service an `XApi<S>` (the service
 //! over a storage `S`), its REST router `x_routes`, and one storage
-//! trait per resource.
+//! trait per resource. [`Services`] serves them all on one router.
 #[rustfmt::skip]
 pub mod google {
     #[rustfmt::skip]
@@ -145,3 +145,4 @@ pub static DESCRIPTOR_POOL: std::sync::LazyLock<
     runtime::__codegen::prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET)
         .expect("the embedded descriptor set is valid")
 });
+include!("services.rs");

@@ -7,6 +7,8 @@
 //! - [`json`]: canonical proto3 JSON.
 //! - [`rest`]: HTTP rule transcoding helpers for generated axum handlers.
 //! - [`grpc`]: the error model for gRPC requests that fail before a handler runs.
+//! - [`router`]: one router for a whole API (every service, reflection, health,
+//!   OpenAPI, fallbacks), built by the generated `Services`.
 //! - [`serve`]: serving a router with transport timeouts and a graceful drain.
 //! - [`legacy`]: older versions of resources, shown over the same storage.
 //! - [`resource`], [`standard`], [`mask`], [`paging`]: standard methods,
@@ -28,6 +30,7 @@ pub mod memory;
 pub mod paging;
 pub mod resource;
 pub mod rest;
+pub mod router;
 pub mod row;
 pub mod serve;
 pub mod standard;

@@ -11,7 +11,8 @@
 //! - [`service`]: the service implementation both transports call.
 //! - [`rest`]: the axum router transcoding each HTTP rule.
 //! - [`openapi`]: the OpenAPI 3.1 document of the REST routes.
-//! - [`root`]: the crate root with the module tree and descriptors.
+//! - [`root`]: the crate root with the module tree and descriptors; [`wiring`]:
+//!   in it, `Services`, serving the whole API on one router.
 
 pub mod legacy;
 pub mod memory;
@@ -23,6 +24,7 @@ pub mod rest;
 pub mod root;
 pub mod service;
 pub mod store;
+pub mod wiring;
 
 use proc_macro2::TokenStream;
 use quote::quote;

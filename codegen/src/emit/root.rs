@@ -1,5 +1,5 @@
-//! The crate root: the module tree, one module per proto package, and the
-//! embedded descriptor set.
+//! The crate root: the module tree, one module per proto package, the
+//! embedded descriptor set, and the server wiring ([`super::wiring`]).
 
 use std::collections::BTreeMap;
 
@@ -29,6 +29,7 @@ pub fn emit(
     packages: &[PackageFiles],
     descriptor_file: &str,
     openapi_file: &str,
+    wiring_file: &str,
     error_domain: &str,
     crate_root: bool,
 ) -> TokenStream {
@@ -48,7 +49,7 @@ pub fn emit(
             //! Each proto package is a module with its prost messages, its tonic
             //! client and server, and for every service an `XApi<S>` (the service
             //! over a storage `S`), its REST router `x_routes`, and one storage
-            //! trait per resource.
+            //! trait per resource. [`Services`] serves them all on one router.
         }
     });
     quote! {
@@ -75,6 +76,8 @@ pub fn emit(
                 runtime::__codegen::prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET)
                     .expect("the embedded descriptor set is valid")
             });
+
+        include!(#wiring_file);
     }
 }
 

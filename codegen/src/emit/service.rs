@@ -16,7 +16,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::store::{StoreMethods, trait_name};
-use crate::model::{Api, LIST_FILTERS, Method, Paging, Service, Standard};
+use crate::model::{Api, LIST_FILTERS, Method, Paging, Service, Standard, module_ident};
 
 /// The struct name, e.g. `GroupServiceApi`.
 pub fn api_name(service: &Service) -> syn::Ident {
@@ -36,7 +36,7 @@ fn has_custom_methods(service: &Service) -> bool {
 }
 
 /// The trait bounds on `S`: one storage trait per resource served, plus the
-/// handler trait when the service has custom methods.
+/// handler trait when the service has custom methods (as named from `scope`).
 pub fn store_bounds(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     // The resources served, and those their reference fields name (whose
     // existence creates check).
@@ -66,8 +66,13 @@ pub fn store_bounds(scope: &super::Scope, api: &Api, service: &Service) -> Token
         })
         .collect();
     if has_custom_methods(service) {
-        let handler = handler_name(service);
-        traits.push(quote!(#handler));
+        let package = service.full_name.rsplit_once('.').map_or("", |(p, _)| p);
+        let module: Vec<String> = package.split('.').map(module_ident).collect();
+        traits.push(scope.path(&format!(
+            "crate::{}::{}",
+            module.join("::"),
+            handler_name(service)
+        )));
     }
     quote!(#(#traits)+*)
 }
