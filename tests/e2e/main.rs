@@ -15,3 +15,4 @@ mod paging;
 mod reflection;
 mod replicas;
 mod transport;
+mod wiring;

@@ -79,7 +79,7 @@ pub async fn serve(
         })
         .collect::<Result<_, _>>()?;
     let api_tokens = keys::api_tokens(keys_dir, &base_url)?;
-    let state = bootstrap::ensure(&config.data_dir, &store, &app::capabilities()).await?;
+    let state = bootstrap::ensure(&config.data_dir, &store, generated::CAPABILITIES).await?;
     bootstrap::write_admin_token(&config.data_dir, &api_tokens, &state)?;
     let router = app::router(app::Parts {
         store: store.clone(),
@@ -89,8 +89,7 @@ pub async fn serve(
         root: state.root,
         list_budget: config.list_budget,
         issuers,
-    })
-    .await;
+    })?;
 
     tracing::info!(%address, %base_url, "listening (REST and gRPC)");
     runtime::serve::Server::new(listener, router)
