@@ -13,10 +13,14 @@ use runtime::paging::PageTokens;
 use runtime::standard::ApiContext;
 
 #[tokio::main]
-async fn main() -> std::io::Result<()> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let context = ApiContext::new(PageTokens::random(), Authorizer::allow_all());
-    let app = widgets::app(Arc::default(), context).layer(axum::Extension(Caller::System));
+    let app = widgets::Services::new(context)
+        .store(Arc::new(widgets::MemoryStore::default()))
+        .layer(axum::Extension(Caller::System))
+        .build()?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:8090").await?;
     println!("widgets on http://{}", listener.local_addr()?);
-    axum::serve(listener, app).await
+    axum::serve(listener, app).await?;
+    Ok(())
 }

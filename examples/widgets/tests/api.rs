@@ -1,5 +1,6 @@
 //! The build.rs-generated widgets API over a real socket: REST and gRPC,
-//! field behaviours, and capability checks declared only in annotations.toml.
+//! field behaviours, capability checks declared only in annotations.toml,
+//! and the generated wiring (fallbacks, OpenAPI, services without a handler).
 
 use std::sync::Arc;
 
@@ -60,7 +61,11 @@ async fn serve() -> String {
         PageTokens::new([5; 32]),
         Authorizer::new(Arc::new(DemoAccess)),
     );
-    let app = widgets::app(Arc::default(), context).layer(axum::middleware::from_fn(demo_caller));
+    let app = widgets::Services::new(context)
+        .store(Arc::new(widgets::MemoryStore::default()))
+        .layer(axum::middleware::from_fn(demo_caller))
+        .build()
+        .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -369,4 +374,65 @@ async fn a_legacy_version_shows_the_same_widgets() {
     assert_eq!((status, deleted), (200, json!({})));
     let (status, _) = call(&base, "GET", &format!("/v1/widgets/{uid}"), None, None).await;
     assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn generated_wiring_answers_unknown_routes_and_methods_with_error_bodies() {
+    let base = serve().await;
+    let (status, body) = call(&base, "GET", "/v1/gadgets", None, None).await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(body["error"]["code"], 404, "{body}");
+    assert_eq!(body["error"]["status"], "NOT_FOUND", "{body}");
+    assert_eq!(
+        body["error"]["details"][0]["reason"], "ROUTE_NOT_FOUND",
+        "{body}"
+    );
+
+    // `/v1/widgets/{uid}` is served, but not with PUT.
+    let path = format!("/v1/widgets/{}", workshop(1));
+    let (status, body) = call(&base, "PUT", &path, None, Some(json!({}))).await;
+    assert_eq!(status, 405, "{body}");
+    assert_eq!(
+        body["error"]["details"][0]["reason"], "METHOD_NOT_ALLOWED",
+        "{body}"
+    );
+    let (status, body) = call(&base, "DELETE", "/openapi.json", None, None).await;
+    assert_eq!(status, 405, "{body}");
+    assert_eq!(
+        body["error"]["details"][0]["reason"], "METHOD_NOT_ALLOWED",
+        "{body}"
+    );
+
+    let (status, openapi) = call(&base, "GET", "/openapi.json", None, None).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        openapi,
+        serde_json::from_str::<Value>(widgets::OPENAPI_JSON).unwrap()
+    );
+    assert!(
+        openapi["paths"]["/v1/widgets/{uid}"].is_object(),
+        "{openapi}"
+    );
+}
+
+#[test]
+fn generated_wiring_names_services_without_a_handler() {
+    let context = ApiContext::new(PageTokens::new([5; 32]), Authorizer::allow_all());
+    let missing = widgets::Services::new(context).build().unwrap_err();
+    let names: Vec<&str> = missing.services.iter().map(|s| s.name).collect();
+    assert_eq!(
+        names,
+        [
+            "widgets.v0.WidgetService",
+            "widgets.v1.PartService",
+            "widgets.v1.WidgetService"
+        ]
+    );
+    assert!(missing.services.iter().all(|s| s.served_by == "store"));
+    assert!(
+        missing
+            .to_string()
+            .contains("widgets.v1.PartService (`.store(…)`)"),
+        "{missing}"
+    );
 }
