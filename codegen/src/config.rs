@@ -383,7 +383,7 @@ fn emit_imports(api: &Api, package: &crate::model::Package) -> TokenStream {
             use runtime::resource::Resource;
         ));
     }
-    if !package.resources.is_empty() || has(|s| matches!(s, Standard::Update { .. })) {
+    if !package.resources.is_empty() {
         imports.push(quote!(
             use runtime::mask::Update;
         ));

@@ -17,8 +17,9 @@ fuzz_target!(|input: (&str, &[u8])| {
         .decode::<UpdateGroupRequest>();
     if let Ok(request) = request {
         let group = request.group.unwrap_or_default();
-        let update = Update::<Group>::plan(request.update_mask.as_ref(), group, "group");
-        let _ = update.apply(&Group::default());
+        if let Ok(update) = Update::<Group>::plan(request.update_mask.as_ref(), group, "group") {
+            let _ = update.apply(&Group::default());
+        }
     }
     // Masks given directly (as over gRPC) too.
     let paths = mask.split(',').map(str::to_owned).collect();

@@ -6,7 +6,6 @@ use runtime::{Caller, Error};
 use runtime::standard;
 use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
-use runtime::mask::Update;
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for CreateDocumentRequest {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -240,22 +239,16 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
     ) -> Result<Document, Error> {
         let uid = &*uidp::parse("id", &request.id)?.to_owned();
         self.context.authorize(caller, Some("documents.update"), uid).await?;
-        let update = Update::plan(
-            Some(&<Document as ::runtime::legacy::View>::replacement_mask()),
-            ::runtime::legacy::View::to_current(request, "")?,
-            "",
-        );
-        update.check()?;
-        let updated = self
-            .store
-            .update_document(uid, &update)
-            .await
-            .map_err(|error| standard::store_error::<
-                crate::platform::advisory::v2::Document,
-            >(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<
-                crate::platform::advisory::v2::Document,
-            >(uid))?;
+        let updated = standard::update(
+                &self.context,
+                caller,
+                uid,
+                Some(&<Document as ::runtime::legacy::View>::replacement_mask()),
+                ::runtime::legacy::View::to_current(request, "")?,
+                "",
+                |update| async move { self.store.update_document(uid, &update).await },
+            )
+            .await?;
         Ok(<Document as ::runtime::legacy::View>::from_current(updated))
     }
     /// Deletes a security advisory document.

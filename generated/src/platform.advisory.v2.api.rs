@@ -481,18 +481,16 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
     ) -> Result<Document, Error> {
         let uid = uidp::parse("uid", &request.uid)?;
         self.context.authorize(caller, Some("documents.update"), uid).await?;
-        let update = Update::plan(
-            request.update_mask.as_ref(),
-            request.document.unwrap_or_default(),
-            "document",
-        );
-        update.check()?;
-        let updated = self
-            .store
-            .update_document(uid, &update)
-            .await
-            .map_err(|error| standard::store_error::<Document>(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<Document>(uid))?;
+        let updated = standard::update(
+                &self.context,
+                caller,
+                uid,
+                request.update_mask.as_ref(),
+                request.document.unwrap_or_default(),
+                "document",
+                |update| async move { self.store.update_document(uid, &update).await },
+            )
+            .await?;
         Ok(updated)
     }
     /// Deletes a security advisory document.

@@ -7,7 +7,6 @@ use runtime::standard;
 use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::resource::Resource;
-use runtime::mask::Update;
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for ClaimMatch {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -455,20 +454,16 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
     ) -> Result<Group, Error> {
         let uid = &*uidp::parse("id", &request.id)?.to_owned();
         self.context.authorize(caller, Some("groups.update"), uid).await?;
-        let update = Update::plan(
-            Some(&<Group as ::runtime::legacy::View>::replacement_mask()),
-            ::runtime::legacy::View::to_current(request, "")?,
-            "",
-        );
-        update.check()?;
-        let updated = self
-            .store
-            .update_group(uid, &update)
-            .await
-            .map_err(|error| standard::store_error::<
-                crate::platform::iam::v2::Group,
-            >(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<crate::platform::iam::v2::Group>(uid))?;
+        let updated = standard::update(
+                &self.context,
+                caller,
+                uid,
+                Some(&<Group as ::runtime::legacy::View>::replacement_mask()),
+                ::runtime::legacy::View::to_current(request, "")?,
+                "",
+                |update| async move { self.store.update_group(uid, &update).await },
+            )
+            .await?;
         Ok(<Group as ::runtime::legacy::View>::from_current(updated))
     }
     /// Deletes a group that has no child groups and no resources.
@@ -679,22 +674,16 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
     ) -> Result<Identity, Error> {
         let uid = &*uidp::parse("id", &request.id)?.to_owned();
         self.context.authorize(caller, Some("identities.update"), uid).await?;
-        let update = Update::plan(
-            Some(&<Identity as ::runtime::legacy::View>::replacement_mask()),
-            ::runtime::legacy::View::to_current(request, "")?,
-            "",
-        );
-        update.check()?;
-        let updated = self
-            .store
-            .update_identity(uid, &update)
-            .await
-            .map_err(|error| standard::store_error::<
-                crate::platform::iam::v2::Identity,
-            >(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<
-                crate::platform::iam::v2::Identity,
-            >(uid))?;
+        let updated = standard::update(
+                &self.context,
+                caller,
+                uid,
+                Some(&<Identity as ::runtime::legacy::View>::replacement_mask()),
+                ::runtime::legacy::View::to_current(request, "")?,
+                "",
+                |update| async move { self.store.update_identity(uid, &update).await },
+            )
+            .await?;
         Ok(<Identity as ::runtime::legacy::View>::from_current(updated))
     }
     /// Deletes an identity that no role binding refers to.
@@ -964,22 +953,18 @@ impl<
     ) -> Result<RoleBinding, Error> {
         let uid = &*uidp::parse("id", &request.id)?.to_owned();
         self.context.authorize(caller, Some("roleBindings.update"), uid).await?;
-        let update = Update::plan(
-            Some(&<RoleBinding as ::runtime::legacy::View>::replacement_mask()),
-            ::runtime::legacy::View::to_current(request, "")?,
-            "",
-        );
-        update.check()?;
-        let updated = self
-            .store
-            .update_role_binding(uid, &update)
-            .await
-            .map_err(|error| standard::store_error::<
-                crate::platform::iam::v2::RoleBinding,
-            >(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<
-                crate::platform::iam::v2::RoleBinding,
-            >(uid))?;
+        let updated = standard::update(
+                &self.context,
+                caller,
+                uid,
+                Some(&<RoleBinding as ::runtime::legacy::View>::replacement_mask()),
+                ::runtime::legacy::View::to_current(request, "")?,
+                "",
+                |update| async move {
+                    self.store.update_role_binding(uid, &update).await
+                },
+            )
+            .await?;
         Ok(<RoleBinding as ::runtime::legacy::View>::from_current(updated))
     }
     /// Deletes a role binding.
@@ -1202,23 +1187,16 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
     ) -> Result<Role, Error> {
         let uid = &*uidp::parse("id", &request.id)?.to_owned();
         self.context.authorize(caller, Some("roles.update"), uid).await?;
-        let update = Update::plan(
-            Some(&<Role as ::runtime::legacy::View>::replacement_mask()),
-            ::runtime::legacy::View::to_current(request, "")?,
-            "",
-        );
-        update.check()?;
-        let scope = uidp::parent(uid).unwrap_or(uid);
-        let update = update
-            .holding(self.context.authorizer.held(caller, scope).await?, scope);
-        let updated = self
-            .store
-            .update_role(uid, &update)
-            .await
-            .map_err(|error| standard::store_error::<
-                crate::platform::iam::v2::Role,
-            >(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<crate::platform::iam::v2::Role>(uid))?;
+        let updated = standard::update(
+                &self.context,
+                caller,
+                uid,
+                Some(&<Role as ::runtime::legacy::View>::replacement_mask()),
+                ::runtime::legacy::View::to_current(request, "")?,
+                "",
+                |update| async move { self.store.update_role(uid, &update).await },
+            )
+            .await?;
         Ok(<Role as ::runtime::legacy::View>::from_current(updated))
     }
     /// Deletes a role that no role binding refers to.

@@ -1640,18 +1640,16 @@ impl<S: GroupStore> GroupServiceApi<S> {
     ) -> Result<Group, Error> {
         let uid = uidp::parse("uid", &request.uid)?;
         self.context.authorize(caller, Some("groups.update"), uid).await?;
-        let update = Update::plan(
-            request.update_mask.as_ref(),
-            request.group.unwrap_or_default(),
-            "group",
-        );
-        update.check()?;
-        let updated = self
-            .store
-            .update_group(uid, &update)
-            .await
-            .map_err(|error| standard::store_error::<Group>(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<Group>(uid))?;
+        let updated = standard::update(
+                &self.context,
+                caller,
+                uid,
+                request.update_mask.as_ref(),
+                request.group.unwrap_or_default(),
+                "group",
+                |update| async move { self.store.update_group(uid, &update).await },
+            )
+            .await?;
         Ok(updated)
     }
     /// Deletes a group that has no child groups and no resources.
@@ -1871,18 +1869,16 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
     ) -> Result<Identity, Error> {
         let uid = uidp::parse("uid", &request.uid)?;
         self.context.authorize(caller, Some("identities.update"), uid).await?;
-        let update = Update::plan(
-            request.update_mask.as_ref(),
-            request.identity.unwrap_or_default(),
-            "identity",
-        );
-        update.check()?;
-        let updated = self
-            .store
-            .update_identity(uid, &update)
-            .await
-            .map_err(|error| standard::store_error::<Identity>(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<Identity>(uid))?;
+        let updated = standard::update(
+                &self.context,
+                caller,
+                uid,
+                request.update_mask.as_ref(),
+                request.identity.unwrap_or_default(),
+                "identity",
+                |update| async move { self.store.update_identity(uid, &update).await },
+            )
+            .await?;
         Ok(updated)
     }
     /// Deletes an identity.
@@ -2162,18 +2158,18 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
     ) -> Result<RoleBinding, Error> {
         let uid = uidp::parse("uid", &request.uid)?;
         self.context.authorize(caller, Some("roleBindings.update"), uid).await?;
-        let update = Update::plan(
-            request.update_mask.as_ref(),
-            request.role_binding.unwrap_or_default(),
-            "roleBinding",
-        );
-        update.check()?;
-        let updated = self
-            .store
-            .update_role_binding(uid, &update)
-            .await
-            .map_err(|error| standard::store_error::<RoleBinding>(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<RoleBinding>(uid))?;
+        let updated = standard::update(
+                &self.context,
+                caller,
+                uid,
+                request.update_mask.as_ref(),
+                request.role_binding.unwrap_or_default(),
+                "roleBinding",
+                |update| async move {
+                    self.store.update_role_binding(uid, &update).await
+                },
+            )
+            .await?;
         Ok(updated)
     }
     /// Deletes a role binding.
@@ -2411,21 +2407,16 @@ impl<S: RoleStore> RoleServiceApi<S> {
     ) -> Result<Role, Error> {
         let uid = uidp::parse("uid", &request.uid)?;
         self.context.authorize(caller, Some("roles.update"), uid).await?;
-        let update = Update::plan(
-            request.update_mask.as_ref(),
-            request.role.unwrap_or_default(),
-            "role",
-        );
-        update.check()?;
-        let scope = uidp::parent(uid).unwrap_or(uid);
-        let update = update
-            .holding(self.context.authorizer.held(caller, scope).await?, scope);
-        let updated = self
-            .store
-            .update_role(uid, &update)
-            .await
-            .map_err(|error| standard::store_error::<Role>(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<Role>(uid))?;
+        let updated = standard::update(
+                &self.context,
+                caller,
+                uid,
+                request.update_mask.as_ref(),
+                request.role.unwrap_or_default(),
+                "role",
+                |update| async move { self.store.update_role(uid, &update).await },
+            )
+            .await?;
         Ok(updated)
     }
     /// Deletes a role that no role binding refers to.

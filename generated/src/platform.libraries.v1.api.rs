@@ -6,7 +6,6 @@ use runtime::{Caller, Error};
 use runtime::standard;
 use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
-use runtime::mask::Update;
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for Artifact {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -242,22 +241,16 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
     ) -> Result<Artifact, Error> {
         let uid = &*uidp::parse("id", &request.id)?.to_owned();
         self.context.authorize(caller, Some("artifacts.update"), uid).await?;
-        let update = Update::plan(
-            Some(&<Artifact as ::runtime::legacy::View>::replacement_mask()),
-            ::runtime::legacy::View::to_current(request, "")?,
-            "",
-        );
-        update.check()?;
-        let updated = self
-            .store
-            .update_artifact(uid, &update)
-            .await
-            .map_err(|error| standard::store_error::<
-                crate::platform::libraries::v2::Artifact,
-            >(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<
-                crate::platform::libraries::v2::Artifact,
-            >(uid))?;
+        let updated = standard::update(
+                &self.context,
+                caller,
+                uid,
+                Some(&<Artifact as ::runtime::legacy::View>::replacement_mask()),
+                ::runtime::legacy::View::to_current(request, "")?,
+                "",
+                |update| async move { self.store.update_artifact(uid, &update).await },
+            )
+            .await?;
         Ok(<Artifact as ::runtime::legacy::View>::from_current(updated))
     }
     /// Deletes a library artifact.

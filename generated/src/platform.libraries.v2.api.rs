@@ -471,18 +471,16 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
     ) -> Result<Artifact, Error> {
         let uid = uidp::parse("uid", &request.uid)?;
         self.context.authorize(caller, Some("artifacts.update"), uid).await?;
-        let update = Update::plan(
-            request.update_mask.as_ref(),
-            request.artifact.unwrap_or_default(),
-            "artifact",
-        );
-        update.check()?;
-        let updated = self
-            .store
-            .update_artifact(uid, &update)
-            .await
-            .map_err(|error| standard::store_error::<Artifact>(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<Artifact>(uid))?;
+        let updated = standard::update(
+                &self.context,
+                caller,
+                uid,
+                request.update_mask.as_ref(),
+                request.artifact.unwrap_or_default(),
+                "artifact",
+                |update| async move { self.store.update_artifact(uid, &update).await },
+            )
+            .await?;
         Ok(updated)
     }
     /// Deletes a library artifact.

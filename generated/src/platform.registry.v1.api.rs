@@ -6,7 +6,6 @@ use runtime::{Caller, Error};
 use runtime::standard;
 use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
-use runtime::mask::Update;
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for CreateRepoRequest {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -210,22 +209,16 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
     ) -> Result<Repo, Error> {
         let uid = &*uidp::parse("id", &request.id)?.to_owned();
         self.context.authorize(caller, Some("repos.update"), uid).await?;
-        let update = Update::plan(
-            Some(&<Repo as ::runtime::legacy::View>::replacement_mask()),
-            ::runtime::legacy::View::to_current(request, "")?,
-            "",
-        );
-        update.check()?;
-        let updated = self
-            .store
-            .update_repo(uid, &update)
-            .await
-            .map_err(|error| standard::store_error::<
-                crate::platform::registry::v2::Repo,
-            >(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<
-                crate::platform::registry::v2::Repo,
-            >(uid))?;
+        let updated = standard::update(
+                &self.context,
+                caller,
+                uid,
+                Some(&<Repo as ::runtime::legacy::View>::replacement_mask()),
+                ::runtime::legacy::View::to_current(request, "")?,
+                "",
+                |update| async move { self.store.update_repo(uid, &update).await },
+            )
+            .await?;
         Ok(<Repo as ::runtime::legacy::View>::from_current(updated))
     }
     /// Deletes a container repository.

@@ -468,18 +468,16 @@ impl<S: RepoStore> RepoServiceApi<S> {
     ) -> Result<Repo, Error> {
         let uid = uidp::parse("uid", &request.uid)?;
         self.context.authorize(caller, Some("repos.update"), uid).await?;
-        let update = Update::plan(
-            request.update_mask.as_ref(),
-            request.repo.unwrap_or_default(),
-            "repo",
-        );
-        update.check()?;
-        let updated = self
-            .store
-            .update_repo(uid, &update)
-            .await
-            .map_err(|error| standard::store_error::<Repo>(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<Repo>(uid))?;
+        let updated = standard::update(
+                &self.context,
+                caller,
+                uid,
+                request.update_mask.as_ref(),
+                request.repo.unwrap_or_default(),
+                "repo",
+                |update| async move { self.store.update_repo(uid, &update).await },
+            )
+            .await?;
         Ok(updated)
     }
     /// Deletes a container repository.

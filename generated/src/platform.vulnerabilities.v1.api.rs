@@ -6,7 +6,6 @@ use runtime::{Caller, Error};
 use runtime::standard;
 use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
-use runtime::mask::Update;
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for Advisory {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -265,22 +264,16 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
     ) -> Result<Advisory, Error> {
         let uid = &*uidp::parse("id", &request.id)?.to_owned();
         self.context.authorize(caller, Some("advisories.update"), uid).await?;
-        let update = Update::plan(
-            Some(&<Advisory as ::runtime::legacy::View>::replacement_mask()),
-            ::runtime::legacy::View::to_current(request, "")?,
-            "",
-        );
-        update.check()?;
-        let updated = self
-            .store
-            .update_advisory(uid, &update)
-            .await
-            .map_err(|error| standard::store_error::<
-                crate::platform::vulnerabilities::v2::Advisory,
-            >(error, uid, ""))?
-            .ok_or_else(|| standard::not_found::<
-                crate::platform::vulnerabilities::v2::Advisory,
-            >(uid))?;
+        let updated = standard::update(
+                &self.context,
+                caller,
+                uid,
+                Some(&<Advisory as ::runtime::legacy::View>::replacement_mask()),
+                ::runtime::legacy::View::to_current(request, "")?,
+                "",
+                |update| async move { self.store.update_advisory(uid, &update).await },
+            )
+            .await?;
         Ok(<Advisory as ::runtime::legacy::View>::from_current(updated))
     }
     /// Deletes a vulnerability advisory.

@@ -1,12 +1,15 @@
 //! Update masks (AIP-134) applied atomically inside storage.
 //!
 //! [`Update::plan`] resolves the mask against the resource's field
-//! behaviours; storage then calls [`Update::apply`] on the stored resource
-//! inside its transaction, which checks the etag, IMMUTABLE and REQUIRED
-//! fields against the stored values and returns the merged resource. Mask
-//! problems found when planning are reported before storage is called
-//! ([`Update::check`]); each stage reports all of its problems in one
-//! `BadRequest`.
+//! behaviours and answers every problem of the mask itself (unknown,
+//! OUTPUT_ONLY or missing paths) before storage is called: an [`Update`]
+//! exists only for a valid mask. Storage then calls [`Update::apply`] on the
+//! stored resource inside its transaction, which checks what only the stored
+//! value reveals (the etag, IMMUTABLE fields that would change, REQUIRED
+//! fields that would be cleared, value rules) and returns the merged
+//! resource. Each stage reports all of its problems in one `BadRequest`,
+//! naming fields as canonical JSON does (`updateMask.createTime`), whichever
+//! spelling the request used.
 
 use prost_types::FieldMask;
 
@@ -23,20 +26,24 @@ pub struct Update<R> {
     paths: Vec<&'static str>,
     /// The request field holding the resource, for violation paths.
     body_field: &'static str,
-    /// Problems of the mask itself (unknown or OUTPUT_ONLY paths).
-    violations: Vec<FieldViolation>,
     /// What the caller holds at the item's parent, for resources whose
     /// fields grant capabilities ([`Resource::grants_capabilities`]).
     held: Option<(Held, String)>,
 }
 
 impl<R: Resource> Update<R> {
-    /// Resolves `mask` against `R`'s fields; its problems are reported by
-    /// [`Update::apply`], together with those only the stored value reveals.
+    /// Resolves `mask` against `R`'s fields, or answers INVALID_ARGUMENT with
+    /// one violation per unknown or OUTPUT_ONLY path (and for a request with
+    /// nothing to update). Nothing here reads storage, so the answer is the
+    /// same whether or not the item exists.
     ///
     /// No mask (or an empty one) means the fields set in the patch;
     /// `*` means every writable field.
-    pub fn plan(mask: Option<&FieldMask>, patch: R, body_field: &'static str) -> Self {
+    pub fn plan(
+        mask: Option<&FieldMask>,
+        patch: R,
+        body_field: &'static str,
+    ) -> Result<Self, Error> {
         let mut violations = Vec::new();
         let requested: Vec<&str> = mask
             .map(|m| m.paths.iter().map(String::as_str).collect())
@@ -82,13 +89,15 @@ impl<R: Resource> Update<R> {
                 "no mask, and the body sets no writable field: nothing to update",
             ));
         }
-        Update {
+        if !violations.is_empty() {
+            return Err(Error::invalid_fields(violations));
+        }
+        Ok(Update {
             patch,
             paths,
             body_field,
-            violations,
             held: None,
-        }
+        })
     }
 
     /// Lets the update add capabilities to [`Resource::must_hold`] fields
@@ -98,24 +107,14 @@ impl<R: Resource> Update<R> {
         self
     }
 
-    /// The problems of the request itself (unknown, OUTPUT_ONLY or missing
-    /// mask paths), found without reading storage: generated methods report
-    /// them before storage is called, so no lock is taken and the answer is
-    /// the same whether or not the item exists.
-    pub fn check(&self) -> Result<(), Error> {
-        if self.violations.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::invalid_fields(self.violations.clone()))
-        }
-    }
-
     /// The field paths this update writes.
     pub fn paths(&self) -> &[&'static str] {
         &self.paths
     }
 
-    /// Merges the patch into `stored`, or explains why it may not.
+    /// Merges the patch into `stored`, or explains why it may not: what
+    /// only the stored value reveals (the mask was checked by
+    /// [`Update::plan`]).
     pub fn apply(&self, stored: &R) -> Result<R, Error> {
         if !self.patch.etag().is_empty() && self.patch.etag() != stored.etag() {
             return Err(Error::new(
@@ -125,14 +124,13 @@ impl<R: Resource> Update<R> {
             )
             .with_resource(R::TYPE, stored.uid()));
         }
-        let mut violations = self.violations.clone();
-        violations.extend(
-            self.paths
-                .iter()
-                .filter_map(|path| R::field(path))
-                .filter(|f| is_immutable::<R>(f) && !self.patch.field_eq(stored, f.path))
-                .map(|f| self.violation(f, "the field is immutable and cannot change")),
-        );
+        let mut violations: Vec<FieldViolation> = self
+            .paths
+            .iter()
+            .filter_map(|path| R::field(path))
+            .filter(|f| is_immutable::<R>(f) && !self.patch.field_eq(stored, f.path))
+            .map(|f| self.violation(f, "the field is immutable and cannot change"))
+            .collect();
         let mut merged = stored.clone();
         for path in &self.paths {
             merged.copy_field(&self.patch, path);
@@ -203,3 +201,6 @@ fn is_immutable<R: Resource>(field: &crate::resource::FieldSpec) -> bool {
 fn top_level<R: Resource>() -> impl Iterator<Item = &'static crate::resource::FieldSpec> {
     R::FIELDS.iter().filter(|f| !f.path.contains('.'))
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,6 +5,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use prost_types::FieldMask;
 use sha2::{Digest, Sha256};
 
 use std::future::Future;
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use crate::auth::Authorizer;
 use crate::context::Caller;
 use crate::error::{Code, Error, FieldViolation};
+use crate::mask::Update;
 use crate::paging::{PageTokens, QueryBinding};
 use crate::resource::{Reach, Reference, Resource};
 use crate::store::{Hierarchy, ListQuery, Matching, OrderBy, Page, PublicItems, StoreError};
@@ -135,6 +137,38 @@ pub async fn get<R: Resource>(
         }
         Err(denied) => Err(denied),
     }
+}
+
+/// `Update`, once the caller may update `uid`: plans `mask` over `patch`
+/// and answers the mask's problems (unknown, OUTPUT_ONLY or missing paths)
+/// without calling `store`, so no lock is taken and the answer is the same
+/// whether or not the item exists. For resources whose fields grant
+/// capabilities, the update may add only what the caller holds where the
+/// item lives. `store` then applies the update atomically ([`Update::apply`]
+/// inside its transaction); `None` (no such item) is NOT_FOUND.
+pub async fn update<R, F, Fut>(
+    context: &ApiContext,
+    caller: &Caller,
+    uid: &str,
+    mask: Option<&FieldMask>,
+    patch: R,
+    body_field: &'static str,
+    store: F,
+) -> Result<R, Error>
+where
+    R: Resource,
+    F: FnOnce(Update<R>) -> Fut,
+    Fut: Future<Output = Result<Option<R>, StoreError>>,
+{
+    let mut update = Update::plan(mask, patch, body_field)?;
+    if R::grants_capabilities() {
+        let scope = uidp::parent(uid).unwrap_or(uid);
+        update = update.holding(context.authorizer.held(caller, scope).await?, scope);
+    }
+    store(update)
+        .await
+        .map_err(|error| store_error::<R>(error, uid, ""))?
+        .ok_or_else(|| not_found::<R>(uid))
 }
 
 /// Default and maximum `page_size` of a collection.

@@ -902,3 +902,127 @@ async fn check_grpc<I: tonic::service::Interceptor>(
         }
     }
 }
+
+/// `(field, description)` of each violation.
+type Violations = Vec<(String, String)>;
+
+/// A bad update mask is the request's own problem: answered before storage
+/// is called, so a missing uid reads exactly like an existing one (400, not
+/// 404), and REST and gRPC name the same paths, in lowerCamelCase, with the
+/// same descriptions, whichever spelling the client sent.
+#[tokio::test]
+async fn bad_masks_read_alike_for_missing_uids_and_both_transports() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let rest = server.rest();
+    let root = rest
+        .create("/iam/v2/groups/", json!({"name": "masks"}))
+        .await;
+    let ghost = format!("{root}/0123456789abcdef");
+    let before = rest.get(&format!("/iam/v2/groups/{root}")).await.body;
+    let mut grpc = GroupServiceClient::with_interceptor(
+        server.channel().await,
+        e2e::bearer(&server.admin_token),
+    );
+
+    let output_only = |field: &str| {
+        (
+            format!("updateMask.{field}"),
+            "the field is output only".to_owned(),
+        )
+    };
+    let unknown = |field: &str| {
+        (
+            format!("updateMask.{field}"),
+            "no such field in the resource".to_owned(),
+        )
+    };
+    // (REST query, gRPC mask paths, expected violations)
+    let cases: Vec<(&str, Vec<&str>, Violations)> = vec![
+        (
+            "updateMask=createTime",
+            vec!["create_time"],
+            vec![output_only("createTime")],
+        ),
+        (
+            "update_mask=create_time",
+            vec!["createTime"],
+            vec![output_only("createTime")],
+        ),
+        (
+            "updateMask=colourName",
+            vec!["colour_name"],
+            vec![unknown("colourName")],
+        ),
+        (
+            "updateMask=updateTime,resourceLimits.gpus,description",
+            vec!["update_time", "resource_limits.gpus", "description"],
+            vec![output_only("updateTime"), unknown("resourceLimits.gpus")],
+        ),
+    ];
+    for (query, paths, expected) in &cases {
+        for uid in [&root, &ghost] {
+            let response = rest
+                .patch(
+                    &format!("/iam/v2/groups/{uid}?{query}"),
+                    json!({"description": "changed"}),
+                )
+                .await;
+            assert_eq!(
+                response.status,
+                StatusCode::BAD_REQUEST,
+                "{query} on {uid}: {:?}",
+                response.body
+            );
+            assert_eq!(response.error_status(), "INVALID_ARGUMENT", "{query}");
+            let got: Violations = response
+                .detail("BadRequest")
+                .unwrap_or_else(|| panic!("{query}: no BadRequest in {:?}", response.body))["fieldViolations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| (v["field"].as_str().unwrap().to_owned(), v["description"].as_str().unwrap().to_owned()))
+                .collect();
+            assert_eq!(&got, expected, "{query} on {uid} (REST)");
+
+            let status = grpc
+                .update_group(UpdateGroupRequest {
+                    uid: uid.clone(),
+                    group: Some(Group {
+                        description: "changed".into(),
+                        ..Default::default()
+                    }),
+                    update_mask: mask(paths),
+                })
+                .await
+                .unwrap_err();
+            assert_eq!(
+                status.code(),
+                tonic::Code::InvalidArgument,
+                "{paths:?} on {uid}: {status:?}"
+            );
+            let got: Violations = status
+                .get_error_details()
+                .bad_request()
+                .unwrap_or_else(|| panic!("{paths:?}: no BadRequest"))
+                .field_violations
+                .iter()
+                .map(|v| (v.field.clone(), v.description.clone()))
+                .collect();
+            assert_eq!(&got, expected, "{paths:?} on {uid} (gRPC)");
+        }
+    }
+
+    // A valid mask on the missing uid is storage's answer: 404.
+    let missing = rest
+        .patch(
+            &format!("/iam/v2/groups/{ghost}?updateMask=description"),
+            json!({"description": "changed"}),
+        )
+        .await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND, "{:?}", missing.body);
+    // Nothing changed, not even the update time or the etag.
+    let after = rest.get(&format!("/iam/v2/groups/{root}")).await.body;
+    assert_eq!(after, before);
+    server.stop().await;
+}

@@ -260,7 +260,7 @@ async fn updates_apply_atomically_and_check_etags() {
         let mask = prost_types::FieldMask {
             paths: vec!["description".into()],
         };
-        let update = Update::plan(Some(&mask), patch("new"), "group");
+        let update = Update::plan(Some(&mask), patch("new"), "group").unwrap();
         let updated = store
             .update_group(&root.uid, &update)
             .await
@@ -284,7 +284,7 @@ async fn updates_apply_atomically_and_check_etags() {
             description: "stale".into(),
             ..Default::default()
         };
-        let update = Update::plan(None, stale, "group");
+        let update = Update::plan(None, stale, "group").unwrap();
         match store.update_group(&root.uid, &update).await {
             Err(StoreError::Rejected(error)) => {
                 assert_eq!(error.code(), runtime::Code::Aborted, "{backend}")
@@ -306,7 +306,10 @@ async fn updates_apply_atomically_and_check_etags() {
                     ..Default::default()
                 };
                 store
-                    .update_group(&uid, &Update::plan(Some(&mask), description, "group"))
+                    .update_group(
+                        &uid,
+                        &Update::plan(Some(&mask), description, "group").unwrap(),
+                    )
                     .await
                     .unwrap();
             }));
@@ -324,7 +327,7 @@ async fn updates_apply_atomically_and_check_etags() {
                     ..Default::default()
                 };
                 store
-                    .update_group(&uid, &Update::plan(Some(&mask), limits, "group"))
+                    .update_group(&uid, &Update::plan(Some(&mask), limits, "group").unwrap())
                     .await
                     .unwrap();
             }));

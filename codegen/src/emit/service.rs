@@ -390,25 +390,14 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
                 ),
             };
             let updated = shown(quote!(updated));
-            let holding = resource.has_must_hold().then(|| {
-                quote! {
-                    // Capabilities added to the item must be held where it lives.
-                    let scope = uidp::parent(uid).unwrap_or(uid);
-                    let update = update.holding(self.context.authorizer.held(caller, scope).await?, scope);
-                }
-            });
             quote! {
                 #uid
                 self.context.authorize(caller, #capability, uid).await?;
-                let update = Update::plan(#mask, #patch, #body_field);
-                update.check()?;
-                #holding
-                let updated = self
-                    .store
-                    .#update(uid, &update)
-                    .await
-                    .map_err(|error| standard::store_error::<#ty>(error, uid, ""))?
-                    .ok_or_else(|| standard::not_found::<#ty>(uid))?;
+                let updated = standard::update(
+                    &self.context, caller, uid, #mask, #patch, #body_field,
+                    |update| async move { self.store.#update(uid, &update).await },
+                )
+                .await?;
                 Ok(#updated)
             }
         }
