@@ -1,8 +1,9 @@
 //! Derive macros for the storage side of generated APIs.
 //!
 //! `#[derive(StorageRow)]` turns a struct naming some fields of a resource
-//! message into a storage row (`runtime::row::Row`): conversion from and back
-//! into the message, field-mask application and `order_by` sort keys.
+//! message into a storage row (`runtime::row::Row`): the column descriptions
+//! and the row's values taken from a message, which storage keeps in columns
+//! of their own to filter and order by.
 //!
 //! ```ignore
 //! #[derive(StorageRow)]
@@ -20,8 +21,9 @@
 //!
 //! Field attributes: `rename = "proto_field"` (the message field, when it is
 //! named otherwise), `skip` (not a message field; defaults on conversion),
-//! `output_only` (a mask may not name it), `timestamp` (an `i64` holding a
-//! `google.protobuf.Timestamp` as microseconds).
+//! `output_only` (set by the server; recorded in the column description),
+//! `timestamp` (an `i64` holding a `google.protobuf.Timestamp` as
+//! microseconds).
 
 mod ctxt;
 mod row;

@@ -238,18 +238,7 @@ fn emit(row: &Row) -> TokenStream {
             _ => quote_spanned! {span=> #ident: ::core::clone::Clone::clone(&message.#source) },
         }
     });
-    let merge_into = columns.iter().map(|f| {
-        let ident = &f.ident;
-        let target = &f.message_field;
-        let span = located_at(f.message_field.span());
-        match f.kind {
-            Kind::Timestamp => quote_spanned! {span=>
-                message.#target = ::core::option::Option::Some(::runtime::time::from_micros(self.#ident));
-            },
-            _ => quote_spanned! {span=> message.#target = ::core::clone::Clone::clone(&self.#ident); },
-        }
-    });
-    let value = |f: &Field| {
+    let values = columns.iter().map(|f| {
         let ident = &f.ident;
         match f.kind {
             Kind::Text => {
@@ -260,23 +249,6 @@ fn emit(row: &Row) -> TokenStream {
                 ::runtime::resource::SortValue::Int(i64::try_from(self.#ident).unwrap_or(i64::MAX))
             },
             Kind::Timestamp => quote!(::runtime::resource::SortValue::Int(self.#ident)),
-        }
-    };
-    let values = columns.iter().map(|f| value(f));
-    let sort_arms = columns.iter().map(|f| {
-        let names = names(f);
-        let value = value(f);
-        quote!(#(#names)|* => ::core::option::Option::Some(#value),)
-    });
-    let mask_arms = columns.iter().map(|f| {
-        let names = names(f);
-        let ident = &f.ident;
-        if f.output_only {
-            quote! {
-                #(#names)|* => return ::core::result::Result::Err(::std::format!("`{path}` is output only")),
-            }
-        } else {
-            quote!(#(#names)|* => self.#ident = ::core::clone::Clone::clone(&patch.#ident),)
         }
     });
     quote! {
@@ -290,29 +262,8 @@ fn emit(row: &Row) -> TokenStream {
                 #ident { #(#from_message),* }
             }
 
-            fn merge_into(&self, message: &mut Self::Message) {
-                #(#merge_into)*
-            }
-
             fn values(&self) -> ::std::vec::Vec<::runtime::resource::SortValue> {
                 ::std::vec![#(#values),*]
-            }
-
-            fn sort_key(&self, name: &str) -> ::core::option::Option<::runtime::resource::SortValue> {
-                match name {
-                    #(#sort_arms)*
-                    _ => ::core::option::Option::None,
-                }
-            }
-
-            fn apply_mask(&mut self, patch: &Self, paths: &[&str]) -> ::core::result::Result<(), ::std::string::String> {
-                for path in paths {
-                    match *path {
-                        #(#mask_arms)*
-                        other => return ::core::result::Result::Err(::std::format!("no column `{other}`")),
-                    }
-                }
-                ::core::result::Result::Ok(())
             }
         }
     }
@@ -323,16 +274,4 @@ fn emit(row: &Row) -> TokenStream {
 /// but reports errors at `location`.
 fn located_at(location: Span) -> Span {
     Span::call_site().located_at(location)
-}
-
-/// The names a column answers to: its own, the message field's, the JSON name.
-fn names(field: &Field) -> Vec<String> {
-    let mut names = vec![
-        field.ident.to_string(),
-        field.message_field.to_string(),
-        field.json.clone(),
-    ];
-    names.sort();
-    names.dedup();
-    names
 }

@@ -1,9 +1,11 @@
 //! Storage rows: what `#[derive(StorageRow)]` (crate `macros`) implements.
 //!
 //! A row struct names the fields of a resource that a backend keeps in
-//! columns of their own. The derive generates the conversion from (and back
-//! into) the message, field-mask application on rows, and sort keys, so a
-//! backend author writes only queries.
+//! columns of their own (to filter and order by). The derive generates the
+//! column descriptions and the row's values taken from the message, so a
+//! backend author writes only queries. Masks are not applied to rows: an
+//! update merges whole resources ([`crate::mask::Update::apply`]) and the
+//! backend takes the new row from the merged message.
 
 use crate::resource::SortValue;
 
@@ -16,7 +18,8 @@ pub struct ColumnSpec {
     pub field: &'static str,
     /// Integer storage (numbers, booleans, timestamps as microseconds).
     pub integer: bool,
-    /// Set by the server; a mask may not name it.
+    /// Set by the server (`#[row(output_only)]`). Descriptive only: masks
+    /// are checked against the resource's field behaviours.
     pub output_only: bool,
 }
 
@@ -30,16 +33,6 @@ pub trait Row: Sized {
     /// The row's values taken from a message (skipped fields default).
     fn from_message(message: &Self::Message) -> Self;
 
-    /// Writes the row's columns into a message.
-    fn merge_into(&self, message: &mut Self::Message);
-
     /// The values of the columns, in [`Self::COLUMNS`] order.
     fn values(&self) -> Vec<SortValue>;
-
-    /// The sort key of a column, by column name or field JSON name.
-    fn sort_key(&self, name: &str) -> Option<SortValue>;
-
-    /// Copies the columns named by `paths` (column or JSON names) from
-    /// `patch`; fails naming the first unknown or output-only path.
-    fn apply_mask(&mut self, patch: &Self, paths: &[&str]) -> Result<(), String>;
 }

@@ -313,6 +313,12 @@ impl Field {
     }
 }
 
+/// A field's `google.api.field_behavior` (AIP-203), as the model reads it.
+///
+/// Generated code names the runtime's own `runtime::resource::Behavior`
+/// (`emit/resource.rs` maps one onto the other): the generator does not
+/// depend on the runtime, and the runtime, which every generated crate
+/// links, does not depend on the generator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Behavior {
     Optional,

@@ -30,19 +30,4 @@ fn main() {
     assert_eq!(RoleBindingColumns::COLUMNS[1].field, "createTime");
     assert!(RoleBindingColumns::COLUMNS[1].integer && RoleBindingColumns::COLUMNS[1].output_only);
     assert_eq!(row.values(), [SortValue::Text("ci".into()), SortValue::Int(42), SortValue::Text("r".into())]);
-    assert_eq!(row.sort_key("createTime"), Some(SortValue::Int(42)));
-    assert_eq!(row.sort_key("role"), Some(SortValue::Text("r".into())));
-    assert_eq!(row.sort_key("cached"), None);
-
-    let mut changed = RoleBindingColumns::from_message(&binding);
-    let patch = RoleBindingColumns { name: "cd".into(), create_time: 7, role_uid: "s".into(), cached: true };
-    changed.apply_mask(&patch, &["name", "role"]).unwrap();
-    assert_eq!((changed.name.as_str(), changed.role_uid.as_str(), changed.create_time), ("cd", "s", 42));
-    assert_eq!(changed.apply_mask(&patch, &["createTime"]).unwrap_err(), "`createTime` is output only");
-    assert_eq!(changed.apply_mask(&patch, &["cached"]).unwrap_err(), "no column `cached`");
-
-    let mut message = RoleBinding::default();
-    changed.merge_into(&mut message);
-    assert_eq!((message.name.as_str(), message.role.as_str()), ("cd", "s"));
-    assert_eq!(message.create_time, Some(runtime::time::from_micros(42)));
 }
