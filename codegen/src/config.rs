@@ -311,10 +311,10 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
         .resources
         .iter()
         .map(|r| emit::store::emit(&scope, r));
-    let memory = package
+    let backends = package
         .resources
         .iter()
-        .map(|r| emit::memory::emit(&scope, api, r));
+        .map(|r| emit::backend::emit(&scope, r));
     let services = package
         .services
         .iter()
@@ -335,7 +335,7 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
         #(#resources)*
         #(#views)*
         #(#stores)*
-        #(#memory)*
+        #(#backends)*
         #(#services)*
         #(#routers)*
     }
@@ -390,7 +390,7 @@ fn emit_imports(api: &Api, package: &crate::model::Package) -> TokenStream {
     }
     if !package.resources.is_empty() {
         imports.push(quote!(
-            use runtime::store::{ListQuery, Page, StoreError};
+            use runtime::store::{Backend, ListQuery, Page, StoreError};
         ));
     }
     quote!(#(#imports)*)

@@ -7,7 +7,7 @@ use runtime::standard;
 use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::mask::Update;
-use runtime::store::{ListQuery, Page, StoreError};
+use runtime::store::{Backend, ListQuery, Page, StoreError};
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for CreateDocumentRequest {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -59,6 +59,7 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for UpdateDocumentReque
 }
 impl ::runtime::resource::Resource for Document {
     const TYPE: &'static str = "advisory.platform/Document";
+    const COLLECTION: &'static str = "documents";
     const FILTERS: &'static [&'static str] = &[
         "children_of",
         "descendants_of",
@@ -307,41 +308,39 @@ pub trait DocumentStore: Send + Sync + 'static {
         async { Err(StoreError::Unimplemented) }
     }
 }
-/// `advisory.platform/Document` in memory, with the parents and dependents the annotation files declare.
-impl DocumentStore for ::runtime::memory::MemoryStore {
-    async fn insert_document(&self, resource: &Document) -> Result<(), StoreError> {
-        let _write = self.write_lock();
-        let parent_exists = uidp::parent(::runtime::resource::Resource::uid(resource))
-            .is_none_or(|parent| {
-                self.collection::<crate::platform::iam::v2::Group>().contains(parent)
-            });
-        self.collection::<Document>().insert(resource, parent_exists)
+/// `advisory.platform/Document` in any of the library's storage backends, with the rules the annotation files declare.
+impl<B: Backend> DocumentStore for B {
+    fn insert_document(
+        &self,
+        resource: &Document,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        Backend::insert(self, resource)
     }
-    async fn get_document(&self, uid: &str) -> Result<Option<Document>, StoreError> {
-        self.collection::<Document>().get(uid)
+    fn get_document(
+        &self,
+        uid: &str,
+    ) -> impl Future<Output = Result<Option<Document>, StoreError>> + Send {
+        Backend::get(self, uid)
     }
-    async fn list_documents(
+    fn list_documents(
         &self,
         query: &ListQuery,
-    ) -> Result<Page<Document>, StoreError> {
-        self.collection::<Document>().list(query)
+    ) -> impl Future<Output = Result<Page<Document>, StoreError>> + Send {
+        Backend::list(self, query)
     }
-    async fn update_document(
+    fn update_document(
         &self,
         uid: &str,
         update: &Update<Document>,
-    ) -> Result<Option<Document>, StoreError> {
-        self.collection::<Document>().update(uid, update)
+    ) -> impl Future<Output = Result<Option<Document>, StoreError>> + Send {
+        Backend::update(self, uid, update)
     }
-    async fn delete_document(
+    fn delete_document(
         &self,
         uid: &str,
         etag: Option<&str>,
-    ) -> Result<bool, StoreError> {
-        let _write = self.write_lock();
-        #[allow(unused_mut)]
-        let mut dependents = Vec::new();
-        self.collection::<Document>().delete(uid, etag, dependents)
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        Backend::delete::<Document>(self, uid, etag)
     }
 }
 /// Manages published security advisory documents. Reading them needs no token.

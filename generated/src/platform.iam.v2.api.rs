@@ -8,7 +8,7 @@ use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::resource::Resource;
 use runtime::mask::Update;
-use runtime::store::{ListQuery, Page, StoreError};
+use runtime::store::{Backend, ListQuery, Page, StoreError};
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for ClaimMatch {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -221,6 +221,7 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for UpdateRoleRequest {
 }
 impl ::runtime::resource::Resource for Group {
     const TYPE: &'static str = "iam.platform/Group";
+    const COLLECTION: &'static str = "groups";
     const PAGE_SIZES: ::runtime::standard::PageSizes = ::runtime::standard::PageSizes {
         default: 50u32,
         max: 200u32,
@@ -508,6 +509,7 @@ impl ::runtime::resource::Resource for Group {
 }
 impl ::runtime::resource::Resource for Identity {
     const TYPE: &'static str = "iam.platform/Identity";
+    const COLLECTION: &'static str = "identities";
     const FILTERS: &'static [&'static str] = &[
         "children_of",
         "descendants_of",
@@ -722,6 +724,7 @@ impl ::runtime::resource::Resource for Identity {
 }
 impl ::runtime::resource::Resource for RoleBinding {
     const TYPE: &'static str = "iam.platform/RoleBinding";
+    const COLLECTION: &'static str = "roleBindings";
     const FILTERS: &'static [&'static str] = &[
         "children_of",
         "descendants_of",
@@ -926,6 +929,7 @@ impl ::runtime::resource::Resource for RoleBinding {
 }
 impl ::runtime::resource::Resource for Role {
     const TYPE: &'static str = "iam.platform/Role";
+    const COLLECTION: &'static str = "roles";
     const FILTERS: &'static [&'static str] = &[
         "children_of",
         "descendants_of",
@@ -1337,172 +1341,144 @@ pub trait RoleStore: Send + Sync + 'static {
         async { Err(StoreError::Unimplemented) }
     }
 }
-/// `iam.platform/Group` in memory, with the parents and dependents the annotation files declare.
-impl GroupStore for ::runtime::memory::MemoryStore {
-    async fn insert_group(&self, resource: &Group) -> Result<(), StoreError> {
-        let _write = self.write_lock();
-        let parent_exists = uidp::parent(::runtime::resource::Resource::uid(resource))
-            .is_none_or(|parent| self.collection::<Group>().contains(parent));
-        self.collection::<Group>().insert(resource, parent_exists)
+/// `iam.platform/Group` in any of the library's storage backends, with the rules the annotation files declare.
+impl<B: Backend> GroupStore for B {
+    fn insert_group(
+        &self,
+        resource: &Group,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        Backend::insert(self, resource)
     }
-    async fn get_group(&self, uid: &str) -> Result<Option<Group>, StoreError> {
-        self.collection::<Group>().get(uid)
+    fn get_group(
+        &self,
+        uid: &str,
+    ) -> impl Future<Output = Result<Option<Group>, StoreError>> + Send {
+        Backend::get(self, uid)
     }
-    async fn list_groups(&self, query: &ListQuery) -> Result<Page<Group>, StoreError> {
-        self.collection::<Group>().list(query)
+    fn list_groups(
+        &self,
+        query: &ListQuery,
+    ) -> impl Future<Output = Result<Page<Group>, StoreError>> + Send {
+        Backend::list(self, query)
     }
-    async fn update_group(
+    fn update_group(
         &self,
         uid: &str,
         update: &Update<Group>,
-    ) -> Result<Option<Group>, StoreError> {
-        self.collection::<Group>().update(uid, update)
+    ) -> impl Future<Output = Result<Option<Group>, StoreError>> + Send {
+        Backend::update(self, uid, update)
     }
-    async fn delete_group(
+    fn delete_group(
         &self,
         uid: &str,
         etag: Option<&str>,
-    ) -> Result<bool, StoreError> {
-        let _write = self.write_lock();
-        #[allow(unused_mut)]
-        let mut dependents = Vec::new();
-        dependents.extend(self.dependents::<Group>("parent", uid));
-        dependents.extend(self.dependents::<Role>("parent", uid));
-        dependents.extend(self.dependents::<Identity>("parent", uid));
-        dependents.extend(self.dependents::<RoleBinding>("parent", uid));
-        dependents
-            .extend(
-                self.dependents::<crate::platform::registry::v2::Repo>("parent", uid),
-            );
-        dependents
-            .extend(
-                self
-                    .dependents::<
-                        crate::platform::vulnerabilities::v2::Advisory,
-                    >("parent", uid),
-            );
-        dependents
-            .extend(
-                self
-                    .dependents::<
-                        crate::platform::libraries::v2::Artifact,
-                    >("parent", uid),
-            );
-        dependents
-            .extend(
-                self.dependents::<crate::platform::advisory::v2::Document>("parent", uid),
-            );
-        self.collection::<Group>().delete(uid, etag, dependents)
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        Backend::delete::<Group>(self, uid, etag)
     }
 }
-/// `iam.platform/Identity` in memory, with the parents and dependents the annotation files declare.
-impl IdentityStore for ::runtime::memory::MemoryStore {
-    async fn insert_identity(&self, resource: &Identity) -> Result<(), StoreError> {
-        let _write = self.write_lock();
-        let parent_exists = uidp::parent(::runtime::resource::Resource::uid(resource))
-            .is_none_or(|parent| self.collection::<Group>().contains(parent));
-        self.collection::<Identity>().insert(resource, parent_exists)
+/// `iam.platform/Identity` in any of the library's storage backends, with the rules the annotation files declare.
+impl<B: Backend> IdentityStore for B {
+    fn insert_identity(
+        &self,
+        resource: &Identity,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        Backend::insert(self, resource)
     }
-    async fn get_identity(&self, uid: &str) -> Result<Option<Identity>, StoreError> {
-        self.collection::<Identity>().get(uid)
+    fn get_identity(
+        &self,
+        uid: &str,
+    ) -> impl Future<Output = Result<Option<Identity>, StoreError>> + Send {
+        Backend::get(self, uid)
     }
-    async fn list_identities(
+    fn list_identities(
         &self,
         query: &ListQuery,
-    ) -> Result<Page<Identity>, StoreError> {
-        self.collection::<Identity>().list(query)
+    ) -> impl Future<Output = Result<Page<Identity>, StoreError>> + Send {
+        Backend::list(self, query)
     }
-    async fn update_identity(
+    fn update_identity(
         &self,
         uid: &str,
         update: &Update<Identity>,
-    ) -> Result<Option<Identity>, StoreError> {
-        self.collection::<Identity>().update(uid, update)
+    ) -> impl Future<Output = Result<Option<Identity>, StoreError>> + Send {
+        Backend::update(self, uid, update)
     }
-    async fn delete_identity(
+    fn delete_identity(
         &self,
         uid: &str,
         etag: Option<&str>,
-    ) -> Result<bool, StoreError> {
-        let _write = self.write_lock();
-        #[allow(unused_mut)]
-        let mut dependents = Vec::new();
-        dependents.extend(self.dependents::<RoleBinding>("identity", uid));
-        self.collection::<Identity>().delete(uid, etag, dependents)
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        Backend::delete::<Identity>(self, uid, etag)
     }
 }
-/// `iam.platform/RoleBinding` in memory, with the parents and dependents the annotation files declare.
-impl RoleBindingStore for ::runtime::memory::MemoryStore {
-    async fn insert_role_binding(
+/// `iam.platform/RoleBinding` in any of the library's storage backends, with the rules the annotation files declare.
+impl<B: Backend> RoleBindingStore for B {
+    fn insert_role_binding(
         &self,
         resource: &RoleBinding,
-    ) -> Result<(), StoreError> {
-        let _write = self.write_lock();
-        let parent_exists = uidp::parent(::runtime::resource::Resource::uid(resource))
-            .is_none_or(|parent| self.collection::<Group>().contains(parent));
-        self.collection::<RoleBinding>().insert(resource, parent_exists)
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        Backend::insert(self, resource)
     }
-    async fn get_role_binding(
+    fn get_role_binding(
         &self,
         uid: &str,
-    ) -> Result<Option<RoleBinding>, StoreError> {
-        self.collection::<RoleBinding>().get(uid)
+    ) -> impl Future<Output = Result<Option<RoleBinding>, StoreError>> + Send {
+        Backend::get(self, uid)
     }
-    async fn list_role_bindings(
+    fn list_role_bindings(
         &self,
         query: &ListQuery,
-    ) -> Result<Page<RoleBinding>, StoreError> {
-        self.collection::<RoleBinding>().list(query)
+    ) -> impl Future<Output = Result<Page<RoleBinding>, StoreError>> + Send {
+        Backend::list(self, query)
     }
-    async fn update_role_binding(
+    fn update_role_binding(
         &self,
         uid: &str,
         update: &Update<RoleBinding>,
-    ) -> Result<Option<RoleBinding>, StoreError> {
-        self.collection::<RoleBinding>().update(uid, update)
+    ) -> impl Future<Output = Result<Option<RoleBinding>, StoreError>> + Send {
+        Backend::update(self, uid, update)
     }
-    async fn delete_role_binding(
+    fn delete_role_binding(
         &self,
         uid: &str,
         etag: Option<&str>,
-    ) -> Result<bool, StoreError> {
-        let _write = self.write_lock();
-        #[allow(unused_mut)]
-        let mut dependents = Vec::new();
-        self.collection::<RoleBinding>().delete(uid, etag, dependents)
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        Backend::delete::<RoleBinding>(self, uid, etag)
     }
 }
-/// `iam.platform/Role` in memory, with the parents and dependents the annotation files declare.
-impl RoleStore for ::runtime::memory::MemoryStore {
-    async fn insert_role(&self, resource: &Role) -> Result<(), StoreError> {
-        let _write = self.write_lock();
-        let parent_exists = uidp::parent(::runtime::resource::Resource::uid(resource))
-            .is_none_or(|parent| self.collection::<Group>().contains(parent));
-        self.collection::<Role>().insert(resource, parent_exists)
+/// `iam.platform/Role` in any of the library's storage backends, with the rules the annotation files declare.
+impl<B: Backend> RoleStore for B {
+    fn insert_role(
+        &self,
+        resource: &Role,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        Backend::insert(self, resource)
     }
-    async fn get_role(&self, uid: &str) -> Result<Option<Role>, StoreError> {
-        self.collection::<Role>().get(uid)
+    fn get_role(
+        &self,
+        uid: &str,
+    ) -> impl Future<Output = Result<Option<Role>, StoreError>> + Send {
+        Backend::get(self, uid)
     }
-    async fn list_roles(&self, query: &ListQuery) -> Result<Page<Role>, StoreError> {
-        self.collection::<Role>().list(query)
+    fn list_roles(
+        &self,
+        query: &ListQuery,
+    ) -> impl Future<Output = Result<Page<Role>, StoreError>> + Send {
+        Backend::list(self, query)
     }
-    async fn update_role(
+    fn update_role(
         &self,
         uid: &str,
         update: &Update<Role>,
-    ) -> Result<Option<Role>, StoreError> {
-        self.collection::<Role>().update(uid, update)
+    ) -> impl Future<Output = Result<Option<Role>, StoreError>> + Send {
+        Backend::update(self, uid, update)
     }
-    async fn delete_role(
+    fn delete_role(
         &self,
         uid: &str,
         etag: Option<&str>,
-    ) -> Result<bool, StoreError> {
-        let _write = self.write_lock();
-        #[allow(unused_mut)]
-        let mut dependents = Vec::new();
-        dependents.extend(self.dependents::<RoleBinding>("role", uid));
-        self.collection::<Role>().delete(uid, etag, dependents)
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        Backend::delete::<Role>(self, uid, etag)
     }
 }
 /// Manages groups: the tree of organizations and teams that every other

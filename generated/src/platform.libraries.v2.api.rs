@@ -7,7 +7,7 @@ use runtime::standard;
 use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::mask::Update;
-use runtime::store::{ListQuery, Page, StoreError};
+use runtime::store::{Backend, ListQuery, Page, StoreError};
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for Artifact {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -59,6 +59,7 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for UpdateArtifactReque
 }
 impl ::runtime::resource::Resource for Artifact {
     const TYPE: &'static str = "libraries.platform/Artifact";
+    const COLLECTION: &'static str = "artifacts";
     const FILTERS: &'static [&'static str] = &[
         "children_of",
         "descendants_of",
@@ -295,41 +296,39 @@ pub trait ArtifactStore: Send + Sync + 'static {
         async { Err(StoreError::Unimplemented) }
     }
 }
-/// `libraries.platform/Artifact` in memory, with the parents and dependents the annotation files declare.
-impl ArtifactStore for ::runtime::memory::MemoryStore {
-    async fn insert_artifact(&self, resource: &Artifact) -> Result<(), StoreError> {
-        let _write = self.write_lock();
-        let parent_exists = uidp::parent(::runtime::resource::Resource::uid(resource))
-            .is_none_or(|parent| {
-                self.collection::<crate::platform::iam::v2::Group>().contains(parent)
-            });
-        self.collection::<Artifact>().insert(resource, parent_exists)
+/// `libraries.platform/Artifact` in any of the library's storage backends, with the rules the annotation files declare.
+impl<B: Backend> ArtifactStore for B {
+    fn insert_artifact(
+        &self,
+        resource: &Artifact,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        Backend::insert(self, resource)
     }
-    async fn get_artifact(&self, uid: &str) -> Result<Option<Artifact>, StoreError> {
-        self.collection::<Artifact>().get(uid)
+    fn get_artifact(
+        &self,
+        uid: &str,
+    ) -> impl Future<Output = Result<Option<Artifact>, StoreError>> + Send {
+        Backend::get(self, uid)
     }
-    async fn list_artifacts(
+    fn list_artifacts(
         &self,
         query: &ListQuery,
-    ) -> Result<Page<Artifact>, StoreError> {
-        self.collection::<Artifact>().list(query)
+    ) -> impl Future<Output = Result<Page<Artifact>, StoreError>> + Send {
+        Backend::list(self, query)
     }
-    async fn update_artifact(
+    fn update_artifact(
         &self,
         uid: &str,
         update: &Update<Artifact>,
-    ) -> Result<Option<Artifact>, StoreError> {
-        self.collection::<Artifact>().update(uid, update)
+    ) -> impl Future<Output = Result<Option<Artifact>, StoreError>> + Send {
+        Backend::update(self, uid, update)
     }
-    async fn delete_artifact(
+    fn delete_artifact(
         &self,
         uid: &str,
         etag: Option<&str>,
-    ) -> Result<bool, StoreError> {
-        let _write = self.write_lock();
-        #[allow(unused_mut)]
-        let mut dependents = Vec::new();
-        self.collection::<Artifact>().delete(uid, etag, dependents)
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        Backend::delete::<Artifact>(self, uid, etag)
     }
 }
 /// Manages language-ecosystem libraries.

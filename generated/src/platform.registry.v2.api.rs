@@ -7,7 +7,7 @@ use runtime::standard;
 use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::mask::Update;
-use runtime::store::{ListQuery, Page, StoreError};
+use runtime::store::{Backend, ListQuery, Page, StoreError};
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for CreateRepoRequest {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -59,6 +59,7 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for UpdateRepoRequest {
 }
 impl ::runtime::resource::Resource for Repo {
     const TYPE: &'static str = "registry.platform/Repo";
+    const COLLECTION: &'static str = "repos";
     const FILTERS: &'static [&'static str] = &[
         "children_of",
         "descendants_of",
@@ -300,38 +301,39 @@ pub trait RepoStore: Send + Sync + 'static {
         async { Err(StoreError::Unimplemented) }
     }
 }
-/// `registry.platform/Repo` in memory, with the parents and dependents the annotation files declare.
-impl RepoStore for ::runtime::memory::MemoryStore {
-    async fn insert_repo(&self, resource: &Repo) -> Result<(), StoreError> {
-        let _write = self.write_lock();
-        let parent_exists = uidp::parent(::runtime::resource::Resource::uid(resource))
-            .is_none_or(|parent| {
-                self.collection::<crate::platform::iam::v2::Group>().contains(parent)
-            });
-        self.collection::<Repo>().insert(resource, parent_exists)
+/// `registry.platform/Repo` in any of the library's storage backends, with the rules the annotation files declare.
+impl<B: Backend> RepoStore for B {
+    fn insert_repo(
+        &self,
+        resource: &Repo,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        Backend::insert(self, resource)
     }
-    async fn get_repo(&self, uid: &str) -> Result<Option<Repo>, StoreError> {
-        self.collection::<Repo>().get(uid)
+    fn get_repo(
+        &self,
+        uid: &str,
+    ) -> impl Future<Output = Result<Option<Repo>, StoreError>> + Send {
+        Backend::get(self, uid)
     }
-    async fn list_repos(&self, query: &ListQuery) -> Result<Page<Repo>, StoreError> {
-        self.collection::<Repo>().list(query)
+    fn list_repos(
+        &self,
+        query: &ListQuery,
+    ) -> impl Future<Output = Result<Page<Repo>, StoreError>> + Send {
+        Backend::list(self, query)
     }
-    async fn update_repo(
+    fn update_repo(
         &self,
         uid: &str,
         update: &Update<Repo>,
-    ) -> Result<Option<Repo>, StoreError> {
-        self.collection::<Repo>().update(uid, update)
+    ) -> impl Future<Output = Result<Option<Repo>, StoreError>> + Send {
+        Backend::update(self, uid, update)
     }
-    async fn delete_repo(
+    fn delete_repo(
         &self,
         uid: &str,
         etag: Option<&str>,
-    ) -> Result<bool, StoreError> {
-        let _write = self.write_lock();
-        #[allow(unused_mut)]
-        let mut dependents = Vec::new();
-        self.collection::<Repo>().delete(uid, etag, dependents)
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        Backend::delete::<Repo>(self, uid, etag)
     }
 }
 /// Manages container repositories.

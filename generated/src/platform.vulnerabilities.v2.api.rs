@@ -7,7 +7,7 @@ use runtime::standard;
 use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::mask::Update;
-use runtime::store::{ListQuery, Page, StoreError};
+use runtime::store::{Backend, ListQuery, Page, StoreError};
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for Advisory {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -45,6 +45,7 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for Severity {
 }
 impl ::runtime::resource::Resource for Advisory {
     const TYPE: &'static str = "vulnerabilities.platform/Advisory";
+    const COLLECTION: &'static str = "advisories";
     const FILTERS: &'static [&'static str] = &[
         "children_of",
         "descendants_of",
@@ -345,41 +346,39 @@ pub trait AdvisoryStore: Send + Sync + 'static {
         async { Err(StoreError::Unimplemented) }
     }
 }
-/// `vulnerabilities.platform/Advisory` in memory, with the parents and dependents the annotation files declare.
-impl AdvisoryStore for ::runtime::memory::MemoryStore {
-    async fn insert_advisory(&self, resource: &Advisory) -> Result<(), StoreError> {
-        let _write = self.write_lock();
-        let parent_exists = uidp::parent(::runtime::resource::Resource::uid(resource))
-            .is_none_or(|parent| {
-                self.collection::<crate::platform::iam::v2::Group>().contains(parent)
-            });
-        self.collection::<Advisory>().insert(resource, parent_exists)
+/// `vulnerabilities.platform/Advisory` in any of the library's storage backends, with the rules the annotation files declare.
+impl<B: Backend> AdvisoryStore for B {
+    fn insert_advisory(
+        &self,
+        resource: &Advisory,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        Backend::insert(self, resource)
     }
-    async fn get_advisory(&self, uid: &str) -> Result<Option<Advisory>, StoreError> {
-        self.collection::<Advisory>().get(uid)
+    fn get_advisory(
+        &self,
+        uid: &str,
+    ) -> impl Future<Output = Result<Option<Advisory>, StoreError>> + Send {
+        Backend::get(self, uid)
     }
-    async fn list_advisories(
+    fn list_advisories(
         &self,
         query: &ListQuery,
-    ) -> Result<Page<Advisory>, StoreError> {
-        self.collection::<Advisory>().list(query)
+    ) -> impl Future<Output = Result<Page<Advisory>, StoreError>> + Send {
+        Backend::list(self, query)
     }
-    async fn update_advisory(
+    fn update_advisory(
         &self,
         uid: &str,
         update: &Update<Advisory>,
-    ) -> Result<Option<Advisory>, StoreError> {
-        self.collection::<Advisory>().update(uid, update)
+    ) -> impl Future<Output = Result<Option<Advisory>, StoreError>> + Send {
+        Backend::update(self, uid, update)
     }
-    async fn delete_advisory(
+    fn delete_advisory(
         &self,
         uid: &str,
         etag: Option<&str>,
-    ) -> Result<bool, StoreError> {
-        let _write = self.write_lock();
-        #[allow(unused_mut)]
-        let mut dependents = Vec::new();
-        self.collection::<Advisory>().delete(uid, etag, dependents)
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        Backend::delete::<Advisory>(self, uid, etag)
     }
 }
 /// Reads vulnerability advisories about artifacts. Read-only in v2; v1 writes them.

@@ -15,11 +15,16 @@
 //!   update masks and page tokens, written once against [`resource::Resource`].
 //! - [`store`]: types shared by generated storage traits; [`memory`]: an
 //!   in-memory collection with their semantics, for tests and examples.
-//! - [`row`]: storage rows, implemented by `#[derive(StorageRow)]`.
+//! - [`row`]: storage rows, implemented by `#[derive(StorageRow)]`; `sql`
+//!   (feature `sql`): every resource of an API in SQLite or PostgreSQL.
+//! - `conformance` (feature `testing`): the storage conformance suite, for
+//!   any [`store::Backend`].
 //! - [`context`], [`auth`]: the caller of a request, API tokens and access decisions.
 //! - [`uidp`], [`time`]: identifiers and timestamps.
 
 pub mod auth;
+#[cfg(feature = "testing")]
+pub mod conformance;
 pub mod context;
 pub mod error;
 pub mod grpc;
@@ -33,6 +38,8 @@ pub mod rest;
 pub mod router;
 pub mod row;
 pub mod serve;
+#[cfg(feature = "sql")]
+pub mod sql;
 pub mod standard;
 pub mod store;
 pub mod time;

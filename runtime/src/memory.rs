@@ -1,16 +1,19 @@
 //! In-memory storage with the semantics every storage trait expects: for
 //! tests, examples and prototypes. [`MemoryStore`] holds every collection of
-//! an API and the generated crate implements its storage traits for it; a
-//! hand-written backend can delegate to a [`MemoryCollection`] instead.
+//! an API and implements [`Backend`], so the generated storage traits are
+//! implemented for it; a hand-written backend can delegate to a
+//! [`MemoryCollection`] instead.
 
-use std::any::{Any, TypeId};
+use std::any::Any;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use crate::mask::Update;
 use crate::resource::{Resource, SortValue};
-use crate::store::{Hierarchy, ListQuery, Matching, OrderBy, Page, PublicItems, StoreError};
+use crate::store::{
+    Backend, Hierarchy, ListQuery, Matching, OrderBy, Page, PublicItems, StoreError,
+};
 use crate::uidp;
 
 /// Items of one resource type, keyed by uid (so subtrees are key ranges).
@@ -183,14 +186,47 @@ fn compare(order: &[OrderBy], a: &[SortValue], b: &[SortValue]) -> Ordering {
         .unwrap_or(Ordering::Equal)
 }
 
-/// Every collection of an API in memory: the generated crate implements each
-/// storage trait for it from the annotation files (parents that must exist,
-/// dependents that block deletes), so an API runs in memory with no storage
-/// code. Writes that check other collections (inserts and deletes) run one at
-/// a time, so a check and its write are atomic.
+/// One collection, whatever its item type: what the store's rules ask of
+/// collections they do not know statically (parents, references, dependents).
+trait AnyCollection: Send + Sync {
+    fn contains(&self, uid: &str) -> bool;
+    fn dependents(&self, field: &str, uid: &str) -> Vec<(String, String)>;
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
+}
+
+impl<R: Resource> AnyCollection for MemoryCollection<R> {
+    fn contains(&self, uid: &str) -> bool {
+        MemoryCollection::contains(self, uid)
+    }
+
+    /// Its children when `field` is `parent`, else the items whose `field`
+    /// holds `uid`.
+    fn dependents(&self, field: &str, uid: &str) -> Vec<(String, String)> {
+        if field == "parent" {
+            self.children_of(uid)
+                .into_iter()
+                .map(|child| (R::TYPE.to_owned(), child))
+                .collect()
+        } else {
+            self.referring(field, uid)
+        }
+    }
+
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+        self
+    }
+}
+
+/// Every collection of an API in memory, with the rules each resource
+/// declares (parents that must exist, references that must name an item,
+/// dependents that block deletes): the generated storage traits are
+/// implemented for every [`Backend`], so an API runs in memory with no
+/// storage code. Writes that check other collections (inserts and deletes)
+/// run one at a time, so a check and its write are atomic.
 #[derive(Default)]
 pub struct MemoryStore {
-    collections: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+    /// By resource type (`Resource::TYPE`), as rules name them.
+    collections: Mutex<HashMap<&'static str, Arc<dyn AnyCollection>>>,
     writes: Mutex<()>,
 }
 
@@ -205,39 +241,91 @@ impl MemoryStore {
         MemoryStore::default()
     }
 
-    /// The collection of `R` (empty until written to).
-    pub fn collection<R: Resource>(&self) -> Arc<MemoryCollection<R>> {
-        let mut collections = self
-            .collections
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let collection = collections
-            .entry(TypeId::of::<R>())
-            .or_insert_with(|| Arc::new(MemoryCollection::<R>::new()));
-        Arc::clone(collection)
-            .downcast::<MemoryCollection<R>>()
-            .expect("collections are keyed by their item type")
-    }
-
-    /// Holds off other checked writes while the guard lives.
-    pub fn write_lock(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.writes
+    fn collections(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<&'static str, Arc<dyn AnyCollection>>> {
+        self.collections
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Dependents of `uid` among the items of `R`: its children when `field`
-    /// is `parent`, else the items whose `field` holds it.
-    pub fn dependents<R: Resource>(&self, field: &str, uid: &str) -> Vec<(String, String)> {
-        let collection = self.collection::<R>();
-        if field == "parent" {
-            collection
-                .children_of(uid)
-                .into_iter()
-                .map(|child| (R::TYPE.to_owned(), child))
-                .collect()
-        } else {
-            collection.referring(field, uid)
+    /// The collection of `R` (empty until written to).
+    pub fn collection<R: Resource>(&self) -> Arc<MemoryCollection<R>> {
+        let collection = Arc::clone(
+            self.collections()
+                .entry(R::TYPE)
+                .or_insert_with(|| Arc::new(MemoryCollection::<R>::new())),
+        );
+        collection
+            .into_any()
+            .downcast::<MemoryCollection<R>>()
+            .expect("collections are keyed by their item type")
+    }
+
+    /// Whether an item of the resource type `type_name` has this uid.
+    fn contains(&self, type_name: &str, uid: &str) -> bool {
+        let collection = self.collections().get(type_name).cloned();
+        collection.is_some_and(|collection| collection.contains(uid))
+    }
+
+    /// Holds off other checked writes while the guard lives.
+    fn write_lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.writes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Backend for MemoryStore {
+    async fn insert<R: Resource>(&self, resource: &R) -> Result<(), StoreError> {
+        let _write = self.write_lock();
+        let parent_exists = match (R::PARENT_TYPE, uidp::parent(resource.uid())) {
+            (Some(parent_type), Some(parent)) => self.contains(parent_type, parent),
+            // Roots, and parents stored outside the API.
+            _ => true,
+        };
+        if let Some(reference) =
+            R::REFERENCES
+                .iter()
+                .find(|reference| match resource.sort_value(reference.field) {
+                    SortValue::Text(uid) => {
+                        !uid.is_empty() && !self.contains(reference.resource_type, &uid)
+                    }
+                    SortValue::Int(_) => true,
+                })
+        {
+            return Err(StoreError::ReferenceNotFound(reference.field));
         }
+        self.collection::<R>().insert(resource, parent_exists)
+    }
+
+    async fn get<R: Resource>(&self, uid: &str) -> Result<Option<R>, StoreError> {
+        self.collection::<R>().get(uid)
+    }
+
+    async fn list<R: Resource>(&self, query: &ListQuery) -> Result<Page<R>, StoreError> {
+        self.collection::<R>().list(query)
+    }
+
+    async fn update<R: Resource>(
+        &self,
+        uid: &str,
+        update: &Update<R>,
+    ) -> Result<Option<R>, StoreError> {
+        self.collection::<R>().update(uid, update)
+    }
+
+    async fn delete<R: Resource>(&self, uid: &str, etag: Option<&str>) -> Result<bool, StoreError> {
+        let _write = self.write_lock();
+        let dependents = R::DEPENDENTS
+            .iter()
+            .flat_map(|dependent| {
+                let collection = self.collections().get(dependent.resource_type).cloned();
+                collection
+                    .map(|collection| collection.dependents(dependent.field, uid))
+                    .unwrap_or_default()
+            })
+            .collect();
+        self.collection::<R>().delete(uid, etag, dependents)
     }
 }

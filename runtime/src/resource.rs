@@ -156,6 +156,9 @@ pub enum SortValue {
 pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync + 'static {
     /// The resource type, e.g. `library.example.com/Shelf`.
     const TYPE: &'static str;
+    /// The collection id, e.g. `shelves` (the plural of the resource
+    /// pattern); SQL storage names its table after it.
+    const COLLECTION: &'static str;
     /// Every field and nested field, with its behaviour.
     const FIELDS: &'static [FieldSpec];
     /// Fields `order_by` may name (JSON names); `uid` is always allowed.

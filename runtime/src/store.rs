@@ -6,7 +6,8 @@
 
 use std::fmt;
 
-use crate::resource::SortValue;
+use crate::mask::Update;
+use crate::resource::{Resource, SortValue};
 
 /// Why a storage call failed.
 #[derive(Debug)]
@@ -154,4 +155,56 @@ pub struct Page<R> {
     pub items: Vec<R>,
     /// Items matching the filter, independent of paging.
     pub total_count: u64,
+}
+
+/// Storage of every resource type of an API: what the library's stores
+/// ([`crate::memory::MemoryStore`] and, with the `sql` feature,
+/// `runtime::sql::SqlStore`) implement once, generically.
+///
+/// The generated crate implements each resource's storage trait for every
+/// `Backend`, so such a store serves any generated API with no code. Each
+/// method keeps the rules the resource declares ([`Resource::PARENT_TYPE`],
+/// [`Resource::REFERENCES`], [`Resource::DEPENDENTS`]) in the same atomic
+/// step as its write.
+///
+/// [`Resource::PARENT_TYPE`]: crate::resource::Resource::PARENT_TYPE
+/// [`Resource::REFERENCES`]: crate::resource::Resource::REFERENCES
+/// [`Resource::DEPENDENTS`]: crate::resource::Resource::DEPENDENTS
+pub trait Backend: Send + Sync + 'static {
+    /// Stores a new item: `ParentNotFound` when its parent (of the declared
+    /// parent type) is missing, `ReferenceNotFound` when a reference names
+    /// no item, `AlreadyExists` when the uid is taken.
+    fn insert<R: Resource>(
+        &self,
+        resource: &R,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The item with this uid, if stored.
+    fn get<R: Resource>(
+        &self,
+        uid: &str,
+    ) -> impl Future<Output = Result<Option<R>, StoreError>> + Send;
+
+    /// One page of items for a validated query, with the total count.
+    fn list<R: Resource>(
+        &self,
+        query: &ListQuery,
+    ) -> impl Future<Output = Result<Page<R>, StoreError>> + Send;
+
+    /// Replaces a stored item by `update.apply(&stored)` atomically; `None`
+    /// when no item has this uid.
+    fn update<R: Resource>(
+        &self,
+        uid: &str,
+        update: &Update<R>,
+    ) -> impl Future<Output = Result<Option<R>, StoreError>> + Send;
+
+    /// Deletes an item; `false` when none has this uid. Fails with
+    /// `EtagMismatch` on a stale `etag` and `HasDependents` while declared
+    /// dependents exist, changing nothing.
+    fn delete<R: Resource>(
+        &self,
+        uid: &str,
+        etag: Option<&str>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 }

@@ -3,7 +3,6 @@
 
 use e2e::{StatusCode, TestServer, call, is_child_uid};
 use generated::platform::vulnerabilities::v2::{Advisory, AdvisoryStore};
-use platform_server::store::SqlStore;
 use runtime::Caller;
 use serde_json::{Value, json};
 use tonic_types::StatusExt;
@@ -120,8 +119,10 @@ fn collections(identity: &str, role: &str) -> Vec<Collection> {
 /// Stores an advisory directly: v2 serves advisories read-only.
 async fn seed_advisory(server: &TestServer, parent: &str) -> String {
     let store = match std::env::var("E2E_DATABASE_URL") {
-        Ok(url) => SqlStore::open_postgres(&url).await.unwrap(),
-        Err(_) => SqlStore::open_sqlite(&server.data_dir).await.unwrap(),
+        Ok(url) => platform_server::store::open_postgres(&url).await.unwrap(),
+        Err(_) => platform_server::store::open_sqlite(&server.data_dir)
+            .await
+            .unwrap(),
     };
     let advisory = Advisory {
         name: "advisory".into(),

@@ -20,11 +20,13 @@ async fn backends() -> Vec<(&'static str, SqlStore, tempfile::TempDir)> {
     let dir = tempfile::tempdir().unwrap();
     let mut backends = vec![(
         "sqlite",
-        SqlStore::open_sqlite(dir.path()).await.unwrap(),
+        platform_server::store::open_sqlite(dir.path())
+            .await
+            .unwrap(),
         dir,
     )];
     if let Ok(url) = std::env::var("E2E_DATABASE_URL") {
-        let store = SqlStore::open_postgres(&url).await.unwrap();
+        let store = platform_server::store::open_postgres(&url).await.unwrap();
         backends.push(("postgres", store, tempfile::tempdir().unwrap()));
     }
     backends
@@ -436,4 +438,42 @@ async fn deletes_respect_dependents_and_etags() {
             "{backend}"
         );
     }
+}
+
+/// The library's suite (`runtime::conformance`) for every collection of the
+/// Platform API, over each SQL backend and the memory store.
+#[tokio::test]
+async fn every_collection_conforms_on_every_store() {
+    for (_backend, store, _dir) in backends().await {
+        library_suite(&store).await;
+    }
+    library_suite(&runtime::memory::MemoryStore::new()).await;
+}
+
+async fn library_suite<B: runtime::store::Backend>(store: &B) {
+    use generated::platform::advisory::v2::Document;
+    use generated::platform::libraries::v2::Artifact;
+    use generated::platform::vulnerabilities::v2::Advisory;
+    use runtime::conformance::run;
+
+    macro_rules! suite {
+        ($($resource:ident),*) => {$(
+            run::<B, Group, $resource>(store, |n| $resource {
+                name: format!("item {n}"),
+                description: format!("sample {n}"),
+                ..Default::default()
+            })
+            .await;
+        )*};
+    }
+    suite!(
+        Group,
+        Role,
+        Identity,
+        RoleBinding,
+        Repo,
+        Advisory,
+        Artifact,
+        Document
+    );
 }

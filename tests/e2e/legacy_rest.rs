@@ -8,7 +8,6 @@ use std::str::FromStr;
 
 use e2e::{Method, Response, Rest, StatusCode, TestServer, is_child_uid};
 use generated::platform::vulnerabilities::v2::{Advisory, AdvisoryStore, Severity};
-use platform_server::store::SqlStore;
 use runtime::Caller;
 use serde_json::{Value, json};
 
@@ -249,8 +248,10 @@ impl World {
 /// Stores an advisory straight into storage, as v2 would hold it.
 async fn seed_advisory(server: &TestServer, parent: &str, body: &Value) -> String {
     let store = match std::env::var("E2E_DATABASE_URL") {
-        Ok(url) => SqlStore::open_postgres(&url).await.unwrap(),
-        Err(_) => SqlStore::open_sqlite(&server.data_dir).await.unwrap(),
+        Ok(url) => platform_server::store::open_postgres(&url).await.unwrap(),
+        Err(_) => platform_server::store::open_sqlite(&server.data_dir)
+            .await
+            .unwrap(),
     };
     let text = |key: &str| body[key].as_str().unwrap_or_default().to_owned();
     let advisory = Advisory {

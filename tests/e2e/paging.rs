@@ -23,7 +23,9 @@ struct Fixture {
 static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let store = runtime.block_on(SqlStore::open_sqlite(dir.path())).unwrap();
+    let store = runtime
+        .block_on(platform_server::store::open_sqlite(dir.path()))
+        .unwrap();
     let api = GroupServiceApi::new(
         Arc::new(store),
         ApiContext::new(PageTokens::new([3; 32]), Authorizer::allow_all()),

@@ -120,15 +120,19 @@ impl Shared {
     /// A store on the database (migrating it, as a server does).
     async fn open(&self) -> SqlStore {
         match &self.postgres {
-            Some(db) => SqlStore::open_postgres(&db.url).await.unwrap(),
-            None => SqlStore::open_sqlite(self.dir.path()).await.unwrap(),
+            Some(db) => platform_server::store::open_postgres(&db.url)
+                .await
+                .unwrap(),
+            None => platform_server::store::open_sqlite(self.dir.path())
+                .await
+                .unwrap(),
         }
     }
 
-    fn backend(&self) -> platform_server::store::Backend {
+    fn backend(&self) -> platform_server::store::Dialect {
         match self.postgres {
-            Some(_) => platform_server::store::Backend::Postgres,
-            None => platform_server::store::Backend::Sqlite,
+            Some(_) => platform_server::store::Dialect::Postgres,
+            None => platform_server::store::Dialect::Sqlite,
         }
     }
 }
@@ -667,12 +671,12 @@ async fn replicas_upgrade_a_database_of_the_previous_release_together() {
 async fn schema_of(shared: &Shared) -> Vec<String> {
     let pool = shared.pool().await;
     let sql = match shared.backend() {
-        platform_server::store::Backend::Sqlite => {
+        platform_server::store::Dialect::Sqlite => {
             "SELECT m.type || ' ' || m.name || ' ' || COALESCE(p.name || ' ' || p.type || ' ' || p.\"notnull\" || ' ' || p.pk, m.sql) \
              FROM sqlite_master m LEFT JOIN pragma_table_info(m.name) p ON m.type = 'table' \
              WHERE m.name NOT LIKE 'sqlite_%' ORDER BY 1"
         }
-        platform_server::store::Backend::Postgres => {
+        platform_server::store::Dialect::Postgres => {
             "SELECT table_name || ' ' || column_name || ' ' || data_type || ' ' || is_nullable || ' ' || COALESCE(collation_name, '') \
              FROM information_schema.columns WHERE table_schema = current_schema() \
              UNION ALL SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() ORDER BY 1"

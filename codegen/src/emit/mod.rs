@@ -6,16 +6,16 @@
 //! - [`resource`]: `runtime::resource::Resource` impls (field behaviours,
 //!   mask copying, sort keys).
 //! - [`legacy`]: conversions between legacy messages and the resources they show.
-//! - [`store`]: one storage trait per resource; [`memory`]: each implemented
-//!   in memory (`runtime::memory::MemoryStore`).
+//! - [`store`]: one storage trait per resource; [`backend`]: each implemented
+//!   for the library's stores (`runtime::store::Backend`).
 //! - [`service`]: the service implementation both transports call.
 //! - [`rest`]: the axum router transcoding each HTTP rule.
 //! - [`openapi`]: the OpenAPI 3.1 document of the REST routes.
 //! - [`root`]: the crate root with the module tree and descriptors; [`wiring`]:
 //!   in it, `Services`, serving the whole API on one router.
 
+pub mod backend;
 pub mod legacy;
-pub mod memory;
 pub mod messages;
 pub mod openapi;
 pub mod reflect;

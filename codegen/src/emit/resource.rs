@@ -121,6 +121,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         .public_field
         .as_ref()
         .map(|field| quote!(const PUBLIC_FIELD: Option<&'static str> = Some(#field);));
+    let collection = &resource.plural;
     let parent_type = resource
         .parent_type
         .as_ref()
@@ -128,6 +129,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
     quote! {
         impl ::runtime::resource::Resource for #ty {
             const TYPE: &'static str = #type_name;
+            const COLLECTION: &'static str = #collection;
             #page_sizes
             #filters
             #dependents

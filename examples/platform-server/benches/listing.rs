@@ -45,7 +45,7 @@ async fn seed(
     dir: &std::path::Path,
     children: usize,
 ) -> (GroupServiceApi<SqlStore>, String, String, Vec<Group>) {
-    let store = SqlStore::open_sqlite(dir).await.unwrap();
+    let store = platform_server::store::open_sqlite(dir).await.unwrap();
     let root = runtime::uidp::new_root();
     let small = runtime::uidp::new_root();
     let mut rows = vec![
@@ -68,7 +68,7 @@ async fn seed(
     }
     rows.extend(subtree);
     for chunk in rows.chunks(100_000) {
-        store.import_groups(chunk).await.unwrap();
+        store.import(chunk).await.unwrap();
     }
     let mut children_rows: Vec<Group> = rows
         .into_iter()

@@ -32,7 +32,8 @@ pub struct Parts {
 
 pub fn router(parts: Parts) -> Result<Router, MissingHandlers> {
     let store = Arc::new(parts.store);
-    let access: Arc<dyn runtime::auth::Access> = store.clone();
+    let access: Arc<dyn runtime::auth::Access> =
+        Arc::new(crate::grants::StoredAccess::new((*store).clone()));
     let mut context =
         ApiContext::new(parts.page_tokens, Authorizer::new(access)).with_shared_scope(parts.root);
     if let Some(bytes) = parts.list_budget {

@@ -11,6 +11,7 @@
 mod app;
 mod auth;
 pub mod bootstrap;
+mod grants;
 pub(crate) mod keys;
 pub mod store;
 
@@ -18,8 +19,6 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 
 use tokio::net::TcpListener;
-
-use crate::store::SqlStore;
 
 /// What a server instance needs.
 #[derive(Clone, Debug, Default)]
@@ -68,8 +67,8 @@ pub async fn serve(
         .clone()
         .unwrap_or_else(|| format!("http://{address}"));
     let store = match &config.database_url {
-        Some(url) => SqlStore::open_postgres(url).await?,
-        None => SqlStore::open_sqlite(&config.data_dir).await?,
+        Some(url) => store::open_postgres(url).await?,
+        None => store::open_sqlite(&config.data_dir).await?,
     };
     let issuers = config
         .trusted_issuers

@@ -23,3 +23,38 @@ include!(concat!(env!("OUT_DIR"), "/generated.rs"));
 /// storage traits for it, with the annotation files' rules (a widget with
 /// parts cannot be deleted).
 pub use runtime::memory::MemoryStore;
+/// Widgets and their parts in SQLite (or PostgreSQL), with the same rules.
+pub use runtime::sql::SqlStore;
+
+use self::widgets::v1::{Part, Widget};
+use macros::StorageRow;
+
+/// The widget fields kept in columns of their own: what `order_by` names.
+#[derive(StorageRow)]
+#[row(message = Widget)]
+pub struct WidgetColumns {
+    name: String,
+    stock: i32,
+    #[row(timestamp, output_only)]
+    create_time: i64,
+}
+
+/// The part fields kept in columns: what `order_by` names, and the widget
+/// a part keeps from deletion.
+#[derive(StorageRow)]
+#[row(message = Part)]
+pub struct PartColumns {
+    name: String,
+    #[row(timestamp, output_only)]
+    create_time: i64,
+    #[row(timestamp, output_only)]
+    update_time: i64,
+    widget: String,
+}
+
+/// Opens (creating if needed) the SQLite database file at `path`.
+pub async fn open_sqlite(path: &std::path::Path) -> Result<SqlStore, runtime::sql::Error> {
+    use runtime::sql::{SqlOptions, Table};
+    let tables = [Table::of::<WidgetColumns>(), Table::of::<PartColumns>()];
+    SqlStore::open_sqlite(path, SqlOptions::new(tables)).await
+}

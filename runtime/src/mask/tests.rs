@@ -82,6 +82,7 @@ impl ReflectMessage for Thing {
 
 impl Resource for Thing {
     const TYPE: &'static str = "test.example.com/Thing";
+    const COLLECTION: &'static str = "things";
     const FIELDS: &'static [FieldSpec] = &[
         spec("uid", "uid", Behavior::OutputOnly),
         spec("display_name", "displayName", Behavior::Required),

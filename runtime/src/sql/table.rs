@@ -1,63 +1,179 @@
 //! The standard methods over one SQL table, for any resource type.
 
+use std::collections::HashMap;
+
 use futures_util::TryStreamExt;
-use runtime::mask::Update;
-use runtime::resource::{Resource, SortValue};
-use runtime::row::{ColumnSpec, Row as StorageRow};
-use runtime::store::{Hierarchy, ListQuery, Matching, Page, PublicItems, StoreError};
-use runtime::uidp;
 use sqlx::any::AnyArguments;
 use sqlx::query::Query;
-use sqlx::{Any, AnyPool, Arguments, Row};
+use sqlx::{Any, Arguments, Row};
 
-use super::Backend;
+use super::{Dialect, SqlStore};
+use crate::mask::Update;
+use crate::resource::{Dependent, Reference, Resource, SortValue};
+use crate::row::{ColumnSpec, Row as StorageRow};
+use crate::store::{Hierarchy, ListQuery, Matching, Page, PublicItems, StoreError};
+use crate::uidp;
 
-/// How one collection is stored.
-#[derive(Debug)]
+/// Reads the named columns' values from a stored body.
+pub(super) type ValuesOf = fn(&[u8], &[&str]) -> Result<Vec<SortValue>, prost::DecodeError>;
+
+/// How one resource type is stored: its row type's columns, and the rules
+/// its `Resource` implementation declares.
+#[derive(Clone, Debug)]
 pub struct Table {
-    pub name: &'static str,
-    /// The collection id (`roleBindings`), as the generated code names it.
-    pub collection: &'static str,
+    /// The table name: the collection id in snake case (`book_copies`).
+    pub(super) name: String,
+    pub(super) resource_type: &'static str,
     /// Fields kept in their own indexed column (for ordering, filtering and
-    /// finding dependents), from the collection's row type.
-    pub columns: &'static [ColumnSpec],
-    /// Whether grants derive from its items: each write advances the access
-    /// epoch in the same transaction (see `store::grants`).
-    pub guards_access: bool,
+    /// finding dependents), from the row type.
+    pub(super) columns: &'static [ColumnSpec],
+    /// Whether access decisions derive from its items: each write advances
+    /// the access epoch in the same transaction.
+    guards_access: bool,
+    parent_type: Option<&'static str>,
+    references: &'static [Reference],
+    dependents: &'static [Dependent],
+    order_by: &'static [&'static str],
+    filters: &'static [&'static str],
+    public_field: Option<&'static str>,
+    /// Decodes a stored body and reads the named columns' values (filling a
+    /// column added to an existing table).
+    pub(super) values_of: ValuesOf,
 }
 
 impl Table {
-    /// The table of a collection whose columns are the row type `W`.
-    pub const fn new<W: StorageRow>(name: &'static str, collection: &'static str) -> Table {
+    /// The table of the resource whose columns the row type `W` declares.
+    pub fn of<W: StorageRow>() -> Table
+    where
+        W::Message: Resource,
+    {
+        fn values_of<R: Resource>(
+            body: &[u8],
+            fields: &[&str],
+        ) -> Result<Vec<SortValue>, prost::DecodeError> {
+            let resource = R::decode(body)?;
+            Ok(fields
+                .iter()
+                .map(|field| resource.sort_value(field))
+                .collect())
+        }
+        type R<W> = <W as StorageRow>::Message;
         Table {
-            name,
-            collection,
+            name: snake_case(R::<W>::COLLECTION),
+            resource_type: R::<W>::TYPE,
             columns: W::COLUMNS,
             guards_access: false,
+            parent_type: R::<W>::PARENT_TYPE,
+            references: R::<W>::REFERENCES,
+            dependents: R::<W>::DEPENDENTS,
+            order_by: R::<W>::ORDER_BY,
+            filters: R::<W>::FILTERS,
+            public_field: R::<W>::PUBLIC_FIELD,
+            values_of: values_of::<R<W>>,
         }
     }
 
-    /// Marks a table whose items grants derive from.
-    pub const fn guarding_access(mut self) -> Table {
+    /// Marks a table whose items access decisions derive from (see
+    /// [`SqlStore::access_epoch`]).
+    pub fn guarding_access(mut self) -> Table {
         self.guards_access = true;
         self
     }
 
-    /// Commits a write, advancing the access epoch first when grants derive
-    /// from this table: a server that sees the commit sees the new epoch.
+    /// Commits a write, advancing the access epoch first when access
+    /// decisions derive from this table: a server that sees the commit sees
+    /// the new epoch.
     async fn commit(
         &self,
         mut transaction: sqlx::Transaction<'static, Any>,
     ) -> Result<(), StoreError> {
         if self.guards_access {
-            super::grants::advance_epoch(&mut transaction).await?;
+            sqlx::query("UPDATE access_epoch SET epoch = epoch + 1 WHERE id = 1")
+                .execute(&mut *transaction)
+                .await
+                .map_err(backend_error)?;
         }
         transaction.commit().await.map_err(backend_error)
     }
+
+    /// Whether a top-level field (JSON name) has a column.
+    fn has_column(&self, field: &str) -> bool {
+        matches!(field, "uid" | "parent") || self.columns.iter().any(|c| c.field == field)
+    }
 }
 
-/// Every item's parent is a group, which must exist when the item is created.
-const PARENT_TABLE: &str = "groups";
+/// `bookCopies` → `book_copies`.
+fn snake_case(collection: &str) -> String {
+    let mut name = String::with_capacity(collection.len() + 4);
+    for c in collection.chars() {
+        if c.is_ascii_uppercase() {
+            name.push('_');
+            name.push(c.to_ascii_lowercase());
+        } else {
+            name.push(c);
+        }
+    }
+    name
+}
+
+/// Why the tables cannot keep the rules their resources declare, if they
+/// cannot: a rule naming a resource type without a table, or a field that
+/// ordering, filters or dependents look up without a column.
+pub(super) fn check_rules(tables: &HashMap<&'static str, Table>) -> Result<(), String> {
+    let mut problems = Vec::new();
+    let stored = |resource_type: &str, why: String, problems: &mut Vec<String>| {
+        let table = tables.get(resource_type);
+        if table.is_none() {
+            problems.push(format!("{why} names `{resource_type}`, which has no table"));
+        }
+        table
+    };
+    for table in tables.values() {
+        let name = &table.name;
+        if let Some(parent) = table.parent_type {
+            stored(parent, format!("the parent of `{name}`"), &mut problems);
+        }
+        for reference in table.references {
+            let why = format!("reference `{}` of `{name}`", reference.field);
+            stored(reference.resource_type, why, &mut problems);
+        }
+        for dependent in table.dependents {
+            let why = format!("a dependent of `{name}`");
+            if let Some(other) = stored(dependent.resource_type, why, &mut problems)
+                && !other.has_column(dependent.field)
+            {
+                problems.push(format!(
+                    "`{}` needs a column for `{}` (it blocks deletes of `{name}`)",
+                    other.name, dependent.field
+                ));
+            }
+        }
+        let needed = table
+            .order_by
+            .iter()
+            .map(|field| (*field, "order_by"))
+            .chain(table.public_field.map(|field| (field, "public items")))
+            .chain(
+                table
+                    .filters
+                    .contains(&"name")
+                    .then_some(("name", "the name filter")),
+            );
+        for (field, why) in needed {
+            if !table.has_column(field) {
+                problems.push(format!("`{name}` needs a column for `{field}` ({why})"));
+            }
+        }
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    problems.sort();
+    Err(format!(
+        "the SQL tables cannot keep the declared rules; declare the missing tables and row fields: {}",
+        problems.join("; ")
+    ))
+}
 
 fn backend_error(error: sqlx::Error) -> StoreError {
     StoreError::backend(error)
@@ -87,9 +203,8 @@ impl Table {
             .unwrap_or_else(|| panic!("table `{}` has no column for `{field}`", self.name))
     }
 
-    /// Binds a resource's column values in [`Self::columns`] order, taken
-    /// through its row type `W`.
-    fn bind_row<'q, R: Resource, W: StorageRow<Message = R>>(
+    /// Binds a resource's column values in [`Self::columns`] order.
+    fn bind_row<'q, R: Resource>(
         &self,
         mut query: Query<'q, Any, AnyArguments>,
         resource: &R,
@@ -97,7 +212,7 @@ impl Table {
         query = query
             .bind(resource.uid().to_owned())
             .bind(uidp::parent(resource.uid()).unwrap_or_default().to_owned());
-        for value in W::from_message(resource).values() {
+        for value in self.columns.iter().map(|c| resource.sort_value(c.field)) {
             query = match value {
                 SortValue::Int(value) => query.bind(value),
                 SortValue::Text(value) => query.bind(value),
@@ -108,34 +223,42 @@ impl Table {
             .bind(resource.encode_to_vec())
     }
 
-    pub async fn insert<R: Resource, W: StorageRow<Message = R>>(
+    pub(super) async fn insert<R: Resource>(
         &self,
-        pool: &AnyPool,
-        backend: Backend,
+        store: &SqlStore,
         resource: &R,
     ) -> Result<(), StoreError> {
         let columns = self.column_list();
         let count = 4 + self.columns.len();
         let placeholders: Vec<String> = (1..=count).map(|i| format!("${i}")).collect();
         let placeholders = placeholders.join(", ");
-        let parent_check =
-            format!(" WHERE $2 = '' OR EXISTS (SELECT 1 FROM {PARENT_TABLE} WHERE uid = $2)");
+        // Roots, and items whose parents are stored outside the API, need no
+        // parent row.
+        let parent_check = match self.parent_type {
+            Some(parent_type) => format!(
+                " WHERE $2 = '' OR EXISTS (SELECT 1 FROM {} WHERE uid = $2)",
+                store.table_of(parent_type)?.name
+            ),
+            None => String::new(),
+        };
         let sql = format!(
             "INSERT INTO {} ({columns}) SELECT {placeholders}{parent_check}",
             self.name
         );
-        let mut transaction = begin_write(pool, backend).await?;
+        let mut transaction = begin_write(store).await?;
         // The items reference fields name must still exist when this commits:
         // PostgreSQL holds a share lock on them (a concurrent delete waits),
         // SQLite's write lock already serialises the two.
-        let share = match backend {
-            Backend::Postgres => " FOR SHARE",
-            Backend::Sqlite => "",
+        let share = match store.dialect {
+            Dialect::Postgres => " FOR SHARE",
+            Dialect::Sqlite => "",
         };
-        for reference in R::REFERENCES {
-            let target = super::table_of(reference.collection);
+        for reference in self.references {
+            let target = store.table_of(reference.resource_type)?;
             let sql = format!("SELECT 1 FROM {} WHERE uid = $1{share}", target.name);
             let uid = match resource.sort_value(reference.field) {
+                // An optional reference left empty names nothing.
+                SortValue::Text(uid) if uid.is_empty() => continue,
                 SortValue::Text(uid) => uid,
                 SortValue::Int(_) => return Err(StoreError::ReferenceNotFound(reference.field)),
             };
@@ -148,7 +271,7 @@ impl Table {
                 return Err(StoreError::ReferenceNotFound(reference.field));
             }
         }
-        let query = self.bind_row::<R, W>(sqlx::query(sqlx::AssertSqlSafe(sql)), resource);
+        let query = self.bind_row::<R>(sqlx::query(sqlx::AssertSqlSafe(sql)), resource);
         match query.execute(&mut *transaction).await {
             Ok(result) if result.rows_affected() == 0 => return Err(StoreError::ParentNotFound),
             Ok(_) => {}
@@ -188,7 +311,11 @@ impl Table {
     }
 
     /// The number of items a hierarchy filter matches, from the counters.
-    async fn counted(&self, pool: &AnyPool, filter: &Hierarchy) -> Result<Option<i64>, StoreError> {
+    async fn counted(
+        &self,
+        store: &SqlStore,
+        filter: &Hierarchy,
+    ) -> Result<Option<i64>, StoreError> {
         let (prefix, column) = match filter {
             Hierarchy::All => ("", "descendants"),
             Hierarchy::ChildrenOf(uid) => (uid.as_str(), "children"),
@@ -201,7 +328,7 @@ impl Table {
         );
         let count: Option<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
             .bind(prefix.to_owned())
-            .fetch_optional(pool)
+            .fetch_optional(&store.pool)
             .await
             .map_err(backend_error)?;
         Ok(Some(count.unwrap_or(0)))
@@ -209,15 +336,14 @@ impl Table {
 
     /// Inserts many new rows in one transaction, without parent checks
     /// (bulk loading; the caller guarantees parents exist).
-    pub async fn import<R: Resource, W: StorageRow<Message = R>>(
+    pub(super) async fn import<R: Resource>(
         &self,
-        pool: &AnyPool,
-        backend: Backend,
+        store: &SqlStore,
         resources: &[R],
     ) -> Result<(), StoreError> {
         const BATCH: usize = 200;
         let width = 4 + self.columns.len();
-        let mut transaction = begin_write(pool, backend).await?;
+        let mut transaction = begin_write(store).await?;
         for chunk in resources.chunks(BATCH) {
             let rows: Vec<String> = (0..chunk.len())
                 .map(|row| {
@@ -235,7 +361,7 @@ impl Table {
             );
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
             for resource in chunk {
-                query = self.bind_row::<R, W>(query, resource);
+                query = self.bind_row::<R>(query, resource);
             }
             query
                 .execute(&mut *transaction)
@@ -247,24 +373,24 @@ impl Table {
         self.commit(transaction).await
     }
 
-    pub async fn get<R: Resource>(
+    pub(super) async fn get<R: Resource>(
         &self,
-        pool: &AnyPool,
+        store: &SqlStore,
         uid: &str,
     ) -> Result<Option<R>, StoreError> {
         let sql = format!("SELECT body FROM {} WHERE uid = $1", self.name);
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(uid.to_owned())
-            .fetch_optional(pool)
+            .fetch_optional(&store.pool)
             .await
             .map_err(backend_error)?;
         row.map(|row| decode(&row)).transpose()
     }
 
     /// Every item whose column for `field` (JSON name) holds `value`.
-    pub async fn find_by<R: Resource>(
+    pub(super) async fn find_by<R: Resource>(
         &self,
-        pool: &AnyPool,
+        store: &SqlStore,
         field: &str,
         value: &str,
     ) -> Result<Vec<R>, StoreError> {
@@ -275,20 +401,20 @@ impl Table {
         );
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(value.to_owned())
-            .fetch_all(pool)
+            .fetch_all(&store.pool)
             .await
             .map_err(backend_error)?;
         rows.iter().map(decode).collect()
     }
 
-    pub async fn list<R: Resource>(
+    pub(super) async fn list<R: Resource>(
         &self,
-        pool: &AnyPool,
+        store: &SqlStore,
         query: &ListQuery,
     ) -> Result<Page<R>, StoreError> {
         // The counters know hierarchy filters only.
         let counted = match query.public {
-            None if query.matching.is_empty() => self.counted(pool, &query.filter).await?,
+            None if query.matching.is_empty() => self.counted(store, &query.filter).await?,
             _ => None,
         };
         let mut count_arguments = AnyArguments::default();
@@ -301,7 +427,7 @@ impl Table {
         let total: i64 = match counted {
             Some(total) => total,
             None => sqlx::query_scalar_with(sqlx::AssertSqlSafe(count_sql), count_arguments)
-                .fetch_one(pool)
+                .fetch_one(&store.pool)
                 .await
                 .map_err(backend_error)?,
         };
@@ -368,7 +494,7 @@ impl Table {
         );
         // Rows are read one at a time, and reading stops one row past the
         // byte budget: a page of large items never holds `limit` of them.
-        let mut rows = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments).fetch(pool);
+        let mut rows = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments).fetch(&store.pool);
         let mut items = Vec::new();
         let mut read: u64 = 0;
         while let Some(row) = rows.try_next().await.map_err(backend_error)? {
@@ -386,15 +512,14 @@ impl Table {
         })
     }
 
-    pub async fn update<R: Resource, W: StorageRow<Message = R>>(
+    pub(super) async fn update<R: Resource>(
         &self,
-        pool: &AnyPool,
-        backend: Backend,
+        store: &SqlStore,
         uid: &str,
         update: &Update<R>,
     ) -> Result<Option<R>, StoreError> {
-        let mut transaction = begin_write(pool, backend).await?;
-        let lock = row_lock(backend);
+        let mut transaction = begin_write(store).await?;
+        let lock = row_lock(store.dialect);
         let sql = format!("SELECT body FROM {} WHERE uid = $1{lock}", self.name);
         let Some(row) = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(uid.to_owned())
@@ -418,7 +543,7 @@ impl Table {
             self.columns.len() + 3,
             self.columns.len() + 4,
         );
-        self.bind_row::<R, W>(sqlx::query(sqlx::AssertSqlSafe(sql)), &merged)
+        self.bind_row::<R>(sqlx::query(sqlx::AssertSqlSafe(sql)), &merged)
             .execute(&mut *transaction)
             .await
             .map_err(backend_error)?;
@@ -426,15 +551,14 @@ impl Table {
         Ok(Some(merged))
     }
 
-    pub async fn delete<R: Resource>(
+    pub(super) async fn delete(
         &self,
-        pool: &AnyPool,
-        backend: Backend,
+        store: &SqlStore,
         uid: &str,
         etag: Option<&str>,
     ) -> Result<bool, StoreError> {
-        let mut transaction = begin_write(pool, backend).await?;
-        let lock = row_lock(backend);
+        let mut transaction = begin_write(store).await?;
+        let lock = row_lock(store.dialect);
         let sql = format!("SELECT etag FROM {} WHERE uid = $1{lock}", self.name);
         let Some(stored_etag) = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
             .bind(uid.to_owned())
@@ -448,8 +572,8 @@ impl Table {
             return Err(StoreError::EtagMismatch);
         }
         let mut dependents = Vec::new();
-        for dependent in R::DEPENDENTS {
-            let table = super::table_of(dependent.collection);
+        for dependent in self.dependents {
+            let table = store.table_of(dependent.resource_type)?;
             let column = table.column(dependent.field);
             let resource_type = dependent.resource_type;
             let sql = format!(
@@ -507,22 +631,19 @@ impl Counts {
 
 /// What locks a row read for a write: PostgreSQL locks the row; SQLite's
 /// `BEGIN IMMEDIATE` already holds the database's write lock.
-fn row_lock(backend: Backend) -> &'static str {
-    match backend {
-        Backend::Postgres => " FOR UPDATE",
-        Backend::Sqlite => "",
+fn row_lock(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Postgres => " FOR UPDATE",
+        Dialect::Sqlite => "",
     }
 }
 
 /// A write transaction; SQLite takes the write lock up front so concurrent
 /// read-modify-write transactions queue instead of failing to upgrade.
-async fn begin_write(
-    pool: &AnyPool,
-    backend: Backend,
-) -> Result<sqlx::Transaction<'static, Any>, StoreError> {
-    match backend {
-        Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
-        Backend::Postgres => pool.begin().await,
+async fn begin_write(store: &SqlStore) -> Result<sqlx::Transaction<'static, Any>, StoreError> {
+    match store.dialect {
+        Dialect::Sqlite => store.pool.begin_with("BEGIN IMMEDIATE").await,
+        Dialect::Postgres => store.pool.begin().await,
     }
     .map_err(backend_error)
 }

@@ -23,7 +23,11 @@ use runtime::store::StoreError;
 use runtime::uidp;
 use serde::{Deserialize, Serialize};
 
-use crate::store::{BootstrapRecord, SqlStore};
+mod record;
+
+pub use record::{BootstrapRecord, MIGRATIONS};
+
+use crate::store::SqlStore;
 
 /// Where releases that kept the bootstrap state in the data directory wrote it.
 const STATE_FILE: &str = "bootstrap.json";
@@ -59,7 +63,7 @@ pub async fn ensure(
     capabilities: &[&str],
 ) -> Result<Bootstrap, BoxError> {
     let earlier = read_state_file(data_dir)?;
-    let record = match store.bootstrap_record().await? {
+    let record = match record::read(store).await? {
         Some(record) => record,
         None => {
             let proposal = match &earlier {
@@ -71,12 +75,12 @@ pub async fn ensure(
                 },
                 _ => plan(),
             };
-            store.claim_bootstrap(&proposal).await?
+            record::claim(store, &proposal).await?
         }
     };
     if !record.complete {
         create_planned(&record, store, capabilities).await?;
-        store.complete_bootstrap().await?;
+        record::complete(store).await?;
     }
     if let Some(state) = earlier
         && (state.root != record.root || state.admin != record.admin)
@@ -226,9 +230,9 @@ mod tests {
     #[tokio::test]
     async fn a_start_interrupted_half_way_is_finished_by_the_next() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SqlStore::open_sqlite(dir.path()).await.unwrap();
+        let store = crate::store::open_sqlite(dir.path()).await.unwrap();
         // A server stored the record and the root organization, then stopped.
-        let record = store.claim_bootstrap(&plan()).await.unwrap();
+        let record = record::claim(&store, &plan()).await.unwrap();
         let root: Group = planned(&record.root, |g: &mut Group| g.name = "root".into());
         store.insert_group(&root).await.unwrap();
 
@@ -237,7 +241,7 @@ mod tests {
             (state.root, state.admin),
             (record.root.clone(), record.admin.clone())
         );
-        assert!(store.bootstrap_record().await.unwrap().unwrap().complete);
+        assert!(record::read(&store).await.unwrap().unwrap().complete);
         let plan: Plan = serde_json::from_str(&record.plan).unwrap();
         for role in &plan.roles {
             assert!(store.get_role(role).await.unwrap().is_some());
@@ -257,7 +261,7 @@ mod tests {
     #[tokio::test]
     async fn a_data_dir_of_an_earlier_release_is_adopted() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SqlStore::open_sqlite(dir.path()).await.unwrap();
+        let store = crate::store::open_sqlite(dir.path()).await.unwrap();
         let root: Group = planned(&uidp::new_root(), |g: &mut Group| g.name = "root".into());
         store.insert_group(&root).await.unwrap();
         let earlier = Bootstrap {
@@ -272,6 +276,6 @@ mod tests {
 
         let state = ensure(dir.path(), &store, &["groups.get"]).await.unwrap();
         assert_eq!((state.root, state.admin), (earlier.root, earlier.admin));
-        assert!(store.bootstrap_record().await.unwrap().unwrap().complete);
+        assert!(record::read(&store).await.unwrap().unwrap().complete);
     }
 }

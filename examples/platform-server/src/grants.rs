@@ -1,7 +1,7 @@
 //! What each identity is granted, cached until an access write.
 //!
 //! Grants derive from role bindings and roles. Every write of those tables
-//! advances `access_epoch` inside its own transaction ([`advance_epoch`]), so
+//! advances the store's access epoch inside its own transaction, so
 //! a request reads one row to learn whether the grants cached for an epoch
 //! still hold. Servers on one database share the row: a revoked binding is
 //! seen by the next request on every replica, with no time-to-live to wait
@@ -12,11 +12,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use generated::platform::iam::v2::{Role, RoleBinding};
-use runtime::auth::Grants;
-use runtime::store::StoreError;
-use sqlx::{Any, AnyPool};
-
-use super::{ROLE_BINDINGS, ROLES};
+use runtime::auth::{Access, BoxFuture, Grants};
+use runtime::sql::SqlStore;
+use runtime::store::{Backend, StoreError};
 
 /// Identities whose grants are kept at most; the cache starts over beyond.
 const CAPACITY: usize = 10_000;
@@ -36,17 +34,14 @@ struct Cached {
 impl GrantsCache {
     /// What the role bindings of `identity` grant: each binding's role's
     /// capabilities on the group the binding lives in.
-    pub async fn grants_of(&self, pool: &AnyPool, identity: &str) -> Result<Grants, StoreError> {
-        let epoch: i64 = sqlx::query_scalar("SELECT epoch FROM access_epoch WHERE id = 1")
-            .fetch_one(pool)
-            .await
-            .map_err(StoreError::backend)?;
+    pub async fn grants_of(&self, store: &SqlStore, identity: &str) -> Result<Grants, StoreError> {
+        let epoch = store.access_epoch().await?;
         if let Some(grants) = self.get(epoch, identity) {
             return Ok(grants);
         }
         // Read after the epoch: whatever this sees is at least that recent,
         // and a write committed since has advanced the epoch past it.
-        let grants = read_grants(pool, identity).await?;
+        let grants = read_grants(store, identity).await?;
         self.put(epoch, identity, grants.clone());
         Ok(grants)
     }
@@ -77,30 +72,46 @@ impl GrantsCache {
     }
 }
 
-async fn read_grants(pool: &AnyPool, identity: &str) -> Result<Grants, StoreError> {
-    let bindings: Vec<RoleBinding> = ROLE_BINDINGS.find_by(pool, "identity", identity).await?;
+async fn read_grants(store: &SqlStore, identity: &str) -> Result<Grants, StoreError> {
+    let bindings: Vec<RoleBinding> = store.find_by("identity", identity).await?;
     let mut grants = Grants::default();
     for binding in bindings {
         let Some(scope) = runtime::uidp::parent(&binding.uid) else {
             continue;
         };
-        if let Some(role) = ROLES.get::<Role>(pool, &binding.role).await? {
+        if let Some(role) = Backend::get::<Role>(store, &binding.role).await? {
             grants.add(scope, role.capabilities);
         }
     }
     Ok(grants)
 }
 
-/// Advances the access epoch inside a write transaction of roles or role
-/// bindings.
-pub async fn advance_epoch(
-    transaction: &mut sqlx::Transaction<'static, Any>,
-) -> Result<(), StoreError> {
-    sqlx::query("UPDATE access_epoch SET epoch = epoch + 1 WHERE id = 1")
-        .execute(&mut **transaction)
-        .await
-        .map(drop)
-        .map_err(StoreError::backend)
+/// What role bindings grant, cached until a role or binding changes on any
+/// server.
+#[derive(Clone, Debug)]
+pub struct StoredAccess {
+    store: SqlStore,
+    cache: std::sync::Arc<GrantsCache>,
+}
+
+impl StoredAccess {
+    pub fn new(store: SqlStore) -> Self {
+        StoredAccess {
+            store,
+            cache: Default::default(),
+        }
+    }
+}
+
+impl Access for StoredAccess {
+    fn grants<'a>(&'a self, identity: &'a str) -> BoxFuture<'a, Result<Grants, runtime::Error>> {
+        Box::pin(async move {
+            self.cache
+                .grants_of(&self.store, identity)
+                .await
+                .map_err(runtime::Error::internal)
+        })
+    }
 }
 
 #[cfg(test)]
