@@ -52,7 +52,8 @@ pub fn load(includes: &[PathBuf], files: &[PathBuf]) -> Result<Loaded, Error> {
 }
 
 /// The protos every API imports, shipped with the generator: `google.api`
-/// (HTTP rules, field behaviours, resources) and `google.rpc` (errors).
+/// (HTTP rules, field behaviours, resources), `google.rpc` (errors) and
+/// `protoapi.v1` (the `UidpFilter` of list requests).
 pub const BUNDLED: &[(&str, &str)] = &[
     (
         "google/api/annotations.proto",
@@ -81,6 +82,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
     (
         "google/rpc/status.proto",
         include_str!("../proto/google/rpc/status.proto"),
+    ),
+    (
+        "protoapi/v1/list_filter.proto",
+        include_str!("../proto/protoapi/v1/list_filter.proto"),
     ),
 ];
 

@@ -2,7 +2,6 @@
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     codegen::Config::new()
-        .include("../../proto")
         .include("proto")
         .files_under("proto")?
         .build_script()?;

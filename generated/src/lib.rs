@@ -102,13 +102,6 @@ pub mod platform {
         }
     }
     #[rustfmt::skip]
-    pub mod r#type {
-        include!("platform.type.rs");
-        mod api {
-            include!("platform.type.api.rs");
-        }
-    }
-    #[rustfmt::skip]
     pub mod vulnerabilities {
         #[rustfmt::skip]
         pub mod v1 {
@@ -125,6 +118,16 @@ pub mod platform {
                 include!("platform.vulnerabilities.v2.api.rs");
             }
             pub use api::*;
+        }
+    }
+}
+#[rustfmt::skip]
+pub mod protoapi {
+    #[rustfmt::skip]
+    pub mod v1 {
+        include!("protoapi.v1.rs");
+        mod api {
+            include!("protoapi.v1.api.rs");
         }
     }
 }

@@ -52,7 +52,7 @@ pub struct GetDocumentRequest {
 pub struct ListDocumentsRequest {
     /// Restricts the list to a subtree.
     #[prost(message, optional, tag = "1")]
-    pub uidp: ::core::option::Option<super::super::r#type::UidpFilter>,
+    pub uidp: ::core::option::Option<super::super::super::protoapi::v1::UidpFilter>,
     /// Maximum number of items to return; 0 means the default.
     #[prost(int32, tag = "2")]
     pub page_size: i32,

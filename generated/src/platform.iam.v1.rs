@@ -53,7 +53,7 @@ pub struct ListGroupsRequest {
     /// Restricts the list to one part of the uid hierarchy: `uidp.children_of` or
     /// `uidp.descendants_of`.
     #[prost(message, optional, tag = "3")]
-    pub uidp: ::core::option::Option<super::super::r#type::UidpFilter>,
+    pub uidp: ::core::option::Option<super::super::super::protoapi::v1::UidpFilter>,
     /// Number of matching groups to skip.
     #[prost(int32, tag = "4")]
     pub offset: i32,
@@ -662,7 +662,7 @@ pub struct ListIdentitiesRequest {
     /// Restricts the list to one part of the uid hierarchy: `uidp.children_of` or
     /// `uidp.descendants_of`.
     #[prost(message, optional, tag = "3")]
-    pub uidp: ::core::option::Option<super::super::r#type::UidpFilter>,
+    pub uidp: ::core::option::Option<super::super::super::protoapi::v1::UidpFilter>,
     /// Number of matching identities to skip.
     #[prost(int32, tag = "4")]
     pub offset: i32,
@@ -1271,7 +1271,7 @@ pub struct ListRoleBindingsRequest {
     /// Restricts the list to one part of the uid hierarchy: `uidp.children_of` or
     /// `uidp.descendants_of`.
     #[prost(message, optional, tag = "3")]
-    pub uidp: ::core::option::Option<super::super::r#type::UidpFilter>,
+    pub uidp: ::core::option::Option<super::super::super::protoapi::v1::UidpFilter>,
     /// Number of matching role bindings to skip.
     #[prost(int32, tag = "4")]
     pub offset: i32,
@@ -1904,7 +1904,7 @@ pub struct ListRolesRequest {
     /// Restricts the list to one part of the uid hierarchy: `uidp.children_of` or
     /// `uidp.descendants_of`.
     #[prost(message, optional, tag = "3")]
-    pub uidp: ::core::option::Option<super::super::r#type::UidpFilter>,
+    pub uidp: ::core::option::Option<super::super::super::protoapi::v1::UidpFilter>,
     /// Number of matching roles to skip.
     #[prost(int32, tag = "4")]
     pub offset: i32,

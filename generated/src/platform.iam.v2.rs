@@ -63,7 +63,7 @@ pub struct GetGroupRequest {
 pub struct ListGroupsRequest {
     /// Restricts the list to a subtree.
     #[prost(message, optional, tag = "1")]
-    pub uidp: ::core::option::Option<super::super::r#type::UidpFilter>,
+    pub uidp: ::core::option::Option<super::super::super::protoapi::v1::UidpFilter>,
     /// Maximum number of groups to return; 0 means the default.
     #[prost(int32, tag = "2")]
     pub page_size: i32,
@@ -774,7 +774,7 @@ pub struct GetIdentityRequest {
 pub struct ListIdentitiesRequest {
     /// Restricts the list to a subtree.
     #[prost(message, optional, tag = "1")]
-    pub uidp: ::core::option::Option<super::super::r#type::UidpFilter>,
+    pub uidp: ::core::option::Option<super::super::super::protoapi::v1::UidpFilter>,
     /// Maximum number of items to return; 0 means the default.
     #[prost(int32, tag = "2")]
     pub page_size: i32,
@@ -1484,7 +1484,7 @@ pub struct GetRoleBindingRequest {
 pub struct ListRoleBindingsRequest {
     /// Restricts the list to a subtree.
     #[prost(message, optional, tag = "1")]
-    pub uidp: ::core::option::Option<super::super::r#type::UidpFilter>,
+    pub uidp: ::core::option::Option<super::super::super::protoapi::v1::UidpFilter>,
     /// Maximum number of items to return; 0 means the default.
     #[prost(int32, tag = "2")]
     pub page_size: i32,
@@ -2219,7 +2219,7 @@ pub struct GetRoleRequest {
 pub struct ListRolesRequest {
     /// Restricts the list to a subtree.
     #[prost(message, optional, tag = "1")]
-    pub uidp: ::core::option::Option<super::super::r#type::UidpFilter>,
+    pub uidp: ::core::option::Option<super::super::super::protoapi::v1::UidpFilter>,
     /// Maximum number of roles to return; 0 means the default.
     #[prost(int32, tag = "2")]
     pub page_size: i32,

@@ -57,7 +57,7 @@ pub struct ListArtifactsRequest {
     /// Restricts the list to one part of the uid hierarchy: `uidp.children_of` or
     /// `uidp.descendants_of`.
     #[prost(message, optional, tag = "3")]
-    pub uidp: ::core::option::Option<super::super::r#type::UidpFilter>,
+    pub uidp: ::core::option::Option<super::super::super::protoapi::v1::UidpFilter>,
     /// Number of matching library artifacts to skip.
     #[prost(int32, tag = "4")]
     pub offset: i32,

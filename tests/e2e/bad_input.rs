@@ -9,7 +9,7 @@ use generated::platform::iam::v2::{
     CreateGroupRequest, DeleteGroupRequest, GetGroupRequest, Group, ListGroupsRequest,
     ResourceLimits, UpdateGroupRequest,
 };
-use generated::platform::r#type::UidpFilter;
+use generated::protoapi::v1::UidpFilter;
 use runtime::Code;
 use runtime::paging::PageTokens;
 use serde_json::{Value, json};

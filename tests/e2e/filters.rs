@@ -9,7 +9,7 @@
 use e2e::{Response, Rest, StatusCode, TestServer};
 use generated::platform::iam::v2::ListGroupsRequest;
 use generated::platform::iam::v2::group_service_client::GroupServiceClient;
-use generated::platform::r#type::UidpFilter;
+use generated::protoapi::v1::UidpFilter;
 use serde_json::{Value, json};
 use tonic_types::StatusExt;
 

@@ -6,7 +6,7 @@ use generated::platform::iam::v2::{
     CreateGroupRequest, DeleteGroupRequest, GetGroupRequest, Group, ListGroupsRequest,
     UpdateGroupRequest,
 };
-use generated::platform::r#type::UidpFilter;
+use generated::protoapi::v1::UidpFilter;
 use tonic_types::StatusExt;
 
 #[tokio::test]

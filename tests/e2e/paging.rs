@@ -5,7 +5,7 @@
 use std::sync::{Arc, LazyLock};
 
 use generated::platform::iam::v2::{CreateGroupRequest, Group, GroupServiceApi, ListGroupsRequest};
-use generated::platform::r#type::UidpFilter;
+use generated::protoapi::v1::UidpFilter;
 use platform_server::store::SqlStore;
 use proptest::prelude::*;
 use runtime::Caller;

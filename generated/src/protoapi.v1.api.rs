@@ -3,7 +3,7 @@ use super::*;
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for UidpFilter {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
-            .get_message_by_name("platform.type.UidpFilter")
+            .get_message_by_name("protoapi.v1.UidpFilter")
             .expect("the embedded descriptor set declares every generated message")
     }
 }
