@@ -121,6 +121,17 @@ const CASES: &[Case] = &[
                    UpdateBook, DeleteBook)",
     },
     Case {
+        // One error for a misspelt name, not a second for the method it
+        // leaves without a permission (named in a note instead).
+        name: "misspelt_permissions_method",
+        file: ANNOTATIONS,
+        from: "DeleteBook = ",
+        to: "DeleteBok = ",
+        expected: "bookshelf/v1/annotations.toml:12:1: `permissions` names `DeleteBok`, \
+                   which is not a method on `books` (methods: CreateBook, GetBook, ListBooks, \
+                   UpdateBook, DeleteBook)",
+    },
+    Case {
         name: "template_variable_names_no_field",
         file: BOOKS,
         from: r#"{get: "/v1/books/{uid=**}"}"#,

@@ -305,18 +305,45 @@ impl Api {
                             None
                         }
                     });
+            // A misspelt method name leaves the method meant without a
+            // permission: the misspelling is reported, with the methods left
+            // without one as a note, instead of a second error for each.
+            let unpermitted: Vec<&str> = methods
+                .iter()
+                .filter(|method| {
+                    !collection
+                        .permissions
+                        .keys()
+                        .chain(&collection.anonymous)
+                        .any(|named| named.get_ref() == *method)
+                })
+                .map(String::as_str)
+                .collect();
+            let unknown = |key: &str, method: &toml::Spanned<String>, listed: String| {
+                let diagnostic = Diagnostic::new(
+                    source.at(method),
+                    format!(
+                        "`{key}` names `{}`, which is not a method on `{collection_id}`{listed}",
+                        method.get_ref()
+                    ),
+                );
+                if unpermitted.is_empty() {
+                    diagnostic
+                } else {
+                    diagnostic.note(format!(
+                        "methods without a permission: {}",
+                        unpermitted.join(", ")
+                    ))
+                }
+            };
+            let mut misnamed = false;
             let mut anonymous = Vec::new();
             for method in &collection.anonymous {
                 if methods.contains(method.get_ref()) {
                     anonymous.push(method.get_ref().clone());
                 } else {
-                    diagnostics.push(Diagnostic::new(
-                        source.at(method),
-                        format!(
-                            "`anonymous` names `{}`, which is not a method on `{collection_id}`",
-                            method.get_ref()
-                        ),
-                    ));
+                    misnamed = true;
+                    diagnostics.push(unknown("anonymous", method, String::new()));
                 }
             }
             let mut capabilities = Vec::new();
@@ -324,14 +351,9 @@ impl Api {
                 if methods.contains(method.get_ref()) {
                     capabilities.push((method.get_ref().clone(), capability.get_ref().clone()));
                 } else {
-                    diagnostics.push(Diagnostic::new(
-                        source.at(method),
-                        format!(
-                            "`permissions` names `{}`, which is not a method on `{collection_id}` (methods: {})",
-                            method.get_ref(),
-                            methods.join(", ")
-                        ),
-                    ));
+                    misnamed = true;
+                    let listed = format!(" (methods: {})", methods.join(", "));
+                    diagnostics.push(unknown("permissions", method, listed));
                 }
             }
             let parent_type = collection
@@ -350,9 +372,15 @@ impl Api {
                 public_field,
                 capabilities,
                 anonymous,
+                misnamed,
             });
         }
 
+        let misnamed: Vec<String> = resolved
+            .iter()
+            .filter(|resolved| resolved.misnamed)
+            .map(|resolved| resolved.full_name.clone())
+            .collect();
         for resolved in resolved {
             for package in &mut self.packages {
                 for resource in package
@@ -392,16 +420,18 @@ impl Api {
         self.apply_defaults(pool, annotations, diagnostics);
         self.resolve_read_capabilities();
 
-        // Deny by default: every standard method states who may call it.
+        // Deny by default: every standard method states who may call it (of
+        // a collection that misnames a method, the misnaming said it).
         for method in self
             .packages
             .iter()
             .flat_map(|p| &p.services)
             .flat_map(|s| &s.methods)
         {
-            if method.standard.resource().is_some()
+            if let Some(resource) = method.standard.resource()
                 && method.capability.is_none()
                 && !method.anonymous
+                && !misnamed.iter().any(|name| name == resource)
             {
                 diagnostics.push(Diagnostic::new(
                     method.location.clone(),
@@ -563,4 +593,6 @@ struct Resolved {
     public_field: Option<String>,
     capabilities: Vec<(String, String)>,
     anonymous: Vec<String>,
+    /// `permissions` or `anonymous` names a method the collection lacks.
+    misnamed: bool,
 }
