@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use generated::platform::iam::v2::{Group, GroupServiceApi, ListGroupsRequest};
-use generated::platform::r#type::UidpFilter;
+use generated::protoapi::v1::UidpFilter;
 use platform_server::store::SqlStore;
 use runtime::Caller;
 use runtime::auth::Authorizer;
