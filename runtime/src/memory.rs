@@ -262,10 +262,15 @@ impl MemoryStore {
             .expect("collections are keyed by their item type")
     }
 
+    /// The collection of a resource type, if anything created it.
+    fn existing(&self, type_name: &str) -> Option<Arc<dyn AnyCollection>> {
+        self.collections().get(type_name).cloned()
+    }
+
     /// Whether an item of the resource type `type_name` has this uid.
     fn contains(&self, type_name: &str, uid: &str) -> bool {
-        let collection = self.collections().get(type_name).cloned();
-        collection.is_some_and(|collection| collection.contains(uid))
+        self.existing(type_name)
+            .is_some_and(|collection| collection.contains(uid))
     }
 
     /// Holds off other checked writes while the guard lives.
@@ -320,8 +325,7 @@ impl Backend for MemoryStore {
         let dependents = R::DEPENDENTS
             .iter()
             .flat_map(|dependent| {
-                let collection = self.collections().get(dependent.resource_type).cloned();
-                collection
+                self.existing(dependent.resource_type)
                     .map(|collection| collection.dependents(dependent.field, uid))
                     .unwrap_or_default()
             })

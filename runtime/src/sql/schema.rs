@@ -21,7 +21,6 @@
 use sqlx::{Any, AnyConnection, Transaction};
 
 use super::{Dialect, SqlStore, Table};
-use crate::resource::SortValue;
 
 /// One numbered schema step of the application (its own tables, outside the
 /// API's collections): statements run in the migration transaction.
@@ -435,14 +434,12 @@ async fn add_missing_columns(
     for (uid, body) in &rows {
         let values = (table.values_of)(body, &fields)
             .map_err(|error| sqlx::Error::Decode(Box::new(error)))?;
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(update.clone())).bind(uid.clone());
-        for value in values {
-            query = match value {
-                SortValue::Int(value) => query.bind(value),
-                SortValue::Text(value) => query.bind(value),
-            };
-        }
-        query.execute(&mut *connection).await?;
+        let query = sqlx::query(sqlx::AssertSqlSafe(update.clone())).bind(uid.clone());
+        values
+            .into_iter()
+            .fold(query, super::table::bind_value)
+            .execute(&mut *connection)
+            .await?;
     }
     create_indexes(connection, table).await?;
     tracing::info!(

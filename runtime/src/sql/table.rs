@@ -212,11 +212,8 @@ impl Table {
         query = query
             .bind(resource.uid().to_owned())
             .bind(uidp::parent(resource.uid()).unwrap_or_default().to_owned());
-        for value in self.columns.iter().map(|c| resource.sort_value(c.field)) {
-            query = match value {
-                SortValue::Int(value) => query.bind(value),
-                SortValue::Text(value) => query.bind(value),
-            };
+        for column in self.columns {
+            query = bind_value(query, resource.sort_value(column.field));
         }
         query
             .bind(resource.etag().to_owned())
@@ -746,6 +743,17 @@ fn where_clause(conditions: &[String]) -> String {
         String::new()
     } else {
         format!(" WHERE {}", conditions.join(" AND "))
+    }
+}
+
+/// Binds a column value to the next placeholder of `query`.
+pub(super) fn bind_value<'q>(
+    query: Query<'q, Any, AnyArguments>,
+    value: SortValue,
+) -> Query<'q, Any, AnyArguments> {
+    match value {
+        SortValue::Int(value) => query.bind(value),
+        SortValue::Text(value) => query.bind(value),
     }
 }
 
