@@ -415,10 +415,11 @@ async fn idle_connections_are_closed() {
     assert_eq!(response.status(), StatusCode::OK);
     response.into_body().collect().await.unwrap();
     tokio::time::sleep(SHORT / 4).await;
+    // The server's idle period starts after it answers, so never before the request is sent.
+    let idle_since = Instant::now();
     let response = sender.send_request(request()).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     response.into_body().collect().await.unwrap();
-    let idle_since = Instant::now();
     tokio::time::timeout(BOUND, connection)
         .await
         .expect("the server closes the idle HTTP/1.1 connection")
@@ -432,10 +433,10 @@ async fn idle_connections_are_closed() {
         .await
         .unwrap();
     let connection = tokio::spawn(connection);
+    let idle_since = Instant::now();
     let response = sender.send_request(request()).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     response.into_body().collect().await.unwrap();
-    let idle_since = Instant::now();
     tokio::time::timeout(BOUND, connection)
         .await
         .expect("the server closes the idle HTTP/2 connection")
