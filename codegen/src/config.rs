@@ -212,6 +212,7 @@ impl Config {
                 DESCRIPTOR_FILE,
                 OPENAPI_FILE,
                 emit::wiring::FILE,
+                emit::client::FILE,
                 &error_domain,
                 crate_root,
             ))
@@ -220,6 +221,10 @@ impl Config {
         output.insert(
             emit::wiring::FILE.into(),
             emit::format(emit::wiring::emit(&api)).into_bytes(),
+        );
+        output.insert(
+            emit::client::FILE.into(),
+            emit::format(emit::client::emit_root(&api)).into_bytes(),
         );
         let title = self.title.clone().unwrap_or_else(|| {
             format!(
@@ -328,6 +333,7 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
         .iter()
         .filter(|v| v.package == package.name)
         .map(|v| emit::legacy::emit(&scope, api, v));
+    let clients = emit::client::emit_package(&scope, api, package);
     let imports = emit_imports(api, package);
     quote! {
         #imports
@@ -338,6 +344,7 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
         #(#backends)*
         #(#services)*
         #(#routers)*
+        #clients
     }
 }
 

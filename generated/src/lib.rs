@@ -149,3 +149,4 @@ pub static DESCRIPTOR_POOL: std::sync::LazyLock<
         .expect("the embedded descriptor set is valid")
 });
 include!("services.rs");
+include!("client.rs");

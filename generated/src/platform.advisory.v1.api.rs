@@ -476,3 +476,105 @@ mod document_service_rest {
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))
     }
 }
+/// Clients of the services of `platform.advisory.v1`, over gRPC or REST/JSON.
+pub mod client {
+    use super::*;
+    use runtime::client::{Connection, Route};
+    /// A client of `platform.advisory.v1.DocumentService`: each method calls the RPC of the same name over the connection's transport.
+    ///
+    /// Manages published security advisory documents. Reading them needs no token. The v1 view of
+    /// `platform.advisory.v2.DocumentService`, over the same documents.
+    #[derive(Clone, Debug)]
+    pub struct DocumentService {
+        connection: Connection,
+    }
+    impl DocumentService {
+        pub fn new(connection: Connection) -> Self {
+            DocumentService { connection }
+        }
+        /// `CreateDocument` (`POST /advisory/v1/documents/{parent=**}`).
+        ///
+        /// Creates a security advisory document in a group.
+        pub async fn create(
+            &self,
+            request: CreateDocumentRequest,
+        ) -> Result<Document, runtime::Error> {
+            const CREATE_DOCUMENT: Route = Route {
+                grpc_path: "/platform.advisory.v1.DocumentService/CreateDocument",
+                verb: "POST",
+                prefix: "/advisory/v1/documents",
+                variable: Some("parent"),
+                body: Some("document"),
+            };
+            self.connection.call(&CREATE_DOCUMENT, request).await
+        }
+        /// `GetDocument` (`GET /advisory/v1/documents/{id=**}`).
+        ///
+        /// Returns one security advisory document.
+        pub async fn get(
+            &self,
+            request: GetDocumentRequest,
+        ) -> Result<Document, runtime::Error> {
+            const GET_DOCUMENT: Route = Route {
+                grpc_path: "/platform.advisory.v1.DocumentService/GetDocument",
+                verb: "GET",
+                prefix: "/advisory/v1/documents",
+                variable: Some("id"),
+                body: None,
+            };
+            self.connection.call(&GET_DOCUMENT, request).await
+        }
+        /// `ListDocuments` (`GET /advisory/v1/documents`).
+        ///
+        /// Lists every security advisory document matching the filters in one response, optionally
+        /// windowed by `offset` and `limit`. One that does not exist or that the caller may not see
+        /// is simply left out: the answer is then an empty list, not an error.
+        pub async fn list(
+            &self,
+            request: ListDocumentsRequest,
+        ) -> Result<ListDocumentsResponse, runtime::Error> {
+            const LIST_DOCUMENTS: Route = Route {
+                grpc_path: "/platform.advisory.v1.DocumentService/ListDocuments",
+                verb: "GET",
+                prefix: "/advisory/v1/documents",
+                variable: None,
+                body: None,
+            };
+            self.connection.call(&LIST_DOCUMENTS, request).await
+        }
+        /// `UpdateDocument` (`PUT /advisory/v1/documents/{id=**}`).
+        ///
+        /// Replaces the security advisory document named by `id` with the one sent: a writable field
+        /// left out is cleared; output-only fields keep their stored values. The request is the
+        /// security advisory document itself (v1's shape, kept).
+        pub async fn update(
+            &self,
+            request: Document,
+        ) -> Result<Document, runtime::Error> {
+            const UPDATE_DOCUMENT: Route = Route {
+                grpc_path: "/platform.advisory.v1.DocumentService/UpdateDocument",
+                verb: "PUT",
+                prefix: "/advisory/v1/documents",
+                variable: Some("id"),
+                body: Some("*"),
+            };
+            self.connection.call(&UPDATE_DOCUMENT, request).await
+        }
+        /// `DeleteDocument` (`DELETE /advisory/v1/documents/{id=**}`).
+        ///
+        /// Deletes a security advisory document.
+        pub async fn delete(
+            &self,
+            request: DeleteDocumentRequest,
+        ) -> Result<(), runtime::Error> {
+            const DELETE_DOCUMENT: Route = Route {
+                grpc_path: "/platform.advisory.v1.DocumentService/DeleteDocument",
+                verb: "DELETE",
+                prefix: "/advisory/v1/documents",
+                variable: Some("id"),
+                body: None,
+            };
+            self.connection.call(&DELETE_DOCUMENT, request).await
+        }
+    }
+}

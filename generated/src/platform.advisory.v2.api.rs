@@ -710,3 +710,129 @@ mod document_service_rest {
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))
     }
 }
+/// Clients of the services of `platform.advisory.v2`, over gRPC or REST/JSON.
+pub mod client {
+    use super::*;
+    use runtime::client::{Connection, Route};
+    /// A client of `platform.advisory.v2.DocumentService`: each method calls the RPC of the same name over the connection's transport.
+    ///
+    /// Manages published security advisory documents. Reading them needs no token.
+    #[derive(Clone, Debug)]
+    pub struct DocumentService {
+        connection: Connection,
+    }
+    impl DocumentService {
+        pub fn new(connection: Connection) -> Self {
+            DocumentService { connection }
+        }
+        /// `CreateDocument` (`POST /advisory/v2/documents/{parent=**}`).
+        ///
+        /// Creates a security advisory document in a group.
+        pub async fn create(
+            &self,
+            request: CreateDocumentRequest,
+        ) -> Result<Document, runtime::Error> {
+            const CREATE_DOCUMENT: Route = Route {
+                grpc_path: "/platform.advisory.v2.DocumentService/CreateDocument",
+                verb: "POST",
+                prefix: "/advisory/v2/documents",
+                variable: Some("parent"),
+                body: Some("document"),
+            };
+            self.connection.call(&CREATE_DOCUMENT, request).await
+        }
+        /// `GetDocument` (`GET /advisory/v2/documents/{uid=**}`).
+        ///
+        /// Returns one security advisory document.
+        pub async fn get(
+            &self,
+            request: GetDocumentRequest,
+        ) -> Result<Document, runtime::Error> {
+            const GET_DOCUMENT: Route = Route {
+                grpc_path: "/platform.advisory.v2.DocumentService/GetDocument",
+                verb: "GET",
+                prefix: "/advisory/v2/documents",
+                variable: Some("uid"),
+                body: None,
+            };
+            self.connection.call(&GET_DOCUMENT, request).await
+        }
+        /// `ListDocuments` (`GET /advisory/v2/documents`).
+        ///
+        /// Lists security advisory documents, optionally restricted to a subtree.
+        pub async fn list(
+            &self,
+            request: ListDocumentsRequest,
+        ) -> Result<ListDocumentsResponse, runtime::Error> {
+            const LIST_DOCUMENTS: Route = Route {
+                grpc_path: "/platform.advisory.v2.DocumentService/ListDocuments",
+                verb: "GET",
+                prefix: "/advisory/v2/documents",
+                variable: None,
+                body: None,
+            };
+            self.connection.call(&LIST_DOCUMENTS, request).await
+        }
+        /// Every page of `ListDocuments`, from `request`'s page on, fetched as the stream is read.
+        pub fn list_pages(
+            &self,
+            request: ListDocumentsRequest,
+        ) -> impl runtime::__codegen::futures_util::Stream<
+            Item = Result<ListDocumentsResponse, runtime::Error>,
+        > + '_ {
+            runtime::client::pages(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+            )
+        }
+        /// Every item of `ListDocuments`, from `request`'s page to the end, fetched page by page as the stream is read.
+        pub fn list_stream(
+            &self,
+            request: ListDocumentsRequest,
+        ) -> impl runtime::__codegen::futures_util::Stream<
+            Item = Result<Document, runtime::Error>,
+        > + '_ {
+            runtime::client::items(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+                |page| page.items,
+            )
+        }
+        /// `UpdateDocument` (`PATCH /advisory/v2/documents/{uid=**}`).
+        ///
+        /// Changes the fields named by `update_mask`.
+        pub async fn update(
+            &self,
+            request: UpdateDocumentRequest,
+        ) -> Result<Document, runtime::Error> {
+            const UPDATE_DOCUMENT: Route = Route {
+                grpc_path: "/platform.advisory.v2.DocumentService/UpdateDocument",
+                verb: "PATCH",
+                prefix: "/advisory/v2/documents",
+                variable: Some("uid"),
+                body: Some("document"),
+            };
+            self.connection.call(&UPDATE_DOCUMENT, request).await
+        }
+        /// `DeleteDocument` (`DELETE /advisory/v2/documents/{uid=**}`).
+        ///
+        /// Deletes a security advisory document.
+        pub async fn delete(
+            &self,
+            request: DeleteDocumentRequest,
+        ) -> Result<(), runtime::Error> {
+            const DELETE_DOCUMENT: Route = Route {
+                grpc_path: "/platform.advisory.v2.DocumentService/DeleteDocument",
+                verb: "DELETE",
+                prefix: "/advisory/v2/documents",
+                variable: Some("uid"),
+                body: None,
+            };
+            self.connection.call(&DELETE_DOCUMENT, request).await
+        }
+    }
+}

@@ -1699,3 +1699,327 @@ mod role_service_rest {
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
     }
 }
+/// Clients of the services of `platform.iam.v1`, over gRPC or REST/JSON.
+pub mod client {
+    use super::*;
+    use runtime::client::{Connection, Route};
+    /// A client of `platform.iam.v1.GroupService`: each method calls the RPC of the same name over the connection's transport.
+    ///
+    /// Manages groups: the tree of organizations and teams that every other resource of the platform
+    /// lives under. The v1 view of `platform.iam.v2.GroupService`, over the same groups.
+    #[derive(Clone, Debug)]
+    pub struct GroupService {
+        connection: Connection,
+    }
+    impl GroupService {
+        pub fn new(connection: Connection) -> Self {
+            GroupService { connection }
+        }
+        /// `CreateGroup` (`POST /iam/v1/groups/{parent=**}`).
+        ///
+        /// Creates a group under `parent`, or a root organization when `parent` is empty (platform
+        /// administrators only).
+        pub async fn create(
+            &self,
+            request: CreateGroupRequest,
+        ) -> Result<Group, runtime::Error> {
+            const CREATE_GROUP: Route = Route {
+                grpc_path: "/platform.iam.v1.GroupService/CreateGroup",
+                verb: "POST",
+                prefix: "/iam/v1/groups",
+                variable: Some("parent"),
+                body: Some("group"),
+            };
+            self.connection.call(&CREATE_GROUP, request).await
+        }
+        /// `ListGroups` (`GET /iam/v1/groups`).
+        ///
+        /// Lists every group matching the filters in one response, optionally windowed by `offset`
+        /// and `limit`. One that does not exist or that the caller may not see is simply left out:
+        /// the answer is then an empty list, not an error.
+        pub async fn list(
+            &self,
+            request: ListGroupsRequest,
+        ) -> Result<ListGroupsResponse, runtime::Error> {
+            const LIST_GROUPS: Route = Route {
+                grpc_path: "/platform.iam.v1.GroupService/ListGroups",
+                verb: "GET",
+                prefix: "/iam/v1/groups",
+                variable: None,
+                body: None,
+            };
+            self.connection.call(&LIST_GROUPS, request).await
+        }
+        /// `UpdateGroup` (`PUT /iam/v1/groups/{id=**}`).
+        ///
+        /// Replaces the group named by `id` with the one sent: a writable field left out is cleared;
+        /// output-only fields keep their stored values. The request is the group itself (v1's shape,
+        /// kept).
+        pub async fn update(&self, request: Group) -> Result<Group, runtime::Error> {
+            const UPDATE_GROUP: Route = Route {
+                grpc_path: "/platform.iam.v1.GroupService/UpdateGroup",
+                verb: "PUT",
+                prefix: "/iam/v1/groups",
+                variable: Some("id"),
+                body: Some("*"),
+            };
+            self.connection.call(&UPDATE_GROUP, request).await
+        }
+        /// `DeleteGroup` (`DELETE /iam/v1/groups/{id=**}`).
+        ///
+        /// Deletes a group that has no child groups and no resources.
+        pub async fn delete(
+            &self,
+            request: DeleteGroupRequest,
+        ) -> Result<(), runtime::Error> {
+            const DELETE_GROUP: Route = Route {
+                grpc_path: "/platform.iam.v1.GroupService/DeleteGroup",
+                verb: "DELETE",
+                prefix: "/iam/v1/groups",
+                variable: Some("id"),
+                body: None,
+            };
+            self.connection.call(&DELETE_GROUP, request).await
+        }
+    }
+    /// A client of `platform.iam.v1.IdentityService`: each method calls the RPC of the same name over the connection's transport.
+    ///
+    /// Manages assumable identities: principals that exchange an OIDC token from a trusted issuer for
+    /// an API token. The v1 view of `platform.iam.v2.IdentityService`, over the same identities.
+    #[derive(Clone, Debug)]
+    pub struct IdentityService {
+        connection: Connection,
+    }
+    impl IdentityService {
+        pub fn new(connection: Connection) -> Self {
+            IdentityService { connection }
+        }
+        /// `CreateIdentity` (`POST /iam/v1/identities/{parent=**}`).
+        ///
+        /// Creates an identity in a group.
+        pub async fn create(
+            &self,
+            request: CreateIdentityRequest,
+        ) -> Result<Identity, runtime::Error> {
+            const CREATE_IDENTITY: Route = Route {
+                grpc_path: "/platform.iam.v1.IdentityService/CreateIdentity",
+                verb: "POST",
+                prefix: "/iam/v1/identities",
+                variable: Some("parent"),
+                body: Some("identity"),
+            };
+            self.connection.call(&CREATE_IDENTITY, request).await
+        }
+        /// `ListIdentities` (`GET /iam/v1/identities`).
+        ///
+        /// Lists every identity matching the filters in one response, optionally windowed by `offset`
+        /// and `limit`. One that does not exist or that the caller may not see is simply left out:
+        /// the answer is then an empty list, not an error.
+        pub async fn list(
+            &self,
+            request: ListIdentitiesRequest,
+        ) -> Result<ListIdentitiesResponse, runtime::Error> {
+            const LIST_IDENTITIES: Route = Route {
+                grpc_path: "/platform.iam.v1.IdentityService/ListIdentities",
+                verb: "GET",
+                prefix: "/iam/v1/identities",
+                variable: None,
+                body: None,
+            };
+            self.connection.call(&LIST_IDENTITIES, request).await
+        }
+        /// `UpdateIdentity` (`PUT /iam/v1/identities/{id=**}`).
+        ///
+        /// Replaces the identity named by `id` with the one sent: a writable field left out is
+        /// cleared; output-only fields keep their stored values. The request is the identity itself
+        /// (v1's shape, kept).
+        pub async fn update(
+            &self,
+            request: Identity,
+        ) -> Result<Identity, runtime::Error> {
+            const UPDATE_IDENTITY: Route = Route {
+                grpc_path: "/platform.iam.v1.IdentityService/UpdateIdentity",
+                verb: "PUT",
+                prefix: "/iam/v1/identities",
+                variable: Some("id"),
+                body: Some("*"),
+            };
+            self.connection.call(&UPDATE_IDENTITY, request).await
+        }
+        /// `DeleteIdentity` (`DELETE /iam/v1/identities/{id=**}`).
+        ///
+        /// Deletes an identity that no role binding refers to.
+        pub async fn delete(
+            &self,
+            request: DeleteIdentityRequest,
+        ) -> Result<(), runtime::Error> {
+            const DELETE_IDENTITY: Route = Route {
+                grpc_path: "/platform.iam.v1.IdentityService/DeleteIdentity",
+                verb: "DELETE",
+                prefix: "/iam/v1/identities",
+                variable: Some("id"),
+                body: None,
+            };
+            self.connection.call(&DELETE_IDENTITY, request).await
+        }
+    }
+    /// A client of `platform.iam.v1.RoleBindingService`: each method calls the RPC of the same name over the connection's transport.
+    ///
+    /// Manages role bindings: grants of a role to an identity on a group and everything below it. The
+    /// v1 view of `platform.iam.v2.RoleBindingService`, over the same role bindings.
+    #[derive(Clone, Debug)]
+    pub struct RoleBindingService {
+        connection: Connection,
+    }
+    impl RoleBindingService {
+        pub fn new(connection: Connection) -> Self {
+            RoleBindingService { connection }
+        }
+        /// `CreateRoleBinding` (`POST /iam/v1/rolebindings/{parent=**}`).
+        ///
+        /// Creates a role binding in a group.
+        pub async fn create(
+            &self,
+            request: CreateRoleBindingRequest,
+        ) -> Result<RoleBinding, runtime::Error> {
+            const CREATE_ROLE_BINDING: Route = Route {
+                grpc_path: "/platform.iam.v1.RoleBindingService/CreateRoleBinding",
+                verb: "POST",
+                prefix: "/iam/v1/rolebindings",
+                variable: Some("parent"),
+                body: Some("role_binding"),
+            };
+            self.connection.call(&CREATE_ROLE_BINDING, request).await
+        }
+        /// `ListRoleBindings` (`GET /iam/v1/rolebindings`).
+        ///
+        /// Lists every role binding matching the filters in one response, optionally windowed by
+        /// `offset` and `limit`. One that does not exist or that the caller may not see is simply
+        /// left out: the answer is then an empty list, not an error.
+        pub async fn list(
+            &self,
+            request: ListRoleBindingsRequest,
+        ) -> Result<ListRoleBindingsResponse, runtime::Error> {
+            const LIST_ROLE_BINDINGS: Route = Route {
+                grpc_path: "/platform.iam.v1.RoleBindingService/ListRoleBindings",
+                verb: "GET",
+                prefix: "/iam/v1/rolebindings",
+                variable: None,
+                body: None,
+            };
+            self.connection.call(&LIST_ROLE_BINDINGS, request).await
+        }
+        /// `UpdateRoleBinding` (`PUT /iam/v1/rolebindings/{id=**}`).
+        ///
+        /// Replaces the role binding named by `id` with the one sent: a writable field left out is
+        /// cleared; output-only fields keep their stored values. The request is the role binding
+        /// itself (v1's shape, kept).
+        pub async fn update(
+            &self,
+            request: RoleBinding,
+        ) -> Result<RoleBinding, runtime::Error> {
+            const UPDATE_ROLE_BINDING: Route = Route {
+                grpc_path: "/platform.iam.v1.RoleBindingService/UpdateRoleBinding",
+                verb: "PUT",
+                prefix: "/iam/v1/rolebindings",
+                variable: Some("id"),
+                body: Some("*"),
+            };
+            self.connection.call(&UPDATE_ROLE_BINDING, request).await
+        }
+        /// `DeleteRoleBinding` (`DELETE /iam/v1/rolebindings/{id=**}`).
+        ///
+        /// Deletes a role binding.
+        pub async fn delete(
+            &self,
+            request: DeleteRoleBindingRequest,
+        ) -> Result<(), runtime::Error> {
+            const DELETE_ROLE_BINDING: Route = Route {
+                grpc_path: "/platform.iam.v1.RoleBindingService/DeleteRoleBinding",
+                verb: "DELETE",
+                prefix: "/iam/v1/rolebindings",
+                variable: Some("id"),
+                body: None,
+            };
+            self.connection.call(&DELETE_ROLE_BINDING, request).await
+        }
+    }
+    /// A client of `platform.iam.v1.RoleService`: each method calls the RPC of the same name over the connection's transport.
+    ///
+    /// Manages roles: named sets of capabilities that role bindings grant. The v1 view of
+    /// `platform.iam.v2.RoleService`, over the same roles.
+    #[derive(Clone, Debug)]
+    pub struct RoleService {
+        connection: Connection,
+    }
+    impl RoleService {
+        pub fn new(connection: Connection) -> Self {
+            RoleService { connection }
+        }
+        /// `CreateRole` (`POST /iam/v1/roles/{parent=**}`).
+        ///
+        /// Creates a role in a group.
+        pub async fn create(
+            &self,
+            request: CreateRoleRequest,
+        ) -> Result<Role, runtime::Error> {
+            const CREATE_ROLE: Route = Route {
+                grpc_path: "/platform.iam.v1.RoleService/CreateRole",
+                verb: "POST",
+                prefix: "/iam/v1/roles",
+                variable: Some("parent"),
+                body: Some("role"),
+            };
+            self.connection.call(&CREATE_ROLE, request).await
+        }
+        /// `ListRoles` (`GET /iam/v1/roles`).
+        ///
+        /// Lists every role matching the filters in one response, optionally windowed by `offset` and
+        /// `limit`. One that does not exist or that the caller may not see is simply left out: the
+        /// answer is then an empty list, not an error.
+        pub async fn list(
+            &self,
+            request: ListRolesRequest,
+        ) -> Result<ListRolesResponse, runtime::Error> {
+            const LIST_ROLES: Route = Route {
+                grpc_path: "/platform.iam.v1.RoleService/ListRoles",
+                verb: "GET",
+                prefix: "/iam/v1/roles",
+                variable: None,
+                body: None,
+            };
+            self.connection.call(&LIST_ROLES, request).await
+        }
+        /// `UpdateRole` (`PUT /iam/v1/roles/{id=**}`).
+        ///
+        /// Replaces the role named by `id` with the one sent: a writable field left out is cleared;
+        /// output-only fields keep their stored values. The request is the role itself (v1's shape,
+        /// kept).
+        pub async fn update(&self, request: Role) -> Result<Role, runtime::Error> {
+            const UPDATE_ROLE: Route = Route {
+                grpc_path: "/platform.iam.v1.RoleService/UpdateRole",
+                verb: "PUT",
+                prefix: "/iam/v1/roles",
+                variable: Some("id"),
+                body: Some("*"),
+            };
+            self.connection.call(&UPDATE_ROLE, request).await
+        }
+        /// `DeleteRole` (`DELETE /iam/v1/roles/{id=**}`).
+        ///
+        /// Deletes a role that no role binding refers to.
+        pub async fn delete(
+            &self,
+            request: DeleteRoleRequest,
+        ) -> Result<(), runtime::Error> {
+            const DELETE_ROLE: Route = Route {
+                grpc_path: "/platform.iam.v1.RoleService/DeleteRole",
+                verb: "DELETE",
+                prefix: "/iam/v1/roles",
+                variable: Some("id"),
+                body: None,
+            };
+            self.connection.call(&DELETE_ROLE, request).await
+        }
+    }
+}

@@ -2969,3 +2969,494 @@ mod role_service_rest {
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
     }
 }
+/// Clients of the services of `platform.iam.v2`, over gRPC or REST/JSON.
+pub mod client {
+    use super::*;
+    use runtime::client::{Connection, Route};
+    /// A client of `platform.iam.v2.GroupService`: each method calls the RPC of the same name over the connection's transport.
+    ///
+    /// Manages groups: the tree of organizations and teams that every other
+    /// resource of the platform lives under.
+    #[derive(Clone, Debug)]
+    pub struct GroupService {
+        connection: Connection,
+    }
+    impl GroupService {
+        pub fn new(connection: Connection) -> Self {
+            GroupService { connection }
+        }
+        /// `CreateGroup` (`POST /iam/v2/groups/{parent=**}`).
+        ///
+        /// Creates a group under `parent`, or a root organization when `parent` is
+        /// empty (platform administrators only).
+        pub async fn create(
+            &self,
+            request: CreateGroupRequest,
+        ) -> Result<Group, runtime::Error> {
+            const CREATE_GROUP: Route = Route {
+                grpc_path: "/platform.iam.v2.GroupService/CreateGroup",
+                verb: "POST",
+                prefix: "/iam/v2/groups",
+                variable: Some("parent"),
+                body: Some("group"),
+            };
+            self.connection.call(&CREATE_GROUP, request).await
+        }
+        /// `GetGroup` (`GET /iam/v2/groups/{uid=**}`).
+        ///
+        /// Returns one group.
+        pub async fn get(
+            &self,
+            request: GetGroupRequest,
+        ) -> Result<Group, runtime::Error> {
+            const GET_GROUP: Route = Route {
+                grpc_path: "/platform.iam.v2.GroupService/GetGroup",
+                verb: "GET",
+                prefix: "/iam/v2/groups",
+                variable: Some("uid"),
+                body: None,
+            };
+            self.connection.call(&GET_GROUP, request).await
+        }
+        /// `ListGroups` (`GET /iam/v2/groups`).
+        ///
+        /// Lists groups, optionally restricted to a subtree.
+        pub async fn list(
+            &self,
+            request: ListGroupsRequest,
+        ) -> Result<ListGroupsResponse, runtime::Error> {
+            const LIST_GROUPS: Route = Route {
+                grpc_path: "/platform.iam.v2.GroupService/ListGroups",
+                verb: "GET",
+                prefix: "/iam/v2/groups",
+                variable: None,
+                body: None,
+            };
+            self.connection.call(&LIST_GROUPS, request).await
+        }
+        /// Every page of `ListGroups`, from `request`'s page on, fetched as the stream is read.
+        pub fn list_pages(
+            &self,
+            request: ListGroupsRequest,
+        ) -> impl runtime::__codegen::futures_util::Stream<
+            Item = Result<ListGroupsResponse, runtime::Error>,
+        > + '_ {
+            runtime::client::pages(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+            )
+        }
+        /// Every item of `ListGroups`, from `request`'s page to the end, fetched page by page as the stream is read.
+        pub fn list_stream(
+            &self,
+            request: ListGroupsRequest,
+        ) -> impl runtime::__codegen::futures_util::Stream<
+            Item = Result<Group, runtime::Error>,
+        > + '_ {
+            runtime::client::items(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+                |page| page.items,
+            )
+        }
+        /// `UpdateGroup` (`PATCH /iam/v2/groups/{uid=**}`).
+        ///
+        /// Changes the fields of a group named by `update_mask`.
+        pub async fn update(
+            &self,
+            request: UpdateGroupRequest,
+        ) -> Result<Group, runtime::Error> {
+            const UPDATE_GROUP: Route = Route {
+                grpc_path: "/platform.iam.v2.GroupService/UpdateGroup",
+                verb: "PATCH",
+                prefix: "/iam/v2/groups",
+                variable: Some("uid"),
+                body: Some("group"),
+            };
+            self.connection.call(&UPDATE_GROUP, request).await
+        }
+        /// `DeleteGroup` (`DELETE /iam/v2/groups/{uid=**}`).
+        ///
+        /// Deletes a group that has no child groups and no resources.
+        pub async fn delete(
+            &self,
+            request: DeleteGroupRequest,
+        ) -> Result<(), runtime::Error> {
+            const DELETE_GROUP: Route = Route {
+                grpc_path: "/platform.iam.v2.GroupService/DeleteGroup",
+                verb: "DELETE",
+                prefix: "/iam/v2/groups",
+                variable: Some("uid"),
+                body: None,
+            };
+            self.connection.call(&DELETE_GROUP, request).await
+        }
+    }
+    /// A client of `platform.iam.v2.IdentityService`: each method calls the RPC of the same name over the connection's transport.
+    ///
+    /// Manages assumable identities: principals that exchange an OIDC token from a trusted issuer for an API token.
+    #[derive(Clone, Debug)]
+    pub struct IdentityService {
+        connection: Connection,
+    }
+    impl IdentityService {
+        pub fn new(connection: Connection) -> Self {
+            IdentityService { connection }
+        }
+        /// `CreateIdentity` (`POST /iam/v2/identities/{parent=**}`).
+        ///
+        /// Creates an identity in a group.
+        pub async fn create(
+            &self,
+            request: CreateIdentityRequest,
+        ) -> Result<Identity, runtime::Error> {
+            const CREATE_IDENTITY: Route = Route {
+                grpc_path: "/platform.iam.v2.IdentityService/CreateIdentity",
+                verb: "POST",
+                prefix: "/iam/v2/identities",
+                variable: Some("parent"),
+                body: Some("identity"),
+            };
+            self.connection.call(&CREATE_IDENTITY, request).await
+        }
+        /// `GetIdentity` (`GET /iam/v2/identities/{uid=**}`).
+        ///
+        /// Returns one identity.
+        pub async fn get(
+            &self,
+            request: GetIdentityRequest,
+        ) -> Result<Identity, runtime::Error> {
+            const GET_IDENTITY: Route = Route {
+                grpc_path: "/platform.iam.v2.IdentityService/GetIdentity",
+                verb: "GET",
+                prefix: "/iam/v2/identities",
+                variable: Some("uid"),
+                body: None,
+            };
+            self.connection.call(&GET_IDENTITY, request).await
+        }
+        /// `ListIdentities` (`GET /iam/v2/identities`).
+        ///
+        /// Lists identities, optionally restricted to a subtree.
+        pub async fn list(
+            &self,
+            request: ListIdentitiesRequest,
+        ) -> Result<ListIdentitiesResponse, runtime::Error> {
+            const LIST_IDENTITIES: Route = Route {
+                grpc_path: "/platform.iam.v2.IdentityService/ListIdentities",
+                verb: "GET",
+                prefix: "/iam/v2/identities",
+                variable: None,
+                body: None,
+            };
+            self.connection.call(&LIST_IDENTITIES, request).await
+        }
+        /// Every page of `ListIdentities`, from `request`'s page on, fetched as the stream is read.
+        pub fn list_pages(
+            &self,
+            request: ListIdentitiesRequest,
+        ) -> impl runtime::__codegen::futures_util::Stream<
+            Item = Result<ListIdentitiesResponse, runtime::Error>,
+        > + '_ {
+            runtime::client::pages(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+            )
+        }
+        /// Every item of `ListIdentities`, from `request`'s page to the end, fetched page by page as the stream is read.
+        pub fn list_stream(
+            &self,
+            request: ListIdentitiesRequest,
+        ) -> impl runtime::__codegen::futures_util::Stream<
+            Item = Result<Identity, runtime::Error>,
+        > + '_ {
+            runtime::client::items(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+                |page| page.items,
+            )
+        }
+        /// `UpdateIdentity` (`PATCH /iam/v2/identities/{uid=**}`).
+        ///
+        /// Changes the fields named by `update_mask`.
+        pub async fn update(
+            &self,
+            request: UpdateIdentityRequest,
+        ) -> Result<Identity, runtime::Error> {
+            const UPDATE_IDENTITY: Route = Route {
+                grpc_path: "/platform.iam.v2.IdentityService/UpdateIdentity",
+                verb: "PATCH",
+                prefix: "/iam/v2/identities",
+                variable: Some("uid"),
+                body: Some("identity"),
+            };
+            self.connection.call(&UPDATE_IDENTITY, request).await
+        }
+        /// `DeleteIdentity` (`DELETE /iam/v2/identities/{uid=**}`).
+        ///
+        /// Deletes an identity.
+        pub async fn delete(
+            &self,
+            request: DeleteIdentityRequest,
+        ) -> Result<(), runtime::Error> {
+            const DELETE_IDENTITY: Route = Route {
+                grpc_path: "/platform.iam.v2.IdentityService/DeleteIdentity",
+                verb: "DELETE",
+                prefix: "/iam/v2/identities",
+                variable: Some("uid"),
+                body: None,
+            };
+            self.connection.call(&DELETE_IDENTITY, request).await
+        }
+    }
+    /// A client of `platform.iam.v2.RoleBindingService`: each method calls the RPC of the same name over the connection's transport.
+    ///
+    /// Manages role bindings: grants of a role to an identity on a group and everything below it.
+    #[derive(Clone, Debug)]
+    pub struct RoleBindingService {
+        connection: Connection,
+    }
+    impl RoleBindingService {
+        pub fn new(connection: Connection) -> Self {
+            RoleBindingService { connection }
+        }
+        /// `CreateRoleBinding` (`POST /iam/v2/roleBindings/{parent=**}`).
+        ///
+        /// Creates a role binding in a group.
+        pub async fn create(
+            &self,
+            request: CreateRoleBindingRequest,
+        ) -> Result<RoleBinding, runtime::Error> {
+            const CREATE_ROLE_BINDING: Route = Route {
+                grpc_path: "/platform.iam.v2.RoleBindingService/CreateRoleBinding",
+                verb: "POST",
+                prefix: "/iam/v2/roleBindings",
+                variable: Some("parent"),
+                body: Some("role_binding"),
+            };
+            self.connection.call(&CREATE_ROLE_BINDING, request).await
+        }
+        /// `GetRoleBinding` (`GET /iam/v2/roleBindings/{uid=**}`).
+        ///
+        /// Returns one role binding.
+        pub async fn get(
+            &self,
+            request: GetRoleBindingRequest,
+        ) -> Result<RoleBinding, runtime::Error> {
+            const GET_ROLE_BINDING: Route = Route {
+                grpc_path: "/platform.iam.v2.RoleBindingService/GetRoleBinding",
+                verb: "GET",
+                prefix: "/iam/v2/roleBindings",
+                variable: Some("uid"),
+                body: None,
+            };
+            self.connection.call(&GET_ROLE_BINDING, request).await
+        }
+        /// `ListRoleBindings` (`GET /iam/v2/roleBindings`).
+        ///
+        /// Lists role bindings, optionally restricted to a subtree.
+        pub async fn list(
+            &self,
+            request: ListRoleBindingsRequest,
+        ) -> Result<ListRoleBindingsResponse, runtime::Error> {
+            const LIST_ROLE_BINDINGS: Route = Route {
+                grpc_path: "/platform.iam.v2.RoleBindingService/ListRoleBindings",
+                verb: "GET",
+                prefix: "/iam/v2/roleBindings",
+                variable: None,
+                body: None,
+            };
+            self.connection.call(&LIST_ROLE_BINDINGS, request).await
+        }
+        /// Every page of `ListRoleBindings`, from `request`'s page on, fetched as the stream is read.
+        pub fn list_pages(
+            &self,
+            request: ListRoleBindingsRequest,
+        ) -> impl runtime::__codegen::futures_util::Stream<
+            Item = Result<ListRoleBindingsResponse, runtime::Error>,
+        > + '_ {
+            runtime::client::pages(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+            )
+        }
+        /// Every item of `ListRoleBindings`, from `request`'s page to the end, fetched page by page as the stream is read.
+        pub fn list_stream(
+            &self,
+            request: ListRoleBindingsRequest,
+        ) -> impl runtime::__codegen::futures_util::Stream<
+            Item = Result<RoleBinding, runtime::Error>,
+        > + '_ {
+            runtime::client::items(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+                |page| page.items,
+            )
+        }
+        /// `UpdateRoleBinding` (`PATCH /iam/v2/roleBindings/{uid=**}`).
+        ///
+        /// Changes the fields named by `update_mask`.
+        pub async fn update(
+            &self,
+            request: UpdateRoleBindingRequest,
+        ) -> Result<RoleBinding, runtime::Error> {
+            const UPDATE_ROLE_BINDING: Route = Route {
+                grpc_path: "/platform.iam.v2.RoleBindingService/UpdateRoleBinding",
+                verb: "PATCH",
+                prefix: "/iam/v2/roleBindings",
+                variable: Some("uid"),
+                body: Some("role_binding"),
+            };
+            self.connection.call(&UPDATE_ROLE_BINDING, request).await
+        }
+        /// `DeleteRoleBinding` (`DELETE /iam/v2/roleBindings/{uid=**}`).
+        ///
+        /// Deletes a role binding.
+        pub async fn delete(
+            &self,
+            request: DeleteRoleBindingRequest,
+        ) -> Result<(), runtime::Error> {
+            const DELETE_ROLE_BINDING: Route = Route {
+                grpc_path: "/platform.iam.v2.RoleBindingService/DeleteRoleBinding",
+                verb: "DELETE",
+                prefix: "/iam/v2/roleBindings",
+                variable: Some("uid"),
+                body: None,
+            };
+            self.connection.call(&DELETE_ROLE_BINDING, request).await
+        }
+    }
+    /// A client of `platform.iam.v2.RoleService`: each method calls the RPC of the same name over the connection's transport.
+    ///
+    /// Manages roles: named sets of capabilities that role bindings grant.
+    #[derive(Clone, Debug)]
+    pub struct RoleService {
+        connection: Connection,
+    }
+    impl RoleService {
+        pub fn new(connection: Connection) -> Self {
+            RoleService { connection }
+        }
+        /// `CreateRole` (`POST /iam/v2/roles/{parent=**}`).
+        ///
+        /// Creates a role in a group.
+        pub async fn create(
+            &self,
+            request: CreateRoleRequest,
+        ) -> Result<Role, runtime::Error> {
+            const CREATE_ROLE: Route = Route {
+                grpc_path: "/platform.iam.v2.RoleService/CreateRole",
+                verb: "POST",
+                prefix: "/iam/v2/roles",
+                variable: Some("parent"),
+                body: Some("role"),
+            };
+            self.connection.call(&CREATE_ROLE, request).await
+        }
+        /// `GetRole` (`GET /iam/v2/roles/{uid=**}`).
+        ///
+        /// Returns one role.
+        pub async fn get(
+            &self,
+            request: GetRoleRequest,
+        ) -> Result<Role, runtime::Error> {
+            const GET_ROLE: Route = Route {
+                grpc_path: "/platform.iam.v2.RoleService/GetRole",
+                verb: "GET",
+                prefix: "/iam/v2/roles",
+                variable: Some("uid"),
+                body: None,
+            };
+            self.connection.call(&GET_ROLE, request).await
+        }
+        /// `ListRoles` (`GET /iam/v2/roles`).
+        ///
+        /// Lists roles, optionally restricted to a subtree.
+        pub async fn list(
+            &self,
+            request: ListRolesRequest,
+        ) -> Result<ListRolesResponse, runtime::Error> {
+            const LIST_ROLES: Route = Route {
+                grpc_path: "/platform.iam.v2.RoleService/ListRoles",
+                verb: "GET",
+                prefix: "/iam/v2/roles",
+                variable: None,
+                body: None,
+            };
+            self.connection.call(&LIST_ROLES, request).await
+        }
+        /// Every page of `ListRoles`, from `request`'s page on, fetched as the stream is read.
+        pub fn list_pages(
+            &self,
+            request: ListRolesRequest,
+        ) -> impl runtime::__codegen::futures_util::Stream<
+            Item = Result<ListRolesResponse, runtime::Error>,
+        > + '_ {
+            runtime::client::pages(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+            )
+        }
+        /// Every item of `ListRoles`, from `request`'s page to the end, fetched page by page as the stream is read.
+        pub fn list_stream(
+            &self,
+            request: ListRolesRequest,
+        ) -> impl runtime::__codegen::futures_util::Stream<
+            Item = Result<Role, runtime::Error>,
+        > + '_ {
+            runtime::client::items(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+                |page| page.items,
+            )
+        }
+        /// `UpdateRole` (`PATCH /iam/v2/roles/{uid=**}`).
+        ///
+        /// Changes the fields of a role named by `update_mask`.
+        pub async fn update(
+            &self,
+            request: UpdateRoleRequest,
+        ) -> Result<Role, runtime::Error> {
+            const UPDATE_ROLE: Route = Route {
+                grpc_path: "/platform.iam.v2.RoleService/UpdateRole",
+                verb: "PATCH",
+                prefix: "/iam/v2/roles",
+                variable: Some("uid"),
+                body: Some("role"),
+            };
+            self.connection.call(&UPDATE_ROLE, request).await
+        }
+        /// `DeleteRole` (`DELETE /iam/v2/roles/{uid=**}`).
+        ///
+        /// Deletes a role that no role binding refers to.
+        pub async fn delete(
+            &self,
+            request: DeleteRoleRequest,
+        ) -> Result<(), runtime::Error> {
+            const DELETE_ROLE: Route = Route {
+                grpc_path: "/platform.iam.v2.RoleService/DeleteRole",
+                verb: "DELETE",
+                prefix: "/iam/v2/roles",
+                variable: Some("uid"),
+                body: None,
+            };
+            self.connection.call(&DELETE_ROLE, request).await
+        }
+    }
+}

@@ -484,3 +484,105 @@ mod artifact_service_rest {
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))
     }
 }
+/// Clients of the services of `platform.libraries.v1`, over gRPC or REST/JSON.
+pub mod client {
+    use super::*;
+    use runtime::client::{Connection, Route};
+    /// A client of `platform.libraries.v1.ArtifactService`: each method calls the RPC of the same name over the connection's transport.
+    ///
+    /// Manages language-ecosystem libraries. The v1 view of `platform.libraries.v2.ArtifactService`,
+    /// over the same artifacts.
+    #[derive(Clone, Debug)]
+    pub struct ArtifactService {
+        connection: Connection,
+    }
+    impl ArtifactService {
+        pub fn new(connection: Connection) -> Self {
+            ArtifactService { connection }
+        }
+        /// `CreateArtifact` (`POST /libraries/v1/artifacts/{parent=**}`).
+        ///
+        /// Creates a library artifact in a group.
+        pub async fn create(
+            &self,
+            request: CreateArtifactRequest,
+        ) -> Result<Artifact, runtime::Error> {
+            const CREATE_ARTIFACT: Route = Route {
+                grpc_path: "/platform.libraries.v1.ArtifactService/CreateArtifact",
+                verb: "POST",
+                prefix: "/libraries/v1/artifacts",
+                variable: Some("parent"),
+                body: Some("artifact"),
+            };
+            self.connection.call(&CREATE_ARTIFACT, request).await
+        }
+        /// `GetArtifact` (`GET /libraries/v1/artifacts/{id=**}`).
+        ///
+        /// Returns one library artifact.
+        pub async fn get(
+            &self,
+            request: GetArtifactRequest,
+        ) -> Result<Artifact, runtime::Error> {
+            const GET_ARTIFACT: Route = Route {
+                grpc_path: "/platform.libraries.v1.ArtifactService/GetArtifact",
+                verb: "GET",
+                prefix: "/libraries/v1/artifacts",
+                variable: Some("id"),
+                body: None,
+            };
+            self.connection.call(&GET_ARTIFACT, request).await
+        }
+        /// `ListArtifacts` (`GET /libraries/v1/artifacts`).
+        ///
+        /// Lists every library artifact matching the filters in one response, optionally windowed by
+        /// `offset` and `limit`. One that does not exist or that the caller may not see is simply
+        /// left out: the answer is then an empty list, not an error.
+        pub async fn list(
+            &self,
+            request: ListArtifactsRequest,
+        ) -> Result<ListArtifactsResponse, runtime::Error> {
+            const LIST_ARTIFACTS: Route = Route {
+                grpc_path: "/platform.libraries.v1.ArtifactService/ListArtifacts",
+                verb: "GET",
+                prefix: "/libraries/v1/artifacts",
+                variable: None,
+                body: None,
+            };
+            self.connection.call(&LIST_ARTIFACTS, request).await
+        }
+        /// `UpdateArtifact` (`PUT /libraries/v1/artifacts/{id=**}`).
+        ///
+        /// Replaces the library artifact named by `id` with the one sent: a writable field left out
+        /// is cleared; output-only fields keep their stored values. The request is the library
+        /// artifact itself (v1's shape, kept).
+        pub async fn update(
+            &self,
+            request: Artifact,
+        ) -> Result<Artifact, runtime::Error> {
+            const UPDATE_ARTIFACT: Route = Route {
+                grpc_path: "/platform.libraries.v1.ArtifactService/UpdateArtifact",
+                verb: "PUT",
+                prefix: "/libraries/v1/artifacts",
+                variable: Some("id"),
+                body: Some("*"),
+            };
+            self.connection.call(&UPDATE_ARTIFACT, request).await
+        }
+        /// `DeleteArtifact` (`DELETE /libraries/v1/artifacts/{id=**}`).
+        ///
+        /// Deletes a library artifact.
+        pub async fn delete(
+            &self,
+            request: DeleteArtifactRequest,
+        ) -> Result<(), runtime::Error> {
+            const DELETE_ARTIFACT: Route = Route {
+                grpc_path: "/platform.libraries.v1.ArtifactService/DeleteArtifact",
+                verb: "DELETE",
+                prefix: "/libraries/v1/artifacts",
+                variable: Some("id"),
+                body: None,
+            };
+            self.connection.call(&DELETE_ARTIFACT, request).await
+        }
+    }
+}

@@ -700,3 +700,129 @@ mod artifact_service_rest {
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))
     }
 }
+/// Clients of the services of `platform.libraries.v2`, over gRPC or REST/JSON.
+pub mod client {
+    use super::*;
+    use runtime::client::{Connection, Route};
+    /// A client of `platform.libraries.v2.ArtifactService`: each method calls the RPC of the same name over the connection's transport.
+    ///
+    /// Manages language-ecosystem libraries.
+    #[derive(Clone, Debug)]
+    pub struct ArtifactService {
+        connection: Connection,
+    }
+    impl ArtifactService {
+        pub fn new(connection: Connection) -> Self {
+            ArtifactService { connection }
+        }
+        /// `CreateArtifact` (`POST /libraries/v2/artifacts/{parent=**}`).
+        ///
+        /// Creates a library artifact in a group.
+        pub async fn create(
+            &self,
+            request: CreateArtifactRequest,
+        ) -> Result<Artifact, runtime::Error> {
+            const CREATE_ARTIFACT: Route = Route {
+                grpc_path: "/platform.libraries.v2.ArtifactService/CreateArtifact",
+                verb: "POST",
+                prefix: "/libraries/v2/artifacts",
+                variable: Some("parent"),
+                body: Some("artifact"),
+            };
+            self.connection.call(&CREATE_ARTIFACT, request).await
+        }
+        /// `GetArtifact` (`GET /libraries/v2/artifacts/{uid=**}`).
+        ///
+        /// Returns one library artifact.
+        pub async fn get(
+            &self,
+            request: GetArtifactRequest,
+        ) -> Result<Artifact, runtime::Error> {
+            const GET_ARTIFACT: Route = Route {
+                grpc_path: "/platform.libraries.v2.ArtifactService/GetArtifact",
+                verb: "GET",
+                prefix: "/libraries/v2/artifacts",
+                variable: Some("uid"),
+                body: None,
+            };
+            self.connection.call(&GET_ARTIFACT, request).await
+        }
+        /// `ListArtifacts` (`GET /libraries/v2/artifacts`).
+        ///
+        /// Lists library artifacts, optionally restricted to a subtree.
+        pub async fn list(
+            &self,
+            request: ListArtifactsRequest,
+        ) -> Result<ListArtifactsResponse, runtime::Error> {
+            const LIST_ARTIFACTS: Route = Route {
+                grpc_path: "/platform.libraries.v2.ArtifactService/ListArtifacts",
+                verb: "GET",
+                prefix: "/libraries/v2/artifacts",
+                variable: None,
+                body: None,
+            };
+            self.connection.call(&LIST_ARTIFACTS, request).await
+        }
+        /// Every page of `ListArtifacts`, from `request`'s page on, fetched as the stream is read.
+        pub fn list_pages(
+            &self,
+            request: ListArtifactsRequest,
+        ) -> impl runtime::__codegen::futures_util::Stream<
+            Item = Result<ListArtifactsResponse, runtime::Error>,
+        > + '_ {
+            runtime::client::pages(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+            )
+        }
+        /// Every item of `ListArtifacts`, from `request`'s page to the end, fetched page by page as the stream is read.
+        pub fn list_stream(
+            &self,
+            request: ListArtifactsRequest,
+        ) -> impl runtime::__codegen::futures_util::Stream<
+            Item = Result<Artifact, runtime::Error>,
+        > + '_ {
+            runtime::client::items(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+                |page| page.items,
+            )
+        }
+        /// `UpdateArtifact` (`PATCH /libraries/v2/artifacts/{uid=**}`).
+        ///
+        /// Changes the fields named by `update_mask`.
+        pub async fn update(
+            &self,
+            request: UpdateArtifactRequest,
+        ) -> Result<Artifact, runtime::Error> {
+            const UPDATE_ARTIFACT: Route = Route {
+                grpc_path: "/platform.libraries.v2.ArtifactService/UpdateArtifact",
+                verb: "PATCH",
+                prefix: "/libraries/v2/artifacts",
+                variable: Some("uid"),
+                body: Some("artifact"),
+            };
+            self.connection.call(&UPDATE_ARTIFACT, request).await
+        }
+        /// `DeleteArtifact` (`DELETE /libraries/v2/artifacts/{uid=**}`).
+        ///
+        /// Deletes a library artifact.
+        pub async fn delete(
+            &self,
+            request: DeleteArtifactRequest,
+        ) -> Result<(), runtime::Error> {
+            const DELETE_ARTIFACT: Route = Route {
+                grpc_path: "/platform.libraries.v2.ArtifactService/DeleteArtifact",
+                verb: "DELETE",
+                prefix: "/libraries/v2/artifacts",
+                variable: Some("uid"),
+                body: None,
+            };
+            self.connection.call(&DELETE_ARTIFACT, request).await
+        }
+    }
+}

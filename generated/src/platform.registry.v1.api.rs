@@ -396,3 +396,86 @@ mod repo_service_rest {
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))
     }
 }
+/// Clients of the services of `platform.registry.v1`, over gRPC or REST/JSON.
+pub mod client {
+    use super::*;
+    use runtime::client::{Connection, Route};
+    /// A client of `platform.registry.v1.RepoService`: each method calls the RPC of the same name over the connection's transport.
+    ///
+    /// Manages container repositories. The v1 view of `platform.registry.v2.RepoService`, over the
+    /// same repositories.
+    #[derive(Clone, Debug)]
+    pub struct RepoService {
+        connection: Connection,
+    }
+    impl RepoService {
+        pub fn new(connection: Connection) -> Self {
+            RepoService { connection }
+        }
+        /// `CreateRepo` (`POST /registry/v1/repos/{parent=**}`).
+        ///
+        /// Creates a container repository in a group.
+        pub async fn create(
+            &self,
+            request: CreateRepoRequest,
+        ) -> Result<Repo, runtime::Error> {
+            const CREATE_REPO: Route = Route {
+                grpc_path: "/platform.registry.v1.RepoService/CreateRepo",
+                verb: "POST",
+                prefix: "/registry/v1/repos",
+                variable: Some("parent"),
+                body: Some("repo"),
+            };
+            self.connection.call(&CREATE_REPO, request).await
+        }
+        /// `ListRepos` (`GET /registry/v1/repos`).
+        ///
+        /// Lists every container repository matching the filters in one response, optionally windowed
+        /// by `offset` and `limit`. One that does not exist or that the caller may not see is simply
+        /// left out: the answer is then an empty list, not an error.
+        pub async fn list(
+            &self,
+            request: ListReposRequest,
+        ) -> Result<ListReposResponse, runtime::Error> {
+            const LIST_REPOS: Route = Route {
+                grpc_path: "/platform.registry.v1.RepoService/ListRepos",
+                verb: "GET",
+                prefix: "/registry/v1/repos",
+                variable: None,
+                body: None,
+            };
+            self.connection.call(&LIST_REPOS, request).await
+        }
+        /// `UpdateRepo` (`PUT /registry/v1/repos/{id=**}`).
+        ///
+        /// Replaces the container repository named by `id` with the one sent: a writable field left
+        /// out is cleared; output-only fields keep their stored values. The request is the container
+        /// repository itself (v1's shape, kept).
+        pub async fn update(&self, request: Repo) -> Result<Repo, runtime::Error> {
+            const UPDATE_REPO: Route = Route {
+                grpc_path: "/platform.registry.v1.RepoService/UpdateRepo",
+                verb: "PUT",
+                prefix: "/registry/v1/repos",
+                variable: Some("id"),
+                body: Some("*"),
+            };
+            self.connection.call(&UPDATE_REPO, request).await
+        }
+        /// `DeleteRepo` (`DELETE /registry/v1/repos/{id=**}`).
+        ///
+        /// Deletes a container repository.
+        pub async fn delete(
+            &self,
+            request: DeleteRepoRequest,
+        ) -> Result<(), runtime::Error> {
+            const DELETE_REPO: Route = Route {
+                grpc_path: "/platform.registry.v1.RepoService/DeleteRepo",
+                verb: "DELETE",
+                prefix: "/registry/v1/repos",
+                variable: Some("id"),
+                body: None,
+            };
+            self.connection.call(&DELETE_REPO, request).await
+        }
+    }
+}

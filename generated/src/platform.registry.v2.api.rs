@@ -677,3 +677,129 @@ mod repo_service_rest {
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))
     }
 }
+/// Clients of the services of `platform.registry.v2`, over gRPC or REST/JSON.
+pub mod client {
+    use super::*;
+    use runtime::client::{Connection, Route};
+    /// A client of `platform.registry.v2.RepoService`: each method calls the RPC of the same name over the connection's transport.
+    ///
+    /// Manages container repositories.
+    #[derive(Clone, Debug)]
+    pub struct RepoService {
+        connection: Connection,
+    }
+    impl RepoService {
+        pub fn new(connection: Connection) -> Self {
+            RepoService { connection }
+        }
+        /// `CreateRepo` (`POST /registry/v2/repos/{parent=**}`).
+        ///
+        /// Creates a container repository in a group.
+        pub async fn create(
+            &self,
+            request: CreateRepoRequest,
+        ) -> Result<Repo, runtime::Error> {
+            const CREATE_REPO: Route = Route {
+                grpc_path: "/platform.registry.v2.RepoService/CreateRepo",
+                verb: "POST",
+                prefix: "/registry/v2/repos",
+                variable: Some("parent"),
+                body: Some("repo"),
+            };
+            self.connection.call(&CREATE_REPO, request).await
+        }
+        /// `GetRepo` (`GET /registry/v2/repos/{uid=**}`).
+        ///
+        /// Returns one container repository.
+        pub async fn get(
+            &self,
+            request: GetRepoRequest,
+        ) -> Result<Repo, runtime::Error> {
+            const GET_REPO: Route = Route {
+                grpc_path: "/platform.registry.v2.RepoService/GetRepo",
+                verb: "GET",
+                prefix: "/registry/v2/repos",
+                variable: Some("uid"),
+                body: None,
+            };
+            self.connection.call(&GET_REPO, request).await
+        }
+        /// `ListRepos` (`GET /registry/v2/repos`).
+        ///
+        /// Lists container repositories, optionally restricted to a subtree.
+        pub async fn list(
+            &self,
+            request: ListReposRequest,
+        ) -> Result<ListReposResponse, runtime::Error> {
+            const LIST_REPOS: Route = Route {
+                grpc_path: "/platform.registry.v2.RepoService/ListRepos",
+                verb: "GET",
+                prefix: "/registry/v2/repos",
+                variable: None,
+                body: None,
+            };
+            self.connection.call(&LIST_REPOS, request).await
+        }
+        /// Every page of `ListRepos`, from `request`'s page on, fetched as the stream is read.
+        pub fn list_pages(
+            &self,
+            request: ListReposRequest,
+        ) -> impl runtime::__codegen::futures_util::Stream<
+            Item = Result<ListReposResponse, runtime::Error>,
+        > + '_ {
+            runtime::client::pages(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+            )
+        }
+        /// Every item of `ListRepos`, from `request`'s page to the end, fetched page by page as the stream is read.
+        pub fn list_stream(
+            &self,
+            request: ListReposRequest,
+        ) -> impl runtime::__codegen::futures_util::Stream<
+            Item = Result<Repo, runtime::Error>,
+        > + '_ {
+            runtime::client::items(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+                |page| page.items,
+            )
+        }
+        /// `UpdateRepo` (`PATCH /registry/v2/repos/{uid=**}`).
+        ///
+        /// Changes the fields named by `update_mask`.
+        pub async fn update(
+            &self,
+            request: UpdateRepoRequest,
+        ) -> Result<Repo, runtime::Error> {
+            const UPDATE_REPO: Route = Route {
+                grpc_path: "/platform.registry.v2.RepoService/UpdateRepo",
+                verb: "PATCH",
+                prefix: "/registry/v2/repos",
+                variable: Some("uid"),
+                body: Some("repo"),
+            };
+            self.connection.call(&UPDATE_REPO, request).await
+        }
+        /// `DeleteRepo` (`DELETE /registry/v2/repos/{uid=**}`).
+        ///
+        /// Deletes a container repository.
+        pub async fn delete(
+            &self,
+            request: DeleteRepoRequest,
+        ) -> Result<(), runtime::Error> {
+            const DELETE_REPO: Route = Route {
+                grpc_path: "/platform.registry.v2.RepoService/DeleteRepo",
+                verb: "DELETE",
+                prefix: "/registry/v2/repos",
+                variable: Some("uid"),
+                body: None,
+            };
+            self.connection.call(&DELETE_REPO, request).await
+        }
+    }
+}

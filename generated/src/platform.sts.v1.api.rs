@@ -118,3 +118,39 @@ mod token_service_rest {
             .map_err(|error| error.in_domain(TokenServiceApi::<S>::DOMAIN))
     }
 }
+/// Clients of the services of `platform.sts.v1`, over gRPC or REST/JSON.
+pub mod client {
+    use super::*;
+    use runtime::client::{Connection, Route};
+    /// A client of `platform.sts.v1.TokenService`: each method calls the RPC of the same name over the connection's transport.
+    ///
+    /// The security token service: trades an identity token from a trusted OIDC
+    /// issuer for an API token of this platform.
+    #[derive(Clone, Debug)]
+    pub struct TokenService {
+        connection: Connection,
+    }
+    impl TokenService {
+        pub fn new(connection: Connection) -> Self {
+            TokenService { connection }
+        }
+        /// `ExchangeToken` (`GET /sts/exchange`).
+        ///
+        /// Exchanges the identity token sent as the bearer token (an OIDC JWT whose
+        /// `iss` and `sub` match the identity's `claimMatch` and whose `aud` is this
+        /// API) for an API token of that identity, valid for one hour.
+        pub async fn exchange_token(
+            &self,
+            request: ExchangeTokenRequest,
+        ) -> Result<ExchangeTokenResponse, runtime::Error> {
+            const EXCHANGE_TOKEN: Route = Route {
+                grpc_path: "/platform.sts.v1.TokenService/ExchangeToken",
+                verb: "GET",
+                prefix: "/sts/exchange",
+                variable: None,
+                body: None,
+            };
+            self.connection.call(&EXCHANGE_TOKEN, request).await
+        }
+    }
+}

@@ -515,3 +515,106 @@ mod advisory_service_rest {
             .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))
     }
 }
+/// Clients of the services of `platform.vulnerabilities.v1`, over gRPC or REST/JSON.
+pub mod client {
+    use super::*;
+    use runtime::client::{Connection, Route};
+    /// A client of `platform.vulnerabilities.v1.AdvisoryService`: each method calls the RPC of the same name over the connection's transport.
+    ///
+    /// Manages vulnerability advisories about artifacts. The v1 view of
+    /// `platform.vulnerabilities.v2.AdvisoryService`, over the same advisories: v2 only reads them,
+    /// v1 also creates, replaces and deletes them.
+    #[derive(Clone, Debug)]
+    pub struct AdvisoryService {
+        connection: Connection,
+    }
+    impl AdvisoryService {
+        pub fn new(connection: Connection) -> Self {
+            AdvisoryService { connection }
+        }
+        /// `CreateAdvisory` (`POST /vulnerabilities/v1/advisories/{parent=**}`).
+        ///
+        /// Creates a vulnerability advisory in a group.
+        pub async fn create(
+            &self,
+            request: CreateAdvisoryRequest,
+        ) -> Result<Advisory, runtime::Error> {
+            const CREATE_ADVISORY: Route = Route {
+                grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/CreateAdvisory",
+                verb: "POST",
+                prefix: "/vulnerabilities/v1/advisories",
+                variable: Some("parent"),
+                body: Some("advisory"),
+            };
+            self.connection.call(&CREATE_ADVISORY, request).await
+        }
+        /// `GetAdvisory` (`GET /vulnerabilities/v1/advisories/{id=**}`).
+        ///
+        /// Returns one vulnerability advisory.
+        pub async fn get(
+            &self,
+            request: GetAdvisoryRequest,
+        ) -> Result<Advisory, runtime::Error> {
+            const GET_ADVISORY: Route = Route {
+                grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/GetAdvisory",
+                verb: "GET",
+                prefix: "/vulnerabilities/v1/advisories",
+                variable: Some("id"),
+                body: None,
+            };
+            self.connection.call(&GET_ADVISORY, request).await
+        }
+        /// `ListAdvisories` (`GET /vulnerabilities/v1/advisories`).
+        ///
+        /// Lists every vulnerability advisory matching the filters in one response, optionally
+        /// windowed by `offset` and `limit`. One that does not exist or that the caller may not see
+        /// is simply left out: the answer is then an empty list, not an error.
+        pub async fn list(
+            &self,
+            request: ListAdvisoriesRequest,
+        ) -> Result<ListAdvisoriesResponse, runtime::Error> {
+            const LIST_ADVISORIES: Route = Route {
+                grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/ListAdvisories",
+                verb: "GET",
+                prefix: "/vulnerabilities/v1/advisories",
+                variable: None,
+                body: None,
+            };
+            self.connection.call(&LIST_ADVISORIES, request).await
+        }
+        /// `UpdateAdvisory` (`PUT /vulnerabilities/v1/advisories/{id=**}`).
+        ///
+        /// Replaces the vulnerability advisory named by `id` with the one sent: a writable field left
+        /// out is cleared; output-only fields keep their stored values. The request is the
+        /// vulnerability advisory itself (v1's shape, kept).
+        pub async fn update(
+            &self,
+            request: Advisory,
+        ) -> Result<Advisory, runtime::Error> {
+            const UPDATE_ADVISORY: Route = Route {
+                grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/UpdateAdvisory",
+                verb: "PUT",
+                prefix: "/vulnerabilities/v1/advisories",
+                variable: Some("id"),
+                body: Some("*"),
+            };
+            self.connection.call(&UPDATE_ADVISORY, request).await
+        }
+        /// `DeleteAdvisory` (`DELETE /vulnerabilities/v1/advisories/{id=**}`).
+        ///
+        /// Deletes a vulnerability advisory.
+        pub async fn delete(
+            &self,
+            request: DeleteAdvisoryRequest,
+        ) -> Result<(), runtime::Error> {
+            const DELETE_ADVISORY: Route = Route {
+                grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/DeleteAdvisory",
+                verb: "DELETE",
+                prefix: "/vulnerabilities/v1/advisories",
+                variable: Some("id"),
+                body: None,
+            };
+            self.connection.call(&DELETE_ADVISORY, request).await
+        }
+    }
+}

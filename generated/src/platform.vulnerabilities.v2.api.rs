@@ -573,3 +573,81 @@ mod advisory_service_rest {
             .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))
     }
 }
+/// Clients of the services of `platform.vulnerabilities.v2`, over gRPC or REST/JSON.
+pub mod client {
+    use super::*;
+    use runtime::client::{Connection, Route};
+    /// A client of `platform.vulnerabilities.v2.AdvisoryService`: each method calls the RPC of the same name over the connection's transport.
+    ///
+    /// Reads vulnerability advisories about artifacts. Read-only in v2; v1 writes them.
+    #[derive(Clone, Debug)]
+    pub struct AdvisoryService {
+        connection: Connection,
+    }
+    impl AdvisoryService {
+        pub fn new(connection: Connection) -> Self {
+            AdvisoryService { connection }
+        }
+        /// `GetAdvisory` (`GET /vulnerabilities/v2/advisories/{uid=**}`).
+        ///
+        /// Returns one vulnerability advisory.
+        pub async fn get(
+            &self,
+            request: GetAdvisoryRequest,
+        ) -> Result<Advisory, runtime::Error> {
+            const GET_ADVISORY: Route = Route {
+                grpc_path: "/platform.vulnerabilities.v2.AdvisoryService/GetAdvisory",
+                verb: "GET",
+                prefix: "/vulnerabilities/v2/advisories",
+                variable: Some("uid"),
+                body: None,
+            };
+            self.connection.call(&GET_ADVISORY, request).await
+        }
+        /// `ListAdvisories` (`GET /vulnerabilities/v2/advisories`).
+        ///
+        /// Lists vulnerability advisories, optionally restricted to a subtree.
+        pub async fn list(
+            &self,
+            request: ListAdvisoriesRequest,
+        ) -> Result<ListAdvisoriesResponse, runtime::Error> {
+            const LIST_ADVISORIES: Route = Route {
+                grpc_path: "/platform.vulnerabilities.v2.AdvisoryService/ListAdvisories",
+                verb: "GET",
+                prefix: "/vulnerabilities/v2/advisories",
+                variable: None,
+                body: None,
+            };
+            self.connection.call(&LIST_ADVISORIES, request).await
+        }
+        /// Every page of `ListAdvisories`, from `request`'s page on, fetched as the stream is read.
+        pub fn list_pages(
+            &self,
+            request: ListAdvisoriesRequest,
+        ) -> impl runtime::__codegen::futures_util::Stream<
+            Item = Result<ListAdvisoriesResponse, runtime::Error>,
+        > + '_ {
+            runtime::client::pages(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+            )
+        }
+        /// Every item of `ListAdvisories`, from `request`'s page to the end, fetched page by page as the stream is read.
+        pub fn list_stream(
+            &self,
+            request: ListAdvisoriesRequest,
+        ) -> impl runtime::__codegen::futures_util::Stream<
+            Item = Result<Advisory, runtime::Error>,
+        > + '_ {
+            runtime::client::items(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+                |page| page.items,
+            )
+        }
+    }
+}

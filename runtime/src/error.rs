@@ -121,6 +121,36 @@ impl Code {
         }
     }
 
+    /// The code of a REST `status` name (`NOT_FOUND`), if this API returns it.
+    pub fn from_name(name: &str) -> Option<Code> {
+        Code::ALL.into_iter().find(|code| code.name() == name)
+    }
+
+    /// The code of a gRPC status; codes this API never returns (`UNKNOWN`,
+    /// `DATA_LOSS`) read as `INTERNAL`.
+    pub fn from_grpc(code: tonic::Code) -> Code {
+        Code::ALL
+            .into_iter()
+            .find(|known| known.grpc() == code)
+            .unwrap_or(Code::Internal)
+    }
+
+    /// The closest code to an HTTP status without an error body (a proxy's answer).
+    pub fn from_http_status(status: StatusCode) -> Code {
+        match status.as_u16() {
+            400 => Code::InvalidArgument,
+            401 => Code::Unauthenticated,
+            403 => Code::PermissionDenied,
+            404 => Code::NotFound,
+            409 => Code::Aborted,
+            429 => Code::ResourceExhausted,
+            499 => Code::Cancelled,
+            501 => Code::Unimplemented,
+            502..=504 => Code::Unavailable,
+            _ => Code::Internal,
+        }
+    }
+
     const fn grpc(self) -> tonic::Code {
         match self {
             Code::InvalidArgument => tonic::Code::InvalidArgument,
@@ -367,12 +397,86 @@ impl Error {
         })
     }
 
+    /// Reads an error back from a REST response: the `{"error": {...}}` body
+    /// [`Error::to_json`] writes, or, when the body is not one (a proxy's
+    /// answer), the code of the HTTP status with reason `HTTP_ERROR`.
+    pub fn from_json(status: StatusCode, body: &[u8]) -> Self {
+        let parsed: Option<Value> = serde_json::from_slice(body).ok();
+        let Some(Value::Object(error)) = parsed.and_then(|mut v| v.get_mut("error").map(Value::take))
+        else {
+            let text = String::from_utf8_lossy(body);
+            return Error::new(
+                Code::from_http_status(status),
+                "HTTP_ERROR",
+                format!("HTTP {status}: {}", excerpt(text.trim())),
+            )
+            .with_http_status(status);
+        };
+        let text = |value: &Value, key: &str| value[key].as_str().unwrap_or_default().to_owned();
+        let code = error
+            .get("status")
+            .and_then(Value::as_str)
+            .and_then(Code::from_name)
+            .unwrap_or_else(|| Code::from_http_status(status));
+        let mut built = Error::new(code, "", text(&Value::Object(error.clone()), "message"));
+        let details = error.get("details").and_then(Value::as_array);
+        for detail in details.into_iter().flatten() {
+            match detail["@type"].as_str().unwrap_or_default() {
+                ErrorInfo::TYPE_URL => {
+                    built.inner.reason = text(detail, "reason").into();
+                    built.inner.domain = Some(text(detail, "domain"));
+                    if let Some(metadata) = detail["metadata"].as_object() {
+                        built.inner.metadata = metadata
+                            .iter()
+                            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+                            .collect();
+                    }
+                }
+                ResourceInfo::TYPE_URL => {
+                    built.inner.resource_info = Some(ResourceInfo::new(
+                        text(detail, "resourceType"),
+                        text(detail, "resourceName"),
+                        text(detail, "owner"),
+                        text(detail, "description"),
+                    ));
+                }
+                tonic_types::BadRequest::TYPE_URL => {
+                    let violations = detail["fieldViolations"].as_array();
+                    built.inner.field_violations = violations
+                        .into_iter()
+                        .flatten()
+                        .map(|v| FieldViolation::new(text(v, "field"), text(v, "description")))
+                        .collect();
+                }
+                tonic_types::PreconditionFailure::TYPE_URL => {
+                    let violations = detail["violations"].as_array();
+                    built.inner.precondition_violations = violations
+                        .into_iter()
+                        .flatten()
+                        .map(|v| {
+                            PreconditionViolation::new(
+                                text(v, "type"),
+                                text(v, "subject"),
+                                text(v, "description"),
+                            )
+                        })
+                        .collect();
+                }
+                _ => {}
+            }
+        }
+        if built.http_status() != status {
+            built.inner.http_status = Some(status);
+        }
+        built
+    }
+
     /// Reads an error back from a gRPC status (used by clients and tests).
+    ///
+    /// `None` when the status carries no `ErrorInfo` (it did not come from an
+    /// API built on this runtime); [`Error::from_grpc_status`] reads any status.
     pub fn from_status(status: &tonic::Status) -> Option<Self> {
-        let code = Code::ALL
-            .into_iter()
-            .find(|code| code.grpc() == status.code())
-            .unwrap_or(Code::Internal);
+        let code = Code::from_grpc(status.code());
         let details = status.get_error_details();
         let info = details.error_info()?;
         let mut error = Error::new(code, info.reason.clone(), status.message());
@@ -388,6 +492,21 @@ impl Error {
             .map(|p| p.violations.clone())
             .unwrap_or_default();
         Some(error)
+    }
+}
+
+impl Error {
+    /// Reads any gRPC status: as [`Error::from_status`] when it carries an
+    /// `ErrorInfo`, else its code and message with reason `GRPC_ERROR`
+    /// (transport failures, other servers).
+    pub fn from_grpc_status(status: &tonic::Status) -> Self {
+        Error::from_status(status).unwrap_or_else(|| {
+            Error::new(
+                Code::from_grpc(status.code()),
+                "GRPC_ERROR",
+                status.message().to_owned(),
+            )
+        })
     }
 }
 

@@ -23,6 +23,7 @@
 //! - [`uidp`], [`time`]: identifiers and timestamps.
 
 pub mod auth;
+pub mod client;
 #[cfg(feature = "testing")]
 pub mod conformance;
 pub mod context;
@@ -52,6 +53,7 @@ pub use error::{Code, Error};
 #[doc(hidden)]
 pub mod __codegen {
     pub use axum;
+    pub use futures_util;
     pub use http;
     pub use prost_reflect;
     pub use prost_types;

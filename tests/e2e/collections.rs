@@ -117,7 +117,7 @@ fn collections(identity: &str, role: &str) -> Vec<Collection> {
 }
 
 /// Stores an advisory directly: v2 serves advisories read-only.
-async fn seed_advisory(server: &TestServer, parent: &str) -> String {
+pub(crate) async fn seed_advisory(server: &TestServer, parent: &str) -> String {
     let store = match std::env::var("E2E_DATABASE_URL") {
         Ok(url) => platform_server::store::open_postgres(&url).await.unwrap(),
         Err(_) => platform_server::store::open_sqlite(&server.data_dir)

@@ -11,10 +11,12 @@
 //! - [`service`]: the service implementation both transports call.
 //! - [`rest`]: the axum router transcoding each HTTP rule.
 //! - [`openapi`]: the OpenAPI 3.1 document of the REST routes.
+//! - [`client`]: typed clients of every service over gRPC or REST/JSON.
 //! - [`root`]: the crate root with the module tree and descriptors; [`wiring`]:
 //!   in it, `Services`, serving the whole API on one router.
 
 pub mod backend;
+pub mod client;
 pub mod legacy;
 pub mod messages;
 pub mod openapi;
@@ -58,6 +60,8 @@ const IMPORTED: &[&str] = &[
 pub struct Scope {
     /// e.g. `crate::library::v2::`.
     package_prefix: String,
+    /// Modules between the API module and the emitted code (`client` is 1).
+    depth: usize,
 }
 
 impl Scope {
@@ -67,14 +71,25 @@ impl Scope {
             package_prefix.push_str(&crate::model::module_ident(part));
             package_prefix.push_str("::");
         }
-        Scope { package_prefix }
+        Scope {
+            package_prefix,
+            depth: 0,
+        }
+    }
+
+    /// The scope of a module nested in this one that glob-imports it.
+    pub fn nested(&self) -> Scope {
+        Scope {
+            package_prefix: self.package_prefix.clone(),
+            depth: self.depth + 1,
+        }
     }
 
     /// A type path as tokens, shortened for messages of this package.
     pub fn path(&self, rust_path: &str) -> TokenStream {
         match rust_path.strip_prefix(&self.package_prefix) {
             Some(local) if !local.contains("::") && !IMPORTED.contains(&local) => path(local),
-            Some(local) => path(&format!("super::{local}")),
+            Some(local) => path(&format!("{}{local}", "super::".repeat(self.depth + 1))),
             None => path(rust_path),
         }
     }

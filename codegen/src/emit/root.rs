@@ -30,6 +30,7 @@ pub fn emit(
     descriptor_file: &str,
     openapi_file: &str,
     wiring_file: &str,
+    client_file: &str,
     error_domain: &str,
     crate_root: bool,
 ) -> TokenStream {
@@ -78,6 +79,7 @@ pub fn emit(
             });
 
         include!(#wiring_file);
+        include!(#client_file);
     }
 }
 

@@ -1,0 +1,302 @@
+//! Typed clients over gRPC or REST/JSON, from the same service definitions.
+//!
+//! - In each package's API file, module `client`: one struct per service
+//!   (`client::GroupService`) over a `runtime::client::Connection`, one
+//!   `async fn` per RPC. Standard methods take their short names (`create`,
+//!   `get`, `list`, `update`, `delete`); a token-paged list also gets
+//!   `list_pages` and `list_stream`, which walk `next_page_token` to the end.
+//!   Each RPC's transports are one `runtime::client::Route` constant.
+//! - In the crate root ([`FILE`]): `Client`, every service of the API over
+//!   one connection, reached by collection (`client.groups()`).
+
+use std::collections::BTreeMap;
+
+use heck::{ToShoutySnakeCase, ToSnakeCase};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::model::{Api, Method, Package, Paging, Service, Standard, module_ident};
+
+/// The file the crate root includes.
+pub const FILE: &str = "client.rs";
+
+/// The `client` module of one package's API file (empty without services).
+pub fn emit_package(scope: &super::Scope, api: &Api, package: &Package) -> TokenStream {
+    if package.services.is_empty() {
+        return TokenStream::new();
+    }
+    let scope = scope.nested();
+    let services = package
+        .services
+        .iter()
+        .map(|s| emit_service(&scope, api, s));
+    let doc = format!(
+        " Clients of the services of `{}`, over gRPC or REST/JSON.",
+        package.name
+    );
+    quote! {
+        #[doc = #doc]
+        pub mod client {
+            use super::*;
+            use runtime::client::{Connection, Route};
+
+            #(#services)*
+        }
+    }
+}
+
+fn emit_service(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
+    let name = format_ident!("{}", service.name);
+    let names = method_names(service);
+    let methods = service
+        .methods
+        .iter()
+        .zip(&names)
+        .map(|(method, name)| emit_method(scope, api, service, method, name));
+    let doc = format!(
+        " A client of `{}`: each method calls the RPC of the same name over the connection's transport.",
+        service.full_name
+    );
+    let comments = super::docs(&service.comments);
+    quote! {
+        #[doc = #doc]
+        #[doc = ""]
+        #comments
+        #[derive(Clone, Debug)]
+        pub struct #name {
+            connection: Connection,
+        }
+
+        impl #name {
+            pub fn new(connection: Connection) -> Self {
+                #name { connection }
+            }
+
+            #(#methods)*
+        }
+    }
+}
+
+/// Each method's client name: the standard method's verb when no other
+/// method of the service takes it, else the RPC's own name.
+fn method_names(service: &Service) -> Vec<String> {
+    let short: Vec<Option<&str>> = service
+        .methods
+        .iter()
+        .map(|m| match m.standard {
+            Standard::Create { .. } => Some("create"),
+            Standard::Get { .. } => Some("get"),
+            Standard::List { .. } => Some("list"),
+            Standard::Update { .. } => Some("update"),
+            Standard::Delete { .. } => Some("delete"),
+            Standard::Custom => None,
+        })
+        .collect();
+    service
+        .methods
+        .iter()
+        .zip(&short)
+        .map(|(method, verb)| match verb {
+            Some(verb) if short.iter().filter(|s| *s == &Some(*verb)).count() == 1 => {
+                verb.to_string()
+            }
+            _ => method.rust_name(),
+        })
+        .collect()
+}
+
+fn emit_method(
+    scope: &super::Scope,
+    api: &Api,
+    service: &Service,
+    method: &Method,
+    name: &str,
+) -> TokenStream {
+    let route = format_ident!("{}", method.name.to_shouty_snake_case());
+    let grpc_path = format!("/{}/{}", service.full_name, method.name);
+    let verb = format!("{:?}", method.http.verb).to_uppercase();
+    let prefix = method.http.template.prefix();
+    let variable = match &method.http.template.variable {
+        Some(variable) => {
+            let field = &variable.field;
+            quote!(Some(#field))
+        }
+        None => quote!(None),
+    };
+    let body = match &method.http.body {
+        Some(body) => quote!(Some(#body)),
+        None => quote!(None),
+    };
+    let input = scope.path(&method.input);
+    let output = scope.path(&method.output);
+    let fn_name = super::ident(name);
+    let doc = format!(
+        " `{}` (`{verb} {}`).",
+        method.name, method.http.template.source
+    );
+    let comments = super::docs(&method.comments);
+    let paged = matches!(
+        method.standard,
+        Standard::List {
+            paging: Paging::Token,
+            ..
+        }
+    )
+    .then(|| emit_pager(scope, api, method, name));
+    quote! {
+        #[doc = #doc]
+        #[doc = ""]
+        #comments
+        pub async fn #fn_name(&self, request: #input) -> Result<#output, runtime::Error> {
+            const #route: Route = Route {
+                grpc_path: #grpc_path,
+                verb: #verb,
+                prefix: #prefix,
+                variable: #variable,
+                body: #body,
+            };
+            self.connection.call(&#route, request).await
+        }
+
+        #paged
+    }
+}
+
+/// `list_pages` and `list_stream` beside a token-paged `list`.
+fn emit_pager(scope: &super::Scope, api: &Api, method: &Method, name: &str) -> TokenStream {
+    let input = scope.path(&method.input);
+    let output = scope.path(&method.output);
+    let resource = method
+        .standard
+        .resource()
+        .and_then(|r| api.resource(r))
+        .map(|r| scope.path(&r.rust_path))
+        .expect("a list method lists a resource");
+    let list = super::ident(name);
+    let pages = format_ident!("{name}_pages");
+    let stream = format_ident!("{name}_stream");
+    let pages_doc = format!(
+        " Every page of `{}`, from `request`'s page on, fetched as the stream is read.",
+        method.name
+    );
+    let stream_doc = format!(
+        " Every item of `{}`, from `request`'s page to the end, fetched page by page as the stream is read.",
+        method.name
+    );
+    quote! {
+        #[doc = #pages_doc]
+        pub fn #pages(
+            &self,
+            request: #input,
+        ) -> impl runtime::__codegen::futures_util::Stream<Item = Result<#output, runtime::Error>> + '_ {
+            runtime::client::pages(
+                request,
+                move |request| self.#list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+            )
+        }
+
+        #[doc = #stream_doc]
+        pub fn #stream(
+            &self,
+            request: #input,
+        ) -> impl runtime::__codegen::futures_util::Stream<Item = Result<#resource, runtime::Error>> + '_ {
+            runtime::client::items(
+                request,
+                move |request| self.#list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+                |page| page.items,
+            )
+        }
+    }
+}
+
+/// The crate root's `Client`.
+pub fn emit_root(api: &Api) -> TokenStream {
+    let accessors = accessors(api).into_iter().map(|(name, (package, service))| {
+        let accessor = super::ident(&name);
+        let mut module = String::from("crate");
+        for part in package.split('.') {
+            module.push_str("::");
+            module.push_str(&module_ident(part));
+        }
+        let ty = super::path(&format!("{module}::client::{}", service.name));
+        let doc = format!(" `{}`.", service.full_name);
+        quote! {
+            #[doc = #doc]
+            pub fn #accessor(&self) -> #ty {
+                #ty::new(self.connection.clone())
+            }
+        }
+    });
+    quote! {
+        /// Every service of the API over one connection (gRPC or REST/JSON),
+        /// reached by the collection it serves: `client.groups().list(request)`.
+        #[derive(Clone, Debug)]
+        pub struct Client {
+            connection: runtime::client::Connection,
+        }
+
+        impl Client {
+            pub fn new(connection: runtime::client::Connection) -> Self {
+                Client { connection }
+            }
+
+            /// The connection every service client shares.
+            pub fn connection(&self) -> &runtime::client::Connection {
+                &self.connection
+            }
+
+            #(#accessors)*
+        }
+    }
+}
+
+/// Accessor name → (package, service). A service is reached by the
+/// collection it serves (`groups`), else by its name without `Service`.
+/// When packages share a name (`v1` and `v2` groups), the latest version
+/// keeps it and the others are prefixed with their version (`v1_groups`).
+fn accessors(api: &Api) -> BTreeMap<String, (&str, &Service)> {
+    let mut by_name: BTreeMap<String, Vec<(&str, &Service)>> = BTreeMap::new();
+    for package in &api.packages {
+        for service in &package.services {
+            let name = service
+                .methods
+                .iter()
+                .filter_map(|m| api.resource(m.standard.resource()?))
+                .map(|r| r.plural.to_snake_case())
+                .next()
+                .unwrap_or_else(|| {
+                    let name = service.name.to_snake_case();
+                    name.strip_suffix("_service").unwrap_or(&name).to_owned()
+                });
+            by_name
+                .entry(name)
+                .or_default()
+                .push((package.name.as_str(), service));
+        }
+    }
+    let mut accessors = BTreeMap::new();
+    for (name, mut services) in by_name {
+        // Latest version last: `v10` after `v2`.
+        services.sort_by_key(|(package, _)| version_key(package));
+        let latest = services.pop().expect("a name has a service");
+        for (package, service) in services {
+            let version = package.rsplit('.').next().unwrap_or(package);
+            accessors.insert(format!("{}_{name}", version.to_snake_case()), (package, service));
+        }
+        accessors.insert(name, latest);
+    }
+    accessors
+}
+
+fn version_key(package: &str) -> (u64, &str) {
+    let last = package.rsplit('.').next().unwrap_or(package);
+    let number = last
+        .strip_prefix('v')
+        .and_then(|v| v.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+        .unwrap_or(0);
+    (number, package)
+}

@@ -1,0 +1,253 @@
+//! What generated clients call: one [`Connection`] to an API over gRPC or
+//! REST/JSON, carrying the same messages either way.
+//!
+//! A generated client (`client::GroupService`, say) is a [`Connection`] and
+//! one [`Route`] constant per RPC: the gRPC path and the `google.api.http`
+//! rule. [`Connection::call`] sends a request over the transport the
+//! connection was opened with, adds the bearer token of its [`TokenSource`],
+//! bounds each attempt by a timeout, retries `UNAVAILABLE` (and only that)
+//! with exponential backoff, and decodes failures into one [`Error`] with the
+//! Google error details of either transport.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), runtime::Error> {
+//! use runtime::client::{Connection, StaticToken};
+//! let grpc = Connection::grpc("http://127.0.0.1:8080")?.with_tokens(StaticToken::new("…"));
+//! let rest = Connection::rest("http://127.0.0.1:8080")?.with_tokens(StaticToken::new("…"));
+//! # Ok(()) }
+//! ```
+
+mod pager;
+mod rest;
+mod token;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use prost_reflect::ReflectMessage;
+
+use crate::error::{Code, Error};
+
+pub use pager::{items, pages};
+pub use token::{RefreshingToken, StaticToken, TokenSource, jwt_expiry};
+
+/// One RPC as generated clients describe it: how to call it over each transport.
+#[derive(Clone, Copy, Debug)]
+pub struct Route {
+    /// The gRPC path, `/package.Service/Method`.
+    pub grpc_path: &'static str,
+    /// The HTTP verb of the `google.api.http` rule (`GET`, `POST`, ...).
+    pub verb: &'static str,
+    /// The rule's path up to its variable (`/v1/shelves`).
+    pub prefix: &'static str,
+    /// The request field the path's trailing variable binds (`parent`), if any.
+    pub variable: Option<&'static str>,
+    /// The request field sent as the body, `*` for the whole request, if any.
+    pub body: Option<&'static str>,
+}
+
+/// How often and how patiently a call is retried when the server answers
+/// `UNAVAILABLE` (or cannot be reached). Other codes are never retried: a
+/// write that failed otherwise may have happened.
+#[derive(Clone, Copy, Debug)]
+pub struct Retry {
+    /// Attempts in all, the first included (1 disables retries).
+    pub attempts: u32,
+    /// The pause before the second attempt; doubled for each further one.
+    pub initial_backoff: Duration,
+    /// The longest pause between attempts.
+    pub max_backoff: Duration,
+}
+
+impl Default for Retry {
+    fn default() -> Self {
+        Retry {
+            attempts: 4,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(2),
+        }
+    }
+}
+
+impl Retry {
+    /// No retries.
+    pub const NONE: Retry = Retry {
+        attempts: 1,
+        initial_backoff: Duration::ZERO,
+        max_backoff: Duration::ZERO,
+    };
+
+    /// The pause after failed attempt `attempt` (1-based), with up to 20% jitter
+    /// so that many clients do not retry in step.
+    fn backoff(&self, attempt: u32) -> Duration {
+        let doubled = self
+            .initial_backoff
+            .saturating_mul(1 << attempt.saturating_sub(1).min(16));
+        let base = doubled.min(self.max_backoff);
+        base.mul_f64(1.0 - rand::random::<f64>() * 0.2)
+    }
+}
+
+/// A connection to an API over one transport, shared by every generated
+/// client made from it (cloning is cheap).
+#[derive(Clone)]
+pub struct Connection {
+    transport: Transport,
+    tokens: Option<Arc<dyn TokenSource>>,
+    timeout: Duration,
+    retry: Retry,
+}
+
+#[derive(Clone)]
+enum Transport {
+    Grpc(tonic::transport::Channel),
+    Rest(Box<rest::Rest>),
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let transport = match &self.transport {
+            Transport::Grpc(_) => "gRPC".to_owned(),
+            Transport::Rest(rest) => format!("REST {}", rest.base_url()),
+        };
+        f.debug_struct("Connection")
+            .field("transport", &transport)
+            .field("authenticated", &self.tokens.is_some())
+            .field("timeout", &self.timeout)
+            .field("retry", &self.retry)
+            .finish()
+    }
+}
+
+/// The default bound on each attempt of a call.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Connection {
+    /// gRPC (HTTP/2) to `url` (`http://host:port`). The channel connects on
+    /// first use and reconnects after failures.
+    pub fn grpc(url: &str) -> Result<Self, Error> {
+        let endpoint = tonic::transport::Endpoint::from_shared(url.to_owned())
+            .map_err(|e| Error::invalid_field("url", format!("`{url}` is not a URL: {e}")))?;
+        Ok(Connection::over(Transport::Grpc(endpoint.connect_lazy())))
+    }
+
+    /// REST/JSON (HTTP/1.1) to the API under `base_url` (`http://host:port`).
+    pub fn rest(base_url: &str) -> Result<Self, Error> {
+        Ok(Connection::over(Transport::Rest(Box::new(rest::Rest::new(base_url)?))))
+    }
+
+    fn over(transport: Transport) -> Self {
+        Connection {
+            transport,
+            tokens: None,
+            timeout: DEFAULT_TIMEOUT,
+            retry: Retry::default(),
+        }
+    }
+
+    /// Sends `Authorization: Bearer <token>` from `tokens` with every call.
+    pub fn with_tokens(mut self, tokens: impl TokenSource) -> Self {
+        self.tokens = Some(Arc::new(tokens));
+        self
+    }
+
+    /// Bounds each attempt of a call (default [`DEFAULT_TIMEOUT`]); an attempt
+    /// that takes longer fails with `DEADLINE_EXCEEDED`.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets how `UNAVAILABLE` is retried (default [`Retry::default`]).
+    pub fn with_retry(mut self, retry: Retry) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Whether calls go over gRPC (else REST/JSON).
+    pub fn is_grpc(&self) -> bool {
+        matches!(self.transport, Transport::Grpc(_))
+    }
+
+    /// Calls `route` with `request`, retrying as configured.
+    pub async fn call<Req, Resp>(&self, route: &Route, request: Req) -> Result<Resp, Error>
+    where
+        Req: ReflectMessage + Clone + 'static,
+        Resp: ReflectMessage + Default + 'static,
+    {
+        let mut attempt = 1;
+        loop {
+            let result = self.attempt(route, request.clone()).await;
+            match result {
+                Err(error) if error.code() == Code::Unavailable && attempt < self.retry.attempts => {
+                    tracing::debug!(route = route.grpc_path, attempt, %error, "retrying");
+                    tokio::time::sleep(self.retry.backoff(attempt)).await;
+                    attempt += 1;
+                }
+                result => return result,
+            }
+        }
+    }
+
+    async fn attempt<Req, Resp>(&self, route: &Route, request: Req) -> Result<Resp, Error>
+    where
+        Req: ReflectMessage + 'static,
+        Resp: ReflectMessage + Default + 'static,
+    {
+        let token = match &self.tokens {
+            Some(tokens) => Some(tokens.token().await?),
+            None => None,
+        };
+        let call = async {
+            match &self.transport {
+                Transport::Grpc(channel) => grpc(channel, route, request, token).await,
+                Transport::Rest(rest) => rest.call(route, request, token.as_deref()).await,
+            }
+        };
+        tokio::time::timeout(self.timeout, call)
+            .await
+            .unwrap_or_else(|_| {
+                Err(Error::new(
+                    Code::DeadlineExceeded,
+                    "CLIENT_TIMEOUT",
+                    format!("no answer within {:?}", self.timeout),
+                ))
+            })
+    }
+}
+
+async fn grpc<Req, Resp>(
+    channel: &tonic::transport::Channel,
+    route: &Route,
+    request: Req,
+    token: Option<String>,
+) -> Result<Resp, Error>
+where
+    Req: ReflectMessage + 'static,
+    Resp: ReflectMessage + Default + 'static,
+{
+    let mut grpc = tonic::client::Grpc::new(channel.clone());
+    grpc.ready()
+        .await
+        .map_err(|e| unavailable(format!("cannot reach the server: {e}")))?;
+    // The attempt's timeout is the caller's (`Connection::attempt`): when it
+    // fires, the dropped call resets its HTTP/2 stream and the server stops.
+    let mut request = tonic::Request::new(request);
+    if let Some(token) = token {
+        let value = format!("Bearer {token}")
+            .parse()
+            .map_err(|_| Error::invalid_field("token", "an API token is printable ASCII"))?;
+        request.metadata_mut().insert("authorization", value);
+    }
+    let path = http::uri::PathAndQuery::from_static(route.grpc_path);
+    let codec = tonic_prost::ProstCodec::<Req, Resp>::default();
+    grpc.unary(request, path, codec)
+        .await
+        .map(tonic::Response::into_inner)
+        .map_err(|status| Error::from_grpc_status(&status))
+}
+
+fn unavailable(message: String) -> Error {
+    Error::new(Code::Unavailable, "UNREACHABLE", message)
+}

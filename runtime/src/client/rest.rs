@@ -1,0 +1,207 @@
+//! The REST/JSON transport: a request message becomes the path, query and
+//! body its `google.api.http` rule describes (the reverse of
+//! [`crate::rest::RestRequest`]), and the canonical JSON answer becomes the
+//! response message.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use prost_reflect::{ReflectMessage, SerializeOptions};
+use serde_json::{Map, Value};
+
+use super::{Route, unavailable};
+use crate::error::{Code, Error};
+use crate::json;
+
+/// Fields left at their default are not sent: proto3 reads them the same.
+const SERIALIZE: SerializeOptions = SerializeOptions::new().skip_default_fields(true);
+
+#[derive(Clone)]
+pub(super) struct Rest {
+    base_url: String,
+    http: Client<HttpConnector, Full<Bytes>>,
+}
+
+impl Rest {
+    pub(super) fn new(base_url: &str) -> Result<Self, Error> {
+        let base_url = base_url.trim_end_matches('/').to_owned();
+        let uri: http::Uri = base_url
+            .parse()
+            .map_err(|e| Error::invalid_field("url", format!("`{base_url}` is not a URL: {e}")))?;
+        if uri.scheme_str() != Some("http") {
+            return Err(Error::invalid_field(
+                "url",
+                format!("`{base_url}`: only `http://` URLs are supported"),
+            ));
+        }
+        Ok(Rest {
+            base_url,
+            http: Client::builder(TokioExecutor::new()).build_http(),
+        })
+    }
+
+    pub(super) fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    pub(super) async fn call<Req, Resp>(
+        &self,
+        route: &Route,
+        request: Req,
+        token: Option<&str>,
+    ) -> Result<Resp, Error>
+    where
+        Req: ReflectMessage,
+        Resp: ReflectMessage + Default,
+    {
+        let (path_and_query, body) = encode(route, &request)?;
+        let mut builder = http::Request::builder()
+            .method(route.verb)
+            .uri(format!("{}{path_and_query}", self.base_url))
+            .header(http::header::ACCEPT, "application/json");
+        if let Some(token) = token {
+            builder = builder.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let body = match body {
+            Some(body) => {
+                builder = builder.header(http::header::CONTENT_TYPE, "application/json");
+                Full::new(Bytes::from(body))
+            }
+            None => Full::default(),
+        };
+        let request = builder
+            .body(body)
+            .map_err(|e| Error::invalid_field("token", format!("not a valid header: {e}")))?;
+        let response = self
+            .http
+            .request(request)
+            .await
+            .map_err(|e| unavailable(format!("cannot reach {}: {e}", self.base_url)))?;
+        let status = response.status();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| unavailable(format!("the answer from {} broke off: {e}", self.base_url)))?
+            .to_bytes();
+        if !status.is_success() {
+            return Err(Error::from_json(status, &bytes));
+        }
+        decode(&bytes)
+    }
+}
+
+/// The path with its query, and the JSON body, of `request` sent by `route`.
+fn encode<Req: ReflectMessage>(
+    route: &Route,
+    request: &Req,
+) -> Result<(String, Option<Vec<u8>>), Error> {
+    let descriptor = request.descriptor();
+    let json_name = |field: &str| {
+        descriptor
+            .get_field_by_name(field)
+            .map_or_else(|| field.to_owned(), |f| f.json_name().to_owned())
+    };
+    let Value::Object(mut fields) = request
+        .transcode_to_dynamic()
+        .serialize_with_options(serde_json::value::Serializer, &SERIALIZE)
+        .map_err(Error::internal)?
+    else {
+        return Err(Error::internal("a message serializes to a JSON object"));
+    };
+    let mut path = route.prefix.to_owned();
+    if let Some(variable) = route.variable {
+        let value = fields.remove(&json_name(variable));
+        path.push('/');
+        path.push_str(&encode_path(value.as_ref().and_then(Value::as_str).unwrap_or_default()));
+    }
+    let body = match route.body {
+        Some("*") => Some(Value::Object(std::mem::take(&mut fields))),
+        Some(field) => Some(
+            fields
+                .remove(&json_name(field))
+                .unwrap_or_else(|| Value::Object(Map::new())),
+        ),
+        None => None,
+    };
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    for (key, value) in &fields {
+        append_query(&mut query, key, value);
+    }
+    let query = query.finish();
+    if !query.is_empty() {
+        path.push('?');
+        path.push_str(&query);
+    }
+    let body = body.map(|body| serde_json::to_vec(&body).expect("JSON values serialize"));
+    Ok((path, body))
+}
+
+/// Query parameters of one JSON field: nested messages as dotted names,
+/// repeated fields as one parameter per item.
+fn append_query(query: &mut form_urlencoded::Serializer<'_, String>, key: &str, value: &Value) {
+    match value {
+        Value::Object(object) => {
+            for (inner, value) in object {
+                append_query(query, &format!("{key}.{inner}"), value);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                append_query(query, key, item);
+            }
+        }
+        Value::String(text) => {
+            query.append_pair(key, text);
+        }
+        Value::Null => {}
+        other => {
+            query.append_pair(key, &other.to_string());
+        }
+    }
+}
+
+/// Percent-encodes a path variable's value, keeping its `/` separators.
+fn encode_path(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+fn decode<Resp: ReflectMessage + Default>(bytes: &[u8]) -> Result<Resp, Error> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Resp::default());
+    }
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+        Error::new(
+            Code::Internal,
+            "UNDECODABLE_RESPONSE",
+            format!("the answer is not JSON: {e}"),
+        )
+    })?;
+    json::from_value(value).map_err(|error| {
+        Error::new(
+            Code::Internal,
+            "UNDECODABLE_RESPONSE",
+            format!("the answer does not decode: {error}"),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_values_keep_their_separators_and_escape_the_rest() {
+        assert_eq!(encode_path("ab/c d%"), "ab/c%20d%25");
+    }
+}
