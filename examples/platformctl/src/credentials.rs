@@ -1,13 +1,12 @@
-//! The cached API token, with what is needed to exchange it again.
+//! The login cache: the API token, its expiry, and what is needed to exchange
+//! it again (the identity and the file holding its identity token).
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 
-use crate::client::Client;
+use crate::tokens;
 
 const FILE: &str = "credentials.json";
 /// Tokens this close to expiry are exchanged again.
@@ -32,89 +31,77 @@ pub fn default_dir() -> Option<PathBuf> {
 }
 
 impl Credentials {
-    /// Exchanges the identity token in `identity_token_file` at the server's token service.
+    /// Exchanges the identity token in `identity_token_file` at `server`'s token service.
     pub async fn exchange(
-        client: &Client,
+        server: &str,
         identity: &str,
         identity_token_file: &Path,
-    ) -> Result<Self, String> {
-        let identity_token = std::fs::read_to_string(identity_token_file)
-            .map_err(|e| format!("cannot read {}: {e}", identity_token_file.display()))?;
-        let path = format!("/sts/exchange?aud={}&identity={identity}", client.base_url);
-        let response = client.get(&path, Some(identity_token.trim())).await?;
-        let token = response["token"]
-            .as_str()
-            .ok_or("the token service returned no token")?
-            .to_owned();
+    ) -> Result<Self, runtime::Error> {
+        let token = tokens::exchange(server, identity, identity_token_file).await?;
+        let expires_at = runtime::client::jwt_expiry(&token)
+            .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
+            .map(|d| d.as_secs())
+            .ok_or_else(|| {
+                runtime::Error::invalid_field("token", "the API token is not a JWT with an expiry")
+            })?;
         Ok(Credentials {
-            server: client.base_url.clone(),
+            server: server.to_owned(),
             identity: identity.to_owned(),
             identity_token_file: std::path::absolute(identity_token_file)
-                .map_err(|e| e.to_string())?,
-            expires_at: expiry(&token)?,
+                .map_err(|e| local_error(format!("{}: {e}", identity_token_file.display())))?,
+            expires_at,
             token,
         })
     }
 
-    pub fn save(&self, dir: &Path) -> Result<(), String> {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let path = dir.join(FILE);
+    pub fn save(&self, dir: &Path) -> Result<(), runtime::Error> {
+        let failed = |e: std::io::Error| local_error(format!("cannot write {}: {e}", dir.display()));
+        std::fs::create_dir_all(dir).map_err(failed)?;
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create(true).truncate(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let text = serde_json::to_vec_pretty(self).map_err(|e| e.to_string())?;
-        std::io::Write::write_all(
-            &mut options
-                .open(&path)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
-            &text,
-        )
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        let text = serde_json::to_vec_pretty(self).expect("credentials serialize");
+        std::io::Write::write_all(&mut options.open(dir.join(FILE)).map_err(failed)?, &text)
+            .map_err(failed)
     }
 
-    fn load(dir: &Path) -> Result<Self, String> {
+    fn load(dir: &Path) -> Result<Self, runtime::Error> {
         let path = dir.join(FILE);
-        let text = std::fs::read(&path)
-            .map_err(|_| "not logged in: run `platformctl auth login`".to_owned())?;
-        serde_json::from_slice(&text)
-            .map_err(|e| format!("{} is corrupt ({e}); log in again", path.display()))
+        let text = std::fs::read(&path).map_err(|_| {
+            runtime::Error::new(
+                runtime::Code::Unauthenticated,
+                "NOT_LOGGED_IN",
+                "not logged in: run `platformctl auth login`",
+            )
+        })?;
+        serde_json::from_slice(&text).map_err(|e| {
+            local_error(format!("{} is corrupt ({e}); log in again", path.display()))
+        })
     }
 }
 
 /// The cached token, exchanged again (and cached) when it is about to expire.
-pub async fn valid_token(client: &Client, dir: &Path) -> Result<String, String> {
+pub async fn valid_token(server: &str, dir: &Path) -> Result<String, runtime::Error> {
     let cached = Credentials::load(dir)?;
-    if cached.server != client.base_url {
-        return Err(format!(
-            "logged in to {}, not {}; log in again",
-            cached.server, client.base_url
+    if cached.server != server {
+        return Err(runtime::Error::new(
+            runtime::Code::Unauthenticated,
+            "NOT_LOGGED_IN",
+            format!("logged in to {}, not {server}; log in again", cached.server),
         ));
     }
     if cached.expires_at > now() + MARGIN_SECS {
         return Ok(cached.token);
     }
-    let fresh =
-        Credentials::exchange(client, &cached.identity, &cached.identity_token_file).await?;
+    let fresh = Credentials::exchange(server, &cached.identity, &cached.identity_token_file).await?;
     fresh.save(dir)?;
     Ok(fresh.token)
 }
 
-/// The `exp` claim of a JWT (read, not verified: the server verifies).
-fn expiry(token: &str) -> Result<u64, String> {
-    let payload = token
-        .split('.')
-        .nth(1)
-        .ok_or("the API token is not a JWT")?;
-    let bytes = URL_SAFE_NO_PAD
-        .decode(payload)
-        .map_err(|_| "the API token is not a JWT")?;
-    let claims: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|_| "the API token is not a JWT")?;
-    claims["exp"]
-        .as_u64()
-        .ok_or_else(|| "the API token has no expiry".to_owned())
+/// A failure on this machine (files), reported like the API's errors.
+pub fn local_error(message: String) -> runtime::Error {
+    runtime::Error::new(runtime::Code::FailedPrecondition, "LOCAL_ERROR", message)
 }
 
 fn now() -> u64 {

@@ -22,6 +22,25 @@ fn platformctl(server: &str, config: &std::path::Path, args: &[&str]) -> (bool, 
     )
 }
 
+/// `echo <host> | docker-credential-platform get` with `env`, as Docker runs it.
+fn credential_helper(host: &str, env: &[(&str, &str)]) -> Value {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_docker-credential-platform"))
+        .arg("get")
+        .env_remove("PLATFORMCTL_CONFIG_DIR")
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    writeln!(child.stdin.take().unwrap(), "{host}").unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{env:?}: {stderr}");
+    serde_json::from_slice(&output.stdout).expect("the helper prints JSON")
+}
+
 fn now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -45,7 +64,8 @@ async fn login_token_and_list_groups() {
     let root = admin
         .create("/iam/v2/groups/", json!({"name": "cli"}))
         .await;
-    let viewer_role = json!({"name": "viewer", "capabilities": ["groups.get", "groups.list"]});
+    let viewer_role =
+        json!({"name": "viewer", "capabilities": ["groups.get", "groups.list", "repos.get"]});
     let viewer = admin
         .create(&format!("/iam/v2/roles/{root}"), viewer_role)
         .await;
@@ -127,11 +147,34 @@ async fn login_token_and_list_groups() {
 
     let (ok, listing, stderr) = run(&["groups", "list"]).await.unwrap();
     assert!(ok, "{stderr}");
-    assert_eq!(
-        listing.trim(),
-        format!("{team}\tteam"),
-        "only what the identity may see"
-    );
+    let rows: Vec<Vec<&str>> = listing
+        .lines()
+        .map(|line| line.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows[0], ["UID", "NAME", "UPDATED"], "{listing}");
+    assert_eq!(rows.len(), 2, "only what the identity may see: {listing}");
+    assert_eq!(rows[1][..2], [team.as_str(), "team"], "{listing}");
+
+    // The Docker credential helper hands out a token that reads a private repo,
+    // from the login cache or from an exchange of the identity token.
+    let repo = admin
+        .create(&format!("/registry/v2/repos/{team}"), json!({"name": "private"}))
+        .await;
+    let repo_path = format!("/registry/v2/repos/{repo}");
+    assert_eq!(server.rest_as(None).get(&repo_path).await.status, StatusCode::UNAUTHORIZED);
+    let host = server.address.to_string();
+    let from_cache = [("PLATFORMCTL_CONFIG_DIR", config_dir.to_str().unwrap())];
+    let from_exchange = [
+        ("PLATFORM_IDENTITY", identity.as_str()),
+        ("PLATFORM_IDENTITY_TOKEN_FILE", token_file.to_str().unwrap()),
+    ];
+    for env in [&from_cache[..], &from_exchange[..]] {
+        let answer = credential_helper(&host, env);
+        assert_eq!(answer["ServerURL"], host.as_str());
+        let secret = answer["Secret"].as_str().expect("a secret");
+        let read = server.rest_as(Some(secret)).get(&repo_path).await;
+        assert_eq!(read.status, StatusCode::OK, "{env:?}: {:?}", read.body);
+    }
 
     // An expired cached token is exchanged again.
     let mut stale = cached.clone();
