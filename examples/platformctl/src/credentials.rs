@@ -55,15 +55,8 @@ impl Credentials {
     }
 
     pub fn save(&self, dir: &Path) -> Result<(), runtime::Error> {
-        let failed = |e: std::io::Error| local_error(format!("cannot write {}: {e}", dir.display()));
-        std::fs::create_dir_all(dir).map_err(failed)?;
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
         let text = serde_json::to_vec_pretty(self).expect("credentials serialize");
-        std::io::Write::write_all(&mut options.open(dir.join(FILE)).map_err(failed)?, &text)
-            .map_err(failed)
+        write_private(dir, FILE, &text)
     }
 
     fn load(dir: &Path) -> Result<Self, runtime::Error> {
@@ -97,6 +90,18 @@ pub async fn valid_token(server: &str, dir: &Path) -> Result<String, runtime::Er
     let fresh = Credentials::exchange(server, &cached.identity, &cached.identity_token_file).await?;
     fresh.save(dir)?;
     Ok(fresh.token)
+}
+
+/// Writes `dir/name` (creating `dir`), readable by its owner only: it holds a secret.
+pub fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), runtime::Error> {
+    let path = dir.join(name);
+    let failed = |e: std::io::Error| local_error(format!("cannot write {}: {e}", path.display()));
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    std::io::Write::write_all(&mut options.open(&path).map_err(failed)?, bytes).map_err(failed)
 }
 
 /// A failure on this machine (files), reported like the API's errors.

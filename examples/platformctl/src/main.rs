@@ -33,6 +33,10 @@ use crate::collections::Collection;
 use crate::credentials::Credentials;
 use crate::output::Format;
 
+/// Where a browser login keeps the identity token it obtained (re-exchanged
+/// until it expires).
+const ID_TOKEN_FILE: &str = "identity-token.jwt";
+
 const EXIT_CODES: &str = "\
 Exit codes: 0 success, 1 other failures, 2 invalid input (usage or INVALID_ARGUMENT),
 3 not found, 4 unauthenticated or permission denied, 5 conflict (ALREADY_EXISTS, or ABORTED
@@ -240,9 +244,8 @@ async fn run_auth(cli: &Cli, auth: &Auth) -> Result<(), Error> {
                         .map_err(|message| {
                             Error::new(Code::Unauthenticated, "BROWSER_LOGIN_FAILED", message)
                         })?;
-                    let file = dir.join("identity-token.jwt");
-                    write_private(&dir, &file, &id_token)?;
-                    file
+                    credentials::write_private(&dir, ID_TOKEN_FILE, id_token.as_bytes())?;
+                    dir.join(ID_TOKEN_FILE)
                 }
                 (None, None) => unreachable!("clap requires a token file or a browser login"),
             };
@@ -253,17 +256,6 @@ async fn run_auth(cli: &Cli, auth: &Auth) -> Result<(), Error> {
         Auth::Token => println!("{}", credentials::valid_token(server(cli), &dir).await?),
     }
     Ok(())
-}
-
-/// Writes a secret readable by its owner only.
-fn write_private(dir: &std::path::Path, file: &std::path::Path, text: &str) -> Result<(), Error> {
-    let failed = |e: std::io::Error| credentials::local_error(format!("cannot write {}: {e}", file.display()));
-    std::fs::create_dir_all(dir).map_err(failed)?;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    std::io::Write::write_all(&mut options.open(file).map_err(failed)?, text.as_bytes()).map_err(failed)
 }
 
 /// The generated client over the chosen transport, with the chosen tokens.

@@ -127,6 +127,7 @@ impl Connection {
     /// gRPC (HTTP/2) to `url` (`http://host:port`). The channel connects on
     /// first use and reconnects after failures.
     pub fn grpc(url: &str) -> Result<Self, Error> {
+        plain_http(url)?;
         let endpoint = tonic::transport::Endpoint::from_shared(url.to_owned())
             .map_err(|e| Error::invalid_field("url", format!("`{url}` is not a URL: {e}")))?;
         Ok(Connection::over(Transport::Grpc(endpoint.connect_lazy())))
@@ -246,6 +247,21 @@ where
         .await
         .map(tonic::Response::into_inner)
         .map_err(|status| Error::from_grpc_status(&status))
+}
+
+/// Connections are plain HTTP (h2c for gRPC): TLS is left to a proxy or
+/// sidecar beside the client, as it is beside the server.
+fn plain_http(url: &str) -> Result<(), Error> {
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e| Error::invalid_field("url", format!("`{url}` is not a URL: {e}")))?;
+    if uri.scheme_str() != Some("http") {
+        return Err(Error::invalid_field(
+            "url",
+            format!("`{url}`: only `http://` URLs are supported (no TLS in this client)"),
+        ));
+    }
+    Ok(())
 }
 
 fn unavailable(message: String) -> Error {

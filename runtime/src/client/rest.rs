@@ -27,15 +27,7 @@ pub(super) struct Rest {
 impl Rest {
     pub(super) fn new(base_url: &str) -> Result<Self, Error> {
         let base_url = base_url.trim_end_matches('/').to_owned();
-        let uri: http::Uri = base_url
-            .parse()
-            .map_err(|e| Error::invalid_field("url", format!("`{base_url}` is not a URL: {e}")))?;
-        if uri.scheme_str() != Some("http") {
-            return Err(Error::invalid_field(
-                "url",
-                format!("`{base_url}`: only `http://` URLs are supported"),
-            ));
-        }
+        super::plain_http(&base_url)?;
         Ok(Rest {
             base_url,
             http: Client::builder(TokioExecutor::new()).build_http(),
