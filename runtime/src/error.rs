@@ -570,3 +570,64 @@ mod excerpt_tests {
         assert!(quoted.ends_with('…'));
     }
 }
+
+#[cfg(test)]
+mod reading_back {
+    use super::*;
+
+    /// An error with every detail a client can read.
+    fn detailed() -> Error {
+        let violation = PreconditionViolation::new("DEPENDENTS", "iam.example/Group/abc", "3 children");
+        let mut error =
+            Error::failed_precondition("GROUP_NOT_EMPTY", "the group has children", vec![violation])
+                .with_resource("iam.example/Group", "abc")
+                .with_metadata("children", "3")
+                .in_domain("iam.example");
+        error.inner.field_violations = vec![FieldViolation::new("group.name", "required")];
+        error
+    }
+
+    fn same(read: &Error, sent: &Error) {
+        assert_eq!(read.code(), sent.code());
+        assert_eq!(read.message(), sent.message());
+        assert_eq!(read.reason(), sent.reason());
+        assert_eq!(read.domain(), sent.domain());
+        assert_eq!(read.inner.metadata, sent.inner.metadata);
+        // The details types have no `PartialEq`; their `Debug` shows every field.
+        let debug = |e: &Error| {
+            format!(
+                "{:?} {:?} {:?}",
+                e.resource_info(),
+                e.field_violations(),
+                e.precondition_violations()
+            )
+        };
+        assert_eq!(debug(read), debug(sent));
+        assert_eq!(read.http_status(), sent.http_status());
+    }
+
+    #[test]
+    fn a_rest_body_reads_back_as_the_error_sent() {
+        let sent = detailed();
+        let body = serde_json::to_vec(&sent.to_json()).unwrap();
+        same(&Error::from_json(sent.http_status(), &body), &sent);
+    }
+
+    #[test]
+    fn a_grpc_status_reads_back_as_the_error_sent() {
+        let sent = detailed();
+        let status = tonic::Status::from(sent.clone());
+        same(&Error::from_grpc_status(&status), &sent);
+    }
+
+    #[test]
+    fn answers_without_the_error_model_keep_their_status() {
+        let error = Error::from_json(StatusCode::BAD_GATEWAY, b"<html>proxy</html>");
+        assert_eq!(error.code(), Code::Unavailable);
+        assert_eq!(error.reason(), "HTTP_ERROR");
+        assert!(error.message().contains("proxy"), "{error}");
+        let status = tonic::Status::unavailable("connection refused");
+        let error = Error::from_grpc_status(&status);
+        assert_eq!((error.code(), error.reason()), (Code::Unavailable, "GRPC_ERROR"));
+    }
+}
