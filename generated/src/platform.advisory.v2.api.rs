@@ -265,6 +265,10 @@ impl ::runtime::resource::Resource for Document {
 
  This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
 pub trait DocumentStore: Send + Sync + 'static {
+    /// Whether this backend stores Document items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
+    fn keeps_documents(&self) -> bool {
+        true
+    }
     /// Stores a new Document. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
     fn insert_document(
         &self,
@@ -310,6 +314,9 @@ pub trait DocumentStore: Send + Sync + 'static {
 }
 /// `advisory.platform/Document` in any of the library's storage backends, with the rules the annotation files declare.
 impl<B: Backend> DocumentStore for B {
+    fn keeps_documents(&self) -> bool {
+        Backend::keeps(self, <Document as ::runtime::resource::Resource>::TYPE)
+    }
     fn insert_document(
         &self,
         resource: &Document,

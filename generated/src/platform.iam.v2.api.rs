@@ -1157,6 +1157,10 @@ impl ::runtime::resource::Resource for Role {
 
  This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
 pub trait GroupStore: Send + Sync + 'static {
+    /// Whether this backend stores Group items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
+    fn keeps_groups(&self) -> bool {
+        true
+    }
     /// Stores a new Group. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
     fn insert_group(
         &self,
@@ -1204,6 +1208,10 @@ pub trait GroupStore: Send + Sync + 'static {
 
  This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
 pub trait IdentityStore: Send + Sync + 'static {
+    /// Whether this backend stores Identity items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
+    fn keeps_identities(&self) -> bool {
+        true
+    }
     /// Stores a new Identity. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
     fn insert_identity(
         &self,
@@ -1251,6 +1259,10 @@ pub trait IdentityStore: Send + Sync + 'static {
 
  This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
 pub trait RoleBindingStore: Send + Sync + 'static {
+    /// Whether this backend stores RoleBinding items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
+    fn keeps_role_bindings(&self) -> bool {
+        true
+    }
     /// Stores a new RoleBinding. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
     fn insert_role_binding(
         &self,
@@ -1298,6 +1310,10 @@ pub trait RoleBindingStore: Send + Sync + 'static {
 
  This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
 pub trait RoleStore: Send + Sync + 'static {
+    /// Whether this backend stores Role items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
+    fn keeps_roles(&self) -> bool {
+        true
+    }
     /// Stores a new Role. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
     fn insert_role(
         &self,
@@ -1343,6 +1359,9 @@ pub trait RoleStore: Send + Sync + 'static {
 }
 /// `iam.platform/Group` in any of the library's storage backends, with the rules the annotation files declare.
 impl<B: Backend> GroupStore for B {
+    fn keeps_groups(&self) -> bool {
+        Backend::keeps(self, <Group as ::runtime::resource::Resource>::TYPE)
+    }
     fn insert_group(
         &self,
         resource: &Group,
@@ -1378,6 +1397,9 @@ impl<B: Backend> GroupStore for B {
 }
 /// `iam.platform/Identity` in any of the library's storage backends, with the rules the annotation files declare.
 impl<B: Backend> IdentityStore for B {
+    fn keeps_identities(&self) -> bool {
+        Backend::keeps(self, <Identity as ::runtime::resource::Resource>::TYPE)
+    }
     fn insert_identity(
         &self,
         resource: &Identity,
@@ -1413,6 +1435,9 @@ impl<B: Backend> IdentityStore for B {
 }
 /// `iam.platform/RoleBinding` in any of the library's storage backends, with the rules the annotation files declare.
 impl<B: Backend> RoleBindingStore for B {
+    fn keeps_role_bindings(&self) -> bool {
+        Backend::keeps(self, <RoleBinding as ::runtime::resource::Resource>::TYPE)
+    }
     fn insert_role_binding(
         &self,
         resource: &RoleBinding,
@@ -1448,6 +1473,9 @@ impl<B: Backend> RoleBindingStore for B {
 }
 /// `iam.platform/Role` in any of the library's storage backends, with the rules the annotation files declare.
 impl<B: Backend> RoleStore for B {
+    fn keeps_roles(&self) -> bool {
+        Backend::keeps(self, <Role as ::runtime::resource::Resource>::TYPE)
+    }
     fn insert_role(
         &self,
         resource: &Role,

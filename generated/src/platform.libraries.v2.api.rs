@@ -253,6 +253,10 @@ impl ::runtime::resource::Resource for Artifact {
 
  This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
 pub trait ArtifactStore: Send + Sync + 'static {
+    /// Whether this backend stores Artifact items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
+    fn keeps_artifacts(&self) -> bool {
+        true
+    }
     /// Stores a new Artifact. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
     fn insert_artifact(
         &self,
@@ -298,6 +302,9 @@ pub trait ArtifactStore: Send + Sync + 'static {
 }
 /// `libraries.platform/Artifact` in any of the library's storage backends, with the rules the annotation files declare.
 impl<B: Backend> ArtifactStore for B {
+    fn keeps_artifacts(&self) -> bool {
+        Backend::keeps(self, <Artifact as ::runtime::resource::Resource>::TYPE)
+    }
     fn insert_artifact(
         &self,
         resource: &Artifact,

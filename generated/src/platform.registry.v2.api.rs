@@ -258,6 +258,10 @@ impl ::runtime::resource::Resource for Repo {
 
  This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
 pub trait RepoStore: Send + Sync + 'static {
+    /// Whether this backend stores Repo items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
+    fn keeps_repos(&self) -> bool {
+        true
+    }
     /// Stores a new Repo. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
     fn insert_repo(
         &self,
@@ -303,6 +307,9 @@ pub trait RepoStore: Send + Sync + 'static {
 }
 /// `registry.platform/Repo` in any of the library's storage backends, with the rules the annotation files declare.
 impl<B: Backend> RepoStore for B {
+    fn keeps_repos(&self) -> bool {
+        Backend::keeps(self, <Repo as ::runtime::resource::Resource>::TYPE)
+    }
     fn insert_repo(
         &self,
         resource: &Repo,

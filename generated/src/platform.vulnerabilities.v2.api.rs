@@ -303,6 +303,10 @@ impl ::runtime::resource::Resource for Advisory {
 
  This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
 pub trait AdvisoryStore: Send + Sync + 'static {
+    /// Whether this backend stores Advisory items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
+    fn keeps_advisories(&self) -> bool {
+        true
+    }
     /// Stores a new Advisory. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
     fn insert_advisory(
         &self,
@@ -348,6 +352,9 @@ pub trait AdvisoryStore: Send + Sync + 'static {
 }
 /// `vulnerabilities.platform/Advisory` in any of the library's storage backends, with the rules the annotation files declare.
 impl<B: Backend> AdvisoryStore for B {
+    fn keeps_advisories(&self) -> bool {
+        Backend::keeps(self, <Advisory as ::runtime::resource::Resource>::TYPE)
+    }
     fn insert_advisory(
         &self,
         resource: &Advisory,

@@ -209,7 +209,51 @@ impl Services {
     /// - `platform.registry.v2.RepoService`
     /// - `platform.vulnerabilities.v1.AdvisoryService`
     /// - `platform.vulnerabilities.v2.AdvisoryService`
+    ///
+    /// A resource type `store` does not keep (a SQL store without its
+    /// table) is named by [`Services::build`].
     pub fn store<S: Stores>(mut self, store: std::sync::Arc<S>) -> Self {
+        let kept = [
+            (
+                crate::platform::advisory::v2::DocumentStore::keeps_documents(&*store),
+                "advisory.platform/Document",
+            ),
+            (
+                crate::platform::iam::v2::GroupStore::keeps_groups(&*store),
+                "iam.platform/Group",
+            ),
+            (
+                crate::platform::iam::v2::IdentityStore::keeps_identities(&*store),
+                "iam.platform/Identity",
+            ),
+            (
+                crate::platform::iam::v2::RoleBindingStore::keeps_role_bindings(&*store),
+                "iam.platform/RoleBinding",
+            ),
+            (
+                crate::platform::iam::v2::RoleStore::keeps_roles(&*store),
+                "iam.platform/Role",
+            ),
+            (
+                crate::platform::libraries::v2::ArtifactStore::keeps_artifacts(&*store),
+                "libraries.platform/Artifact",
+            ),
+            (
+                crate::platform::registry::v2::RepoStore::keeps_repos(&*store),
+                "registry.platform/Repo",
+            ),
+            (
+                crate::platform::vulnerabilities::v2::AdvisoryStore::keeps_advisories(
+                    &*store,
+                ),
+                "vulnerabilities.platform/Advisory",
+            ),
+        ];
+        for (kept, resource_type) in kept {
+            if !kept {
+                self.router.unkept(resource_type);
+            }
+        }
         let api = crate::platform::advisory::v1::DocumentServiceApi::new(
             std::sync::Arc::clone(&store),
             self.context.clone(),

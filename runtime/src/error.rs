@@ -402,7 +402,8 @@ impl Error {
     /// answer), the code of the HTTP status with reason `HTTP_ERROR`.
     pub fn from_json(status: StatusCode, body: &[u8]) -> Self {
         let parsed: Option<Value> = serde_json::from_slice(body).ok();
-        let Some(Value::Object(error)) = parsed.and_then(|mut v| v.get_mut("error").map(Value::take))
+        let Some(Value::Object(error)) =
+            parsed.and_then(|mut v| v.get_mut("error").map(Value::take))
         else {
             let text = String::from_utf8_lossy(body);
             return Error::new(
@@ -577,13 +578,14 @@ mod reading_back {
 
     /// An error with every detail a client can read.
     fn detailed() -> Error {
-        let violation = PreconditionViolation::new("DEPENDENTS", "iam.example/Group/abc", "3 children");
+        let violation =
+            PreconditionViolation::new("DEPENDENTS", "library.example/Shelf/abc", "3 books");
         let mut error =
-            Error::failed_precondition("GROUP_NOT_EMPTY", "the group has children", vec![violation])
-                .with_resource("iam.example/Group", "abc")
-                .with_metadata("children", "3")
-                .in_domain("iam.example");
-        error.inner.field_violations = vec![FieldViolation::new("group.name", "required")];
+            Error::failed_precondition("SHELF_NOT_EMPTY", "the shelf holds books", vec![violation])
+                .with_resource("library.example/Shelf", "abc")
+                .with_metadata("books", "3")
+                .in_domain("library.example");
+        error.inner.field_violations = vec![FieldViolation::new("shelf.name", "required")];
         error
     }
 
@@ -628,6 +630,9 @@ mod reading_back {
         assert!(error.message().contains("proxy"), "{error}");
         let status = tonic::Status::unavailable("connection refused");
         let error = Error::from_grpc_status(&status);
-        assert_eq!((error.code(), error.reason()), (Code::Unavailable, "GRPC_ERROR"));
+        assert_eq!(
+            (error.code(), error.reason()),
+            (Code::Unavailable, "GRPC_ERROR")
+        );
     }
 }

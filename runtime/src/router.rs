@@ -76,6 +76,8 @@ pub struct ApiRouter {
     api: Api,
     /// By full service name: serving a service again replaces it.
     services: BTreeMap<&'static str, (AddGrpc, Router)>,
+    /// Resource types a served store does not keep.
+    unkept: Vec<&'static str>,
     layers: Vec<AddLayer>,
 }
 
@@ -94,6 +96,7 @@ impl ApiRouter {
         ApiRouter {
             api,
             services: BTreeMap::new(),
+            unkept: Vec::new(),
             layers: Vec::new(),
         }
     }
@@ -113,6 +116,15 @@ impl ApiRouter {
     {
         let add: AddGrpc = Box::new(move |routes: Routes| routes.add_service(grpc));
         self.services.insert(G::NAME, (add, rest));
+        self
+    }
+
+    /// Notes that the store serving `resource_type` does not keep it (a SQL
+    /// store without its table): [`ApiRouter::build`] then refuses, naming it.
+    pub fn unkept(&mut self, resource_type: &'static str) -> &mut Self {
+        if !self.unkept.contains(&resource_type) {
+            self.unkept.push(resource_type);
+        }
         self
     }
 
@@ -144,13 +156,19 @@ impl ApiRouter {
     /// ([`set_default_domain`](crate::error::set_default_domain)).
     pub fn build(self) -> Result<Router, MissingHandlers> {
         let missing = self.missing();
-        if !missing.is_empty() {
-            return Err(MissingHandlers { services: missing });
+        if !missing.is_empty() || !self.unkept.is_empty() {
+            let mut unkept = self.unkept;
+            unkept.sort_unstable();
+            return Err(MissingHandlers {
+                services: missing,
+                unkept,
+            });
         }
         let ApiRouter {
             api,
             services,
             layers,
+            unkept: _,
         } = self;
         crate::error::set_default_domain(api.error_domain);
 
@@ -205,14 +223,29 @@ impl ApiRouter {
 pub struct MissingHandlers {
     /// Each service left unserved, with the builder call that serves it.
     pub services: Vec<ServiceSlot>,
+    /// Resource types of served services that their store does not keep
+    /// (`Backend::keeps`), e.g. a SQL store opened without their table.
+    pub unkept: Vec<&'static str>,
 }
 
 impl fmt::Display for MissingHandlers {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("services without a handler:")?;
-        for (i, slot) in self.services.iter().enumerate() {
-            let separator = if i == 0 { " " } else { ", " };
-            write!(f, "{separator}{} (`.{}(…)`)", slot.name, slot.served_by)?;
+        if !self.services.is_empty() {
+            f.write_str("services without a handler:")?;
+            for (i, slot) in self.services.iter().enumerate() {
+                let separator = if i == 0 { " " } else { ", " };
+                write!(f, "{separator}{} (`.{}(…)`)", slot.name, slot.served_by)?;
+            }
+        }
+        if !self.unkept.is_empty() {
+            if !self.services.is_empty() {
+                f.write_str("; ")?;
+            }
+            write!(
+                f,
+                "resource types the store does not keep: {}",
+                self.unkept.join(", ")
+            )?;
         }
         Ok(())
     }

@@ -171,6 +171,14 @@ pub struct Page<R> {
 /// [`Resource::REFERENCES`]: crate::resource::Resource::REFERENCES
 /// [`Resource::DEPENDENTS`]: crate::resource::Resource::DEPENDENTS
 pub trait Backend: Send + Sync + 'static {
+    /// Whether items of `resource_type` (`Resource::TYPE`) are stored at
+    /// all: a SQL store keeps only the types it has a table for. Generated
+    /// wiring asks before serving them.
+    fn keeps(&self, resource_type: &str) -> bool {
+        let _ = resource_type;
+        true
+    }
+
     /// Stores a new item: `ParentNotFound` when its parent (of the declared
     /// parent type) is missing, `ReferenceNotFound` when a reference names
     /// no item, `AlreadyExists` when the uid is taken.

@@ -63,7 +63,9 @@ macro_rules! crud {
         }
         let first = created[0].clone();
         let got = service
-            .get(Get { uid: first.uid.clone() })
+            .get(Get {
+                uid: first.uid.clone(),
+            })
             .await
             .expect(transport);
         assert_eq!(got, first, "{transport}");
@@ -83,7 +85,11 @@ macro_rules! crud {
             uids.sort();
             uids
         };
-        assert_eq!(uids(&listed), uids(&created), "{transport}: every page read");
+        assert_eq!(
+            uids(&listed),
+            uids(&created),
+            "{transport}: every page read"
+        );
         let pages = service.list_pages(list).count().await;
         assert!(pages >= 3, "{transport}: {pages} pages of one item");
 
@@ -119,7 +125,11 @@ macro_rules! crud {
             .await
             .expect_err(transport);
         assert_eq!(bad.code(), Code::InvalidArgument, "{transport}: {bad:?}");
-        let fields: Vec<&str> = bad.field_violations().iter().map(|v| v.field.as_str()).collect();
+        let fields: Vec<&str> = bad
+            .field_violations()
+            .iter()
+            .map(|v| v.field.as_str())
+            .collect();
         assert_eq!(fields, ["updateMask.noSuchField"], "{transport}: {bad:?}");
 
         service
@@ -130,7 +140,9 @@ macro_rules! crud {
             .await
             .expect(transport);
         let gone = service
-            .get(Get { uid: first.uid.clone() })
+            .get(Get {
+                uid: first.uid.clone(),
+            })
             .await
             .expect_err(transport);
         assert_eq!(gone.code(), Code::NotFound, "{transport}: {gone:?}");
@@ -145,13 +157,69 @@ macro_rules! crud {
 
 /// Local names for a collection's request messages (`Create`, `Get`, ...).
 macro_rules! paste_requests {
-    (iam, Group) => { requests!(CreateGroupRequest, GetGroupRequest, ListGroupsRequest, UpdateGroupRequest, DeleteGroupRequest); };
-    (iam, Role) => { requests!(CreateRoleRequest, GetRoleRequest, ListRolesRequest, UpdateRoleRequest, DeleteRoleRequest); };
-    (iam, Identity) => { requests!(CreateIdentityRequest, GetIdentityRequest, ListIdentitiesRequest, UpdateIdentityRequest, DeleteIdentityRequest); };
-    (iam, RoleBinding) => { requests!(CreateRoleBindingRequest, GetRoleBindingRequest, ListRoleBindingsRequest, UpdateRoleBindingRequest, DeleteRoleBindingRequest); };
-    (registry, Repo) => { requests!(CreateRepoRequest, GetRepoRequest, ListReposRequest, UpdateRepoRequest, DeleteRepoRequest); };
-    (libraries, Artifact) => { requests!(CreateArtifactRequest, GetArtifactRequest, ListArtifactsRequest, UpdateArtifactRequest, DeleteArtifactRequest); };
-    (advisory, Document) => { requests!(CreateDocumentRequest, GetDocumentRequest, ListDocumentsRequest, UpdateDocumentRequest, DeleteDocumentRequest); };
+    (iam, Group) => {
+        requests!(
+            CreateGroupRequest,
+            GetGroupRequest,
+            ListGroupsRequest,
+            UpdateGroupRequest,
+            DeleteGroupRequest
+        );
+    };
+    (iam, Role) => {
+        requests!(
+            CreateRoleRequest,
+            GetRoleRequest,
+            ListRolesRequest,
+            UpdateRoleRequest,
+            DeleteRoleRequest
+        );
+    };
+    (iam, Identity) => {
+        requests!(
+            CreateIdentityRequest,
+            GetIdentityRequest,
+            ListIdentitiesRequest,
+            UpdateIdentityRequest,
+            DeleteIdentityRequest
+        );
+    };
+    (iam, RoleBinding) => {
+        requests!(
+            CreateRoleBindingRequest,
+            GetRoleBindingRequest,
+            ListRoleBindingsRequest,
+            UpdateRoleBindingRequest,
+            DeleteRoleBindingRequest
+        );
+    };
+    (registry, Repo) => {
+        requests!(
+            CreateRepoRequest,
+            GetRepoRequest,
+            ListReposRequest,
+            UpdateRepoRequest,
+            DeleteRepoRequest
+        );
+    };
+    (libraries, Artifact) => {
+        requests!(
+            CreateArtifactRequest,
+            GetArtifactRequest,
+            ListArtifactsRequest,
+            UpdateArtifactRequest,
+            DeleteArtifactRequest
+        );
+    };
+    (advisory, Document) => {
+        requests!(
+            CreateDocumentRequest,
+            GetDocumentRequest,
+            ListDocumentsRequest,
+            UpdateDocumentRequest,
+            DeleteDocumentRequest
+        );
+    };
 }
 
 macro_rules! requests {
@@ -178,67 +246,103 @@ async fn every_collection_over_both_transports() {
             .expect(transport);
         let root = root.uid.as_str();
 
-        crud!(transport, client.groups(), root, iam::Group, group, |i| iam::Group {
-            name: format!("team {i}"),
-            ..Default::default()
-        });
-        crud!(transport, client.roles(), root, iam::Role, role, |i| iam::Role {
-            name: format!("reader {i}"),
-            capabilities: vec!["groups.get".into()],
-            ..Default::default()
-        });
-        let identities = crud!(transport, client.identities(), root, iam::Identity, identity, |i| {
-            iam::Identity {
-                name: format!("ci {i}"),
-                claim_match: Some(iam::ClaimMatch {
-                    issuer: "https://issuer.example".into(),
-                    subject: format!("repo:{transport}:{i}"),
-                }),
+        crud!(transport, client.groups(), root, iam::Group, group, |i| {
+            iam::Group {
+                name: format!("team {i}"),
                 ..Default::default()
             }
         });
+        crud!(transport, client.roles(), root, iam::Role, role, |i| {
+            iam::Role {
+                name: format!("reader {i}"),
+                capabilities: vec!["groups.get".into()],
+                ..Default::default()
+            }
+        });
+        let identities = crud!(
+            transport,
+            client.identities(),
+            root,
+            iam::Identity,
+            identity,
+            |i| {
+                iam::Identity {
+                    name: format!("ci {i}"),
+                    claim_match: Some(iam::ClaimMatch {
+                        issuer: "https://issuer.example".into(),
+                        subject: format!("repo:{transport}:{i}"),
+                    }),
+                    ..Default::default()
+                }
+            }
+        );
         let viewer = server.builtin_role("viewer").await;
         let identity = identities[1].uid.clone();
-        crud!(transport, client.role_bindings(), root, iam::RoleBinding, role_binding, |i| {
-            iam::RoleBinding {
-                name: format!("ci reads {i}"),
-                identity: identity.clone(),
-                role: viewer.clone(),
+        crud!(
+            transport,
+            client.role_bindings(),
+            root,
+            iam::RoleBinding,
+            role_binding,
+            |i| {
+                iam::RoleBinding {
+                    name: format!("ci reads {i}"),
+                    identity: identity.clone(),
+                    role: viewer.clone(),
+                    ..Default::default()
+                }
+            }
+        );
+        crud!(transport, client.repos(), root, registry::Repo, repo, |i| {
+            registry::Repo {
+                name: format!("images-{i}"),
+                aliases: vec![format!("img-{i}")],
                 ..Default::default()
             }
         });
-        crud!(transport, client.repos(), root, registry::Repo, repo, |i| registry::Repo {
-            name: format!("images-{i}"),
-            aliases: vec![format!("img-{i}")],
-            ..Default::default()
-        });
-        crud!(transport, client.artifacts(), root, libraries::Artifact, artifact, |i| {
-            libraries::Artifact {
-                name: format!("serde-{i}"),
-                ecosystem: libraries::Ecosystem::Python.into(),
-                latest_version: "1.0.0".into(),
-                version_count: 12,
-                ..Default::default()
+        crud!(
+            transport,
+            client.artifacts(),
+            root,
+            libraries::Artifact,
+            artifact,
+            |i| {
+                libraries::Artifact {
+                    name: format!("serde-{i}"),
+                    ecosystem: libraries::Ecosystem::Python.into(),
+                    latest_version: "1.0.0".into(),
+                    version_count: 12,
+                    ..Default::default()
+                }
             }
-        });
-        crud!(transport, client.documents(), root, advisory::Document, document, |i| {
-            advisory::Document {
-                name: format!("ADV-{i}"),
-                title: "Fixed".into(),
-                published: Some(Timestamp {
-                    seconds: 1_767_323_045,
-                    nanos: 0,
-                }),
-                content: "text".into(),
-                ..Default::default()
+        );
+        crud!(
+            transport,
+            client.documents(),
+            root,
+            advisory::Document,
+            document,
+            |i| {
+                advisory::Document {
+                    name: format!("ADV-{i}"),
+                    title: "Fixed".into(),
+                    published: Some(Timestamp {
+                        seconds: 1_767_323_045,
+                        nanos: 0,
+                    }),
+                    content: "text".into(),
+                    ..Default::default()
+                }
             }
-        });
+        );
 
         // Advisories are read-only in v2: stored directly, then read.
         let seeded = crate::collections::seed_advisory(&server, root).await;
         let advisories = client.advisories();
         let got = advisories
-            .get(vulnerabilities::GetAdvisoryRequest { uid: seeded.clone() })
+            .get(vulnerabilities::GetAdvisoryRequest {
+                uid: seeded.clone(),
+            })
             .await
             .expect(transport);
         assert_eq!(got.advisory_id, "GHSA-1234");
@@ -269,14 +373,21 @@ async fn errors_carry_their_details_on_both_transports() {
             })
             .await
             .expect_err(transport);
-        assert_eq!(error.code(), Code::InvalidArgument, "{transport}: {error:?}");
+        assert_eq!(
+            error.code(),
+            Code::InvalidArgument,
+            "{transport}: {error:?}"
+        );
         let fields: Vec<&str> = error
             .field_violations()
             .iter()
             .map(|v| v.field.as_str())
             .collect();
         assert!(fields.contains(&"group.name"), "{transport}: {fields:?}");
-        assert!(!error.reason().is_empty() && !error.domain().is_empty(), "{transport}");
+        assert!(
+            !error.reason().is_empty() && !error.domain().is_empty(),
+            "{transport}"
+        );
 
         let anonymous = Client::new(match transport {
             "gRPC" => Connection::grpc(&format!("http://{}", server.address)).unwrap(),
@@ -287,7 +398,11 @@ async fn errors_carry_their_details_on_both_transports() {
             .list(iam::ListGroupsRequest::default())
             .await
             .expect_err(transport);
-        assert_eq!(error.code(), Code::Unauthenticated, "{transport}: {error:?}");
+        assert_eq!(
+            error.code(),
+            Code::Unauthenticated,
+            "{transport}: {error:?}"
+        );
     }
     server.stop().await;
 }
@@ -331,7 +446,9 @@ async fn unavailable_is_retried_with_backoff_then_reported() {
 }
 
 /// A server answering every request with `error`, counting the requests.
-async fn failing_server(error: runtime::Error) -> (String, std::sync::Arc<std::sync::atomic::AtomicU32>) {
+async fn failing_server(
+    error: runtime::Error,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicU32>) {
     use runtime::__codegen::axum;
     use std::sync::atomic::Ordering;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -358,8 +475,15 @@ async fn only_unavailable_is_retried() {
     let unavailable = runtime::Error::new(Code::Unavailable, "DRAINING", "try again");
     let (url, answered) = failing_server(unavailable).await;
     let client = Client::new(Connection::rest(&url).unwrap().with_retry(retry));
-    let error = client.groups().get(iam::GetGroupRequest::default()).await.unwrap_err();
-    assert_eq!((error.code(), error.reason()), (Code::Unavailable, "DRAINING"));
+    let error = client
+        .groups()
+        .get(iam::GetGroupRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (error.code(), error.reason()),
+        (Code::Unavailable, "DRAINING")
+    );
     assert_eq!(answered.load(Ordering::SeqCst), 3);
 
     // A failed write is never sent twice.
@@ -371,14 +495,20 @@ async fn only_unavailable_is_retried() {
         .create(iam::CreateGroupRequest::default())
         .await
         .unwrap_err();
-    assert_eq!((error.code(), error.reason()), (Code::Aborted, "ETAG_MISMATCH"));
+    assert_eq!(
+        (error.code(), error.reason()),
+        (Code::Aborted, "ETAG_MISMATCH")
+    );
     assert_eq!(answered.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test]
 async fn an_unanswered_call_times_out() {
     let (url, _) = silent_server(false).await;
-    for connection in [Connection::rest(&url).unwrap(), Connection::grpc(&url).unwrap()] {
+    for connection in [
+        Connection::rest(&url).unwrap(),
+        Connection::grpc(&url).unwrap(),
+    ] {
         let client = Client::new(
             connection
                 .with_timeout(std::time::Duration::from_millis(200))

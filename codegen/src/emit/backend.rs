@@ -18,6 +18,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         list,
         update,
         delete,
+        keeps,
     } = StoreMethods::of(resource);
     let doc = format!(
         " `{}` in any of the library's storage backends, with the rules the annotation files declare.",
@@ -26,6 +27,10 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
     quote! {
         #[doc = #doc]
         impl<B: Backend> #name for B {
+            fn #keeps(&self) -> bool {
+                Backend::keeps(self, <#ty as ::runtime::resource::Resource>::TYPE)
+            }
+
             fn #insert(&self, resource: &#ty) -> impl Future<Output = Result<(), StoreError>> + Send {
                 Backend::insert(self, resource)
             }

@@ -215,22 +215,24 @@ fn emit_pager(scope: &super::Scope, api: &Api, method: &Method, name: &str) -> T
 
 /// The crate root's `Client`.
 pub fn emit_root(api: &Api) -> TokenStream {
-    let accessors = accessors(api).into_iter().map(|(name, (package, service))| {
-        let accessor = super::ident(&name);
-        let mut module = String::from("crate");
-        for part in package.split('.') {
-            module.push_str("::");
-            module.push_str(&module_ident(part));
-        }
-        let ty = super::path(&format!("{module}::client::{}", service.name));
-        let doc = format!(" `{}`.", service.full_name);
-        quote! {
-            #[doc = #doc]
-            pub fn #accessor(&self) -> #ty {
-                #ty::new(self.connection.clone())
+    let accessors = accessors(api)
+        .into_iter()
+        .map(|(name, (package, service))| {
+            let accessor = super::ident(&name);
+            let mut module = String::from("crate");
+            for part in package.split('.') {
+                module.push_str("::");
+                module.push_str(&module_ident(part));
             }
-        }
-    });
+            let ty = super::path(&format!("{module}::client::{}", service.name));
+            let doc = format!(" `{}`.", service.full_name);
+            quote! {
+                #[doc = #doc]
+                pub fn #accessor(&self) -> #ty {
+                    #ty::new(self.connection.clone())
+                }
+            }
+        });
     quote! {
         /// Every service of the API over one connection (gRPC or REST/JSON),
         /// reached by the collection it serves: `client.groups().list(request)`.
@@ -285,7 +287,10 @@ fn accessors(api: &Api) -> BTreeMap<String, (&str, &Service)> {
         let latest = services.pop().expect("a name has a service");
         for (package, service) in services {
             let version = package.rsplit('.').next().unwrap_or(package);
-            accessors.insert(format!("{}_{name}", version.to_snake_case()), (package, service));
+            accessors.insert(
+                format!("{}_{name}", version.to_snake_case()),
+                (package, service),
+            );
         }
         accessors.insert(name, latest);
     }

@@ -22,6 +22,8 @@ pub struct StoreMethods {
     pub list: syn::Ident,
     pub update: syn::Ident,
     pub delete: syn::Ident,
+    /// `keeps_groups`: whether the backend stores the resource at all.
+    pub keeps: syn::Ident,
 }
 
 impl StoreMethods {
@@ -38,6 +40,7 @@ impl StoreMethods {
             list: format_ident!("list_{plural}"),
             update: format_ident!("update_{singular}"),
             delete: format_ident!("delete_{singular}"),
+            keeps: format_ident!("keeps_{plural}"),
         }
     }
 }
@@ -52,6 +55,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         list,
         update,
         delete,
+        keeps,
     } = StoreMethods::of(resource);
     let doc = format!(
         " Storage of [`{kind}`] resources (`{}`).\n\n \
@@ -79,9 +83,19 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
          with `EtagMismatch` unless it matches. Fails with `HasDependents` \
          (changing nothing) while other resources depend on it."
     );
+    let keeps_doc = format!(
+        " Whether this backend stores {kind} items at all (a SQL store without their \
+         table does not): the generated `Services` names a served type that is \
+         not kept when the router is built, instead of answering `UNIMPLEMENTED` later."
+    );
     quote! {
         #[doc = #doc]
         pub trait #name: Send + Sync + 'static {
+            #[doc = #keeps_doc]
+            fn #keeps(&self) -> bool {
+                true
+            }
+
             #[doc = #insert_doc]
             fn #insert(&self, resource: &#ty) -> impl Future<Output = Result<(), StoreError>> + Send {
                 let _ = resource;

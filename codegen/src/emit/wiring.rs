@@ -151,6 +151,20 @@ fn emit_store(api: &Api, stored: &[&Served]) -> TokenStream {
             super::path(&format!("{module}::{}", trait_name(resource)))
         })
         .collect();
+    let kept = api
+        .packages
+        .iter()
+        .flat_map(|p| &p.resources)
+        .map(|resource| {
+            let (module, _) = resource
+                .rust_path
+                .rsplit_once("::")
+                .expect("a qualified path");
+            let store_trait = super::path(&format!("{module}::{}", trait_name(resource)));
+            let keeps = super::store::StoreMethods::of(resource).keeps;
+            let resource_type = &resource.type_name;
+            quote!((#store_trait::#keeps(&*store), #resource_type))
+        });
     let names = stored
         .iter()
         .map(|s| format!(" - `{}`", s.service.full_name));
@@ -173,7 +187,16 @@ fn emit_store(api: &Api, stored: &[&Served]) -> TokenStream {
             /// Serves every service that needs only storage from `store`:
             ///
             #(#[doc = #names])*
+            ///
+            /// A resource type `store` does not keep (a SQL store without its
+            /// table) is named by [`Services::build`].
             pub fn #method<S: Stores>(mut self, store: std::sync::Arc<S>) -> Self {
+                let kept = [#(#kept),*];
+                for (kept, resource_type) in kept {
+                    if !kept {
+                        self.router.unkept(resource_type);
+                    }
+                }
                 #(#serve)*
                 self
             }

@@ -93,25 +93,75 @@ macro_rules! reads {
     };
 }
 
-methods!(Groups, groups, iam::v2::GetGroupRequest, iam::v2::ListGroupsRequest,
-    iam::v2::CreateGroupRequest, iam::v2::UpdateGroupRequest, iam::v2::DeleteGroupRequest);
-methods!(Roles, roles, iam::v2::GetRoleRequest, iam::v2::ListRolesRequest,
-    iam::v2::CreateRoleRequest, iam::v2::UpdateRoleRequest, iam::v2::DeleteRoleRequest);
-methods!(Identities, identities, iam::v2::GetIdentityRequest, iam::v2::ListIdentitiesRequest,
-    iam::v2::CreateIdentityRequest, iam::v2::UpdateIdentityRequest, iam::v2::DeleteIdentityRequest);
-methods!(RoleBindings, role_bindings, iam::v2::GetRoleBindingRequest,
-    iam::v2::ListRoleBindingsRequest, iam::v2::CreateRoleBindingRequest,
-    iam::v2::UpdateRoleBindingRequest, iam::v2::DeleteRoleBindingRequest);
-methods!(Repos, repos, registry::v2::GetRepoRequest, registry::v2::ListReposRequest,
-    registry::v2::CreateRepoRequest, registry::v2::UpdateRepoRequest, registry::v2::DeleteRepoRequest);
-methods!(Artifacts, artifacts, libraries::v2::GetArtifactRequest,
-    libraries::v2::ListArtifactsRequest, libraries::v2::CreateArtifactRequest,
-    libraries::v2::UpdateArtifactRequest, libraries::v2::DeleteArtifactRequest);
-methods!(Documents, documents, advisory::v2::GetDocumentRequest,
-    advisory::v2::ListDocumentsRequest, advisory::v2::CreateDocumentRequest,
-    advisory::v2::UpdateDocumentRequest, advisory::v2::DeleteDocumentRequest);
-methods!(Advisories, advisories, vulnerabilities::v2::GetAdvisoryRequest,
-    vulnerabilities::v2::ListAdvisoriesRequest);
+methods!(
+    Groups,
+    groups,
+    iam::v2::GetGroupRequest,
+    iam::v2::ListGroupsRequest,
+    iam::v2::CreateGroupRequest,
+    iam::v2::UpdateGroupRequest,
+    iam::v2::DeleteGroupRequest
+);
+methods!(
+    Roles,
+    roles,
+    iam::v2::GetRoleRequest,
+    iam::v2::ListRolesRequest,
+    iam::v2::CreateRoleRequest,
+    iam::v2::UpdateRoleRequest,
+    iam::v2::DeleteRoleRequest
+);
+methods!(
+    Identities,
+    identities,
+    iam::v2::GetIdentityRequest,
+    iam::v2::ListIdentitiesRequest,
+    iam::v2::CreateIdentityRequest,
+    iam::v2::UpdateIdentityRequest,
+    iam::v2::DeleteIdentityRequest
+);
+methods!(
+    RoleBindings,
+    role_bindings,
+    iam::v2::GetRoleBindingRequest,
+    iam::v2::ListRoleBindingsRequest,
+    iam::v2::CreateRoleBindingRequest,
+    iam::v2::UpdateRoleBindingRequest,
+    iam::v2::DeleteRoleBindingRequest
+);
+methods!(
+    Repos,
+    repos,
+    registry::v2::GetRepoRequest,
+    registry::v2::ListReposRequest,
+    registry::v2::CreateRepoRequest,
+    registry::v2::UpdateRepoRequest,
+    registry::v2::DeleteRepoRequest
+);
+methods!(
+    Artifacts,
+    artifacts,
+    libraries::v2::GetArtifactRequest,
+    libraries::v2::ListArtifactsRequest,
+    libraries::v2::CreateArtifactRequest,
+    libraries::v2::UpdateArtifactRequest,
+    libraries::v2::DeleteArtifactRequest
+);
+methods!(
+    Documents,
+    documents,
+    advisory::v2::GetDocumentRequest,
+    advisory::v2::ListDocumentsRequest,
+    advisory::v2::CreateDocumentRequest,
+    advisory::v2::UpdateDocumentRequest,
+    advisory::v2::DeleteDocumentRequest
+);
+methods!(
+    Advisories,
+    advisories,
+    vulnerabilities::v2::GetAdvisoryRequest,
+    vulnerabilities::v2::ListAdvisoriesRequest
+);
 
 /// The collections, as named on the command line, and how each is called.
 macro_rules! collections {

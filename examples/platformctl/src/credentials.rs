@@ -68,9 +68,8 @@ impl Credentials {
                 "not logged in: run `platformctl auth login`",
             )
         })?;
-        serde_json::from_slice(&text).map_err(|e| {
-            local_error(format!("{} is corrupt ({e}); log in again", path.display()))
-        })
+        serde_json::from_slice(&text)
+            .map_err(|e| local_error(format!("{} is corrupt ({e}); log in again", path.display())))
     }
 }
 
@@ -87,7 +86,8 @@ pub async fn valid_token(server: &str, dir: &Path) -> Result<String, runtime::Er
     if cached.expires_at > now() + MARGIN_SECS {
         return Ok(cached.token);
     }
-    let fresh = Credentials::exchange(server, &cached.identity, &cached.identity_token_file).await?;
+    let fresh =
+        Credentials::exchange(server, &cached.identity, &cached.identity_token_file).await?;
     fresh.save(dir)?;
     Ok(fresh.token)
 }

@@ -42,7 +42,10 @@ pub fn exit_code(error: &runtime::Error) -> ExitCode {
 pub fn describe(error: &runtime::Error) -> String {
     let mut text = format!("error: {error}");
     for violation in error.field_violations() {
-        text.push_str(&format!("\n  {}: {}", violation.field, violation.description));
+        text.push_str(&format!(
+            "\n  {}: {}",
+            violation.field, violation.description
+        ));
     }
     if let Some(resource) = error.resource_info() {
         text.push_str(&format!(

@@ -51,7 +51,12 @@ on a stale --etag), 6 unavailable (retried first) or timed out.";
 )]
 struct Cli {
     /// The API's base URL (also the audience of its tokens).
-    #[arg(long, env = "PLATFORMCTL_SERVER", default_value = "http://127.0.0.1:8080", global = true)]
+    #[arg(
+        long,
+        env = "PLATFORMCTL_SERVER",
+        default_value = "http://127.0.0.1:8080",
+        global = true
+    )]
     server: String,
     /// Where credentials are cached.
     #[arg(long, env = "PLATFORMCTL_CONFIG_DIR", global = true)]
@@ -196,7 +201,12 @@ async fn main() -> ExitCode {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match (&cli.command, matches.subcommand()) {
         (Some(Command::Completion { shell }), _) => {
-            clap_complete::generate(*shell, &mut command(), "platformctl", &mut std::io::stdout());
+            clap_complete::generate(
+                *shell,
+                &mut command(),
+                "platformctl",
+                &mut std::io::stdout(),
+            );
             Ok(())
         }
         (Some(Command::Auth(auth)), _) => run_auth(&cli, auth).await,
@@ -239,11 +249,12 @@ async fn run_auth(cli: &Cli, auth: &Auth) -> Result<(), Error> {
                 (Some(file), _) => file.clone(),
                 (None, Some(issuer)) => {
                     let client_id = client_id.as_deref().unwrap_or(server(cli));
-                    let id_token = login::browser_login(issuer, client_id)
-                        .await
-                        .map_err(|message| {
-                            Error::new(Code::Unauthenticated, "BROWSER_LOGIN_FAILED", message)
-                        })?;
+                    let id_token =
+                        login::browser_login(issuer, client_id)
+                            .await
+                            .map_err(|message| {
+                                Error::new(Code::Unauthenticated, "BROWSER_LOGIN_FAILED", message)
+                            })?;
                     credentials::write_private(&dir, ID_TOKEN_FILE, id_token.as_bytes())?;
                     dir.join(ID_TOKEN_FILE)
                 }

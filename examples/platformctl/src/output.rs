@@ -15,9 +15,14 @@ const COLUMNS: [(&str, &str); 3] = [("UID", "uid"), ("NAME", "name"), ("UPDATED"
 
 /// Items as a table with a header, each column as wide as its widest cell.
 pub fn table(items: &[Value]) -> String {
-    let rows: Vec<Vec<String>> = std::iter::once(COLUMNS.map(|(title, _)| title.to_owned()).to_vec())
-        .chain(items.iter().map(|item| COLUMNS.map(|(_, key)| cell(&item[key])).to_vec()))
-        .collect();
+    let rows: Vec<Vec<String>> =
+        std::iter::once(COLUMNS.map(|(title, _)| title.to_owned()).to_vec())
+            .chain(
+                items
+                    .iter()
+                    .map(|item| COLUMNS.map(|(_, key)| cell(&item[key])).to_vec()),
+            )
+            .collect();
     aligned(&rows)
 }
 
@@ -48,7 +53,13 @@ fn cell(value: &Value) -> String {
 fn aligned(rows: &[Vec<String>]) -> String {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
-        .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for row in rows {

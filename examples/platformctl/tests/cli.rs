@@ -158,10 +158,16 @@ async fn login_token_and_list_groups() {
     // The Docker credential helper hands out a token that reads a private repo,
     // from the login cache or from an exchange of the identity token.
     let repo = admin
-        .create(&format!("/registry/v2/repos/{team}"), json!({"name": "private"}))
+        .create(
+            &format!("/registry/v2/repos/{team}"),
+            json!({"name": "private"}),
+        )
         .await;
     let repo_path = format!("/registry/v2/repos/{repo}");
-    assert_eq!(server.rest_as(None).get(&repo_path).await.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        server.rest_as(None).get(&repo_path).await.status,
+        StatusCode::UNAUTHORIZED
+    );
     let host = server.address.to_string();
     let from_cache = [("PLATFORMCTL_CONFIG_DIR", config_dir.to_str().unwrap())];
     let from_exchange = [

@@ -23,7 +23,12 @@ impl Run {
 async fn platformctl(server: &TestServer, token: &str, args: &[&str]) -> Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_platformctl"));
     command
-        .args(["--server", &format!("http://{}", server.address), "--token", token])
+        .args([
+            "--server",
+            &format!("http://{}", server.address),
+            "--token",
+            token,
+        ])
         .args(args)
         .env_remove("PLATFORMCTL_SERVER")
         .env_remove("PLATFORMCTL_TOKEN");
@@ -49,7 +54,11 @@ async fn every_collection_from_the_command_line() {
             platformctl(server, &admin, &args).await
         }
     };
-    let args = |text: &str| text.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+    let args = |text: &str| {
+        text.split_whitespace()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
 
     let root = run(args("groups create --set name=cli -o json")).await;
     assert_eq!(root.code, 0, "{}", root.stderr);
@@ -57,7 +66,10 @@ async fn every_collection_from_the_command_line() {
 
     // Seven children, then every page of two: four pages, with progress.
     for i in 0..7 {
-        let created = run(args(&format!("groups create --parent {root} --set name=team-{i}"))).await;
+        let created = run(args(&format!(
+            "groups create --parent {root} --set name=team-{i}"
+        )))
+        .await;
         assert_eq!(created.code, 0, "{}", created.stderr);
         let name = format!("team-{i}");
         let shown = created
@@ -74,35 +86,68 @@ async fn every_collection_from_the_command_line() {
     assert_eq!(all.json()["items"].as_array().unwrap().len(), 7);
     assert!(all.stderr.contains("page 4: 7 of 7"), "{}", all.stderr);
 
-    let table = run(args(&format!("groups list --children-of {root} --page-size 3"))).await;
+    let table = run(args(&format!(
+        "groups list --children-of {root} --page-size 3"
+    )))
+    .await;
     let lines: Vec<&str> = table.stdout.lines().collect();
     assert_eq!(lines.len(), 4, "a header and one page: {}", table.stdout);
     assert!(lines[0].starts_with("UID "), "{}", table.stdout);
     let name_column = lines[0].find("NAME").unwrap();
-    assert!(lines[1..].iter().all(|l| l[name_column..].starts_with("team-")), "aligned: {}", table.stdout);
+    assert!(
+        lines[1..]
+            .iter()
+            .all(|l| l[name_column..].starts_with("team-")),
+        "aligned: {}",
+        table.stdout
+    );
 
     // A declared filter, and one the collection does not declare.
-    let named = run(args(&format!("groups list --children-of {root} --filter name=team-3 -o json"))).await;
-    assert_eq!(named.json()["items"].as_array().unwrap().len(), 1, "{}", named.stdout);
+    let named = run(args(&format!(
+        "groups list --children-of {root} --filter name=team-3 -o json"
+    )))
+    .await;
+    assert_eq!(
+        named.json()["items"].as_array().unwrap().len(),
+        1,
+        "{}",
+        named.stdout
+    );
     let unknown = run(args("repos list --filter colour=red")).await;
     assert_eq!(unknown.code, 2, "{}", unknown.stderr);
     assert!(unknown.stderr.contains("colour"), "{}", unknown.stderr);
 
     // Update: the `--set` fields are the mask; other fields keep their values.
-    let team = run(args(&format!("groups list --children-of {root} --filter name=team-0 -o json"))).await;
+    let team = run(args(&format!(
+        "groups list --children-of {root} --filter name=team-0 -o json"
+    )))
+    .await;
     let team = team.json()["items"][0].clone();
     let uid = team["uid"].as_str().unwrap();
     let etag = team["etag"].as_str().unwrap();
-    let updated = run(args(&format!("groups update {uid} --set description=renamed --etag {etag} -o json"))).await;
+    let updated = run(args(&format!(
+        "groups update {uid} --set description=renamed --etag {etag} -o json"
+    )))
+    .await;
     assert_eq!(updated.code, 0, "{}", updated.stderr);
     assert_eq!(updated.json()["description"], "renamed");
     assert_eq!(updated.json()["name"], "team-0");
-    let stale = run(args(&format!("groups update {uid} --set description=again --etag {etag}"))).await;
-    assert_eq!(stale.code, 5, "a stale etag is a conflict: {}", stale.stderr);
+    let stale = run(args(&format!(
+        "groups update {uid} --set description=again --etag {etag}"
+    )))
+    .await;
+    assert_eq!(
+        stale.code, 5,
+        "a stale etag is a conflict: {}",
+        stale.stderr
+    );
     assert!(stale.stderr.contains("ABORTED"), "{}", stale.stderr);
 
     // Invalid input names the field; a missing resource is 3.
-    let invalid = run(args(&format!("groups create --parent {root} --set description=x"))).await;
+    let invalid = run(args(&format!(
+        "groups create --parent {root} --set description=x"
+    )))
+    .await;
     assert_eq!(invalid.code, 2, "{}", invalid.stderr);
     assert!(invalid.stderr.contains("group.name"), "{}", invalid.stderr);
     let deleted = run(args(&format!("groups delete {uid}"))).await;
@@ -113,11 +158,25 @@ async fn every_collection_from_the_command_line() {
 
     // Every collection lists, over REST and gRPC.
     for collection in [
-        "groups", "roles", "identities", "role-bindings", "repos", "artifacts", "documents", "advisories",
+        "groups",
+        "roles",
+        "identities",
+        "role-bindings",
+        "repos",
+        "artifacts",
+        "documents",
+        "advisories",
     ] {
         for transport in ["", "--grpc"] {
-            let listed = run(args(&format!("{collection} list --children-of {root} {transport} -o json"))).await;
-            assert_eq!(listed.code, 0, "{collection} {transport}: {}", listed.stderr);
+            let listed = run(args(&format!(
+                "{collection} list --children-of {root} {transport} -o json"
+            )))
+            .await;
+            assert_eq!(
+                listed.code, 0,
+                "{collection} {transport}: {}",
+                listed.stderr
+            );
             assert!(listed.json()["items"].is_array(), "{collection}");
         }
     }
@@ -130,10 +189,16 @@ async fn every_collection_from_the_command_line() {
     assert_eq!(repo.json()["public"], true);
     assert_eq!(repo.json()["aliases"], serde_json::json!(["img"]));
     let repo = repo.json()["uid"].as_str().unwrap().to_owned();
-    let readme = run(args(&format!("--grpc repos update {repo} --set readme=hello -o json"))).await;
+    let readme = run(args(&format!(
+        "--grpc repos update {repo} --set readme=hello -o json"
+    )))
+    .await;
     assert_eq!(readme.json()["readme"], "hello", "{}", readme.stderr);
     assert_eq!(run(args(&format!("repos delete {repo}"))).await.code, 0);
-    let read_only = run(args(&format!("advisories create --parent {root} --set name=x"))).await;
+    let read_only = run(args(&format!(
+        "advisories create --parent {root} --set name=x"
+    )))
+    .await;
     assert_eq!(read_only.code, 2, "{}", read_only.stderr);
 
     // Authentication and reachability have codes of their own.
@@ -150,10 +215,22 @@ async fn an_unreachable_server_is_unavailable() {
     let address = listener.local_addr().unwrap();
     drop(listener);
     let output = Command::new(env!("CARGO_BIN_EXE_platformctl"))
-        .args(["--server", &format!("http://{address}"), "--token", "t", "groups", "list"])
+        .args([
+            "--server",
+            &format!("http://{address}"),
+            "--token",
+            "t",
+            "groups",
+            "list",
+        ])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(6), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(6),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 #[test]

@@ -447,7 +447,10 @@ async fn the_generated_client_speaks_grpc_and_rest() {
     };
 
     let base = serve().await;
-    for connection in [Connection::grpc(&base).unwrap(), Connection::rest(&base).unwrap()] {
+    for connection in [
+        Connection::grpc(&base).unwrap(),
+        Connection::rest(&base).unwrap(),
+    ] {
         let (transport, workshop) = if connection.is_grpc() {
             ("gRPC", workshop(3))
         } else {
@@ -480,9 +483,10 @@ async fn the_generated_client_speaks_grpc_and_rest() {
             page_size: 1,
             ..Default::default()
         };
-        let listed: Vec<Widget> = futures_util::TryStreamExt::try_collect(widgets.list_stream(list))
-            .await
-            .expect(transport);
+        let listed: Vec<Widget> =
+            futures_util::TryStreamExt::try_collect(widgets.list_stream(list))
+                .await
+                .expect(transport);
         let mut uids: Vec<&str> = listed.iter().map(|w| w.uid.as_str()).collect();
         uids.sort_unstable();
         let mut expected: Vec<&str> = created.iter().map(|w| w.uid.as_str()).collect();
@@ -510,7 +514,11 @@ async fn the_generated_client_speaks_grpc_and_rest() {
             }),
         };
         let error = widgets.update(immutable).await.expect_err(transport);
-        let fields: Vec<&str> = error.field_violations().iter().map(|v| v.field.as_str()).collect();
+        let fields: Vec<&str> = error
+            .field_violations()
+            .iter()
+            .map(|v| v.field.as_str())
+            .collect();
         assert_eq!(fields, ["widget.colour"], "{transport}: {error:?}");
 
         let delete = DeleteWidgetRequest {

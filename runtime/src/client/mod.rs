@@ -135,7 +135,9 @@ impl Connection {
 
     /// REST/JSON (HTTP/1.1) to the API under `base_url` (`http://host:port`).
     pub fn rest(base_url: &str) -> Result<Self, Error> {
-        Ok(Connection::over(Transport::Rest(Box::new(rest::Rest::new(base_url)?))))
+        Ok(Connection::over(Transport::Rest(Box::new(
+            rest::Rest::new(base_url)?,
+        ))))
     }
 
     fn over(transport: Transport) -> Self {
@@ -181,7 +183,9 @@ impl Connection {
         loop {
             let result = self.attempt(route, request.clone()).await;
             match result {
-                Err(error) if error.code() == Code::Unavailable && attempt < self.retry.attempts => {
+                Err(error)
+                    if error.code() == Code::Unavailable && attempt < self.retry.attempts =>
+                {
                     tracing::debug!(route = route.grpc_path, attempt, %error, "retrying");
                     tokio::time::sleep(self.retry.backoff(attempt)).await;
                     attempt += 1;

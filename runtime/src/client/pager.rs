@@ -84,7 +84,11 @@ mod tests {
         }
         Ok(Page {
             items: vec![page * 2, page * 2 + 1],
-            next_page_token: if page < 2 { (page + 1).to_string() } else { String::new() },
+            next_page_token: if page < 2 {
+                (page + 1).to_string()
+            } else {
+                String::new()
+            },
         })
     }
 
@@ -105,10 +109,17 @@ mod tests {
 
     #[tokio::test]
     async fn a_failed_page_ends_the_stream_with_its_error() {
-        let first = Request { page_token: "3".into() };
-        let results: Vec<_> = pages(first, fetch, |r, t| r.page_token = t, |p: &Page| &p.next_page_token)
-            .collect()
-            .await;
+        let first = Request {
+            page_token: "3".into(),
+        };
+        let results: Vec<_> = pages(
+            first,
+            fetch,
+            |r, t| r.page_token = t,
+            |p: &Page| &p.next_page_token,
+        )
+        .collect()
+        .await;
         assert_eq!(results.len(), 1);
         assert!(results[0].is_err());
     }

@@ -107,7 +107,9 @@ fn encode<Req: ReflectMessage>(
     if let Some(variable) = route.variable {
         let value = fields.remove(&json_name(variable));
         path.push('/');
-        path.push_str(&encode_path(value.as_ref().and_then(Value::as_str).unwrap_or_default()));
+        path.push_str(&encode_path(
+            value.as_ref().and_then(Value::as_str).unwrap_or_default(),
+        ));
     }
     let body = match route.body {
         Some("*") => Some(Value::Object(std::mem::take(&mut fields))),

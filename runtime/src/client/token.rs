@@ -111,7 +111,8 @@ impl TokenSource for RefreshingToken {
 /// The `exp` claim of a JWT, read without verifying it (the server does).
 pub fn jwt_expiry(token: &str) -> Option<SystemTime> {
     let payload = token.split('.').nth(1)?;
-    let claims: serde_json::Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+    let claims: serde_json::Value =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
     Some(UNIX_EPOCH + Duration::from_secs(claims["exp"].as_u64()?))
 }
 

@@ -215,6 +215,10 @@ impl SqlStore {
 }
 
 impl Backend for SqlStore {
+    fn keeps(&self, resource_type: &str) -> bool {
+        self.tables.contains_key(resource_type)
+    }
+
     async fn insert<R: Resource>(&self, resource: &R) -> Result<(), StoreError> {
         self.table::<R>()?.insert(self, resource).await
     }

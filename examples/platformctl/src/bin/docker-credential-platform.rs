@@ -21,7 +21,10 @@ use clap::{Parser, ValueEnum};
 use platformctl::{credentials, tokens};
 
 #[derive(Parser)]
-#[command(version, about = "A Docker credential helper for the Platform API's registry")]
+#[command(
+    version,
+    about = "A Docker credential helper for the Platform API's registry"
+)]
 struct Cli {
     /// The API's base URL (default: `http://<the registry host>`).
     #[arg(long, env = "PLATFORMCTL_SERVER")]
