@@ -480,7 +480,7 @@ mod document_service_rest {
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};
-    /// A client of `platform.advisory.v1.DocumentService`: each method calls the RPC of the same name over the connection's transport.
+    /// A client of `platform.advisory.v1.DocumentService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
     ///
     /// Manages published security advisory documents. Reading them needs no token. The v1 view of
     /// `platform.advisory.v2.DocumentService`, over the same documents.

@@ -721,7 +721,7 @@ mod document_service_rest {
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};
-    /// A client of `platform.advisory.v2.DocumentService`: each method calls the RPC of the same name over the connection's transport.
+    /// A client of `platform.advisory.v2.DocumentService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
     ///
     /// Manages published security advisory documents. Reading them needs no token.
     #[derive(Clone, Debug)]

@@ -3001,7 +3001,7 @@ mod role_service_rest {
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};
-    /// A client of `platform.iam.v2.GroupService`: each method calls the RPC of the same name over the connection's transport.
+    /// A client of `platform.iam.v2.GroupService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
     ///
     /// Manages groups: the tree of organizations and teams that every other
     /// resource of the platform lives under.
@@ -3124,7 +3124,7 @@ pub mod client {
             self.connection.call(&DELETE_GROUP, request).await
         }
     }
-    /// A client of `platform.iam.v2.IdentityService`: each method calls the RPC of the same name over the connection's transport.
+    /// A client of `platform.iam.v2.IdentityService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
     ///
     /// Manages assumable identities: principals that exchange an OIDC token from a trusted issuer for an API token.
     #[derive(Clone, Debug)]
@@ -3245,7 +3245,7 @@ pub mod client {
             self.connection.call(&DELETE_IDENTITY, request).await
         }
     }
-    /// A client of `platform.iam.v2.RoleBindingService`: each method calls the RPC of the same name over the connection's transport.
+    /// A client of `platform.iam.v2.RoleBindingService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
     ///
     /// Manages role bindings: grants of a role to an identity on a group and everything below it.
     #[derive(Clone, Debug)]
@@ -3366,7 +3366,7 @@ pub mod client {
             self.connection.call(&DELETE_ROLE_BINDING, request).await
         }
     }
-    /// A client of `platform.iam.v2.RoleService`: each method calls the RPC of the same name over the connection's transport.
+    /// A client of `platform.iam.v2.RoleService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
     ///
     /// Manages roles: named sets of capabilities that role bindings grant.
     #[derive(Clone, Debug)]

@@ -488,7 +488,7 @@ mod artifact_service_rest {
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};
-    /// A client of `platform.libraries.v1.ArtifactService`: each method calls the RPC of the same name over the connection's transport.
+    /// A client of `platform.libraries.v1.ArtifactService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
     ///
     /// Manages language-ecosystem libraries. The v1 view of `platform.libraries.v2.ArtifactService`,
     /// over the same artifacts.

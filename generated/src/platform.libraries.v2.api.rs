@@ -711,7 +711,7 @@ mod artifact_service_rest {
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};
-    /// A client of `platform.libraries.v2.ArtifactService`: each method calls the RPC of the same name over the connection's transport.
+    /// A client of `platform.libraries.v2.ArtifactService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
     ///
     /// Manages language-ecosystem libraries.
     #[derive(Clone, Debug)]

@@ -400,7 +400,7 @@ mod repo_service_rest {
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};
-    /// A client of `platform.registry.v1.RepoService`: each method calls the RPC of the same name over the connection's transport.
+    /// A client of `platform.registry.v1.RepoService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
     ///
     /// Manages container repositories. The v1 view of `platform.registry.v2.RepoService`, over the
     /// same repositories.

@@ -122,7 +122,7 @@ mod token_service_rest {
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};
-    /// A client of `platform.sts.v1.TokenService`: each method calls the RPC of the same name over the connection's transport.
+    /// A client of `platform.sts.v1.TokenService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
     ///
     /// The security token service: trades an identity token from a trusted OIDC
     /// issuer for an API token of this platform.

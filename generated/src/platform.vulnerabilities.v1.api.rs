@@ -519,7 +519,7 @@ mod advisory_service_rest {
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};
-    /// A client of `platform.vulnerabilities.v1.AdvisoryService`: each method calls the RPC of the same name over the connection's transport.
+    /// A client of `platform.vulnerabilities.v1.AdvisoryService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
     ///
     /// Manages vulnerability advisories about artifacts. The v1 view of
     /// `platform.vulnerabilities.v2.AdvisoryService`, over the same advisories: v2 only reads them,

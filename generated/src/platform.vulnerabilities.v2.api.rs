@@ -584,7 +584,7 @@ mod advisory_service_rest {
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};
-    /// A client of `platform.vulnerabilities.v2.AdvisoryService`: each method calls the RPC of the same name over the connection's transport.
+    /// A client of `platform.vulnerabilities.v2.AdvisoryService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
     ///
     /// Reads vulnerability advisories about artifacts. Read-only in v2; v1 writes them.
     #[derive(Clone, Debug)]

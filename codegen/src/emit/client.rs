@@ -54,7 +54,7 @@ fn emit_service(scope: &super::Scope, api: &Api, service: &Service) -> TokenStre
         .zip(&names)
         .map(|(method, name)| emit_method(scope, api, service, method, name));
     let doc = format!(
-        " A client of `{}`: each method calls the RPC of the same name over the connection's transport.",
+        " A client of `{}` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).",
         service.full_name
     );
     let comments = super::docs(&service.comments);
