@@ -1,6 +1,6 @@
 //! The service implementation both transports call.
 //!
-//! For each service, `XApi<S>` holds the storage and the [`ApiContext`]
+//! For each service, `XApi<S>` holds the storage and the `runtime::standard::ApiContext`
 //! (page tokens, authorization) and implements every RPC as an inherent
 //! `async fn(&self, &Caller, Request) -> Result<Response, Error>`: standard
 //! methods check the annotated capability, then run the runtime's
@@ -8,8 +8,6 @@
 //! delegate to a generated handler trait `XHandler` that `S` implements. The
 //! tonic server trait is implemented by delegating to the inherent methods,
 //! and the REST router calls the very same ones.
-//!
-//! [`ApiContext`]: runtime::standard::ApiContext
 
 use heck::{ToLowerCamelCase, ToSnakeCase};
 use proc_macro2::TokenStream;
