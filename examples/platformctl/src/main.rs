@@ -136,8 +136,8 @@ enum Action {
         order_by: Option<String>,
         #[arg(long)]
         page_size: Option<u32>,
-        /// Start at this page (a previous answer's `nextPageToken`).
-        #[arg(long)]
+        /// Start at this page (a previous answer's `nextPageToken`, which may start with `-`).
+        #[arg(long, allow_hyphen_values = true)]
         page_token: Option<String>,
         /// Every page to the end.
         #[arg(long)]
@@ -163,15 +163,15 @@ enum Action {
         uid: String,
         #[arg(long = "set", value_name = "FIELD=VALUE", value_parser = field_value, required = true)]
         fields: Vec<(String, String)>,
-        /// Only if the resource still has this etag.
-        #[arg(long)]
+        /// Only if the resource still has this etag (which may start with `-`).
+        #[arg(long, allow_hyphen_values = true)]
         etag: Option<String>,
     },
     /// Delete a resource.
     Delete {
         uid: String,
-        /// Only if the resource still has this etag.
-        #[arg(long)]
+        /// Only if the resource still has this etag (which may start with `-`).
+        #[arg(long, allow_hyphen_values = true)]
         etag: Option<String>,
     },
 }
@@ -435,4 +435,39 @@ fn resource(fields: &[(String, String)]) -> Result<Value, Error> {
         }
     }
     Ok(resource)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Etags and page tokens are base64url: they may start with `-`.
+    #[test]
+    fn values_starting_with_a_hyphen_are_values() {
+        let matches = command()
+            .try_get_matches_from([
+                "platformctl",
+                "groups",
+                "update",
+                "u",
+                "--set",
+                "a=b",
+                "--etag",
+                "-W1",
+            ])
+            .unwrap();
+        let (_, matches) = matches.subcommand().unwrap();
+        let Action::Update { etag, .. } = Action::from_arg_matches(matches).unwrap() else {
+            panic!("an update");
+        };
+        assert_eq!(etag.as_deref(), Some("-W1"));
+        let matches = command()
+            .try_get_matches_from(["platformctl", "repos", "list", "--page-token", "-x"])
+            .unwrap();
+        let (_, matches) = matches.subcommand().unwrap();
+        let Action::List { page_token, .. } = Action::from_arg_matches(matches).unwrap() else {
+            panic!("a list");
+        };
+        assert_eq!(page_token.as_deref(), Some("-x"));
+    }
 }

@@ -201,6 +201,15 @@ async fn every_collection_from_the_command_line() {
     .await;
     assert_eq!(read_only.code, 2, "{}", read_only.stderr);
 
+    // Anything else is 1: a group with children is not deleted.
+    let blocked = run(args(&format!("groups delete {root}"))).await;
+    assert_eq!(blocked.code, 1, "{}", blocked.stderr);
+    assert!(
+        blocked.stderr.contains("FAILED_PRECONDITION"),
+        "{}",
+        blocked.stderr
+    );
+
     // Authentication and reachability have codes of their own.
     let denied = platformctl(&server, "not-a-token", &["groups", "list"]).await;
     assert_eq!(denied.code, 4, "{}", denied.stderr);
