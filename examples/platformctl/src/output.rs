@@ -26,7 +26,7 @@ pub fn table(items: &[Value]) -> String {
     aligned(&rows)
 }
 
-/// One resource as `field  value` lines, in the order the API sends them.
+/// One resource as `field  value` lines, fields in alphabetical order.
 pub fn fields(item: &Value) -> String {
     let rows: Vec<Vec<String>> = item
         .as_object()
