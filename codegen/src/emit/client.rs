@@ -15,7 +15,7 @@ use heck::{ToShoutySnakeCase, ToSnakeCase};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use crate::model::{Api, Method, Package, Paging, Service, Standard, module_ident};
+use crate::model::{Api, Method, Package, Paging, Service, Standard, package_module};
 
 /// The file the crate root includes.
 pub const FILE: &str = "client.rs";
@@ -219,11 +219,7 @@ pub fn emit_root(api: &Api) -> TokenStream {
         .into_iter()
         .map(|(name, (package, service))| {
             let accessor = super::ident(&name);
-            let mut module = String::from("crate");
-            for part in package.split('.') {
-                module.push_str("::");
-                module.push_str(&module_ident(part));
-            }
+            let module = package_module(package);
             let ty = super::path(&format!("{module}::client::{}", service.name));
             let doc = format!(" `{}`.", service.full_name);
             quote! {

@@ -13,8 +13,8 @@ use heck::{ToLowerCamelCase, ToSnakeCase};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::store::{StoreMethods, trait_name};
-use crate::model::{Api, LIST_FILTERS, Method, Paging, Service, Standard, module_ident};
+use super::store::{StoreMethods, trait_path};
+use crate::model::{Api, LIST_FILTERS, Method, Paging, Service, Standard, package_module};
 
 /// The struct name, e.g. `GroupServiceApi`.
 pub fn api_name(service: &Service) -> syn::Ident {
@@ -55,20 +55,13 @@ pub fn store_bounds(scope: &super::Scope, api: &Api, service: &Service) -> Token
     let mut traits: Vec<TokenStream> = resources
         .iter()
         .filter_map(|name| api.resource(name))
-        .map(|resource| {
-            let (module, _) = resource
-                .rust_path
-                .rsplit_once("::")
-                .expect("a qualified path");
-            scope.path(&format!("{module}::{}", trait_name(resource)))
-        })
+        .map(|resource| scope.path(&trait_path(resource)))
         .collect();
     if has_custom_methods(service) {
         let package = service.full_name.rsplit_once('.').map_or("", |(p, _)| p);
-        let module: Vec<String> = package.split('.').map(module_ident).collect();
         traits.push(scope.path(&format!(
-            "crate::{}::{}",
-            module.join("::"),
+            "{}::{}",
+            package_module(package),
             handler_name(service)
         )));
     }

@@ -15,6 +15,15 @@ pub fn trait_name(resource: &Resource) -> syn::Ident {
     format_ident!("{}Store", resource.name.to_upper_camel_case())
 }
 
+/// The trait's path from the crate root, beside the resource's message.
+pub fn trait_path(resource: &Resource) -> String {
+    let (module, _) = resource
+        .rust_path
+        .rsplit_once("::")
+        .expect("a qualified path");
+    format!("{module}::{}", trait_name(resource))
+}
+
 /// Method names: `(insert_group, get_group, list_groups, update_group, delete_group)`.
 pub struct StoreMethods {
     pub insert: syn::Ident,

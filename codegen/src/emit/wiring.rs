@@ -18,8 +18,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::service::{api_name, store_bounds};
-use super::store::trait_name;
-use crate::model::{Api, Service, Standard, module_ident};
+use super::store::{StoreMethods, trait_path};
+use crate::model::{Api, Service, Standard, package_module};
 
 /// The file the crate root includes.
 pub const FILE: &str = "services.rs";
@@ -139,29 +139,16 @@ pub fn emit(api: &Api) -> TokenStream {
 
 /// The `Stores` trait and `Services::store`.
 fn emit_store(api: &Api, stored: &[&Served]) -> TokenStream {
-    let traits: Vec<TokenStream> = api
-        .packages
+    let resources: Vec<_> = api.packages.iter().flat_map(|p| &p.resources).collect();
+    let traits: Vec<TokenStream> = resources
         .iter()
-        .flat_map(|p| &p.resources)
-        .map(|resource| {
-            let (module, _) = resource
-                .rust_path
-                .rsplit_once("::")
-                .expect("a qualified path");
-            super::path(&format!("{module}::{}", trait_name(resource)))
-        })
+        .map(|resource| super::path(&trait_path(resource)))
         .collect();
-    let kept = api
-        .packages
+    let kept = resources
         .iter()
-        .flat_map(|p| &p.resources)
-        .map(|resource| {
-            let (module, _) = resource
-                .rust_path
-                .rsplit_once("::")
-                .expect("a qualified path");
-            let store_trait = super::path(&format!("{module}::{}", trait_name(resource)));
-            let keeps = super::store::StoreMethods::of(resource).keeps;
+        .zip(&traits)
+        .map(|(resource, store_trait)| {
+            let keeps = StoreMethods::of(resource).keeps;
             let resource_type = &resource.type_name;
             quote!((#store_trait::#keeps(&*store), #resource_type))
         });
@@ -230,15 +217,7 @@ fn served(api: &Api) -> Vec<Served<'_>> {
         .packages
         .iter()
         .flat_map(|package| {
-            let module = format!(
-                "crate::{}",
-                package
-                    .name
-                    .split('.')
-                    .map(module_ident)
-                    .collect::<Vec<_>>()
-                    .join("::")
-            );
+            let module = package_module(&package.name);
             package.services.iter().map(move |service| Served {
                 service,
                 module: module.clone(),

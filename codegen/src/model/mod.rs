@@ -476,11 +476,7 @@ pub fn rust_path(message: &MessageDescriptor) -> String {
     if let Some(name) = message.full_name().strip_prefix("google.protobuf.") {
         return format!("::prost_types::{name}");
     }
-    let mut path = String::from("crate");
-    for part in message.package_name().split('.').filter(|p| !p.is_empty()) {
-        path.push_str("::");
-        path.push_str(&module_ident(part));
-    }
+    let mut path = package_module(message.package_name());
     let mut parents = Vec::new();
     let mut parent = message.parent_message();
     while let Some(p) = parent {
@@ -497,6 +493,17 @@ pub fn rust_path(message: &MessageDescriptor) -> String {
 }
 
 /// A module name as prost spells it (keywords raw).
+/// The module of a proto package, from the crate root: `library.v1` →
+/// `crate::library::v1`.
+pub fn package_module(package: &str) -> String {
+    let mut path = String::from("crate");
+    for part in package.split('.').filter(|p| !p.is_empty()) {
+        path.push_str("::");
+        path.push_str(&module_ident(part));
+    }
+    path
+}
+
 pub fn module_ident(name: &str) -> String {
     let snake = name.to_snake_case();
     match snake.as_str() {
