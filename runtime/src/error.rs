@@ -419,7 +419,11 @@ impl Error {
             .and_then(Value::as_str)
             .and_then(Code::from_name)
             .unwrap_or_else(|| Code::from_http_status(status));
-        let mut built = Error::new(code, "", text(&Value::Object(error.clone()), "message"));
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let mut built = Error::new(code, "", message);
         let details = error.get("details").and_then(Value::as_array);
         for detail in details.into_iter().flatten() {
             match detail["@type"].as_str().unwrap_or_default() {

@@ -180,12 +180,10 @@ impl Connection {
         Resp: ReflectMessage + Default + 'static,
     {
         let mut attempt = 1;
-        loop {
-            let result = self.attempt(route, request.clone()).await;
-            match result {
-                Err(error)
-                    if error.code() == Code::Unavailable && attempt < self.retry.attempts =>
-                {
+        // Only an attempt that may be followed by another needs a copy.
+        while attempt < self.retry.attempts {
+            match self.attempt(route, request.clone()).await {
+                Err(error) if error.code() == Code::Unavailable => {
                     tracing::debug!(route = route.grpc_path, attempt, %error, "retrying");
                     tokio::time::sleep(self.retry.backoff(attempt)).await;
                     attempt += 1;
@@ -193,6 +191,7 @@ impl Connection {
                 result => return result,
             }
         }
+        self.attempt(route, request).await
     }
 
     async fn attempt<Req, Resp>(&self, route: &Route, request: Req) -> Result<Resp, Error>
