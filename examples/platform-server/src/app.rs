@@ -1,7 +1,9 @@
 //! The one router serving REST and gRPC: every generated service over the
 //! store and the token service, behind the authentication middleware.
 //! `generated::Services` adds gRPC reflection and health, `/openapi.json`
-//! and the error model's fallbacks.
+//! and the error model's fallbacks. A [`Mount`] adds routes beside the
+//! generated ones (the benchmark's hand-written baseline; the production
+//! binary mounts none).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -30,7 +32,19 @@ pub struct Parts {
     pub issuers: HashMap<String, TrustedIssuer>,
 }
 
-pub fn router(parts: Parts) -> Result<Router, MissingHandlers> {
+/// What routes mounted beside the generated ones are built from: the store
+/// and the context (page tokens, authorizer and its grants cache) that the
+/// generated services use.
+pub struct Shared {
+    pub store: Arc<SqlStore>,
+    pub context: ApiContext,
+}
+
+/// Builds routes served beside the generated ones, behind the same
+/// middleware (see [`router`]).
+pub type Mount = Box<dyn FnOnce(Shared) -> Router + Send>;
+
+pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandlers> {
     let store = Arc::new(parts.store);
     let access: Arc<dyn runtime::auth::Access> =
         Arc::new(crate::grants::StoredAccess::new((*store).clone()));
@@ -44,16 +58,30 @@ pub fn router(parts: Parts) -> Result<Router, MissingHandlers> {
         tokens: parts.api_tokens.clone(),
         issuers: parts.issuers,
     };
-    let authentication = Authentication {
-        tokens: parts.api_tokens,
-        admin: parts.admin,
+    let authentication = axum::middleware::from_fn_with_state(
+        Arc::new(Authentication {
+            tokens: parts.api_tokens,
+            admin: parts.admin,
+        }),
+        crate::auth::authenticate,
+    );
+    let shared = Shared {
+        store: Arc::clone(&store),
+        context: context.clone(),
     };
-    generated::Services::new(context)
+    let generated = generated::Services::new(context)
         .store(store)
         .token_service(Arc::new(exchange))
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::new(authentication),
-            crate::auth::authenticate,
-        ))
-        .build()
+        .layer(authentication.clone())
+        .build()?;
+    Ok(match mount {
+        None => generated,
+        // The layers `Services::build` puts around every route, in the same
+        // order (innermost first), so mounted routes pay what generated ones do.
+        Some(mount) => mount(shared)
+            .layer(axum::middleware::from_fn(runtime::grpc::request_errors))
+            .layer(authentication)
+            .layer(axum::middleware::from_fn(runtime::rest::catch_panic))
+            .merge(generated),
+    })
 }

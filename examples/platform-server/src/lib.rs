@@ -49,12 +49,26 @@ impl Config {
     }
 }
 
+pub use app::{Mount, Shared};
+
 /// Serves the API on `listener` until `shutdown` completes, then finishes
 /// in-flight requests and closes the database.
 pub async fn serve(
     config: Config,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), BoxError> {
+    serve_with(config, listener, shutdown, None).await
+}
+
+/// [`serve`], with the routes `mount` builds served beside the generated
+/// ones, behind the same middleware (authentication included). For
+/// benchmarks: `examples/baseline.rs` mounts hand-written handlers this way.
+pub async fn serve_with(
+    config: Config,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    mount: Option<Mount>,
 ) -> Result<(), BoxError> {
     std::fs::create_dir_all(&config.data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", config.data_dir.display()))?;
@@ -80,15 +94,18 @@ pub async fn serve(
     let api_tokens = keys::api_tokens(keys_dir, &base_url)?;
     let state = bootstrap::ensure(&config.data_dir, &store, generated::CAPABILITIES).await?;
     bootstrap::write_admin_token(&config.data_dir, &api_tokens, &state)?;
-    let router = app::router(app::Parts {
-        store: store.clone(),
-        page_tokens: keys::page_tokens(keys_dir)?,
-        api_tokens,
-        admin: state.admin,
-        root: state.root,
-        list_budget: config.list_budget,
-        issuers,
-    })?;
+    let router = app::router(
+        app::Parts {
+            store: store.clone(),
+            page_tokens: keys::page_tokens(keys_dir)?,
+            api_tokens,
+            admin: state.admin,
+            root: state.root,
+            list_budget: config.list_budget,
+            issuers,
+        },
+        mount,
+    )?;
 
     tracing::info!(%address, %base_url, "listening (REST and gRPC)");
     runtime::serve::Server::new(listener, router)
@@ -98,6 +115,27 @@ pub async fn serve(
     store.close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Completes on SIGINT or SIGTERM (what the binary passes to [`serve`]).
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        tokio::signal::ctrl_c().await.ok();
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut signal) = signal(SignalKind::terminate()) {
+            signal.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down");
 }
 
 /// A one-hour API token for `identity`, signed with the key in `keys_dir`

@@ -151,7 +151,9 @@ async fn main() -> std::process::ExitCode {
         list_budget: Some(args.list_budget),
     };
     let result = match tokio::net::TcpListener::bind(args.listen).await {
-        Ok(listener) => platform_server::serve(config, listener, shutdown_signal()).await,
+        Ok(listener) => {
+            platform_server::serve(config, listener, platform_server::shutdown_signal()).await
+        }
         Err(error) => Err(format!("cannot listen on {}: {error}", args.listen).into()),
     };
     match result {
@@ -161,27 +163,6 @@ async fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
-}
-
-/// Completes on SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let interrupt = async {
-        tokio::signal::ctrl_c().await.ok();
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut signal) = signal(SignalKind::terminate()) {
-            signal.recv().await;
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {},
-        () = terminate => {},
-    }
-    tracing::info!("shutting down");
 }
 
 #[cfg(test)]
