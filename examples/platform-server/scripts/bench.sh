@@ -320,6 +320,11 @@ row() {
   echo "| $1 | $(rate_cell "${med[$2]}") | $(rate_cell "${med[$3]}") | $r | ≥ $4 | $(met "$r" "$4") | \`${commands[$2]}\` |"
 }
 
+if revision=$(git rev-parse --short HEAD 2>/dev/null); then
+  git diff --quiet HEAD 2>/dev/null || revision+=" (with uncommitted changes)"
+else
+  revision="unknown (not a git checkout)"
+fi
 if [[ $caller == admin ]]; then
   caller_text="the administrator (authorized without reading grants)"
 else
@@ -328,7 +333,7 @@ fi
 cat <<EOF
 # REST benchmark: generated group routes against baselines
 
-Commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo " (with uncommitted changes)"), $(date -u +%Y-%m-%dT%H:%MZ),
+Commit $revision, $(date -u +%Y-%m-%dT%H:%MZ),
 $(nproc) cores ($(sed -n 's/^model name\t*: //p' /proc/cpuinfo | head -n 1)), release build, embedded SQLite,
 $groups groups under one root, caller: $caller_text. Each figure is the median req/s of $rounds run(s) of $duration,
 $connections connections, $threads load threads (on the same cores as the servers); ratios are ours / baseline.
