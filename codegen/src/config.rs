@@ -308,6 +308,7 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
         .collect();
     let scope = emit::Scope::new(&package.name);
     let reflect = emit::reflect::emit(&scope, &messages);
+    let json = emit::json::emit(&scope, &messages);
     let resources = package
         .resources
         .iter()
@@ -338,6 +339,7 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
     quote! {
         #imports
         #reflect
+        #json
         #(#resources)*
         #(#views)*
         #(#stores)*

@@ -48,6 +48,206 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for ListDocumentsRespon
             .expect("the embedded descriptor set declares every generated message")
     }
 }
+impl ::runtime::json::JsonMessage for CreateDocumentRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("CreateDocumentRequest", 2)?;
+        object.serialize_field("parent", &self.parent)?;
+        if let Some(value) = &self.document {
+            object.serialize_field("document", &wire::Message(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "parent" => message.parent = wire::string(value)?,
+                "document" => message.document = Some(wire::message(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for DeleteDocumentRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("DeleteDocumentRequest", 1)?;
+        object.serialize_field("id", &self.id)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for Document {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("Document", 8)?;
+        object.serialize_field("id", &self.id)?;
+        if let Some(value) = &self.created_at {
+            object.serialize_field("created_at", &wire::Timestamp(value))?;
+        }
+        if let Some(value) = &self.updated_at {
+            object.serialize_field("updated_at", &wire::Timestamp(value))?;
+        }
+        object.serialize_field("name", &self.name)?;
+        object.serialize_field("description", &self.description)?;
+        object.serialize_field("title", &self.title)?;
+        if let Some(value) = &self.published {
+            object.serialize_field("published", &wire::Timestamp(value))?;
+        }
+        object.serialize_field("content", &self.content)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                "created_at" => message.created_at = Some(wire::timestamp(value)?),
+                "updated_at" => message.updated_at = Some(wire::timestamp(value)?),
+                "name" => message.name = wire::string(value)?,
+                "description" => message.description = wire::string(value)?,
+                "title" => message.title = wire::string(value)?,
+                "published" => message.published = Some(wire::timestamp(value)?),
+                "content" => message.content = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for GetDocumentRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("GetDocumentRequest", 1)?;
+        object.serialize_field("id", &self.id)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListDocumentsRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListDocumentsRequest", 5)?;
+        object.serialize_field("id", &self.id)?;
+        object.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.uidp {
+            object.serialize_field("uidp", &wire::Message(value))?;
+        }
+        object.serialize_field("offset", &self.offset)?;
+        object.serialize_field("limit", &self.limit)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                "name" => message.name = wire::string(value)?,
+                "uidp" => message.uidp = Some(wire::message(value)?),
+                "offset" => message.offset = wire::integer(value)?,
+                "limit" => message.limit = wire::integer(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListDocumentsResponse {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListDocumentsResponse", 1)?;
+        object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "items" => message.items = wire::list(value, wire::message)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
 /// `platform.advisory.v1.Document` shows `platform.advisory.v2.Document` under its earlier field names.
 impl ::runtime::legacy::View for Document {
     type Current = crate::platform::advisory::v2::Document;

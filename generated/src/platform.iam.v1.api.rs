@@ -154,6 +154,715 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for RoleBinding {
             .expect("the embedded descriptor set declares every generated message")
     }
 }
+impl ::runtime::json::JsonMessage for ClaimMatch {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("ClaimMatch", 2)?;
+        object.serialize_field("issuer", &self.issuer)?;
+        object.serialize_field("subject", &self.subject)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "issuer" => message.issuer = wire::string(value)?,
+                "subject" => message.subject = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for CreateGroupRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("CreateGroupRequest", 2)?;
+        object.serialize_field("parent", &self.parent)?;
+        if let Some(value) = &self.group {
+            object.serialize_field("group", &wire::Message(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "parent" => message.parent = wire::string(value)?,
+                "group" => message.group = Some(wire::message(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for CreateIdentityRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("CreateIdentityRequest", 2)?;
+        object.serialize_field("parent", &self.parent)?;
+        if let Some(value) = &self.identity {
+            object.serialize_field("identity", &wire::Message(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "parent" => message.parent = wire::string(value)?,
+                "identity" => message.identity = Some(wire::message(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for CreateRoleBindingRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("CreateRoleBindingRequest", 2)?;
+        object.serialize_field("parent", &self.parent)?;
+        if let Some(value) = &self.role_binding {
+            object.serialize_field("roleBinding", &wire::Message(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "parent" => message.parent = wire::string(value)?,
+                "roleBinding" => message.role_binding = Some(wire::message(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for CreateRoleRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("CreateRoleRequest", 2)?;
+        object.serialize_field("parent", &self.parent)?;
+        if let Some(value) = &self.role {
+            object.serialize_field("role", &wire::Message(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "parent" => message.parent = wire::string(value)?,
+                "role" => message.role = Some(wire::message(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for DeleteGroupRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("DeleteGroupRequest", 1)?;
+        object.serialize_field("id", &self.id)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for DeleteIdentityRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("DeleteIdentityRequest", 1)?;
+        object.serialize_field("id", &self.id)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for DeleteRoleBindingRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("DeleteRoleBindingRequest", 1)?;
+        object.serialize_field("id", &self.id)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for DeleteRoleRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("DeleteRoleRequest", 1)?;
+        object.serialize_field("id", &self.id)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for Group {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("Group", 7)?;
+        object.serialize_field("id", &self.id)?;
+        if let Some(value) = &self.created_at {
+            object.serialize_field("created_at", &wire::Timestamp(value))?;
+        }
+        if let Some(value) = &self.updated_at {
+            object.serialize_field("updated_at", &wire::Timestamp(value))?;
+        }
+        object.serialize_field("name", &self.name)?;
+        object.serialize_field("description", &self.description)?;
+        object
+            .serialize_field(
+                "resourceLimits",
+                &wire::Map(&self.resource_limits, |value| value),
+            )?;
+        object.serialize_field("verified", &self.verified)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                "created_at" => message.created_at = Some(wire::timestamp(value)?),
+                "updated_at" => message.updated_at = Some(wire::timestamp(value)?),
+                "name" => message.name = wire::string(value)?,
+                "description" => message.description = wire::string(value)?,
+                "resourceLimits" => {
+                    message.resource_limits = wire::map(value, wire::key, wire::integer)?;
+                }
+                "verified" => message.verified = wire::boolean(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for Identity {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("Identity", 6)?;
+        object.serialize_field("id", &self.id)?;
+        if let Some(value) = &self.created_at {
+            object.serialize_field("created_at", &wire::Timestamp(value))?;
+        }
+        if let Some(value) = &self.updated_at {
+            object.serialize_field("updated_at", &wire::Timestamp(value))?;
+        }
+        object.serialize_field("name", &self.name)?;
+        object.serialize_field("description", &self.description)?;
+        if let Some(value) = &self.claim_match {
+            object.serialize_field("claimMatch", &wire::Message(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                "created_at" => message.created_at = Some(wire::timestamp(value)?),
+                "updated_at" => message.updated_at = Some(wire::timestamp(value)?),
+                "name" => message.name = wire::string(value)?,
+                "description" => message.description = wire::string(value)?,
+                "claimMatch" => message.claim_match = Some(wire::message(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListGroupsRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListGroupsRequest", 5)?;
+        object.serialize_field("id", &self.id)?;
+        object.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.uidp {
+            object.serialize_field("uidp", &wire::Message(value))?;
+        }
+        object.serialize_field("offset", &self.offset)?;
+        object.serialize_field("limit", &self.limit)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                "name" => message.name = wire::string(value)?,
+                "uidp" => message.uidp = Some(wire::message(value)?),
+                "offset" => message.offset = wire::integer(value)?,
+                "limit" => message.limit = wire::integer(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListGroupsResponse {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListGroupsResponse", 1)?;
+        object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "items" => message.items = wire::list(value, wire::message)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListIdentitiesRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListIdentitiesRequest", 5)?;
+        object.serialize_field("id", &self.id)?;
+        object.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.uidp {
+            object.serialize_field("uidp", &wire::Message(value))?;
+        }
+        object.serialize_field("offset", &self.offset)?;
+        object.serialize_field("limit", &self.limit)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                "name" => message.name = wire::string(value)?,
+                "uidp" => message.uidp = Some(wire::message(value)?),
+                "offset" => message.offset = wire::integer(value)?,
+                "limit" => message.limit = wire::integer(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListIdentitiesResponse {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListIdentitiesResponse", 1)?;
+        object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "items" => message.items = wire::list(value, wire::message)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListRoleBindingsRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListRoleBindingsRequest", 5)?;
+        object.serialize_field("id", &self.id)?;
+        object.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.uidp {
+            object.serialize_field("uidp", &wire::Message(value))?;
+        }
+        object.serialize_field("offset", &self.offset)?;
+        object.serialize_field("limit", &self.limit)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                "name" => message.name = wire::string(value)?,
+                "uidp" => message.uidp = Some(wire::message(value)?),
+                "offset" => message.offset = wire::integer(value)?,
+                "limit" => message.limit = wire::integer(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListRoleBindingsResponse {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListRoleBindingsResponse", 1)?;
+        object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "items" => message.items = wire::list(value, wire::message)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListRolesRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListRolesRequest", 5)?;
+        object.serialize_field("id", &self.id)?;
+        object.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.uidp {
+            object.serialize_field("uidp", &wire::Message(value))?;
+        }
+        object.serialize_field("offset", &self.offset)?;
+        object.serialize_field("limit", &self.limit)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                "name" => message.name = wire::string(value)?,
+                "uidp" => message.uidp = Some(wire::message(value)?),
+                "offset" => message.offset = wire::integer(value)?,
+                "limit" => message.limit = wire::integer(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListRolesResponse {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListRolesResponse", 1)?;
+        object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "items" => message.items = wire::list(value, wire::message)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for Role {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("Role", 6)?;
+        object.serialize_field("id", &self.id)?;
+        if let Some(value) = &self.created_at {
+            object.serialize_field("created_at", &wire::Timestamp(value))?;
+        }
+        if let Some(value) = &self.updated_at {
+            object.serialize_field("updated_at", &wire::Timestamp(value))?;
+        }
+        object.serialize_field("name", &self.name)?;
+        object.serialize_field("description", &self.description)?;
+        object.serialize_field("capabilities", &self.capabilities)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                "created_at" => message.created_at = Some(wire::timestamp(value)?),
+                "updated_at" => message.updated_at = Some(wire::timestamp(value)?),
+                "name" => message.name = wire::string(value)?,
+                "description" => message.description = wire::string(value)?,
+                "capabilities" => message.capabilities = wire::list(value, wire::string)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for RoleBinding {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("RoleBinding", 7)?;
+        object.serialize_field("id", &self.id)?;
+        if let Some(value) = &self.created_at {
+            object.serialize_field("created_at", &wire::Timestamp(value))?;
+        }
+        if let Some(value) = &self.updated_at {
+            object.serialize_field("updated_at", &wire::Timestamp(value))?;
+        }
+        object.serialize_field("name", &self.name)?;
+        object.serialize_field("description", &self.description)?;
+        object.serialize_field("identity", &self.identity)?;
+        object.serialize_field("role", &self.role)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                "created_at" => message.created_at = Some(wire::timestamp(value)?),
+                "updated_at" => message.updated_at = Some(wire::timestamp(value)?),
+                "name" => message.name = wire::string(value)?,
+                "description" => message.description = wire::string(value)?,
+                "identity" => message.identity = wire::string(value)?,
+                "role" => message.role = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
 /// `platform.iam.v1.Group` shows `platform.iam.v2.Group` under its earlier field names.
 impl ::runtime::legacy::View for Group {
     type Current = crate::platform::iam::v2::Group;

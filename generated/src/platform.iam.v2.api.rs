@@ -219,6 +219,1034 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for UpdateRoleRequest {
             .expect("the embedded descriptor set declares every generated message")
     }
 }
+impl ::runtime::json::JsonMessage for ClaimMatch {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("ClaimMatch", 2)?;
+        object.serialize_field("issuer", &self.issuer)?;
+        object.serialize_field("subject", &self.subject)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "issuer" => message.issuer = wire::string(value)?,
+                "subject" => message.subject = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for CreateGroupRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("CreateGroupRequest", 2)?;
+        object.serialize_field("parent", &self.parent)?;
+        if let Some(value) = &self.group {
+            object.serialize_field("group", &wire::Message(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "parent" => message.parent = wire::string(value)?,
+                "group" => message.group = Some(wire::message(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for CreateIdentityRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("CreateIdentityRequest", 2)?;
+        object.serialize_field("parent", &self.parent)?;
+        if let Some(value) = &self.identity {
+            object.serialize_field("identity", &wire::Message(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "parent" => message.parent = wire::string(value)?,
+                "identity" => message.identity = Some(wire::message(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for CreateRoleBindingRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("CreateRoleBindingRequest", 2)?;
+        object.serialize_field("parent", &self.parent)?;
+        if let Some(value) = &self.role_binding {
+            object.serialize_field("roleBinding", &wire::Message(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "parent" => message.parent = wire::string(value)?,
+                "roleBinding" => message.role_binding = Some(wire::message(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for CreateRoleRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("CreateRoleRequest", 2)?;
+        object.serialize_field("parent", &self.parent)?;
+        if let Some(value) = &self.role {
+            object.serialize_field("role", &wire::Message(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "parent" => message.parent = wire::string(value)?,
+                "role" => message.role = Some(wire::message(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for DeleteGroupRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("DeleteGroupRequest", 2)?;
+        object.serialize_field("uid", &self.uid)?;
+        object.serialize_field("etag", &self.etag)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "etag" => message.etag = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for DeleteIdentityRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("DeleteIdentityRequest", 2)?;
+        object.serialize_field("uid", &self.uid)?;
+        object.serialize_field("etag", &self.etag)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "etag" => message.etag = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for DeleteRoleBindingRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("DeleteRoleBindingRequest", 2)?;
+        object.serialize_field("uid", &self.uid)?;
+        object.serialize_field("etag", &self.etag)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "etag" => message.etag = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for DeleteRoleRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("DeleteRoleRequest", 2)?;
+        object.serialize_field("uid", &self.uid)?;
+        object.serialize_field("etag", &self.etag)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "etag" => message.etag = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for GetGroupRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("GetGroupRequest", 1)?;
+        object.serialize_field("uid", &self.uid)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for GetIdentityRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("GetIdentityRequest", 1)?;
+        object.serialize_field("uid", &self.uid)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for GetRoleBindingRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("GetRoleBindingRequest", 1)?;
+        object.serialize_field("uid", &self.uid)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for GetRoleRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("GetRoleRequest", 1)?;
+        object.serialize_field("uid", &self.uid)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for Group {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("Group", 8)?;
+        object.serialize_field("uid", &self.uid)?;
+        if let Some(value) = &self.create_time {
+            object.serialize_field("createTime", &wire::Timestamp(value))?;
+        }
+        if let Some(value) = &self.update_time {
+            object.serialize_field("updateTime", &wire::Timestamp(value))?;
+        }
+        object.serialize_field("name", &self.name)?;
+        object.serialize_field("description", &self.description)?;
+        if let Some(value) = &self.resource_limits {
+            object.serialize_field("resourceLimits", &wire::Message(value))?;
+        }
+        object.serialize_field("verified", &self.verified)?;
+        object.serialize_field("etag", &self.etag)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "createTime" => message.create_time = Some(wire::timestamp(value)?),
+                "updateTime" => message.update_time = Some(wire::timestamp(value)?),
+                "name" => message.name = wire::string(value)?,
+                "description" => message.description = wire::string(value)?,
+                "resourceLimits" => message.resource_limits = Some(wire::message(value)?),
+                "verified" => message.verified = wire::boolean(value)?,
+                "etag" => message.etag = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for Identity {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("Identity", 7)?;
+        object.serialize_field("uid", &self.uid)?;
+        if let Some(value) = &self.create_time {
+            object.serialize_field("createTime", &wire::Timestamp(value))?;
+        }
+        if let Some(value) = &self.update_time {
+            object.serialize_field("updateTime", &wire::Timestamp(value))?;
+        }
+        object.serialize_field("name", &self.name)?;
+        object.serialize_field("description", &self.description)?;
+        object.serialize_field("etag", &self.etag)?;
+        if let Some(value) = &self.claim_match {
+            object.serialize_field("claimMatch", &wire::Message(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "createTime" => message.create_time = Some(wire::timestamp(value)?),
+                "updateTime" => message.update_time = Some(wire::timestamp(value)?),
+                "name" => message.name = wire::string(value)?,
+                "description" => message.description = wire::string(value)?,
+                "etag" => message.etag = wire::string(value)?,
+                "claimMatch" => message.claim_match = Some(wire::message(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListGroupsRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListGroupsRequest", 6)?;
+        if let Some(value) = &self.uidp {
+            object.serialize_field("uidp", &wire::Message(value))?;
+        }
+        object.serialize_field("pageSize", &self.page_size)?;
+        object.serialize_field("pageToken", &self.page_token)?;
+        object.serialize_field("skip", &self.skip)?;
+        object.serialize_field("orderBy", &self.order_by)?;
+        object.serialize_field("name", &self.name)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uidp" => message.uidp = Some(wire::message(value)?),
+                "pageSize" => message.page_size = wire::integer(value)?,
+                "pageToken" => message.page_token = wire::string(value)?,
+                "skip" => message.skip = wire::integer(value)?,
+                "orderBy" => message.order_by = wire::string(value)?,
+                "name" => message.name = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListGroupsResponse {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListGroupsResponse", 3)?;
+        object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
+        object.serialize_field("nextPageToken", &self.next_page_token)?;
+        object.serialize_field("totalCount", &self.total_count)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "items" => message.items = wire::list(value, wire::message)?,
+                "nextPageToken" => message.next_page_token = wire::string(value)?,
+                "totalCount" => message.total_count = wire::integer(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListIdentitiesRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListIdentitiesRequest", 6)?;
+        if let Some(value) = &self.uidp {
+            object.serialize_field("uidp", &wire::Message(value))?;
+        }
+        object.serialize_field("pageSize", &self.page_size)?;
+        object.serialize_field("pageToken", &self.page_token)?;
+        object.serialize_field("skip", &self.skip)?;
+        object.serialize_field("orderBy", &self.order_by)?;
+        object.serialize_field("name", &self.name)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uidp" => message.uidp = Some(wire::message(value)?),
+                "pageSize" => message.page_size = wire::integer(value)?,
+                "pageToken" => message.page_token = wire::string(value)?,
+                "skip" => message.skip = wire::integer(value)?,
+                "orderBy" => message.order_by = wire::string(value)?,
+                "name" => message.name = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListIdentitiesResponse {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListIdentitiesResponse", 3)?;
+        object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
+        object.serialize_field("nextPageToken", &self.next_page_token)?;
+        object.serialize_field("totalCount", &self.total_count)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "items" => message.items = wire::list(value, wire::message)?,
+                "nextPageToken" => message.next_page_token = wire::string(value)?,
+                "totalCount" => message.total_count = wire::integer(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListRoleBindingsRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListRoleBindingsRequest", 6)?;
+        if let Some(value) = &self.uidp {
+            object.serialize_field("uidp", &wire::Message(value))?;
+        }
+        object.serialize_field("pageSize", &self.page_size)?;
+        object.serialize_field("pageToken", &self.page_token)?;
+        object.serialize_field("skip", &self.skip)?;
+        object.serialize_field("orderBy", &self.order_by)?;
+        object.serialize_field("name", &self.name)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uidp" => message.uidp = Some(wire::message(value)?),
+                "pageSize" => message.page_size = wire::integer(value)?,
+                "pageToken" => message.page_token = wire::string(value)?,
+                "skip" => message.skip = wire::integer(value)?,
+                "orderBy" => message.order_by = wire::string(value)?,
+                "name" => message.name = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListRoleBindingsResponse {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListRoleBindingsResponse", 3)?;
+        object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
+        object.serialize_field("nextPageToken", &self.next_page_token)?;
+        object.serialize_field("totalCount", &self.total_count)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "items" => message.items = wire::list(value, wire::message)?,
+                "nextPageToken" => message.next_page_token = wire::string(value)?,
+                "totalCount" => message.total_count = wire::integer(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListRolesRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListRolesRequest", 6)?;
+        if let Some(value) = &self.uidp {
+            object.serialize_field("uidp", &wire::Message(value))?;
+        }
+        object.serialize_field("pageSize", &self.page_size)?;
+        object.serialize_field("pageToken", &self.page_token)?;
+        object.serialize_field("skip", &self.skip)?;
+        object.serialize_field("orderBy", &self.order_by)?;
+        object.serialize_field("name", &self.name)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uidp" => message.uidp = Some(wire::message(value)?),
+                "pageSize" => message.page_size = wire::integer(value)?,
+                "pageToken" => message.page_token = wire::string(value)?,
+                "skip" => message.skip = wire::integer(value)?,
+                "orderBy" => message.order_by = wire::string(value)?,
+                "name" => message.name = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListRolesResponse {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListRolesResponse", 3)?;
+        object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
+        object.serialize_field("nextPageToken", &self.next_page_token)?;
+        object.serialize_field("totalCount", &self.total_count)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "items" => message.items = wire::list(value, wire::message)?,
+                "nextPageToken" => message.next_page_token = wire::string(value)?,
+                "totalCount" => message.total_count = wire::integer(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ResourceLimits {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("ResourceLimits", 3)?;
+        object.serialize_field("clusters", &self.clusters)?;
+        object.serialize_field("idps", &self.idps)?;
+        object.serialize_field("repositories", &self.repositories)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "clusters" => message.clusters = wire::integer(value)?,
+                "idps" => message.idps = wire::integer(value)?,
+                "repositories" => message.repositories = wire::integer(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for Role {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("Role", 7)?;
+        object.serialize_field("uid", &self.uid)?;
+        if let Some(value) = &self.create_time {
+            object.serialize_field("createTime", &wire::Timestamp(value))?;
+        }
+        if let Some(value) = &self.update_time {
+            object.serialize_field("updateTime", &wire::Timestamp(value))?;
+        }
+        object.serialize_field("name", &self.name)?;
+        object.serialize_field("description", &self.description)?;
+        object.serialize_field("capabilities", &self.capabilities)?;
+        object.serialize_field("etag", &self.etag)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "createTime" => message.create_time = Some(wire::timestamp(value)?),
+                "updateTime" => message.update_time = Some(wire::timestamp(value)?),
+                "name" => message.name = wire::string(value)?,
+                "description" => message.description = wire::string(value)?,
+                "capabilities" => message.capabilities = wire::list(value, wire::string)?,
+                "etag" => message.etag = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for RoleBinding {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("RoleBinding", 8)?;
+        object.serialize_field("uid", &self.uid)?;
+        if let Some(value) = &self.create_time {
+            object.serialize_field("createTime", &wire::Timestamp(value))?;
+        }
+        if let Some(value) = &self.update_time {
+            object.serialize_field("updateTime", &wire::Timestamp(value))?;
+        }
+        object.serialize_field("name", &self.name)?;
+        object.serialize_field("description", &self.description)?;
+        object.serialize_field("etag", &self.etag)?;
+        object.serialize_field("identity", &self.identity)?;
+        object.serialize_field("role", &self.role)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "createTime" => message.create_time = Some(wire::timestamp(value)?),
+                "updateTime" => message.update_time = Some(wire::timestamp(value)?),
+                "name" => message.name = wire::string(value)?,
+                "description" => message.description = wire::string(value)?,
+                "etag" => message.etag = wire::string(value)?,
+                "identity" => message.identity = wire::string(value)?,
+                "role" => message.role = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for UpdateGroupRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("UpdateGroupRequest", 3)?;
+        object.serialize_field("uid", &self.uid)?;
+        if let Some(value) = &self.group {
+            object.serialize_field("group", &wire::Message(value))?;
+        }
+        if let Some(value) = &self.update_mask {
+            object.serialize_field("updateMask", &wire::FieldMask(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "group" => message.group = Some(wire::message(value)?),
+                "updateMask" => message.update_mask = Some(wire::field_mask(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for UpdateIdentityRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("UpdateIdentityRequest", 3)?;
+        object.serialize_field("uid", &self.uid)?;
+        if let Some(value) = &self.identity {
+            object.serialize_field("identity", &wire::Message(value))?;
+        }
+        if let Some(value) = &self.update_mask {
+            object.serialize_field("updateMask", &wire::FieldMask(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "identity" => message.identity = Some(wire::message(value)?),
+                "updateMask" => message.update_mask = Some(wire::field_mask(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for UpdateRoleBindingRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("UpdateRoleBindingRequest", 3)?;
+        object.serialize_field("uid", &self.uid)?;
+        if let Some(value) = &self.role_binding {
+            object.serialize_field("roleBinding", &wire::Message(value))?;
+        }
+        if let Some(value) = &self.update_mask {
+            object.serialize_field("updateMask", &wire::FieldMask(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "roleBinding" => message.role_binding = Some(wire::message(value)?),
+                "updateMask" => message.update_mask = Some(wire::field_mask(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for UpdateRoleRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("UpdateRoleRequest", 3)?;
+        object.serialize_field("uid", &self.uid)?;
+        if let Some(value) = &self.role {
+            object.serialize_field("role", &wire::Message(value))?;
+        }
+        if let Some(value) = &self.update_mask {
+            object.serialize_field("updateMask", &wire::FieldMask(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "role" => message.role = Some(wire::message(value)?),
+                "updateMask" => message.update_mask = Some(wire::field_mask(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
 impl ::runtime::resource::Resource for Group {
     const TYPE: &'static str = "iam.platform/Group";
     const COLLECTION: &'static str = "groups";

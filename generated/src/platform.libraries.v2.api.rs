@@ -57,6 +57,259 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for UpdateArtifactReque
             .expect("the embedded descriptor set declares every generated message")
     }
 }
+impl ::runtime::json::JsonMessage for Artifact {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("Artifact", 9)?;
+        object.serialize_field("uid", &self.uid)?;
+        if let Some(value) = &self.create_time {
+            object.serialize_field("createTime", &wire::Timestamp(value))?;
+        }
+        if let Some(value) = &self.update_time {
+            object.serialize_field("updateTime", &wire::Timestamp(value))?;
+        }
+        object.serialize_field("name", &self.name)?;
+        object.serialize_field("description", &self.description)?;
+        object.serialize_field("etag", &self.etag)?;
+        object
+            .serialize_field(
+                "ecosystem",
+                &wire::Enum::of(self.ecosystem, Ecosystem::as_str_name),
+            )?;
+        object.serialize_field("latestVersion", &self.latest_version)?;
+        object.serialize_field("versionCount", &wire::Text(self.version_count))?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "createTime" => message.create_time = Some(wire::timestamp(value)?),
+                "updateTime" => message.update_time = Some(wire::timestamp(value)?),
+                "name" => message.name = wire::string(value)?,
+                "description" => message.description = wire::string(value)?,
+                "etag" => message.etag = wire::string(value)?,
+                "ecosystem" => {
+                    message.ecosystem = wire::enumeration(
+                        value,
+                        Ecosystem::from_str_name,
+                    )?;
+                }
+                "latestVersion" => message.latest_version = wire::string(value)?,
+                "versionCount" => message.version_count = wire::integer(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for CreateArtifactRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("CreateArtifactRequest", 2)?;
+        object.serialize_field("parent", &self.parent)?;
+        if let Some(value) = &self.artifact {
+            object.serialize_field("artifact", &wire::Message(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "parent" => message.parent = wire::string(value)?,
+                "artifact" => message.artifact = Some(wire::message(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for DeleteArtifactRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("DeleteArtifactRequest", 2)?;
+        object.serialize_field("uid", &self.uid)?;
+        object.serialize_field("etag", &self.etag)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "etag" => message.etag = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for GetArtifactRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("GetArtifactRequest", 1)?;
+        object.serialize_field("uid", &self.uid)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListArtifactsRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListArtifactsRequest", 6)?;
+        if let Some(value) = &self.uidp {
+            object.serialize_field("uidp", &wire::Message(value))?;
+        }
+        object.serialize_field("pageSize", &self.page_size)?;
+        object.serialize_field("pageToken", &self.page_token)?;
+        object.serialize_field("skip", &self.skip)?;
+        object.serialize_field("orderBy", &self.order_by)?;
+        object.serialize_field("name", &self.name)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uidp" => message.uidp = Some(wire::message(value)?),
+                "pageSize" => message.page_size = wire::integer(value)?,
+                "pageToken" => message.page_token = wire::string(value)?,
+                "skip" => message.skip = wire::integer(value)?,
+                "orderBy" => message.order_by = wire::string(value)?,
+                "name" => message.name = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListArtifactsResponse {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListArtifactsResponse", 3)?;
+        object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
+        object.serialize_field("nextPageToken", &self.next_page_token)?;
+        object.serialize_field("totalCount", &self.total_count)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "items" => message.items = wire::list(value, wire::message)?,
+                "nextPageToken" => message.next_page_token = wire::string(value)?,
+                "totalCount" => message.total_count = wire::integer(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for UpdateArtifactRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("UpdateArtifactRequest", 3)?;
+        object.serialize_field("uid", &self.uid)?;
+        if let Some(value) = &self.artifact {
+            object.serialize_field("artifact", &wire::Message(value))?;
+        }
+        if let Some(value) = &self.update_mask {
+            object.serialize_field("updateMask", &wire::FieldMask(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "artifact" => message.artifact = Some(wire::message(value)?),
+                "updateMask" => message.update_mask = Some(wire::field_mask(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
 impl ::runtime::resource::Resource for Artifact {
     const TYPE: &'static str = "libraries.platform/Artifact";
     const COLLECTION: &'static str = "artifacts";

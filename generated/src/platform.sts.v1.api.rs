@@ -17,6 +17,62 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for ExchangeTokenRespon
             .expect("the embedded descriptor set declares every generated message")
     }
 }
+impl ::runtime::json::JsonMessage for ExchangeTokenRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("ExchangeTokenRequest", 2)?;
+        object.serialize_field("aud", &self.aud)?;
+        object.serialize_field("identity", &self.identity)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "aud" => message.aud = wire::string(value)?,
+                "identity" => message.identity = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ExchangeTokenResponse {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("ExchangeTokenResponse", 1)?;
+        object.serialize_field("token", &self.token)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "token" => message.token = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
 /// The custom methods of `platform.sts.v1.TokenService`, implemented by hand: the generated service decodes requests, then calls these with the caller.
 pub trait TokenServiceHandler: Send + Sync + 'static {
     /// Exchanges the identity token sent as the bearer token (an OIDC JWT whose

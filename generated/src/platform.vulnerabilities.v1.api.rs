@@ -55,6 +55,247 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for Severity {
             .expect("the embedded descriptor set declares every generated message")
     }
 }
+impl ::runtime::json::JsonMessage for Advisory {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("Advisory", 9)?;
+        object.serialize_field("id", &self.id)?;
+        if let Some(value) = &self.created_at {
+            object.serialize_field("created_at", &wire::Timestamp(value))?;
+        }
+        if let Some(value) = &self.updated_at {
+            object.serialize_field("updated_at", &wire::Timestamp(value))?;
+        }
+        object.serialize_field("name", &self.name)?;
+        object.serialize_field("description", &self.description)?;
+        object.serialize_field("advisoryId", &self.advisory_id)?;
+        object.serialize_field("aliases", &self.aliases)?;
+        object.serialize_field("artifactName", &self.artifact_name)?;
+        if let Some(value) = &self.severity {
+            object.serialize_field("severity", &wire::Message(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                "created_at" => message.created_at = Some(wire::timestamp(value)?),
+                "updated_at" => message.updated_at = Some(wire::timestamp(value)?),
+                "name" => message.name = wire::string(value)?,
+                "description" => message.description = wire::string(value)?,
+                "advisoryId" => message.advisory_id = wire::string(value)?,
+                "aliases" => message.aliases = wire::list(value, wire::string)?,
+                "artifactName" => message.artifact_name = wire::string(value)?,
+                "severity" => message.severity = Some(wire::message(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for CreateAdvisoryRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("CreateAdvisoryRequest", 2)?;
+        object.serialize_field("parent", &self.parent)?;
+        if let Some(value) = &self.advisory {
+            object.serialize_field("advisory", &wire::Message(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "parent" => message.parent = wire::string(value)?,
+                "advisory" => message.advisory = Some(wire::message(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for DeleteAdvisoryRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("DeleteAdvisoryRequest", 1)?;
+        object.serialize_field("id", &self.id)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for GetAdvisoryRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("GetAdvisoryRequest", 1)?;
+        object.serialize_field("id", &self.id)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListAdvisoriesRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListAdvisoriesRequest", 5)?;
+        object.serialize_field("id", &self.id)?;
+        object.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.uidp {
+            object.serialize_field("uidp", &wire::Message(value))?;
+        }
+        object.serialize_field("offset", &self.offset)?;
+        object.serialize_field("limit", &self.limit)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => message.id = wire::string(value)?,
+                "name" => message.name = wire::string(value)?,
+                "uidp" => message.uidp = Some(wire::message(value)?),
+                "offset" => message.offset = wire::integer(value)?,
+                "limit" => message.limit = wire::integer(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListAdvisoriesResponse {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListAdvisoriesResponse", 1)?;
+        object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "items" => message.items = wire::list(value, wire::message)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for Severity {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("Severity", 2)?;
+        object
+            .serialize_field(
+                "type",
+                &wire::Enum::of(self.r#type, super::severity::Type::as_str_name),
+            )?;
+        object.serialize_field("score", &wire::Float(self.score))?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "type" => {
+                    message.r#type = wire::enumeration(
+                        value,
+                        super::severity::Type::from_str_name,
+                    )?;
+                }
+                "score" => message.score = wire::double(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
 /// `platform.vulnerabilities.v1.Advisory` shows `platform.vulnerabilities.v2.Advisory` under its earlier field names.
 impl ::runtime::legacy::View for Advisory {
     type Current = crate::platform::vulnerabilities::v2::Advisory;

@@ -43,6 +43,196 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for Severity {
             .expect("the embedded descriptor set declares every generated message")
     }
 }
+impl ::runtime::json::JsonMessage for Advisory {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("Advisory", 10)?;
+        object.serialize_field("uid", &self.uid)?;
+        if let Some(value) = &self.create_time {
+            object.serialize_field("createTime", &wire::Timestamp(value))?;
+        }
+        if let Some(value) = &self.update_time {
+            object.serialize_field("updateTime", &wire::Timestamp(value))?;
+        }
+        object.serialize_field("name", &self.name)?;
+        object.serialize_field("description", &self.description)?;
+        object.serialize_field("etag", &self.etag)?;
+        object.serialize_field("advisoryId", &self.advisory_id)?;
+        object.serialize_field("aliases", &self.aliases)?;
+        object.serialize_field("artifactName", &self.artifact_name)?;
+        if let Some(value) = &self.severity {
+            object.serialize_field("severity", &wire::Message(value))?;
+        }
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "createTime" => message.create_time = Some(wire::timestamp(value)?),
+                "updateTime" => message.update_time = Some(wire::timestamp(value)?),
+                "name" => message.name = wire::string(value)?,
+                "description" => message.description = wire::string(value)?,
+                "etag" => message.etag = wire::string(value)?,
+                "advisoryId" => message.advisory_id = wire::string(value)?,
+                "aliases" => message.aliases = wire::list(value, wire::string)?,
+                "artifactName" => message.artifact_name = wire::string(value)?,
+                "severity" => message.severity = Some(wire::message(value)?),
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for GetAdvisoryRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("GetAdvisoryRequest", 1)?;
+        object.serialize_field("uid", &self.uid)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListAdvisoriesRequest {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListAdvisoriesRequest", 6)?;
+        if let Some(value) = &self.uidp {
+            object.serialize_field("uidp", &wire::Message(value))?;
+        }
+        object.serialize_field("pageSize", &self.page_size)?;
+        object.serialize_field("pageToken", &self.page_token)?;
+        object.serialize_field("skip", &self.skip)?;
+        object.serialize_field("orderBy", &self.order_by)?;
+        object.serialize_field("name", &self.name)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uidp" => message.uidp = Some(wire::message(value)?),
+                "pageSize" => message.page_size = wire::integer(value)?,
+                "pageToken" => message.page_token = wire::string(value)?,
+                "skip" => message.skip = wire::integer(value)?,
+                "orderBy" => message.order_by = wire::string(value)?,
+                "name" => message.name = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for ListAdvisoriesResponse {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("ListAdvisoriesResponse", 3)?;
+        object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
+        object.serialize_field("nextPageToken", &self.next_page_token)?;
+        object.serialize_field("totalCount", &self.total_count)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "items" => message.items = wire::list(value, wire::message)?,
+                "nextPageToken" => message.next_page_token = wire::string(value)?,
+                "totalCount" => message.total_count = wire::integer(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
+impl ::runtime::json::JsonMessage for Severity {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        use ::runtime::json::wire;
+        let mut object = serializer.serialize_struct("Severity", 2)?;
+        object
+            .serialize_field(
+                "type",
+                &wire::Enum::of(self.r#type, super::severity::Type::as_str_name),
+            )?;
+        object.serialize_field("score", &wire::Float(self.score))?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "type" => {
+                    message.r#type = wire::enumeration(
+                        value,
+                        super::severity::Type::from_str_name,
+                    )?;
+                }
+                "score" => message.score = wire::double(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}
 impl ::runtime::resource::Resource for Advisory {
     const TYPE: &'static str = "vulnerabilities.platform/Advisory";
     const COLLECTION: &'static str = "advisories";

@@ -7,3 +7,38 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for UidpFilter {
             .expect("the embedded descriptor set declares every generated message")
     }
 }
+impl ::runtime::json::JsonMessage for UidpFilter {
+    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+        let mut object = serializer.serialize_struct("UidpFilter", 5)?;
+        object.serialize_field("descendantsOf", &self.descendants_of)?;
+        object.serialize_field("childrenOf", &self.children_of)?;
+        object.serialize_field("ancestorsOf", &self.ancestors_of)?;
+        object.serialize_field("inRoot", &self.in_root)?;
+        object.serialize_field("ids", &self.ids)?;
+        object.end()
+    }
+    fn from_json_object(
+        object: &::runtime::__codegen::serde_json::Map<
+            String,
+            ::runtime::__codegen::serde_json::Value,
+        >,
+    ) -> Option<Self> {
+        use ::runtime::json::wire;
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "descendantsOf" => message.descendants_of = wire::string(value)?,
+                "childrenOf" => message.children_of = wire::string(value)?,
+                "ancestorsOf" => message.ancestors_of = wire::string(value)?,
+                "inRoot" => message.in_root = wire::boolean(value)?,
+                "ids" => message.ids = wire::list(value, wire::string)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+}

@@ -57,5 +57,7 @@ pub mod __codegen {
     pub use http;
     pub use prost_reflect;
     pub use prost_types;
+    pub use serde;
+    pub use serde_json;
     pub use tonic;
 }

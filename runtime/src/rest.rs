@@ -15,7 +15,7 @@ use prost_reflect::{Kind, MessageDescriptor, ReflectMessage};
 use serde_json::{Map, Value};
 
 use crate::error::{Code, Error, FieldViolation};
-use crate::json;
+use crate::json::{self, JsonMessage};
 
 /// Largest request body accepted (CONTRACT §5).
 pub const MAX_BODY_BYTES: usize = 1 << 20;
@@ -147,7 +147,7 @@ impl RestRequest {
     }
 
     /// Decodes the collected parts into the request message.
-    pub fn decode<M: ReflectMessage + Default>(self) -> Result<M, Error> {
+    pub fn decode<M: JsonMessage>(self) -> Result<M, Error> {
         if !self.violations.is_empty() {
             return Err(Error::invalid_fields(self.violations));
         }
@@ -175,7 +175,7 @@ fn query_value(kind: &Kind, value: String) -> Option<Value> {
 #[derive(Debug)]
 pub struct Json<M>(pub M);
 
-impl<M: ReflectMessage> IntoResponse for Json<M> {
+impl<M: JsonMessage> IntoResponse for Json<M> {
     fn into_response(self) -> Response {
         (
             [(

@@ -6,7 +6,9 @@
 #   served `/openapi.json` matches it;
 # - a Python grpcio client that knows only the reflection service drives the
 #   running server;
-# - schemathesis finds no server error and no response violating the schema.
+# - schemathesis finds no server error and no response violating the schema;
+# - our canonical JSON reads and writes as Python protobuf's json_format does,
+#   on random messages of every type.
 # Python packages: pip install -r tests/interop/requirements.txt
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,6 +29,11 @@ spec, _ = read_from_filename(sys.argv[1])
 validate(spec)
 print(f"ok: {len(spec['paths'])} paths")
 PY
+
+echo "== canonical JSON agrees with Python protobuf's json_format"
+corpus=$(mktemp -d)
+cargo run -q -p platform-api --example json_corpus -- "$corpus" 50
+python3 tests/interop/json_crosscheck.py "$corpus"
 
 echo "== python grpcio client over reflection"
 # The binary's path comes from cargo, so CARGO_TARGET_DIR is honoured.

@@ -2,7 +2,9 @@
 //!
 //! - [`messages`]: prost messages and tonic services (via prost-build).
 //! - [`reflect`]: `ReflectMessage` impls tying messages to the embedded
-//!   descriptors (canonical JSON).
+//!   descriptors (gRPC reflection, the reflective JSON codec).
+//! - [`json`]: `JsonMessage` impls: canonical JSON written and read field by
+//!   field.
 //! - [`resource`]: `runtime::resource::Resource` impls (field behaviours,
 //!   mask copying, sort keys).
 //! - [`legacy`]: conversions between legacy messages and the resources they show.
@@ -17,6 +19,7 @@
 
 pub mod backend;
 pub mod client;
+pub mod json;
 pub mod legacy;
 pub mod messages;
 pub mod openapi;

@@ -82,7 +82,18 @@ pub fn emit(api: &Api) -> TokenStream {
         .filter(|s| s.method != STORE_METHOD)
         .map(|s| emit_handled(api, s));
 
+    let messages = api.messages.iter().map(|message| {
+        let ty = super::path(&message.rust_path);
+        quote!(visitor.visit::<#ty>();)
+    });
+
     quote! {
+        /// Calls `visitor` with every message type of the API (tests check
+        /// each: `runtime::json::conformance`).
+        pub fn visit_messages(visitor: &mut impl runtime::json::MessageVisitor) {
+            #(#messages)*
+        }
+
         /// Every capability a method of the API requires, sorted.
         pub const CAPABILITIES: &[&str] = &[#(#capabilities),*];
 

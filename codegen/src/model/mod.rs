@@ -15,15 +15,17 @@ use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 use crate::template::PathTemplate;
 
 mod annotate;
+mod json;
 mod legacy;
 
+pub use json::{Container, JsonField, JsonShape, JsonValue};
 pub use legacy::{Conversion, View, ViewField};
 
 /// Every package of the API that declares services or resources.
 #[derive(Clone, Debug)]
 pub struct Api {
     pub packages: Vec<Package>,
-    /// Every message outside `google.*`, for `ReflectMessage` impls.
+    /// Every message outside `google.*`, for `ReflectMessage` and JSON impls.
     pub messages: Vec<Message>,
     /// Legacy messages showing resources under earlier names (e.g. v1).
     pub views: Vec<View>,
@@ -45,6 +47,8 @@ pub struct Message {
     /// The proto package it belongs to.
     pub package: String,
     pub rust_path: String,
+    /// How the message reads and writes canonical JSON.
+    pub json: JsonShape,
 }
 
 #[derive(Clone, Debug)]
@@ -462,6 +466,7 @@ fn collect_messages(message: &MessageDescriptor, out: &mut Vec<Message>) {
         full_name: message.full_name().to_owned(),
         package: message.package_name().to_owned(),
         rust_path: rust_path(message),
+        json: JsonShape::of(message),
     });
     for nested in message.child_messages() {
         collect_messages(&nested, out);
@@ -476,9 +481,20 @@ pub fn rust_path(message: &MessageDescriptor) -> String {
     if let Some(name) = message.full_name().strip_prefix("google.protobuf.") {
         return format!("::prost_types::{name}");
     }
-    let mut path = package_module(message.package_name());
+    type_path(
+        message.package_name(),
+        message.parent_message(),
+        message.name(),
+    )
+}
+
+/// The Rust path prost gives a type declared in `package`, nested in
+/// `parent` when it is a message's: `library.v1.Shelf.Kind` →
+/// `crate::library::v1::shelf::Kind`.
+fn type_path(package: &str, parent: Option<MessageDescriptor>, name: &str) -> String {
+    let mut path = package_module(package);
     let mut parents = Vec::new();
-    let mut parent = message.parent_message();
+    let mut parent = parent;
     while let Some(p) = parent {
         parents.push(p.name().to_snake_case());
         parent = p.parent_message();
@@ -488,11 +504,10 @@ pub fn rust_path(message: &MessageDescriptor) -> String {
         path.push_str(&module_ident(p));
     }
     path.push_str("::");
-    path.push_str(&message.name().to_upper_camel_case());
+    path.push_str(&name.to_upper_camel_case());
     path
 }
 
-/// A module name as prost spells it (keywords raw).
 /// The module of a proto package, from the crate root: `library.v1` →
 /// `crate::library::v1`.
 pub fn package_module(package: &str) -> String {
@@ -504,6 +519,7 @@ pub fn package_module(package: &str) -> String {
     path
 }
 
+/// A module name as prost spells it (keywords raw).
 pub fn module_ident(name: &str) -> String {
     let snake = name.to_snake_case();
     match snake.as_str() {

@@ -16,8 +16,8 @@ pub struct Page {
     pub total_count: i32,
 }
 
-fn to_json<M: prost_reflect::ReflectMessage>(message: &M) -> Value {
-    serde_json::from_slice(&json::to_vec(message)).expect("canonical JSON parses")
+fn to_json<M: json::JsonMessage>(message: &M) -> Value {
+    serde_json::to_value(json::wire::Message(message)).expect("a message serializes to JSON")
 }
 
 /// The standard methods of one collection, over JSON.

@@ -177,7 +177,7 @@ impl Connection {
     pub async fn call<Req, Resp>(&self, route: &Route, request: Req) -> Result<Resp, Error>
     where
         Req: ReflectMessage + Clone + 'static,
-        Resp: ReflectMessage + Default + 'static,
+        Resp: crate::json::JsonMessage + 'static,
     {
         let mut attempt = 1;
         // Only an attempt that may be followed by another needs a copy.
@@ -197,7 +197,7 @@ impl Connection {
     async fn attempt<Req, Resp>(&self, route: &Route, request: Req) -> Result<Resp, Error>
     where
         Req: ReflectMessage + 'static,
-        Resp: ReflectMessage + Default + 'static,
+        Resp: crate::json::JsonMessage + 'static,
     {
         let token = match &self.tokens {
             Some(tokens) => Some(tokens.token().await?),
@@ -229,7 +229,7 @@ async fn grpc<Req, Resp>(
 ) -> Result<Resp, Error>
 where
     Req: ReflectMessage + 'static,
-    Resp: ReflectMessage + Default + 'static,
+    Resp: crate::json::JsonMessage + 'static,
 {
     let mut grpc = tonic::client::Grpc::new(channel.clone());
     grpc.ready()

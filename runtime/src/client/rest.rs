@@ -46,7 +46,7 @@ impl Rest {
     ) -> Result<Resp, Error>
     where
         Req: ReflectMessage,
-        Resp: ReflectMessage + Default,
+        Resp: json::JsonMessage,
     {
         let (path_and_query, body) = encode(route, &request)?;
         let mut builder = http::Request::builder()
@@ -170,7 +170,7 @@ fn encode_path(value: &str) -> String {
     out
 }
 
-fn decode<Resp: ReflectMessage + Default>(bytes: &[u8]) -> Result<Resp, Error> {
+fn decode<Resp: json::JsonMessage>(bytes: &[u8]) -> Result<Resp, Error> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Resp::default());
     }

@@ -6,18 +6,71 @@
 //! fields are omitted. Input accepts both the JSON and the proto field names
 //! and rejects unknown fields.
 //!
-//! When input does not decode, the codec walks the JSON again to name every
-//! offending field in one `BadRequest` (the slow path runs only on errors).
+//! The generator implements [`JsonMessage`] for every message: `serde`
+//! serialization written out field by field, and a decoder for input in the
+//! shapes canonical JSON gives values (the [`wire`] helpers). Input it does
+//! not take directly (`null`, proto field names, floats for integers,
+//! errors) goes to the [`reflective`] codec, which decides
+//! and names every offending field in one `BadRequest`. Both are checked
+//! against each other on random messages by `conformance::check` (feature
+//! `testing`), which a generated crate's tests run on each of its messages.
 
-use prost_reflect::{
-    DeserializeOptions, DynamicMessage, Kind, MessageDescriptor, ReflectMessage, SerializeOptions,
-};
+#[cfg(feature = "testing")]
+pub mod conformance;
+pub mod reflective;
+pub mod wire;
+
+use prost_reflect::{MessageDescriptor, ReflectMessage};
 use serde_json::{Map, Value};
 
-use crate::error::{Error, FieldViolation};
+use crate::error::Error;
 
-const SERIALIZE: SerializeOptions = SerializeOptions::new().skip_default_fields(false);
-const DESERIALIZE: DeserializeOptions = DeserializeOptions::new().deny_unknown_fields(true);
+/// Canonical JSON of a generated message, without reflection.
+pub trait JsonMessage: ReflectMessage + Default {
+    /// Writes the message as canonical JSON (an object).
+    fn serialize_json<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error>;
+
+    /// Decodes `object` when every field in it is spelled and shaped as
+    /// canonical JSON spells it; `None` leaves the decision to the
+    /// [`reflective`] decoder (which accepts more and explains errors).
+    fn from_json_object(object: &Map<String, Value>) -> Option<Self>;
+}
+
+/// Something done with each message type of an API, through the generated
+/// `visit_messages`.
+pub trait MessageVisitor {
+    fn visit<M: JsonMessage + PartialEq + std::fmt::Debug>(&mut self);
+}
+
+/// `google.protobuf.Empty`, which prost represents as `()`.
+impl JsonMessage for () {
+    fn serialize_json<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(std::iter::empty::<((), ())>())
+    }
+
+    fn from_json_object(object: &Map<String, Value>) -> Option<Self> {
+        object.is_empty().then_some(())
+    }
+}
+
+/// Encodes a message as canonical JSON.
+pub fn to_vec<M: JsonMessage>(message: &M) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    serde_json::to_writer(&mut out, &wire::Message(message))
+        .expect("a valid message always serializes to JSON");
+    out
+}
+
+/// Decodes a JSON object (already parsed) into a message, naming every
+/// offending field when it does not decode.
+pub fn from_value<M: JsonMessage>(value: Value) -> Result<M, Error> {
+    if let Value::Object(object) = &value
+        && let Some(message) = M::from_json_object(object)
+    {
+        return Ok(message);
+    }
+    reflective::from_value(value)
+}
 
 /// Spells field names and mask paths in lowerCamelCase, the form canonical
 /// JSON uses: `resource_limits.clusters,name` → `resourceLimits.clusters,name`.
@@ -52,43 +105,6 @@ pub fn escape_overhead(text: &str) -> usize {
         .sum()
 }
 
-/// Encodes a message as canonical JSON.
-pub fn to_vec<M: ReflectMessage>(message: &M) -> Vec<u8> {
-    let dynamic = message.transcode_to_dynamic();
-    let mut out = Vec::with_capacity(256);
-    let mut serializer = serde_json::Serializer::new(&mut out);
-    dynamic
-        .serialize_with_options(&mut serializer, &SERIALIZE)
-        .expect("a valid message always serializes to JSON");
-    out
-}
-
-/// Decodes a JSON object (already parsed) into a message.
-///
-/// `prefix` is prepended to field paths in violations (e.g. the request field
-/// that held the body).
-pub fn from_value<M: ReflectMessage + Default>(value: Value) -> Result<M, Error> {
-    let descriptor = M::default().descriptor();
-    let dynamic = decode_dynamic(&descriptor, &value)?;
-    dynamic
-        .transcode_to::<M>()
-        .map_err(|e| Error::internal(format!("transcoding {}: {e}", descriptor.full_name())))
-}
-
-fn decode_dynamic(descriptor: &MessageDescriptor, value: &Value) -> Result<DynamicMessage, Error> {
-    match DynamicMessage::deserialize_with_options(descriptor.clone(), value, &DESERIALIZE) {
-        Ok(message) => Ok(message),
-        Err(error) => {
-            let mut violations = Vec::new();
-            locate_violations(descriptor, value, "", &mut violations);
-            if violations.is_empty() {
-                violations.push(FieldViolation::new("", error.to_string()));
-            }
-            Err(Error::invalid_fields(violations))
-        }
-    }
-}
-
 /// Parses a request body into a JSON value, naming `field` on a syntax error.
 pub fn parse_body(field: &str, bytes: &[u8]) -> Result<Value, Error> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -105,73 +121,6 @@ pub fn parse_body(field: &str, bytes: &[u8]) -> Result<Value, Error> {
     Ok(value)
 }
 
-/// Finds which fields of `value` fail to decode as `descriptor`.
-fn locate_violations(
-    descriptor: &MessageDescriptor,
-    value: &Value,
-    prefix: &str,
-    out: &mut Vec<FieldViolation>,
-) {
-    let Value::Object(object) = value else {
-        out.push(FieldViolation::new(
-            prefix.trim_end_matches('.'),
-            format!("expected an object for `{}`", descriptor.full_name()),
-        ));
-        return;
-    };
-    for (key, field_value) in object {
-        let path = format!("{prefix}{key}");
-        let Some(field) = find_field(descriptor, key) else {
-            out.push(FieldViolation::new(&path, "unknown field"));
-            continue;
-        };
-        let single = Value::Object(Map::from_iter([(key.clone(), field_value.clone())]));
-        let Err(error) =
-            DynamicMessage::deserialize_with_options(descriptor.clone(), &single, &DESERIALIZE)
-        else {
-            continue;
-        };
-        match field.kind() {
-            Kind::Message(inner)
-                if !field.is_list()
-                    && !field.is_map()
-                    && !inner.full_name().starts_with("google.protobuf.")
-                    && field_value.is_object() =>
-            {
-                let before = out.len();
-                locate_violations(&inner, field_value, &format!("{path}."), out);
-                if out.len() == before {
-                    out.push(FieldViolation::new(&path, describe(&error)));
-                }
-            }
-            // A map names the entry whose key or value does not decode.
-            _ if field.is_map() && field_value.is_object() => {
-                let before = out.len();
-                for (entry, entry_value) in field_value.as_object().into_iter().flatten() {
-                    let single = Value::Object(Map::from_iter([(
-                        key.clone(),
-                        Value::Object(Map::from_iter([(entry.clone(), entry_value.clone())])),
-                    )]));
-                    if let Err(error) = DynamicMessage::deserialize_with_options(
-                        descriptor.clone(),
-                        &single,
-                        &DESERIALIZE,
-                    ) {
-                        out.push(FieldViolation::new(
-                            format!("{path}.{entry}"),
-                            describe(&error),
-                        ));
-                    }
-                }
-                if out.len() == before {
-                    out.push(FieldViolation::new(&path, describe(&error)));
-                }
-            }
-            _ => out.push(FieldViolation::new(&path, describe(&error))),
-        }
-    }
-}
-
 /// A field by its JSON name or its proto name.
 pub fn find_field(
     descriptor: &MessageDescriptor,
@@ -182,23 +131,13 @@ pub fn find_field(
         .or_else(|| descriptor.get_field_by_name(name))
 }
 
-/// A serde error message without its `at line 1 column 7` suffix.
-fn describe(error: &serde_json::Error) -> String {
-    let text = error.to_string();
-    match text.rfind(" at line ") {
-        Some(index) => text[..index].to_owned(),
-        None => text,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn describe_strips_positions() {
-        let error = serde_json::from_str::<u8>("\"x\"").unwrap_err();
-        assert!(!describe(&error).contains("line"));
+/// The path of `field` inside the request field `prefix` (`group.name`), or
+/// `field` itself when the request is the resource (`prefix` empty).
+pub fn field_path(prefix: &str, field: &str) -> String {
+    if prefix.is_empty() {
+        field.to_owned()
+    } else {
+        format!("{prefix}.{field}")
     }
 }
 
@@ -219,15 +158,5 @@ mod escape_tests {
                 "{text:?}"
             );
         }
-    }
-}
-
-/// The path of `field` inside the request field `prefix` (`group.name`), or
-/// `field` itself when the request is the resource (`prefix` empty).
-pub fn field_path(prefix: &str, field: &str) -> String {
-    if prefix.is_empty() {
-        field.to_owned()
-    } else {
-        format!("{prefix}.{field}")
     }
 }

@@ -1,0 +1,303 @@
+//! The JSON codec's conformance check (feature `testing`): a generated
+//! [`JsonMessage`] must read and write exactly what the [`reflective`] codec
+//! does, on messages of random values and on variants of their JSON.
+//!
+//! ```ignore
+//! #[test]
+//! fn shelf_json_matches_reflection() {
+//!     runtime::json::conformance::check::<library::v1::Shelf>(256);
+//! }
+//! ```
+//!
+//! For each random message (every field kind, nested messages, lists, maps,
+//! timestamps, masks, non-finite floats, unknown enum numbers, strings with
+//! quotes and control characters):
+//! - the encoded bytes equal reflection's (map entries compared as a JSON
+//!   object, since reflection writes them in hash order);
+//! - decoding that JSON takes the generated path and gives the message back;
+//! - every variant of it (proto field names, `null`, numbers as strings and
+//!   strings as numbers, enum numbers, wrong types, unknown fields) decodes to
+//!   the same message as reflection decodes it, or fails with the same error.
+
+use prost_reflect::{
+    DynamicMessage, FieldDescriptor, Kind, MapKey, MessageDescriptor, ReflectMessage, Value,
+};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use serde_json::Value as Json;
+
+use super::{JsonMessage, reflective};
+
+/// Checks `M` on `cases` random messages (or `PROPTEST_CASES`, for longer
+/// runs); panics with the first mismatch (shrunk to a minimal message).
+pub fn check<M: JsonMessage + PartialEq + std::fmt::Debug>(cases: u32) {
+    let descriptor = M::default().descriptor();
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|cases| cases.parse().ok())
+        .unwrap_or(cases);
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let result = runner.run(&message(&descriptor, 2), |dynamic| {
+        let message: M = dynamic
+            .transcode_to()
+            .map_err(|e| TestCaseError::fail(format!("transcoding: {e}")))?;
+        check_one(&message).map_err(TestCaseError::fail)
+    });
+    if let Err(failure) = result {
+        panic!("{}: {failure}", descriptor.full_name());
+    }
+}
+
+fn check_one<M: JsonMessage + PartialEq + std::fmt::Debug>(message: &M) -> Result<(), String> {
+    let ours = super::to_vec(message);
+    let reference = reflective::to_vec(message);
+    let parsed: Json = serde_json::from_slice(&ours).map_err(|e| e.to_string())?;
+    if has_map(&message.descriptor()) {
+        let expected: Json = serde_json::from_slice(&reference).map_err(|e| e.to_string())?;
+        if parsed != expected {
+            return Err(format!("wrote {parsed}, reflection wrote {expected}"));
+        }
+    } else if ours != reference {
+        return Err(format!(
+            "wrote {}, reflection wrote {}",
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&reference)
+        ));
+    }
+    let Json::Object(object) = &parsed else {
+        return Err(format!("wrote {parsed}, not an object"));
+    };
+    let decoded = M::from_json_object(object)
+        .ok_or_else(|| format!("the generated decoder refused its own output {parsed}"))?;
+    same_message(&decoded, message)
+        .map_err(|e| format!("{parsed} read back differently: {e}"))?;
+    for variant in variants(&message.descriptor(), &parsed) {
+        let fast = super::from_value::<M>(variant.clone());
+        let slow = reflective::from_value::<M>(variant.clone());
+        match (fast, slow) {
+            (Ok(fast), Ok(slow)) => same_message(&fast, &slow)
+                .map_err(|e| format!("{variant} decoded differently: {e}"))?,
+            (Err(fast), Err(slow)) if format!("{fast:?}") == format!("{slow:?}") => {}
+            (fast, slow) => {
+                return Err(format!(
+                    "{variant}: decoded to {fast:?}, reflection to {slow:?}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Two messages are the same when reflection writes the same JSON for them
+/// (so `NaN` equals `NaN`, and map order does not count).
+fn same_message<M: JsonMessage>(a: &M, b: &M) -> Result<(), String> {
+    let a: Json = serde_json::from_slice(&reflective::to_vec(a)).map_err(|e| e.to_string())?;
+    let b: Json = serde_json::from_slice(&reflective::to_vec(b)).map_err(|e| e.to_string())?;
+    if a == b {
+        Ok(())
+    } else {
+        Err(format!("{a} != {b}"))
+    }
+}
+
+fn has_map(descriptor: &MessageDescriptor) -> bool {
+    fn visit(descriptor: &MessageDescriptor, seen: &mut Vec<String>) -> bool {
+        if seen.iter().any(|name| name == descriptor.full_name()) {
+            return false;
+        }
+        seen.push(descriptor.full_name().to_owned());
+        descriptor.fields().any(|field| {
+            field.is_map() || matches!(field.kind(), Kind::Message(inner) if visit(&inner, seen))
+        })
+    }
+    visit(descriptor, &mut Vec::new())
+}
+
+/// The JSON of a message changed in one place each: the ways clients write
+/// it besides the canonical one, and ways to get it wrong.
+fn variants(descriptor: &MessageDescriptor, canonical: &Json) -> Vec<Json> {
+    let Json::Object(object) = canonical else {
+        return Vec::new();
+    };
+    let mut out = vec![with(object, "noSuchField", Json::Bool(true))];
+    for (key, value) in object {
+        let Some(field) = descriptor.get_field_by_json_name(key) else {
+            continue;
+        };
+        let mut renamed = object.clone();
+        let moved = renamed.remove(key).unwrap_or(Json::Null);
+        renamed.insert(field.name().to_owned(), moved);
+        out.push(Json::Object(renamed));
+        for replacement in replacements(&field, value) {
+            out.push(with(object, key, replacement));
+        }
+        if let (Kind::Message(inner), Json::Object(_)) = (field.kind(), value)
+            && !field.is_map()
+        {
+            for nested in variants(&inner, value) {
+                out.push(with(object, key, nested));
+            }
+        }
+    }
+    out
+}
+
+fn with(object: &serde_json::Map<String, Json>, key: &str, value: Json) -> Json {
+    let mut changed = object.clone();
+    changed.insert(key.to_owned(), value);
+    Json::Object(changed)
+}
+
+/// Other JSON for one field's value.
+fn replacements(field: &FieldDescriptor, value: &Json) -> Vec<Json> {
+    let mut out = vec![
+        Json::Null,
+        Json::Bool(false),
+        Json::String("x".into()),
+        Json::Array(vec![value.clone()]),
+        Json::Object(serde_json::Map::new()),
+        serde_json::json!(1.5),
+        serde_json::json!(-1),
+    ];
+    match value {
+        Json::String(text) => {
+            if let Ok(number) = text.parse::<i64>() {
+                out.push(number.into());
+            }
+            if let Ok(number) = text.parse::<u64>() {
+                out.push(number.into());
+            }
+        }
+        Json::Number(number) => out.push(Json::String(number.to_string())),
+        Json::Array(items) if !items.is_empty() => out.push(Json::Array(vec![Json::Null])),
+        _ => {}
+    }
+    if let Kind::Enum(enumeration) = field.kind() {
+        out.extend(enumeration.values().map(|value| Json::from(value.number())));
+    }
+    out
+}
+
+/// Random messages of `descriptor`, nesting messages `depth` levels deep.
+pub fn message(descriptor: &MessageDescriptor, depth: u32) -> BoxedStrategy<DynamicMessage> {
+    let descriptor = descriptor.clone();
+    let fields: Vec<_> = descriptor
+        .fields()
+        .map(|field| field_value(&field, depth).prop_map(move |value| (field.clone(), value)))
+        .collect();
+    fields
+        .prop_map(move |values| {
+            let mut message = DynamicMessage::new(descriptor.clone());
+            for (field, value) in values {
+                if let Some(value) = value {
+                    message.set_field(&field, value);
+                }
+            }
+            message
+        })
+        .boxed()
+}
+
+/// A field's value, or `None` to leave it unset.
+fn field_value(field: &FieldDescriptor, depth: u32) -> BoxedStrategy<Option<Value>> {
+    if field.is_map() {
+        let Kind::Message(entry) = field.kind() else {
+            unreachable!("a map field's kind is its entry message");
+        };
+        let key = map_key(&entry.map_entry_key_field().kind());
+        let Some(value) = value(&entry.map_entry_value_field().kind(), depth) else {
+            return Just(None).boxed();
+        };
+        return proptest::collection::hash_map(key, value, 0..4)
+            .prop_map(|map| Some(Value::Map(map)))
+            .boxed();
+    }
+    let Some(single) = value(&field.kind(), depth) else {
+        return Just(None).boxed();
+    };
+    if field.is_list() {
+        proptest::collection::vec(single, 0..4)
+            .prop_map(|items| Some(Value::List(items)))
+            .boxed()
+    } else if field.supports_presence() {
+        proptest::option::of(single).boxed()
+    } else {
+        single.prop_map(Some).boxed()
+    }
+}
+
+/// Random values of one kind; `None` for messages below the depth limit.
+fn value(kind: &Kind, depth: u32) -> Option<BoxedStrategy<Value>> {
+    Some(match kind {
+        Kind::Double => any::<f64>().prop_map(Value::F64).boxed(),
+        Kind::Float => any::<f32>().prop_map(Value::F32).boxed(),
+        Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => any::<i32>().prop_map(Value::I32).boxed(),
+        Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => any::<i64>().prop_map(Value::I64).boxed(),
+        Kind::Uint32 | Kind::Fixed32 => any::<u32>().prop_map(Value::U32).boxed(),
+        Kind::Uint64 | Kind::Fixed64 => any::<u64>().prop_map(Value::U64).boxed(),
+        Kind::Bool => any::<bool>().prop_map(Value::Bool).boxed(),
+        Kind::String => text().prop_map(Value::String).boxed(),
+        Kind::Bytes => proptest::collection::vec(any::<u8>(), 0..12)
+            .prop_map(|bytes| Value::Bytes(bytes.into()))
+            .boxed(),
+        Kind::Enum(enumeration) => {
+            let declared: Vec<i32> = enumeration.values().map(|v| v.number()).collect();
+            prop_oneof![4 => proptest::sample::select(declared), 1 => any::<i32>()]
+                .prop_map(Value::EnumNumber)
+                .boxed()
+        }
+        Kind::Message(inner) => match inner.full_name() {
+            "google.protobuf.Timestamp" => timestamp()
+                .prop_map(|t| Value::Message(t.transcode_to_dynamic()))
+                .boxed(),
+            "google.protobuf.FieldMask" => field_mask()
+                .prop_map(|m| Value::Message(m.transcode_to_dynamic()))
+                .boxed(),
+            _ if depth == 0 => return None,
+            _ => message(inner, depth - 1).prop_map(Value::Message).boxed(),
+        },
+    })
+}
+
+fn map_key(kind: &Kind) -> BoxedStrategy<MapKey> {
+    match kind {
+        Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => any::<i32>().prop_map(MapKey::I32).boxed(),
+        Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => any::<i64>().prop_map(MapKey::I64).boxed(),
+        Kind::Uint32 | Kind::Fixed32 => any::<u32>().prop_map(MapKey::U32).boxed(),
+        Kind::Uint64 | Kind::Fixed64 => any::<u64>().prop_map(MapKey::U64).boxed(),
+        Kind::Bool => any::<bool>().prop_map(MapKey::Bool).boxed(),
+        _ => text().prop_map(MapKey::String).boxed(),
+    }
+}
+
+/// Short text: plain, with JSON's escapes, or any Unicode.
+fn text() -> BoxedStrategy<String> {
+    prop_oneof![
+        "[a-z0-9]{0,8}",
+        "[\"\\\\/\u{0}-\u{1f}\u{7f}a\u{e9}\u{2028}\u{1f600}]{0,8}",
+        any::<String>(),
+    ]
+    .boxed()
+}
+
+/// Timestamps across JSON's range, with 0, 3, 6 or 9 fractional digits.
+fn timestamp() -> impl Strategy<Value = prost_types::Timestamp> {
+    let nanos = prop_oneof![
+        Just(0),
+        (0..1_000i32).prop_map(|n| n * 1_000_000),
+        (0..1_000_000i32).prop_map(|n| n * 1_000),
+        0..1_000_000_000i32,
+    ];
+    (-62_135_596_800i64..=253_402_300_799, nanos)
+        .prop_map(|(seconds, nanos)| prost_types::Timestamp { seconds, nanos })
+}
+
+/// Masks of snake_case paths that read back from lowerCamelCase.
+fn field_mask() -> impl Strategy<Value = prost_types::FieldMask> {
+    proptest::collection::vec("[a-z][a-z0-9]{0,4}(_[a-z][a-z0-9]{0,3}){0,2}(\\.[a-z]{1,4}){0,1}", 0..3)
+        .prop_map(|paths| prost_types::FieldMask { paths })
+}
