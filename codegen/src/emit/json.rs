@@ -21,7 +21,7 @@ pub fn emit(scope: &super::Scope, messages: &[&Message]) -> TokenStream {
                 (
                     Some(quote!(#[doc = #doc])),
                     quote!(::runtime::json::reflective::serialize(self, serializer)),
-                    quote!(None),
+                    quote!(::runtime::json::reflective::from_object(object)),
                 )
             }
         };

@@ -596,7 +596,10 @@ fn build_resource(
             string: is_string(&field),
             int64: is_int64(&field),
         });
-        for child in nested.iter().flat_map(|inner| inner.fields()) {
+        // A oneof member inside a nested message is masked with its message
+        // (`specification`), not on its own.
+        let children = nested.iter().flat_map(|inner| inner.fields());
+        for child in children.filter(|child| child.containing_oneof().is_none()) {
             let child_kind = field_kind(&child);
             fields.push(Field {
                 name: child.name().to_owned(),

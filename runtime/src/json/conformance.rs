@@ -41,7 +41,7 @@ pub fn check<M: JsonMessage + PartialEq + std::fmt::Debug>(cases: u32) {
         failure_persistence: None,
         ..Config::default()
     });
-    let result = runner.run(&message(&descriptor, 2), |dynamic| {
+    let result = runner.run(&message(&descriptor, 2).prop_map(Shown), |Shown(dynamic)| {
         let message: M = dynamic
             .transcode_to()
             .map_err(|e| TestCaseError::fail(format!("transcoding: {e}")))?;
@@ -49,6 +49,17 @@ pub fn check<M: JsonMessage + PartialEq + std::fmt::Debug>(cases: u32) {
     });
     if let Err(failure) = result {
         panic!("{}: {failure}", descriptor.full_name());
+    }
+}
+
+/// A message shown as its JSON in failure reports (the `Debug` of a
+/// `DynamicMessage` prints its descriptors, endlessly for recursive types).
+#[derive(Clone)]
+struct Shown(DynamicMessage);
+
+impl std::fmt::Debug for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&String::from_utf8_lossy(&reflective::to_vec(&self.0)))
     }
 }
 

@@ -48,6 +48,17 @@ pub fn from_value<M: ReflectMessage + Default>(value: Value) -> Result<M, Error>
         .map_err(|e| Error::internal(format!("transcoding {}: {e}", descriptor.full_name())))
 }
 
+/// Decodes a JSON object, `None` when it does not decode: the generated
+/// decoder of a message left to reflection.
+pub fn from_object<M: ReflectMessage + Default>(object: &Map<String, Value>) -> Option<M> {
+    let descriptor = M::default().descriptor();
+    let value = Value::Object(object.clone());
+    DynamicMessage::deserialize_with_options(descriptor, &value, &DESERIALIZE)
+        .ok()?
+        .transcode_to()
+        .ok()
+}
+
 fn decode_dynamic(descriptor: &MessageDescriptor, value: &Value) -> Result<DynamicMessage, Error> {
     match DynamicMessage::deserialize_with_options(descriptor.clone(), value, &DESERIALIZE) {
         Ok(message) => Ok(message),
