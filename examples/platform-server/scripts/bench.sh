@@ -175,7 +175,8 @@ targets=(rest_get baseline_get rest_list baseline_list gateway_memory_get gatewa
 
 declare -A answer_bytes
 # get_json TARGET: the body of one answer (fails unless 200), keys sorted, nulls dropped
-# (grpc-gateway writes unset messages as null; canonical JSON leaves them out).
+# (grpc-gateway writes unset messages as null; canonical JSON leaves them out), a page
+# token only noted as present (tokens carry the second they were signed in).
 # Notes its size in answer_bytes[TARGET].
 get_json() {
   local -a headers=()
@@ -183,7 +184,7 @@ get_json() {
   [[ ${with_token[$1]} == yes ]] && headers=(-H "$auth")
   body=$(curl -sSf ${headers[@]+"${headers[@]}"} "${url[$1]}") || { echo "$1: no answer" >&2; return 1; }
   answer_bytes[$1]=${#body}
-  jq -S 'del(.. | nulls)' <<<"$body"
+  jq -S 'del(.. | nulls) | if (.nextPageToken // "") != "" then .nextPageToken = "<a page token>" else . end' <<<"$body"
 }
 same_answer() { # TARGET TARGET
   get_json "$1" >"$work_dir/answer-1.json"
