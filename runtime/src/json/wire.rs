@@ -1,4 +1,4 @@
-//! What generated [`JsonMessage`](super::JsonMessage) impls are written with:
+//! What generated [`JsonMessage`] impls are written with:
 //! serializers for the values whose canonical JSON is not their serde form
 //! (64-bit integers as strings, enum names, timestamps, masks, bytes,
 //! non-finite floats), and decoders taking one JSON value in the shape
