@@ -336,8 +336,10 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
         .map(|v| emit::legacy::emit(&scope, api, v));
     let clients = emit::client::emit_package(&scope, api, package);
     let imports = emit_imports(api, package);
+    let json_imports = emit::json::imports(&messages);
     quote! {
         #imports
+        #json_imports
         #reflect
         #json
         #(#resources)*

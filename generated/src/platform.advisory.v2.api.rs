@@ -8,6 +8,10 @@ use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::mask::Update;
 use runtime::store::{Backend, ListQuery, Page, StoreError};
+use runtime::__codegen::serde::Serializer;
+use runtime::json::{JsonMessage, JsonObject};
+use runtime::__codegen::serde::ser::SerializeStruct as _;
+use runtime::json::wire;
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for CreateDocumentRequest {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -57,13 +61,8 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for UpdateDocumentReque
             .expect("the embedded descriptor set declares every generated message")
     }
 }
-impl ::runtime::json::JsonMessage for CreateDocumentRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for CreateDocumentRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("CreateDocumentRequest", 2)?;
         object.serialize_field("parent", &self.parent)?;
         if let Some(value) = &self.document {
@@ -71,13 +70,7 @@ impl ::runtime::json::JsonMessage for CreateDocumentRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -89,24 +82,14 @@ impl ::runtime::json::JsonMessage for CreateDocumentRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for DeleteDocumentRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for DeleteDocumentRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("DeleteDocumentRequest", 2)?;
         object.serialize_field("uid", &self.uid)?;
         object.serialize_field("etag", &self.etag)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -118,13 +101,8 @@ impl ::runtime::json::JsonMessage for DeleteDocumentRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for Document {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for Document {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("Document", 9)?;
         object.serialize_field("uid", &self.uid)?;
         if let Some(value) = &self.create_time {
@@ -143,13 +121,7 @@ impl ::runtime::json::JsonMessage for Document {
         object.serialize_field("content", &self.content)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -168,23 +140,13 @@ impl ::runtime::json::JsonMessage for Document {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for GetDocumentRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for GetDocumentRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("GetDocumentRequest", 1)?;
         object.serialize_field("uid", &self.uid)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -195,13 +157,8 @@ impl ::runtime::json::JsonMessage for GetDocumentRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListDocumentsRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListDocumentsRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListDocumentsRequest", 6)?;
         if let Some(value) = &self.uidp {
             object.serialize_field("uidp", &wire::Message(value))?;
@@ -213,13 +170,7 @@ impl ::runtime::json::JsonMessage for ListDocumentsRequest {
         object.serialize_field("name", &self.name)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -235,26 +186,15 @@ impl ::runtime::json::JsonMessage for ListDocumentsRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListDocumentsResponse {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListDocumentsResponse {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListDocumentsResponse", 3)?;
         object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
         object.serialize_field("nextPageToken", &self.next_page_token)?;
         object.serialize_field("totalCount", &self.total_count)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -267,13 +207,8 @@ impl ::runtime::json::JsonMessage for ListDocumentsResponse {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for UpdateDocumentRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for UpdateDocumentRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("UpdateDocumentRequest", 3)?;
         object.serialize_field("uid", &self.uid)?;
         if let Some(value) = &self.document {
@@ -284,13 +219,7 @@ impl ::runtime::json::JsonMessage for UpdateDocumentRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {

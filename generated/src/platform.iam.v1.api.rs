@@ -7,6 +7,10 @@ use runtime::standard;
 use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::resource::Resource;
+use runtime::__codegen::serde::Serializer;
+use runtime::json::{JsonMessage, JsonObject};
+use runtime::__codegen::serde::ser::SerializeStruct as _;
+use runtime::json::wire;
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for ClaimMatch {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -154,24 +158,14 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for RoleBinding {
             .expect("the embedded descriptor set declares every generated message")
     }
 }
-impl ::runtime::json::JsonMessage for ClaimMatch {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for ClaimMatch {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ClaimMatch", 2)?;
         object.serialize_field("issuer", &self.issuer)?;
         object.serialize_field("subject", &self.subject)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -183,13 +177,8 @@ impl ::runtime::json::JsonMessage for ClaimMatch {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for CreateGroupRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for CreateGroupRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("CreateGroupRequest", 2)?;
         object.serialize_field("parent", &self.parent)?;
         if let Some(value) = &self.group {
@@ -197,13 +186,7 @@ impl ::runtime::json::JsonMessage for CreateGroupRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -215,13 +198,8 @@ impl ::runtime::json::JsonMessage for CreateGroupRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for CreateIdentityRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for CreateIdentityRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("CreateIdentityRequest", 2)?;
         object.serialize_field("parent", &self.parent)?;
         if let Some(value) = &self.identity {
@@ -229,13 +207,7 @@ impl ::runtime::json::JsonMessage for CreateIdentityRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -247,13 +219,8 @@ impl ::runtime::json::JsonMessage for CreateIdentityRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for CreateRoleBindingRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for CreateRoleBindingRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("CreateRoleBindingRequest", 2)?;
         object.serialize_field("parent", &self.parent)?;
         if let Some(value) = &self.role_binding {
@@ -261,13 +228,7 @@ impl ::runtime::json::JsonMessage for CreateRoleBindingRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -279,13 +240,8 @@ impl ::runtime::json::JsonMessage for CreateRoleBindingRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for CreateRoleRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for CreateRoleRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("CreateRoleRequest", 2)?;
         object.serialize_field("parent", &self.parent)?;
         if let Some(value) = &self.role {
@@ -293,13 +249,7 @@ impl ::runtime::json::JsonMessage for CreateRoleRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -311,23 +261,13 @@ impl ::runtime::json::JsonMessage for CreateRoleRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for DeleteGroupRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for DeleteGroupRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("DeleteGroupRequest", 1)?;
         object.serialize_field("id", &self.id)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -338,23 +278,13 @@ impl ::runtime::json::JsonMessage for DeleteGroupRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for DeleteIdentityRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for DeleteIdentityRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("DeleteIdentityRequest", 1)?;
         object.serialize_field("id", &self.id)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -365,23 +295,13 @@ impl ::runtime::json::JsonMessage for DeleteIdentityRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for DeleteRoleBindingRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for DeleteRoleBindingRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("DeleteRoleBindingRequest", 1)?;
         object.serialize_field("id", &self.id)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -392,23 +312,13 @@ impl ::runtime::json::JsonMessage for DeleteRoleBindingRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for DeleteRoleRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for DeleteRoleRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("DeleteRoleRequest", 1)?;
         object.serialize_field("id", &self.id)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -419,13 +329,8 @@ impl ::runtime::json::JsonMessage for DeleteRoleRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for Group {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for Group {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("Group", 7)?;
         object.serialize_field("id", &self.id)?;
         if let Some(value) = &self.created_at {
@@ -444,13 +349,7 @@ impl ::runtime::json::JsonMessage for Group {
         object.serialize_field("verified", &self.verified)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -469,13 +368,8 @@ impl ::runtime::json::JsonMessage for Group {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for Identity {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for Identity {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("Identity", 6)?;
         object.serialize_field("id", &self.id)?;
         if let Some(value) = &self.created_at {
@@ -491,13 +385,7 @@ impl ::runtime::json::JsonMessage for Identity {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -513,13 +401,8 @@ impl ::runtime::json::JsonMessage for Identity {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListGroupsRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListGroupsRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListGroupsRequest", 5)?;
         object.serialize_field("id", &self.id)?;
         object.serialize_field("name", &self.name)?;
@@ -530,13 +413,7 @@ impl ::runtime::json::JsonMessage for ListGroupsRequest {
         object.serialize_field("limit", &self.limit)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -551,24 +428,13 @@ impl ::runtime::json::JsonMessage for ListGroupsRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListGroupsResponse {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListGroupsResponse {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListGroupsResponse", 1)?;
         object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -579,13 +445,8 @@ impl ::runtime::json::JsonMessage for ListGroupsResponse {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListIdentitiesRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListIdentitiesRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListIdentitiesRequest", 5)?;
         object.serialize_field("id", &self.id)?;
         object.serialize_field("name", &self.name)?;
@@ -596,13 +457,7 @@ impl ::runtime::json::JsonMessage for ListIdentitiesRequest {
         object.serialize_field("limit", &self.limit)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -617,24 +472,13 @@ impl ::runtime::json::JsonMessage for ListIdentitiesRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListIdentitiesResponse {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListIdentitiesResponse {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListIdentitiesResponse", 1)?;
         object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -645,13 +489,8 @@ impl ::runtime::json::JsonMessage for ListIdentitiesResponse {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListRoleBindingsRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListRoleBindingsRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListRoleBindingsRequest", 5)?;
         object.serialize_field("id", &self.id)?;
         object.serialize_field("name", &self.name)?;
@@ -662,13 +501,7 @@ impl ::runtime::json::JsonMessage for ListRoleBindingsRequest {
         object.serialize_field("limit", &self.limit)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -683,24 +516,13 @@ impl ::runtime::json::JsonMessage for ListRoleBindingsRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListRoleBindingsResponse {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListRoleBindingsResponse {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListRoleBindingsResponse", 1)?;
         object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -711,13 +533,8 @@ impl ::runtime::json::JsonMessage for ListRoleBindingsResponse {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListRolesRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListRolesRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListRolesRequest", 5)?;
         object.serialize_field("id", &self.id)?;
         object.serialize_field("name", &self.name)?;
@@ -728,13 +545,7 @@ impl ::runtime::json::JsonMessage for ListRolesRequest {
         object.serialize_field("limit", &self.limit)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -749,24 +560,13 @@ impl ::runtime::json::JsonMessage for ListRolesRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListRolesResponse {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListRolesResponse {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListRolesResponse", 1)?;
         object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -777,13 +577,8 @@ impl ::runtime::json::JsonMessage for ListRolesResponse {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for Role {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for Role {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("Role", 6)?;
         object.serialize_field("id", &self.id)?;
         if let Some(value) = &self.created_at {
@@ -797,13 +592,7 @@ impl ::runtime::json::JsonMessage for Role {
         object.serialize_field("capabilities", &self.capabilities)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -819,13 +608,8 @@ impl ::runtime::json::JsonMessage for Role {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for RoleBinding {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for RoleBinding {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("RoleBinding", 7)?;
         object.serialize_field("id", &self.id)?;
         if let Some(value) = &self.created_at {
@@ -840,13 +624,7 @@ impl ::runtime::json::JsonMessage for RoleBinding {
         object.serialize_field("role", &self.role)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {

@@ -9,6 +9,10 @@ use runtime::standard::{ListPlan, ListRequest};
 use runtime::resource::Resource;
 use runtime::mask::Update;
 use runtime::store::{Backend, ListQuery, Page, StoreError};
+use runtime::__codegen::serde::Serializer;
+use runtime::json::{JsonMessage, JsonObject};
+use runtime::__codegen::serde::ser::SerializeStruct as _;
+use runtime::json::wire;
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for ClaimMatch {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -219,24 +223,14 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for UpdateRoleRequest {
             .expect("the embedded descriptor set declares every generated message")
     }
 }
-impl ::runtime::json::JsonMessage for ClaimMatch {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for ClaimMatch {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ClaimMatch", 2)?;
         object.serialize_field("issuer", &self.issuer)?;
         object.serialize_field("subject", &self.subject)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -248,13 +242,8 @@ impl ::runtime::json::JsonMessage for ClaimMatch {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for CreateGroupRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for CreateGroupRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("CreateGroupRequest", 2)?;
         object.serialize_field("parent", &self.parent)?;
         if let Some(value) = &self.group {
@@ -262,13 +251,7 @@ impl ::runtime::json::JsonMessage for CreateGroupRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -280,13 +263,8 @@ impl ::runtime::json::JsonMessage for CreateGroupRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for CreateIdentityRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for CreateIdentityRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("CreateIdentityRequest", 2)?;
         object.serialize_field("parent", &self.parent)?;
         if let Some(value) = &self.identity {
@@ -294,13 +272,7 @@ impl ::runtime::json::JsonMessage for CreateIdentityRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -312,13 +284,8 @@ impl ::runtime::json::JsonMessage for CreateIdentityRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for CreateRoleBindingRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for CreateRoleBindingRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("CreateRoleBindingRequest", 2)?;
         object.serialize_field("parent", &self.parent)?;
         if let Some(value) = &self.role_binding {
@@ -326,13 +293,7 @@ impl ::runtime::json::JsonMessage for CreateRoleBindingRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -344,13 +305,8 @@ impl ::runtime::json::JsonMessage for CreateRoleBindingRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for CreateRoleRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for CreateRoleRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("CreateRoleRequest", 2)?;
         object.serialize_field("parent", &self.parent)?;
         if let Some(value) = &self.role {
@@ -358,13 +314,7 @@ impl ::runtime::json::JsonMessage for CreateRoleRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -376,24 +326,14 @@ impl ::runtime::json::JsonMessage for CreateRoleRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for DeleteGroupRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for DeleteGroupRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("DeleteGroupRequest", 2)?;
         object.serialize_field("uid", &self.uid)?;
         object.serialize_field("etag", &self.etag)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -405,24 +345,14 @@ impl ::runtime::json::JsonMessage for DeleteGroupRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for DeleteIdentityRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for DeleteIdentityRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("DeleteIdentityRequest", 2)?;
         object.serialize_field("uid", &self.uid)?;
         object.serialize_field("etag", &self.etag)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -434,24 +364,14 @@ impl ::runtime::json::JsonMessage for DeleteIdentityRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for DeleteRoleBindingRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for DeleteRoleBindingRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("DeleteRoleBindingRequest", 2)?;
         object.serialize_field("uid", &self.uid)?;
         object.serialize_field("etag", &self.etag)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -463,24 +383,14 @@ impl ::runtime::json::JsonMessage for DeleteRoleBindingRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for DeleteRoleRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for DeleteRoleRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("DeleteRoleRequest", 2)?;
         object.serialize_field("uid", &self.uid)?;
         object.serialize_field("etag", &self.etag)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -492,23 +402,13 @@ impl ::runtime::json::JsonMessage for DeleteRoleRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for GetGroupRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for GetGroupRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("GetGroupRequest", 1)?;
         object.serialize_field("uid", &self.uid)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -519,23 +419,13 @@ impl ::runtime::json::JsonMessage for GetGroupRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for GetIdentityRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for GetIdentityRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("GetIdentityRequest", 1)?;
         object.serialize_field("uid", &self.uid)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -546,23 +436,13 @@ impl ::runtime::json::JsonMessage for GetIdentityRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for GetRoleBindingRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for GetRoleBindingRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("GetRoleBindingRequest", 1)?;
         object.serialize_field("uid", &self.uid)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -573,23 +453,13 @@ impl ::runtime::json::JsonMessage for GetRoleBindingRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for GetRoleRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for GetRoleRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("GetRoleRequest", 1)?;
         object.serialize_field("uid", &self.uid)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -600,13 +470,8 @@ impl ::runtime::json::JsonMessage for GetRoleRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for Group {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for Group {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("Group", 8)?;
         object.serialize_field("uid", &self.uid)?;
         if let Some(value) = &self.create_time {
@@ -624,13 +489,7 @@ impl ::runtime::json::JsonMessage for Group {
         object.serialize_field("etag", &self.etag)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -648,13 +507,8 @@ impl ::runtime::json::JsonMessage for Group {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for Identity {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for Identity {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("Identity", 7)?;
         object.serialize_field("uid", &self.uid)?;
         if let Some(value) = &self.create_time {
@@ -671,13 +525,7 @@ impl ::runtime::json::JsonMessage for Identity {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -694,13 +542,8 @@ impl ::runtime::json::JsonMessage for Identity {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListGroupsRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListGroupsRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListGroupsRequest", 6)?;
         if let Some(value) = &self.uidp {
             object.serialize_field("uidp", &wire::Message(value))?;
@@ -712,13 +555,7 @@ impl ::runtime::json::JsonMessage for ListGroupsRequest {
         object.serialize_field("name", &self.name)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -734,26 +571,15 @@ impl ::runtime::json::JsonMessage for ListGroupsRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListGroupsResponse {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListGroupsResponse {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListGroupsResponse", 3)?;
         object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
         object.serialize_field("nextPageToken", &self.next_page_token)?;
         object.serialize_field("totalCount", &self.total_count)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -766,13 +592,8 @@ impl ::runtime::json::JsonMessage for ListGroupsResponse {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListIdentitiesRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListIdentitiesRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListIdentitiesRequest", 6)?;
         if let Some(value) = &self.uidp {
             object.serialize_field("uidp", &wire::Message(value))?;
@@ -784,13 +605,7 @@ impl ::runtime::json::JsonMessage for ListIdentitiesRequest {
         object.serialize_field("name", &self.name)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -806,26 +621,15 @@ impl ::runtime::json::JsonMessage for ListIdentitiesRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListIdentitiesResponse {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListIdentitiesResponse {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListIdentitiesResponse", 3)?;
         object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
         object.serialize_field("nextPageToken", &self.next_page_token)?;
         object.serialize_field("totalCount", &self.total_count)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -838,13 +642,8 @@ impl ::runtime::json::JsonMessage for ListIdentitiesResponse {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListRoleBindingsRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListRoleBindingsRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListRoleBindingsRequest", 6)?;
         if let Some(value) = &self.uidp {
             object.serialize_field("uidp", &wire::Message(value))?;
@@ -856,13 +655,7 @@ impl ::runtime::json::JsonMessage for ListRoleBindingsRequest {
         object.serialize_field("name", &self.name)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -878,26 +671,15 @@ impl ::runtime::json::JsonMessage for ListRoleBindingsRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListRoleBindingsResponse {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListRoleBindingsResponse {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListRoleBindingsResponse", 3)?;
         object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
         object.serialize_field("nextPageToken", &self.next_page_token)?;
         object.serialize_field("totalCount", &self.total_count)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -910,13 +692,8 @@ impl ::runtime::json::JsonMessage for ListRoleBindingsResponse {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListRolesRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListRolesRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListRolesRequest", 6)?;
         if let Some(value) = &self.uidp {
             object.serialize_field("uidp", &wire::Message(value))?;
@@ -928,13 +705,7 @@ impl ::runtime::json::JsonMessage for ListRolesRequest {
         object.serialize_field("name", &self.name)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -950,26 +721,15 @@ impl ::runtime::json::JsonMessage for ListRolesRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListRolesResponse {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListRolesResponse {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListRolesResponse", 3)?;
         object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
         object.serialize_field("nextPageToken", &self.next_page_token)?;
         object.serialize_field("totalCount", &self.total_count)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -982,25 +742,15 @@ impl ::runtime::json::JsonMessage for ListRolesResponse {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ResourceLimits {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for ResourceLimits {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ResourceLimits", 3)?;
         object.serialize_field("clusters", &self.clusters)?;
         object.serialize_field("idps", &self.idps)?;
         object.serialize_field("repositories", &self.repositories)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -1013,13 +763,8 @@ impl ::runtime::json::JsonMessage for ResourceLimits {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for Role {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for Role {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("Role", 7)?;
         object.serialize_field("uid", &self.uid)?;
         if let Some(value) = &self.create_time {
@@ -1034,13 +779,7 @@ impl ::runtime::json::JsonMessage for Role {
         object.serialize_field("etag", &self.etag)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -1057,13 +796,8 @@ impl ::runtime::json::JsonMessage for Role {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for RoleBinding {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for RoleBinding {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("RoleBinding", 8)?;
         object.serialize_field("uid", &self.uid)?;
         if let Some(value) = &self.create_time {
@@ -1079,13 +813,7 @@ impl ::runtime::json::JsonMessage for RoleBinding {
         object.serialize_field("role", &self.role)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -1103,13 +831,8 @@ impl ::runtime::json::JsonMessage for RoleBinding {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for UpdateGroupRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for UpdateGroupRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("UpdateGroupRequest", 3)?;
         object.serialize_field("uid", &self.uid)?;
         if let Some(value) = &self.group {
@@ -1120,13 +843,7 @@ impl ::runtime::json::JsonMessage for UpdateGroupRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -1139,13 +856,8 @@ impl ::runtime::json::JsonMessage for UpdateGroupRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for UpdateIdentityRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for UpdateIdentityRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("UpdateIdentityRequest", 3)?;
         object.serialize_field("uid", &self.uid)?;
         if let Some(value) = &self.identity {
@@ -1156,13 +868,7 @@ impl ::runtime::json::JsonMessage for UpdateIdentityRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -1175,13 +881,8 @@ impl ::runtime::json::JsonMessage for UpdateIdentityRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for UpdateRoleBindingRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for UpdateRoleBindingRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("UpdateRoleBindingRequest", 3)?;
         object.serialize_field("uid", &self.uid)?;
         if let Some(value) = &self.role_binding {
@@ -1192,13 +893,7 @@ impl ::runtime::json::JsonMessage for UpdateRoleBindingRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -1211,13 +906,8 @@ impl ::runtime::json::JsonMessage for UpdateRoleBindingRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for UpdateRoleRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for UpdateRoleRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("UpdateRoleRequest", 3)?;
         object.serialize_field("uid", &self.uid)?;
         if let Some(value) = &self.role {
@@ -1228,13 +918,7 @@ impl ::runtime::json::JsonMessage for UpdateRoleRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {

@@ -6,6 +6,10 @@ use runtime::{Caller, Error};
 use runtime::standard;
 use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
+use runtime::__codegen::serde::Serializer;
+use runtime::json::{JsonMessage, JsonObject};
+use runtime::__codegen::serde::ser::SerializeStruct as _;
+use runtime::json::wire;
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for Artifact {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -48,13 +52,8 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for ListArtifactsRespon
             .expect("the embedded descriptor set declares every generated message")
     }
 }
-impl ::runtime::json::JsonMessage for Artifact {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for Artifact {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("Artifact", 8)?;
         object.serialize_field("id", &self.id)?;
         if let Some(value) = &self.created_at {
@@ -74,13 +73,7 @@ impl ::runtime::json::JsonMessage for Artifact {
         object.serialize_field("versionCount", &wire::Text(self.version_count))?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -103,13 +96,8 @@ impl ::runtime::json::JsonMessage for Artifact {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for CreateArtifactRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for CreateArtifactRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("CreateArtifactRequest", 2)?;
         object.serialize_field("parent", &self.parent)?;
         if let Some(value) = &self.artifact {
@@ -117,13 +105,7 @@ impl ::runtime::json::JsonMessage for CreateArtifactRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -135,23 +117,13 @@ impl ::runtime::json::JsonMessage for CreateArtifactRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for DeleteArtifactRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for DeleteArtifactRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("DeleteArtifactRequest", 1)?;
         object.serialize_field("id", &self.id)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -162,23 +134,13 @@ impl ::runtime::json::JsonMessage for DeleteArtifactRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for GetArtifactRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for GetArtifactRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("GetArtifactRequest", 1)?;
         object.serialize_field("id", &self.id)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -189,13 +151,8 @@ impl ::runtime::json::JsonMessage for GetArtifactRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListArtifactsRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListArtifactsRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListArtifactsRequest", 5)?;
         object.serialize_field("id", &self.id)?;
         object.serialize_field("name", &self.name)?;
@@ -206,13 +163,7 @@ impl ::runtime::json::JsonMessage for ListArtifactsRequest {
         object.serialize_field("limit", &self.limit)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -227,24 +178,13 @@ impl ::runtime::json::JsonMessage for ListArtifactsRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListArtifactsResponse {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListArtifactsResponse {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListArtifactsResponse", 1)?;
         object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {

@@ -8,6 +8,10 @@ use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::mask::Update;
 use runtime::store::{Backend, ListQuery, Page, StoreError};
+use runtime::__codegen::serde::Serializer;
+use runtime::json::{JsonMessage, JsonObject};
+use runtime::__codegen::serde::ser::SerializeStruct as _;
+use runtime::json::wire;
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for Artifact {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -57,13 +61,8 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for UpdateArtifactReque
             .expect("the embedded descriptor set declares every generated message")
     }
 }
-impl ::runtime::json::JsonMessage for Artifact {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for Artifact {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("Artifact", 9)?;
         object.serialize_field("uid", &self.uid)?;
         if let Some(value) = &self.create_time {
@@ -84,13 +83,7 @@ impl ::runtime::json::JsonMessage for Artifact {
         object.serialize_field("versionCount", &wire::Text(self.version_count))?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -114,13 +107,8 @@ impl ::runtime::json::JsonMessage for Artifact {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for CreateArtifactRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for CreateArtifactRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("CreateArtifactRequest", 2)?;
         object.serialize_field("parent", &self.parent)?;
         if let Some(value) = &self.artifact {
@@ -128,13 +116,7 @@ impl ::runtime::json::JsonMessage for CreateArtifactRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -146,24 +128,14 @@ impl ::runtime::json::JsonMessage for CreateArtifactRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for DeleteArtifactRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for DeleteArtifactRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("DeleteArtifactRequest", 2)?;
         object.serialize_field("uid", &self.uid)?;
         object.serialize_field("etag", &self.etag)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -175,23 +147,13 @@ impl ::runtime::json::JsonMessage for DeleteArtifactRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for GetArtifactRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for GetArtifactRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("GetArtifactRequest", 1)?;
         object.serialize_field("uid", &self.uid)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -202,13 +164,8 @@ impl ::runtime::json::JsonMessage for GetArtifactRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListArtifactsRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListArtifactsRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListArtifactsRequest", 6)?;
         if let Some(value) = &self.uidp {
             object.serialize_field("uidp", &wire::Message(value))?;
@@ -220,13 +177,7 @@ impl ::runtime::json::JsonMessage for ListArtifactsRequest {
         object.serialize_field("name", &self.name)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -242,26 +193,15 @@ impl ::runtime::json::JsonMessage for ListArtifactsRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListArtifactsResponse {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListArtifactsResponse {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListArtifactsResponse", 3)?;
         object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
         object.serialize_field("nextPageToken", &self.next_page_token)?;
         object.serialize_field("totalCount", &self.total_count)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -274,13 +214,8 @@ impl ::runtime::json::JsonMessage for ListArtifactsResponse {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for UpdateArtifactRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for UpdateArtifactRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("UpdateArtifactRequest", 3)?;
         object.serialize_field("uid", &self.uid)?;
         if let Some(value) = &self.artifact {
@@ -291,13 +226,7 @@ impl ::runtime::json::JsonMessage for UpdateArtifactRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {

@@ -6,6 +6,10 @@ use runtime::{Caller, Error};
 use runtime::standard;
 use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
+use runtime::__codegen::serde::Serializer;
+use runtime::json::{JsonMessage, JsonObject};
+use runtime::__codegen::serde::ser::SerializeStruct as _;
+use runtime::json::wire;
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for CreateRepoRequest {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -41,13 +45,8 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for Repo {
             .expect("the embedded descriptor set declares every generated message")
     }
 }
-impl ::runtime::json::JsonMessage for CreateRepoRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for CreateRepoRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("CreateRepoRequest", 2)?;
         object.serialize_field("parent", &self.parent)?;
         if let Some(value) = &self.repo {
@@ -55,13 +54,7 @@ impl ::runtime::json::JsonMessage for CreateRepoRequest {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -73,23 +66,13 @@ impl ::runtime::json::JsonMessage for CreateRepoRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for DeleteRepoRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for DeleteRepoRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("DeleteRepoRequest", 1)?;
         object.serialize_field("id", &self.id)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -100,13 +83,8 @@ impl ::runtime::json::JsonMessage for DeleteRepoRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListReposRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListReposRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListReposRequest", 5)?;
         object.serialize_field("id", &self.id)?;
         object.serialize_field("name", &self.name)?;
@@ -117,13 +95,7 @@ impl ::runtime::json::JsonMessage for ListReposRequest {
         object.serialize_field("limit", &self.limit)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -138,24 +110,13 @@ impl ::runtime::json::JsonMessage for ListReposRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListReposResponse {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListReposResponse {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListReposResponse", 1)?;
         object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -166,13 +127,8 @@ impl ::runtime::json::JsonMessage for ListReposResponse {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for Repo {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for Repo {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("Repo", 8)?;
         object.serialize_field("id", &self.id)?;
         if let Some(value) = &self.created_at {
@@ -188,13 +144,7 @@ impl ::runtime::json::JsonMessage for Repo {
         object.serialize_field("aliases", &self.aliases)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {

@@ -8,6 +8,10 @@ use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::mask::Update;
 use runtime::store::{Backend, ListQuery, Page, StoreError};
+use runtime::__codegen::serde::Serializer;
+use runtime::json::{JsonMessage, JsonObject};
+use runtime::__codegen::serde::ser::SerializeStruct as _;
+use runtime::json::wire;
 impl ::runtime::__codegen::prost_reflect::ReflectMessage for Advisory {
     fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
@@ -43,13 +47,8 @@ impl ::runtime::__codegen::prost_reflect::ReflectMessage for Severity {
             .expect("the embedded descriptor set declares every generated message")
     }
 }
-impl ::runtime::json::JsonMessage for Advisory {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for Advisory {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("Advisory", 10)?;
         object.serialize_field("uid", &self.uid)?;
         if let Some(value) = &self.create_time {
@@ -69,13 +68,7 @@ impl ::runtime::json::JsonMessage for Advisory {
         }
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -95,23 +88,13 @@ impl ::runtime::json::JsonMessage for Advisory {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for GetAdvisoryRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
+impl JsonMessage for GetAdvisoryRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("GetAdvisoryRequest", 1)?;
         object.serialize_field("uid", &self.uid)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -122,13 +105,8 @@ impl ::runtime::json::JsonMessage for GetAdvisoryRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListAdvisoriesRequest {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListAdvisoriesRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListAdvisoriesRequest", 6)?;
         if let Some(value) = &self.uidp {
             object.serialize_field("uidp", &wire::Message(value))?;
@@ -140,13 +118,7 @@ impl ::runtime::json::JsonMessage for ListAdvisoriesRequest {
         object.serialize_field("name", &self.name)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -162,26 +134,15 @@ impl ::runtime::json::JsonMessage for ListAdvisoriesRequest {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for ListAdvisoriesResponse {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for ListAdvisoriesResponse {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("ListAdvisoriesResponse", 3)?;
         object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
         object.serialize_field("nextPageToken", &self.next_page_token)?;
         object.serialize_field("totalCount", &self.total_count)?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {
@@ -194,13 +155,8 @@ impl ::runtime::json::JsonMessage for ListAdvisoriesResponse {
         Some(message)
     }
 }
-impl ::runtime::json::JsonMessage for Severity {
-    fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        use ::runtime::json::wire;
+impl JsonMessage for Severity {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("Severity", 2)?;
         object
             .serialize_field(
@@ -210,13 +166,7 @@ impl ::runtime::json::JsonMessage for Severity {
         object.serialize_field("score", &wire::Float(self.score))?;
         object.end()
     }
-    fn from_json_object(
-        object: &::runtime::__codegen::serde_json::Map<
-            String,
-            ::runtime::__codegen::serde_json::Value,
-        >,
-    ) -> Option<Self> {
-        use ::runtime::json::wire;
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {

@@ -7,6 +7,34 @@ use quote::quote;
 
 use crate::model::{Container, JsonField, JsonShape, JsonValue, Message};
 
+/// The imports the impls of `messages` use, at the top of the API file.
+pub fn imports(messages: &[&Message]) -> TokenStream {
+    let written: Vec<&[JsonField]> = messages
+        .iter()
+        .filter_map(|message| match &message.json {
+            JsonShape::Fields(fields) => Some(fields.as_slice()),
+            JsonShape::Reflective(_) => None,
+        })
+        .collect();
+    let mut imports = vec![quote!(
+        use runtime::__codegen::serde::Serializer;
+    )];
+    imports.push(quote!(
+        use runtime::json::{JsonMessage, JsonObject};
+    ));
+    if !written.is_empty() {
+        imports.push(quote!(
+            use runtime::__codegen::serde::ser::SerializeStruct as _;
+        ));
+    }
+    if written.iter().any(|fields| !fields.is_empty()) {
+        imports.push(quote!(
+            use runtime::json::wire;
+        ));
+    }
+    quote!(#(#imports)*)
+}
+
 pub fn emit(scope: &super::Scope, messages: &[&Message]) -> TokenStream {
     let impls = messages.iter().map(|message| {
         let ty = scope.path(&message.rust_path);
@@ -27,20 +55,12 @@ pub fn emit(scope: &super::Scope, messages: &[&Message]) -> TokenStream {
         };
         quote! {
             #doc
-            impl ::runtime::json::JsonMessage for #ty {
-                fn serialize_json<S: ::runtime::__codegen::serde::Serializer>(
-                    &self,
-                    serializer: S,
-                ) -> Result<S::Ok, S::Error> {
+            impl JsonMessage for #ty {
+                fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                     #serialize
                 }
 
-                fn from_json_object(
-                    object: &::runtime::__codegen::serde_json::Map<
-                        String,
-                        ::runtime::__codegen::serde_json::Value,
-                    >,
-                ) -> Option<Self> {
+                fn from_json_object(object: &JsonObject) -> Option<Self> {
                     #decode
                 }
             }
@@ -88,25 +108,11 @@ fn serialize_fields(full_name: &str, fields: &[JsonField], scope: &super::Scope)
             }
         }
     });
-    let wire = uses_wire_in_serialize(fields).then(|| quote!(use ::runtime::json::wire;));
     quote! {
-        use ::runtime::__codegen::serde::ser::SerializeStruct as _;
-        #wire
         let mut object = serializer.serialize_struct(#name, #count)?;
         #(#entries)*
         object.end()
     }
-}
-
-/// Whether any field is written through a `wire` helper.
-fn uses_wire_in_serialize(fields: &[JsonField]) -> bool {
-    fields.iter().any(|field| {
-        matches!(field.container, Container::Map(_))
-            || !matches!(
-                field.value,
-                JsonValue::String | JsonValue::Bool | JsonValue::Int32 | JsonValue::Uint32
-            )
-    })
 }
 
 /// The serializable form of a value whose serde form is not its canonical
@@ -172,7 +178,6 @@ fn decode_fields(fields: &[JsonField], scope: &super::Scope) -> TokenStream {
         quote!(#key => message.#member = #value,)
     });
     quote! {
-        use ::runtime::json::wire;
         let mut message = Self::default();
         for (key, value) in object {
             match key.as_str() {

@@ -55,6 +55,9 @@ const IMPORTED: &[&str] = &[
     "Caller",
     "Error",
     "uidp",
+    "JsonMessage",
+    "JsonObject",
+    "Serializer",
 ];
 
 /// Where emitted code lives: the API module of one proto package, which

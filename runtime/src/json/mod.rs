@@ -25,6 +25,9 @@ use serde_json::{Map, Value};
 
 use crate::error::Error;
 
+/// A JSON object, as generated decoders read it.
+pub type JsonObject = Map<String, Value>;
+
 /// Canonical JSON of a generated message, without reflection.
 pub trait JsonMessage: ReflectMessage + Default {
     /// Writes the message as canonical JSON (an object).
@@ -33,7 +36,7 @@ pub trait JsonMessage: ReflectMessage + Default {
     /// Decodes `object` when every field in it is spelled and shaped as
     /// canonical JSON spells it; `None` leaves the decision to the
     /// [`reflective`] decoder (which accepts more and explains errors).
-    fn from_json_object(object: &Map<String, Value>) -> Option<Self>;
+    fn from_json_object(object: &JsonObject) -> Option<Self>;
 }
 
 /// Something done with each message type of an API, through the generated
@@ -48,7 +51,7 @@ impl JsonMessage for () {
         serializer.collect_map(std::iter::empty::<((), ())>())
     }
 
-    fn from_json_object(object: &Map<String, Value>) -> Option<Self> {
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
         object.is_empty().then_some(())
     }
 }

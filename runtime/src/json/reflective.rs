@@ -12,7 +12,7 @@ use prost_reflect::{
 };
 use serde_json::{Map, Value};
 
-use super::find_field;
+use super::{JsonObject, find_field};
 use crate::error::{Error, FieldViolation};
 
 const SERIALIZE: SerializeOptions = SerializeOptions::new().skip_default_fields(false);
@@ -50,7 +50,7 @@ pub fn from_value<M: ReflectMessage + Default>(value: Value) -> Result<M, Error>
 
 /// Decodes a JSON object, `None` when it does not decode: the generated
 /// decoder of a message left to reflection.
-pub fn from_object<M: ReflectMessage + Default>(object: &Map<String, Value>) -> Option<M> {
+pub fn from_object<M: ReflectMessage + Default>(object: &JsonObject) -> Option<M> {
     let descriptor = M::default().descriptor();
     let value = Value::Object(object.clone());
     DynamicMessage::deserialize_with_options(descriptor, &value, &DESERIALIZE)
