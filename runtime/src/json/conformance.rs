@@ -4,8 +4,8 @@
 //!
 //! ```ignore
 //! #[test]
-//! fn shelf_json_matches_reflection() {
-//!     runtime::json::conformance::check::<library::v1::Shelf>(256);
+//! fn every_message_reads_and_writes_what_reflection_does() {
+//!     runtime::json::conformance::check_api(&library::DESCRIPTOR_POOL, library::visit_messages, 32);
 //! }
 //! ```
 //!
@@ -19,14 +19,60 @@
 //!   strings as numbers, enum numbers, wrong types, unknown fields) decodes to
 //!   the same message as reflection decodes it, or fails with the same error.
 
+use std::thread::JoinHandle;
+
 use prost_reflect::{
-    DynamicMessage, FieldDescriptor, Kind, MapKey, MessageDescriptor, ReflectMessage, Value,
+    DescriptorPool, DynamicMessage, FieldDescriptor, Kind, MapKey, MessageDescriptor,
+    ReflectMessage, Value,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::Value as Json;
 
-use super::{JsonMessage, reflective};
+use super::{JsonMessage, MessageVisitor, reflective};
+
+/// Checks every message type the generated `visit_messages` of an API
+/// visits, each on a thread of its own, and that it visits every message
+/// `pool` declares (outside `google.*`); panics naming the types that fail.
+pub fn check_api(pool: &DescriptorPool, visit_messages: fn(&mut Checks), cases: u32) {
+    let mut checks = Checks {
+        cases,
+        running: Vec::new(),
+    };
+    visit_messages(&mut checks);
+    let mut checked = Vec::new();
+    let mut failed = Vec::new();
+    for (name, handle) in checks.running {
+        if handle.join().is_err() {
+            failed.push(name.clone());
+        }
+        checked.push(name);
+    }
+    assert!(failed.is_empty(), "mismatches (see above): {failed:?}");
+    let mut declared: Vec<String> = pool
+        .all_messages()
+        .filter(|m| !m.package_name().starts_with("google.") && !m.is_map_entry())
+        .map(|m| m.full_name().to_owned())
+        .collect();
+    declared.sort();
+    checked.sort();
+    assert_eq!(checked, declared, "every declared message is checked");
+}
+
+/// The checks [`check_api`] starts, one per message type.
+pub struct Checks {
+    cases: u32,
+    running: Vec<(String, JoinHandle<()>)>,
+}
+
+impl MessageVisitor for Checks {
+    fn visit<M: JsonMessage + PartialEq + std::fmt::Debug>(&mut self) {
+        let name = M::default().descriptor().full_name().to_owned();
+        let cases = self.cases;
+        self.running
+            .push((name, std::thread::spawn(move || check::<M>(cases))));
+    }
+}
 
 /// Checks `M` on `cases` random messages (or `PROPTEST_CASES`, for longer
 /// runs); panics with the first mismatch (shrunk to a minimal message).
