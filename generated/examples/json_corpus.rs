@@ -28,7 +28,9 @@ impl MessageVisitor for Corpus {
                 .new_tree(&mut self.runner)
                 .expect("the strategy generates a value")
                 .current();
-            let message: M = dynamic.transcode_to().expect("a generated message transcodes");
+            let message: M = dynamic
+                .transcode_to()
+                .expect("a generated message transcodes");
             let mut hex = String::new();
             for byte in message.encode_to_vec() {
                 write!(hex, "{byte:02x}").expect("writing to a string");
@@ -47,7 +49,9 @@ impl MessageVisitor for Corpus {
 fn main() -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
     let dir = std::path::PathBuf::from(args.next().expect("usage: json_corpus DIR [PER_TYPE]"));
-    let per_type = args.next().map_or(20, |n| n.parse().expect("PER_TYPE is a number"));
+    let per_type = args
+        .next()
+        .map_or(20, |n| n.parse().expect("PER_TYPE is a number"));
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join("descriptors.pb"), generated::FILE_DESCRIPTOR_SET)?;
     let mut corpus = Corpus {

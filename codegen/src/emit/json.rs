@@ -77,8 +77,13 @@ fn serialize_fields(full_name: &str, fields: &[JsonField], scope: &super::Scope)
         let member = super::ident(&field.rust_name);
         match &field.container {
             Container::Single => {
-                let value = wrap(&field.value, scope, quote!(&self.#member), quote!(self.#member))
-                    .map_or_else(|| quote!(&self.#member), |wrapped| quote!(&#wrapped));
+                let value = wrap(
+                    &field.value,
+                    scope,
+                    quote!(&self.#member),
+                    quote!(self.#member),
+                )
+                .map_or_else(|| quote!(&self.#member), |wrapped| quote!(&#wrapped));
                 quote!(object.serialize_field(#key, #value)?;)
             }
             Container::Optional { boxed } => {

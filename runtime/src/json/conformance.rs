@@ -21,12 +21,12 @@
 
 use std::thread::JoinHandle;
 
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
 use prost_reflect::{
     DescriptorPool, DynamicMessage, FieldDescriptor, Kind, MapKey, MessageDescriptor,
     ReflectMessage, Value,
 };
-use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
 use serde_json::Value as Json;
 
 use super::{JsonMessage, MessageVisitor, reflective};
@@ -87,12 +87,15 @@ pub fn check<M: JsonMessage + PartialEq + std::fmt::Debug>(cases: u32) {
         failure_persistence: None,
         ..Config::default()
     });
-    let result = runner.run(&message(&descriptor, 2).prop_map(Shown), |Shown(dynamic)| {
-        let message: M = dynamic
-            .transcode_to()
-            .map_err(|e| TestCaseError::fail(format!("transcoding: {e}")))?;
-        check_one(&message).map_err(TestCaseError::fail)
-    });
+    let result = runner.run(
+        &message(&descriptor, 2).prop_map(Shown),
+        |Shown(dynamic)| {
+            let message: M = dynamic
+                .transcode_to()
+                .map_err(|e| TestCaseError::fail(format!("transcoding: {e}")))?;
+            check_one(&message).map_err(TestCaseError::fail)
+        },
+    );
     if let Err(failure) = result {
         panic!("{}: {failure}", descriptor.full_name());
     }
@@ -130,8 +133,7 @@ fn check_one<M: JsonMessage + PartialEq + std::fmt::Debug>(message: &M) -> Resul
     };
     let decoded = M::from_json_object(object)
         .ok_or_else(|| format!("the generated decoder refused its own output {parsed}"))?;
-    same_message(&decoded, message)
-        .map_err(|e| format!("{parsed} read back differently: {e}"))?;
+    same_message(&decoded, message).map_err(|e| format!("{parsed} read back differently: {e}"))?;
     for variant in variants(&message.descriptor(), &parsed) {
         let fast = super::from_value::<M>(variant.clone());
         let slow = reflective::from_value::<M>(variant.clone());
@@ -355,6 +357,9 @@ fn timestamp() -> impl Strategy<Value = prost_types::Timestamp> {
 
 /// Masks of snake_case paths that read back from lowerCamelCase.
 fn field_mask() -> impl Strategy<Value = prost_types::FieldMask> {
-    proptest::collection::vec("[a-z][a-z0-9]{0,4}(_[a-z][a-z0-9]{0,3}){0,2}(\\.[a-z]{1,4}){0,1}", 0..3)
-        .prop_map(|paths| prost_types::FieldMask { paths })
+    proptest::collection::vec(
+        "[a-z][a-z0-9]{0,4}(_[a-z][a-z0-9]{0,3}){0,2}(\\.[a-z]{1,4}){0,1}",
+        0..3,
+    )
+    .prop_map(|paths| prost_types::FieldMask { paths })
 }
