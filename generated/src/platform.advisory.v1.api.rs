@@ -72,6 +72,14 @@ impl JsonMessage for CreateDocumentRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "parent" => wire::Field::text("parent"),
+            "document" => wire::Field::message("document", Document::json_field),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for DeleteDocumentRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -88,6 +96,13 @@ impl JsonMessage for DeleteDocumentRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for Document {
@@ -126,6 +141,20 @@ impl JsonMessage for Document {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            "created_at" => wire::Field::text("created_at"),
+            "updated_at" => wire::Field::text("updated_at"),
+            "name" => wire::Field::text("name"),
+            "description" => wire::Field::text("description"),
+            "title" => wire::Field::text("title"),
+            "published" => wire::Field::text("published"),
+            "content" => wire::Field::text("content"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for GetDocumentRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -142,6 +171,13 @@ impl JsonMessage for GetDocumentRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for ListDocumentsRequest {
@@ -170,6 +206,19 @@ impl JsonMessage for ListDocumentsRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            "name" => wire::Field::text("name"),
+            "uidp" => {
+                wire::Field::message("uidp", crate::protoapi::v1::UidpFilter::json_field)
+            }
+            "offset" => wire::Field::text("offset"),
+            "limit" => wire::Field::text("limit"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListDocumentsResponse {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -186,6 +235,13 @@ impl JsonMessage for ListDocumentsResponse {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "items" => wire::Field::message("items", Document::json_field).repeated(),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 /// `platform.advisory.v1.Document` shows `platform.advisory.v2.Document` under its earlier field names.

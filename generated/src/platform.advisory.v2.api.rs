@@ -81,6 +81,14 @@ impl JsonMessage for CreateDocumentRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "parent" => wire::Field::text("parent"),
+            "document" => wire::Field::message("document", Document::json_field),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for DeleteDocumentRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -99,6 +107,14 @@ impl JsonMessage for DeleteDocumentRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "etag" => wire::Field::text("etag"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for Document {
@@ -139,6 +155,21 @@ impl JsonMessage for Document {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "createTime" | "create_time" => wire::Field::text("createTime"),
+            "updateTime" | "update_time" => wire::Field::text("updateTime"),
+            "name" => wire::Field::text("name"),
+            "description" => wire::Field::text("description"),
+            "etag" => wire::Field::text("etag"),
+            "title" => wire::Field::text("title"),
+            "published" => wire::Field::text("published"),
+            "content" => wire::Field::text("content"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for GetDocumentRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -155,6 +186,13 @@ impl JsonMessage for GetDocumentRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for ListDocumentsRequest {
@@ -185,6 +223,20 @@ impl JsonMessage for ListDocumentsRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uidp" => {
+                wire::Field::message("uidp", crate::protoapi::v1::UidpFilter::json_field)
+            }
+            "pageSize" | "page_size" => wire::Field::text("pageSize"),
+            "pageToken" | "page_token" => wire::Field::text("pageToken"),
+            "skip" => wire::Field::text("skip"),
+            "orderBy" | "order_by" => wire::Field::text("orderBy"),
+            "name" => wire::Field::text("name"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListDocumentsResponse {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -205,6 +257,15 @@ impl JsonMessage for ListDocumentsResponse {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "items" => wire::Field::message("items", Document::json_field).repeated(),
+            "nextPageToken" | "next_page_token" => wire::Field::text("nextPageToken"),
+            "totalCount" | "total_count" => wire::Field::text("totalCount"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for UpdateDocumentRequest {
@@ -230,6 +291,15 @@ impl JsonMessage for UpdateDocumentRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "document" => wire::Field::message("document", Document::json_field),
+            "updateMask" | "update_mask" => wire::Field::field_mask("updateMask"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl ::runtime::resource::Resource for Document {

@@ -176,6 +176,14 @@ impl JsonMessage for ClaimMatch {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "issuer" => wire::Field::text("issuer"),
+            "subject" => wire::Field::text("subject"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for CreateGroupRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -196,6 +204,14 @@ impl JsonMessage for CreateGroupRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "parent" => wire::Field::text("parent"),
+            "group" => wire::Field::message("group", Group::json_field),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for CreateIdentityRequest {
@@ -218,6 +234,14 @@ impl JsonMessage for CreateIdentityRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "parent" => wire::Field::text("parent"),
+            "identity" => wire::Field::message("identity", Identity::json_field),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for CreateRoleBindingRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -238,6 +262,16 @@ impl JsonMessage for CreateRoleBindingRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "parent" => wire::Field::text("parent"),
+            "roleBinding" | "role_binding" => {
+                wire::Field::message("roleBinding", RoleBinding::json_field)
+            }
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for CreateRoleRequest {
@@ -260,6 +294,14 @@ impl JsonMessage for CreateRoleRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "parent" => wire::Field::text("parent"),
+            "role" => wire::Field::message("role", Role::json_field),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for DeleteGroupRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -276,6 +318,13 @@ impl JsonMessage for DeleteGroupRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for DeleteIdentityRequest {
@@ -294,6 +343,13 @@ impl JsonMessage for DeleteIdentityRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for DeleteRoleBindingRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -311,6 +367,13 @@ impl JsonMessage for DeleteRoleBindingRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for DeleteRoleRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -327,6 +390,13 @@ impl JsonMessage for DeleteRoleRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for Group {
@@ -367,6 +437,19 @@ impl JsonMessage for Group {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            "created_at" => wire::Field::text("created_at"),
+            "updated_at" => wire::Field::text("updated_at"),
+            "name" => wire::Field::text("name"),
+            "description" => wire::Field::text("description"),
+            "resourceLimits" | "resource_limits" => wire::Field::map("resourceLimits"),
+            "verified" => wire::Field::boolean("verified"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for Identity {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -400,6 +483,20 @@ impl JsonMessage for Identity {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            "created_at" => wire::Field::text("created_at"),
+            "updated_at" => wire::Field::text("updated_at"),
+            "name" => wire::Field::text("name"),
+            "description" => wire::Field::text("description"),
+            "claimMatch" | "claim_match" => {
+                wire::Field::message("claimMatch", ClaimMatch::json_field)
+            }
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListGroupsRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -427,6 +524,19 @@ impl JsonMessage for ListGroupsRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            "name" => wire::Field::text("name"),
+            "uidp" => {
+                wire::Field::message("uidp", crate::protoapi::v1::UidpFilter::json_field)
+            }
+            "offset" => wire::Field::text("offset"),
+            "limit" => wire::Field::text("limit"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListGroupsResponse {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -443,6 +553,13 @@ impl JsonMessage for ListGroupsResponse {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "items" => wire::Field::message("items", Group::json_field).repeated(),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for ListIdentitiesRequest {
@@ -471,6 +588,19 @@ impl JsonMessage for ListIdentitiesRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            "name" => wire::Field::text("name"),
+            "uidp" => {
+                wire::Field::message("uidp", crate::protoapi::v1::UidpFilter::json_field)
+            }
+            "offset" => wire::Field::text("offset"),
+            "limit" => wire::Field::text("limit"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListIdentitiesResponse {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -487,6 +617,13 @@ impl JsonMessage for ListIdentitiesResponse {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "items" => wire::Field::message("items", Identity::json_field).repeated(),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for ListRoleBindingsRequest {
@@ -515,6 +652,19 @@ impl JsonMessage for ListRoleBindingsRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            "name" => wire::Field::text("name"),
+            "uidp" => {
+                wire::Field::message("uidp", crate::protoapi::v1::UidpFilter::json_field)
+            }
+            "offset" => wire::Field::text("offset"),
+            "limit" => wire::Field::text("limit"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListRoleBindingsResponse {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -531,6 +681,13 @@ impl JsonMessage for ListRoleBindingsResponse {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "items" => wire::Field::message("items", RoleBinding::json_field).repeated(),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for ListRolesRequest {
@@ -559,6 +716,19 @@ impl JsonMessage for ListRolesRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            "name" => wire::Field::text("name"),
+            "uidp" => {
+                wire::Field::message("uidp", crate::protoapi::v1::UidpFilter::json_field)
+            }
+            "offset" => wire::Field::text("offset"),
+            "limit" => wire::Field::text("limit"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListRolesResponse {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -575,6 +745,13 @@ impl JsonMessage for ListRolesResponse {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "items" => wire::Field::message("items", Role::json_field).repeated(),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for Role {
@@ -606,6 +783,18 @@ impl JsonMessage for Role {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            "created_at" => wire::Field::text("created_at"),
+            "updated_at" => wire::Field::text("updated_at"),
+            "name" => wire::Field::text("name"),
+            "description" => wire::Field::text("description"),
+            "capabilities" => wire::Field::text("capabilities").repeated(),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for RoleBinding {
@@ -639,6 +828,19 @@ impl JsonMessage for RoleBinding {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            "created_at" => wire::Field::text("created_at"),
+            "updated_at" => wire::Field::text("updated_at"),
+            "name" => wire::Field::text("name"),
+            "description" => wire::Field::text("description"),
+            "identity" => wire::Field::text("identity"),
+            "role" => wire::Field::text("role"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 /// `platform.iam.v1.Group` shows `platform.iam.v2.Group` under its earlier field names.

@@ -241,6 +241,14 @@ impl JsonMessage for ClaimMatch {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "issuer" => wire::Field::text("issuer"),
+            "subject" => wire::Field::text("subject"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for CreateGroupRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -261,6 +269,14 @@ impl JsonMessage for CreateGroupRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "parent" => wire::Field::text("parent"),
+            "group" => wire::Field::message("group", Group::json_field),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for CreateIdentityRequest {
@@ -283,6 +299,14 @@ impl JsonMessage for CreateIdentityRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "parent" => wire::Field::text("parent"),
+            "identity" => wire::Field::message("identity", Identity::json_field),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for CreateRoleBindingRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -303,6 +327,16 @@ impl JsonMessage for CreateRoleBindingRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "parent" => wire::Field::text("parent"),
+            "roleBinding" | "role_binding" => {
+                wire::Field::message("roleBinding", RoleBinding::json_field)
+            }
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for CreateRoleRequest {
@@ -325,6 +359,14 @@ impl JsonMessage for CreateRoleRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "parent" => wire::Field::text("parent"),
+            "role" => wire::Field::message("role", Role::json_field),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for DeleteGroupRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -343,6 +385,14 @@ impl JsonMessage for DeleteGroupRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "etag" => wire::Field::text("etag"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for DeleteIdentityRequest {
@@ -363,6 +413,14 @@ impl JsonMessage for DeleteIdentityRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "etag" => wire::Field::text("etag"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for DeleteRoleBindingRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -381,6 +439,14 @@ impl JsonMessage for DeleteRoleBindingRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "etag" => wire::Field::text("etag"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for DeleteRoleRequest {
@@ -401,6 +467,14 @@ impl JsonMessage for DeleteRoleRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "etag" => wire::Field::text("etag"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for GetGroupRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -417,6 +491,13 @@ impl JsonMessage for GetGroupRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for GetIdentityRequest {
@@ -435,6 +516,13 @@ impl JsonMessage for GetIdentityRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for GetRoleBindingRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -452,6 +540,13 @@ impl JsonMessage for GetRoleBindingRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for GetRoleRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -468,6 +563,13 @@ impl JsonMessage for GetRoleRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for Group {
@@ -506,6 +608,22 @@ impl JsonMessage for Group {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "createTime" | "create_time" => wire::Field::text("createTime"),
+            "updateTime" | "update_time" => wire::Field::text("updateTime"),
+            "name" => wire::Field::text("name"),
+            "description" => wire::Field::text("description"),
+            "resourceLimits" | "resource_limits" => {
+                wire::Field::message("resourceLimits", ResourceLimits::json_field)
+            }
+            "verified" => wire::Field::boolean("verified"),
+            "etag" => wire::Field::text("etag"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for Identity {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -541,6 +659,21 @@ impl JsonMessage for Identity {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "createTime" | "create_time" => wire::Field::text("createTime"),
+            "updateTime" | "update_time" => wire::Field::text("updateTime"),
+            "name" => wire::Field::text("name"),
+            "description" => wire::Field::text("description"),
+            "etag" => wire::Field::text("etag"),
+            "claimMatch" | "claim_match" => {
+                wire::Field::message("claimMatch", ClaimMatch::json_field)
+            }
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListGroupsRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -570,6 +703,20 @@ impl JsonMessage for ListGroupsRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uidp" => {
+                wire::Field::message("uidp", crate::protoapi::v1::UidpFilter::json_field)
+            }
+            "pageSize" | "page_size" => wire::Field::text("pageSize"),
+            "pageToken" | "page_token" => wire::Field::text("pageToken"),
+            "skip" => wire::Field::text("skip"),
+            "orderBy" | "order_by" => wire::Field::text("orderBy"),
+            "name" => wire::Field::text("name"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListGroupsResponse {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -590,6 +737,15 @@ impl JsonMessage for ListGroupsResponse {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "items" => wire::Field::message("items", Group::json_field).repeated(),
+            "nextPageToken" | "next_page_token" => wire::Field::text("nextPageToken"),
+            "totalCount" | "total_count" => wire::Field::text("totalCount"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for ListIdentitiesRequest {
@@ -620,6 +776,20 @@ impl JsonMessage for ListIdentitiesRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uidp" => {
+                wire::Field::message("uidp", crate::protoapi::v1::UidpFilter::json_field)
+            }
+            "pageSize" | "page_size" => wire::Field::text("pageSize"),
+            "pageToken" | "page_token" => wire::Field::text("pageToken"),
+            "skip" => wire::Field::text("skip"),
+            "orderBy" | "order_by" => wire::Field::text("orderBy"),
+            "name" => wire::Field::text("name"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListIdentitiesResponse {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -640,6 +810,15 @@ impl JsonMessage for ListIdentitiesResponse {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "items" => wire::Field::message("items", Identity::json_field).repeated(),
+            "nextPageToken" | "next_page_token" => wire::Field::text("nextPageToken"),
+            "totalCount" | "total_count" => wire::Field::text("totalCount"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for ListRoleBindingsRequest {
@@ -670,6 +849,20 @@ impl JsonMessage for ListRoleBindingsRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uidp" => {
+                wire::Field::message("uidp", crate::protoapi::v1::UidpFilter::json_field)
+            }
+            "pageSize" | "page_size" => wire::Field::text("pageSize"),
+            "pageToken" | "page_token" => wire::Field::text("pageToken"),
+            "skip" => wire::Field::text("skip"),
+            "orderBy" | "order_by" => wire::Field::text("orderBy"),
+            "name" => wire::Field::text("name"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListRoleBindingsResponse {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -690,6 +883,15 @@ impl JsonMessage for ListRoleBindingsResponse {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "items" => wire::Field::message("items", RoleBinding::json_field).repeated(),
+            "nextPageToken" | "next_page_token" => wire::Field::text("nextPageToken"),
+            "totalCount" | "total_count" => wire::Field::text("totalCount"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for ListRolesRequest {
@@ -720,6 +922,20 @@ impl JsonMessage for ListRolesRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uidp" => {
+                wire::Field::message("uidp", crate::protoapi::v1::UidpFilter::json_field)
+            }
+            "pageSize" | "page_size" => wire::Field::text("pageSize"),
+            "pageToken" | "page_token" => wire::Field::text("pageToken"),
+            "skip" => wire::Field::text("skip"),
+            "orderBy" | "order_by" => wire::Field::text("orderBy"),
+            "name" => wire::Field::text("name"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListRolesResponse {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -741,6 +957,15 @@ impl JsonMessage for ListRolesResponse {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "items" => wire::Field::message("items", Role::json_field).repeated(),
+            "nextPageToken" | "next_page_token" => wire::Field::text("nextPageToken"),
+            "totalCount" | "total_count" => wire::Field::text("totalCount"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ResourceLimits {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -761,6 +986,15 @@ impl JsonMessage for ResourceLimits {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "clusters" => wire::Field::text("clusters"),
+            "idps" => wire::Field::text("idps"),
+            "repositories" => wire::Field::text("repositories"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for Role {
@@ -794,6 +1028,19 @@ impl JsonMessage for Role {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "createTime" | "create_time" => wire::Field::text("createTime"),
+            "updateTime" | "update_time" => wire::Field::text("updateTime"),
+            "name" => wire::Field::text("name"),
+            "description" => wire::Field::text("description"),
+            "capabilities" => wire::Field::text("capabilities").repeated(),
+            "etag" => wire::Field::text("etag"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for RoleBinding {
@@ -830,6 +1077,20 @@ impl JsonMessage for RoleBinding {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "createTime" | "create_time" => wire::Field::text("createTime"),
+            "updateTime" | "update_time" => wire::Field::text("updateTime"),
+            "name" => wire::Field::text("name"),
+            "description" => wire::Field::text("description"),
+            "etag" => wire::Field::text("etag"),
+            "identity" => wire::Field::text("identity"),
+            "role" => wire::Field::text("role"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for UpdateGroupRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -854,6 +1115,15 @@ impl JsonMessage for UpdateGroupRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "group" => wire::Field::message("group", Group::json_field),
+            "updateMask" | "update_mask" => wire::Field::field_mask("updateMask"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for UpdateIdentityRequest {
@@ -880,6 +1150,15 @@ impl JsonMessage for UpdateIdentityRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "identity" => wire::Field::message("identity", Identity::json_field),
+            "updateMask" | "update_mask" => wire::Field::field_mask("updateMask"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for UpdateRoleBindingRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -905,6 +1184,17 @@ impl JsonMessage for UpdateRoleBindingRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "roleBinding" | "role_binding" => {
+                wire::Field::message("roleBinding", RoleBinding::json_field)
+            }
+            "updateMask" | "update_mask" => wire::Field::field_mask("updateMask"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for UpdateRoleRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -929,6 +1219,15 @@ impl JsonMessage for UpdateRoleRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "role" => wire::Field::message("role", Role::json_field),
+            "updateMask" | "update_mask" => wire::Field::field_mask("updateMask"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl ::runtime::resource::Resource for Group {

@@ -95,6 +95,20 @@ impl JsonMessage for Artifact {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            "created_at" => wire::Field::text("created_at"),
+            "updated_at" => wire::Field::text("updated_at"),
+            "name" => wire::Field::text("name"),
+            "description" => wire::Field::text("description"),
+            "ecosystem" => wire::Field::text("ecosystem"),
+            "latestVersion" | "latest_version" => wire::Field::text("latestVersion"),
+            "versionCount" | "version_count" => wire::Field::text("versionCount"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for CreateArtifactRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -116,6 +130,14 @@ impl JsonMessage for CreateArtifactRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "parent" => wire::Field::text("parent"),
+            "artifact" => wire::Field::message("artifact", Artifact::json_field),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for DeleteArtifactRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -133,6 +155,13 @@ impl JsonMessage for DeleteArtifactRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for GetArtifactRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -149,6 +178,13 @@ impl JsonMessage for GetArtifactRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for ListArtifactsRequest {
@@ -177,6 +213,19 @@ impl JsonMessage for ListArtifactsRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            "name" => wire::Field::text("name"),
+            "uidp" => {
+                wire::Field::message("uidp", crate::protoapi::v1::UidpFilter::json_field)
+            }
+            "offset" => wire::Field::text("offset"),
+            "limit" => wire::Field::text("limit"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListArtifactsResponse {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -193,6 +242,13 @@ impl JsonMessage for ListArtifactsResponse {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "items" => wire::Field::message("items", Artifact::json_field).repeated(),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 /// `platform.libraries.v1.Artifact` shows `platform.libraries.v2.Artifact` under its earlier field names.

@@ -106,6 +106,21 @@ impl JsonMessage for Artifact {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "createTime" | "create_time" => wire::Field::text("createTime"),
+            "updateTime" | "update_time" => wire::Field::text("updateTime"),
+            "name" => wire::Field::text("name"),
+            "description" => wire::Field::text("description"),
+            "etag" => wire::Field::text("etag"),
+            "ecosystem" => wire::Field::text("ecosystem"),
+            "latestVersion" | "latest_version" => wire::Field::text("latestVersion"),
+            "versionCount" | "version_count" => wire::Field::text("versionCount"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for CreateArtifactRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -127,6 +142,14 @@ impl JsonMessage for CreateArtifactRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "parent" => wire::Field::text("parent"),
+            "artifact" => wire::Field::message("artifact", Artifact::json_field),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for DeleteArtifactRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -146,6 +169,14 @@ impl JsonMessage for DeleteArtifactRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "etag" => wire::Field::text("etag"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for GetArtifactRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -162,6 +193,13 @@ impl JsonMessage for GetArtifactRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for ListArtifactsRequest {
@@ -192,6 +230,20 @@ impl JsonMessage for ListArtifactsRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uidp" => {
+                wire::Field::message("uidp", crate::protoapi::v1::UidpFilter::json_field)
+            }
+            "pageSize" | "page_size" => wire::Field::text("pageSize"),
+            "pageToken" | "page_token" => wire::Field::text("pageToken"),
+            "skip" => wire::Field::text("skip"),
+            "orderBy" | "order_by" => wire::Field::text("orderBy"),
+            "name" => wire::Field::text("name"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListArtifactsResponse {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -212,6 +264,15 @@ impl JsonMessage for ListArtifactsResponse {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "items" => wire::Field::message("items", Artifact::json_field).repeated(),
+            "nextPageToken" | "next_page_token" => wire::Field::text("nextPageToken"),
+            "totalCount" | "total_count" => wire::Field::text("totalCount"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for UpdateArtifactRequest {
@@ -237,6 +298,15 @@ impl JsonMessage for UpdateArtifactRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "artifact" => wire::Field::message("artifact", Artifact::json_field),
+            "updateMask" | "update_mask" => wire::Field::field_mask("updateMask"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl ::runtime::resource::Resource for Artifact {

@@ -65,6 +65,14 @@ impl JsonMessage for CreateRepoRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "parent" => wire::Field::text("parent"),
+            "repo" => wire::Field::message("repo", Repo::json_field),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for DeleteRepoRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -81,6 +89,13 @@ impl JsonMessage for DeleteRepoRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for ListReposRequest {
@@ -109,6 +124,19 @@ impl JsonMessage for ListReposRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            "name" => wire::Field::text("name"),
+            "uidp" => {
+                wire::Field::message("uidp", crate::protoapi::v1::UidpFilter::json_field)
+            }
+            "offset" => wire::Field::text("offset"),
+            "limit" => wire::Field::text("limit"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListReposResponse {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -125,6 +153,13 @@ impl JsonMessage for ListReposResponse {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "items" => wire::Field::message("items", Repo::json_field).repeated(),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for Repo {
@@ -160,6 +195,20 @@ impl JsonMessage for Repo {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            "created_at" => wire::Field::text("created_at"),
+            "updated_at" => wire::Field::text("updated_at"),
+            "name" => wire::Field::text("name"),
+            "description" => wire::Field::text("description"),
+            "public" => wire::Field::boolean("public"),
+            "readme" => wire::Field::text("readme"),
+            "aliases" => wire::Field::text("aliases").repeated(),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 /// `platform.registry.v1.Repo` shows `platform.registry.v2.Repo` under its earlier field names.

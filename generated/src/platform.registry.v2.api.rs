@@ -81,6 +81,14 @@ impl JsonMessage for CreateRepoRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "parent" => wire::Field::text("parent"),
+            "repo" => wire::Field::message("repo", Repo::json_field),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for DeleteRepoRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -100,6 +108,14 @@ impl JsonMessage for DeleteRepoRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "etag" => wire::Field::text("etag"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for GetRepoRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -116,6 +132,13 @@ impl JsonMessage for GetRepoRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for ListReposRequest {
@@ -146,6 +169,20 @@ impl JsonMessage for ListReposRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uidp" => {
+                wire::Field::message("uidp", crate::protoapi::v1::UidpFilter::json_field)
+            }
+            "pageSize" | "page_size" => wire::Field::text("pageSize"),
+            "pageToken" | "page_token" => wire::Field::text("pageToken"),
+            "skip" => wire::Field::text("skip"),
+            "orderBy" | "order_by" => wire::Field::text("orderBy"),
+            "name" => wire::Field::text("name"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListReposResponse {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -166,6 +203,15 @@ impl JsonMessage for ListReposResponse {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "items" => wire::Field::message("items", Repo::json_field).repeated(),
+            "nextPageToken" | "next_page_token" => wire::Field::text("nextPageToken"),
+            "totalCount" | "total_count" => wire::Field::text("totalCount"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for Repo {
@@ -204,6 +250,21 @@ impl JsonMessage for Repo {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "createTime" | "create_time" => wire::Field::text("createTime"),
+            "updateTime" | "update_time" => wire::Field::text("updateTime"),
+            "name" => wire::Field::text("name"),
+            "description" => wire::Field::text("description"),
+            "etag" => wire::Field::text("etag"),
+            "public" => wire::Field::boolean("public"),
+            "readme" => wire::Field::text("readme"),
+            "aliases" => wire::Field::text("aliases").repeated(),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for UpdateRepoRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -228,6 +289,15 @@ impl JsonMessage for UpdateRepoRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "repo" => wire::Field::message("repo", Repo::json_field),
+            "updateMask" | "update_mask" => wire::Field::field_mask("updateMask"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl ::runtime::resource::Resource for Repo {

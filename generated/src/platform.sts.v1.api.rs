@@ -39,6 +39,14 @@ impl JsonMessage for ExchangeTokenRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "aud" => wire::Field::text("aud"),
+            "identity" => wire::Field::text("identity"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ExchangeTokenResponse {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -55,6 +63,13 @@ impl JsonMessage for ExchangeTokenResponse {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "token" => wire::Field::text("token"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 /// The custom methods of `platform.sts.v1.TokenService`, implemented by hand: the generated service decodes requests, then calls these with the caller.

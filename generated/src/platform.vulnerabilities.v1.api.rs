@@ -97,6 +97,21 @@ impl JsonMessage for Advisory {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            "created_at" => wire::Field::text("created_at"),
+            "updated_at" => wire::Field::text("updated_at"),
+            "name" => wire::Field::text("name"),
+            "description" => wire::Field::text("description"),
+            "advisoryId" | "advisory_id" => wire::Field::text("advisoryId"),
+            "aliases" => wire::Field::text("aliases").repeated(),
+            "artifactName" | "artifact_name" => wire::Field::text("artifactName"),
+            "severity" => wire::Field::message("severity", Severity::json_field),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for CreateAdvisoryRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -118,6 +133,14 @@ impl JsonMessage for CreateAdvisoryRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "parent" => wire::Field::text("parent"),
+            "advisory" => wire::Field::message("advisory", Advisory::json_field),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for DeleteAdvisoryRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -135,6 +158,13 @@ impl JsonMessage for DeleteAdvisoryRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for GetAdvisoryRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -151,6 +181,13 @@ impl JsonMessage for GetAdvisoryRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for ListAdvisoriesRequest {
@@ -179,6 +216,19 @@ impl JsonMessage for ListAdvisoriesRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "id" => wire::Field::text("id"),
+            "name" => wire::Field::text("name"),
+            "uidp" => {
+                wire::Field::message("uidp", crate::protoapi::v1::UidpFilter::json_field)
+            }
+            "offset" => wire::Field::text("offset"),
+            "limit" => wire::Field::text("limit"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListAdvisoriesResponse {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -195,6 +245,13 @@ impl JsonMessage for ListAdvisoriesResponse {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "items" => wire::Field::message("items", Advisory::json_field).repeated(),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for Severity {
@@ -223,6 +280,14 @@ impl JsonMessage for Severity {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "type" => wire::Field::text("type"),
+            "score" => wire::Field::text("score"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 /// `platform.vulnerabilities.v1.Advisory` shows `platform.vulnerabilities.v2.Advisory` under its earlier field names.

@@ -87,6 +87,22 @@ impl JsonMessage for Advisory {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "createTime" | "create_time" => wire::Field::text("createTime"),
+            "updateTime" | "update_time" => wire::Field::text("updateTime"),
+            "name" => wire::Field::text("name"),
+            "description" => wire::Field::text("description"),
+            "etag" => wire::Field::text("etag"),
+            "advisoryId" | "advisory_id" => wire::Field::text("advisoryId"),
+            "aliases" => wire::Field::text("aliases").repeated(),
+            "artifactName" | "artifact_name" => wire::Field::text("artifactName"),
+            "severity" => wire::Field::message("severity", Severity::json_field),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for GetAdvisoryRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -103,6 +119,13 @@ impl JsonMessage for GetAdvisoryRequest {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for ListAdvisoriesRequest {
@@ -133,6 +156,20 @@ impl JsonMessage for ListAdvisoriesRequest {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uidp" => {
+                wire::Field::message("uidp", crate::protoapi::v1::UidpFilter::json_field)
+            }
+            "pageSize" | "page_size" => wire::Field::text("pageSize"),
+            "pageToken" | "page_token" => wire::Field::text("pageToken"),
+            "skip" => wire::Field::text("skip"),
+            "orderBy" | "order_by" => wire::Field::text("orderBy"),
+            "name" => wire::Field::text("name"),
+            _ => return None,
+        };
+        Some(field)
+    }
 }
 impl JsonMessage for ListAdvisoriesResponse {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -153,6 +190,15 @@ impl JsonMessage for ListAdvisoriesResponse {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "items" => wire::Field::message("items", Advisory::json_field).repeated(),
+            "nextPageToken" | "next_page_token" => wire::Field::text("nextPageToken"),
+            "totalCount" | "total_count" => wire::Field::text("totalCount"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl JsonMessage for Severity {
@@ -181,6 +227,14 @@ impl JsonMessage for Severity {
             }
         }
         Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "type" => wire::Field::text("type"),
+            "score" => wire::Field::text("score"),
+            _ => return None,
+        };
+        Some(field)
     }
 }
 impl ::runtime::resource::Resource for Advisory {

@@ -35,4 +35,15 @@ impl JsonMessage for UidpFilter {
         }
         Some(message)
     }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "descendantsOf" | "descendants_of" => wire::Field::text("descendantsOf"),
+            "childrenOf" | "children_of" => wire::Field::text("childrenOf"),
+            "ancestorsOf" | "ancestors_of" => wire::Field::text("ancestorsOf"),
+            "inRoot" | "in_root" => wire::Field::boolean("inRoot"),
+            "ids" => wire::Field::text("ids").repeated(),
+            _ => return None,
+        };
+        Some(field)
+    }
 }

@@ -11,10 +11,10 @@ use axum::extract::{FromRequestParts, RawPathParams};
 use axum::response::{IntoResponse, Response};
 use http::request::Parts;
 use http::{HeaderValue, StatusCode, header};
-use prost_reflect::{Kind, MessageDescriptor, ReflectMessage};
 use serde_json::{Map, Value};
 
 use crate::error::{Code, Error, FieldViolation};
+use crate::json::wire::{Field, FieldKind};
 use crate::json::{self, JsonMessage};
 
 /// Largest request body accepted (CONTRACT §5).
@@ -41,31 +41,43 @@ impl<S: Send + Sync> FromRequestParts<S> for PathTail {
 /// Builds a request message from the parts of an HTTP request.
 ///
 /// Every problem found (unknown query parameters, undecodable values, bad
-/// JSON) is collected and reported together in one `BadRequest`.
+/// JSON) is collected and reported together in one `BadRequest`. Fields are
+/// found by the message's generated [`JsonMessage::json_field`], and bound
+/// under their canonical JSON names, so a well-formed request decodes on the
+/// generated path.
 #[derive(Debug)]
 pub struct RestRequest {
-    descriptor: MessageDescriptor,
+    field: fn(&str) -> Option<Field>,
     fields: Map<String, Value>,
-    /// Fields bound by the path, which a `*` body cannot override.
-    path_fields: Vec<String>,
+    /// Fields bound by the path (JSON names), which a `*` body cannot override.
+    path_fields: Vec<&'static str>,
     violations: Vec<FieldViolation>,
 }
 
 impl RestRequest {
     /// Starts an empty request of message type `M`.
-    pub fn new<M: ReflectMessage + Default>() -> Self {
+    pub fn new<M: JsonMessage>() -> Self {
         RestRequest {
-            descriptor: M::default().descriptor(),
+            field: M::json_field,
             fields: Map::new(),
             path_fields: Vec::new(),
             violations: Vec::new(),
         }
     }
 
+    /// The JSON name of the request's field `name` (`name` itself when the
+    /// message has no such field, for the decoder to report).
+    fn json_name(&self, name: &str) -> String {
+        (self.field)(name).map_or_else(|| name.to_owned(), |field| field.json_name.to_owned())
+    }
+
     /// Binds a path variable to a top-level string field.
     pub fn path(mut self, field: &str, value: String) -> Self {
-        self.fields.insert(field.to_owned(), Value::String(value));
-        self.path_fields.push(field.to_owned());
+        if let Some(bound) = (self.field)(field) {
+            self.path_fields.push(bound.json_name);
+        }
+        self.fields
+            .insert(self.json_name(field), Value::String(value));
         self
     }
 
@@ -76,8 +88,7 @@ impl RestRequest {
                 // The path names the resource acted on; a body field naming
                 // another (in either spelling) does not redirect the request.
                 let bound_by_path = |key: &str| {
-                    json::find_field(&self.descriptor, key)
-                        .is_some_and(|f| self.path_fields.iter().any(|p| *p == f.name()))
+                    (self.field)(key).is_some_and(|f| self.path_fields.contains(&f.json_name))
                 };
                 let body: Vec<_> = body
                     .into_iter()
@@ -86,7 +97,7 @@ impl RestRequest {
                 self.fields.extend(body);
             }
             Ok(body) => {
-                self.fields.insert(field.to_owned(), body);
+                self.fields.insert(self.json_name(field), body);
             }
             Err(error) => self
                 .violations
@@ -108,33 +119,33 @@ impl RestRequest {
 
     fn bind_query(&mut self, key: &str, value: String) -> Result<(), FieldViolation> {
         let unknown = || FieldViolation::new(key, "unknown query parameter");
-        let mut descriptor = self.descriptor.clone();
+        let mut lookup = self.field;
         let mut object = &mut self.fields;
         let mut segments = key.split('.').peekable();
         while let Some(segment) = segments.next() {
-            let field = json::find_field(&descriptor, segment).ok_or_else(unknown)?;
-            let name = field.json_name().to_owned();
+            let field = lookup(segment).ok_or_else(unknown)?;
+            let name = field.json_name.to_owned();
             if segments.peek().is_none() {
-                let value = query_value(&field.kind(), value)
+                let value = query_value(field.kind, value)
                     .ok_or_else(|| FieldViolation::new(key, "expected `true` or `false`"))?;
-                if field.is_list() {
+                if field.repeated {
                     let list = object
                         .entry(name)
                         .or_insert_with(|| Value::Array(Vec::new()));
                     if let Value::Array(items) = list {
                         items.push(value);
                     }
-                } else if field.is_map() {
+                } else if let FieldKind::Map = field.kind {
                     return Err(unknown());
                 } else {
                     object.insert(name, value);
                 }
                 return Ok(());
             }
-            let Kind::Message(inner) = field.kind() else {
+            let FieldKind::Message(inner) = field.kind else {
                 return Err(unknown());
             };
-            descriptor = inner;
+            lookup = inner;
             let entry = object
                 .entry(name)
                 .or_insert_with(|| Value::Object(Map::new()));
@@ -157,16 +168,14 @@ impl RestRequest {
 
 /// A query value as JSON: booleans as booleans, everything else as a string
 /// (canonical JSON parsing accepts numbers, timestamps and masks as strings).
-fn query_value(kind: &Kind, value: String) -> Option<Value> {
+fn query_value(kind: FieldKind, value: String) -> Option<Value> {
     match kind {
-        Kind::Bool => match value.as_str() {
+        FieldKind::Bool => match value.as_str() {
             "true" => Some(Value::Bool(true)),
             "false" => Some(Value::Bool(false)),
             _ => None,
         },
-        Kind::Message(message) if message.full_name() == "google.protobuf.FieldMask" => {
-            Some(Value::String(json::lower_camel_case(&value)))
-        }
+        FieldKind::FieldMask => Some(Value::String(json::lower_camel_case(&value))),
         _ => Some(Value::String(value)),
     }
 }

@@ -5,7 +5,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::model::{Container, JsonField, JsonShape, JsonValue, Message};
+use crate::model::{Container, JsonField, JsonShape, JsonValue, Message, NamedField, QueryKind};
 
 /// The imports the impls of `messages` use, at the top of the API file.
 pub fn imports(messages: &[&Message]) -> TokenStream {
@@ -27,7 +27,10 @@ pub fn imports(messages: &[&Message]) -> TokenStream {
             use runtime::__codegen::serde::ser::SerializeStruct as _;
         ));
     }
-    if written.iter().any(|fields| !fields.is_empty()) {
+    if messages
+        .iter()
+        .any(|message| !message.named_fields.is_empty())
+    {
         imports.push(quote!(
             use runtime::json::wire;
         ));
@@ -53,6 +56,7 @@ pub fn emit(scope: &super::Scope, messages: &[&Message]) -> TokenStream {
                 )
             }
         };
+        let json_field = json_field(&message.named_fields, scope);
         quote! {
             #doc
             impl JsonMessage for #ty {
@@ -63,6 +67,8 @@ pub fn emit(scope: &super::Scope, messages: &[&Message]) -> TokenStream {
                 fn from_json_object(object: &JsonObject) -> Option<Self> {
                     #decode
                 }
+
+                #json_field
             }
         }
     });
@@ -227,5 +233,50 @@ fn reader(value: &JsonValue, scope: &super::Scope) -> TokenStream {
         JsonValue::Message(_) => quote!(wire::message),
         JsonValue::Timestamp => quote!(wire::timestamp),
         JsonValue::FieldMask => quote!(wire::field_mask),
+    }
+}
+
+/// `json_field`: each field under its JSON and proto names.
+fn json_field(fields: &[NamedField], scope: &super::Scope) -> TokenStream {
+    if fields.is_empty() {
+        return quote! {
+            fn json_field(_: &str) -> Option<wire::Field> {
+                None
+            }
+        };
+    }
+    let mut seen = std::collections::HashSet::new();
+    let arms = fields.iter().filter_map(|field| {
+        let names: Vec<&str> = [field.json_name.as_str(), field.name.as_str()]
+            .into_iter()
+            .filter(|name| seen.insert(*name))
+            .collect();
+        if names.is_empty() {
+            return None;
+        }
+        let json_name = &field.json_name;
+        let mut described = match &field.kind {
+            QueryKind::Text => quote!(wire::Field::text(#json_name)),
+            QueryKind::Bool => quote!(wire::Field::boolean(#json_name)),
+            QueryKind::FieldMask => quote!(wire::Field::field_mask(#json_name)),
+            QueryKind::Map => quote!(wire::Field::map(#json_name)),
+            QueryKind::Message(path) => {
+                let ty = scope.path(path);
+                quote!(wire::Field::message(#json_name, #ty::json_field))
+            }
+        };
+        if field.repeated {
+            described = quote!(#described.repeated());
+        }
+        Some(quote!(#(#names)|* => #described,))
+    });
+    quote! {
+        fn json_field(name: &str) -> Option<wire::Field> {
+            let field = match name {
+                #(#arms)*
+                _ => return None,
+            };
+            Some(field)
+        }
     }
 }

@@ -60,6 +60,57 @@ pub enum JsonValue {
     FieldMask,
 }
 
+/// A field as requests name it, for `JsonMessage::json_field`: every field
+/// of the message, whatever its JSON shape.
+#[derive(Clone, Debug)]
+pub struct NamedField {
+    /// The proto name (`page_size`).
+    pub name: String,
+    /// The canonical JSON name (`pageSize`).
+    pub json_name: String,
+    pub repeated: bool,
+    pub kind: QueryKind,
+}
+
+/// What a query parameter's text becomes in the field
+/// (`runtime::json::wire::FieldKind`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum QueryKind {
+    Text,
+    Bool,
+    FieldMask,
+    Map,
+    /// A message with its Rust path, whose fields follow a dot.
+    Message(String),
+}
+
+impl NamedField {
+    pub fn all(message: &MessageDescriptor) -> Vec<NamedField> {
+        let mut fields: Vec<FieldDescriptor> = message.fields().collect();
+        fields.sort_by_key(FieldDescriptor::number);
+        fields
+            .iter()
+            .map(|field| NamedField {
+                name: field.name().to_owned(),
+                json_name: field.json_name().to_owned(),
+                repeated: field.is_list(),
+                kind: match field.kind() {
+                    _ if field.is_map() => QueryKind::Map,
+                    Kind::Bool => QueryKind::Bool,
+                    Kind::Message(inner) => match inner.full_name() {
+                        "google.protobuf.FieldMask" => QueryKind::FieldMask,
+                        "google.protobuf.BoolValue" => QueryKind::Bool,
+                        // Timestamps, durations and wrappers read from strings.
+                        other if other.starts_with("google.protobuf.") => QueryKind::Text,
+                        _ => QueryKind::Message(super::rust_path(&inner)),
+                    },
+                    _ => QueryKind::Text,
+                },
+            })
+            .collect()
+    }
+}
+
 impl JsonShape {
     pub fn of(message: &MessageDescriptor) -> JsonShape {
         let mut fields: Vec<FieldDescriptor> = message.fields().collect();

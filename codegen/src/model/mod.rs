@@ -18,7 +18,7 @@ mod annotate;
 mod json;
 mod legacy;
 
-pub use json::{Container, JsonField, JsonShape, JsonValue};
+pub use json::{Container, JsonField, JsonShape, JsonValue, NamedField, QueryKind};
 pub use legacy::{Conversion, View, ViewField};
 
 /// Every package of the API that declares services or resources.
@@ -49,6 +49,8 @@ pub struct Message {
     pub rust_path: String,
     /// How the message reads and writes canonical JSON.
     pub json: JsonShape,
+    /// Its fields as requests name them.
+    pub named_fields: Vec<NamedField>,
 }
 
 #[derive(Clone, Debug)]
@@ -467,6 +469,7 @@ fn collect_messages(message: &MessageDescriptor, out: &mut Vec<Message>) {
         package: message.package_name().to_owned(),
         rust_path: rust_path(message),
         json: JsonShape::of(message),
+        named_fields: NamedField::all(message),
     });
     for nested in message.child_messages() {
         collect_messages(&nested, out);

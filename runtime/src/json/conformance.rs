@@ -29,6 +29,7 @@ use prost_reflect::{
 };
 use serde_json::Value as Json;
 
+use super::wire::FieldKind;
 use super::{JsonMessage, MessageVisitor, reflective};
 
 /// Checks every message type the generated `visit_messages` of an API
@@ -78,6 +79,9 @@ impl MessageVisitor for Checks {
 /// runs); panics with the first mismatch (shrunk to a minimal message).
 pub fn check<M: JsonMessage + PartialEq + std::fmt::Debug>(cases: u32) {
     let descriptor = M::default().descriptor();
+    if let Err(mismatch) = check_fields::<M>(&descriptor) {
+        panic!("{}: {mismatch}", descriptor.full_name());
+    }
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|cases| cases.parse().ok())
@@ -98,6 +102,48 @@ pub fn check<M: JsonMessage + PartialEq + std::fmt::Debug>(cases: u32) {
     );
     if let Err(failure) = result {
         panic!("{}: {failure}", descriptor.full_name());
+    }
+}
+
+/// Checks that [`JsonMessage::json_field`] names every field of the
+/// descriptor in both spellings as reflection describes it, and nothing else.
+fn check_fields<M: JsonMessage>(descriptor: &MessageDescriptor) -> Result<(), String> {
+    for field in descriptor.fields() {
+        let message = match field.kind() {
+            Kind::Message(message) if !field.is_map() => Some(message),
+            _ => None,
+        };
+        let type_name = message.as_ref().map_or("", MessageDescriptor::full_name);
+        let bool_kind =
+            matches!(field.kind(), Kind::Bool) || type_name == "google.protobuf.BoolValue";
+        for name in [field.json_name(), field.name()] {
+            let found = M::json_field(name).ok_or_else(|| format!("`{name}` is not found"))?;
+            let kind = match found.kind {
+                FieldKind::Map => field.is_map(),
+                FieldKind::Bool => bool_kind,
+                FieldKind::FieldMask => type_name == "google.protobuf.FieldMask",
+                FieldKind::Message(inner) => message.as_ref().is_some_and(|message| {
+                    !type_name.starts_with("google.protobuf.")
+                        && message
+                            .fields()
+                            .all(|f| inner(f.name()).is_some_and(|i| i.json_name == f.json_name()))
+                }),
+                FieldKind::Text => {
+                    !field.is_map()
+                        && !bool_kind
+                        && (message.is_none()
+                            || type_name.starts_with("google.protobuf.")
+                                && type_name != "google.protobuf.FieldMask")
+                }
+            };
+            if !kind || found.json_name != field.json_name() || found.repeated != field.is_list() {
+                return Err(format!("`{name}` is described as {found:?}"));
+            }
+        }
+    }
+    match M::json_field("no_such_field") {
+        Some(found) => Err(format!("an unknown name is found: {found:?}")),
+        None => Ok(()),
     }
 }
 

@@ -37,6 +37,11 @@ pub trait JsonMessage: ReflectMessage + Default {
     /// canonical JSON spells it; `None` leaves the decision to the
     /// [`reflective`] decoder (which accepts more and explains errors).
     fn from_json_object(object: &JsonObject) -> Option<Self>;
+
+    /// The field `name` names, in its JSON (`pageSize`) or proto
+    /// (`page_size`) spelling: how REST requests bind path variables and
+    /// query parameters without looking the message up by reflection.
+    fn json_field(name: &str) -> Option<wire::Field>;
 }
 
 /// Something done with each message type of an API, through the generated
@@ -53,6 +58,10 @@ impl JsonMessage for () {
 
     fn from_json_object(object: &JsonObject) -> Option<Self> {
         object.is_empty().then_some(())
+    }
+
+    fn json_field(_: &str) -> Option<wire::Field> {
+        None
     }
 }
 
