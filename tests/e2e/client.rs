@@ -522,3 +522,28 @@ async fn an_unanswered_call_times_out() {
         assert_eq!(error.code(), Code::DeadlineExceeded, "{error:?}");
     }
 }
+
+#[tokio::test]
+async fn an_oversized_answer_is_refused_not_buffered() {
+    use runtime::__codegen::axum;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    // A well-formed group whose description alone is 5 MiB.
+    let body = format!(r#"{{"uid":"x","description":"{}"}}"#, "a".repeat(5 << 20));
+    let app = axum::Router::new().fallback(move || {
+        let body = body.clone();
+        async move { ([(http::header::CONTENT_TYPE, "application/json")], body) }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let client = Client::new(Connection::rest(&url).unwrap().with_retry(Retry::NONE));
+    let error = client
+        .groups()
+        .get(iam::GetGroupRequest { uid: "x".into() })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (error.code(), error.reason()),
+        (Code::ResourceExhausted, "RESPONSE_TOO_LARGE"),
+        "{error:?}"
+    );
+}

@@ -4,7 +4,7 @@
 //! response message.
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -14,6 +14,10 @@ use serde_json::{Map, Value};
 use super::{Route, unavailable};
 use crate::error::{Code, Error};
 use crate::json;
+
+/// The largest answer read, as the gRPC transport's (tonic's default decoding
+/// limit): a server cannot make the client buffer without bound.
+const MAX_RESPONSE_BYTES: usize = 4 << 20;
 
 /// Fields left at their default are not sent: proto3 reads them the same.
 const SERIALIZE: SerializeOptions = SerializeOptions::new().skip_default_fields(true);
@@ -72,11 +76,23 @@ impl Rest {
             .await
             .map_err(|e| unavailable(format!("cannot reach {}: {e}", self.base_url)))?;
         let status = response.status();
-        let bytes = response
-            .into_body()
+        let bytes = Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
             .collect()
             .await
-            .map_err(|e| unavailable(format!("the answer from {} broke off: {e}", self.base_url)))?
+            .map_err(|e| {
+                if e.is::<LengthLimitError>() {
+                    Error::new(
+                        Code::ResourceExhausted,
+                        "RESPONSE_TOO_LARGE",
+                        format!(
+                            "the answer from {} is over {MAX_RESPONSE_BYTES} bytes",
+                            self.base_url
+                        ),
+                    )
+                } else {
+                    unavailable(format!("the answer from {} broke off: {e}", self.base_url))
+                }
+            })?
             .to_bytes();
         if !status.is_success() {
             return Err(Error::from_json(status, &bytes));
