@@ -96,6 +96,16 @@ struct Case {
 
 const CASES: &[Case] = &[
     Case {
+        // prost keeps a oneof's members in one enum field, which ordering
+        // (and field rules, references) cannot read as a field.
+        name: "order_by_oneof_member",
+        file: BOOKS,
+        from: "  string author = 5;",
+        to: "  oneof credit {\n    string author = 5;\n    string editor = 7;\n  }",
+        expected: "bookshelf/v1/annotations.toml:4:21: `author` is a member of oneof `credit`: \
+                   annotations name fields outside a oneof",
+    },
+    Case {
         name: "annotation_typo",
         file: ANNOTATIONS,
         from: "max = 100",

@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::ident;
-use crate::model::{Behavior, Field, FieldKind, Reach, Resource};
+use crate::model::{Behavior, Field, FieldKind, Oneof, Reach, Resource};
 
 /// Fields the standard flows manage themselves, never named in a mask.
 const MANAGED: &[&str] = &["etag"];
@@ -37,10 +37,11 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         }
     });
     let order_by = &resource.order_by;
-    let copy_arms = fields.iter().map(|f| copy_arm(f));
-    let has_arms = fields.iter().map(|f| has_arm(f));
-    let eq_arms = fields.iter().map(|f| eq_arm(f));
-    let sort_arms = resource.fields.iter().filter(|f| f.parent.is_none()).filter_map(|field| {
+    let copy_arms = fields.iter().map(|f| copy_arm(f, scope));
+    let has_arms = fields.iter().map(|f| has_arm(f, scope));
+    let eq_arms = fields.iter().map(|f| eq_arm(f, scope));
+    let sortable = |f: &&Field| f.parent.is_none() && f.oneof.is_none() && !f.optional;
+    let sort_arms = resource.fields.iter().filter(sortable).filter_map(|field| {
         let json = &field.json_name;
         let name = ident(&field.name);
         let value = match field.kind {
@@ -56,7 +57,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         };
         Some(quote!(#json => #value,))
     });
-    let json_len_bound = json_len_bound(resource);
+    let json_len_bound = json_len_bound(resource, scope);
     let page_sizes = resource.page_sizes.map(|(default, max)| {
         quote! {
             const PAGE_SIZES: ::runtime::standard::PageSizes =
@@ -268,7 +269,7 @@ const JSON_FIELD_MARGIN: usize = 48;
 
 /// `json_len_bound`: the encoded size, plus what escaping adds to every
 /// string, plus a margin per field (a key and a scalar's spelling).
-fn json_len_bound(resource: &Resource) -> TokenStream {
+fn json_len_bound(resource: &Resource, scope: &super::Scope) -> TokenStream {
     let margin: usize = resource
         .fields
         .iter()
@@ -288,7 +289,18 @@ fn json_len_bound(resource: &Resource) -> TokenStream {
                 }
                 _ => quote!(escape_overhead(&#value)),
             };
+            if let Some(oneof) = &field.oneof {
+                // A oneof member is never repeated.
+                let (place, variant) = member(oneof, scope);
+                return quote! {
+                    match &self.#place {
+                        Some(#variant(value)) => escape_overhead(value),
+                        _ => 0,
+                    }
+                };
+            }
             match &field.parent {
+                None if field.optional => quote!(self.#name.as_deref().map_or(0, escape_overhead)),
                 None => overhead(quote!(self.#name)),
                 Some((parent, _)) => {
                     let parent = ident(parent);
@@ -306,13 +318,39 @@ fn json_len_bound(resource: &Resource) -> TokenStream {
     }
 }
 
-fn copy_arm(field: &Field) -> TokenStream {
+/// The Rust field holding a oneof member, and the member's variant path.
+fn member(oneof: &Oneof, scope: &super::Scope) -> (proc_macro2::Ident, TokenStream) {
+    let place = ident(&oneof.field);
+    let ty = scope.path(&oneof.enum_path);
+    let variant = ident(&oneof.variant);
+    (place, quote!(#ty::#variant))
+}
+
+/// A oneof member named in a mask: set from `source` when it holds this
+/// member, cleared when `self` holds it and `source` does not; a sibling
+/// member `self` holds is left alone.
+fn copy_arm(field: &Field, scope: &super::Scope) -> TokenStream {
     let path = field.path();
     let name = ident(&field.name);
     let copy = matches!(
         field.kind,
         FieldKind::Bool | FieldKind::Number | FieldKind::Float
     );
+    if let Some(oneof) = &field.oneof {
+        let (place, variant) = member(oneof, scope);
+        let value = if copy {
+            quote!(*value)
+        } else {
+            quote!(value.clone())
+        };
+        return quote! {
+            #path => match &source.#place {
+                Some(#variant(value)) => self.#place = Some(#variant(#value)),
+                _ if matches!(self.#place, Some(#variant(_))) => self.#place = None,
+                _ => {}
+            },
+        };
+    }
     match &field.parent {
         None if copy => quote!(#path => self.#name = source.#name,),
         None => quote!(#path => self.#name.clone_from(&source.#name),),
@@ -328,10 +366,15 @@ fn copy_arm(field: &Field) -> TokenStream {
     }
 }
 
-fn has_arm(field: &Field) -> TokenStream {
+fn has_arm(field: &Field, scope: &super::Scope) -> TokenStream {
     let path = field.path();
     let name = ident(&field.name);
+    if let Some(oneof) = &field.oneof {
+        let (place, variant) = member(oneof, scope);
+        return quote!(#path => matches!(self.#place, Some(#variant(_))),);
+    }
     let test = |value: TokenStream| match field.kind {
+        _ if field.optional => quote!(#value.is_some()),
         FieldKind::Text | FieldKind::Repeated => quote!(!#value.is_empty()),
         FieldKind::Bool => quote!(#value),
         FieldKind::Number => quote!(#value != 0),
@@ -351,9 +394,20 @@ fn has_arm(field: &Field) -> TokenStream {
     }
 }
 
-fn eq_arm(field: &Field) -> TokenStream {
+fn eq_arm(field: &Field, scope: &super::Scope) -> TokenStream {
     let path = field.path();
     let name = ident(&field.name);
+    if let Some(oneof) = &field.oneof {
+        let (place, variant) = member(oneof, scope);
+        return quote! {
+            #path => match (&self.#place, &other.#place) {
+                (Some(#variant(ours)), Some(#variant(theirs))) => ours == theirs,
+                (ours, theirs) => {
+                    !matches!(ours, Some(#variant(_))) && !matches!(theirs, Some(#variant(_)))
+                }
+            },
+        };
+    }
     match &field.parent {
         None => quote!(#path => self.#name == other.#name,),
         Some((parent, _)) => {

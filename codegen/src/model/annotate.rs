@@ -53,6 +53,30 @@ impl Api {
                     .get_field_by_name(name)
                     .or_else(|| message.get_field_by_json_name(name))
             };
+            // The rules below read a field as a field of its own; prost keeps
+            // a oneof's members (and a proto3 `optional`) in one `Option`.
+            let named = collection
+                .order_by
+                .iter()
+                .chain(collection.fields.keys())
+                .chain(collection.references.keys())
+                .chain(&collection.public_if);
+            for name in named {
+                if let Some(oneof) = top_field(name.get_ref()).and_then(|f| f.containing_oneof()) {
+                    let what = if oneof.is_synthetic() {
+                        "is `optional`".to_owned()
+                    } else {
+                        format!("is a member of oneof `{}`", oneof.name())
+                    };
+                    diagnostics.push(Diagnostic::new(
+                        source.at(name),
+                        format!(
+                            "`{}` {what}: annotations name fields outside a oneof",
+                            name.get_ref()
+                        ),
+                    ));
+                }
+            }
 
             let mut order_by = Vec::new();
             for name in &collection.order_by {
@@ -510,6 +534,15 @@ impl Api {
                             source.at(name),
                             format!(
                                 "field rules apply to string fields; `{}` of `{}` is not one",
+                                name.get_ref(),
+                                resource.full_name
+                            ),
+                        ));
+                    } else if field.containing_oneof().is_some() {
+                        diagnostics.push(Diagnostic::new(
+                            source.at(name),
+                            format!(
+                                "field rules apply to fields outside a oneof; `{}` of `{}` is in one",
                                 name.get_ref(),
                                 resource.full_name
                             ),

@@ -6,8 +6,7 @@
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
 use prost_reflect::{
-    DescriptorPool, DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, MethodDescriptor,
-    ServiceDescriptor, Value,
+    DescriptorPool, DynamicMessage, Kind, MessageDescriptor, MethodDescriptor, ServiceDescriptor,
 };
 
 use crate::annotations::Annotations;
@@ -17,9 +16,14 @@ use crate::template::PathTemplate;
 mod annotate;
 mod json;
 mod legacy;
+mod resource;
 
 pub use json::{Container, JsonField, JsonShape, JsonValue, NamedField, QueryKind};
 pub use legacy::{Conversion, View, ViewField};
+pub use resource::{
+    Behavior, Dependent, Field, FieldKind, FieldRule, Oneof, Reach, Reference, Resource,
+};
+use resource::{behavior, build_resource, field_kind};
 
 /// Every package of the API that declares services or resources.
 #[derive(Clone, Debug)]
@@ -191,171 +195,8 @@ impl Standard {
     }
 }
 
-/// A message with a `google.api.resource` option.
-#[derive(Clone, Debug)]
-pub struct Resource {
-    pub full_name: String,
-    /// e.g. `Group`.
-    pub name: String,
-    pub rust_path: String,
-    /// e.g. `library.example.com/Shelf`.
-    pub type_name: String,
-    /// e.g. `groups`.
-    pub plural: String,
-    /// e.g. `group`.
-    pub singular: String,
-    pub comments: String,
-    /// Fields and (one level of) nested fields, in declaration order.
-    pub fields: Vec<Field>,
-    /// JSON names `order_by` accepts.
-    pub order_by: Vec<String>,
-    /// `(default, max)` page size, when annotated.
-    pub page_sizes: Option<(u32, u32)>,
-    /// Hierarchy filters lists accept (`children_of`, `descendants_of`).
-    pub filters: Vec<String>,
-    /// What keeps an item from being deleted.
-    pub dependents: Vec<Dependent>,
-    /// Value rules of individual fields.
-    pub rules: Vec<FieldRule>,
-    /// The boolean field (JSON name) that makes an item readable without a token.
-    pub public_field: Option<String>,
-    /// Fields holding uids of items of other collections.
-    pub references: Vec<Reference>,
-    /// The resource type of the items this one's are created under, when
-    /// they are stored in the API (annotation `parent`).
-    pub parent_type: Option<String>,
-}
-
-impl Resource {
-    /// Whether some field's values must be held by whoever writes them.
-    pub fn has_must_hold(&self) -> bool {
-        self.rules.iter().any(|rule| rule.must_hold)
-    }
-}
-
-/// Items of another collection that block deleting an item of this one.
-#[derive(Clone, Debug)]
-pub struct Dependent {
-    /// The collection id, e.g. `bookCopies`.
-    pub collection: String,
-    /// Its resource type, e.g. `library.example.com/Book`.
-    pub resource_type: String,
-    /// The JSON name of its field holding this item's uid (`parent` for children).
-    pub field: String,
-    /// The capability of its Get method: who may see it named.
-    pub read_capability: Option<String>,
-}
-
-/// A field holding the uid of an item of another collection.
-#[derive(Clone, Debug)]
-pub struct Reference {
-    /// Proto name of the referring field, e.g. `role`.
-    pub field: String,
-    pub json_name: String,
-    /// The target resource's full proto name.
-    pub target: String,
-    /// The target's collection id and resource type.
-    pub collection: String,
-    pub resource_type: String,
-    pub reach: Reach,
-    /// Proto name of the target's repeated string field whose capabilities
-    /// the reference confers.
-    pub grants: Option<String>,
-}
-
-/// Where a reference's target may live (see `runtime::resource::Reach`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reach {
-    Ancestors,
-    Root,
-}
-
-/// Constraints on one top-level field's values.
-#[derive(Clone, Debug)]
-pub struct FieldRule {
-    pub field: String,
-    pub json_name: String,
-    pub repeated: bool,
-    /// The only values allowed, if restricted.
-    pub allowed: Option<Vec<String>>,
-    /// Whether the value must be a UIDP.
-    pub uidp: bool,
-    pub max_length: Option<usize>,
-    pub max_bytes: Option<usize>,
-    /// Whether control characters are refused.
-    pub printable: bool,
-    /// Whether a caller may add a value only if it holds that capability.
-    pub must_hold: bool,
-}
-
-#[derive(Clone, Debug)]
-pub struct Field {
-    /// Proto name, e.g. `resource_limits`.
-    pub name: String,
-    pub json_name: String,
-    /// The enclosing field for a nested field (e.g. `resource_limits`).
-    pub parent: Option<(String, String)>,
-    pub behavior: Behavior,
-    pub kind: FieldKind,
-    /// Whether it holds proto `string` values (one, or a list of them).
-    pub string: bool,
-    /// Whether it is a single 64-bit signed integer (Rust `i64`).
-    pub int64: bool,
-}
-
-impl Field {
-    pub fn path(&self) -> String {
-        match &self.parent {
-            Some((parent, _)) => format!("{parent}.{}", self.name),
-            None => self.name.clone(),
-        }
-    }
-
-    pub fn json_path(&self) -> String {
-        match &self.parent {
-            Some((_, parent)) => format!("{parent}.{}", self.json_name),
-            None => self.json_name.clone(),
-        }
-    }
-}
-
-/// A field's `google.api.field_behavior` (AIP-203), as the model reads it.
-///
-/// Generated code names the runtime's own `runtime::resource::Behavior`
-/// (`emit/resource.rs` maps one onto the other): the generator does not
-/// depend on the runtime, and the runtime, which every generated crate
-/// links, does not depend on the generator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Behavior {
-    Optional,
-    Required,
-    OutputOnly,
-    Immutable,
-}
-
-/// The Rust shape of a field, which decides how it is copied and compared.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FieldKind {
-    /// `String` or `Vec<u8>`.
-    Text,
-    Bool,
-    /// Integers and enums (`Copy`, default `0`).
-    Number,
-    /// `f32` / `f64`.
-    Float,
-    /// `Option<Timestamp>`.
-    Timestamp,
-    /// `Option<M>` of another message.
-    Message,
-    /// `Vec<T>` or a map.
-    Repeated,
-}
-
 const HTTP_OPTION: &str = "google.api.http";
-const FIELD_BEHAVIOR_OPTION: &str = "google.api.field_behavior";
-const RESOURCE_OPTION: &str = "google.api.resource";
-/// Standard fields `order_by` accepts on every resource, when present.
-const DEFAULT_ORDER_BY: &[&str] = &["uid", "name", "create_time", "update_time"];
+pub(crate) const RESOURCE_OPTION: &str = "google.api.resource";
 
 impl Api {
     /// Builds the model of every non-`google` package, with the annotations applied.
@@ -547,144 +388,6 @@ fn comments(descriptor_path: &[i32], file: &prost_reflect::FileDescriptor) -> St
                 .to_owned()
         })
         .unwrap_or_default()
-}
-
-fn build_resource(
-    pool: &DescriptorPool,
-    message: &MessageDescriptor,
-    diagnostics: &mut Diagnostics,
-) -> Option<Resource> {
-    let extension = pool.get_extension_by_name(RESOURCE_OPTION)?;
-    let options = message.options();
-    if !options.has_extension(&extension) {
-        return None;
-    }
-    let option = options.get_extension(&extension);
-    let option = option.as_message()?;
-    let type_name = string_field(option, "type");
-    let location = Location::of(&message.parent_file(), message.path());
-    if type_name.split_once('/').is_none() {
-        diagnostics.push(Diagnostic::new(
-            location.clone(),
-            format!(
-                "resource `{}` needs a `type` of the form `service/Kind`",
-                message.full_name()
-            ),
-        ));
-    }
-    for required in ["uid", "create_time", "update_time", "etag"] {
-        if message.get_field_by_name(required).is_none() {
-            diagnostics.push(Diagnostic::new(
-                location.clone(),
-                format!(
-                    "resource `{}` has no `{required}` field",
-                    message.full_name()
-                ),
-            ));
-        }
-    }
-    let mut fields = Vec::new();
-    for field in message.fields() {
-        let kind = field_kind(&field);
-        let nested = match field.kind() {
-            Kind::Message(inner) if kind == FieldKind::Message => Some(inner),
-            _ => None,
-        };
-        fields.push(Field {
-            name: field.name().to_owned(),
-            json_name: field.json_name().to_owned(),
-            parent: None,
-            behavior: behavior(pool, &field),
-            kind,
-            string: is_string(&field),
-            int64: is_int64(&field),
-        });
-        // A oneof member inside a nested message is masked with its message
-        // (`specification`), not on its own.
-        let children = nested.iter().flat_map(|inner| inner.fields());
-        for child in children.filter(|child| child.containing_oneof().is_none()) {
-            let child_kind = field_kind(&child);
-            fields.push(Field {
-                name: child.name().to_owned(),
-                json_name: child.json_name().to_owned(),
-                parent: Some((field.name().to_owned(), field.json_name().to_owned())),
-                behavior: behavior(pool, &child),
-                kind: child_kind,
-                string: is_string(&child),
-                int64: is_int64(&child),
-            });
-        }
-    }
-    let order_by = DEFAULT_ORDER_BY
-        .iter()
-        .filter_map(|name| message.get_field_by_name(name))
-        .map(|f| f.json_name().to_owned())
-        .collect();
-    Some(Resource {
-        full_name: message.full_name().to_owned(),
-        name: message.name().to_owned(),
-        rust_path: rust_path(message),
-        type_name,
-        plural: string_field(option, "plural"),
-        singular: string_field(option, "singular"),
-        comments: comments(message.path(), &message.parent_file()),
-        fields,
-        order_by,
-        page_sizes: None,
-        filters: vec!["children_of".to_owned(), "descendants_of".to_owned()],
-        dependents: Vec::new(),
-        rules: Vec::new(),
-        public_field: None,
-        references: Vec::new(),
-        parent_type: None,
-    })
-}
-
-/// A `string` or `repeated string` field (not a map).
-fn is_string(field: &FieldDescriptor) -> bool {
-    field.kind() == Kind::String && !field.is_map()
-}
-
-fn is_int64(field: &FieldDescriptor) -> bool {
-    !field.is_list()
-        && !field.is_map()
-        && matches!(field.kind(), Kind::Int64 | Kind::Sint64 | Kind::Sfixed64)
-}
-
-fn field_kind(field: &FieldDescriptor) -> FieldKind {
-    if field.is_list() || field.is_map() {
-        return FieldKind::Repeated;
-    }
-    match field.kind() {
-        Kind::String | Kind::Bytes => FieldKind::Text,
-        Kind::Bool => FieldKind::Bool,
-        Kind::Message(m) if m.full_name() == "google.protobuf.Timestamp" => FieldKind::Timestamp,
-        Kind::Message(_) => FieldKind::Message,
-        Kind::Float | Kind::Double => FieldKind::Float,
-        _ => FieldKind::Number,
-    }
-}
-
-fn behavior(pool: &DescriptorPool, field: &FieldDescriptor) -> Behavior {
-    let Some(extension) = pool.get_extension_by_name(FIELD_BEHAVIOR_OPTION) else {
-        return Behavior::Optional;
-    };
-    let options = field.options();
-    let value = options.get_extension(&extension);
-    let numbers: Vec<i32> = value
-        .as_list()
-        .map(|list| list.iter().filter_map(Value::as_enum_number).collect())
-        .unwrap_or_default();
-    // google.api.FieldBehavior: REQUIRED = 2, OUTPUT_ONLY = 3, IMMUTABLE = 5.
-    if numbers.contains(&3) {
-        Behavior::OutputOnly
-    } else if numbers.contains(&5) {
-        Behavior::Immutable
-    } else if numbers.contains(&2) {
-        Behavior::Required
-    } else {
-        Behavior::Optional
-    }
 }
 
 fn string_field(message: &DynamicMessage, name: &str) -> String {

@@ -12,6 +12,7 @@ use runtime::auth::{Access, Authorizer, BoxFuture, Grants};
 use runtime::paging::PageTokens;
 use runtime::standard::ApiContext;
 use serde_json::{Value, json};
+use widgets::widgets::v1::widget::Delivery;
 use widgets::widgets::v1::widget_service_client::WidgetServiceClient;
 use widgets::widgets::v1::{GetWidgetRequest, ListWidgetsRequest};
 
@@ -529,4 +530,87 @@ async fn the_generated_client_speaks_grpc_and_rest() {
         let gone = widgets.get(get).await.expect_err(transport);
         assert_eq!(gone.code(), runtime::Code::NotFound, "{transport}");
     }
+}
+
+#[tokio::test]
+async fn update_masks_name_oneof_members_and_optional_fields_on_their_own() {
+    let base = serve().await;
+    let (status, created) = call(
+        &base,
+        "POST",
+        &format!("/v1/widgets/{}", workshop(1)),
+        None,
+        Some(json!({"name": "gear", "address": "1 Mill Lane"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{created}");
+    let at = format!("/v1/widgets/{}", created["uid"].as_str().unwrap());
+    let patch = |mask: &'static str, body: Value| {
+        let (base, at) = (base.clone(), at.clone());
+        async move {
+            let (status, widget) = call(
+                &base,
+                "PATCH",
+                &format!("{at}?updateMask={mask}"),
+                None,
+                Some(body),
+            )
+            .await;
+            assert_eq!(status, 200, "{mask}: {widget}");
+            (widget["address"].clone(), widget["locker"].clone())
+        }
+    };
+    // Setting one member replaces the other.
+    assert_eq!(
+        patch("locker", json!({"locker": 12})).await,
+        (Value::Null, json!(12))
+    );
+    // A member named but not sent is cleared only if it is the one held.
+    assert_eq!(patch("address", json!({})).await, (Value::Null, json!(12)));
+    assert_eq!(
+        patch("locker,name", json!({"name": "cog"})).await,
+        (Value::Null, Value::Null)
+    );
+    // Both named: the member sent wins.
+    assert_eq!(
+        patch("locker,address", json!({"address": "2 Mill Lane"})).await,
+        (json!("2 Mill Lane"), Value::Null)
+    );
+    // A member left out of the mask is kept.
+    assert_eq!(
+        patch("name", json!({"name": "gear", "locker": 3})).await,
+        (json!("2 Mill Lane"), Value::Null)
+    );
+
+    // An `optional` field keeps an empty value it was given.
+    let (status, widget) = call(
+        &base,
+        "PATCH",
+        &format!("{at}?updateMask=nickname"),
+        None,
+        Some(json!({"nickname": ""})),
+    )
+    .await;
+    assert_eq!((status, &widget["nickname"]), (200, &json!("")), "{widget}");
+
+    let channel = tonic::transport::Endpoint::from_shared(base.clone())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let widget = WidgetServiceClient::new(channel)
+        .get_widget(GetWidgetRequest {
+            uid: created["uid"].as_str().unwrap().to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        (widget.name.as_str(), widget.delivery, widget.nickname),
+        (
+            "gear",
+            Some(Delivery::Address("2 Mill Lane".into())),
+            Some(String::new())
+        )
+    );
 }

@@ -12,6 +12,7 @@ use runtime::paging::PageTokens;
 use runtime::sql::{SqlOptions, Table};
 use runtime::standard::ApiContext;
 use runtime::store::{Backend, StoreError};
+use widgets::widgets::v1::widget::Delivery;
 use widgets::widgets::v1::{Part, Widget};
 use widgets::{MemoryStore, SqlStore};
 
@@ -20,6 +21,11 @@ fn widget(n: usize) -> Widget {
         name: format!("widget {n}"),
         colour: ["red", "green", "blue"][n % 3].into(),
         stock: i32::try_from(n).unwrap(),
+        delivery: Some(if n.is_multiple_of(2) {
+            Delivery::Address(format!("{n} Mill Lane"))
+        } else {
+            Delivery::Locker(i32::try_from(n).unwrap())
+        }),
         ..Default::default()
     }
 }
