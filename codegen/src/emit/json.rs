@@ -106,6 +106,35 @@ fn serialize_fields(full_name: &str, fields: &[JsonField], scope: &super::Scope)
                     }
                 }
             }
+            Container::Present => {
+                let value = wrap(&field.value, scope, quote!(value), quote!(*value))
+                    .unwrap_or_else(|| quote!(value));
+                quote! {
+                    if let Some(value) = &self.#member {
+                        object.serialize_field(#key, &#value)?;
+                    }
+                }
+            }
+            Container::Member {
+                field: place,
+                variant,
+                boxed,
+            } => {
+                let place = super::ident(place);
+                let variant = scope.path(variant);
+                let reference = if *boxed {
+                    quote!(&**value)
+                } else {
+                    quote!(value)
+                };
+                let value = wrap(&field.value, scope, reference, quote!(*value))
+                    .unwrap_or_else(|| quote!(value));
+                quote! {
+                    if let Some(#variant(value)) = &self.#place {
+                        object.serialize_field(#key, &#value)?;
+                    }
+                }
+            }
             Container::List => {
                 let value = match each(&field.value, scope) {
                     Some(each) => quote!(&wire::List(&self.#member, #each)),
@@ -176,6 +205,32 @@ fn decode_fields(fields: &[JsonField], scope: &super::Scope) -> TokenStream {
             Container::Optional { boxed: true } => {
                 let read = read(&field.value, scope);
                 quote!(Some(Box::new(#read)))
+            }
+            Container::Present => {
+                let read = read(&field.value, scope);
+                quote!(Some(#read))
+            }
+            Container::Member {
+                field: place,
+                variant,
+                boxed,
+            } => {
+                // A second member of the same oneof is for the reflective
+                // decoder to refuse.
+                let place = super::ident(place);
+                let variant = scope.path(variant);
+                let mut read = read(&field.value, scope);
+                if *boxed {
+                    read = quote!(Box::new(#read));
+                }
+                return quote! {
+                    #key => {
+                        if message.#place.is_some() {
+                            return None;
+                        }
+                        message.#place = Some(#variant(#read));
+                    }
+                };
             }
             Container::List => {
                 let each = reader(&field.value, scope);

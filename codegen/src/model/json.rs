@@ -1,7 +1,7 @@
 //! The canonical JSON shape of a message: each field's JSON name and how its
 //! value is written, in the Rust types prost gives it.
 
-use heck::ToSnakeCase;
+use heck::{ToSnakeCase, ToUpperCamelCase};
 use prost_reflect::{Cardinality, FieldDescriptor, Kind, MessageDescriptor};
 
 /// How a message is written as JSON.
@@ -33,6 +33,18 @@ pub enum Container {
     Single,
     /// `Option<M>` of a message: written when set.
     Optional { boxed: bool },
+    /// `Option<T>` of a proto3 `optional` scalar: written when set, even to
+    /// its default.
+    Present,
+    /// A member of a oneof: a variant of the enum prost keeps in one
+    /// `Option` field, written when it is the member set.
+    Member {
+        /// The Rust field holding the oneof (`delivery`).
+        field: String,
+        /// The enum variant's path (`crate::widgets::v1::widget::Delivery::Address`).
+        variant: String,
+        boxed: bool,
+    },
     /// `Vec<T>`.
     List,
     /// `HashMap<K, V>` with keys of this kind.
@@ -130,10 +142,20 @@ impl JsonShape {
 
 impl JsonField {
     fn of(message: &MessageDescriptor, field: &FieldDescriptor) -> Result<JsonField, String> {
-        if field.containing_oneof().is_some() {
-            return Err("is in a oneof".into());
-        }
-        let container = if field.is_map() {
+        let oneof = field.containing_oneof();
+        let container = if let Some(oneof) = oneof.clone().filter(|oneof| !oneof.is_synthetic()) {
+            let boxed = match field.kind() {
+                Kind::Message(inner) => reaches(&inner, message, &mut Vec::new()),
+                _ => false,
+            };
+            let enum_path =
+                super::type_path(message.package_name(), Some(message.clone()), oneof.name());
+            Container::Member {
+                field: oneof.name().to_snake_case(),
+                variant: format!("{enum_path}::{}", field.name().to_upper_camel_case()),
+                boxed,
+            }
+        } else if field.is_map() {
             let Kind::Message(entry) = field.kind() else {
                 unreachable!("a map field's kind is its entry message");
             };
@@ -146,6 +168,9 @@ impl JsonField {
             Container::Optional {
                 boxed: reaches(&inner, message, &mut Vec::new()),
             }
+        } else if oneof.is_some() {
+            // A synthetic oneof: proto3 `optional`.
+            Container::Present
         } else if field.supports_presence() {
             return Err("has explicit presence".into());
         } else {

@@ -16,7 +16,8 @@
 //!   object, since reflection writes them in hash order);
 //! - decoding that JSON takes the generated path and gives the message back;
 //! - every variant of it (proto field names, `null`, numbers as strings and
-//!   strings as numbers, enum numbers, wrong types, unknown fields) decodes to
+//!   strings as numbers, enum numbers, wrong types, unknown fields, a second
+//!   member of a oneof) decodes to
 //!   the same message as reflection decodes it, or fails with the same error.
 
 use std::thread::JoinHandle;
@@ -237,6 +238,12 @@ fn variants(descriptor: &MessageDescriptor, canonical: &Json) -> Vec<Json> {
         let moved = renamed.remove(key).unwrap_or(Json::Null);
         renamed.insert(field.name().to_owned(), moved);
         out.push(Json::Object(renamed));
+        // A second member of the same oneof, given the same value.
+        if let Some(oneof) = field.containing_oneof().filter(|o| !o.is_synthetic()) {
+            for sibling in oneof.fields().filter(|f| f.number() != field.number()) {
+                out.push(with(object, sibling.json_name(), value.clone()));
+            }
+        }
         for replacement in replacements(&field, value) {
             out.push(with(object, key, replacement));
         }

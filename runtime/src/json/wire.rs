@@ -264,17 +264,41 @@ where
     }
 }
 
-/// A `double` from a JSON number.
+/// A `double` from a JSON number, or the string of a non-finite one.
 pub fn double(value: &Value) -> Option<f64> {
-    value.as_number()?.as_f64()
+    match value {
+        Value::Number(number) => number.as_f64(),
+        _ => non_finite(value),
+    }
 }
 
-/// A `float` from a JSON number that `f32` holds exactly.
+/// A `float` as reflection reads it: an integer converted directly, any
+/// other number rounded to the nearest `f32` when within its range.
+#[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
 pub fn float(value: &Value) -> Option<f32> {
-    let wide = double(value)?;
-    #[allow(clippy::cast_possible_truncation)] // checked on the next line
-    let narrow = wide as f32;
-    (f64::from(narrow) == wide).then_some(narrow)
+    let Value::Number(number) = value else {
+        return non_finite(value).map(|wide| wide as f32);
+    };
+    if let Some(integer) = number.as_i64() {
+        return Some(integer as f32);
+    }
+    if let Some(integer) = number.as_u64() {
+        return Some(integer as f32);
+    }
+    let wide = number.as_f64()?;
+    (f64::from(f32::MIN)..=f64::from(f32::MAX))
+        .contains(&wide)
+        .then_some(wide as f32)
+}
+
+/// The strings canonical JSON writes for non-finite floats.
+fn non_finite(value: &Value) -> Option<f64> {
+    match value.as_str()? {
+        "NaN" => Some(f64::NAN),
+        "Infinity" => Some(f64::INFINITY),
+        "-Infinity" => Some(f64::NEG_INFINITY),
+        _ => None,
+    }
 }
 
 /// `bytes` from standard base64 with padding.
