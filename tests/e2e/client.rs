@@ -547,3 +547,58 @@ async fn an_oversized_answer_is_refused_not_buffered() {
         "{error:?}"
     );
 }
+
+#[tokio::test]
+async fn rest_requests_leave_out_fields_at_their_default() {
+    use runtime::__codegen::axum;
+    use std::sync::{Arc, Mutex};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let record = seen.clone();
+    let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
+        let record = record.clone();
+        async move {
+            let uri = request.uri().to_string();
+            let body = axum::body::to_bytes(request.into_body(), 1 << 20)
+                .await
+                .unwrap();
+            let body = String::from_utf8(body.to_vec()).unwrap();
+            record.lock().unwrap().push((uri, body));
+            ([(http::header::CONTENT_TYPE, "application/json")], "{}")
+        }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let client = Client::new(Connection::rest(&url).unwrap().with_retry(Retry::NONE));
+    let groups = client.groups();
+    groups
+        .list(iam::ListGroupsRequest {
+            page_size: 5,
+            uidp: children_of("p"),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    groups
+        .create(iam::CreateGroupRequest {
+            parent: "p".into(),
+            group: Some(iam::Group {
+                name: "g".into(),
+                ..Default::default()
+            }),
+        })
+        .await
+        .unwrap();
+    let seen = seen.lock().unwrap();
+    let (list_uri, list_body) = &seen[0];
+    assert_eq!(
+        list_uri.split_once('?').map(|(_, query)| query),
+        Some("pageSize=5&uidp.childrenOf=p"),
+        "{list_uri}"
+    );
+    assert_eq!(list_body, "");
+    let (create_uri, create_body) = &seen[1];
+    assert!(!create_uri.contains('?'), "{create_uri}");
+    let body: serde_json::Value = serde_json::from_str(create_body).unwrap();
+    assert_eq!(body["name"], "g", "{create_body}");
+}

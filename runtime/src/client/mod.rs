@@ -25,7 +25,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use prost_reflect::ReflectMessage;
+use crate::json::JsonMessage;
 
 use crate::error::{Code, Error};
 
@@ -176,8 +176,8 @@ impl Connection {
     /// Calls `route` with `request`, retrying as configured.
     pub async fn call<Req, Resp>(&self, route: &Route, request: Req) -> Result<Resp, Error>
     where
-        Req: ReflectMessage + Clone + 'static,
-        Resp: crate::json::JsonMessage + 'static,
+        Req: JsonMessage + Clone + 'static,
+        Resp: JsonMessage + 'static,
     {
         let mut attempt = 1;
         // Only an attempt that may be followed by another needs a copy.
@@ -196,8 +196,8 @@ impl Connection {
 
     async fn attempt<Req, Resp>(&self, route: &Route, request: Req) -> Result<Resp, Error>
     where
-        Req: ReflectMessage + 'static,
-        Resp: crate::json::JsonMessage + 'static,
+        Req: JsonMessage + 'static,
+        Resp: JsonMessage + 'static,
     {
         let token = match &self.tokens {
             Some(tokens) => Some(tokens.token().await?),
@@ -228,8 +228,8 @@ async fn grpc<Req, Resp>(
     token: Option<String>,
 ) -> Result<Resp, Error>
 where
-    Req: ReflectMessage + 'static,
-    Resp: crate::json::JsonMessage + 'static,
+    Req: prost::Message + 'static,
+    Resp: JsonMessage + 'static,
 {
     let mut grpc = tonic::client::Grpc::new(channel.clone());
     grpc.ready()

@@ -8,19 +8,15 @@ use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use prost_reflect::{ReflectMessage, SerializeOptions};
 use serde_json::{Map, Value};
 
 use super::{Route, unavailable};
 use crate::error::{Code, Error};
-use crate::json;
+use crate::json::{self, JsonMessage};
 
 /// The largest answer read, as the gRPC transport's (tonic's default decoding
 /// limit): a server cannot make the client buffer without bound.
 const MAX_RESPONSE_BYTES: usize = 4 << 20;
-
-/// Fields left at their default are not sent: proto3 reads them the same.
-const SERIALIZE: SerializeOptions = SerializeOptions::new().skip_default_fields(true);
 
 #[derive(Clone)]
 pub(super) struct Rest {
@@ -49,8 +45,8 @@ impl Rest {
         token: Option<&str>,
     ) -> Result<Resp, Error>
     where
-        Req: ReflectMessage,
-        Resp: json::JsonMessage,
+        Req: JsonMessage,
+        Resp: JsonMessage,
     {
         let (path_and_query, body) = encode(route, &request)?;
         let mut builder = http::Request::builder()
@@ -102,23 +98,27 @@ impl Rest {
 }
 
 /// The path with its query, and the JSON body, of `request` sent by `route`.
-fn encode<Req: ReflectMessage>(
+fn encode<Req: JsonMessage>(
     route: &Route,
     request: &Req,
 ) -> Result<(String, Option<Vec<u8>>), Error> {
-    let descriptor = request.descriptor();
     let json_name = |field: &str| {
-        descriptor
-            .get_field_by_name(field)
-            .map_or_else(|| field.to_owned(), |f| f.json_name().to_owned())
+        Req::json_field(field).map_or_else(|| field.to_owned(), |f| f.json_name.to_owned())
     };
     let Value::Object(mut fields) = request
-        .transcode_to_dynamic()
-        .serialize_with_options(serde_json::value::Serializer, &SERIALIZE)
+        .serialize_json(serde_json::value::Serializer)
         .map_err(Error::internal)?
     else {
         return Err(Error::internal("a message serializes to a JSON object"));
     };
+    // Fields left at their default are not sent: proto3 reads them the same.
+    // (Canonical JSON writes them; a field with presence is written only
+    // when set, so one set to its default value is kept.)
+    if let Ok(Value::Object(defaults)) =
+        Req::default().serialize_json(serde_json::value::Serializer)
+    {
+        fields.retain(|key, value| defaults.get(key) != Some(value));
+    }
     let mut path = route.prefix.to_owned();
     if let Some(variable) = route.variable {
         let value = fields.remove(&json_name(variable));
@@ -150,12 +150,22 @@ fn encode<Req: ReflectMessage>(
 }
 
 /// Query parameters of one JSON field: nested messages as dotted names,
-/// repeated fields as one parameter per item.
+/// repeated fields as one parameter per item. A nested message's fields at
+/// their default (`""`, `0`, `false`) are left out, as the top level's are:
+/// the server reads them the same.
 fn append_query(query: &mut form_urlencoded::Serializer<'_, String>, key: &str, value: &Value) {
     match value {
         Value::Object(object) => {
             for (inner, value) in object {
-                append_query(query, &format!("{key}.{inner}"), value);
+                let default = match value {
+                    Value::String(text) => text.is_empty(),
+                    Value::Bool(set) => !set,
+                    Value::Number(number) => number.as_f64() == Some(0.0),
+                    _ => false,
+                };
+                if !default {
+                    append_query(query, &format!("{key}.{inner}"), value);
+                }
             }
         }
         Value::Array(items) => {
@@ -186,7 +196,7 @@ fn encode_path(value: &str) -> String {
     out
 }
 
-fn decode<Resp: json::JsonMessage>(bytes: &[u8]) -> Result<Resp, Error> {
+fn decode<Resp: JsonMessage>(bytes: &[u8]) -> Result<Resp, Error> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Resp::default());
     }
