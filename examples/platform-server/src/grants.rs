@@ -72,7 +72,10 @@ impl GrantsCache {
     }
 }
 
-async fn read_grants(store: &SqlStore, identity: &str) -> Result<Grants, StoreError> {
+/// What the role bindings of `identity` grant, read without the cache: the
+/// bindings query and one role read per binding, what every request would
+/// pay without it (`benches/authorization.rs` measures both).
+pub async fn read_grants(store: &SqlStore, identity: &str) -> Result<Grants, StoreError> {
     let bindings: Vec<RoleBinding> = store.find_by("identity", identity).await?;
     let mut grants = Grants::default();
     for binding in bindings {

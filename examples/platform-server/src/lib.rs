@@ -11,7 +11,7 @@
 mod app;
 mod auth;
 pub mod bootstrap;
-mod grants;
+pub mod grants;
 pub(crate) mod keys;
 pub mod store;
 
