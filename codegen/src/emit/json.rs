@@ -294,8 +294,9 @@ fn reader(value: &JsonValue, scope: &super::Scope) -> TokenStream {
 /// `json_field`: each field under its JSON and proto names.
 fn json_field(fields: &[NamedField], scope: &super::Scope) -> TokenStream {
     if fields.is_empty() {
+        // Named in full: a file of such messages does not import `wire`.
         return quote! {
-            fn json_field(_: &str) -> Option<wire::Field> {
+            fn json_field(_: &str) -> Option<::runtime::json::wire::Field> {
                 None
             }
         };
