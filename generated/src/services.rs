@@ -269,6 +269,12 @@ impl Services {
         self.router.layer(layer);
         self
     }
+    /// Serves `routes` of the application's own beside the API's,
+    /// behind the same layers.
+    pub fn routes(mut self, routes: runtime::__codegen::axum::Router) -> Self {
+        self.router.routes(routes);
+        self
+    }
     /// The router, or every service left without a handler.
     pub fn build(
         self,

@@ -79,6 +79,8 @@ pub struct ApiRouter {
     /// Resource types a served store does not keep.
     unkept: Vec<&'static str>,
     layers: Vec<AddLayer>,
+    /// Routes of the application's own, served beside the API's.
+    extra: Router,
 }
 
 impl fmt::Debug for ApiRouter {
@@ -98,7 +100,15 @@ impl ApiRouter {
             services: BTreeMap::new(),
             unkept: Vec::new(),
             layers: Vec::new(),
+            extra: Router::new(),
         }
+    }
+
+    /// Serves `routes` of the application's own beside the API's, behind
+    /// the same layers (authentication, the error model, panic catching).
+    pub fn routes(&mut self, routes: Router) -> &mut Self {
+        self.extra = std::mem::take(&mut self.extra).merge(routes);
+        self
     }
 
     /// Serves one service: its tonic service (named by
@@ -168,6 +178,7 @@ impl ApiRouter {
             api,
             services,
             layers,
+            extra,
             unkept: _,
         } = self;
         crate::error::set_default_domain(api.error_domain);
@@ -188,7 +199,7 @@ impl ApiRouter {
                     .build_v1alpha()
                     .expect("the embedded descriptor set is valid"),
             );
-        let mut rest = Router::new();
+        let mut rest = extra;
         for (name, (add_grpc, routes)) in services {
             // The reporter is new and not shared yet: its lock is free.
             health
@@ -312,5 +323,38 @@ mod tests {
         assert_eq!(router.served().collect::<Vec<_>>(), [HEALTH]);
         let error = router.build().unwrap_err();
         assert_eq!(error.services, &api().services[1..]);
+    }
+
+    #[tokio::test]
+    async fn routes_of_the_application_run_behind_the_layers() {
+        use tower::ServiceExt;
+        let api = Api {
+            services: &[],
+            ..api()
+        };
+        let mut router = ApiRouter::new(api);
+        router
+            .routes(Router::new().route("/own", axum::routing::get(|| async { "own" })))
+            .layer(axum::middleware::from_fn(
+                |request: Request, next: axum::middleware::Next| async move {
+                    let mut response = next.run(request).await;
+                    response
+                        .headers_mut()
+                        .insert("x-layer", http::HeaderValue::from_static("ran"));
+                    response
+                },
+            ));
+        let response = router
+            .build()
+            .unwrap()
+            .oneshot(
+                Request::get("/own")
+                    .body(axum::body::Body::empty())
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(response.status(), http::StatusCode::OK);
+        assert_eq!(response.headers()["x-layer"], "ran");
     }
 }

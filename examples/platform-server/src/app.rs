@@ -41,7 +41,7 @@ pub struct Shared {
 }
 
 /// Builds routes served beside the generated ones, behind the same
-/// middleware (see [`router`]).
+/// layers (`generated::Services::routes`).
 pub type Mount = Box<dyn FnOnce(Shared) -> Router + Send>;
 
 pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandlers> {
@@ -58,30 +58,23 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
         tokens: parts.api_tokens.clone(),
         issuers: parts.issuers,
     };
-    let authentication = axum::middleware::from_fn_with_state(
-        Arc::new(Authentication {
-            tokens: parts.api_tokens,
-            admin: parts.admin,
-        }),
-        crate::auth::authenticate,
-    );
+    let authentication = Authentication {
+        tokens: parts.api_tokens,
+        admin: parts.admin,
+    };
     let shared = Shared {
         store: Arc::clone(&store),
         context: context.clone(),
     };
-    let generated = generated::Services::new(context)
+    let mut services = generated::Services::new(context)
         .store(store)
         .token_service(Arc::new(exchange))
-        .layer(authentication.clone())
-        .build()?;
-    Ok(match mount {
-        None => generated,
-        // The layers `Services::build` puts around every route, in the same
-        // order (innermost first), so mounted routes pay what generated ones do.
-        Some(mount) => mount(shared)
-            .layer(axum::middleware::from_fn(runtime::grpc::request_errors))
-            .layer(authentication)
-            .layer(axum::middleware::from_fn(runtime::rest::catch_panic))
-            .merge(generated),
-    })
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(authentication),
+            crate::auth::authenticate,
+        ));
+    if let Some(mount) = mount {
+        services = services.routes(mount(shared));
+    }
+    services.build()
 }
