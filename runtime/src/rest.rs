@@ -73,11 +73,14 @@ impl RestRequest {
 
     /// Binds a path variable to a top-level string field.
     pub fn path(mut self, field: &str, value: String) -> Self {
-        if let Some(bound) = (self.field)(field) {
-            self.path_fields.push(bound.json_name);
-        }
-        self.fields
-            .insert(self.json_name(field), Value::String(value));
+        let key = match (self.field)(field) {
+            Some(bound) => {
+                self.path_fields.push(bound.json_name);
+                bound.json_name.to_owned()
+            }
+            None => field.to_owned(),
+        };
+        self.fields.insert(key, Value::String(value));
         self
     }
 

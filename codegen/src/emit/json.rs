@@ -9,20 +9,16 @@ use crate::model::{Container, JsonField, JsonShape, JsonValue, Message, NamedFie
 
 /// The imports the impls of `messages` use, at the top of the API file.
 pub fn imports(messages: &[&Message]) -> TokenStream {
-    let written: Vec<&[JsonField]> = messages
-        .iter()
-        .filter_map(|message| match &message.json {
-            JsonShape::Fields(fields) => Some(fields.as_slice()),
-            JsonShape::Reflective(_) => None,
-        })
-        .collect();
     let mut imports = vec![quote!(
         use runtime::__codegen::serde::Serializer;
     )];
     imports.push(quote!(
         use runtime::json::{JsonMessage, JsonObject};
     ));
-    if !written.is_empty() {
+    if messages
+        .iter()
+        .any(|message| matches!(message.json, JsonShape::Fields(_)))
+    {
         imports.push(quote!(
             use runtime::__codegen::serde::ser::SerializeStruct as _;
         ));
@@ -115,13 +111,8 @@ fn serialize_fields(full_name: &str, fields: &[JsonField], scope: &super::Scope)
                     }
                 }
             }
-            Container::Member {
-                field: place,
-                variant,
-                boxed,
-            } => {
-                let place = super::ident(place);
-                let variant = scope.path(variant);
+            Container::Member { member, boxed } => {
+                let (place, variant) = scope.member(member);
                 let reference = if *boxed {
                     quote!(&**value)
                 } else {
@@ -210,15 +201,10 @@ fn decode_fields(fields: &[JsonField], scope: &super::Scope) -> TokenStream {
                 let read = read(&field.value, scope);
                 quote!(Some(#read))
             }
-            Container::Member {
-                field: place,
-                variant,
-                boxed,
-            } => {
+            Container::Member { member, boxed } => {
                 // A second member of the same oneof is for the reflective
                 // decoder to refuse.
-                let place = super::ident(place);
-                let variant = scope.path(variant);
+                let (place, variant) = scope.member(member);
                 let mut read = read(&field.value, scope);
                 if *boxed {
                     read = quote!(Box::new(#read));

@@ -99,6 +99,12 @@ impl Scope {
             None => path(rust_path),
         }
     }
+
+    /// The Rust field holding a oneof member (`delivery`), and the path of
+    /// its variant as named from here (`super::widget::Delivery::Address`).
+    pub fn member(&self, member: &crate::model::OneofMember) -> (syn::Ident, TokenStream) {
+        (ident(&member.field), self.path(&member.variant))
+    }
 }
 
 /// A path string (e.g. `crate::library::v2::Shelf`) as tokens.

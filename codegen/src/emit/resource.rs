@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::ident;
-use crate::model::{Behavior, Field, FieldKind, Oneof, Reach, Resource};
+use crate::model::{Behavior, Field, FieldKind, Reach, Resource};
 
 /// Fields the standard flows manage themselves, never named in a mask.
 const MANAGED: &[&str] = &["etag"];
@@ -291,7 +291,7 @@ fn json_len_bound(resource: &Resource, scope: &super::Scope) -> TokenStream {
             };
             if let Some(oneof) = &field.oneof {
                 // A oneof member is never repeated.
-                let (place, variant) = member(oneof, scope);
+                let (place, variant) = scope.member(oneof);
                 return quote! {
                     match &self.#place {
                         Some(#variant(value)) => escape_overhead(value),
@@ -318,14 +318,6 @@ fn json_len_bound(resource: &Resource, scope: &super::Scope) -> TokenStream {
     }
 }
 
-/// The Rust field holding a oneof member, and the member's variant path.
-fn member(oneof: &Oneof, scope: &super::Scope) -> (proc_macro2::Ident, TokenStream) {
-    let place = ident(&oneof.field);
-    let ty = scope.path(&oneof.enum_path);
-    let variant = ident(&oneof.variant);
-    (place, quote!(#ty::#variant))
-}
-
 /// A oneof member named in a mask: set from `source` when it holds this
 /// member, cleared when `self` holds it and `source` does not; a sibling
 /// member `self` holds is left alone.
@@ -337,7 +329,7 @@ fn copy_arm(field: &Field, scope: &super::Scope) -> TokenStream {
         FieldKind::Bool | FieldKind::Number | FieldKind::Float
     );
     if let Some(oneof) = &field.oneof {
-        let (place, variant) = member(oneof, scope);
+        let (place, variant) = scope.member(oneof);
         let value = if copy {
             quote!(*value)
         } else {
@@ -370,7 +362,7 @@ fn has_arm(field: &Field, scope: &super::Scope) -> TokenStream {
     let path = field.path();
     let name = ident(&field.name);
     if let Some(oneof) = &field.oneof {
-        let (place, variant) = member(oneof, scope);
+        let (place, variant) = scope.member(oneof);
         return quote!(#path => matches!(self.#place, Some(#variant(_))),);
     }
     let test = |value: TokenStream| match field.kind {
@@ -398,7 +390,7 @@ fn eq_arm(field: &Field, scope: &super::Scope) -> TokenStream {
     let path = field.path();
     let name = ident(&field.name);
     if let Some(oneof) = &field.oneof {
-        let (place, variant) = member(oneof, scope);
+        let (place, variant) = scope.member(oneof);
         return quote! {
             #path => match (&self.#place, &other.#place) {
                 (Some(#variant(ours)), Some(#variant(theirs))) => ours == theirs,

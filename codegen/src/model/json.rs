@@ -1,8 +1,10 @@
 //! The canonical JSON shape of a message: each field's JSON name and how its
 //! value is written, in the Rust types prost gives it.
 
-use heck::{ToSnakeCase, ToUpperCamelCase};
+use heck::ToSnakeCase;
 use prost_reflect::{Cardinality, FieldDescriptor, Kind, MessageDescriptor};
+
+use super::OneofMember;
 
 /// How a message is written as JSON.
 #[derive(Clone, Debug)]
@@ -38,13 +40,7 @@ pub enum Container {
     Present,
     /// A member of a oneof: a variant of the enum prost keeps in one
     /// `Option` field, written when it is the member set.
-    Member {
-        /// The Rust field holding the oneof (`delivery`).
-        field: String,
-        /// The enum variant's path (`crate::widgets::v1::widget::Delivery::Address`).
-        variant: String,
-        boxed: bool,
-    },
+    Member { member: OneofMember, boxed: bool },
     /// `Vec<T>`.
     List,
     /// `HashMap<K, V>` with keys of this kind.
@@ -142,19 +138,12 @@ impl JsonShape {
 
 impl JsonField {
     fn of(message: &MessageDescriptor, field: &FieldDescriptor) -> Result<JsonField, String> {
-        let oneof = field.containing_oneof();
-        let container = if let Some(oneof) = oneof.clone().filter(|oneof| !oneof.is_synthetic()) {
+        let container = if let Some(member) = OneofMember::of(message, field) {
             let boxed = match field.kind() {
                 Kind::Message(inner) => reaches(&inner, message, &mut Vec::new()),
                 _ => false,
             };
-            let enum_path =
-                super::type_path(message.package_name(), Some(message.clone()), oneof.name());
-            Container::Member {
-                field: oneof.name().to_snake_case(),
-                variant: format!("{enum_path}::{}", field.name().to_upper_camel_case()),
-                boxed,
-            }
+            Container::Member { member, boxed }
         } else if field.is_map() {
             let Kind::Message(entry) = field.kind() else {
                 unreachable!("a map field's kind is its entry message");
@@ -168,7 +157,7 @@ impl JsonField {
             Container::Optional {
                 boxed: reaches(&inner, message, &mut Vec::new()),
             }
-        } else if oneof.is_some() {
+        } else if field.containing_oneof().is_some() {
             // A synthetic oneof: proto3 `optional`.
             Container::Present
         } else if field.supports_presence() {

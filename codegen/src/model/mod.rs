@@ -6,7 +6,8 @@
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
 use prost_reflect::{
-    DescriptorPool, DynamicMessage, Kind, MessageDescriptor, MethodDescriptor, ServiceDescriptor,
+    DescriptorPool, DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, MethodDescriptor,
+    ServiceDescriptor,
 };
 
 use crate::annotations::Annotations;
@@ -20,9 +21,7 @@ mod resource;
 
 pub use json::{Container, JsonField, JsonShape, JsonValue, NamedField, QueryKind};
 pub use legacy::{Conversion, View, ViewField};
-pub use resource::{
-    Behavior, Dependent, Field, FieldKind, FieldRule, Oneof, Reach, Reference, Resource,
-};
+pub use resource::{Behavior, Dependent, Field, FieldKind, FieldRule, Reach, Reference, Resource};
 use resource::{behavior, build_resource, field_kind};
 
 /// Every package of the API that declares services or resources.
@@ -314,6 +313,32 @@ fn collect_messages(message: &MessageDescriptor, out: &mut Vec<Message>) {
     });
     for nested in message.child_messages() {
         collect_messages(&nested, out);
+    }
+}
+
+/// A member of a (non-synthetic) oneof, which prost keeps as a variant of
+/// one `Option<enum>` field rather than a field of its own.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OneofMember {
+    /// The Rust field holding the oneof (`delivery`).
+    pub field: String,
+    /// The path of the member's variant
+    /// (`crate::widgets::v1::widget::Delivery::Address`).
+    pub variant: String,
+}
+
+impl OneofMember {
+    /// `field`'s place in its oneof, `None` outside one (or in the synthetic
+    /// oneof of a proto3 `optional`).
+    pub fn of(message: &MessageDescriptor, field: &FieldDescriptor) -> Option<OneofMember> {
+        let oneof = field
+            .containing_oneof()
+            .filter(|oneof| !oneof.is_synthetic())?;
+        let enum_path = type_path(message.package_name(), Some(message.clone()), oneof.name());
+        Some(OneofMember {
+            field: oneof.name().to_snake_case(),
+            variant: format!("{enum_path}::{}", field.name().to_upper_camel_case()),
+        })
     }
 }
 

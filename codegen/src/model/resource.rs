@@ -4,9 +4,7 @@
 
 use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor, Value};
 
-use heck::{ToSnakeCase, ToUpperCamelCase};
-
-use super::{RESOURCE_OPTION, comments, rust_path, string_field, type_path};
+use super::{OneofMember, RESOURCE_OPTION, comments, rust_path, string_field};
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 
 const FIELD_BEHAVIOR_OPTION: &str = "google.api.field_behavior";
@@ -124,34 +122,9 @@ pub struct Field {
     /// Whether it is a single 64-bit signed integer (Rust `i64`).
     pub int64: bool,
     /// The oneof it is a member of, for a top-level field.
-    pub oneof: Option<Oneof>,
+    pub oneof: Option<OneofMember>,
     /// A proto3 `optional` scalar: prost's `Option<T>`, set or not.
     pub optional: bool,
-}
-
-/// A top-level oneof member, which prost keeps as a variant of one
-/// `Option<enum>` field rather than a field of its own.
-#[derive(Clone, Debug)]
-pub struct Oneof {
-    /// The Rust field holding the oneof (`delivery`).
-    pub field: String,
-    /// The Rust path of prost's enum (`crate::widgets::v1::widget::Delivery`).
-    pub enum_path: String,
-    /// This member's variant (`Address`).
-    pub variant: String,
-}
-
-impl Oneof {
-    fn of(message: &MessageDescriptor, field: &FieldDescriptor) -> Option<Oneof> {
-        let oneof = field
-            .containing_oneof()
-            .filter(|oneof| !oneof.is_synthetic())?;
-        Some(Oneof {
-            field: oneof.name().to_snake_case(),
-            enum_path: type_path(message.package_name(), Some(message.clone()), oneof.name()),
-            variant: field.name().to_upper_camel_case(),
-        })
-    }
 }
 
 impl Field {
@@ -251,7 +224,7 @@ pub(super) fn build_resource(
             kind,
             string: is_string(&field),
             int64: is_int64(&field),
-            oneof: Oneof::of(message, &field),
+            oneof: OneofMember::of(message, &field),
             optional: is_optional(&field),
         });
         // A oneof member inside a nested message is masked with its message

@@ -88,18 +88,31 @@ pub fn from_value<M: JsonMessage>(value: Value) -> Result<M, Error> {
 /// JSON uses: `resource_limits.clusters,name` → `resourceLimits.clusters,name`.
 pub fn lower_camel_case(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
+    push_lower_camel_case(path, &mut out);
+    out
+}
+
+/// Appends `path` in lowerCamelCase; `false` when the result would not read
+/// back as `path` (an upper-case letter, `_` before a non-letter, `__`), which
+/// a field mask then cannot be written as.
+fn push_lower_camel_case(path: &str, out: &mut String) -> bool {
+    let mut reads_back = true;
     let mut upper = false;
     for ch in path.chars() {
-        match ch {
-            '_' => upper = true,
-            _ if upper => {
-                out.push(ch.to_ascii_uppercase());
-                upper = false;
-            }
-            _ => out.push(ch),
+        reads_back &= !ch.is_ascii_uppercase();
+        if ch == '_' {
+            reads_back &= !upper;
+            upper = true;
+        } else if upper {
+            let capital = ch.to_ascii_uppercase();
+            reads_back &= capital != ch;
+            out.push(capital);
+            upper = false;
+        } else {
+            out.push(ch);
         }
     }
-    out
+    reads_back
 }
 
 /// How many bytes JSON adds to a string by escaping it: one for `"`, `\\`

@@ -2,10 +2,10 @@
 //! `DynamicMessage`, driven by the embedded descriptors.
 //!
 //! It is the reference the generated codec is tested against, the codec of
-//! messages whose shape the generator leaves to reflection (oneofs, fields
+//! messages whose shape the generator leaves to reflection (proto2 fields
 //! with explicit presence, well-known types other than `Timestamp` and
-//! `FieldMask`), and the decoder that names every offending field when input
-//! does not decode (the slow path runs only on errors).
+//! `FieldMask`), and the decoder that decides input outside canonical form
+//! and names every offending field when it does not decode.
 
 use prost_reflect::{
     DeserializeOptions, DynamicMessage, Kind, MessageDescriptor, ReflectMessage, SerializeOptions,
@@ -36,10 +36,8 @@ pub fn serialize<M: ReflectMessage, S: serde::Serializer>(
         .serialize_with_options(serializer, &SERIALIZE)
 }
 
-/// Decodes a JSON object (already parsed) into a message.
-///
-/// `prefix` is prepended to field paths in violations (e.g. the request field
-/// that held the body).
+/// Decodes a JSON object (already parsed) into a message, naming every
+/// offending field when it does not decode.
 pub fn from_value<M: ReflectMessage + Default>(value: Value) -> Result<M, Error> {
     let descriptor = M::default().descriptor();
     let dynamic = decode_dynamic(&descriptor, &value)?;

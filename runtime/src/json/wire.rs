@@ -178,7 +178,7 @@ impl Serialize for FieldMask<'_> {
             if !out.is_empty() {
                 out.push(',');
             }
-            if !snake_to_camel(path, &mut out) {
+            if !super::push_lower_camel_case(path, &mut out) {
                 return Err(serde::ser::Error::custom(
                     "cannot roundtrip field name through camelcase",
                 ));
@@ -186,30 +186,6 @@ impl Serialize for FieldMask<'_> {
         }
         serializer.serialize_str(&out)
     }
-}
-
-/// Appends `path` in lowerCamelCase; `false` when the result would not read
-/// back as `path` (upper case, `_` before a non-letter, `__`).
-fn snake_to_camel(path: &str, out: &mut String) -> bool {
-    let mut upper_next = false;
-    for ch in path.chars() {
-        if ch.is_ascii_uppercase() {
-            return false;
-        }
-        if upper_next {
-            let upper = ch.to_ascii_uppercase();
-            if upper == ch {
-                return false;
-            }
-            out.push(upper);
-            upper_next = false;
-        } else if ch == '_' {
-            upper_next = true;
-        } else {
-            out.push(ch);
-        }
-    }
-    true
 }
 
 /// A repeated field whose elements are written through `each`.
