@@ -20,6 +20,11 @@ use crate::json::{self, JsonMessage};
 /// Largest request body accepted (CONTRACT §5).
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
+/// Most fields a query parameter's name may follow (`a.b.c` follows 3): a
+/// recursive message would otherwise let one URL nest values thousands of
+/// levels deep, past what decoding can recurse through.
+pub const MAX_QUERY_DEPTH: usize = 32;
+
 /// The trailing multi-segment path variable of a route (`{x=**}`), or empty
 /// when the route matched with no segments (e.g. `POST /library/v1/shelves/`).
 #[derive(Debug, Default)]
@@ -122,6 +127,12 @@ impl RestRequest {
 
     fn bind_query(&mut self, key: &str, value: String) -> Result<(), FieldViolation> {
         let unknown = || FieldViolation::new(key, "unknown query parameter");
+        if key.split('.').nth(MAX_QUERY_DEPTH).is_some() {
+            return Err(FieldViolation::new(
+                key,
+                format!("nested more than {MAX_QUERY_DEPTH} fields deep"),
+            ));
+        }
         let mut lookup = self.field;
         let mut object = &mut self.fields;
         let mut segments = key.split('.').peekable();

@@ -614,3 +614,41 @@ async fn update_masks_name_oneof_members_and_optional_fields_on_their_own() {
         )
     );
 }
+
+#[tokio::test]
+async fn a_deeply_nested_query_parameter_is_refused_not_followed() {
+    let base = serve().await;
+    let (_, created) = call(
+        &base,
+        "POST",
+        &format!("/v1/widgets/{}", workshop(1)),
+        None,
+        Some(json!({"name": "gear"})),
+    )
+    .await;
+    let at = format!("/v1/widgets/{}", created["uid"].as_str().unwrap());
+    let patch = |revisions: usize| {
+        let (base, at) = (base.clone(), at.clone());
+        // `widget.specification.revises….certified`: 3 + `revisions` fields.
+        let key = format!(
+            "widget.specification{}.certified",
+            ".revises".repeat(revisions)
+        );
+        let uri = format!("{at}?updateMask=name&{key}=true");
+        async move { call(&base, "PATCH", &uri, None, Some(json!({"name": "cog"}))).await }
+    };
+    let (status, body) = patch(runtime::rest::MAX_QUERY_DEPTH - 3).await;
+    assert_eq!(status, 200, "as deep as allowed: {body}");
+    // Deep enough to overflow the stack if it were followed.
+    let (status, body) = patch(7_000).await;
+    assert_eq!(status, 400, "{body}");
+    let violation = &body["error"]["details"][1]["fieldViolations"][0];
+    assert_eq!(
+        violation["description"],
+        format!(
+            "nested more than {} fields deep",
+            runtime::rest::MAX_QUERY_DEPTH
+        ),
+        "{violation}"
+    );
+}
