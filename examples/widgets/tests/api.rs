@@ -657,31 +657,18 @@ async fn a_deeply_nested_query_parameter_is_refused_not_followed() {
 async fn a_body_nested_as_deep_as_json_parsing_allows_is_answered() {
     let base = serve().await;
     // serde_json refuses nesting past 128 levels; just below that, the body
-    // decodes (or is refused) without exhausting the stack.
-    let mut specification = json!({"certified": true});
-    for _ in 0..120 {
-        specification = json!({"revises": specification});
-    }
-    let (status, body) = call(
-        &base,
-        "POST",
-        &format!("/v1/widgets/{}", workshop(1)),
-        None,
-        Some(json!({"name": "deep", "specification": specification})),
-    )
-    .await;
+    // decodes and is stored without exhausting the stack.
+    let create = |revisions: usize| {
+        let mut specification = json!({"certified": true});
+        for _ in 0..revisions {
+            specification = json!({"revises": specification});
+        }
+        let body = json!({"name": "deep", "specification": specification});
+        let (base, at) = (base.clone(), format!("/v1/widgets/{}", workshop(1)));
+        async move { call(&base, "POST", &at, None, Some(body)).await }
+    };
+    let (status, body) = create(120).await;
     assert_eq!(status, 200, "{body}");
-    let mut specification = json!({"certified": true});
-    for _ in 0..200 {
-        specification = json!({"revises": specification});
-    }
-    let (status, body) = call(
-        &base,
-        "POST",
-        &format!("/v1/widgets/{}", workshop(1)),
-        None,
-        Some(json!({"name": "deeper", "specification": specification})),
-    )
-    .await;
+    let (status, body) = create(200).await;
     assert_eq!(status, 400, "{body}");
 }
