@@ -1,48 +1,90 @@
-//! Serving a router on a TCP listener with transport timeouts and a bounded
-//! graceful drain.
+//! Serving a router on a TCP listener with connection limits, transport
+//! timeouts and a bounded graceful drain.
 //!
 //! [`Server`] replaces `axum::serve`: HTTP/1.1 and HTTP/2 (prior knowledge,
 //! which gRPC uses) on one port, every request going to the same router.
-//! Each connection is watched for the timeouts in [`Timeouts`]:
+//!
+//! What the server holds at once is bounded by [`Limits`]:
+//!
+//! - **max_connections**: open connections. At the limit the server stops
+//!   accepting: new clients wait in the listen backlog (their TCP handshake
+//!   completes, nothing is read or answered) until a connection closes, and
+//!   are then served in order. While the server waits, connections that are
+//!   idle (keep-alive, no request in progress) are closed as if their idle
+//!   timeout had passed, so idle clients do not keep waiting ones out.
+//!   Connections that are still sending their first request head are not
+//!   closed early: the header timeout bounds them.
+//! - **max_concurrent_streams**: requests in progress at once on one HTTP/2
+//!   connection (advertised in the server's SETTINGS; a client opening more
+//!   has them refused with `REFUSED_STREAM`).
+//!
+//! Each connection and request is watched for the timeouts in [`Timeouts`]:
 //!
 //! - **header**: a request head must arrive completely within this time,
 //!   counted from the connection's accept for the first request and from
 //!   the first byte of each later HTTP/1 request. An HTTP/2 connection must
 //!   send its preface within this time. A connection that misses it is
 //!   closed without an answer.
-//! - **body**: a REST request body must arrive completely within this time
-//!   after the request head; a gRPC request stream may not pause longer than
-//!   this between frames (streams can legitimately stay open longer). A
-//!   request whose body is too slow is answered with `DEADLINE_EXCEEDED`
-//!   (HTTP 408), and an HTTP/1 connection is then closed.
+//! - **body**: a request body must arrive completely within this time after
+//!   the request head, REST and gRPC alike. The deadline is for the body as a
+//!   whole: a body that trickles in one byte at a time is cut off like one
+//!   that stalls. A client-streaming or bidirectional gRPC call is a request
+//!   body too, so its request stream may stay open no longer than this
+//!   (reflection streams included). A request whose body is too slow is
+//!   answered with `DEADLINE_EXCEEDED` (HTTP 408, reason
+//!   `REQUEST_BODY_TIMEOUT`) when its handler has not answered yet, and an
+//!   HTTP/1 connection is then closed.
+//! - **write**: if the connection cannot hand its response to the client for
+//!   this long, the connection is closed. That is the case while a socket
+//!   write waits for the client to read (its receive window is full), and
+//!   while a response waits for the connection to take its next chunk and
+//!   no bytes have gone out since (an HTTP/2 flow-control window the client
+//!   does not reopen). A client that reads slowly but steadily is not cut
+//!   off, and neither is the time a response itself takes to produce its
+//!   next chunk (a handler that is working, a health `Watch` waiting for a
+//!   change). An HTTP/2 response is handed over 16 KiB at a time; once its
+//!   last part is handed over, what the client has not taken of it keeps the
+//!   connection open only until the idle timeout and the drain time have
+//!   passed. On an HTTP/2 connection that still sends other responses, one
+//!   whose stream the client does not read is bounded by the stream timeout.
+//! - **stream**: a request may be in progress no longer than this, from its
+//!   head until the last byte of its response is handed to the connection;
+//!   this bounds long-lived server streams (health `Watch`, reflection). A
+//!   handler that has not answered by then is cancelled and the request is
+//!   answered with `DEADLINE_EXCEEDED` (reason `STREAM_TIMEOUT`); a response
+//!   already under way is ended: a gRPC response with `DEADLINE_EXCEEDED`
+//!   trailers, any other response by aborting it (HTTP/1 closes the
+//!   connection, HTTP/2 resets the stream). A streaming client reconnects.
 //! - **idle**: a connection with no request in progress for this long is shut
 //!   down gracefully (an HTTP/2 connection gets a GOAWAY). Pings and other
 //!   frames that carry no request do not keep a connection open.
 //! - **drain**: when the shutdown future completes the server stops
 //!   accepting, lets in-flight requests finish and closes each connection
 //!   once it is idle; connections still open after this time are dropped.
+//!   A connection shut down for being idle gets the same time to close.
 //!
 //! hyper's own HTTP/1 header read timeout is not used: it also runs while a
 //! keep-alive connection waits for its next request, so it would cut idle
 //! connections at the header timeout instead of the idle timeout.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use axum::Router;
 use bytes::Bytes;
-use http::{HeaderValue, Request, Response, Version, header};
+use http::{HeaderMap, HeaderValue, Request, Response, Version, header};
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, watch};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinSet;
 use tokio::time::{Instant, Sleep};
 use tower::ServiceExt;
@@ -54,9 +96,15 @@ use crate::error::{Code, Error};
 pub struct Timeouts {
     /// Time allowed to receive a request head (and an HTTP/2 preface).
     pub header: Duration,
-    /// Time allowed to receive a REST request body; longest pause within a
-    /// gRPC request stream.
+    /// Time allowed to receive a whole request body (REST and gRPC alike,
+    /// client streams included).
     pub body: Duration,
+    /// Time the connection may go without handing any of a response to a
+    /// client that does not read; the connection is then closed.
+    pub write: Duration,
+    /// Time a request may be in progress, from its head until its response
+    /// is sent (long-lived server streams included).
+    pub stream: Duration,
     /// Time a connection with no request in progress is kept open.
     pub idle: Duration,
     /// Time in-flight requests get to finish after shutdown begins.
@@ -64,13 +112,35 @@ pub struct Timeouts {
 }
 
 impl Default for Timeouts {
-    /// Header 10 s, body 30 s, idle 60 s, drain 30 s.
+    /// Header 10 s, body 30 s, write 30 s, stream 10 min, idle 60 s, drain 30 s.
     fn default() -> Self {
         Timeouts {
             header: Duration::from_secs(10),
             body: Duration::from_secs(30),
+            write: Duration::from_secs(30),
+            stream: Duration::from_secs(600),
             idle: Duration::from_secs(60),
             drain: Duration::from_secs(30),
+        }
+    }
+}
+
+/// How much the server holds at once; see the [module docs](self).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Open connections (at least 1). At the limit, new connections wait
+    /// in the listen backlog until one closes.
+    pub max_connections: usize,
+    /// Requests in progress at once on one HTTP/2 connection (at least 1).
+    pub max_concurrent_streams: u32,
+}
+
+impl Default for Limits {
+    /// 1024 connections, 100 streams per HTTP/2 connection.
+    fn default() -> Self {
+        Limits {
+            max_connections: 1024,
+            max_concurrent_streams: 100,
         }
     }
 }
@@ -81,21 +151,30 @@ pub struct Server {
     listener: TcpListener,
     router: Router,
     timeouts: Timeouts,
+    limits: Limits,
 }
 
 impl Server {
-    /// Serves `router` on `listener` with the default [`Timeouts`].
+    /// Serves `router` on `listener` with the default [`Timeouts`] and
+    /// [`Limits`].
     pub fn new(listener: TcpListener, router: Router) -> Self {
         Server {
             listener,
             router,
             timeouts: Timeouts::default(),
+            limits: Limits::default(),
         }
     }
 
     /// Uses these timeouts.
     pub fn timeouts(mut self, timeouts: Timeouts) -> Self {
         self.timeouts = timeouts;
+        self
+    }
+
+    /// Uses these limits.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
         self
     }
 
@@ -107,12 +186,37 @@ impl Server {
             listener,
             router,
             timeouts,
+            limits,
         } = self;
+        let limits = Limits {
+            max_connections: limits.max_connections.clamp(1, Semaphore::MAX_PERMITS),
+            max_concurrent_streams: limits.max_concurrent_streams.max(1),
+        };
         let (stop, stopping) = watch::channel(false);
+        // True while the server waits for a connection to close before it
+        // accepts another: idle connections then close.
+        let (full, pressure) = watch::channel(false);
+        let slots = Arc::new(Semaphore::new(limits.max_connections));
         let mut connections = JoinSet::new();
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
             while connections.try_join_next().is_some() {}
+            let slot = match Arc::clone(&slots).try_acquire_owned() {
+                Ok(slot) => slot,
+                Err(_) => {
+                    tracing::debug!(
+                        max_connections = limits.max_connections,
+                        "connection limit reached: waiting for a connection to close"
+                    );
+                    full.send_replace(true);
+                    let slot = tokio::select! {
+                        () = &mut shutdown => break,
+                        slot = Arc::clone(&slots).acquire_owned() => slot,
+                    };
+                    full.send_replace(false);
+                    slot.expect("the semaphore is never closed")
+                }
+            };
             tokio::select! {
                 () = &mut shutdown => break,
                 accepted = listener.accept() => match accepted {
@@ -121,7 +225,12 @@ impl Server {
                             stream,
                             router.clone(),
                             timeouts,
-                            stopping.clone(),
+                            limits,
+                            Watchers {
+                                stopping: stopping.clone(),
+                                pressure: pressure.clone(),
+                            },
+                            slot,
                         ));
                     }
                     Err(error) if is_connection_error(&error) => {
@@ -164,29 +273,40 @@ fn is_connection_error(error: &std::io::Error) -> bool {
     )
 }
 
-/// Serves one connection until it closes, watching its timeouts.
+/// What a connection hears from the server.
+struct Watchers {
+    /// True once the server is shutting down.
+    stopping: watch::Receiver<bool>,
+    /// True while the server is at its connection limit.
+    pressure: watch::Receiver<bool>,
+}
+
+/// Serves one connection until it closes, watching its timeouts. `_slot`
+/// is its place under the connection limit, given back when it closes.
 async fn connection(
     stream: TcpStream,
     router: Router,
     timeouts: Timeouts,
-    mut stopping: watch::Receiver<bool>,
+    limits: Limits,
+    watchers: Watchers,
+    _slot: OwnedSemaphorePermit,
 ) {
+    let Watchers {
+        mut stopping,
+        mut pressure,
+    } = watchers;
     // Small messages (gRPC, JSON) should not wait for Nagle's algorithm.
     stream.set_nodelay(true).ok();
-    let activity = Arc::new(Activity::new());
+    let activity = Arc::new(Activity::new(timeouts));
     let io = TokioIo::new(Watched {
         inner: stream,
         activity: Arc::clone(&activity),
+        write_blocked: false,
     });
     let service = {
         let activity = Arc::clone(&activity);
         hyper::service::service_fn(move |request| {
-            handle(
-                request,
-                router.clone(),
-                timeouts.body,
-                Arc::clone(&activity),
-            )
+            handle(request, router.clone(), timeouts, Arc::clone(&activity))
         })
     };
     let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -194,7 +314,10 @@ async fn connection(
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(None);
-    builder.http2().timer(TokioTimer::new());
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(limits.max_concurrent_streams);
     let connection = builder.serve_connection(io, service);
     let mut connection = std::pin::pin!(connection);
 
@@ -204,6 +327,7 @@ async fn connection(
     let mut graceful = false;
     let mut close_at: Option<Instant> = None;
     let mut draining = false;
+    let mut pressure_open = true;
     loop {
         if !draining && *stopping.borrow() {
             draining = true;
@@ -212,13 +336,16 @@ async fn connection(
                 connection.as_mut().graceful_shutdown();
             }
         }
-        let (deadline, expiry) = match close_at {
-            Some(at) => (Some(at), Expiry::Close),
-            None => activity.deadline(&timeouts),
-        };
+        if !graceful && pressure_open && *pressure.borrow() && activity.is_idle() {
+            tracing::debug!("connection limit reached: closing an idle connection");
+            graceful = true;
+            connection.as_mut().graceful_shutdown();
+            close_at = Some(Instant::now() + timeouts.drain);
+        }
+        let next = activity.next_deadline(close_at);
         let timer = async {
-            match deadline {
-                Some(at) => tokio::time::sleep_until(at).await,
+            match next {
+                Some((at, _)) => tokio::time::sleep_until(at).await,
                 None => std::future::pending().await,
             }
         };
@@ -241,14 +368,25 @@ async fn connection(
                     }
                 }
             }
+            changed = pressure.changed(), if pressure_open && !graceful => {
+                // Looked at at the top of the loop.
+                if changed.is_err() {
+                    pressure_open = false;
+                }
+            }
             () = timer => {
                 // The state may have changed while the timer fired.
-                if close_at.is_none() && activity.deadline(&timeouts).0 != deadline {
+                if activity.next_deadline(close_at) != next {
                     continue;
                 }
+                let Some((_, expiry)) = next else { continue };
                 match expiry {
                     Expiry::Header => {
                         tracing::debug!("request head not received in time: closing the connection");
+                        return;
+                    }
+                    Expiry::Write => {
+                        tracing::debug!("client does not read its response: closing the connection");
                         return;
                     }
                     Expiry::Idle => {
@@ -273,6 +411,7 @@ async fn connection(
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Expiry {
     Header,
+    Write,
     Idle,
     Close,
 }
@@ -284,6 +423,11 @@ const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 #[derive(Debug)]
 struct Activity {
     state: Mutex<State>,
+    timeouts: Timeouts,
+    /// When the connection was accepted.
+    accepted: Instant,
+    /// When a socket write last sent bytes, in nanoseconds since `accepted`.
+    written: AtomicU64,
     /// Woken whenever the connection's next deadline may have changed.
     changed: Notify,
 }
@@ -295,6 +439,14 @@ struct State {
     /// Bytes of the HTTP/2 preface matched so far; `None` once the protocol is known.
     preface: Option<usize>,
     http2: bool,
+    /// Since when a socket write has been waiting for the client to read.
+    write_blocked: Option<Instant>,
+    /// Responses that handed the connection a chunk which it has not taken
+    /// up since (asked for the next), with the instant, by request.
+    unsent: HashMap<u64, Instant>,
+    next_request: u64,
+    /// The deadline the connection currently waits for.
+    armed: Option<Instant>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -308,16 +460,35 @@ enum Phase {
 }
 
 impl Activity {
-    fn new() -> Self {
+    fn new(timeouts: Timeouts) -> Self {
+        let accepted = Instant::now();
         Activity {
             state: Mutex::new(State {
                 phase: Phase::Head(Instant::now()),
                 in_flight: 0,
                 preface: Some(0),
                 http2: false,
+                write_blocked: None,
+                unsent: HashMap::new(),
+                next_request: 0,
+                armed: None,
             }),
+            timeouts,
+            accepted,
+            written: AtomicU64::new(0),
             changed: Notify::new(),
         }
+    }
+
+    /// When a socket write last sent bytes (the accept, if none has).
+    fn last_written(&self) -> Instant {
+        self.accepted + Duration::from_nanos(self.written.load(Ordering::Relaxed))
+    }
+
+    /// A socket write sent bytes.
+    fn wrote(&self) {
+        let nanos = u64::try_from(self.accepted.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.written.store(nanos, Ordering::Relaxed);
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -326,12 +497,51 @@ impl Activity {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The next deadline and what it is for (`None` while requests are served).
-    fn deadline(&self, timeouts: &Timeouts) -> (Option<Instant>, Expiry) {
-        match self.state().phase {
-            Phase::Head(since) => (Some(since + timeouts.header), Expiry::Header),
-            Phase::Idle(since) => (Some(since + timeouts.idle), Expiry::Idle),
-            Phase::Busy => (None, Expiry::Idle),
+    /// The next deadline and what it is for (`None` while requests are
+    /// served and the client reads): the write timeout, and the header or
+    /// idle timeout, or once the connection is closing, `close_at`.
+    fn next_deadline(&self, close_at: Option<Instant>) -> Option<(Instant, Expiry)> {
+        let mut state = self.state();
+        let phase = match (close_at, state.phase) {
+            (Some(at), _) => Some((at, Expiry::Close)),
+            (None, Phase::Head(since)) => Some((since + self.timeouts.header, Expiry::Header)),
+            (None, Phase::Idle(since)) => Some((since + self.timeouts.idle, Expiry::Idle)),
+            (None, Phase::Busy) => None,
+        };
+        // The client stopped reading when a socket write started waiting for
+        // it, or when a response waiting to be asked for more saw no bytes
+        // sent since: a response may wait behind buffered bytes (of its own
+        // or of other requests) while a slow client still reads them.
+        let unsent = state
+            .unsent
+            .values()
+            .min()
+            .map(|&since| since.max(self.last_written()));
+        let write = [state.write_blocked, unsent]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(|since| (since + self.timeouts.write, Expiry::Write));
+        let next = match (phase, write) {
+            (Some(phase), Some(write)) => Some(if write.0 < phase.0 { write } else { phase }),
+            (phase, write) => phase.or(write),
+        };
+        state.armed = next.map(|(at, _)| at);
+        next
+    }
+
+    /// Whether no request is in progress on a connection that has sent one
+    /// (or its HTTP/2 preface).
+    fn is_idle(&self) -> bool {
+        matches!(self.state().phase, Phase::Idle(_))
+    }
+
+    /// Wakes the connection when `at` comes before the deadline it waits for.
+    fn arm(&self, state: MutexGuard<'_, State>, at: Instant) {
+        let earlier = state.armed.is_none_or(|armed| at < armed);
+        drop(state);
+        if earlier {
+            self.changed.notify_one();
         }
     }
 
@@ -369,36 +579,99 @@ impl Activity {
         }
     }
 
+    /// A socket write started (`true`) or stopped (`false`) waiting for the
+    /// client to read.
+    fn write_blocked(&self, blocked: bool) {
+        let mut state = self.state();
+        if blocked {
+            let now = Instant::now();
+            state.write_blocked = Some(now);
+            self.arm(state, now + self.timeouts.write);
+        } else {
+            state.write_blocked = None;
+        }
+    }
+
     fn request_started(self: &Arc<Self>) -> InFlight {
         let mut state = self.state();
         state.in_flight += 1;
         state.phase = Phase::Busy;
+        let id = state.next_request;
+        state.next_request += 1;
         drop(state);
         self.changed.notify_one();
-        InFlight(Arc::clone(self))
+        InFlight {
+            activity: Arc::clone(self),
+            id,
+        }
     }
 }
 
 /// A request in progress, from its head until its response body is done.
 #[derive(Debug)]
-struct InFlight(Arc<Activity>);
+struct InFlight {
+    activity: Arc<Activity>,
+    id: u64,
+}
+
+impl InFlight {
+    /// The response handed the connection a chunk (or, at first, itself):
+    /// the connection owes it a poll for the next one.
+    fn handed(&self) {
+        let mut state = self.activity.state();
+        let now = Instant::now();
+        state.unsent.insert(self.id, now);
+        self.activity.arm(state, now + self.activity.timeouts.write);
+    }
+
+    /// The connection asked the response for its next chunk.
+    fn taken(&self) {
+        self.activity.state().unsent.remove(&self.id);
+    }
+}
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        let mut state = self.0.state();
+        let mut state = self.activity.state();
+        state.unsent.remove(&self.id);
         state.in_flight -= 1;
         if state.in_flight == 0 {
             state.phase = Phase::Idle(Instant::now());
         }
         drop(state);
-        self.0.changed.notify_one();
+        self.activity.changed.notify_one();
     }
 }
 
-/// The connection's socket, reporting what it reads.
+/// The connection's socket, reporting what it reads and when its writes
+/// wait for the client.
 struct Watched {
     inner: TcpStream,
     activity: Arc<Activity>,
+    /// Whether the last write (or flush) was left pending.
+    write_blocked: bool,
+}
+
+impl Watched {
+    /// Records whether a write is waiting for the client (shared only on a
+    /// change) and when bytes were last sent.
+    fn wrote<T>(
+        &mut self,
+        poll: Poll<std::io::Result<T>>,
+        sent: fn(&T) -> bool,
+    ) -> Poll<std::io::Result<T>> {
+        let blocked = poll.is_pending();
+        if blocked != self.write_blocked {
+            self.write_blocked = blocked;
+            self.activity.write_blocked(blocked);
+        }
+        if let Poll::Ready(Ok(value)) = &poll
+            && sent(value)
+        {
+            self.activity.wrote();
+        }
+        poll
+    }
 }
 
 impl AsyncRead for Watched {
@@ -420,7 +693,8 @@ impl AsyncWrite for Watched {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        let poll = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.wrote(poll, |&n| n > 0)
     }
 
     fn poll_write_vectored(
@@ -428,7 +702,8 @@ impl AsyncWrite for Watched {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let poll = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.wrote(poll, |&n| n > 0)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -436,46 +711,62 @@ impl AsyncWrite for Watched {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
+        let poll = Pin::new(&mut self.inner).poll_flush(cx);
+        self.wrote(poll, |()| false)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
+        let poll = Pin::new(&mut self.inner).poll_shutdown(cx);
+        self.wrote(poll, |()| false)
     }
 }
 
-/// Serves one request: its body under the body timeout, its response
-/// tracked until the last byte.
+/// Serves one request: its body under the body timeout, the whole exchange
+/// under the stream timeout, its response tracked until the last byte.
 async fn handle(
     request: Request<Incoming>,
     router: Router,
-    body_timeout: Duration,
+    timeouts: Timeouts,
     activity: Arc<Activity>,
 ) -> Result<Response<Tracked>, Infallible> {
     let in_flight = activity.request_started();
+    let ends = Instant::now() + timeouts.stream;
     let http1 = request.version() < Version::HTTP_2;
     let grpc = crate::rest::is_grpc(request.headers());
     let expired = Arc::new(AtomicBool::new(false));
     let request = request.map(|body| TimedBody {
-        sleep: Box::pin(tokio::time::sleep(body_timeout)),
+        sleep: Box::pin(tokio::time::sleep(timeouts.body)),
         inner: body,
-        timeout: body_timeout,
-        between_frames: grpc,
         expired: Arc::clone(&expired),
     });
-    let Ok(mut response) = router.oneshot(request).await;
-    if expired.load(Ordering::Acquire) {
-        response = crate::rest::error_response(body_timeout_error(body_timeout), grpc);
-        if http1 {
-            // The rest of the body is not read: the connection cannot be reused.
-            response
-                .headers_mut()
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    let mut close = false;
+    let mut response = match tokio::time::timeout_at(ends, router.oneshot(request)).await {
+        Ok(Ok(response)) => response,
+        Err(_) => {
+            tracing::debug!("request not answered within the stream timeout");
+            close = true;
+            crate::rest::error_response(stream_timeout_error(timeouts.stream), grpc)
         }
+    };
+    if expired.load(Ordering::Acquire) {
+        response = crate::rest::error_response(body_timeout_error(timeouts.body), grpc);
+        close = true;
     }
+    if close && http1 {
+        // The rest of the body is not read: the connection cannot be reused.
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    in_flight.handed();
     Ok(response.map(|body| Tracked {
         inner: body,
         in_flight: Some(in_flight),
+        ends: Box::pin(tokio::time::sleep_until(ends)),
+        grpc,
+        timeout: timeouts.stream,
+        split: !http1,
+        rest: Bytes::new(),
     }))
 }
 
@@ -491,25 +782,41 @@ fn body_timeout_error(timeout: Duration) -> Error {
     .with_http_status(http::StatusCode::REQUEST_TIMEOUT)
 }
 
-/// The error a request body yields when it arrives too slowly.
-#[derive(Debug)]
-struct BodyTimeout;
+fn stream_timeout_error(timeout: Duration) -> Error {
+    Error::new(
+        Code::DeadlineExceeded,
+        "STREAM_TIMEOUT",
+        format!(
+            "the request was not completed within {} ms",
+            timeout.as_millis()
+        ),
+    )
+}
 
-impl std::fmt::Display for BodyTimeout {
+/// Why a body ended early.
+#[derive(Debug)]
+enum Cut {
+    /// The request body did not arrive within the body timeout.
+    Body,
+    /// The response was still under way at the stream timeout.
+    Stream,
+}
+
+impl std::fmt::Display for Cut {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the request body was not received in time")
+        f.write_str(match self {
+            Cut::Body => "the request body was not received in time",
+            Cut::Stream => "the response was not completed in time",
+        })
     }
 }
 
-impl std::error::Error for BodyTimeout {}
+impl std::error::Error for Cut {}
 
-/// A request body with a deadline: for the whole body, or (gRPC streams)
-/// for each frame.
+/// A request body with a deadline for the whole body.
 struct TimedBody {
     inner: Incoming,
     sleep: Pin<Box<Sleep>>,
-    timeout: Duration,
-    between_frames: bool,
     expired: Arc<AtomicBool>,
 }
 
@@ -523,17 +830,14 @@ impl Body for TimedBody {
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         let this = &mut *self;
         if this.expired.load(Ordering::Acquire) {
-            return Poll::Ready(Some(Err(BodyTimeout.into())));
+            return Poll::Ready(Some(Err(Cut::Body.into())));
         }
         if let Poll::Ready(frame) = Pin::new(&mut this.inner).poll_frame(cx) {
-            if this.between_frames {
-                this.sleep.as_mut().reset(Instant::now() + this.timeout);
-            }
             return Poll::Ready(frame.map(|frame| frame.map_err(Into::into)));
         }
         ready!(this.sleep.as_mut().poll(cx));
         this.expired.store(true, Ordering::Release);
-        Poll::Ready(Some(Err(BodyTimeout.into())))
+        Poll::Ready(Some(Err(Cut::Body.into())))
     }
 
     fn is_end_stream(&self) -> bool {
@@ -545,10 +849,28 @@ impl Body for TimedBody {
     }
 }
 
-/// A response body that ends its request's [`InFlight`] when it is done.
+/// Largest chunk an HTTP/2 response hands the connection at once (the
+/// protocol's default frame size). hyper takes a whole chunk into the
+/// stream's send buffer even when the client's flow-control window has no
+/// room for it, and asks for the next one only once there is room: smaller
+/// chunks keep a response that the client does not read waiting on the
+/// connection, where the write timeout sees it, instead of in that buffer.
+const HTTP2_CHUNK: usize = 16 * 1024;
+
+/// A response body that ends its request's [`InFlight`] when it is done,
+/// tells the connection when it waits to be asked for more (write timeout)
+/// and ends at the stream timeout.
 struct Tracked {
     inner: axum::body::Body,
+    /// `None` once the body has ended.
     in_flight: Option<InFlight>,
+    ends: Pin<Box<Sleep>>,
+    grpc: bool,
+    timeout: Duration,
+    /// Whether chunks are handed over at most [`HTTP2_CHUNK`] at a time.
+    split: bool,
+    /// What is left of a chunk of `inner` handed over in parts.
+    rest: Bytes,
 }
 
 impl Body for Tracked {
@@ -559,18 +881,83 @@ impl Body for Tracked {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        let frame = ready!(Pin::new(&mut self.inner).poll_frame(cx));
-        if frame.is_none() {
-            self.in_flight = None;
+        let this = &mut *self;
+        let Some(in_flight) = &this.in_flight else {
+            return Poll::Ready(None);
+        };
+        in_flight.taken();
+        // A chunk handed over in parts is finished first: it may hold the
+        // end of a gRPC message.
+        if this.rest.is_empty()
+            && !this.inner.is_end_stream()
+            && this.ends.as_mut().poll(cx).is_ready()
+        {
+            tracing::debug!("response stream open at the stream timeout: ending it");
+            this.in_flight = None;
+            if this.grpc {
+                return Poll::Ready(Some(Ok(Frame::trailers(grpc_status(
+                    stream_timeout_error(this.timeout),
+                )))));
+            }
+            return Poll::Ready(Some(Err(axum::Error::new(Cut::Stream))));
         }
-        Poll::Ready(frame)
+        if !this.rest.is_empty() {
+            let part = this.rest.split_to(this.rest.len().min(HTTP2_CHUNK));
+            in_flight.handed();
+            return Poll::Ready(Some(Ok(Frame::data(part))));
+        }
+        let frame = ready!(Pin::new(&mut this.inner).poll_frame(cx));
+        match frame {
+            Some(Ok(frame)) => {
+                in_flight.handed();
+                match frame.into_data() {
+                    Ok(mut data) if this.split && data.len() > HTTP2_CHUNK => {
+                        this.rest = data.split_off(HTTP2_CHUNK);
+                        Poll::Ready(Some(Ok(Frame::data(data))))
+                    }
+                    Ok(data) => Poll::Ready(Some(Ok(Frame::data(data)))),
+                    Err(frame) => Poll::Ready(Some(Ok(frame))),
+                }
+            }
+            Some(Err(error)) => {
+                this.in_flight = None;
+                Poll::Ready(Some(Err(error)))
+            }
+            None => {
+                this.in_flight = None;
+                Poll::Ready(None)
+            }
+        }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.in_flight.is_none() || (self.rest.is_empty() && self.inner.is_end_stream())
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+        if self.in_flight.is_none() {
+            return SizeHint::with_exact(0);
+        }
+        let inner = self.inner.size_hint();
+        let rest = self.rest.len() as u64;
+        let mut hint = SizeHint::new();
+        hint.set_lower(inner.lower().saturating_add(rest));
+        if let Some(upper) = inner.upper() {
+            hint.set_upper(upper.saturating_add(rest));
+        }
+        hint
     }
+}
+
+/// The trailers of a gRPC response ending with `error`.
+fn grpc_status(error: Error) -> HeaderMap {
+    let mut trailers = HeaderMap::new();
+    if tonic::Status::from(error)
+        .add_header(&mut trailers)
+        .is_err()
+    {
+        trailers.clear();
+        trailers.insert("grpc-status", HeaderValue::from_static("4"));
+    }
+    trailers
 }

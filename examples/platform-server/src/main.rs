@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
@@ -54,8 +55,8 @@ struct Args {
         value_parser = platform_server::parse_duration
     )]
     header_timeout: Duration,
-    /// Answer 408 / DEADLINE_EXCEEDED when a request body takes longer than this
-    /// (for gRPC streams: the longest pause between frames).
+    /// Answer 408 / DEADLINE_EXCEEDED when a whole request body takes longer than
+    /// this to arrive (REST and gRPC alike, client streams included).
     #[arg(
         long,
         env = "PLATFORM_BODY_TIMEOUT",
@@ -64,6 +65,25 @@ struct Args {
         value_parser = platform_server::parse_duration
     )]
     body_timeout: Duration,
+    /// Close a connection whose client does not read its response for this long.
+    #[arg(
+        long,
+        env = "PLATFORM_WRITE_TIMEOUT",
+        value_name = "DURATION",
+        default_value = "30s",
+        value_parser = platform_server::parse_duration
+    )]
+    write_timeout: Duration,
+    /// End a request still in progress after this long, long-lived gRPC streams
+    /// (health Watch, reflection) included: DEADLINE_EXCEEDED.
+    #[arg(
+        long,
+        env = "PLATFORM_STREAM_TIMEOUT",
+        value_name = "DURATION",
+        default_value = "10m",
+        value_parser = platform_server::parse_duration
+    )]
+    stream_timeout: Duration,
     /// Close a connection after this long without a request in progress.
     #[arg(
         long,
@@ -82,6 +102,25 @@ struct Args {
         value_parser = platform_server::parse_duration
     )]
     drain_timeout: Duration,
+    /// Most connections open at once; further clients wait until one closes
+    /// (idle connections are closed first).
+    #[arg(
+        long,
+        env = "PLATFORM_MAX_CONNECTIONS",
+        value_name = "COUNT",
+        default_value_t = runtime::serve::Limits::default().max_connections,
+        value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize)
+    )]
+    max_connections: usize,
+    /// Most requests in progress at once on one HTTP/2 connection.
+    #[arg(
+        long,
+        env = "PLATFORM_MAX_STREAMS",
+        value_name = "COUNT",
+        default_value_t = runtime::serve::Limits::default().max_concurrent_streams,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    max_streams: u32,
     /// Largest encoded size of the items of one list page, in bytes; a page
     /// ends early (with a `nextPageToken`) rather than exceed it.
     #[arg(long, env = "PLATFORM_LIST_BUDGET", value_name = "BYTES", default_value_t = runtime::standard::LIST_BUDGET_BYTES)]
@@ -145,8 +184,14 @@ async fn main() -> std::process::ExitCode {
         timeouts: runtime::serve::Timeouts {
             header: args.header_timeout,
             body: args.body_timeout,
+            write: args.write_timeout,
+            stream: args.stream_timeout,
             idle: args.idle_timeout,
             drain: args.drain_timeout,
+        },
+        limits: runtime::serve::Limits {
+            max_connections: args.max_connections,
+            max_concurrent_streams: args.max_streams,
         },
         list_budget: Some(args.list_budget),
     };
@@ -177,16 +222,40 @@ mod tests {
             (
                 args.header_timeout,
                 args.body_timeout,
+                args.write_timeout,
+                args.stream_timeout,
                 args.idle_timeout,
                 args.drain_timeout
             ),
             (
                 defaults.header,
                 defaults.body,
+                defaults.write,
+                defaults.stream,
                 defaults.idle,
                 defaults.drain
             )
         );
+        let defaults = runtime::serve::Limits::default();
+        assert_eq!(
+            (args.max_connections, args.max_streams),
+            (defaults.max_connections, defaults.max_concurrent_streams)
+        );
+    }
+
+    #[test]
+    fn limits_are_at_least_one() {
+        let args = Args::parse_from([
+            "platform-server",
+            "--max-connections",
+            "3",
+            "--max-streams",
+            "7",
+        ]);
+        assert_eq!((args.max_connections, args.max_streams), (3, 7));
+        for flag in ["--max-connections", "--max-streams"] {
+            assert!(Args::try_parse_from(["platform-server", flag, "0"]).is_err());
+        }
     }
 
     #[test]
