@@ -36,18 +36,37 @@ pub struct Authentication {
 
 /// Turns the `Authorization` header into the request's [`Caller`]: no header
 /// is anonymous; a valid API token is its identity; anything else is
-/// UNAUTHENTICATED here, before any handler (also on public reads).
+/// UNAUTHENTICATED here, before any handler (also on public reads). Answers
+/// of the token exchange, which may carry a token, are never stored by
+/// caches (`Cache-Control: no-store`).
 pub async fn authenticate(
     State(auth): State<Arc<Authentication>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let exchange = TOKEN_EXCHANGE.contains(&request.uri().path());
+    let mut response = identify(&auth, request, next, exchange).await;
+    if exchange {
+        response.headers_mut().insert(
+            axum::http::header::CACHE_CONTROL,
+            axum::http::HeaderValue::from_static("no-store"),
+        );
+    }
+    response
+}
+
+/// Runs the request as the caller its `Authorization` header names, or
+/// answers UNAUTHENTICATED.
+async fn identify(
+    auth: &Authentication,
     mut request: Request,
     next: Next,
+    exchange: bool,
 ) -> Response {
     let grpc = runtime::rest::is_grpc(request.headers());
     let caller = match bearer(request.headers()) {
         Ok(None) => Caller::Anonymous,
-        Ok(Some(token)) if TOKEN_EXCHANGE.contains(&request.uri().path()) => {
-            Caller::Presented { token }
-        }
+        Ok(Some(token)) if exchange => Caller::Presented { token },
         Ok(Some(token)) => match auth.tokens.verify(&token) {
             Ok(claims) => Caller::Identity {
                 admin: claims.sub == auth.admin,
@@ -102,8 +121,25 @@ fn unauthenticated(reason: &'static str, message: impl Into<String>) -> Error {
     Error::new(Code::Unauthenticated, reason, message)
 }
 
-fn denied(reason: &'static str, message: impl Into<String>) -> Error {
-    Error::new(Code::PermissionDenied, reason, message)
+/// Why an exchange was refused: logged, never answered. The caller gets
+/// [`refused`] whichever it is, so the answer does not tell whether the
+/// identity exists, whose claims it matches, or which issuers are trusted.
+#[derive(Debug)]
+enum Refusal {
+    /// The identity token did not verify (its error names why).
+    Token(Error),
+    UnknownIdentity,
+    ClaimMismatch,
+}
+
+/// The one answer to every refused exchange (CONTRACT §7).
+fn refused() -> Error {
+    unauthenticated(
+        "IDENTITY_TOKEN_REFUSED",
+        "the identity token cannot be exchanged for this identity: it must be a current token \
+         for this API from a trusted issuer, with the issuer and subject of the identity's \
+         claimMatch",
+    )
 }
 
 impl TokenExchange {
@@ -159,6 +195,30 @@ impl TokenExchange {
             .map(|data| data.claims)
             .map_err(|e| token_error(&e, "identity token"))
     }
+
+    /// Why `token` may not assume `identity_uid`, if it may not. Every path
+    /// verifies the token and reads the identity, so that refusing an
+    /// unknown identity and refusing a mismatching one take the same work.
+    async fn refusal(&self, token: &str, identity_uid: &str) -> Result<Option<Refusal>, Error> {
+        let claims = self.verify(token);
+        let identity = self
+            .store
+            .get_identity(identity_uid)
+            .await
+            .map_err(Error::internal)?;
+        let claims = match claims {
+            Ok(claims) => claims,
+            Err(error) => return Ok(Some(Refusal::Token(error))),
+        };
+        let Some(identity) = identity else {
+            return Ok(Some(Refusal::UnknownIdentity));
+        };
+        let matches = identity
+            .claim_match
+            .as_ref()
+            .is_some_and(|m| m.issuer == claims.iss && m.subject == claims.sub);
+        Ok((!matches).then_some(Refusal::ClaimMismatch))
+    }
 }
 
 impl TokenServiceHandler for TokenExchange {
@@ -173,6 +233,7 @@ impl TokenServiceHandler for TokenExchange {
                 "send the identity token as `Authorization: Bearer <token>`",
             ));
         };
+        // What the request alone decides, whatever the token and the store hold.
         if request.aud != self.tokens.base_url() {
             return Err(Error::invalid_field(
                 "aud",
@@ -180,30 +241,24 @@ impl TokenServiceHandler for TokenExchange {
             ));
         }
         let identity_uid = runtime::uidp::parse("identity", &request.identity)?;
-        let claims = self.verify(token)?;
-        let identity = self
-            .store
-            .get_identity(identity_uid)
-            .await
-            .map_err(Error::internal)?
-            .ok_or_else(|| {
-                denied(
-                    "UNKNOWN_IDENTITY",
-                    format!("no identity `{identity_uid}` can be assumed"),
-                )
-            })?;
-        let matches = identity
-            .claim_match
-            .as_ref()
-            .is_some_and(|m| m.issuer == claims.iss && m.subject == claims.sub);
-        if !matches {
-            return Err(denied(
-                "CLAIM_MISMATCH",
-                format!("the identity token's issuer and subject may not assume `{identity_uid}`"),
-            ));
+        match self.refusal(token, identity_uid).await? {
+            None => Ok(ExchangeTokenResponse {
+                token: self.tokens.issue(identity_uid),
+            }),
+            Some(refusal) => {
+                match &refusal {
+                    Refusal::Token(error) => tracing::info!(
+                        identity = identity_uid,
+                        reason = error.reason(),
+                        "token exchange refused: {}",
+                        error.message()
+                    ),
+                    Refusal::UnknownIdentity | Refusal::ClaimMismatch => {
+                        tracing::info!(identity = identity_uid, ?refusal, "token exchange refused")
+                    }
+                }
+                Err(refused())
+            }
         }
-        Ok(ExchangeTokenResponse {
-            token: self.tokens.issue(identity_uid),
-        })
     }
 }

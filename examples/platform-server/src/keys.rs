@@ -6,15 +6,18 @@
 //! is a file of 32 random bytes, created once: a new key is written to a
 //! temporary file and then linked to its name, which fails if another server
 //! created the key first; the loser reads the winner's key. A directory whose
-//! keys were provisioned beforehand (a mounted secret) may be read-only.
+//! keys were provisioned beforehand (a mounted secret) may be read-only. Keys
+//! are readable by their owner only; one readable by others is restricted
+//! when read (or, if it cannot be changed, reported).
 
 use std::fs;
-use std::io::Write;
 use std::path::Path;
 
 use rand::RngCore;
 use runtime::auth::ApiTokens;
 use runtime::paging::PageTokens;
+
+use crate::private;
 
 const PAGE_TOKEN_KEY: &str = "page-token.key";
 const API_TOKEN_KEY: &str = "api-token.key";
@@ -40,12 +43,13 @@ pub fn has_api_token_key(keys_dir: &Path) -> bool {
 fn secret(dir: &Path, name: &str) -> Result<[u8; KEY_LEN], String> {
     let path = dir.join(name);
     if let Some(key) = read_key(&path)? {
+        private::restrict_file(&path);
         return Ok(key);
     }
     let mut key = [0u8; KEY_LEN];
     rand::rng().fill_bytes(&mut key);
     let temporary = dir.join(format!(".{name}.{:016x}.new", rand::rng().next_u64()));
-    write_new_private(&temporary, &key)
+    private::write_new(&temporary, &key)
         .map_err(|e| format!("cannot create {}: {e}", temporary.display()))?;
     // `link` never replaces an existing file (unlike `rename`), so of servers
     // creating the key together exactly one succeeds.
@@ -53,7 +57,7 @@ fn secret(dir: &Path, name: &str) -> Result<[u8; KEY_LEN], String> {
     fs::remove_file(&temporary).ok();
     match linked {
         Ok(()) => {
-            sync_dir(dir).map_err(|e| format!("cannot sync {}: {e}", dir.display()))?;
+            private::sync_dir(dir).map_err(|e| format!("cannot sync {}: {e}", dir.display()))?;
             Ok(key)
         }
         Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => read_key(&path)?
@@ -77,44 +81,6 @@ fn read_key(path: &Path) -> Result<Option<[u8; KEY_LEN]>, String> {
         }),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(error) => Err(format!("cannot read {}: {error}", path.display())),
-    }
-}
-
-/// Makes a new directory entry durable.
-fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    fs::File::open(dir)?.sync_all()?;
-    #[cfg(not(unix))]
-    let _ = dir;
-    Ok(())
-}
-
-/// Writes a new file readable by its owner only, durably.
-fn write_new_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(path)?;
-    file.write_all(contents)?;
-    file.sync_all()
-}
-
-/// Replaces `path` with `contents` (owner-only) atomically: readers see the
-/// old file or the new one, never a partial write.
-pub fn replace_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    let name = path
-        .file_name()
-        .and_then(|name| name.to_str())
-        .unwrap_or("file");
-    let temporary = path.with_file_name(format!(".{name}.{:016x}.new", rand::rng().next_u64()));
-    write_new_private(&temporary, contents)?;
-    fs::rename(&temporary, path).inspect_err(|_| {
-        fs::remove_file(&temporary).ok();
-    })?;
-    match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => sync_dir(dir),
-        _ => Ok(()),
     }
 }
 
@@ -171,6 +137,19 @@ mod tests {
             .unwrap()
             .permissions()
             .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_key_readable_by_others_is_restricted_when_read() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(PAGE_TOKEN_KEY);
+        std::fs::write(&path, [7u8; KEY_LEN]).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(secret(dir.path(), PAGE_TOKEN_KEY).unwrap(), [7u8; KEY_LEN]);
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
     }
 }

@@ -13,6 +13,7 @@ mod auth;
 pub mod bootstrap;
 pub mod grants;
 pub(crate) mod keys;
+mod private;
 pub mod store;
 
 use std::future::Future;
@@ -23,7 +24,8 @@ use tokio::net::TcpListener;
 /// What a server instance needs.
 #[derive(Clone, Debug, Default)]
 pub struct Config {
-    /// Directory for the embedded database, server keys and the admin token.
+    /// Directory for the embedded database, server keys and the admin token,
+    /// readable by its owner only (created so, or restricted at start).
     pub data_dir: PathBuf,
     /// Directory of the signing keys (API tokens, page tokens) when not the
     /// data dir; replicas of one service share it.
@@ -34,8 +36,11 @@ pub struct Config {
     pub base_url: Option<String>,
     /// OIDC issuers whose identity tokens the token service accepts, with their JWKS files.
     pub trusted_issuers: Vec<(String, PathBuf)>,
-    /// Header read, body read, idle and drain timeouts of client connections.
+    /// Header read, body read, write, stream, idle and drain timeouts of
+    /// client connections.
     pub timeouts: runtime::serve::Timeouts,
+    /// Open connections and concurrent HTTP/2 streams per connection.
+    pub limits: runtime::serve::Limits,
     /// Byte budget of one list page (default `runtime::standard::LIST_BUDGET_BYTES`).
     pub list_budget: Option<usize>,
 }
@@ -70,10 +75,10 @@ pub async fn serve_with(
     shutdown: impl Future<Output = ()> + Send + 'static,
     mount: Option<Mount>,
 ) -> Result<(), BoxError> {
-    std::fs::create_dir_all(&config.data_dir)
+    private::own_dir(&config.data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", config.data_dir.display()))?;
     let keys_dir = config.keys_dir();
-    std::fs::create_dir_all(keys_dir)
+    private::create_dir(keys_dir)
         .map_err(|e| format!("cannot create keys dir {}: {e}", keys_dir.display()))?;
     let address = listener.local_addr()?;
     let base_url = config
@@ -110,6 +115,7 @@ pub async fn serve_with(
     tracing::info!(%address, %base_url, "listening (REST and gRPC)");
     runtime::serve::Server::new(listener, router)
         .timeouts(config.timeouts)
+        .limits(config.limits)
         .serve(shutdown)
         .await;
     store.close().await;

@@ -9,8 +9,15 @@
 //! item another server created first is simply there). Servers starting
 //! together therefore create one root and one administrator, and a start
 //! interrupted half-way is finished by the next one.
+//!
+//! Releases before the record kept the bootstrap in the data directory
+//! (`bootstrap.json`, written only by the server). Their databases are
+//! migrated to a record of an earlier bootstrap that names nothing, and the
+//! first server whose data directory holds that file fills it in; the others
+//! wait for it rather than guess the administrator from what users named.
 
 use std::path::Path;
+use std::time::Duration;
 
 use generated::platform::iam::v2::{
     Group, GroupStore, Identity, IdentityStore, Role, RoleBinding, RoleBindingStore, RoleStore,
@@ -55,6 +62,10 @@ struct Plan {
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+/// How long a server without the earlier release's `bootstrap.json` waits
+/// for a server with it to adopt the earlier bootstrap.
+const ADOPTION_WAIT: Duration = Duration::from_secs(30);
+
 /// Reads the bootstrap record, creating the root organization, roles and
 /// administrator it names if another server has not.
 pub async fn ensure(
@@ -62,8 +73,17 @@ pub async fn ensure(
     store: &SqlStore,
     capabilities: &[&str],
 ) -> Result<Bootstrap, BoxError> {
+    ensure_within(data_dir, store, capabilities, ADOPTION_WAIT).await
+}
+
+async fn ensure_within(
+    data_dir: &Path,
+    store: &SqlStore,
+    capabilities: &[&str],
+    adoption_wait: Duration,
+) -> Result<Bootstrap, BoxError> {
     let earlier = read_state_file(data_dir)?;
-    let record = match record::read(store).await? {
+    let mut record = match record::read(store).await? {
         Some(record) => record,
         None => {
             let proposal = match &earlier {
@@ -78,6 +98,9 @@ pub async fn ensure(
             record::claim(store, &proposal).await?
         }
     };
+    if record.is_earlier() {
+        record = adopt(data_dir, store, earlier.as_ref(), adoption_wait).await?;
+    }
     if !record.complete {
         create_planned(&record, store, capabilities).await?;
         record::complete(store).await?;
@@ -98,9 +121,63 @@ pub async fn ensure(
     })
 }
 
+/// Records the bootstrap of the earlier release that created the database:
+/// the one this data directory's `bootstrap.json` names (which only a
+/// server writes) if the database holds its root, or else the one another
+/// server adopts within `wait`. Never one the database's contents suggest:
+/// users name items, so no name identifies the administrator.
+async fn adopt(
+    data_dir: &Path,
+    store: &SqlStore,
+    earlier: Option<&Bootstrap>,
+    wait: Duration,
+) -> Result<BootstrapRecord, BoxError> {
+    if let Some(state) = earlier
+        && store.get_group(&state.root).await?.is_some()
+    {
+        let record = record::adopt(store, &state.root, &state.admin).await?;
+        if record.root == state.root {
+            tracing::info!(root = %record.root, admin = %record.admin, "adopted the bootstrap of the earlier release");
+        }
+        return Ok(record);
+    }
+    tracing::info!(
+        "the database holds the bootstrap of an earlier release, which only that release's \
+         bootstrap.json names; waiting for a server with it to start"
+    );
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        if let Some(record) = record::read(store).await?
+            && !record.is_earlier()
+        {
+            return Ok(record);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            let file = data_dir.join(STATE_FILE);
+            let found = match earlier {
+                Some(state) => format!(
+                    "{} names the root organization `{}`, which the database does not hold",
+                    file.display(),
+                    state.root
+                ),
+                None => format!("{} does not exist", file.display()),
+            };
+            return Err(format!(
+                "the database was created by an earlier release, whose bootstrap.json (in its \
+                 data directory) names the root organization and the platform administrator; \
+                 {found}: start the server with that data directory, or copy its bootstrap.json \
+                 into this one"
+            )
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// The state file an earlier release wrote, if any.
 fn read_state_file(data_dir: &Path) -> Result<Option<Bootstrap>, BoxError> {
     let path = data_dir.join(STATE_FILE);
+    crate::private::restrict_file(&path);
     match std::fs::read_to_string(&path) {
         Ok(text) => Ok(Some(serde_json::from_str(&text).map_err(|e| {
             format!("{} is not a bootstrap state file: {e}", path.display())
@@ -219,7 +296,7 @@ pub fn write_admin_token(
     state: &Bootstrap,
 ) -> Result<(), BoxError> {
     let token = tokens.issue(&state.admin);
-    crate::keys::replace_private(&data_dir.join(ADMIN_TOKEN_FILE), token.as_bytes())?;
+    crate::private::replace(&data_dir.join(ADMIN_TOKEN_FILE), token.as_bytes())?;
     Ok(())
 }
 
@@ -256,6 +333,67 @@ mod tests {
             (binding.identity, binding.role),
             (record.admin, plan.roles[0].clone())
         );
+    }
+
+    /// A database of a release before the record, as migration 2 leaves it:
+    /// a root organization and a record of an earlier bootstrap.
+    async fn earlier_release_database(dir: &Path) -> (SqlStore, Group) {
+        let store = crate::store::open_sqlite(dir).await.unwrap();
+        let root: Group = planned(&uidp::new_root(), |g: &mut Group| g.name = "root".into());
+        store.insert_group(&root).await.unwrap();
+        sqlx::query(
+            "INSERT INTO platform_bootstrap (id, root, admin, plan, complete) \
+             VALUES (1, '', '', '{}', 0)",
+        )
+        .execute(store.pool())
+        .await
+        .unwrap();
+        assert!(record::read(&store).await.unwrap().unwrap().is_earlier());
+        (store, root)
+    }
+
+    #[tokio::test]
+    async fn an_earlier_bootstrap_is_adopted_from_the_state_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, root) = earlier_release_database(dir.path()).await;
+        let earlier = Bootstrap {
+            root: root.uid.clone(),
+            admin: uidp::new_child(&root.uid),
+        };
+        std::fs::write(
+            dir.path().join(STATE_FILE),
+            serde_json::to_vec(&earlier).unwrap(),
+        )
+        .unwrap();
+
+        let state = ensure(dir.path(), &store, &["groups.get"]).await.unwrap();
+        assert_eq!(
+            (state.root, state.admin),
+            (earlier.root.clone(), earlier.admin.clone())
+        );
+        let record = record::read(&store).await.unwrap().unwrap();
+        assert_eq!(
+            (record.root, record.admin, record.complete),
+            (earlier.root, earlier.admin, true)
+        );
+    }
+
+    #[tokio::test]
+    async fn an_earlier_bootstrap_is_not_guessed_without_the_state_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = earlier_release_database(dir.path()).await;
+        let wait = Duration::from_millis(300);
+        let error = ensure_within(dir.path(), &store, &["groups.get"], wait)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("bootstrap.json"), "{error}");
+        assert!(record::read(&store).await.unwrap().unwrap().is_earlier());
+        let roots: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM groups WHERE parent = ''")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(roots, 1, "no second root organization");
     }
 
     #[tokio::test]

@@ -4,12 +4,13 @@
 
 use runtime::sql::{Migration, SqlStore};
 
-/// The platform's own schema steps. Version 2 creates the record; a database
+/// The platform's own schema steps. Version 2 creates the record. A database
 /// that already holds a bootstrap (from a release that kept the record in
-/// the data directory) gets a record of it: the root organization and
-/// identity of the oldest administrator binding (releases before version 2
-/// named it `platform administrator is owner`), so no server creates a
-/// second root.
+/// the data directory, `bootstrap.json`, and nowhere in the database) gets
+/// a record of an *earlier bootstrap* instead: no root and no administrator,
+/// which the first server whose data directory names them adopts (see
+/// [`adopt`]). Nothing else identifies them: names in the database are set
+/// by users. Until the record is adopted, no server creates a second root.
 pub const MIGRATIONS: &[Migration] = &[Migration::new(
     2,
     "bootstrap record",
@@ -21,9 +22,7 @@ pub const MIGRATIONS: &[Migration] = &[Migration::new(
             plan TEXT NOT NULL, \
             complete BIGINT NOT NULL)",
         "INSERT INTO platform_bootstrap (id, root, admin, plan, complete) \
-         SELECT 1, parent, identity, '{}', 1 FROM role_bindings \
-         WHERE name = 'platform administrator is owner' AND parent <> '' AND parent NOT LIKE '%/%' \
-         ORDER BY create_time, uid LIMIT 1",
+         SELECT 1, '', '', '{}', 0 WHERE EXISTS (SELECT 1 FROM groups)",
     ],
 )];
 
@@ -37,6 +36,15 @@ pub struct BootstrapRecord {
     pub plan: String,
     /// Whether every planned item exists.
     pub complete: bool,
+}
+
+impl BootstrapRecord {
+    /// Whether this records a bootstrap of an earlier release that no
+    /// server has adopted yet: its root and administrator are named only
+    /// by that release's `bootstrap.json`.
+    pub fn is_earlier(&self) -> bool {
+        self.root.is_empty()
+    }
 }
 
 /// The bootstrap record, if a server has written one.
@@ -67,6 +75,24 @@ pub async fn claim(
     .bind(proposal.admin.clone())
     .bind(proposal.plan.clone())
     .bind(i64::from(proposal.complete))
+    .execute(store.pool())
+    .await?;
+    read(store).await?.ok_or(sqlx::Error::RowNotFound)
+}
+
+/// Records `root` and `admin` as the earlier bootstrap of the record, unless
+/// another server adopted one first; returns the stored record.
+pub async fn adopt(
+    store: &SqlStore,
+    root: &str,
+    admin: &str,
+) -> Result<BootstrapRecord, sqlx::Error> {
+    sqlx::query(
+        "UPDATE platform_bootstrap SET root = $1, admin = $2, plan = '{}', complete = 1 \
+         WHERE id = 1 AND root = ''",
+    )
+    .bind(root.to_owned())
+    .bind(admin.to_owned())
     .execute(store.pool())
     .await?;
     read(store).await?.ok_or(sqlx::Error::RowNotFound)
