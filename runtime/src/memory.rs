@@ -58,15 +58,19 @@ impl<R: Resource> MemoryCollection<R> {
 
     pub fn list(&self, query: &ListQuery) -> Result<Page<R>, StoreError> {
         let items = self.items();
+        // One time for the whole list, as SQL storage binds one.
+        let now = crate::time::now_micros();
         let mut matching: Vec<&R> = items
             .values()
             .filter(|item| match query.public {
                 None => in_hierarchy(&query.filter, item.uid()),
-                Some(PublicItems::Only(_)) => {
-                    in_hierarchy(&query.filter, item.uid()) && item.is_public()
+                Some(PublicItems::Only(rule)) => {
+                    in_hierarchy(&query.filter, item.uid())
+                        && rule.admits(&item.sort_value(rule.field()), now)
                 }
-                Some(PublicItems::Also(_)) => {
-                    in_hierarchy(&query.filter, item.uid()) || item.is_public()
+                Some(PublicItems::Also(rule)) => {
+                    in_hierarchy(&query.filter, item.uid())
+                        || rule.admits(&item.sort_value(rule.field()), now)
                 }
             })
             .filter(|item| query.matching.is_empty() || matches(&query.matching, *item))

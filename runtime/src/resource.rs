@@ -111,8 +111,15 @@ impl TextRule {
         caller_must_hold: false,
     };
 
-    /// Violations of this rule by one non-empty `value` at `path`.
-    pub fn check(&self, path: &str, value: &str, violations: &mut Vec<FieldViolation>) {
+    /// Violations of this rule by one non-empty `value` at `path`; UIDP
+    /// values may be at most `max_depth` levels deep.
+    pub fn check(
+        &self,
+        path: &str,
+        value: &str,
+        max_depth: usize,
+        violations: &mut Vec<FieldViolation>,
+    ) {
         let mut violation = |description: String| {
             violations.push(FieldViolation::new(path, description));
         };
@@ -125,7 +132,7 @@ impl TextRule {
                 allowed.join(", ")
             ));
         }
-        if self.uidp && !crate::uidp::is_valid(value) {
+        if self.uidp && !crate::uidp::is_valid_within(value, max_depth) {
             violation(format!("`{}` is not a UIDP", excerpt(value)));
         }
         if let Some(max) = self.max_length
@@ -152,6 +159,41 @@ pub enum SortValue {
     Text(String),
 }
 
+/// The rule that makes an item of a collection readable by anyone (Get and
+/// List, with or without a token); callers holding the read capability see
+/// every item. Storage keeps the field in a column and decides the rule from
+/// that column's value ([`SortValue`]), so a list and a Get agree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Public {
+    /// Items whose bool field (JSON name) is true (annotation `public_if`).
+    If(&'static str),
+    /// Items whose `google.protobuf.Timestamp` field (JSON name) is set and
+    /// not in the future (annotation `public_after`): drafts (unset) and
+    /// embargoed items (a time still to come) are not public. Storage keeps
+    /// an unset timestamp as 0, so the epoch itself reads as unset.
+    After(&'static str),
+}
+
+impl Public {
+    /// The field (JSON name) the rule reads.
+    pub fn field(self) -> &'static str {
+        match self {
+            Public::If(field) | Public::After(field) => field,
+        }
+    }
+
+    /// Whether an item whose field has `value` (its sort value, the
+    /// storage column's value) is public at `now` (microseconds since the
+    /// epoch).
+    pub fn admits(self, value: &SortValue, now: i64) -> bool {
+        match (self, value) {
+            (Public::If(_), SortValue::Int(flag)) => *flag == 1,
+            (Public::After(_), SortValue::Int(time)) => *time != 0 && *time <= now,
+            (_, SortValue::Text(_)) => false,
+        }
+    }
+}
+
 /// A resource message served by standard methods.
 pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync + 'static {
     /// The resource type, e.g. `library.example.com/Shelf`.
@@ -173,12 +215,20 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
     const REFERENCES: &'static [Reference] = &[];
     /// Value rules of text fields.
     const TEXT_RULES: &'static [TextRule] = &[];
-    /// The boolean field (JSON name) that makes an item readable without a
-    /// token, if any.
-    const PUBLIC_FIELD: Option<&'static str> = None;
+    /// Which items anyone may read (Get and List), with or without a token
+    /// (annotation `public_if` or `public_after`), if any.
+    const PUBLIC: Option<Public> = None;
     /// The resource type of the items this one's are created under, when the
     /// API stores them (named in the answer to a missing parent).
     const PARENT_TYPE: Option<&'static str> = None;
+    /// Levels the hierarchy may have below its root (`max_depth` in the
+    /// annotation files): deeper creates are refused, and longer uids are
+    /// refused wherever they are given, before anything that grows with them.
+    const MAX_DEPTH: usize = crate::uidp::DEFAULT_MAX_DEPTH;
+    /// Whether items directly under a shared scope
+    /// ([`crate::standard::ApiContext::with_shared_scope`]) may be referenced
+    /// from every root; only the administrator writes them.
+    const SHARED: bool = false;
 
     fn uid(&self) -> &str;
     fn set_uid(&mut self, uid: String);
@@ -215,7 +265,7 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
         for rule in Self::TEXT_RULES {
             let path = crate::json::field_path(body_field, rule.field);
             for value in self.text_values(rule.field) {
-                rule.check(&path, value, &mut violations);
+                rule.check(&path, value, Self::MAX_DEPTH, &mut violations);
             }
         }
         violations
@@ -242,9 +292,15 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
         self.encoded_len() * 6 + 1024
     }
 
-    /// Whether anonymous callers may read this item.
+    /// Whether anyone may read this item now ([`Self::PUBLIC`]).
     fn is_public(&self) -> bool {
-        Self::PUBLIC_FIELD.is_some_and(|field| self.sort_value(field) == SortValue::Int(1))
+        self.is_public_at(crate::time::now_micros())
+    }
+
+    /// Whether anyone may read this item at `now` (microseconds since the
+    /// epoch), as storage decides it from the item's column.
+    fn is_public_at(&self, now: i64) -> bool {
+        Self::PUBLIC.is_some_and(|rule| rule.admits(&self.sort_value(rule.field()), now))
     }
 
     /// The ErrorInfo domain of this resource's API (`library.example.com`).
@@ -283,5 +339,30 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
         {
             self.copy_field(source, field.path);
         }
+    }
+}
+
+#[cfg(test)]
+mod public_tests {
+    use super::{Public, SortValue};
+
+    #[test]
+    fn public_if_admits_true_only() {
+        let rule = Public::If("public");
+        assert!(rule.admits(&SortValue::Int(1), 0));
+        assert!(!rule.admits(&SortValue::Int(0), 0));
+        assert!(!rule.admits(&SortValue::Text("1".into()), 0));
+    }
+
+    #[test]
+    fn public_after_admits_set_times_not_in_the_future() {
+        let rule = Public::After("published");
+        let now = 1_700_000_000_000_000;
+        assert!(rule.admits(&SortValue::Int(now - 1), now));
+        assert!(rule.admits(&SortValue::Int(now), now));
+        assert!(rule.admits(&SortValue::Int(-1), now), "before the epoch");
+        assert!(!rule.admits(&SortValue::Int(now + 1), now), "embargoed");
+        assert!(!rule.admits(&SortValue::Int(0), now), "unset (a draft)");
+        assert_eq!(rule.field(), "published");
     }
 }

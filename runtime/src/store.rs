@@ -7,7 +7,7 @@
 use std::fmt;
 
 use crate::mask::Update;
-use crate::resource::{Resource, SortValue};
+use crate::resource::{Public, Resource, SortValue};
 
 /// Why a storage call failed.
 #[derive(Debug)]
@@ -101,7 +101,7 @@ pub struct ListQuery {
     /// a page that ends early still knows more follow). The list's byte
     /// budget is spent before `limit` is reached on large items.
     pub byte_budget: u64,
-    /// How items readable without a token (a true boolean field) count.
+    /// How items readable without a token ([`Public`]) count.
     pub public: Option<PublicItems>,
 }
 
@@ -137,16 +137,17 @@ impl Matching {
     }
 }
 
-/// Items whose boolean field (the JSON name) is true are public: readable
-/// without a token.
+/// Which items a list shows by the collection's [`Public`] rule: items it
+/// admits are readable without a token. Storage decides [`Public::After`]
+/// against its clock, once per list (items and `total_count` alike).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PublicItems {
     /// Only public items within the filter (anonymous callers, and callers
     /// denied the filter).
-    Only(&'static str),
+    Only(Public),
     /// The filter's items, and public items outside it too (an unfiltered
     /// list by a caller with grants).
-    Also(&'static str),
+    Also(Public),
 }
 
 /// What storage returns for a [`ListQuery`].

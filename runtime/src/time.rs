@@ -15,6 +15,12 @@ pub fn now() -> Timestamp {
     }
 }
 
+/// The current time as microseconds since the epoch (what storage columns
+/// of timestamps hold).
+pub fn now_micros() -> i64 {
+    to_micros(&now())
+}
+
 /// Seconds since the epoch (token issue and expiry times).
 pub fn unix_seconds() -> u64 {
     SystemTime::now()

@@ -711,7 +711,8 @@ async fn legacy_v1_grpc_same_tokens_and_grants() {
             .unwrap()
             .to_owned();
 
-        // Listing without grants: nothing (documents are public).
+        // Listing without grants: nothing (published documents are public;
+        // this one's `published` time has passed).
         let list = method(format!("List{plural}"));
         let by_id = json!({"id": id}).to_string();
         let listed = call(&world.channel, Some(&stranger), &list, &by_id)

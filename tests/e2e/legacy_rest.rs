@@ -24,7 +24,7 @@ struct Legacy {
     v1_get: bool,
     /// Whether v2 has Create and Update (advisories are read-only in v2).
     v2_create: bool,
-    /// Whether Get and List need no token (documents).
+    /// Whether Get and List need no token (documents, as `body` is published).
     anonymous: bool,
     /// A valid body, spelled the same in both versions.
     body: Value,

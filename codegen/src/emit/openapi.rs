@@ -75,6 +75,9 @@ fn operations(
         .expect("methods come from the pool");
     let template = &method.http.template;
     let prefix = template.prefix();
+    // A Get or List of a collection with public items: a token is optional.
+    let api: &Api = schemas.api;
+    let public_reads = api.public_reads(method).filter(|_| !method.anonymous);
     let mut paths = Vec::new();
     match &template.variable {
         None => paths.push((prefix, None)),
@@ -130,8 +133,12 @@ fn operations(
             let mut operation = Map::new();
             operation.insert("operationId".into(), json!(operation_id(tag, method, path_field.is_none() && template.variable.is_some())));
             operation.insert("tags".into(), json!([tag]));
-            if !method.comments.is_empty() {
-                operation.insert("description".into(), json!(method.comments));
+            let description = match public_reads {
+                Some(rule) => format!("{} {}", method.comments, rule.describe()).trim().to_owned(),
+                None => method.comments.clone(),
+            };
+            if !description.is_empty() {
+                operation.insert("description".into(), json!(description));
             }
             if !parameters.is_empty() {
                 operation.insert("parameters".into(), Value::Array(parameters));
@@ -156,7 +163,7 @@ fn operations(
                     "default": {"description": "An error.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
                 }),
             );
-            let security = if method.anonymous {
+            let security = if method.anonymous || public_reads.is_some() {
                 json!([{}, {"bearer": []}])
             } else {
                 json!([{"bearer": []}])

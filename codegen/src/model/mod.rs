@@ -21,7 +21,9 @@ mod resource;
 
 pub use json::{Container, JsonField, JsonShape, JsonValue, NamedField, QueryKind};
 pub use legacy::{Conversion, View, ViewField};
-pub use resource::{Behavior, Dependent, Field, FieldKind, FieldRule, Reach, Reference, Resource};
+pub use resource::{
+    Behavior, Dependent, Field, FieldKind, FieldRule, PublicRule, Reach, Reference, Resource,
+};
 use resource::{behavior, build_resource, field_kind};
 
 /// Every package of the API that declares services or resources.
@@ -297,6 +299,17 @@ impl Api {
             .iter()
             .flat_map(|p| &p.resources)
             .find(|r| r.full_name == full_name)
+    }
+
+    /// The rule by which `method` (a Get or List) answers some items without
+    /// a token, if its collection declares one.
+    pub fn public_reads(&self, method: &Method) -> Option<&PublicRule> {
+        match &method.standard {
+            Standard::Get { resource } | Standard::List { resource, .. } => {
+                self.resource(resource)?.public.as_ref()
+            }
+            _ => None,
+        }
     }
 }
 

@@ -9,7 +9,7 @@
 //!
 //! The versions form one sequence: the library's own steps
 //! ([`LIBRARY_VERSIONS`]: 1 creates the collection tables, 3 the access
-//! epoch) and the application's [`Migration`]s for its own tables. A
+//! epoch, no longer advanced, 4 the access epochs per subject) and the application's [`Migration`]s for its own tables. A
 //! database created before migrations were versioned (collection tables, no
 //! `schema_migrations`) is recognised as version 1 and upgraded from there.
 //!
@@ -65,15 +65,20 @@ enum Change {
     /// advances, so that every server knows when cached access decisions are
     /// stale.
     AccessEpoch,
+    /// `access_epochs`: a counter per access subject (a role, an identity
+    /// granted roles), so a write evicts only the cached decisions that
+    /// derive from that subject.
+    AccessEpochs,
     Application(&'static [&'static str]),
 }
 
 /// The versions the library's own steps take.
-pub const LIBRARY_VERSIONS: &[i64] = &[1, 3];
+pub const LIBRARY_VERSIONS: &[i64] = &[1, 3, 4];
 
 const LIBRARY: &[(i64, &str, Change)] = &[
     (1, "collection tables", Change::CollectionTables),
     (3, "access epoch", Change::AccessEpoch),
+    (4, "access epochs per subject", Change::AccessEpochs),
 ];
 
 /// Key of the PostgreSQL advisory lock serialising concurrent migrations.
@@ -137,9 +142,18 @@ pub(super) async fn migrate(store: &SqlStore, migrations: &[Migration]) -> Resul
         }
         match change {
             Change::CollectionTables => {
-                create_collection_tables(&mut transaction, &types, &tables).await?;
+                create_collection_tables(&mut transaction, dialect, &types, &tables).await?;
             }
             Change::AccessEpoch => create_access_epoch(&mut transaction).await?,
+            Change::AccessEpochs => {
+                let statement = format!(
+                    "CREATE TABLE access_epochs (subject {} PRIMARY KEY, epoch BIGINT NOT NULL)",
+                    types.text
+                );
+                sqlx::query(sqlx::AssertSqlSafe(statement))
+                    .execute(&mut *transaction)
+                    .await?;
+            }
             Change::Application(statements) => {
                 for statement in statements {
                     sqlx::query(sqlx::AssertSqlSafe(*statement))
@@ -211,7 +225,7 @@ async fn applied_versions(
         if unversioned {
             // Version 1 is idempotent: running it again completes what an
             // earlier build may have left out (counters).
-            create_collection_tables(connection, types, tables).await?;
+            create_collection_tables(connection, dialect, types, tables).await?;
             record(
                 connection,
                 1,
@@ -268,10 +282,16 @@ async fn table_exists(
 /// stored before counters existed.
 async fn create_collection_tables(
     connection: &mut AnyConnection,
+    dialect: Dialect,
     types: &Types,
     tables: &[&Table],
 ) -> Result<(), sqlx::Error> {
     for table in tables {
+        // A table of a database from before versioning lacks the columns
+        // declared since: they are added before its indexes are made.
+        if table_exists(connection, dialect, &table.name).await? {
+            add_missing_columns(connection, dialect, types, table).await?;
+        }
         create_collection_table(connection, types, table).await?;
         backfill_counts(connection, &table.name).await?;
     }
