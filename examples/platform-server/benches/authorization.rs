@@ -1,10 +1,10 @@
 //! What authorizing a request costs an identity whose access comes from role
 //! bindings (the administrator reads none):
 //!
-//! - `authorization/cached`: the grants cache, one primary-key read of the
-//!   access epoch per request;
-//! - `authorization/uncached`: the bindings query and one role read per
-//!   binding, what every request would pay without the cache.
+//! - `authorization/cached`: the grants cache, one read of the access
+//!   epochs of the identity and its roles per request;
+//! - `authorization/uncached`: the bindings, their roles and their epochs in
+//!   one statement, what every request would pay without the cache.
 //!
 //! `cargo bench -p platform-server --bench authorization` (set
 //! `AUTHORIZATION_BINDINGS` to change the identity's 3 bindings).
@@ -80,7 +80,10 @@ fn authorization(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let store = runtime.block_on(seed(dir.path(), bindings));
     let cache = GrantsCache::default();
-    let expected = runtime.block_on(read_grants(&store, IDENTITY)).unwrap();
+    let expected = runtime
+        .block_on(read_grants(&store, IDENTITY))
+        .unwrap()
+        .grants;
     assert_ne!(expected, Default::default(), "the identity holds grants");
     assert_eq!(
         runtime.block_on(cache.grants_of(&store, IDENTITY)).unwrap(),

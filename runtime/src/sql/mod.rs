@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, ConnectOptions};
+use sqlx::{AnyPool, ConnectOptions, Row};
 
 use crate::mask::Update;
 use crate::resource::Resource;
@@ -54,6 +54,16 @@ pub struct SqlStore {
     dialect: Dialect,
     /// By resource type (`Resource::TYPE`), as rules name them.
     tables: Arc<HashMap<&'static str, Table>>,
+}
+
+/// What [`SqlStore::access_read`] found.
+#[derive(Debug)]
+pub struct AccessRead<R, T> {
+    /// The access epoch of the subject.
+    pub subject_epoch: i64,
+    /// Each item naming the subject, the target it names, and the target's
+    /// access epoch.
+    pub items: Vec<(R, T, i64)>,
 }
 
 /// How a [`SqlStore`] is opened.
@@ -190,15 +200,55 @@ impl SqlStore {
         self.table::<R>()?.import(self, resources).await
     }
 
-    /// The access epoch: a counter every write of a table marked
-    /// [`Table::guarding_access`] advances in its own transaction, so caches
-    /// of access decisions on every server sharing the database know when
-    /// they are stale.
-    pub async fn access_epoch(&self) -> Result<i64, StoreError> {
-        sqlx::query_scalar("SELECT epoch FROM access_epoch WHERE id = 1")
-            .fetch_one(&self.pool)
+    /// The access epochs of `subjects`, in their order (0 for a subject
+    /// never written): counters every write of a table marked
+    /// [`Table::guarding_access`] advances for the subjects it touches in
+    /// its own transaction, so caches of access decisions on every server
+    /// sharing the database know when they are stale. One statement.
+    pub async fn access_epochs(&self, subjects: &[&str]) -> Result<Vec<i64>, StoreError> {
+        if subjects.is_empty() {
+            return Ok(Vec::new());
+        }
+        let placeholders: Vec<String> = (1..=subjects.len()).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "SELECT subject, epoch FROM access_epochs WHERE subject IN ({})",
+            placeholders.join(", ")
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for subject in subjects {
+            query = query.bind((*subject).to_owned());
+        }
+        let rows = query
+            .fetch_all(&self.pool)
             .await
-            .map_err(StoreError::backend)
+            .map_err(StoreError::backend)?;
+        let mut epochs = HashMap::with_capacity(rows.len());
+        for row in &rows {
+            let subject: String = row.try_get("subject").map_err(StoreError::backend)?;
+            let epoch: i64 = row.try_get("epoch").map_err(StoreError::backend)?;
+            epochs.insert(subject, epoch);
+        }
+        Ok(subjects
+            .iter()
+            .map(|subject| epochs.get(*subject).copied().unwrap_or(0))
+            .collect())
+    }
+
+    /// What access decisions about `subject` derive from (e.g. the role
+    /// bindings of an identity, `R`, whose `field` holds it, each with the
+    /// role of `T` its `via` field names), with the access epochs of
+    /// `subject` and of each target, read in one statement so that they are
+    /// consistent: a write committed after it advances an epoch read here.
+    pub async fn access_read<R: Resource, T: Resource>(
+        &self,
+        field: &str,
+        via: &str,
+        subject: &str,
+    ) -> Result<AccessRead<R, T>, StoreError> {
+        let target = self.table::<T>()?;
+        self.table::<R>()?
+            .access_read(self, target, field, via, subject)
+            .await
     }
 
     /// The applied schema versions, in order.

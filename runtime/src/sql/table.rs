@@ -9,7 +9,7 @@ use sqlx::{Any, Arguments, Row};
 
 use super::{Dialect, SqlStore};
 use crate::mask::Update;
-use crate::resource::{Dependent, Reference, Resource, SortValue};
+use crate::resource::{Dependent, Public, Reference, Resource, SortValue};
 use crate::row::{ColumnSpec, Row as StorageRow};
 use crate::store::{Hierarchy, ListQuery, Matching, Page, PublicItems, StoreError};
 use crate::uidp;
@@ -27,15 +27,16 @@ pub struct Table {
     /// Fields kept in their own indexed column (for ordering, filtering and
     /// finding dependents), from the row type.
     pub(super) columns: &'static [ColumnSpec],
-    /// Whether access decisions derive from its items: each write advances
-    /// the access epoch in the same transaction.
-    guards_access: bool,
+    /// The field (JSON name) whose value is the access subject of an item
+    /// when access decisions derive from its items: each write advances that
+    /// subject's access epoch in the same transaction.
+    access_subject: Option<&'static str>,
     parent_type: Option<&'static str>,
     references: &'static [Reference],
     dependents: &'static [Dependent],
     order_by: &'static [&'static str],
     filters: &'static [&'static str],
-    public_field: Option<&'static str>,
+    public: Option<Public>,
     /// Decodes a stored body and reads the named columns' values (filling a
     /// column added to an existing table).
     pub(super) values_of: ValuesOf,
@@ -62,36 +63,62 @@ impl Table {
             name: snake_case(R::<W>::COLLECTION),
             resource_type: R::<W>::TYPE,
             columns: W::COLUMNS,
-            guards_access: false,
+            access_subject: None,
             parent_type: R::<W>::PARENT_TYPE,
             references: R::<W>::REFERENCES,
             dependents: R::<W>::DEPENDENTS,
             order_by: R::<W>::ORDER_BY,
             filters: R::<W>::FILTERS,
-            public_field: R::<W>::PUBLIC_FIELD,
+            public: R::<W>::PUBLIC,
             values_of: values_of::<R<W>>,
         }
     }
 
-    /// Marks a table whose items access decisions derive from (see
-    /// [`SqlStore::access_epoch`]).
-    pub fn guarding_access(mut self) -> Table {
-        self.guards_access = true;
+    /// Marks a table whose items access decisions derive from, each item
+    /// being the subject of its own (a role: what it grants). See
+    /// [`SqlStore::access_epochs`].
+    pub fn guarding_access(self) -> Table {
+        self.guarding_access_of("uid")
+    }
+
+    /// Marks a table whose items access decisions derive from, the subject
+    /// of an item being the uid in its `field` (a role binding: the identity
+    /// it grants to). The field needs a column.
+    pub fn guarding_access_of(mut self, field: &'static str) -> Table {
+        self.access_subject = Some(field);
         self
     }
 
-    /// Commits a write, advancing the access epoch first when access
-    /// decisions derive from this table: a server that sees the commit sees
-    /// the new epoch.
+    /// The access subject of an item, when this table guards access.
+    fn subject_of<R: Resource>(&self, item: &R) -> Option<String> {
+        let field = self.access_subject?;
+        Some(match item.sort_value(field) {
+            SortValue::Text(value) => value,
+            SortValue::Int(value) => value.to_string(),
+        })
+    }
+
+    /// Commits a write, advancing the access epoch of each subject it
+    /// touched first: a server that sees the commit sees the new epochs.
+    /// Only decisions derived from those subjects go stale, so a write in
+    /// one hierarchy leaves the cached grants of every other one be.
     async fn commit(
         &self,
         mut transaction: sqlx::Transaction<'static, Any>,
+        subjects: &[Option<String>],
     ) -> Result<(), StoreError> {
-        if self.guards_access {
-            sqlx::query("UPDATE access_epoch SET epoch = epoch + 1 WHERE id = 1")
-                .execute(&mut *transaction)
-                .await
-                .map_err(backend_error)?;
+        let mut subjects: Vec<&String> = subjects.iter().flatten().collect();
+        subjects.sort();
+        subjects.dedup();
+        for subject in subjects {
+            sqlx::query(
+                "INSERT INTO access_epochs (subject, epoch) VALUES ($1, 1) \
+                 ON CONFLICT (subject) DO UPDATE SET epoch = access_epochs.epoch + 1",
+            )
+            .bind(subject.clone())
+            .execute(&mut *transaction)
+            .await
+            .map_err(backend_error)?;
         }
         transaction.commit().await.map_err(backend_error)
     }
@@ -130,8 +157,21 @@ pub(super) fn check_rules(tables: &HashMap<&'static str, Table>) -> Result<(), S
     };
     for table in tables.values() {
         let name = &table.name;
-        if let Some(parent) = table.parent_type {
-            stored(parent, format!("the parent of `{name}`"), &mut problems);
+        if let Some(parent) = table.parent_type
+            && let Some(parent_table) =
+                stored(parent, format!("the parent of `{name}`"), &mut problems)
+            && !parent_table
+                .dependents
+                .iter()
+                .any(|d| d.resource_type == table.resource_type && d.field == "parent")
+        {
+            // A create locks its parent, and the delete of the parent waits
+            // and then finds the child among its dependents: only if it
+            // looks for them.
+            problems.push(format!(
+                "`{name}` is created under `{}`, whose deletes it does not block: add it to `delete_blocked_by` of `{}`",
+                parent_table.name, parent_table.name
+            ));
         }
         for reference in table.references {
             let why = format!("reference `{}` of `{name}`", reference.field);
@@ -152,7 +192,8 @@ pub(super) fn check_rules(tables: &HashMap<&'static str, Table>) -> Result<(), S
             .order_by
             .iter()
             .map(|field| (*field, "order_by"))
-            .chain(table.public_field.map(|field| (field, "public items")))
+            .chain(table.public.map(|rule| (rule.field(), "public items")))
+            .chain(table.access_subject.map(|field| (field, "access subjects")))
             .chain(
                 table
                     .filters
@@ -163,6 +204,16 @@ pub(super) fn check_rules(tables: &HashMap<&'static str, Table>) -> Result<(), S
             if !table.has_column(field) {
                 problems.push(format!("`{name}` needs a column for `{field}` ({why})"));
             }
+        }
+        // Public items are found by comparing numbers: a flag, a time.
+        if let Some(rule) = table.public
+            && let Some(column) = table.columns.iter().find(|c| c.field == rule.field())
+            && !column.integer
+        {
+            problems.push(format!(
+                "`{name}` keeps `{}` as text; public items need it as a number (a `bool`, or an `i64` with `#[row(timestamp)]`)",
+                rule.field()
+            ));
         }
     }
     if problems.is_empty() {
@@ -229,19 +280,18 @@ impl Table {
         let count = 4 + self.columns.len();
         let placeholders: Vec<String> = (1..=count).map(|i| format!("${i}")).collect();
         let placeholders = placeholders.join(", ");
-        // Roots, and items whose parents are stored outside the API, need no
-        // parent row.
-        let parent_check = match self.parent_type {
-            Some(parent_type) => format!(
-                " WHERE $2 = '' OR EXISTS (SELECT 1 FROM {} WHERE uid = $2)",
-                store.table_of(parent_type)?.name
-            ),
-            None => String::new(),
-        };
         let sql = format!(
-            "INSERT INTO {} ({columns}) SELECT {placeholders}{parent_check}",
+            "INSERT INTO {} ({columns}) VALUES ({placeholders})",
             self.name
         );
+        // Roots, and items whose parents are stored outside the API, need no
+        // parent row.
+        let parent = match (self.parent_type, uidp::parent(resource.uid())) {
+            (Some(parent_type), Some(parent)) if !parent.is_empty() => {
+                Some((store.table_of(parent_type)?, parent))
+            }
+            _ => None,
+        };
         let mut transaction = begin_write(store).await?;
         // The items reference fields name must still exist when this commits:
         // PostgreSQL holds a share lock on them (a concurrent delete waits),
@@ -250,6 +300,27 @@ impl Table {
             Dialect::Postgres => " FOR SHARE",
             Dialect::Sqlite => "",
         };
+        // So must the parent. A delete locks its row (`FOR UPDATE`), looks
+        // for dependents, then deletes it; under READ COMMITTED each
+        // statement sees what committed before it began. Delete first: the
+        // share lock below waits for the delete to end, then finds the row
+        // gone (ParentNotFound), or still there if the delete rolled back.
+        // Insert first: the delete's `FOR UPDATE` waits for this commit, and
+        // its dependents query, a later statement, sees the new item and
+        // refuses (when the parent type lists this collection among its
+        // dependents, as groups list every child collection). Either way one
+        // of the two fails.
+        if let Some((table, parent)) = parent {
+            let sql = format!("SELECT 1 FROM {} WHERE uid = $1{share}", table.name);
+            let found = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(parent.to_owned())
+                .fetch_optional(&mut *transaction)
+                .await
+                .map_err(backend_error)?;
+            if found.is_none() {
+                return Err(StoreError::ParentNotFound);
+            }
+        }
         for reference in self.references {
             let target = store.table_of(reference.resource_type)?;
             let sql = format!("SELECT 1 FROM {} WHERE uid = $1{share}", target.name);
@@ -270,7 +341,6 @@ impl Table {
         }
         let query = self.bind_row::<R>(sqlx::query(sqlx::AssertSqlSafe(sql)), resource);
         match query.execute(&mut *transaction).await {
-            Ok(result) if result.rows_affected() == 0 => return Err(StoreError::ParentNotFound),
             Ok(_) => {}
             Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
                 return Err(StoreError::AlreadyExists);
@@ -279,7 +349,7 @@ impl Table {
         }
         self.add_counts(&mut transaction, &Counts::of([resource.uid()]), 1)
             .await?;
-        self.commit(transaction).await
+        self.commit(transaction, &[self.subject_of(resource)]).await
     }
 
     /// Adds `sign` × `counts` to the stored counters, in the caller's transaction.
@@ -367,7 +437,9 @@ impl Table {
         }
         let counts = Counts::of(resources.iter().map(Resource::uid));
         self.add_counts(&mut transaction, &counts, 1).await?;
-        self.commit(transaction).await
+        let subjects: Vec<Option<String>> =
+            resources.iter().map(|item| self.subject_of(item)).collect();
+        self.commit(transaction, &subjects).await
     }
 
     pub(super) async fn get<R: Resource>(
@@ -385,6 +457,56 @@ impl Table {
     }
 
     /// Every item whose column for `field` (JSON name) holds `value`.
+    /// The items whose `field` holds `subject`, each with the item of
+    /// `target` its `via` field names, and the access epochs of `subject`
+    /// and of each target: one statement, so one consistent snapshot.
+    pub(super) async fn access_read<R: Resource, T: Resource>(
+        &self,
+        store: &SqlStore,
+        target: &Table,
+        field: &str,
+        via: &str,
+        subject: &str,
+    ) -> Result<super::AccessRead<R, T>, StoreError> {
+        let sql = format!(
+            "SELECT s.epoch AS subject_epoch, g.item, g.target, COALESCE(e.epoch, 0) AS target_epoch \
+             FROM (SELECT COALESCE((SELECT epoch FROM access_epochs WHERE subject = $1), 0) AS epoch) s \
+             LEFT JOIN (SELECT i.uid AS uid, i.body AS item, t.uid AS target_uid, t.body AS target \
+                        FROM {items} i JOIN {targets} t ON t.uid = i.{via} WHERE i.{field} = $1) g ON 1 = 1 \
+             LEFT JOIN access_epochs e ON e.subject = g.target_uid \
+             ORDER BY g.uid",
+            items = self.name,
+            targets = target.name,
+            via = self.column(via),
+            field = self.column(field),
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(subject.to_owned())
+            .fetch_all(&store.pool)
+            .await
+            .map_err(backend_error)?;
+        let mut read = super::AccessRead {
+            subject_epoch: 0,
+            items: Vec::with_capacity(rows.len()),
+        };
+        for row in &rows {
+            read.subject_epoch = row.try_get("subject_epoch").map_err(backend_error)?;
+            let Some(item) = row
+                .try_get::<Option<Vec<u8>>, _>("item")
+                .map_err(backend_error)?
+            else {
+                continue;
+            };
+            let target: Vec<u8> = row.try_get("target").map_err(backend_error)?;
+            read.items.push((
+                R::decode(item.as_slice()).map_err(StoreError::backend)?,
+                T::decode(target.as_slice()).map_err(StoreError::backend)?,
+                row.try_get("target_epoch").map_err(backend_error)?,
+            ));
+        }
+        Ok(read)
+    }
+
     pub(super) async fn find_by<R: Resource>(
         &self,
         store: &SqlStore,
@@ -414,8 +536,10 @@ impl Table {
             None if query.matching.is_empty() => self.counted(store, &query.filter).await?,
             _ => None,
         };
+        // One time for the count and the items (items public after a time).
+        let now = crate::time::now_micros();
         let mut count_arguments = AnyArguments::default();
-        let filter = filters(self, query, &mut count_arguments)?;
+        let filter = filters(self, query, now, &mut count_arguments)?;
         let count_sql = format!(
             "SELECT COUNT(*) FROM {}{}",
             self.name,
@@ -430,7 +554,7 @@ impl Table {
         };
 
         let mut arguments = AnyArguments::default();
-        let mut conditions = filters(self, query, &mut arguments)?;
+        let mut conditions = filters(self, query, now, &mut arguments)?;
         if let Some(after) = &query.after {
             if after.len() != query.order_by.len() {
                 return Err(StoreError::backend(std::io::Error::other(
@@ -544,7 +668,8 @@ impl Table {
             .execute(&mut *transaction)
             .await
             .map_err(backend_error)?;
-        self.commit(transaction).await?;
+        let subjects = [self.subject_of(&stored), self.subject_of(&merged)];
+        self.commit(transaction, &subjects).await?;
         Ok(Some(merged))
     }
 
@@ -556,14 +681,25 @@ impl Table {
     ) -> Result<bool, StoreError> {
         let mut transaction = begin_write(store).await?;
         let lock = row_lock(store.dialect);
-        let sql = format!("SELECT etag FROM {} WHERE uid = $1{lock}", self.name);
-        let Some(stored_etag) = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
+        // The access subject's column (the uid itself when the table guards
+        // no access: then it is not used).
+        let subject_column = self.column(self.access_subject.unwrap_or("uid"));
+        let sql = format!(
+            "SELECT etag, {subject_column} AS subject FROM {} WHERE uid = $1{lock}",
+            self.name
+        );
+        let Some(row) = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(uid.to_owned())
             .fetch_optional(&mut *transaction)
             .await
             .map_err(backend_error)?
         else {
             return Ok(false);
+        };
+        let stored_etag: String = row.try_get("etag").map_err(backend_error)?;
+        let subject: Option<String> = match self.access_subject {
+            Some(_) => Some(row.try_get("subject").map_err(backend_error)?),
+            None => None,
         };
         if etag.is_some_and(|etag| etag != stored_etag) {
             return Err(StoreError::EtagMismatch);
@@ -598,7 +734,7 @@ impl Table {
             .map_err(backend_error)?;
         self.add_counts(&mut transaction, &Counts::of([uid]), -1)
             .await?;
-        self.commit(transaction).await?;
+        self.commit(transaction, &[subject]).await?;
         Ok(true)
     }
 }
@@ -651,24 +787,40 @@ fn decode<R: Resource>(row: &sqlx::any::AnyRow) -> Result<R, StoreError> {
 }
 
 /// The conditions of a list's filters; hierarchy filters are index range
-/// scans, the declared ones primary key or indexed column lookups.
+/// scans, the declared ones primary key or indexed column lookups. Items
+/// public after a time are those public at `now` (microseconds).
 fn filters(
     table: &Table,
     query: &ListQuery,
+    now: i64,
     arguments: &mut AnyArguments,
 ) -> Result<Vec<String>, StoreError> {
     let mut conditions = hierarchy_filter(&query.filter, arguments);
     match query.public {
         None => {}
-        Some(PublicItems::Only(field)) => conditions.push(format!("{} = 1", table.column(field))),
-        Some(PublicItems::Also(field)) => {
+        Some(PublicItems::Only(rule)) => {
+            conditions.push(public_condition(table, rule, now, arguments));
+        }
+        Some(PublicItems::Also(rule)) => {
             let within = where_clause(&conditions);
             let within = within.strip_prefix(" WHERE ").unwrap_or("1 = 1");
-            conditions = vec![format!("(({within}) OR {} = 1)", table.column(field))];
+            let public = public_condition(table, rule, now, arguments);
+            conditions = vec![format!("(({within}) OR {public})")];
         }
     }
     conditions.extend(matching_filter(table, &query.matching, arguments)?);
     Ok(conditions)
+}
+
+/// The items `rule` makes public at `now`, as [`Public::admits`] decides
+/// from the column: a true flag, or a time that is set (not 0) and not
+/// after `now`.
+fn public_condition(table: &Table, rule: Public, now: i64, arguments: &mut AnyArguments) -> String {
+    let column = table.column(rule.field());
+    match rule {
+        Public::If(_) => format!("{column} = 1"),
+        Public::After(_) => format!("({column} <> 0 AND {column} <= {})", bind(arguments, now)),
+    }
 }
 
 /// The conditions of the declared filters (`uidp.ids`, `uidp.ancestors_of`,

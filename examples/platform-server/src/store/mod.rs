@@ -18,7 +18,7 @@ pub use runtime::sql::{Dialect, SqlStore};
 /// Declares row types keeping the standard `order_by` fields (name, times)
 /// in columns, plus any extra fields of the message.
 macro_rules! rows {
-    ($($row:ident for $message:ident { $($field:ident: $ty:ty),* })*) => {$(
+    ($($row:ident for $message:ident { $($(#[$meta:meta])* $field:ident: $ty:ty),* })*) => {$(
         #[derive(StorageRow)]
         #[row(message = $message)]
         pub struct $row {
@@ -27,7 +27,7 @@ macro_rules! rows {
             create_time: i64,
             #[row(timestamp, output_only)]
             update_time: i64,
-            $($field: $ty,)*
+            $($(#[$meta])* $field: $ty,)*
         }
     )*};
 }
@@ -43,17 +43,19 @@ rows! {
     RepoColumns for Repo { public: bool }
     AdvisoryColumns for Advisory { advisory_id: String }
     ArtifactColumns for Artifact {}
-    DocumentColumns for Document {}
+    // Anonymous callers list published documents only.
+    DocumentColumns for Document { #[row(timestamp)] published: i64 }
 }
 
 /// The store's tables and the platform's own schema steps. Grants derive
-/// from roles and role bindings, so their writes advance the access epoch.
+/// from roles and role bindings, so their writes advance the access epochs
+/// of the roles and of the identities bound.
 fn options() -> SqlOptions {
     SqlOptions::new([
         Table::of::<GroupColumns>(),
         Table::of::<RoleColumns>().guarding_access(),
         Table::of::<IdentityColumns>(),
-        Table::of::<RoleBindingColumns>().guarding_access(),
+        Table::of::<RoleBindingColumns>().guarding_access_of("identity"),
         Table::of::<RepoColumns>(),
         Table::of::<AdvisoryColumns>(),
         Table::of::<ArtifactColumns>(),
@@ -62,9 +64,20 @@ fn options() -> SqlOptions {
     .migrations(crate::bootstrap::MIGRATIONS.iter().copied())
 }
 
-/// Opens (creating if needed) the embedded database in `data_dir`.
+/// Opens (creating if needed) the embedded database in `data_dir`. Its
+/// files are readable by their owner only: the database is created so
+/// before SQLite opens it, and SQLite gives its journal (`-wal`) and shared
+/// memory (`-shm`) files the database's permissions; files an earlier
+/// release created readable by others are restricted first.
 pub async fn open_sqlite(data_dir: &Path) -> Result<SqlStore, sqlx::Error> {
-    SqlStore::open_sqlite(&data_dir.join("platform.db"), options()).await
+    let path = data_dir.join("platform.db");
+    crate::private::own_file(&path)?;
+    for suffix in ["-wal", "-shm"] {
+        let mut name = path.clone().into_os_string();
+        name.push(suffix);
+        crate::private::restrict_file(Path::new(&name));
+    }
+    SqlStore::open_sqlite(&path, options()).await
 }
 
 /// Connects to PostgreSQL at `url`.
