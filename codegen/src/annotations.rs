@@ -58,9 +58,18 @@ pub struct Collection {
     pub anonymous: Vec<Spanned<String>>,
     /// A bool field that, when true, makes an item readable without a token.
     pub public_if: Option<Spanned<String>>,
+    /// A timestamp field that, once set and not in the future, makes an item
+    /// readable without a token (a draft or an embargoed item is not).
+    pub public_after: Option<Spanned<String>>,
     /// The collection whose items are the parents of this one's (for the
     /// resource type of a missing parent); `["*"]` may state it for all.
     pub parent: Option<Spanned<String>>,
+    /// Items directly under a shared scope are referenced from every root
+    /// and written only by the administrator.
+    #[serde(default)]
+    pub shared: bool,
+    /// Levels the API's hierarchy may have below a root (only in `["*"]`).
+    pub max_depth: Option<Spanned<usize>>,
     /// Rules for individual fields, by field name.
     #[serde(default)]
     pub fields: BTreeMap<Spanned<String>, FieldRules>,
@@ -234,7 +243,10 @@ impl Collection {
             && self.permissions.is_empty()
             && self.anonymous.is_empty()
             && self.public_if.is_none()
+            && self.public_after.is_none()
             && self.parent.is_none()
+            && self.max_depth.is_none()
+            && !self.shared
             && self.fields.is_empty()
             && self.references.is_empty()
     }

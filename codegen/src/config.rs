@@ -375,9 +375,6 @@ fn emit_imports(api: &Api, package: &crate::model::Package) -> TokenStream {
         imports.push(quote!(
             use runtime::standard;
         ));
-        imports.push(quote!(
-            use runtime::uidp;
-        ));
     }
     if has(|s| matches!(s, Standard::List { .. })) {
         imports.push(quote!(

@@ -199,7 +199,7 @@ reach"#,
         (
             "[roleBindings.references.role]",
             "[roleBindings.references.name]",
-            "platform/iam/v2/annotations.toml:83:26: reference field `name` must be IMMUTABLE",
+            "platform/iam/v2/annotations.toml:90:26: reference field `name` must be IMMUTABLE",
         ),
         (
             "[roleBindings.references.role]",
@@ -210,6 +210,41 @@ reach"#,
     for (from, to, expected) in cases {
         let dir = proto_copy();
         edit(dir.path(), file, from, to);
+        let error = config_for(dir.path()).generate().expect_err(to).to_string();
+        assert!(
+            error.contains(expected),
+            "for {to:?}:\n  expected {expected:?}\n  got {error:?}"
+        );
+    }
+}
+
+/// `public_after` names a timestamp field outside a oneof, and a collection
+/// states one public rule; mistakes fail generation at their line.
+#[test]
+fn public_rule_mistakes_are_reported_with_positions() {
+    let file = "platform/advisory/v2/annotations.toml";
+    let rule = r#"public_after = "published""#;
+    let cases = [
+        (
+            r#"public_after = "title""#,
+            "platform/advisory/v2/annotations.toml:8:16: `public_after` names `title`, which is not a `google.protobuf.Timestamp` field of `platform.advisory.v2.Document`",
+        ),
+        (
+            r#"public_after = "publishd""#,
+            "`public_after` names `publishd`, which is not a `google.protobuf.Timestamp` field",
+        ),
+        (
+            "public_if = \"published\"",
+            "`public_if` names `published`, which is not a bool field of `platform.advisory.v2.Document`",
+        ),
+        (
+            "public_if = \"public\"\npublic_after = \"published\"",
+            "platform/advisory/v2/annotations.toml:9:16: a collection states one rule for public items: `public_if` or `public_after`, not both",
+        ),
+    ];
+    for (to, expected) in cases {
+        let dir = proto_copy();
+        edit(dir.path(), file, rule, to);
         let error = config_for(dir.path()).generate().expect_err(to).to_string();
         assert!(
             error.contains(expected),
@@ -265,6 +300,41 @@ fn legacy_mapping_mistakes_are_reported_with_positions() {
     }
 }
 
+/// The depth of the hierarchy is one declaration for the whole API, within
+/// what keeps uids short enough to index.
+#[test]
+fn depth_mistakes_are_reported_with_positions() {
+    let cases = [
+        (
+            "platform/annotations.toml",
+            "max_depth = 16",
+            "max_depth = 0",
+            "platform/annotations.toml:8:13: `max_depth` must be 1 to 64",
+        ),
+        (
+            "platform/annotations.toml",
+            "max_depth = 16",
+            "max_depth = 65",
+            "platform/annotations.toml:8:13: `max_depth` must be 1 to 64",
+        ),
+        (
+            "platform/iam/v2/annotations.toml",
+            "shared = true\norder_by",
+            "shared = true\nmax_depth = 4\norder_by",
+            "platform/iam/v2/annotations.toml:31:13: `max_depth` bounds the whole hierarchy",
+        ),
+    ];
+    for (file, from, to, expected) in cases {
+        let dir = proto_copy();
+        edit(dir.path(), file, from, to);
+        let error = config_for(dir.path()).generate().expect_err(to).to_string();
+        assert!(
+            error.contains(expected),
+            "for {to:?}:\n  expected {expected:?}\n  got {error:?}"
+        );
+    }
+}
+
 #[test]
 fn field_rules_become_value_checks() {
     let api = generated_text(&workspace().join("proto"), "platform.iam.v2.api.rs");
@@ -279,6 +349,10 @@ fn field_rules_become_value_checks() {
     assert!(
         api.contains("Requires the `groups.create` capability."),
         "permissions document methods"
+    );
+    assert!(
+        api.contains("const MAX_DEPTH: usize = 16;") && api.contains("const SHARED: bool = true;"),
+        "the declared depth and the shared collections"
     );
 }
 

@@ -4,7 +4,6 @@ use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
 use runtime::standard;
-use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::__codegen::serde::Serializer;
 use runtime::json::{JsonMessage, JsonObject};
@@ -284,7 +283,8 @@ impl ::runtime::legacy::View for Document {
         }
     }
 }
-/// Manages published security advisory documents. Reading them needs no token. The v1 view of
+/// Manages published security advisory documents. Reading a published one needs no token; drafts
+/// and embargoed ones are read with `documents.get` / `documents.list`. The v1 view of
 /// `platform.advisory.v2.DocumentService`, over the same documents.
 ///
 /// Serves `platform.advisory.v1.DocumentService` over `S`, for gRPC (through `document_service_server::DocumentService`) and REST (through [`document_service_routes`]) alike.
@@ -307,6 +307,8 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
     /// The capabilities this service's methods require.
     pub const CAPABILITIES: &'static [&'static str] = &[
         "documents.create",
+        "documents.get",
+        "documents.list",
         "documents.update",
         "documents.delete",
     ];
@@ -333,7 +335,9 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: CreateDocumentRequest,
     ) -> Result<Document, Error> {
-        uidp::parse("parent", &request.parent)?;
+        standard::parse_parent::<
+            crate::platform::advisory::v2::Document,
+        >(&request.parent, true)?;
         self.context.authorize(caller, Some("documents.create"), &request.parent).await?;
         let resource = standard::prepare_create(
             caller,
@@ -354,17 +358,19 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
     }
     /// Returns one security advisory document.
     ///
-    /// Needs no token.
+    /// Requires the `documents.get` capability. Items whose `published` time is set and has passed need no token.
     pub async fn get_document(
         &self,
         caller: &Caller,
         request: GetDocumentRequest,
     ) -> Result<Document, Error> {
-        let uid = uidp::parse("id", &request.id)?;
+        let uid = standard::parse_uid::<
+            crate::platform::advisory::v2::Document,
+        >("id", &request.id)?;
         let item = standard::get(
                 &self.context,
                 caller,
-                None,
+                Some("documents.get"),
                 uid,
                 self.store.get_document(uid),
             )
@@ -375,7 +381,7 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
     /// windowed by `offset` and `limit`. One that does not exist or that the caller may not see
     /// is simply left out: the answer is then an empty list, not an error.
     ///
-    /// Needs no token.
+    /// Requires the `documents.list` capability. Items whose `published` time is set and has passed need no token.
     pub async fn list_documents(
         &self,
         caller: &Caller,
@@ -397,7 +403,7 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
         >(
                 &self.context,
                 caller,
-                None,
+                Some("documents.list"),
                 &["id", "name", "children_of", "descendants_of"],
                 list,
                 request.offset,
@@ -433,7 +439,10 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: Document,
     ) -> Result<Document, Error> {
-        let uid = &*uidp::parse("id", &request.id)?.to_owned();
+        let uid = &*standard::parse_uid::<
+            crate::platform::advisory::v2::Document,
+        >("id", &request.id)?
+            .to_owned();
         self.context.authorize(caller, Some("documents.update"), uid).await?;
         let updated = standard::update(
                 &self.context,
@@ -455,7 +464,9 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: DeleteDocumentRequest,
     ) -> Result<(), Error> {
-        let uid = uidp::parse("id", &request.id)?;
+        let uid = standard::parse_uid::<
+            crate::platform::advisory::v2::Document,
+        >("id", &request.id)?;
         self.context.authorize(caller, Some("documents.delete"), uid).await?;
         let etag = None;
         let deleted = match self.store.delete_document(uid, etag).await {
@@ -678,7 +689,8 @@ pub mod client {
     use runtime::client::{Connection, Route};
     /// A client of `platform.advisory.v1.DocumentService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
     ///
-    /// Manages published security advisory documents. Reading them needs no token. The v1 view of
+    /// Manages published security advisory documents. Reading a published one needs no token; drafts
+    /// and embargoed ones are read with `documents.get` / `documents.list`. The v1 view of
     /// `platform.advisory.v2.DocumentService`, over the same documents.
     #[derive(Clone, Debug)]
     pub struct DocumentService {

@@ -21,7 +21,8 @@ pub struct Document {
     /// The document title.
     #[prost(string, tag = "6")]
     pub title: ::prost::alloc::string::String,
-    /// When the document was published.
+    /// When the document was published: unset for a draft, a time still to come
+    /// for an embargoed document. Once it has passed, reading needs no token.
     #[prost(message, optional, tag = "7")]
     pub published: ::core::option::Option<::prost_types::Timestamp>,
     /// The document body, as Markdown.
@@ -90,7 +91,8 @@ pub mod document_service_client {
     )]
     use tonic::codegen::*;
     use tonic::codegen::http::Uri;
-    /// Manages published security advisory documents. Reading them needs no token. The v1 view of
+    /// Manages published security advisory documents. Reading a published one needs no token; drafts
+    /// and embargoed ones are read with `documents.get` / `documents.list`. The v1 view of
     /// `platform.advisory.v2.DocumentService`, over the same documents.
     #[derive(Debug, Clone)]
     pub struct DocumentServiceClient<T> {
@@ -362,7 +364,8 @@ pub mod document_service_server {
             request: tonic::Request<super::DeleteDocumentRequest>,
         ) -> std::result::Result<tonic::Response<()>, tonic::Status>;
     }
-    /// Manages published security advisory documents. Reading them needs no token. The v1 view of
+    /// Manages published security advisory documents. Reading a published one needs no token; drafts
+    /// and embargoed ones are read with `documents.get` / `documents.list`. The v1 view of
     /// `platform.advisory.v2.DocumentService`, over the same documents.
     #[derive(Debug)]
     pub struct DocumentServiceServer<T> {

@@ -4,7 +4,6 @@ use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
 use runtime::standard;
-use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::mask::Update;
 use runtime::store::{Backend, ListQuery, Page, StoreError};
@@ -311,7 +310,11 @@ impl ::runtime::resource::Resource for Document {
         "ids",
         "name",
     ];
+    const PUBLIC: Option<::runtime::resource::Public> = Some(
+        ::runtime::resource::Public::After("published"),
+    );
     const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
+    const MAX_DEPTH: usize = 16;
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -595,7 +598,9 @@ impl<B: Backend> DocumentStore for B {
         Backend::delete::<Document>(self, uid, etag)
     }
 }
-/// Manages published security advisory documents. Reading them needs no token.
+/// Manages published security advisory documents. Reading a published one
+/// needs no token; drafts and embargoed ones are read with `documents.get` /
+/// `documents.list`.
 ///
 /// Serves `platform.advisory.v2.DocumentService` over `S`, for gRPC (through `document_service_server::DocumentService`) and REST (through [`document_service_routes`]) alike.
 #[derive(Debug)]
@@ -617,6 +622,8 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
     /// The capabilities this service's methods require.
     pub const CAPABILITIES: &'static [&'static str] = &[
         "documents.create",
+        "documents.get",
+        "documents.list",
         "documents.update",
         "documents.delete",
     ];
@@ -643,7 +650,7 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: CreateDocumentRequest,
     ) -> Result<Document, Error> {
-        uidp::parse("parent", &request.parent)?;
+        standard::parse_parent::<Document>(&request.parent, true)?;
         self.context.authorize(caller, Some("documents.create"), &request.parent).await?;
         let resource = standard::prepare_create(
             caller,
@@ -661,17 +668,17 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
     }
     /// Returns one security advisory document.
     ///
-    /// Needs no token.
+    /// Requires the `documents.get` capability. Items whose `published` time is set and has passed need no token.
     pub async fn get_document(
         &self,
         caller: &Caller,
         request: GetDocumentRequest,
     ) -> Result<Document, Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Document>("uid", &request.uid)?;
         let item = standard::get(
                 &self.context,
                 caller,
-                None,
+                Some("documents.get"),
                 uid,
                 self.store.get_document(uid),
             )
@@ -680,7 +687,7 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
     }
     /// Lists security advisory documents, optionally restricted to a subtree.
     ///
-    /// Needs no token.
+    /// Requires the `documents.list` capability. Items whose `published` time is set and has passed need no token.
     pub async fn list_documents(
         &self,
         caller: &Caller,
@@ -705,7 +712,7 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         >(
                 &self.context,
                 caller,
-                None,
+                Some("documents.list"),
                 <Document as ::runtime::resource::Resource>::FILTERS,
                 list,
             )
@@ -730,7 +737,7 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: UpdateDocumentRequest,
     ) -> Result<Document, Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Document>("uid", &request.uid)?;
         self.context.authorize(caller, Some("documents.update"), uid).await?;
         let updated = standard::update(
                 &self.context,
@@ -752,7 +759,7 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: DeleteDocumentRequest,
     ) -> Result<(), Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Document>("uid", &request.uid)?;
         self.context.authorize(caller, Some("documents.delete"), uid).await?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
         let deleted = match self.store.delete_document(uid, etag).await {
@@ -968,7 +975,9 @@ pub mod client {
     use runtime::client::{Connection, Route};
     /// A client of `platform.advisory.v2.DocumentService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
     ///
-    /// Manages published security advisory documents. Reading them needs no token.
+    /// Manages published security advisory documents. Reading a published one
+    /// needs no token; drafts and embargoed ones are read with `documents.get` /
+    /// `documents.list`.
     #[derive(Clone, Debug)]
     pub struct DocumentService {
         connection: Connection,

@@ -23,7 +23,8 @@ pub struct Document {
     /// The document title.
     #[prost(string, tag = "7")]
     pub title: ::prost::alloc::string::String,
-    /// When the document was published.
+    /// When the document was published: unset for a draft, a time still to come
+    /// for an embargoed document. Once it has passed, reading needs no token.
     #[prost(message, optional, tag = "8")]
     pub published: ::core::option::Option<::prost_types::Timestamp>,
     /// The document body, as Markdown.
@@ -118,7 +119,9 @@ pub mod document_service_client {
     )]
     use tonic::codegen::*;
     use tonic::codegen::http::Uri;
-    /// Manages published security advisory documents. Reading them needs no token.
+    /// Manages published security advisory documents. Reading a published one
+    /// needs no token; drafts and embargoed ones are read with `documents.get` /
+    /// `documents.list`.
     #[derive(Debug, Clone)]
     pub struct DocumentServiceClient<T> {
         inner: tonic::client::Grpc<T>,
@@ -381,7 +384,9 @@ pub mod document_service_server {
             request: tonic::Request<super::DeleteDocumentRequest>,
         ) -> std::result::Result<tonic::Response<()>, tonic::Status>;
     }
-    /// Manages published security advisory documents. Reading them needs no token.
+    /// Manages published security advisory documents. Reading a published one
+    /// needs no token; drafts and embargoed ones are read with `documents.get` /
+    /// `documents.list`.
     #[derive(Debug)]
     pub struct DocumentServiceServer<T> {
         inner: Arc<T>,

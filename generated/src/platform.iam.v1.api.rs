@@ -4,7 +4,6 @@ use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
 use runtime::standard;
-use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::resource::Resource;
 use runtime::__codegen::serde::Serializer;
@@ -1061,6 +1060,9 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: CreateGroupRequest,
     ) -> Result<Group, Error> {
+        standard::parse_parent::<
+            crate::platform::iam::v2::Group,
+        >(&request.parent, false)?;
         self.context.authorize(caller, Some("groups.create"), &request.parent).await?;
         let resource = standard::prepare_create(
             caller,
@@ -1141,7 +1143,10 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: Group,
     ) -> Result<Group, Error> {
-        let uid = &*uidp::parse("id", &request.id)?.to_owned();
+        let uid = &*standard::parse_uid::<
+            crate::platform::iam::v2::Group,
+        >("id", &request.id)?
+            .to_owned();
         self.context.authorize(caller, Some("groups.update"), uid).await?;
         let updated = standard::update(
                 &self.context,
@@ -1163,7 +1168,9 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: DeleteGroupRequest,
     ) -> Result<(), Error> {
-        let uid = uidp::parse("id", &request.id)?;
+        let uid = standard::parse_uid::<
+            crate::platform::iam::v2::Group,
+        >("id", &request.id)?;
         self.context.authorize(caller, Some("groups.delete"), uid).await?;
         let etag = None;
         let deleted = match self.store.delete_group(uid, etag).await {
@@ -1278,10 +1285,16 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: CreateIdentityRequest,
     ) -> Result<Identity, Error> {
-        uidp::parse("parent", &request.parent)?;
+        standard::parse_parent::<
+            crate::platform::iam::v2::Identity,
+        >(&request.parent, true)?;
         self.context
             .authorize(caller, Some("identities.create"), &request.parent)
             .await?;
+        self.context
+            .require_shared_write::<
+                crate::platform::iam::v2::Identity,
+            >(caller, &request.parent)?;
         let resource = standard::prepare_create(
             caller,
             &request.parent,
@@ -1361,8 +1374,15 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: Identity,
     ) -> Result<Identity, Error> {
-        let uid = &*uidp::parse("id", &request.id)?.to_owned();
+        let uid = &*standard::parse_uid::<
+            crate::platform::iam::v2::Identity,
+        >("id", &request.id)?
+            .to_owned();
         self.context.authorize(caller, Some("identities.update"), uid).await?;
+        self.context
+            .require_shared_write::<
+                crate::platform::iam::v2::Identity,
+            >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
         let updated = standard::update(
                 &self.context,
                 caller,
@@ -1383,8 +1403,14 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: DeleteIdentityRequest,
     ) -> Result<(), Error> {
-        let uid = uidp::parse("id", &request.id)?;
+        let uid = standard::parse_uid::<
+            crate::platform::iam::v2::Identity,
+        >("id", &request.id)?;
         self.context.authorize(caller, Some("identities.delete"), uid).await?;
+        self.context
+            .require_shared_write::<
+                crate::platform::iam::v2::Identity,
+            >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
         let etag = None;
         let deleted = match self.store.delete_identity(uid, etag).await {
             Ok(deleted) => deleted,
@@ -1518,17 +1544,23 @@ impl<
         caller: &Caller,
         request: CreateRoleBindingRequest,
     ) -> Result<RoleBinding, Error> {
-        uidp::parse("parent", &request.parent)?;
+        standard::parse_parent::<
+            crate::platform::iam::v2::RoleBinding,
+        >(&request.parent, true)?;
+        let body = request
+            .role_binding
+            .map(|body| ::runtime::legacy::View::to_current(body, "roleBinding"))
+            .transpose()?;
+        standard::check_uid_lengths::<
+            crate::platform::iam::v2::RoleBinding,
+        >(body.as_ref(), "roleBinding")?;
         self.context
             .authorize(caller, Some("roleBindings.create"), &request.parent)
             .await?;
         let resource = standard::prepare_create(
             caller,
             &request.parent,
-            request
-                .role_binding
-                .map(|body| ::runtime::legacy::View::to_current(body, "roleBinding"))
-                .transpose()?,
+            body,
             "roleBinding",
         )?;
         let mut violations = Vec::new();
@@ -1640,7 +1672,10 @@ impl<
         caller: &Caller,
         request: RoleBinding,
     ) -> Result<RoleBinding, Error> {
-        let uid = &*uidp::parse("id", &request.id)?.to_owned();
+        let uid = &*standard::parse_uid::<
+            crate::platform::iam::v2::RoleBinding,
+        >("id", &request.id)?
+            .to_owned();
         self.context.authorize(caller, Some("roleBindings.update"), uid).await?;
         let updated = standard::update(
                 &self.context,
@@ -1664,7 +1699,9 @@ impl<
         caller: &Caller,
         request: DeleteRoleBindingRequest,
     ) -> Result<(), Error> {
-        let uid = uidp::parse("id", &request.id)?;
+        let uid = standard::parse_uid::<
+            crate::platform::iam::v2::RoleBinding,
+        >("id", &request.id)?;
         self.context.authorize(caller, Some("roleBindings.delete"), uid).await?;
         let etag = None;
         let deleted = match self.store.delete_role_binding(uid, etag).await {
@@ -1792,8 +1829,12 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: CreateRoleRequest,
     ) -> Result<Role, Error> {
-        uidp::parse("parent", &request.parent)?;
+        standard::parse_parent::<crate::platform::iam::v2::Role>(&request.parent, true)?;
         self.context.authorize(caller, Some("roles.create"), &request.parent).await?;
+        self.context
+            .require_shared_write::<
+                crate::platform::iam::v2::Role,
+            >(caller, &request.parent)?;
         let resource = standard::prepare_create(
             caller,
             &request.parent,
@@ -1874,8 +1915,15 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: Role,
     ) -> Result<Role, Error> {
-        let uid = &*uidp::parse("id", &request.id)?.to_owned();
+        let uid = &*standard::parse_uid::<
+            crate::platform::iam::v2::Role,
+        >("id", &request.id)?
+            .to_owned();
         self.context.authorize(caller, Some("roles.update"), uid).await?;
+        self.context
+            .require_shared_write::<
+                crate::platform::iam::v2::Role,
+            >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
         let updated = standard::update(
                 &self.context,
                 caller,
@@ -1896,8 +1944,14 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: DeleteRoleRequest,
     ) -> Result<(), Error> {
-        let uid = uidp::parse("id", &request.id)?;
+        let uid = standard::parse_uid::<
+            crate::platform::iam::v2::Role,
+        >("id", &request.id)?;
         self.context.authorize(caller, Some("roles.delete"), uid).await?;
+        self.context
+            .require_shared_write::<
+                crate::platform::iam::v2::Role,
+            >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
         let etag = None;
         let deleted = match self.store.delete_role(uid, etag).await {
             Ok(deleted) => deleted,

@@ -4,7 +4,6 @@ use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
 use runtime::standard;
-use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::resource::Resource;
 use runtime::mask::Update;
@@ -1294,11 +1293,12 @@ impl ::runtime::resource::Resource for Group {
                 collection: "documents",
                 resource_type: "advisory.platform/Document",
                 field: "parent",
-                read_capability: None,
+                read_capability: Some("documents.get"),
             },
         ]
     };
     const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
+    const MAX_DEPTH: usize = 16;
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -1540,6 +1540,8 @@ impl ::runtime::resource::Resource for Identity {
         ]
     };
     const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
+    const MAX_DEPTH: usize = 16;
+    const SHARED: bool = true;
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -1762,6 +1764,7 @@ impl ::runtime::resource::Resource for RoleBinding {
         ]
     };
     const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
+    const MAX_DEPTH: usize = 16;
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -1959,6 +1962,8 @@ impl ::runtime::resource::Resource for Role {
         ]
     };
     const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
+    const MAX_DEPTH: usize = 16;
+    const SHARED: bool = true;
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -2567,6 +2572,7 @@ impl<S: GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: CreateGroupRequest,
     ) -> Result<Group, Error> {
+        standard::parse_parent::<Group>(&request.parent, false)?;
         self.context.authorize(caller, Some("groups.create"), &request.parent).await?;
         let resource = standard::prepare_create(
             caller,
@@ -2590,7 +2596,7 @@ impl<S: GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: GetGroupRequest,
     ) -> Result<Group, Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Group>("uid", &request.uid)?;
         let item = standard::get(
                 &self.context,
                 caller,
@@ -2653,7 +2659,7 @@ impl<S: GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: UpdateGroupRequest,
     ) -> Result<Group, Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Group>("uid", &request.uid)?;
         self.context.authorize(caller, Some("groups.update"), uid).await?;
         let updated = standard::update(
                 &self.context,
@@ -2675,7 +2681,7 @@ impl<S: GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: DeleteGroupRequest,
     ) -> Result<(), Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Group>("uid", &request.uid)?;
         self.context.authorize(caller, Some("groups.delete"), uid).await?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
         let deleted = match self.store.delete_group(uid, etag).await {
@@ -2793,10 +2799,11 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: CreateIdentityRequest,
     ) -> Result<Identity, Error> {
-        uidp::parse("parent", &request.parent)?;
+        standard::parse_parent::<Identity>(&request.parent, true)?;
         self.context
             .authorize(caller, Some("identities.create"), &request.parent)
             .await?;
+        self.context.require_shared_write::<Identity>(caller, &request.parent)?;
         let resource = standard::prepare_create(
             caller,
             &request.parent,
@@ -2819,7 +2826,7 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: GetIdentityRequest,
     ) -> Result<Identity, Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Identity>("uid", &request.uid)?;
         let item = standard::get(
                 &self.context,
                 caller,
@@ -2882,8 +2889,12 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: UpdateIdentityRequest,
     ) -> Result<Identity, Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Identity>("uid", &request.uid)?;
         self.context.authorize(caller, Some("identities.update"), uid).await?;
+        self.context
+            .require_shared_write::<
+                Identity,
+            >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
         let updated = standard::update(
                 &self.context,
                 caller,
@@ -2904,8 +2915,12 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: DeleteIdentityRequest,
     ) -> Result<(), Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Identity>("uid", &request.uid)?;
         self.context.authorize(caller, Some("identities.delete"), uid).await?;
+        self.context
+            .require_shared_write::<
+                Identity,
+            >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
         let deleted = match self.store.delete_identity(uid, etag).await {
             Ok(deleted) => deleted,
@@ -3043,14 +3058,16 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         caller: &Caller,
         request: CreateRoleBindingRequest,
     ) -> Result<RoleBinding, Error> {
-        uidp::parse("parent", &request.parent)?;
+        standard::parse_parent::<RoleBinding>(&request.parent, true)?;
+        let body = request.role_binding;
+        standard::check_uid_lengths::<RoleBinding>(body.as_ref(), "roleBinding")?;
         self.context
             .authorize(caller, Some("roleBindings.create"), &request.parent)
             .await?;
         let resource = standard::prepare_create(
             caller,
             &request.parent,
-            request.role_binding,
+            body,
             "roleBinding",
         )?;
         let mut violations = Vec::new();
@@ -3108,7 +3125,7 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         caller: &Caller,
         request: GetRoleBindingRequest,
     ) -> Result<RoleBinding, Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<RoleBinding>("uid", &request.uid)?;
         let item = standard::get(
                 &self.context,
                 caller,
@@ -3171,7 +3188,10 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         caller: &Caller,
         request: UpdateRoleBindingRequest,
     ) -> Result<RoleBinding, Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<RoleBinding>("uid", &request.uid)?;
+        standard::check_uid_lengths::<
+            RoleBinding,
+        >(request.role_binding.as_ref(), "roleBinding")?;
         self.context.authorize(caller, Some("roleBindings.update"), uid).await?;
         let updated = standard::update(
                 &self.context,
@@ -3195,7 +3215,7 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         caller: &Caller,
         request: DeleteRoleBindingRequest,
     ) -> Result<(), Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<RoleBinding>("uid", &request.uid)?;
         self.context.authorize(caller, Some("roleBindings.delete"), uid).await?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
         let deleted = match self.store.delete_role_binding(uid, etag).await {
@@ -3332,8 +3352,9 @@ impl<S: RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: CreateRoleRequest,
     ) -> Result<Role, Error> {
-        uidp::parse("parent", &request.parent)?;
+        standard::parse_parent::<Role>(&request.parent, true)?;
         self.context.authorize(caller, Some("roles.create"), &request.parent).await?;
+        self.context.require_shared_write::<Role>(caller, &request.parent)?;
         let resource = standard::prepare_create(
             caller,
             &request.parent,
@@ -3357,7 +3378,7 @@ impl<S: RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: GetRoleRequest,
     ) -> Result<Role, Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Role>("uid", &request.uid)?;
         let item = standard::get(
                 &self.context,
                 caller,
@@ -3420,8 +3441,12 @@ impl<S: RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: UpdateRoleRequest,
     ) -> Result<Role, Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Role>("uid", &request.uid)?;
         self.context.authorize(caller, Some("roles.update"), uid).await?;
+        self.context
+            .require_shared_write::<
+                Role,
+            >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
         let updated = standard::update(
                 &self.context,
                 caller,
@@ -3442,8 +3467,12 @@ impl<S: RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: DeleteRoleRequest,
     ) -> Result<(), Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Role>("uid", &request.uid)?;
         self.context.authorize(caller, Some("roles.delete"), uid).await?;
+        self.context
+            .require_shared_write::<
+                Role,
+            >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
         let deleted = match self.store.delete_role(uid, etag).await {
             Ok(deleted) => deleted,

@@ -4,7 +4,6 @@ use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
 use runtime::standard;
-use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::__codegen::serde::Serializer;
 use runtime::json::{JsonMessage, JsonObject};
@@ -342,7 +341,9 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: CreateArtifactRequest,
     ) -> Result<Artifact, Error> {
-        uidp::parse("parent", &request.parent)?;
+        standard::parse_parent::<
+            crate::platform::libraries::v2::Artifact,
+        >(&request.parent, true)?;
         self.context.authorize(caller, Some("artifacts.create"), &request.parent).await?;
         let resource = standard::prepare_create(
             caller,
@@ -369,7 +370,9 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: GetArtifactRequest,
     ) -> Result<Artifact, Error> {
-        let uid = uidp::parse("id", &request.id)?;
+        let uid = standard::parse_uid::<
+            crate::platform::libraries::v2::Artifact,
+        >("id", &request.id)?;
         let item = standard::get(
                 &self.context,
                 caller,
@@ -442,7 +445,10 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: Artifact,
     ) -> Result<Artifact, Error> {
-        let uid = &*uidp::parse("id", &request.id)?.to_owned();
+        let uid = &*standard::parse_uid::<
+            crate::platform::libraries::v2::Artifact,
+        >("id", &request.id)?
+            .to_owned();
         self.context.authorize(caller, Some("artifacts.update"), uid).await?;
         let updated = standard::update(
                 &self.context,
@@ -464,7 +470,9 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: DeleteArtifactRequest,
     ) -> Result<(), Error> {
-        let uid = uidp::parse("id", &request.id)?;
+        let uid = standard::parse_uid::<
+            crate::platform::libraries::v2::Artifact,
+        >("id", &request.id)?;
         self.context.authorize(caller, Some("artifacts.delete"), uid).await?;
         let etag = None;
         let deleted = match self.store.delete_artifact(uid, etag).await {

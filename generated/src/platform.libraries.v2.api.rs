@@ -4,7 +4,6 @@ use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
 use runtime::standard;
-use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::mask::Update;
 use runtime::store::{Backend, ListQuery, Page, StoreError};
@@ -319,6 +318,7 @@ impl ::runtime::resource::Resource for Artifact {
         "name",
     ];
     const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
+    const MAX_DEPTH: usize = 16;
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -640,7 +640,7 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: CreateArtifactRequest,
     ) -> Result<Artifact, Error> {
-        uidp::parse("parent", &request.parent)?;
+        standard::parse_parent::<Artifact>(&request.parent, true)?;
         self.context.authorize(caller, Some("artifacts.create"), &request.parent).await?;
         let resource = standard::prepare_create(
             caller,
@@ -664,7 +664,7 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: GetArtifactRequest,
     ) -> Result<Artifact, Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Artifact>("uid", &request.uid)?;
         let item = standard::get(
                 &self.context,
                 caller,
@@ -727,7 +727,7 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: UpdateArtifactRequest,
     ) -> Result<Artifact, Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Artifact>("uid", &request.uid)?;
         self.context.authorize(caller, Some("artifacts.update"), uid).await?;
         let updated = standard::update(
                 &self.context,
@@ -749,7 +749,7 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: DeleteArtifactRequest,
     ) -> Result<(), Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Artifact>("uid", &request.uid)?;
         self.context.authorize(caller, Some("artifacts.delete"), uid).await?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
         let deleted = match self.store.delete_artifact(uid, etag).await {

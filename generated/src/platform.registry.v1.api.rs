@@ -4,7 +4,6 @@ use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
 use runtime::standard;
-use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::__codegen::serde::Serializer;
 use runtime::json::{JsonMessage, JsonObject};
@@ -296,7 +295,9 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: CreateRepoRequest,
     ) -> Result<Repo, Error> {
-        uidp::parse("parent", &request.parent)?;
+        standard::parse_parent::<
+            crate::platform::registry::v2::Repo,
+        >(&request.parent, true)?;
         self.context.authorize(caller, Some("repos.create"), &request.parent).await?;
         let resource = standard::prepare_create(
             caller,
@@ -319,7 +320,7 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
     /// by `offset` and `limit`. One that does not exist or that the caller may not see is simply
     /// left out: the answer is then an empty list, not an error.
     ///
-    /// Requires the `repos.list` capability.
+    /// Requires the `repos.list` capability. Items whose `public` is true need no token.
     pub async fn list_repos(
         &self,
         caller: &Caller,
@@ -377,7 +378,10 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: Repo,
     ) -> Result<Repo, Error> {
-        let uid = &*uidp::parse("id", &request.id)?.to_owned();
+        let uid = &*standard::parse_uid::<
+            crate::platform::registry::v2::Repo,
+        >("id", &request.id)?
+            .to_owned();
         self.context.authorize(caller, Some("repos.update"), uid).await?;
         let updated = standard::update(
                 &self.context,
@@ -399,7 +403,9 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: DeleteRepoRequest,
     ) -> Result<(), Error> {
-        let uid = uidp::parse("id", &request.id)?;
+        let uid = standard::parse_uid::<
+            crate::platform::registry::v2::Repo,
+        >("id", &request.id)?;
         self.context.authorize(caller, Some("repos.delete"), uid).await?;
         let etag = None;
         let deleted = match self.store.delete_repo(uid, etag).await {

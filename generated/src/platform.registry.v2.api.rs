@@ -4,7 +4,6 @@ use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
 use runtime::standard;
-use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::mask::Update;
 use runtime::store::{Backend, ListQuery, Page, StoreError};
@@ -309,8 +308,11 @@ impl ::runtime::resource::Resource for Repo {
         "ids",
         "name",
     ];
-    const PUBLIC_FIELD: Option<&'static str> = Some("public");
+    const PUBLIC: Option<::runtime::resource::Public> = Some(
+        ::runtime::resource::Public::If("public"),
+    );
     const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
+    const MAX_DEPTH: usize = 16;
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -631,7 +633,7 @@ impl<S: RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: CreateRepoRequest,
     ) -> Result<Repo, Error> {
-        uidp::parse("parent", &request.parent)?;
+        standard::parse_parent::<Repo>(&request.parent, true)?;
         self.context.authorize(caller, Some("repos.create"), &request.parent).await?;
         let resource = standard::prepare_create(
             caller,
@@ -649,13 +651,13 @@ impl<S: RepoStore> RepoServiceApi<S> {
     }
     /// Returns one container repository.
     ///
-    /// Requires the `repos.get` capability.
+    /// Requires the `repos.get` capability. Items whose `public` is true need no token.
     pub async fn get_repo(
         &self,
         caller: &Caller,
         request: GetRepoRequest,
     ) -> Result<Repo, Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Repo>("uid", &request.uid)?;
         let item = standard::get(
                 &self.context,
                 caller,
@@ -668,7 +670,7 @@ impl<S: RepoStore> RepoServiceApi<S> {
     }
     /// Lists container repositories, optionally restricted to a subtree.
     ///
-    /// Requires the `repos.list` capability.
+    /// Requires the `repos.list` capability. Items whose `public` is true need no token.
     pub async fn list_repos(
         &self,
         caller: &Caller,
@@ -718,7 +720,7 @@ impl<S: RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: UpdateRepoRequest,
     ) -> Result<Repo, Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Repo>("uid", &request.uid)?;
         self.context.authorize(caller, Some("repos.update"), uid).await?;
         let updated = standard::update(
                 &self.context,
@@ -740,7 +742,7 @@ impl<S: RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: DeleteRepoRequest,
     ) -> Result<(), Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Repo>("uid", &request.uid)?;
         self.context.authorize(caller, Some("repos.delete"), uid).await?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
         let deleted = match self.store.delete_repo(uid, etag).await {

@@ -4,7 +4,6 @@ use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
 use runtime::standard;
-use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::__codegen::serde::Serializer;
 use runtime::json::{JsonMessage, JsonObject};
@@ -395,7 +394,9 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
         caller: &Caller,
         request: CreateAdvisoryRequest,
     ) -> Result<Advisory, Error> {
-        uidp::parse("parent", &request.parent)?;
+        standard::parse_parent::<
+            crate::platform::vulnerabilities::v2::Advisory,
+        >(&request.parent, true)?;
         self.context
             .authorize(caller, Some("advisories.create"), &request.parent)
             .await?;
@@ -424,7 +425,9 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
         caller: &Caller,
         request: GetAdvisoryRequest,
     ) -> Result<Advisory, Error> {
-        let uid = uidp::parse("id", &request.id)?;
+        let uid = standard::parse_uid::<
+            crate::platform::vulnerabilities::v2::Advisory,
+        >("id", &request.id)?;
         let item = standard::get(
                 &self.context,
                 caller,
@@ -497,7 +500,10 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
         caller: &Caller,
         request: Advisory,
     ) -> Result<Advisory, Error> {
-        let uid = &*uidp::parse("id", &request.id)?.to_owned();
+        let uid = &*standard::parse_uid::<
+            crate::platform::vulnerabilities::v2::Advisory,
+        >("id", &request.id)?
+            .to_owned();
         self.context.authorize(caller, Some("advisories.update"), uid).await?;
         let updated = standard::update(
                 &self.context,
@@ -519,7 +525,9 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
         caller: &Caller,
         request: DeleteAdvisoryRequest,
     ) -> Result<(), Error> {
-        let uid = uidp::parse("id", &request.id)?;
+        let uid = standard::parse_uid::<
+            crate::platform::vulnerabilities::v2::Advisory,
+        >("id", &request.id)?;
         self.context.authorize(caller, Some("advisories.delete"), uid).await?;
         let etag = None;
         let deleted = match self.store.delete_advisory(uid, etag).await {

@@ -4,7 +4,6 @@ use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
 use runtime::standard;
-use runtime::uidp;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::mask::Update;
 use runtime::store::{Backend, ListQuery, Page, StoreError};
@@ -247,6 +246,7 @@ impl ::runtime::resource::Resource for Advisory {
         "name",
     ];
     const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
+    const MAX_DEPTH: usize = 16;
     const FIELDS: &'static [::runtime::resource::FieldSpec] = {
         use ::runtime::resource::{Behavior, FieldSpec};
         &[
@@ -629,7 +629,7 @@ impl<S: AdvisoryStore> AdvisoryServiceApi<S> {
         caller: &Caller,
         request: GetAdvisoryRequest,
     ) -> Result<Advisory, Error> {
-        let uid = uidp::parse("uid", &request.uid)?;
+        let uid = standard::parse_uid::<Advisory>("uid", &request.uid)?;
         let item = standard::get(
                 &self.context,
                 caller,

@@ -121,6 +121,8 @@ pub const CAPABILITIES: &[&str] = &[
     "artifacts.update",
     "documents.create",
     "documents.delete",
+    "documents.get",
+    "documents.list",
     "documents.update",
     "groups.create",
     "groups.delete",

@@ -28,6 +28,13 @@ pub fn excerpt(value: &str) -> Cow<'_, str> {
     }
 }
 
+/// The most field violations one error reports.
+pub const MAX_VIOLATIONS: usize = 100;
+
+/// The most bytes of field violations one error reports: a gRPC error
+/// travels in trailers, which clients commonly cap at 16 KiB.
+pub const MAX_VIOLATION_BYTES: usize = 8 << 10;
+
 pub use tonic_types::{ErrorInfo, FieldViolation, PreconditionViolation, ResourceInfo};
 
 /// The domain of errors no API domain was attached to, until
@@ -231,11 +238,25 @@ impl Error {
     }
 
     /// `INVALID_ARGUMENT` with a `BadRequest` listing every violation.
-    pub fn invalid_fields(violations: Vec<FieldViolation>) -> Self {
+    ///
+    /// At most [`MAX_VIOLATIONS`] of at most [`MAX_VIOLATION_BYTES`] in all
+    /// are reported (always the first; the message counts them all), so an
+    /// answer stays small whatever the request held.
+    pub fn invalid_fields(mut violations: Vec<FieldViolation>) -> Self {
         let message = match violations.as_slice() {
             [one] => format!("invalid value for `{}`: {}", one.field, one.description),
             many => format!("{} invalid fields in the request", many.len()),
         };
+        let mut spent = 0;
+        let kept = violations
+            .iter()
+            .take(MAX_VIOLATIONS)
+            .position(|violation| {
+                spent += violation.field.len() + violation.description.len();
+                spent > MAX_VIOLATION_BYTES
+            })
+            .map_or(MAX_VIOLATIONS, |over| over.max(1));
+        violations.truncate(kept);
         let mut error = Error::new(Code::InvalidArgument, "INVALID_ARGUMENT", message);
         error.inner.field_violations = violations;
         error

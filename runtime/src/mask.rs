@@ -57,6 +57,14 @@ impl<R: Resource> Update<R> {
                 .filter(|f| f.behavior != Behavior::OutputOnly)
                 .map(|f| f.path)
                 .collect(),
+            // Each field once: more paths than fields is refused as a whole.
+            named if named.len() > R::FIELDS.len() => {
+                violations.push(FieldViolation::new(
+                    "updateMask",
+                    format!("at most {} paths, one per field", R::FIELDS.len()),
+                ));
+                Vec::new()
+            }
             named => {
                 let mut paths = Vec::with_capacity(named.len());
                 for path in named {

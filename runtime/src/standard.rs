@@ -81,18 +81,45 @@ impl ApiContext {
             .require(capabilities, target)
     }
 
-    /// Whether a reference from an item created under `parent` may name `target`.
-    fn reaches(&self, reach: Reach, parent: &str, target: &str) -> bool {
+    /// Whether `parent` is a shared scope.
+    fn is_shared_scope(&self, parent: &str) -> bool {
+        self.shared_scopes.iter().any(|scope| scope == parent)
+    }
+
+    /// Whether a reference from an item created under `parent` may name
+    /// `target`, an item of `T`.
+    fn reaches<T: Resource>(&self, reach: Reach, parent: &str, target: &str) -> bool {
         let Some(home) = uidp::parent(target) else {
             return false;
         };
-        if self.shared_scopes.iter().any(|scope| scope == home) {
+        if T::SHARED && self.is_shared_scope(home) {
             return true;
         }
         match reach {
             Reach::Ancestors => crate::auth::covers(home, parent),
             Reach::Root => uidp::root(home) == uidp::root(parent),
         }
+    }
+
+    /// PERMISSION_DENIED for a create, update or delete of an item of a
+    /// shared collection directly under a shared scope (`parent`), unless
+    /// `caller` is the administrator: items every root may reference are
+    /// not any one root's to change, whatever its bindings.
+    pub fn require_shared_write<R: Resource>(
+        &self,
+        caller: &Caller,
+        parent: &str,
+    ) -> Result<(), Error> {
+        if !R::SHARED || !self.is_shared_scope(parent) || caller.is_admin() {
+            return Ok(());
+        }
+        let kind = R::TYPE.rsplit('/').next().unwrap_or(R::TYPE);
+        Err(Error::new(
+            Code::PermissionDenied,
+            "SHARED_SCOPE_READ_ONLY",
+            format!("{kind} items shared with every root are changed by the administrator only"),
+        )
+        .in_domain(R::domain()))
     }
 
     /// Checks `capability` on `target`; `None` means the method needs no token.
@@ -107,6 +134,47 @@ impl ApiContext {
             None => Ok(()),
         }
     }
+}
+
+/// A uid of `R`'s API given in request field `field`, checked before any
+/// work that grows with it.
+pub fn parse_uid<'a, R: Resource>(field: &str, uid: &'a str) -> Result<&'a str, Error> {
+    uidp::parse_within(field, uid, R::MAX_DEPTH)
+}
+
+/// INVALID_ARGUMENT for a UIDP-valued field of `resource` (a request body)
+/// longer than any uid of `R`'s API may be. Checked before authorization,
+/// so such a value is refused alike with or without a token, before any
+/// work that grows with it; the other rules are checked once authorized.
+pub fn check_uid_lengths<R: Resource>(resource: Option<&R>, body_field: &str) -> Result<(), Error> {
+    let Some(resource) = resource else {
+        return Ok(());
+    };
+    let longest = uidp::max_len(R::MAX_DEPTH);
+    let mut violations = Vec::new();
+    for rule in R::TEXT_RULES.iter().filter(|rule| rule.uidp) {
+        let path = crate::json::field_path(body_field, rule.field);
+        for value in resource.text_values(rule.field) {
+            if value.len() > longest
+                && let Err(error) = uidp::parse_within(&path, value, R::MAX_DEPTH)
+            {
+                violations.extend(error.field_violations().iter().cloned());
+            }
+        }
+    }
+    match violations.is_empty() {
+        true => Ok(()),
+        false => Err(Error::invalid_fields(violations)),
+    }
+}
+
+/// The parent of a `Create`, checked before any work that grows with it;
+/// empty (a root) only where the collection does not require a parent.
+pub fn parse_parent<R: Resource>(parent: &str, required: bool) -> Result<(), Error> {
+    if parent.is_empty() && !required {
+        return Ok(());
+    }
+    parse_uid::<R>("parent", parent).map(drop)
 }
 
 /// `Get`: the item, if `caller` may read it.
@@ -126,7 +194,7 @@ pub async fn get<R: Resource>(
             .await
             .map_err(|error| store_error::<R>(error, uid, ""))?
             .ok_or_else(|| not_found::<R>(uid)),
-        Err(denied) if R::PUBLIC_FIELD.is_some() => {
+        Err(denied) if R::PUBLIC.is_some() => {
             match fetch
                 .await
                 .map_err(|error| store_error::<R>(error, uid, ""))?
@@ -213,7 +281,18 @@ pub fn prepare_create<R: Resource>(
         }
         uidp::new_root()
     } else {
-        uidp::new_child(uidp::parse("parent", parent)?)
+        let parent = parse_uid::<R>("parent", parent)?;
+        if uidp::levels(parent) >= R::MAX_DEPTH {
+            return Err(Error::invalid_field(
+                "parent",
+                format!(
+                    "items may be nested at most {} levels below their root; `{}` is at that depth",
+                    R::MAX_DEPTH,
+                    crate::error::excerpt(parent)
+                ),
+            ));
+        }
+        uidp::new_child(parent)
     };
     let mut resource = resource.unwrap_or_default();
     resource.keep_output_only(None);
@@ -250,7 +329,9 @@ pub async fn resolve_reference<T: Resource>(
     if uid.is_empty() {
         return violation("required".to_owned());
     }
-    if !uidp::is_valid(uid) || !context.reaches(reference.reach, parent, uid) {
+    if !uidp::is_valid_within(uid, T::MAX_DEPTH)
+        || !context.reaches::<T>(reference.reach, parent, uid)
+    {
         return violation(unusable(reference));
     }
     match fetch
@@ -337,39 +418,47 @@ impl ListRequest<'_> {
         .map(|(filter, field, _)| (filter, field))
     }
 
-    /// The conditions of the declared filters (the hierarchy ones aside).
-    fn matching(&self, violations: &mut Vec<FieldViolation>) -> Matching {
+    /// Reports every malformed uid and oversized list among the declared
+    /// filters. Uids are checked against `max_depth` by their length first,
+    /// so nothing here grows faster than the request.
+    fn check_uids(&self, max_depth: usize, violations: &mut Vec<FieldViolation>) {
+        if self.ids.len() > MAX_IDS {
+            violations.push(FieldViolation::new(
+                "uidp.ids",
+                format!("at most {MAX_IDS} uids; got {}", self.ids.len()),
+            ));
+        }
+        for (index, uid) in self.ids.iter().enumerate().take(MAX_IDS) {
+            checked_uid(&format!("uidp.ids[{index}]"), uid, max_depth, violations);
+        }
+        for (field, uid) in [("id", self.id), ("uidp.ancestorsOf", self.ancestors_of)] {
+            if !uid.is_empty() {
+                checked_uid(field, uid, max_depth, violations);
+            }
+        }
+    }
+
+    /// The conditions of the declared filters (the hierarchy ones aside),
+    /// once [`Self::check_uids`] found nothing wrong and the caller may list.
+    fn matching(&self) -> Matching {
         let mut uids: Option<Vec<String>> = None;
-        let mut restrict = |allowed: Vec<String>| {
+        let mut restrict = |allowed: Vec<&str>| {
             uids = Some(match uids.take() {
-                None => allowed,
+                None => allowed.into_iter().map(str::to_owned).collect(),
                 Some(previous) => previous
                     .into_iter()
-                    .filter(|u| allowed.contains(u))
+                    .filter(|u| allowed.contains(&u.as_str()))
                     .collect(),
             });
         };
         if !self.ids.is_empty() {
-            if self.ids.len() > MAX_IDS {
-                violations.push(FieldViolation::new(
-                    "uidp.ids",
-                    format!("at most {MAX_IDS} uids; got {}", self.ids.len()),
-                ));
-            }
-            let mut ids = Vec::new();
-            for (index, uid) in self.ids.iter().enumerate().take(MAX_IDS) {
-                ids.extend(checked_uid(&format!("uidp.ids[{index}]"), uid, violations));
-            }
-            restrict(ids);
+            restrict(self.ids.iter().map(String::as_str).collect());
         }
         if !self.id.is_empty() {
-            restrict(checked_uid("id", self.id, violations).into_iter().collect());
+            restrict(vec![self.id]);
         }
         if !self.ancestors_of.is_empty() {
-            let ancestors = checked_uid("uidp.ancestorsOf", self.ancestors_of, violations)
-                .map(|uid| uidp::ancestors(&uid).map(str::to_owned).collect())
-                .unwrap_or_default();
-            restrict(ancestors);
+            restrict(uidp::ancestors(self.ancestors_of).collect());
         }
         Matching {
             uids,
@@ -422,12 +511,12 @@ impl ListPlan {
                 ));
             }
         }
-        let matching = request.matching(&mut violations);
+        request.check_uids(R::MAX_DEPTH, &mut violations);
         let filter = match (request.descendants_of, request.children_of) {
             ("", "") => Hierarchy::All,
-            (uid, "") => checked_uid("uidp.descendantsOf", uid, &mut violations)
+            (uid, "") => checked_uid("uidp.descendantsOf", uid, R::MAX_DEPTH, &mut violations)
                 .map_or(Hierarchy::All, Hierarchy::DescendantsOf),
-            ("", uid) => checked_uid("uidp.childrenOf", uid, &mut violations)
+            ("", uid) => checked_uid("uidp.childrenOf", uid, R::MAX_DEPTH, &mut violations)
                 .map_or(Hierarchy::All, Hierarchy::ChildrenOf),
             _ => {
                 violations.push(FieldViolation::new(
@@ -452,12 +541,12 @@ impl ListPlan {
         if !violations.is_empty() {
             return Err(Error::invalid_fields(violations));
         }
-        let (filter, public) = match (capability, R::PUBLIC_FIELD) {
+        let (filter, public) = match (capability, R::PUBLIC) {
             (None, _) => (filter, None),
-            (Some(_), Some(field)) if caller.is_anonymous() => {
-                (filter, Some(PublicItems::Only(field)))
+            (Some(_), Some(rule)) if caller.is_anonymous() => {
+                (filter, Some(PublicItems::Only(rule)))
             }
-            (Some(capability), public_field) => {
+            (Some(capability), public_rule) => {
                 match context
                     .authorizer
                     .list_scope(caller, capability, filter.clone())
@@ -465,20 +554,20 @@ impl ListPlan {
                 {
                     // Without a filter: what the caller's grants cover, and
                     // public items wherever they are.
-                    Ok(scope @ Hierarchy::Within(_)) => {
-                        (scope, public_field.map(PublicItems::Also))
-                    }
+                    Ok(scope @ Hierarchy::Within(_)) => (scope, public_rule.map(PublicItems::Also)),
                     Ok(scope) => (scope, None),
                     // Public items stay listable by callers denied the filter.
                     Err(denied)
-                        if denied.code() == Code::PermissionDenied && public_field.is_some() =>
+                        if denied.code() == Code::PermissionDenied && public_rule.is_some() =>
                     {
-                        (filter, public_field.map(PublicItems::Only))
+                        (filter, public_rule.map(PublicItems::Only))
                     }
                     Err(denied) => return Err(denied),
                 }
             }
         };
+        // Filters are expanded only for a caller allowed to list.
+        let matching = request.matching();
         let binding = QueryBinding::new(R::TYPE, &filter, &matching, &order_by, public.is_some());
         let after = match request.page_token {
             "" => None,
@@ -594,8 +683,13 @@ impl ListPlan {
     }
 }
 
-fn checked_uid(field: &str, uid: &str, violations: &mut Vec<FieldViolation>) -> Option<String> {
-    match uidp::parse(field, uid) {
+fn checked_uid(
+    field: &str,
+    uid: &str,
+    max_depth: usize,
+    violations: &mut Vec<FieldViolation>,
+) -> Option<String> {
+    match uidp::parse_within(field, uid, max_depth) {
         Ok(uid) => Some(uid.to_owned()),
         Err(error) => {
             violations.extend(error.field_violations().iter().cloned());
@@ -607,6 +701,15 @@ fn checked_uid(field: &str, uid: &str, violations: &mut Vec<FieldViolation>) -> 
 /// Parses `a desc,b` against `R::ORDER_BY`; appends the `uid` tie-break.
 fn parse_order_by<R: Resource>(text: &str, violations: &mut Vec<FieldViolation>) -> Vec<OrderBy> {
     let mut terms: Vec<OrderBy> = Vec::new();
+    // Each field once (and `uid`): more terms are refused as a whole.
+    let allowed = R::ORDER_BY.len() + 1;
+    if text.split(',').nth(allowed).is_some() {
+        violations.push(FieldViolation::new(
+            "orderBy",
+            format!("at most {allowed} terms, one per field"),
+        ));
+        return terms;
+    }
     for term in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
         let mut words = term.split_whitespace();
         let name = words.next().unwrap_or_default();

@@ -12,8 +12,29 @@ use crate::error::Error;
 const ROOT_LEN: usize = 40;
 const CHILD_LEN: usize = 16;
 
-/// Checks that `value` is a well-formed UIDP.
+/// Levels a hierarchy may have below its root unless an API declares
+/// otherwise (`max_depth` in its annotation files).
+pub const DEFAULT_MAX_DEPTH: usize = 16;
+
+/// The length of a uid `levels` levels below its root: 312 characters at
+/// [`DEFAULT_MAX_DEPTH`].
+pub const fn max_len(levels: usize) -> usize {
+    ROOT_LEN + levels * (CHILD_LEN + 1)
+}
+
+/// Checks that `value` is a well-formed UIDP at most [`DEFAULT_MAX_DEPTH`]
+/// levels below its root.
 pub fn is_valid(value: &str) -> bool {
+    is_valid_within(value, DEFAULT_MAX_DEPTH)
+}
+
+/// Checks that `value` is a well-formed UIDP at most `max_depth` levels
+/// below its root. A longer value is refused by its length alone, before a
+/// byte of it is read, so the check costs at most [`max_len`] steps.
+pub fn is_valid_within(value: &str, max_depth: usize) -> bool {
+    if value.len() > max_len(max_depth) {
+        return false;
+    }
     let mut segments = value.split('/');
     let root_ok = segments
         .next()
@@ -28,24 +49,40 @@ fn is_hex_segment(segment: &str, len: usize) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// Validates a UIDP-valued request field, naming it in the violation.
+/// Validates a UIDP-valued request field of an API with the default depth,
+/// naming it in the violation.
 pub fn parse<'a>(field: &str, value: &'a str) -> Result<&'a str, Error> {
-    if is_valid(value) {
-        Ok(value)
-    } else {
-        Err(Error::invalid_field(
-            field,
-            format!(
-                "`{}` is not a UIDP (40 hex characters, then `/` + 16 hex characters per level)",
-                crate::error::excerpt(value)
-            ),
-        ))
+    parse_within(field, value, DEFAULT_MAX_DEPTH)
+}
+
+/// Validates a UIDP-valued request field of an API whose hierarchies are
+/// at most `max_depth` levels deep, naming it in the violation.
+pub fn parse_within<'a>(field: &str, value: &'a str, max_depth: usize) -> Result<&'a str, Error> {
+    if is_valid_within(value, max_depth) {
+        return Ok(value);
     }
+    let excerpt = crate::error::excerpt(value);
+    let description = if value.len() > max_len(max_depth) {
+        format!(
+            "`{excerpt}` is longer than a UIDP may be ({} characters: at most {max_depth} levels below a root)",
+            max_len(max_depth)
+        )
+    } else {
+        format!(
+            "`{excerpt}` is not a UIDP (40 hex characters, then `/` + 16 hex characters per level)"
+        )
+    };
+    Err(Error::invalid_field(field, description))
 }
 
 /// Number of segments: 1 for a root-level item.
 pub fn depth(uid: &str) -> usize {
     uid.split('/').count()
+}
+
+/// Levels below its root: 0 for a root-level item.
+pub fn levels(uid: &str) -> usize {
+    uid.bytes().filter(|b| *b == b'/').count()
 }
 
 /// The parent uid, or `None` for a root.
@@ -124,5 +161,26 @@ mod tests {
             assert!(!is_valid(bad), "{bad:?} accepted");
         }
         assert!(is_valid(&format!("{root}/{}", "0".repeat(16))));
+    }
+
+    #[test]
+    fn depth_is_bounded() {
+        let mut uid = new_root();
+        for _ in 0..DEFAULT_MAX_DEPTH {
+            uid = new_child(&uid);
+        }
+        assert_eq!(uid.len(), max_len(DEFAULT_MAX_DEPTH));
+        assert_eq!(levels(&uid), DEFAULT_MAX_DEPTH);
+        assert!(is_valid(&uid));
+        let deeper = new_child(&uid);
+        assert!(!is_valid(&deeper));
+        assert!(is_valid_within(&deeper, DEFAULT_MAX_DEPTH + 1));
+        let error = parse("uid", &deeper).unwrap_err();
+        assert!(
+            error.field_violations()[0]
+                .description
+                .contains("longer than a UIDP may be"),
+            "{error:?}"
+        );
     }
 }

@@ -54,7 +54,6 @@ const IMPORTED: &[&str] = &[
     "StoreError",
     "Caller",
     "Error",
-    "uidp",
     "JsonMessage",
     "JsonObject",
     "Serializer",

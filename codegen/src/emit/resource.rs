@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::ident;
-use crate::model::{Behavior, Field, FieldKind, Reach, Resource};
+use crate::model::{Behavior, Field, FieldKind, PublicRule, Reach, Resource};
 
 /// Fields the standard flows manage themselves, never named in a mask.
 const MANAGED: &[&str] = &["etag"];
@@ -118,15 +118,27 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             };
         }
     });
-    let public_field = resource
-        .public_field
-        .as_ref()
-        .map(|field| quote!(const PUBLIC_FIELD: Option<&'static str> = Some(#field);));
+    let public = resource.public.as_ref().map(|rule| {
+        let rule = match rule {
+            PublicRule::If(field) => quote!(If(#field)),
+            PublicRule::After(field) => quote!(After(#field)),
+        };
+        quote!(const PUBLIC: Option<::runtime::resource::Public> = Some(::runtime::resource::Public::#rule);)
+    });
     let collection = &resource.plural;
     let parent_type = resource
         .parent_type
         .as_ref()
         .map(|parent| quote!(const PARENT_TYPE: Option<&'static str> = Some(#parent);));
+    let max_depth = resource
+        .max_depth
+        .map(proc_macro2::Literal::usize_unsuffixed)
+        .map(|levels| quote!(const MAX_DEPTH: usize = #levels;));
+    let shared = resource.shared.then(|| {
+        quote!(
+            const SHARED: bool = true;
+        )
+    });
     quote! {
         impl ::runtime::resource::Resource for #ty {
             const TYPE: &'static str = #type_name;
@@ -135,8 +147,10 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             #filters
             #dependents
             #references
-            #public_field
+            #public
             #parent_type
+            #max_depth
+            #shared
             const FIELDS: &'static [::runtime::resource::FieldSpec] = {
                 use ::runtime::resource::{Behavior, FieldSpec};
                 &[#(#specs),*]

@@ -219,6 +219,9 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
         }
         (None, false) => {}
     }
+    if let Some(rule) = api.public_reads(method).filter(|_| !method.anonymous) {
+        comments.push_str(&format!(" {}", rule.describe()));
+    }
     let doc = super::docs(&comments);
     let Some(resource) = method
         .standard
@@ -257,7 +260,7 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
             // Violations name fields as JSON does: `bookCopy.shelf`.
             let body_field = body_field.to_lower_camel_case();
             let insert = store.insert;
-            let parent = parent_required.then(|| quote!(uidp::parse("parent", &request.parent)?;));
+            let parent = quote!(standard::parse_parent::<#ty>(&request.parent, #parent_required)?;);
             let references = check_references(scope, api, resource);
             let must_hold = resource.has_must_hold().then(|| {
                 quote! {
@@ -274,9 +277,24 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
                 None => quote!(request.#field),
             };
             let created = shown(quote!(resource));
+            let shared = shared_write(resource, &ty, quote!(&request.parent));
+            // UIDPs in the body longer than the API allows are refused
+            // before authorization, alike with or without a token.
+            let (uid_lengths, body) = match resource.has_uidp_fields() {
+                true => (
+                    Some(quote! {
+                        let body = #body;
+                        standard::check_uid_lengths::<#ty>(body.as_ref(), #body_field)?;
+                    }),
+                    quote!(body),
+                ),
+                false => (None, body),
+            };
             quote! {
                 #parent
+                #uid_lengths
                 self.context.authorize(caller, #capability, &request.parent).await?;
+                #shared
                 let resource = standard::prepare_create(caller, &request.parent, #body, #body_field)?;
                 #references
                 #must_hold
@@ -291,7 +309,7 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
             let get = store.get;
             let found = shown(quote!(item));
             quote! {
-                let uid = uidp::parse(#id_label, &request.#id)?;
+                let uid = standard::parse_uid::<#ty>(#id_label, &request.#id)?;
                 let item = standard::get(&self.context, caller, #capability, uid, self.store.#get(uid)).await?;
                 Ok(#found)
             }
@@ -357,8 +375,10 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
             let update = store.update;
             let uid = match view {
                 // The request is about to be consumed by the conversion.
-                Some(_) => quote!(let uid = &*uidp::parse(#id_label, &request.#id)?.to_owned();),
-                None => quote!(let uid = uidp::parse(#id_label, &request.#id)?;),
+                Some(_) => {
+                    quote!(let uid = &*standard::parse_uid::<#ty>(#id_label, &request.#id)?.to_owned();)
+                }
+                None => quote!(let uid = standard::parse_uid::<#ty>(#id_label, &request.#id)?;),
             };
             let (mask, patch) = match (&view_ty, body_field.is_empty()) {
                 (Some(view), true) => (
@@ -381,9 +401,22 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
                 ),
             };
             let updated = shown(quote!(updated));
+            let shared = shared_write(
+                resource,
+                &ty,
+                quote!(::runtime::uidp::parent(uid).unwrap_or_default()),
+            );
+            let uid_lengths = match (&field, &view) {
+                (Some(field), None) if resource.has_uidp_fields() => Some(quote! {
+                    standard::check_uid_lengths::<#ty>(request.#field.as_ref(), #body_field)?;
+                }),
+                _ => None,
+            };
             quote! {
                 #uid
+                #uid_lengths
                 self.context.authorize(caller, #capability, uid).await?;
+                #shared
                 let updated = standard::update(
                     &self.context, caller, uid, #mask, #patch, #body_field,
                     |update| async move { self.store.#update(uid, &update).await },
@@ -399,9 +432,15 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
                 Some(_) => quote!(None),
                 None => quote!(Some(request.etag.as_str()).filter(|etag| !etag.is_empty())),
             };
+            let shared = shared_write(
+                resource,
+                &ty,
+                quote!(::runtime::uidp::parent(uid).unwrap_or_default()),
+            );
             quote! {
-                let uid = uidp::parse(#id_label, &request.#id)?;
+                let uid = standard::parse_uid::<#ty>(#id_label, &request.#id)?;
                 self.context.authorize(caller, #capability, uid).await?;
+                #shared
                 let etag = #etag;
                 let deleted = match self.store.#delete(uid, etag).await {
                     Ok(deleted) => deleted,
@@ -418,6 +457,18 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
             #body
         }
     }
+}
+
+/// The administrator-only check of a write under a shared scope, for
+/// resources annotated `shared`; `parent` is where the item lives.
+fn shared_write(
+    resource: &crate::model::Resource,
+    ty: &TokenStream,
+    parent: TokenStream,
+) -> Option<TokenStream> {
+    resource
+        .shared
+        .then(|| quote!(self.context.require_shared_write::<#ty>(caller, #parent)?;))
 }
 
 /// `let list = ListRequest { .. }` from the filter fields the request has.

@@ -5,11 +5,15 @@
 use prost_reflect::{DescriptorPool, Kind};
 
 use super::{
-    Api, Behavior, Dependent, FieldKind, FieldRule, LIST_FILTERS, Paging, Reach, Reference,
-    Resource, Standard, field_kind,
+    Api, Behavior, Dependent, FieldKind, FieldRule, LIST_FILTERS, Paging, PublicRule, Reach,
+    Reference, Resource, Standard, field_kind,
 };
 use crate::annotations::{Annotations, EVERY_COLLECTION, FieldRules};
 use crate::diagnostics::{Diagnostic, Diagnostics};
+
+/// The deepest hierarchy an API may declare: 64 levels keep a uid within
+/// 1,128 characters, well inside what SQL engines index.
+const MAX_DEPTH_LIMIT: usize = 64;
 
 impl Api {
     pub(super) fn resource_by_collection(&self, collection: &str) -> Option<&Resource> {
@@ -60,7 +64,8 @@ impl Api {
                 .iter()
                 .chain(collection.fields.keys())
                 .chain(collection.references.keys())
-                .chain(&collection.public_if);
+                .chain(&collection.public_if)
+                .chain(&collection.public_after);
             for name in named {
                 if let Some(oneof) = top_field(name.get_ref()).and_then(|f| f.containing_oneof()) {
                     let what = if oneof.is_synthetic() {
@@ -309,13 +314,13 @@ impl Api {
                 .filter(|m| m.standard.resource() == Some(full_name.as_str()))
                 .map(|m| m.name.clone())
                 .collect();
-            let public_field =
+            let public_if =
                 collection
                     .public_if
                     .as_ref()
                     .and_then(|name| match top_field(name.get_ref()) {
                         Some(field) if field.kind() == Kind::Bool && !field.is_list() => {
-                            Some(field.json_name().to_owned())
+                            Some(PublicRule::If(field.json_name().to_owned()))
                         }
                         _ => {
                             diagnostics.push(Diagnostic::new(
@@ -329,6 +334,37 @@ impl Api {
                             None
                         }
                     });
+            let public_after = collection.public_after.as_ref().and_then(|name| {
+                match top_field(name.get_ref()) {
+                    Some(field)
+                        if !field.is_list()
+                            && !field.is_map()
+                            && field_kind(&field) == FieldKind::Timestamp =>
+                    {
+                        Some(PublicRule::After(field.json_name().to_owned()))
+                    }
+                    _ => {
+                        diagnostics.push(Diagnostic::new(
+                            source.at(name),
+                            format!(
+                                "`public_after` names `{}`, which is not a `google.protobuf.Timestamp` field of `{}`",
+                                name.get_ref(),
+                                resource.full_name
+                            ),
+                        ));
+                        None
+                    }
+                }
+            });
+            if collection.public_if.is_some()
+                && let Some(after) = &collection.public_after
+            {
+                diagnostics.push(Diagnostic::new(
+                    source.at(after),
+                    "a collection states one rule for public items: `public_if` or `public_after`, not both",
+                ));
+            }
+            let public = public_if.or(public_after);
             // A misspelt method name leaves the method meant without a
             // permission: the misspelling is reported, with the methods left
             // without one as a note, instead of a second error for each.
@@ -384,7 +420,16 @@ impl Api {
                 .parent
                 .as_ref()
                 .and_then(|parent| self.parent_type(parent, source, diagnostics));
+            if let Some(depth) = &collection.max_depth {
+                diagnostics.push(Diagnostic::new(
+                    source.at(depth),
+                    format!(
+                        "`max_depth` bounds the whole hierarchy: state it in the `[\"{EVERY_COLLECTION}\"]` table"
+                    ),
+                ));
+            }
             resolved.push(Resolved {
+                shared: collection.shared,
                 parent_type,
                 references,
                 full_name,
@@ -393,7 +438,7 @@ impl Api {
                 filters: collection.filters.is_some().then_some(filters),
                 dependents,
                 rules,
-                public_field,
+                public,
                 capabilities,
                 anonymous,
                 misnamed,
@@ -421,9 +466,10 @@ impl Api {
                     }
                     resource.dependents = resolved.dependents.clone();
                     resource.rules = resolved.rules.clone();
-                    resource.public_field = resolved.public_field.clone();
+                    resource.public = resolved.public.clone();
                     resource.references = resolved.references.clone();
                     resource.parent_type = resolved.parent_type.clone();
+                    resource.shared = resolved.shared;
                 }
                 for method in package.services.iter_mut().flat_map(|s| &mut s.methods) {
                     if method.standard.resource() != Some(resolved.full_name.as_str()) {
@@ -504,12 +550,31 @@ impl Api {
                 || !defaults.permissions.is_empty()
                 || !defaults.anonymous.is_empty()
                 || defaults.public_if.is_some()
+                || defaults.public_after.is_some()
+                || defaults.shared
                 || !defaults.references.is_empty();
             if stray {
                 diagnostics.push(Diagnostic::new(
                     defaults.location.clone(),
-                    format!("`[\"{EVERY_COLLECTION}\"]` may hold only `fields` rules and `parent`"),
+                    format!(
+                        "`[\"{EVERY_COLLECTION}\"]` may hold only `fields` rules, `parent` and `max_depth`"
+                    ),
                 ));
+            }
+            if let Some(depth) = &defaults.max_depth {
+                let levels = *depth.get_ref();
+                if (1..=MAX_DEPTH_LIMIT).contains(&levels) {
+                    for resource in self.packages.iter_mut().flat_map(|p| &mut p.resources) {
+                        resource.max_depth = Some(levels);
+                    }
+                } else {
+                    diagnostics.push(Diagnostic::new(
+                        source.at(depth),
+                        format!(
+                            "`max_depth` must be 1 to {MAX_DEPTH_LIMIT} (uids stay short enough to index)"
+                        ),
+                    ));
+                }
             }
             if let Some(parent) = &defaults.parent {
                 let parent_type = self.parent_type(parent, source, diagnostics);
@@ -615,6 +680,7 @@ fn field_rule(field: &prost_reflect::FieldDescriptor, rule: &FieldRules) -> Fiel
 
 /// One collection's annotations, resolved against the descriptors.
 struct Resolved {
+    shared: bool,
     parent_type: Option<String>,
     references: Vec<Reference>,
     full_name: String,
@@ -623,7 +689,7 @@ struct Resolved {
     filters: Option<Vec<String>>,
     dependents: Vec<Dependent>,
     rules: Vec<FieldRule>,
-    public_field: Option<String>,
+    public: Option<PublicRule>,
     capabilities: Vec<(String, String)>,
     anonymous: Vec<String>,
     /// `permissions` or `anonymous` names a method the collection lacks.

@@ -37,19 +37,52 @@ pub struct Resource {
     pub dependents: Vec<Dependent>,
     /// Value rules of individual fields.
     pub rules: Vec<FieldRule>,
-    /// The boolean field (JSON name) that makes an item readable without a token.
-    pub public_field: Option<String>,
+    /// What makes an item readable without a token (annotation `public_if`
+    /// or `public_after`).
+    pub public: Option<PublicRule>,
     /// Fields holding uids of items of other collections.
     pub references: Vec<Reference>,
     /// The resource type of the items this one's are created under, when
     /// they are stored in the API (annotation `parent`).
     pub parent_type: Option<String>,
+    /// Levels the hierarchy may have below a root, when annotated.
+    pub max_depth: Option<usize>,
+    /// Items directly under a shared scope are everyone's to reference and
+    /// the administrator's alone to write (annotation `shared`).
+    pub shared: bool,
 }
 
 impl Resource {
     /// Whether some field's values must be held by whoever writes them.
     pub fn has_must_hold(&self) -> bool {
         self.rules.iter().any(|rule| rule.must_hold)
+    }
+
+    /// Whether some field holds UIDPs (annotation `uidp`).
+    pub fn has_uidp_fields(&self) -> bool {
+        self.rules.iter().any(|rule| rule.uidp)
+    }
+}
+
+/// What makes an item readable by anyone, with or without a token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PublicRule {
+    /// `public_if`: a bool field (JSON name) that is true.
+    If(String),
+    /// `public_after`: a `google.protobuf.Timestamp` field (JSON name) that is
+    /// set and not in the future.
+    After(String),
+}
+
+impl PublicRule {
+    /// Which items need no token, for documentation.
+    pub fn describe(&self) -> String {
+        match self {
+            PublicRule::If(field) => format!("Items whose `{field}` is true need no token."),
+            PublicRule::After(field) => {
+                format!("Items whose `{field}` time is set and has passed need no token.")
+            }
+        }
     }
 }
 
@@ -264,9 +297,11 @@ pub(super) fn build_resource(
         filters: vec!["children_of".to_owned(), "descendants_of".to_owned()],
         dependents: Vec::new(),
         rules: Vec::new(),
-        public_field: None,
+        public: None,
         references: Vec::new(),
         parent_type: None,
+        max_depth: None,
+        shared: false,
     })
 }
 

@@ -672,3 +672,42 @@ async fn a_body_nested_as_deep_as_json_parsing_allows_is_answered() {
     let (status, body) = create(200).await;
     assert_eq!(status, 400, "{body}");
 }
+
+#[tokio::test]
+async fn the_declared_depth_bounds_creates_and_uids() {
+    let base = serve().await;
+    let level = |n: usize| {
+        let mut uid = workshop(1);
+        for segment in 0..n {
+            uid.push_str(&format!("/{segment:016x}"));
+        }
+        uid
+    };
+    let create = |parent: String| {
+        let base = base.clone();
+        async move {
+            let path = format!("/v1/widgets/{parent}");
+            call(&base, "POST", &path, None, Some(json!({"name": "gear"}))).await
+        }
+    };
+    let (status, body) = create(level(2)).await;
+    assert_eq!(status, 200, "a widget three levels down: {body}");
+    let (status, body) = create(level(3)).await;
+    assert_eq!(status, 400, "one level deeper than declared: {body}");
+    assert_eq!(
+        body["error"]["details"][1]["fieldViolations"][0]["field"], "parent",
+        "{body}"
+    );
+    let (status, body) = call(
+        &base,
+        "GET",
+        &format!("/v1/widgets/{}", level(4)),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(
+        status, 400,
+        "a uid longer than the declared depth allows: {body}"
+    );
+}
