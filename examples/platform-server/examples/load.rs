@@ -23,10 +23,26 @@
 //!   the groups with the token. Samples the server's RSS every 50 ms and
 //!   fails when its peak exceeds `--max-rss-mib`, when a response is larger
 //!   than `--max-page-mib`, or when a walk misses items.
+//! - `long-uids`: requests carrying maximal-size uids (well-formed UIDPs,
+//!   far deeper than the 16 levels a uid may have) in every uid-bearing
+//!   field, each with the token and anonymously. REST: the path uids of
+//!   Get, Patch and Delete, the create parent, the hierarchy filters
+//!   (`uidp.descendants_of`, `children_of`, `ancestors_of`, 100 `uidp.ids`),
+//!   v1's `?id=`, each as long as the longest request target the server
+//!   reads (found first by bisection; beyond it hyper answers 414), and a
+//!   role binding whose `identity` and `role` fill a body just under 1 MiB.
+//!   gRPC: `GetGroup`, `ListGroups` filters and `CreateRoleBinding` with
+//!   messages just under the 1 MiB limit. Every answer must be
+//!   INVALID_ARGUMENT (413/414/431 from the HTTP layer are counted apart);
+//!   samples the server's RSS every 50 ms and fails when its peak exceeds
+//!   `--max-rss-mib`. Each connection is one HTTP/1.1 connection and one
+//!   HTTP/2 (gRPC) channel.
 //!
-//! Every connection is one HTTP/1.1 keep-alive connection, reopened only
-//! after a transport error. An error is any non-2xx answer (counted by
-//! status and reason) or any transport failure (counted by kind). The exit
+//! Every REST connection is one HTTP/1.1 keep-alive connection, reopened
+//! only after a transport error. In `mixed` and `oversized-lists` an error
+//! is any non-2xx answer (counted by status and reason) or any transport
+//! failure (counted by kind); in `long-uids` it is any answer but
+//! INVALID_ARGUMENT or the HTTP layer's 413/414/431. The exit
 //! status is 0 when the targets are met, 1 when one is missed, 2 when the
 //! run could not be set up.
 
@@ -78,9 +94,11 @@ struct Args {
     /// `mixed`: seed groups read and patched.
     #[arg(long, default_value_t = 200)]
     seed_groups: usize,
-    /// `oversized-lists`: fail when the server's peak RSS exceeds this many MiB.
-    #[arg(long, default_value_t = 400.0)]
-    max_rss_mib: f64,
+    /// `oversized-lists`, `long-uids`: fail when the server's peak RSS
+    /// exceeds this many MiB [default: 400 for `oversized-lists`, 64 for
+    /// `long-uids`].
+    #[arg(long)]
+    max_rss_mib: Option<f64>,
     /// `oversized-lists`: public repos with 64 KiB readmes.
     #[arg(long, default_value_t = 100)]
     repos: usize,
@@ -101,10 +119,22 @@ struct Args {
     request_timeout: Duration,
 }
 
+impl Args {
+    /// `--max-rss-mib`, or the bound of the chosen workload.
+    fn max_rss_mib(&self) -> f64 {
+        let default = match self.mode {
+            Mode::LongUids => 64.0,
+            Mode::Mixed | Mode::OversizedLists => 400.0,
+        };
+        self.max_rss_mib.unwrap_or(default)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Mode {
     Mixed,
     OversizedLists,
+    LongUids,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -149,6 +179,7 @@ async fn run(args: Args) -> Result<bool, String> {
     match args.mode {
         Mode::Mixed => mixed(&args, target).await,
         Mode::OversizedLists => oversized_lists(&args, target).await,
+        Mode::LongUids => long_uids::run(&args, target).await,
     }
 }
 
@@ -275,6 +306,18 @@ impl Connection {
         auth: Auth,
         body: Option<&Value>,
     ) -> Result<Bytes, Failure> {
+        let body = body.map(|body| Bytes::from(body.to_string()));
+        self.send_json(method, path, auth, body).await
+    }
+
+    /// [`send`](Self::send) with the JSON body already serialized.
+    async fn send_json(
+        &mut self,
+        method: Method,
+        path: &str,
+        auth: Auth,
+        body: Option<Bytes>,
+    ) -> Result<Bytes, Failure> {
         let timeout = self.target.timeout;
         match tokio::time::timeout(timeout, self.exchange(method, path, auth, body)).await {
             Ok(Err(failure @ Failure::Transport(_))) => {
@@ -294,7 +337,7 @@ impl Connection {
         method: Method,
         path: &str,
         auth: Auth,
-        body: Option<&Value>,
+        body: Option<Bytes>,
     ) -> Result<Bytes, Failure> {
         if self.sender.as_ref().is_none_or(SendRequest::is_closed) {
             self.open().await?;
@@ -314,7 +357,7 @@ impl Connection {
         let body = match body {
             Some(body) => {
                 request = request.header(hyper::header::CONTENT_TYPE, "application/json");
-                Bytes::from(body.to_string())
+                body
             }
             None => Bytes::new(),
         };
@@ -447,6 +490,76 @@ impl CpuClock {
 
 fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
+}
+
+/// The server's resident set size over a run, in KiB.
+struct RssPeak {
+    before: u64,
+    /// The largest sample, and when it was taken.
+    peak: u64,
+    peak_at: Duration,
+}
+
+impl RssPeak {
+    /// Samples the server's RSS every 50 ms until `duration` has passed
+    /// since `started`, printing progress every 5 s, then sets the stop
+    /// flag. Fails when the server exits.
+    async fn sample(
+        pid: u32,
+        before: u64,
+        started: Instant,
+        duration: Duration,
+        counters: &Counters,
+    ) -> Result<Self, String> {
+        let mut sampled = RssPeak {
+            before,
+            peak: before,
+            peak_at: Duration::ZERO,
+        };
+        let mut next_report = Duration::from_secs(5);
+        loop {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let elapsed = started.elapsed();
+            let Some(current) = rss(pid) else {
+                counters.stop.store(true, Ordering::Relaxed);
+                return Err("the server exited during the run".into());
+            };
+            if current > sampled.peak {
+                sampled.peak = current;
+                sampled.peak_at = elapsed;
+            }
+            if elapsed >= next_report {
+                println!(
+                    "  {:>5.1} s  requests {:>6}  errors {:>4}  server RSS {:.1} MiB (peak {:.1} MiB)",
+                    elapsed.as_secs_f64(),
+                    counters.requests.load(Ordering::Relaxed),
+                    counters.errors.load(Ordering::Relaxed),
+                    mib(current),
+                    mib(sampled.peak)
+                );
+                next_report += Duration::from_secs(5);
+            }
+            if elapsed >= duration {
+                break;
+            }
+        }
+        counters.stop.store(true, Ordering::Relaxed);
+        Ok(sampled)
+    }
+
+    /// Prints the figures with the server's VmHWM (its peak since it
+    /// started, read now); whether neither exceeds `bound_mib`.
+    fn report(&self, pid: u32, bound_mib: f64) -> bool {
+        let high_water = proc_status_kib(pid, "VmHWM:");
+        println!(
+            "server RSS    before {:.1} MiB, peak sampled {:.1} MiB at {:.1} s, VmHWM {} (bound {bound_mib:.0} MiB)",
+            mib(self.before),
+            mib(self.peak),
+            self.peak_at.as_secs_f64(),
+            high_water.map_or("-".into(), |kib| format!("{:.1} MiB", mib(kib))),
+        );
+        mib(self.peak.max(high_water.unwrap_or(0))) <= bound_mib
+    }
 }
 
 /// Tiny deterministic generator (xorshift64*) for picking operations.
@@ -959,36 +1072,7 @@ async fn oversized_lists(args: &Args, target: Target) -> Result<bool, String> {
         });
     }
 
-    let mut peak = before;
-    let mut peak_at = Duration::ZERO;
-    let mut next_report = Duration::from_secs(5);
-    loop {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let elapsed = started.elapsed();
-        let Some(current) = rss(pid) else {
-            counters.stop.store(true, Ordering::Relaxed);
-            return Err("the server exited during the run".into());
-        };
-        if current > peak {
-            peak = current;
-            peak_at = elapsed;
-        }
-        if elapsed >= next_report {
-            println!(
-                "  {:>5.1} s  requests {:>6}  errors {:>4}  server RSS {:.1} MiB (peak {:.1} MiB)",
-                elapsed.as_secs_f64(),
-                counters.requests.load(Ordering::Relaxed),
-                counters.errors.load(Ordering::Relaxed),
-                mib(current),
-                mib(peak)
-            );
-            next_report += Duration::from_secs(5);
-        }
-        if elapsed >= args.duration {
-            break;
-        }
-    }
-    counters.stop.store(true, Ordering::Relaxed);
+    let peak = RssPeak::sample(pid, before, started, args.duration, &counters).await?;
     let mut tally = Tally::default();
     let mut walks_done: BTreeMap<&'static str, (u64, u64)> = BTreeMap::new();
     let mut incomplete = Vec::new();
@@ -1004,7 +1088,6 @@ async fn oversized_lists(args: &Args, target: Target) -> Result<bool, String> {
         incomplete.extend(worker_incomplete);
     }
     let elapsed = started.elapsed();
-    let high_water = proc_status_kib(pid, "VmHWM:");
 
     println!();
     print_tally(&mut tally, started, elapsed);
@@ -1023,25 +1106,645 @@ async fn oversized_lists(args: &Args, target: Target) -> Result<bool, String> {
         tally.largest_body,
         tally.largest_body as f64 / (1024.0 * 1024.0)
     );
-    println!(
-        "server RSS    before {:.1} MiB, peak sampled {:.1} MiB at {:.1} s, VmHWM {} (bound {:.0} MiB)",
-        mib(before),
-        mib(peak),
-        peak_at.as_secs_f64(),
-        high_water.map_or("-".into(), |kib| format!("{:.1} MiB", mib(kib))),
-        args.max_rss_mib
-    );
-    let peak = peak.max(high_water.unwrap_or(0));
-    let bound_met = mib(peak) <= args.max_rss_mib;
+    let bound = args.max_rss_mib();
+    let bound_met = peak.report(pid, bound);
     let page_met = tally.largest_body as f64 <= args.max_page_mib * 1024.0 * 1024.0;
     let errors_met = tally.error_count() == 0 && incomplete.is_empty();
     println!(
-        "targets       peak RSS <= {:.0} MiB: {}; list responses <= {} MiB: {}; errors = 0 and every walk complete: {}",
-        args.max_rss_mib,
+        "targets       peak RSS <= {bound:.0} MiB: {}; list responses <= {} MiB: {}; errors = 0 and every walk complete: {}",
         verdict(bound_met),
         args.max_page_mib,
         verdict(page_met),
         verdict(errors_met)
     );
     Ok(bound_met && page_met && errors_met)
+}
+
+/// The memory check of maximal-size uids (`--mode long-uids`).
+mod long_uids {
+    use std::io::{Read as _, Write as _};
+
+    use generated::platform::iam::v2::group_service_client::GroupServiceClient;
+    use generated::platform::iam::v2::role_binding_service_client::RoleBindingServiceClient;
+    use generated::platform::iam::v2::{
+        CreateRoleBindingRequest, GetGroupRequest, ListGroupsRequest, RoleBinding,
+    };
+    use generated::protoapi::v1::UidpFilter;
+    use tonic::metadata::{Ascii, MetadataValue};
+    use tonic::transport::Channel;
+
+    use super::*;
+
+    /// The largest JSON body sent: just under the 1 MiB body limit.
+    const BODY_BYTES: usize = (1 << 20) - 1024;
+    /// The uid characters of one gRPC message: just under its 1 MiB limit.
+    const GRPC_BYTES: usize = 1_040_000;
+    /// `uidp.ids` holds at most this many uids.
+    const IDS: usize = 100;
+    /// Request targets tried when looking for the server's limit.
+    const SHORTEST_TARGET: usize = 1024;
+    const LONGEST_TARGET: usize = 256 * 1024;
+
+    /// A well-formed UIDP of at most `len` characters: a 40-character root
+    /// and as many 16-character levels as fit. Every character passes the
+    /// per-character checks; only its length (or depth) is wrong.
+    fn deep_uid(len: usize) -> String {
+        let levels = len.saturating_sub(40) / 17;
+        let mut uid = String::with_capacity(40 + 17 * levels);
+        uid.push_str("0123456789abcdef0123456789abcdef01234567");
+        for level in 0..levels {
+            let _ = write!(uid, "/{level:016x}");
+        }
+        uid
+    }
+
+    /// One request of the workload, built once and sent over and over.
+    enum Call {
+        Rest {
+            method: Method,
+            path: String,
+            body: Option<Bytes>,
+        },
+        GetGroup(GetGroupRequest),
+        ListGroups(ListGroupsRequest),
+        CreateRoleBinding(CreateRoleBindingRequest),
+    }
+
+    impl Call {
+        fn transport(&self) -> &'static str {
+            match self {
+                Call::Rest { .. } => "REST",
+                _ => "gRPC",
+            }
+        }
+    }
+
+    struct Case {
+        operation: &'static str,
+        call: Call,
+    }
+
+    fn rest(operation: &'static str, method: Method, path: String, body: Option<Bytes>) -> Case {
+        let call = Call::Rest { method, path, body };
+        Case { operation, call }
+    }
+
+    /// `prefix`, the longest deep uid that keeps the request target within
+    /// `max_target` bytes, then `suffix`.
+    fn fill(prefix: &str, suffix: &str, max_target: usize) -> String {
+        let uid = deep_uid(max_target - prefix.len() - suffix.len());
+        format!("{prefix}{uid}{suffix}")
+    }
+
+    /// `uidp.ids` repeated [`IDS`] times, sharing the request target.
+    fn ids_query(max_target: usize) -> String {
+        let prefix = "/iam/v2/groups?";
+        let each = (max_target - prefix.len() - IDS * "&uidp.ids=".len()) / IDS;
+        let ids: Vec<String> = (0..IDS)
+            .map(|_| format!("uidp.ids={}", deep_uid(each)))
+            .collect();
+        format!("{prefix}{}", ids.join("&"))
+    }
+
+    /// A role binding whose `identity` and `role` share `bytes`.
+    fn binding(bytes: usize) -> RoleBinding {
+        RoleBinding {
+            identity: deep_uid(bytes / 2),
+            role: deep_uid(bytes / 2),
+            ..Default::default()
+        }
+    }
+
+    /// The REST requests whose request target carries the uid: operation,
+    /// method, the target before and after the uid, and a small body.
+    const IN_TARGET: [(&str, Method, &str, &str, Option<&str>); 13] = [
+        ("get group", Method::GET, "/iam/v2/groups/", "", None),
+        (
+            "patch group",
+            Method::PATCH,
+            "/iam/v2/groups/",
+            "?updateMask=description",
+            Some(r#"{"description":"d"}"#),
+        ),
+        ("delete group", Method::DELETE, "/iam/v2/groups/", "", None),
+        (
+            "create group (parent)",
+            Method::POST,
+            "/iam/v2/groups/",
+            "",
+            Some(r#"{"name":"n"}"#),
+        ),
+        ("get repo", Method::GET, "/registry/v2/repos/", "", None),
+        (
+            "patch repo",
+            Method::PATCH,
+            "/registry/v2/repos/",
+            "?updateMask=readme",
+            Some(r#"{"readme":"r"}"#),
+        ),
+        (
+            "delete repo",
+            Method::DELETE,
+            "/registry/v2/repos/",
+            "",
+            None,
+        ),
+        (
+            "v1 list groups id=",
+            Method::GET,
+            "/iam/v1/groups?id=",
+            "",
+            None,
+        ),
+        (
+            "v1 delete group",
+            Method::DELETE,
+            "/iam/v1/groups/",
+            "",
+            None,
+        ),
+        (
+            "list groups descendants_of",
+            Method::GET,
+            "/iam/v2/groups?uidp.descendants_of=",
+            "",
+            None,
+        ),
+        (
+            "list groups children_of",
+            Method::GET,
+            "/iam/v2/groups?uidp.children_of=",
+            "",
+            None,
+        ),
+        (
+            "list groups ancestors_of",
+            Method::GET,
+            "/iam/v2/groups?uidp.ancestors_of=",
+            "",
+            None,
+        ),
+        (
+            "list repos ancestors_of",
+            Method::GET,
+            "/registry/v2/repos?uidp.ancestors_of=",
+            "",
+            None,
+        ),
+    ];
+
+    /// Every uid-bearing field over REST: [`IN_TARGET`], 100 `uidp.ids`,
+    /// and role binding references filling a body.
+    fn rest_cases(max_target: usize, parent: &str) -> Vec<Case> {
+        let mut cases: Vec<Case> = IN_TARGET
+            .iter()
+            .map(|(operation, method, prefix, suffix, body)| {
+                let path = fill(prefix, suffix, max_target);
+                let body = body.map(|body| Bytes::from_static(body.as_bytes()));
+                rest(operation, method.clone(), path, body)
+            })
+            .collect();
+        let ids = ids_query(max_target);
+        cases.push(rest("list groups ids x100", Method::GET, ids, None));
+        let references = binding(BODY_BYTES - r#"{"identity":"","role":""}"#.len());
+        let body = json!({"identity": references.identity, "role": references.role});
+        let path = format!("/iam/v2/roleBindings/{parent}");
+        let body = Some(Bytes::from(body.to_string()));
+        cases.push(rest("create role binding (body)", Method::POST, path, body));
+        cases
+    }
+
+    /// Every uid-bearing field over gRPC, each message just under 1 MiB.
+    fn grpc_cases(parent: &str) -> Vec<Case> {
+        let list = |operation, uidp| Case {
+            operation,
+            call: Call::ListGroups(ListGroupsRequest {
+                uidp: Some(uidp),
+                ..Default::default()
+            }),
+        };
+        let uid = || deep_uid(GRPC_BYTES);
+        vec![
+            Case {
+                operation: "GetGroup",
+                call: Call::GetGroup(GetGroupRequest { uid: uid() }),
+            },
+            list(
+                "ListGroups ancestors_of",
+                UidpFilter {
+                    ancestors_of: uid(),
+                    ..Default::default()
+                },
+            ),
+            list(
+                "ListGroups descendants_of",
+                UidpFilter {
+                    descendants_of: uid(),
+                    ..Default::default()
+                },
+            ),
+            list(
+                "ListGroups children_of",
+                UidpFilter {
+                    children_of: uid(),
+                    ..Default::default()
+                },
+            ),
+            list(
+                "ListGroups ids x100",
+                UidpFilter {
+                    ids: vec![deep_uid(GRPC_BYTES / IDS); IDS],
+                    ..Default::default()
+                },
+            ),
+            Case {
+                operation: "CreateRoleBinding",
+                call: Call::CreateRoleBinding(CreateRoleBindingRequest {
+                    parent: parent.to_owned(),
+                    role_binding: Some(binding(GRPC_BYTES)),
+                }),
+            },
+        ]
+    }
+
+    /// The status line's code of one raw HTTP/1.1 GET whose request target
+    /// is `len` bytes (the client library cannot build targets over 64 KiB,
+    /// which is what this looks for).
+    fn raw_status(authority: &str, len: usize, timeout: Duration) -> Result<u16, String> {
+        let prefix = "/iam/v2/groups/";
+        let target = format!("{prefix}{}", "a".repeat(len - prefix.len()));
+        let request =
+            format!("GET {target} HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\n\r\n");
+        let failed = |e: std::io::Error| format!("probe of a {len}-byte request target: {e}");
+        let mut stream = std::net::TcpStream::connect(authority).map_err(failed)?;
+        stream.set_read_timeout(Some(timeout)).map_err(failed)?;
+        stream.set_write_timeout(Some(timeout)).map_err(failed)?;
+        stream.write_all(request.as_bytes()).map_err(failed)?;
+        let mut head = [0u8; 32];
+        let mut read = 0;
+        while read < head.len() {
+            match stream.read(&mut head[read..]).map_err(failed)? {
+                0 => break,
+                n => read += n,
+            }
+        }
+        let head = String::from_utf8_lossy(&head[..read]);
+        head.split(' ')
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .ok_or_else(|| format!("probe of a {len}-byte request target: answered {head:?}"))
+    }
+
+    /// Whether a REST status is the HTTP layer refusing a request by its size.
+    fn http_layer(status: u16) -> bool {
+        matches!(status, 413 | 414 | 431)
+    }
+
+    /// The longest request target the server reads before answering 414 or
+    /// 431 (by bisection), and what it answers one byte beyond it.
+    async fn target_limit(target: &Target) -> Result<(usize, u16), String> {
+        let (authority, timeout) = (target.authority.clone(), target.timeout);
+        tokio::task::spawn_blocking(move || {
+            let status = |len| raw_status(&authority, len, timeout);
+            if http_layer(status(SHORTEST_TARGET)?) {
+                return Err(format!(
+                    "a {SHORTEST_TARGET}-byte request target is refused"
+                ));
+            }
+            let refused_at_longest = status(LONGEST_TARGET)?;
+            if !http_layer(refused_at_longest) {
+                return Err(format!(
+                    "a {LONGEST_TARGET}-byte request target is accepted"
+                ));
+            }
+            let (mut accepted, mut refused) = (SHORTEST_TARGET, LONGEST_TARGET);
+            let mut beyond = refused_at_longest;
+            while refused - accepted > 1 {
+                let middle = (accepted + refused) / 2;
+                match status(middle)? {
+                    code if http_layer(code) => (refused, beyond) = (middle, code),
+                    _ => accepted = middle,
+                }
+            }
+            Ok((accepted, beyond))
+        })
+        .await
+        .map_err(|e| format!("the probe failed: {e}"))?
+    }
+
+    /// Whether an answer is the expected refusal, a size limit of the HTTP
+    /// layer, or anything else (which fails the run).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+    enum Verdict {
+        InvalidArgument,
+        HttpLayer,
+        Unexpected,
+    }
+
+    /// One answer: its verdict, how it is counted, and an example of it.
+    struct Answer {
+        verdict: Verdict,
+        kind: String,
+        example: String,
+    }
+
+    fn rest_answer(result: Result<Bytes, Failure>) -> Answer {
+        let failure = match result {
+            Ok(body) => {
+                let example = String::from_utf8_lossy(&body).chars().take(300).collect();
+                let kind = "2xx (success)".to_owned();
+                let verdict = Verdict::Unexpected;
+                return Answer {
+                    verdict,
+                    kind,
+                    example,
+                };
+            }
+            Err(failure) => failure,
+        };
+        let kind = failure.kind();
+        let verdict = match &failure {
+            Failure::Status(status, _) if http_layer(status.as_u16()) => Verdict::HttpLayer,
+            Failure::Status(..) if kind.starts_with("400 INVALID_ARGUMENT ") => {
+                Verdict::InvalidArgument
+            }
+            _ => Verdict::Unexpected,
+        };
+        let example = failure.example();
+        Answer {
+            verdict,
+            kind,
+            example,
+        }
+    }
+
+    fn grpc_answer(result: Result<(), tonic::Status>) -> Answer {
+        let status = result.err().unwrap_or_else(|| tonic::Status::ok(""));
+        let verdict = match status.code() {
+            tonic::Code::InvalidArgument => Verdict::InvalidArgument,
+            _ => Verdict::Unexpected,
+        };
+        let example: String = status.message().chars().take(300).collect();
+        Answer {
+            verdict,
+            kind: format!("{:?}", status.code()),
+            example,
+        }
+    }
+
+    /// One worker's connections: HTTP/1.1 keep-alive for REST, one HTTP/2
+    /// channel for gRPC.
+    struct Clients {
+        rest: Connection,
+        groups: GroupServiceClient<Channel>,
+        bindings: RoleBindingServiceClient<Channel>,
+        bearer: MetadataValue<Ascii>,
+        timeout: Duration,
+    }
+
+    impl Clients {
+        fn new(target: Arc<Target>) -> Result<Self, String> {
+            let url = format!("http://{}", target.authority);
+            let channel = tonic::transport::Endpoint::from_shared(url)
+                .map_err(|e| format!("gRPC endpoint: {e}"))?
+                .connect_lazy();
+            let bearer = format!("Bearer {}", target.token)
+                .parse()
+                .map_err(|e| format!("the token is not a header value: {e}"))?;
+            Ok(Clients {
+                timeout: target.timeout,
+                rest: Connection::new(target),
+                groups: GroupServiceClient::new(channel.clone()),
+                bindings: RoleBindingServiceClient::new(channel),
+                bearer,
+            })
+        }
+
+        async fn send(&mut self, call: &Call, auth: Auth) -> Answer {
+            let Call::Rest { method, path, body } = call else {
+                return grpc_answer(self.grpc(call, auth).await);
+            };
+            rest_answer(
+                self.rest
+                    .send_json(method.clone(), path, auth, body.clone())
+                    .await,
+            )
+        }
+
+        fn request<T>(&self, message: &T, auth: Auth) -> tonic::Request<T>
+        where
+            T: Clone,
+        {
+            let mut request = tonic::Request::new(message.clone());
+            if auth == Auth::Admin {
+                request
+                    .metadata_mut()
+                    .insert("authorization", self.bearer.clone());
+            }
+            request
+        }
+
+        async fn grpc(&mut self, call: &Call, auth: Auth) -> Result<(), tonic::Status> {
+            let timeout = self.timeout;
+            let answer = async {
+                match call {
+                    Call::GetGroup(message) => {
+                        let request = self.request(message, auth);
+                        self.groups.get_group(request).await.map(drop)
+                    }
+                    Call::ListGroups(message) => {
+                        let request = self.request(message, auth);
+                        self.groups.list_groups(request).await.map(drop)
+                    }
+                    Call::CreateRoleBinding(message) => {
+                        let request = self.request(message, auth);
+                        self.bindings.create_role_binding(request).await.map(drop)
+                    }
+                    Call::Rest { .. } => unreachable!("sent over REST"),
+                }
+            };
+            tokio::time::timeout(timeout, answer)
+                .await
+                .unwrap_or_else(|_| Err(tonic::Status::deadline_exceeded("timeout")))
+        }
+    }
+
+    /// Answers by operation (with `token` or `anonymous`) and kind, with
+    /// the first example of each, and the slowest answer per operation.
+    #[derive(Default)]
+    struct Answers {
+        counts: BTreeMap<(String, String), (Verdict, u64, String)>,
+        slowest: BTreeMap<String, Duration>,
+        opened: u64,
+    }
+
+    impl Answers {
+        fn record(
+            &mut self,
+            operation: String,
+            answer: Answer,
+            latency: Duration,
+            counters: &Counters,
+        ) {
+            counters.requests.fetch_add(1, Ordering::Relaxed);
+            if answer.verdict == Verdict::Unexpected {
+                counters.errors.fetch_add(1, Ordering::Relaxed);
+            }
+            let slowest = self.slowest.entry(operation.clone()).or_default();
+            *slowest = (*slowest).max(latency);
+            let entry = self.counts.entry((operation, answer.kind)).or_insert((
+                answer.verdict,
+                0,
+                answer.example,
+            ));
+            entry.1 += 1;
+        }
+
+        fn merge(&mut self, other: Answers) {
+            for (key, (verdict, count, example)) in other.counts {
+                self.counts.entry(key).or_insert((verdict, 0, example)).1 += count;
+            }
+            for (operation, latency) in other.slowest {
+                let slowest = self.slowest.entry(operation).or_default();
+                *slowest = (*slowest).max(latency);
+            }
+            self.opened += other.opened;
+        }
+
+        /// Answers with this verdict.
+        fn total(&self, verdict: Verdict) -> u64 {
+            self.counts
+                .values()
+                .filter(|(seen, ..)| *seen == verdict)
+                .map(|(_, count, _)| count)
+                .sum()
+        }
+
+        fn print(&self, elapsed: Duration) {
+            let all: u64 = self.counts.values().map(|(_, count, _)| count).sum();
+            println!(
+                "requests      {all} in {:.1} s = {:.0} req/s; REST connections opened {}",
+                elapsed.as_secs_f64(),
+                all as f64 / elapsed.as_secs_f64(),
+                self.opened
+            );
+            println!("answers       count  operation (caller)  answer  [slowest]");
+            for ((operation, kind), (verdict, count, example)) in &self.counts {
+                let slowest = self.slowest.get(operation).copied().unwrap_or_default();
+                println!(
+                    "  {count:>9}  {operation:<44} {kind}  [{:.1} ms]{}",
+                    slowest.as_secs_f64() * 1000.0,
+                    if *verdict == Verdict::Unexpected {
+                        "  UNEXPECTED"
+                    } else {
+                        ""
+                    }
+                );
+                if *verdict == Verdict::Unexpected {
+                    println!("             e.g. {example}");
+                }
+            }
+            println!(
+                "totals        INVALID_ARGUMENT {}; refused by the HTTP layer (413/414/431) {}; other {}",
+                self.total(Verdict::InvalidArgument),
+                self.total(Verdict::HttpLayer),
+                self.total(Verdict::Unexpected)
+            );
+        }
+    }
+
+    /// One connection's loop: every case in turn, with the token and
+    /// anonymously, starting at its own offset.
+    async fn work(
+        worker: usize,
+        target: Arc<Target>,
+        cases: Arc<Vec<Case>>,
+        counters: Arc<Counters>,
+    ) -> Result<Answers, String> {
+        let mut clients = Clients::new(target)?;
+        let mut answers = Answers::default();
+        let mut turn = worker;
+        while !counters.stop.load(Ordering::Relaxed) {
+            let case = &cases[(turn / 2) % cases.len()];
+            let (auth, caller) = match turn % 2 {
+                0 => (Auth::Admin, "token"),
+                _ => (Auth::Anonymous, "anonymous"),
+            };
+            turn += 1;
+            let started = Instant::now();
+            let answer = clients.send(&case.call, auth).await;
+            let transport = case.call.transport();
+            let operation = format!("{transport} {} ({caller})", case.operation);
+            answers.record(operation, answer, started.elapsed(), &counters);
+        }
+        answers.opened = clients.rest.opened;
+        Ok(answers)
+    }
+
+    /// Finds the request-target limit, creates a root group (the valid
+    /// parent of the role bindings), and builds every case.
+    async fn prepare(target: &Arc<Target>) -> Result<Vec<Case>, String> {
+        let (max_target, beyond) = target_limit(target).await?;
+        println!(
+            "limit         the longest request target read: {max_target} bytes; {} bytes: {beyond}",
+            max_target + 1
+        );
+        let mut connection = Connection::new(Arc::clone(target));
+        let name = json!({"name": format!("long uids {}", run_label())});
+        let parent = uid_of(&setup(&mut connection, Method::POST, "/iam/v2/groups/", name).await?)?;
+        let mut cases = rest_cases(max_target, &parent);
+        cases.extend(grpc_cases(&parent));
+        Ok(cases)
+    }
+
+    pub(super) async fn run(args: &Args, target: Target) -> Result<bool, String> {
+        let pid = args
+            .server_pid
+            .ok_or("--mode long-uids needs --server-pid")?;
+        let target = Arc::new(target);
+        let cases = Arc::new(prepare(&target).await?);
+        println!(
+            "workload      long uids: {} requests carrying well-formed UIDPs far deeper than 16 levels (REST: the longest request target read, bodies up to {BODY_BYTES} bytes; gRPC: {GRPC_BYTES} bytes of uids per message), each with the token and anonymously",
+            cases.len()
+        );
+        let before = rss(pid).ok_or("the server exited")?;
+        println!(
+            "load          {} connections for {:.0} s; server RSS before {:.1} MiB",
+            args.connections,
+            args.duration.as_secs_f64(),
+            mib(before)
+        );
+        let counters = Arc::new(Counters::default());
+        let started = Instant::now();
+        let cpu = CpuClock::start(Some(pid));
+        let mut workers = tokio::task::JoinSet::new();
+        for worker in 0..args.connections {
+            let work = work(
+                worker,
+                Arc::clone(&target),
+                Arc::clone(&cases),
+                Arc::clone(&counters),
+            );
+            workers.spawn(work);
+        }
+        let peak = RssPeak::sample(pid, before, started, args.duration, &counters).await?;
+        let mut answers = Answers::default();
+        while let Some(worker) = workers.join_next().await {
+            answers.merge(worker.map_err(|e| format!("a worker failed: {e}"))??);
+        }
+        let elapsed = started.elapsed();
+        println!();
+        answers.print(elapsed);
+        cpu.print(elapsed);
+        let bound = args.max_rss_mib();
+        let bound_met = peak.report(pid, bound);
+        let answers_met =
+            answers.total(Verdict::Unexpected) == 0 && answers.total(Verdict::InvalidArgument) > 0;
+        println!(
+            "targets       peak RSS <= {bound:.0} MiB: {}; every answer INVALID_ARGUMENT (or 413/414/431 over REST): {}",
+            verdict(bound_met),
+            verdict(answers_met)
+        );
+        Ok(bound_met && answers_met)
+    }
 }

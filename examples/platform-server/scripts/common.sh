@@ -1,7 +1,8 @@
-# Shared by load.sh and memory-bound.sh (sourced, not run): builds the server
-# and the load generator in release mode, starts the server on a temporary
-# data dir and a free port, and stops it with SIGTERM, checking that it exits
-# cleanly. Honours CARGO_TARGET_DIR (the binaries' paths come from cargo).
+# Shared by load.sh, memory-bound.sh and long-uids.sh (sourced, not run):
+# builds the server and the load generator in release mode, starts the server
+# on a temporary data dir and a free port, and stops it with SIGTERM, checking
+# that it exits cleanly. Honours CARGO_TARGET_DIR (the binaries' paths come
+# from cargo).
 
 # Sets SERVER_BIN and LOAD_BIN.
 build_release() {
