@@ -1,6 +1,7 @@
 //! Arbitrary path templates parse or fail with a column inside the input;
 //! arbitrary strings are classified as UIDPs without panicking, and every
-//! accepted UIDP's children and descendant range behave.
+//! accepted UIDP's children and descendant range behave: a child is valid
+//! exactly while the parent is above the deepest level.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -12,7 +13,9 @@ fuzz_target!(|input: &str| {
     }
     if runtime::uidp::is_valid(input) {
         let child = runtime::uidp::new_child(input);
-        assert!(runtime::uidp::is_valid(&child));
+        let room = runtime::uidp::levels(input) < runtime::uidp::DEFAULT_MAX_DEPTH;
+        assert_eq!(runtime::uidp::is_valid(&child), room);
+        assert!(runtime::uidp::is_valid_within(&child, runtime::uidp::DEFAULT_MAX_DEPTH + 1));
         let (start, end) = runtime::uidp::descendant_range(input);
         assert!(start.as_str() <= child.as_str() && child.as_str() < end.as_str());
         assert_eq!(runtime::uidp::parent(&child), Some(input));
