@@ -62,6 +62,18 @@ fn edit(dir: &Path, file: &str, from: &str, to: &str) {
     fs::write(&path, text.replacen(from, to, 1)).unwrap();
 }
 
+/// Asserts that generation fails, with an error containing `expected`,
+/// once `from` is edited into `to` in `file` of a copy of the protos.
+fn assert_reported(file: &str, from: &str, to: &str, expected: &str) {
+    let dir = proto_copy();
+    edit(dir.path(), file, from, to);
+    let error = config_for(dir.path()).generate().expect_err(to).to_string();
+    assert!(
+        error.contains(expected),
+        "for {to:?}:\n  expected {expected:?}\n  got {error:?}"
+    );
+}
+
 fn generated_text(dir: &Path, file: &str) -> String {
     let output = config_for(dir).generate().unwrap_or_else(|e| panic!("{e}"));
     String::from_utf8(output[Path::new(file)].clone()).unwrap()
@@ -124,13 +136,7 @@ fn broken_inputs_are_reported_with_positions() {
         ),
     ];
     for (from, to, expected) in cases {
-        let dir = proto_copy();
-        edit(dir.path(), "platform/iam/v2/groups.proto", from, to);
-        let error = config_for(dir.path()).generate().expect_err(to).to_string();
-        assert!(
-            error.contains(expected),
-            "for {to:?}:\n  expected {expected:?}\n  got {error:?}"
-        );
+        assert_reported("platform/iam/v2/groups.proto", from, to, expected);
     }
 }
 
@@ -208,13 +214,7 @@ reach"#,
         ),
     ];
     for (from, to, expected) in cases {
-        let dir = proto_copy();
-        edit(dir.path(), file, from, to);
-        let error = config_for(dir.path()).generate().expect_err(to).to_string();
-        assert!(
-            error.contains(expected),
-            "for {to:?}:\n  expected {expected:?}\n  got {error:?}"
-        );
+        assert_reported(file, from, to, expected);
     }
 }
 
@@ -243,13 +243,7 @@ fn public_rule_mistakes_are_reported_with_positions() {
         ),
     ];
     for (to, expected) in cases {
-        let dir = proto_copy();
-        edit(dir.path(), file, rule, to);
-        let error = config_for(dir.path()).generate().expect_err(to).to_string();
-        assert!(
-            error.contains(expected),
-            "for {to:?}:\n  expected {expected:?}\n  got {error:?}"
-        );
+        assert_reported(file, rule, to, expected);
     }
 }
 
@@ -290,13 +284,7 @@ fn legacy_mapping_mistakes_are_reported_with_positions() {
         ),
     ];
     for (file, from, to, expected) in cases {
-        let dir = proto_copy();
-        edit(dir.path(), file, from, to);
-        let error = config_for(dir.path()).generate().expect_err(to).to_string();
-        assert!(
-            error.contains(expected),
-            "for {to:?}:\n  expected {expected:?}\n  got {error:?}"
-        );
+        assert_reported(file, from, to, expected);
     }
 }
 
@@ -325,13 +313,7 @@ fn depth_mistakes_are_reported_with_positions() {
         ),
     ];
     for (file, from, to, expected) in cases {
-        let dir = proto_copy();
-        edit(dir.path(), file, from, to);
-        let error = config_for(dir.path()).generate().expect_err(to).to_string();
-        assert!(
-            error.contains(expected),
-            "for {to:?}:\n  expected {expected:?}\n  got {error:?}"
-        );
+        assert_reported(file, from, to, expected);
     }
 }
 

@@ -3,18 +3,11 @@
 //! through error details, unbounded inputs. Each case runs over REST, and the
 //! reference and escalation cases over gRPC too.
 
-use e2e::{Rest, StatusCode, TestServer};
+use e2e::{Member, StatusCode, TestServer};
 use generated::platform::iam::v2::role_binding_service_client::RoleBindingServiceClient;
 use generated::platform::iam::v2::{CreateRoleBindingRequest, RoleBinding};
 use serde_json::{Value, json};
 use tonic_types::StatusExt;
-
-/// A caller: its identity and a REST client sending its token.
-struct Actor {
-    identity: String,
-    token: String,
-    rest: Rest,
-}
 
 /// Two organizations, A and B, with callers bound to built-in and custom roles.
 struct World {
@@ -27,36 +20,13 @@ struct World {
     a_team_role: String,
     /// A role defined in A with `groups.get` only.
     a_reader_role: String,
-    a_owner: Actor,
-    a_editor: Actor,
-    a_viewer: Actor,
+    a_owner: Member,
+    a_editor: Member,
+    a_viewer: Member,
     b: String,
     b_role: String,
     b_identity: String,
-    b_owner: Actor,
-}
-
-async fn actor(server: &TestServer, parent: &str, name: &str, role: &str, at: &str) -> Actor {
-    let admin = server.rest();
-    let identity = admin
-        .create(
-            &format!("/iam/v2/identities/{parent}"),
-            json!({"name": name}),
-        )
-        .await;
-    admin
-        .create(
-            &format!("/iam/v2/roleBindings/{at}"),
-            json!({"identity": identity, "role": role}),
-        )
-        .await;
-    let base = format!("http://{}", server.address);
-    let token = platform_server::mint_token(&server.data_dir, &base, &identity).unwrap();
-    Actor {
-        rest: server.rest_as(Some(&token)),
-        identity,
-        token,
-    }
+    b_owner: Member,
 }
 
 async fn world() -> (tempfile::TempDir, World) {
@@ -86,9 +56,9 @@ async fn world() -> (tempfile::TempDir, World) {
             json!({"name": "reader", "capabilities": ["groups.get"]}),
         )
         .await;
-    let a_owner = actor(&server, &a, "a owner", &builtin["owner"], &a).await;
-    let a_editor = actor(&server, &a, "a editor", &builtin["editor"], &a).await;
-    let a_viewer = actor(&server, &a, "a viewer", &builtin["viewer"], &a).await;
+    let a_owner = server.member(&a, "a owner", &builtin["owner"], &a).await;
+    let a_editor = server.member(&a, "a editor", &builtin["editor"], &a).await;
+    let a_viewer = server.member(&a, "a viewer", &builtin["viewer"], &a).await;
 
     let b = admin
         .create("/iam/v2/groups/", json!({"name": "org b"}))
@@ -99,7 +69,7 @@ async fn world() -> (tempfile::TempDir, World) {
             json!({"name": "b role", "capabilities": ["groups.get"]}),
         )
         .await;
-    let b_owner = actor(&server, &b, "b owner", &builtin["owner"], &b).await;
+    let b_owner = server.member(&b, "b owner", &builtin["owner"], &b).await;
     let b_identity = b_owner.identity.clone();
     let world = World {
         server,
@@ -226,13 +196,7 @@ async fn role_binding_references_stay_inside_the_organization() {
             let response = caller
                 .post(&format!("/iam/v2/roleBindings/{}", w.a), body)
                 .await;
-            assert_eq!(
-                response.status,
-                StatusCode::BAD_REQUEST,
-                "{case}: {:?}",
-                response.body
-            );
-            assert_eq!(response.error_status(), "INVALID_ARGUMENT", "{case}");
+            response.assert_error(StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", case);
             let reported: Vec<String> = violations(&response).into_iter().map(|(f, _)| f).collect();
             assert_eq!(reported, *fields, "{case}");
             let text = response.body.to_string();
@@ -381,16 +345,7 @@ async fn no_escalation_through_bindings_or_roles() {
             json!({"identity": w.a_editor.identity, "role": w.builtin["owner"]}),
         )
         .await;
-    assert_eq!(
-        response.status,
-        StatusCode::FORBIDDEN,
-        "{:?}",
-        response.body
-    );
-    assert_eq!(
-        response.detail("ErrorInfo").unwrap()["reason"],
-        "ESCALATION_DENIED"
-    );
+    response.assert_reason(StatusCode::FORBIDDEN, "ESCALATION_DENIED", "binding itself");
     let response = editor.delete(&format!("/iam/v2/groups/{}", w.a_team)).await;
     assert_eq!(
         response.status,
@@ -563,7 +518,7 @@ async fn blocked_deletes_name_only_what_the_caller_may_see() {
             json!({"name": "deleter", "capabilities": ["groups.get", "groups.delete"]}),
         )
         .await;
-    let deleter = actor(&w.server, &w.a, "deleter", &deleter_role, &w.a).await;
+    let deleter = w.server.member(&w.a, "deleter", &deleter_role, &w.a).await;
     let hidden = admin
         .create(
             &format!("/iam/v2/roleBindings/{}", w.a_team),

@@ -57,11 +57,7 @@ struct World {
 async fn world() -> World {
     let dir = tempfile::tempdir().unwrap();
     let issuer = Issuer::new("key-1");
-    let jwks = dir.path().join("issuer.jwks.json");
-    std::fs::write(&jwks, issuer.jwks.to_string()).unwrap();
-    let mut config = TestServer::config(&dir.path().join("data"));
-    config.trusted_issuers = vec![(ISSUER.to_owned(), jwks)];
-    let server = TestServer::start_with(config).await;
+    let server = TestServer::start_trusting(dir.path(), ISSUER, &issuer).await;
     let base = format!("http://{}", server.address);
     let admin = server.rest();
 
@@ -219,11 +215,7 @@ async fn identity_token_exchange_grants_what_bindings_allow() {
         .rest_as(Some(&hs256(&api_key(&world), expired)))
         .get(&format!("/iam/v2/groups/{}", world.team))
         .await;
-    assert_eq!(expired.status, StatusCode::UNAUTHORIZED);
-    assert_eq!(
-        expired.detail("ErrorInfo").unwrap()["reason"],
-        "TOKEN_EXPIRED"
-    );
+    expired.assert_reason(StatusCode::UNAUTHORIZED, "TOKEN_EXPIRED", "expired");
     world.server.stop().await;
 }
 
@@ -476,17 +468,8 @@ async fn bad_tokens_are_refused_precisely_on_both_transports() {
             tonic::Code::PermissionDenied => StatusCode::FORBIDDEN,
             _ => StatusCode::BAD_REQUEST,
         };
-        assert_eq!(
-            response.status, status,
-            "{} (REST): {:?}",
-            case.name, response.body
-        );
-        assert_eq!(
-            response.detail("ErrorInfo").unwrap()["reason"],
-            case.reason,
-            "{} (REST)",
-            case.name
-        );
+        let what = format!("{} (REST)", case.name);
+        response.assert_reason(status, case.reason, &what);
         assert!(
             response.body.get("token").is_none(),
             "{}: no token",
@@ -571,34 +554,19 @@ async fn tenant(server: &TestServer, name: &str) -> Tenant {
         .iter()
         .flat_map(|c| ["create", "get", "list", "update", "delete"].map(|op| format!("{c}.{op}")))
         .collect();
-    let role = admin
-        .create(
-            &format!("/iam/v2/roles/{root}"),
-            json!({"name": "owner", "capabilities": capabilities}),
-        )
-        .await;
-    let identity = admin
-        .create(
-            &format!("/iam/v2/identities/{root}"),
-            json!({ "name": name }),
-        )
-        .await;
-    admin
-        .create(
-            &format!("/iam/v2/roleBindings/{root}"),
-            json!({"name": "owner", "identity": identity, "role": role}),
-        )
-        .await;
-    let base = format!("http://{}", server.address);
-    let token = platform_server::mint_token(&server.data_dir, &base, &identity).unwrap();
-    let repo = server
-        .rest_as(Some(&token))
+    let owner = server.member_with(&root, name, &capabilities).await;
+    let repo = owner
+        .rest
         .create(
             &format!("/registry/v2/repos/{root}"),
             json!({"name": "private"}),
         )
         .await;
-    Tenant { root, token, repo }
+    Tenant {
+        root,
+        token: owner.token,
+        repo,
+    }
 }
 
 #[tokio::test]
@@ -689,17 +657,8 @@ async fn tenants_cannot_see_or_touch_each_other() {
             .await,
     ];
     for (index, response) in forbidden.iter().enumerate() {
-        assert_eq!(
-            response.status,
-            StatusCode::FORBIDDEN,
-            "route {index}: {:?}",
-            response.body
-        );
-        assert_eq!(
-            response.detail("ErrorInfo").unwrap()["reason"],
-            "PERMISSION_DENIED",
-            "route {index}"
-        );
+        let what = format!("route {index}");
+        response.assert_reason(StatusCode::FORBIDDEN, "PERMISSION_DENIED", &what);
         assert!(
             response.detail("ResourceInfo").is_none(),
             "route {index}: no hint of existence"
@@ -800,15 +759,8 @@ async fn public_repos_and_documents_read_without_a_token() {
     );
     for uid in [private.clone(), format!("{root}/0123456789abcdef")] {
         let response = anonymous.get(&format!("/registry/v2/repos/{uid}")).await;
-        assert_eq!(
-            response.status,
-            StatusCode::UNAUTHORIZED,
-            "{uid}: private and missing look alike"
-        );
-        assert_eq!(
-            response.detail("ErrorInfo").unwrap()["reason"],
-            "TOKEN_REQUIRED"
-        );
+        let what = format!("{uid}: private and missing look alike");
+        response.assert_reason(StatusCode::UNAUTHORIZED, "TOKEN_REQUIRED", &what);
     }
     let listed = anonymous
         .get(&format!("/registry/v2/repos?uidp.children_of={root}"))

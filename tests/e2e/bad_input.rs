@@ -829,13 +829,7 @@ async fn check_rest(rest: &Rest, case: &Case) {
     );
     match &case.expect {
         Expect::Invalid(fields) => {
-            assert_eq!(
-                response.status,
-                StatusCode::BAD_REQUEST,
-                "{name}: {:?}",
-                response.body
-            );
-            assert_eq!(response.error_status(), "INVALID_ARGUMENT", "{name}");
+            response.assert_error(StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", name);
             let violations = response
                 .detail("BadRequest")
                 .unwrap_or_else(|| panic!("{name}: no BadRequest"));

@@ -68,7 +68,6 @@ async fn world() -> World {
             })
             .collect()
     };
-    let base = format!("http://{}", server.address);
     let mut tokens = Vec::new();
     for (name, at, capabilities) in [
         (
@@ -84,19 +83,7 @@ async fn world() -> World {
                 json!({ "name": name, "capabilities": capabilities }),
             )
             .await;
-        let identity = admin
-            .create(
-                &format!("/iam/v2/identities/{root}"),
-                json!({ "name": name }),
-            )
-            .await;
-        admin
-            .create(
-                &format!("/iam/v2/roleBindings/{at}"),
-                json!({ "name": name, "identity": identity, "role": role }),
-            )
-            .await;
-        tokens.push(platform_server::mint_token(&server.data_dir, &base, &identity).unwrap());
+        tokens.push(server.member(&root, name, &role, at).await.token);
     }
     let owner = tokens.pop().unwrap();
     let member = tokens.pop().unwrap();

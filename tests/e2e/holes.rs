@@ -145,13 +145,7 @@ async fn uids_longer_than_any_hierarchy_are_refused_over_rest() {
                 .call(case.method.clone(), &case.path, case.body.as_ref())
                 .await;
             let what = format!("{} {} ({} chars)", case.method, case.field, uid.len());
-            assert_eq!(
-                response.status,
-                StatusCode::BAD_REQUEST,
-                "{what}: {:?}",
-                response.body
-            );
-            assert_eq!(response.error_status(), "INVALID_ARGUMENT", "{what}");
+            response.assert_error(StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", &what);
             assert_eq!(
                 violated_field(&response),
                 case.field,
@@ -326,43 +320,11 @@ async fn hierarchies_end_at_the_declared_depth() {
     server.stop().await;
 }
 
-/// A member of the platform's staff: bound to `role` at the first root
-/// organization, but not the platform administrator.
-async fn staff(server: &TestServer, role: &str) -> (String, Rest) {
-    let admin = server.rest();
-    let platform_root = server
-        .admin_identity()
-        .rsplit_once('/')
-        .expect("the administrator lives under the first root")
-        .0
-        .to_owned();
-    let identity = admin
-        .create(
-            &format!("/iam/v2/identities/{platform_root}"),
-            json!({"name": format!("staff {role}")}),
-        )
-        .await;
-    admin
-        .create(
-            &format!("/iam/v2/roleBindings/{platform_root}"),
-            json!({"identity": identity, "role": server.builtin_role(role).await}),
-        )
-        .await;
-    let base = format!("http://{}", server.address);
-    let token = platform_server::mint_token(&server.data_dir, &base, &identity).unwrap();
-    (token.clone(), server.rest_as(Some(&token)))
-}
-
 #[tokio::test]
 async fn the_shared_scope_is_written_by_the_administrator_only() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path()).await;
-    let platform_root = server
-        .admin_identity()
-        .rsplit_once('/')
-        .unwrap()
-        .0
-        .to_owned();
+    let platform_root = server.platform_root();
     let viewer = server.builtin_role("viewer").await;
     let owner = server.builtin_role("owner").await;
     let admin_identity = server.admin_identity();
@@ -374,7 +336,14 @@ async fn the_shared_scope_is_written_by_the_administrator_only() {
     let channel = server.channel().await;
 
     for role in ["owner", "editor"] {
-        let (token, rest) = staff(&server, role).await;
+        // A member of the platform's staff: bound to `role` at the first
+        // root organization, but not the platform administrator.
+        let builtin = server.builtin_role(role).await;
+        let name = format!("staff {role}");
+        let staff = server
+            .member(&platform_root, &name, &builtin, &platform_root)
+            .await;
+        let (token, rest) = (staff.token, staff.rest);
         let attempts = [
             (
                 Method::PATCH,
@@ -421,20 +390,7 @@ async fn the_shared_scope_is_written_by_the_administrator_only() {
                 ("editor", Method::DELETE) => "PERMISSION_DENIED",
                 _ => "SHARED_SCOPE_READ_ONLY",
             };
-            assert_eq!(
-                response.status,
-                StatusCode::FORBIDDEN,
-                "{what}: {:?}",
-                response.body
-            );
-            assert_eq!(
-                response.body["error"]["details"]
-                    .as_array()
-                    .and_then(|details| details.iter().find_map(|d| d["reason"].as_str())),
-                Some(reason),
-                "{what}: {:?}",
-                response.body
-            );
+            response.assert_reason(StatusCode::FORBIDDEN, reason, &what);
         }
         let status = e2e::call(
             &channel,

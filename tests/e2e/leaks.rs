@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use e2e::{Issuer, StatusCode, TestServer};
+use e2e::{Issuer, PgDatabase, StatusCode, TestServer};
 use generated::platform::iam::v2::role_binding_service_client::RoleBindingServiceClient;
 use generated::platform::iam::v2::{
     CreateRoleBindingRequest, Group, GroupStore, Identity, IdentityStore, Role, RoleBinding,
@@ -20,7 +20,6 @@ use hyper_util::rt::TokioExecutor;
 use runtime::Caller;
 use runtime::resource::Resource;
 use serde_json::{Value, json};
-use sqlx::Connection;
 use tonic_types::StatusExt;
 
 const ISSUER: &str = "https://issuer.test";
@@ -59,11 +58,7 @@ struct Refusal {
 async fn token_exchange_refusals_do_not_tell_whether_an_identity_exists() {
     let dir = tempfile::tempdir().unwrap();
     let issuer = Issuer::new("key-1");
-    let jwks = dir.path().join("issuer.jwks.json");
-    std::fs::write(&jwks, issuer.jwks.to_string()).unwrap();
-    let mut config = TestServer::config(&dir.path().join("data"));
-    config.trusted_issuers = vec![(ISSUER.to_owned(), jwks)];
-    let server = TestServer::start_with(config).await;
+    let server = TestServer::start_trusting(dir.path(), ISSUER, &issuer).await;
     let base = format!("http://{}", server.address);
     let admin = server.rest();
     let root = admin
@@ -231,21 +226,8 @@ async fn an_escalation_refusal_names_no_capability_of_an_unreadable_role() {
             json!({"name": "binder", "capabilities": ["roleBindings.create"]}),
         )
         .await;
-    let caller = admin
-        .create(
-            &format!("/iam/v2/identities/{org}"),
-            json!({"name": "binder"}),
-        )
-        .await;
-    admin
-        .create(
-            &format!("/iam/v2/roleBindings/{team}"),
-            json!({"identity": caller, "role": binder_role}),
-        )
-        .await;
-    let base = format!("http://{}", server.address);
-    let token = platform_server::mint_token(&server.data_dir, &base, &caller).unwrap();
-    let rest = server.rest_as(Some(&token));
+    let binder = server.member(&org, "binder", &binder_role, &team).await;
+    let (caller, token, rest) = (binder.identity, binder.token, binder.rest);
     let unreadable = rest.get(&format!("/iam/v2/roles/{secret}")).await;
     assert_eq!(
         unreadable.status,
@@ -266,16 +248,7 @@ async fn an_escalation_refusal_names_no_capability_of_an_unreadable_role() {
             json!({"identity": caller, "role": secret}),
         )
         .await;
-    assert_eq!(
-        response.status,
-        StatusCode::FORBIDDEN,
-        "{:?}",
-        response.body
-    );
-    assert_eq!(
-        response.detail("ErrorInfo").unwrap()["reason"],
-        "ESCALATION_DENIED"
-    );
+    response.assert_reason(StatusCode::FORBIDDEN, "ESCALATION_DENIED", "REST");
     let body = response.body.to_string();
     assert_eq!(leaked(&body), Vec::<&str>::new(), "REST: {body}");
 
@@ -386,59 +359,6 @@ const COLLECTIONS: [&str; 8] = [
     "artifacts",
     "documents",
 ];
-
-/// A PostgreSQL database of its own, dropped when the test ends.
-struct PgDatabase {
-    name: String,
-    url: String,
-    server_url: String,
-}
-
-impl PgDatabase {
-    async fn create(server_url: &str) -> PgDatabase {
-        sqlx::any::install_default_drivers();
-        let name = format!("platform_leaks_{}", &runtime::uidp::new_root()[..16]);
-        let mut connection = sqlx::AnyConnection::connect(server_url).await.unwrap();
-        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-            .execute(&mut connection)
-            .await
-            .unwrap();
-        connection.close().await.ok();
-        let (address, query) = match server_url.split_once('?') {
-            Some((address, query)) => (address, format!("?{query}")),
-            None => (server_url, String::new()),
-        };
-        let (server, _) = address.rsplit_once('/').expect("a URL naming a database");
-        PgDatabase {
-            url: format!("{server}/{name}{query}"),
-            name,
-            server_url: server_url.to_owned(),
-        }
-    }
-}
-
-impl Drop for PgDatabase {
-    fn drop(&mut self) {
-        let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
-        let server_url = self.server_url.clone();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async {
-                if let Ok(mut connection) = sqlx::AnyConnection::connect(&server_url).await {
-                    sqlx::query(sqlx::AssertSqlSafe(sql))
-                        .execute(&mut connection)
-                        .await
-                        .ok();
-                }
-            });
-        })
-        .join()
-        .ok();
-    }
-}
 
 /// A new item under `parent`, created `age_secs` ago.
 fn item<R: Resource>(parent: &str, age_secs: i64, edit: impl FnOnce(&mut R)) -> R {
@@ -590,9 +510,8 @@ async fn an_upgrade_finds_the_administrator_by_record_not_by_name() {
             .rest()
             .create("/iam/v2/groups/", json!({"name": "by the administrator"}))
             .await;
-        let token = platform_server::mint_token(&keys_dir, BASE_URL, &tenant_owner).unwrap();
         let refused = server
-            .rest_as(Some(&token))
+            .rest_as(Some(&server.token_for(&tenant_owner)))
             .post("/iam/v2/groups/", json!({"name": "by the tenant"}))
             .await;
         assert_eq!(refused.status, StatusCode::FORBIDDEN, "{:?}", refused.body);

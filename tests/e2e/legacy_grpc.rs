@@ -580,25 +580,14 @@ async fn legacy_v1_lists_window_and_hide_over_grpc() {
     let other_root = admin
         .create("/iam/v2/groups/", json!({"name": "legacy grpc other"}))
         .await;
-    let other_identity = admin
-        .create(
-            &format!("/iam/v2/identities/{other_root}"),
-            json!({"name": "other"}),
-        )
-        .await;
     let owner_role = world.server.builtin_role("owner").await;
-    admin
-        .create(
-            &format!("/iam/v2/roleBindings/{other_root}"),
-            json!({"identity": other_identity, "role": owner_role}),
-        )
+    let other = world
+        .server
+        .member(&other_root, "other", &owner_role, &other_root)
         .await;
-    let base = format!("http://{}", world.server.address);
-    let other_token =
-        platform_server::mint_token(&world.server.data_dir, &base, &other_identity).unwrap();
     let mut as_other = iam_v1::group_service_client::GroupServiceClient::with_interceptor(
         world.channel.clone(),
-        e2e::bearer(&other_token),
+        e2e::bearer(&other.token),
     );
     let listed = as_other
         .list_groups(window(0, 0))
@@ -617,7 +606,7 @@ async fn legacy_v1_lists_window_and_hide_over_grpc() {
     assert!(listed.items.is_empty(), "an id of another organization");
     let mut as_other_v2 = iam_v2::group_service_client::GroupServiceClient::with_interceptor(
         world.channel.clone(),
-        e2e::bearer(&other_token),
+        e2e::bearer(&other.token),
     );
     let refused = as_other_v2
         .list_groups(iam_v2::ListGroupsRequest {
@@ -657,8 +646,7 @@ async fn legacy_v1_grpc_same_tokens_and_grants() {
             json!({"name": "stranger"}),
         )
         .await;
-    let base = format!("http://{}", world.server.address);
-    let stranger = platform_server::mint_token(&world.server.data_dir, &base, &stranger).unwrap();
+    let stranger = world.server.token_for(&stranger);
     let pool = &*generated::DESCRIPTOR_POOL;
     for (service, kind, plural, field) in SERVICES {
         let service = pool

@@ -379,13 +379,7 @@ fn assert_empty(response: &Response, what: &str) {
 
 /// Asserts INVALID_ARGUMENT with a BadRequest, naming `field` if given.
 fn assert_bad_request(response: &Response, field: Option<&str>, what: &str) {
-    assert_eq!(
-        response.status,
-        StatusCode::BAD_REQUEST,
-        "{what}: {:?}",
-        response.body
-    );
-    assert_eq!(response.error_status(), "INVALID_ARGUMENT", "{what}");
+    response.assert_error(StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", what);
     let bad = response
         .detail("BadRequest")
         .unwrap_or_else(|| panic!("{what}: a BadRequest in {:?}", response.body));
@@ -405,8 +399,7 @@ fn assert_bad_request(response: &Response, field: Option<&str>, what: &str) {
 }
 
 fn assert_status(response: &Response, status: StatusCode, canonical: &str, what: &str) {
-    assert_eq!(response.status, status, "{what}: {:?}", response.body);
-    assert_eq!(response.error_status(), canonical, "{what}");
+    response.assert_error(status, canonical, what);
     assert!(response.detail("ErrorInfo").is_some(), "{what}: ErrorInfo");
 }
 
@@ -991,32 +984,10 @@ async fn tenant(server: &TestServer, root: &str) -> String {
     .iter()
     .flat_map(|c| ["create", "get", "list", "update", "delete"].map(|op| format!("{c}.{op}")))
     .collect();
-    token_with(server, root, json!(capabilities)).await
-}
-
-/// A token for a new identity bound, on `root`, to a new role holding `capabilities`.
-async fn token_with(server: &TestServer, root: &str, capabilities: Value) -> String {
-    let admin = server.rest();
-    let role = admin
-        .create(
-            &format!("/iam/v2/roles/{root}"),
-            json!({"name": "granted", "capabilities": capabilities}),
-        )
-        .await;
-    let identity = admin
-        .create(
-            &format!("/iam/v2/identities/{root}"),
-            json!({"name": "caller"}),
-        )
-        .await;
-    admin
-        .create(
-            &format!("/iam/v2/roleBindings/{root}"),
-            json!({"identity": identity, "role": role}),
-        )
-        .await;
-    let base = format!("http://{}", server.address);
-    platform_server::mint_token(&server.data_dir, &base, &identity).unwrap()
+    server
+        .member_with(root, "caller", &capabilities)
+        .await
+        .token
 }
 
 #[tokio::test]
@@ -1173,10 +1144,7 @@ async fn legacy_same_tokens_and_grants() {
             json!({"name": "stranger"}),
         )
         .await;
-    let base = format!("http://{}", server.address);
-    let stranger = server.rest_as(Some(
-        &platform_server::mint_token(&server.data_dir, &base, &stranger_identity).unwrap(),
-    ));
+    let stranger = server.rest_as(Some(&server.token_for(&stranger_identity)));
 
     for collection in world.collections() {
         let what = collection.v1;
@@ -1291,9 +1259,10 @@ async fn legacy_same_tokens_and_grants() {
 
     // Grants are per capability, as in v2: a viewer of groups lists groups
     // through v1 but may not create one, and sees no roles.
-    let viewer = server.rest_as(Some(
-        &token_with(server, &world.root, json!(["groups.get", "groups.list"])).await,
-    ));
+    let viewer = server
+        .member_with(&world.root, "caller", &["groups.get", "groups.list"])
+        .await
+        .rest;
     let team = admin
         .create(
             &format!("/iam/v2/groups/{}", world.root),

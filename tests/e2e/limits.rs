@@ -17,7 +17,6 @@ use futures_util::StreamExt;
 use http_body_util::{BodyExt, Empty, Full, StreamBody};
 use hyper::body::Frame;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use runtime::serve::{Limits, Timeouts};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
@@ -25,35 +24,6 @@ use tokio::net::{TcpSocket, TcpStream};
 const BOUND: Duration = Duration::from_secs(15);
 const GET_GROUP: &str = "/platform.iam.v2.GroupService/GetGroup";
 const HEALTH_WATCH: &str = "/grpc.health.v1.Health/Watch";
-
-async fn start(timeouts: Timeouts, limits: Limits) -> (TestServer, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let config = platform_server::Config {
-        timeouts,
-        limits,
-        ..TestServer::config(dir.path())
-    };
-    (TestServer::start_with(config).await, dir)
-}
-
-/// Reads until the server closes the connection (end of stream or reset);
-/// returns what arrived. Fails when that takes longer than [`BOUND`].
-async fn read_until_closed(stream: &mut TcpStream) -> Vec<u8> {
-    let mut received = Vec::new();
-    let read = async {
-        let mut buf = [0u8; 16 * 1024];
-        loop {
-            match stream.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => received.extend_from_slice(&buf[..n]),
-            }
-        }
-    };
-    tokio::time::timeout(BOUND, read)
-        .await
-        .expect("the server closes the connection");
-    received
-}
 
 /// Reads the head of an HTTP/1.1 response (and whatever of its body comes
 /// with it) and returns its status; fails when none arrives within [`BOUND`].
@@ -100,14 +70,7 @@ fn get(path: &str, token: &str) -> String {
 #[tokio::test]
 async fn a_client_that_does_not_read_is_disconnected() {
     const WRITE: Duration = Duration::from_millis(500);
-    let (server, _dir) = start(
-        Timeouts {
-            write: WRITE,
-            ..Timeouts::default()
-        },
-        Limits::default(),
-    )
-    .await;
+    let (server, _dir) = TestServer::start_configured(|c| c.timeouts.write = WRITE).await;
     let document = generated::OPENAPI_JSON.len();
 
     // HTTP/1.1: 64 pipelined requests for the OpenAPI document (about
@@ -125,7 +88,7 @@ async fn a_client_that_does_not_read_is_disconnected() {
     tokio::time::sleep(WRITE * 6).await;
     // Reading now only drains what was sent before the server closed the
     // connection (with a reset, some of it may be lost).
-    let received = read_until_closed(&mut stream).await;
+    let received = e2e::read_until_closed(&mut stream, BOUND).await;
     assert!(
         received.len() < requests * document,
         "the server stopped writing: {} of {} bytes arrived",
@@ -169,14 +132,7 @@ async fn a_client_that_does_not_read_is_disconnected() {
 #[tokio::test]
 async fn a_client_that_reads_slowly_gets_its_whole_answer() {
     const WRITE: Duration = Duration::from_millis(500);
-    let (server, _dir) = start(
-        Timeouts {
-            write: WRITE,
-            ..Timeouts::default()
-        },
-        Limits::default(),
-    )
-    .await;
+    let (server, _dir) = TestServer::start_configured(|c| c.timeouts.write = WRITE).await;
     let document = generated::OPENAPI_JSON.len();
 
     // The write timeout is for a client that stops reading, not for a slow
@@ -249,6 +205,11 @@ fn trickle(bytes: Vec<u8>, every: Duration) -> GrpcBody {
     BodyExt::boxed_unsync(StreamBody::new(Box::pin(stream)))
 }
 
+/// A request body sent at once.
+fn whole(bytes: Vec<u8>) -> GrpcBody {
+    BodyExt::boxed_unsync(Full::new(Bytes::from(bytes)))
+}
+
 /// An HTTP/2 connection to the server, driven in the background.
 async fn http2(address: SocketAddr) -> hyper::client::conn::http2::SendRequest<GrpcBody> {
     let io = TokioIo::new(TcpStream::connect(address).await.unwrap());
@@ -286,17 +247,27 @@ async fn grpc_status(response: http::Response<hyper::body::Incoming>) -> tonic::
     tonic::Status::from_header_map(&trailers).expect("a grpc-status")
 }
 
+/// Asserts a DEADLINE_EXCEEDED status with this ErrorInfo reason.
+fn assert_deadline_exceeded(status: &tonic::Status, reason: &str) {
+    assert_eq!(status.code(), tonic::Code::DeadlineExceeded, "{status:?}");
+    let error = runtime::Error::from_status(status).expect("an ErrorInfo");
+    assert_eq!(error.reason(), reason);
+}
+
+/// The head of a create of a group as the administrator, announcing a
+/// body of `length` bytes.
+fn create_head(server: &TestServer, length: usize) -> String {
+    format!(
+        "POST /iam/v2/groups/ HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n",
+        server.admin_token
+    )
+}
+
 #[tokio::test]
 async fn a_trickling_grpc_body_is_cut_off_as_a_whole() {
     const BODY: Duration = Duration::from_millis(800);
-    let (server, _dir) = start(
-        Timeouts {
-            body: BODY,
-            ..Timeouts::default()
-        },
-        Limits::default(),
-    )
-    .await;
+    let (server, _dir) = TestServer::start_configured(|c| c.timeouts.body = BODY).await;
     // A valid GetGroup request of 47 bytes, sent one byte every BODY / 4:
     // no pause comes near the body timeout, but the whole body would take
     // about 10 s.
@@ -313,9 +284,7 @@ async fn a_trickling_grpc_body_is_cut_off_as_a_whole() {
     .unwrap();
     let status = grpc_status(response).await;
     let elapsed = started.elapsed();
-    assert_eq!(status.code(), tonic::Code::DeadlineExceeded, "{status:?}");
-    let error = runtime::Error::from_status(&status).expect("an ErrorInfo");
-    assert_eq!(error.reason(), "REQUEST_BODY_TIMEOUT");
+    assert_deadline_exceeded(&status, "REQUEST_BODY_TIMEOUT");
     assert!(elapsed >= BODY, "answered before the body timeout");
     assert!(
         elapsed < trickled / 2,
@@ -325,11 +294,7 @@ async fn a_trickling_grpc_body_is_cut_off_as_a_whole() {
     // The same body sent at once is served (the group does not exist).
     let body = message(&[[0x0a, 40].as_slice(), &[b'0'; 40]].concat());
     let response = sender
-        .send_request(grpc_request(
-            &server,
-            GET_GROUP,
-            BodyExt::boxed_unsync(Full::new(Bytes::from(body))),
-        ))
+        .send_request(grpc_request(&server, GET_GROUP, whole(body)))
         .await
         .unwrap();
     let status = grpc_status(response).await;
@@ -338,12 +303,7 @@ async fn a_trickling_grpc_body_is_cut_off_as_a_whole() {
     // A REST body trickling the same way is cut off at the same time.
     let mut stream = TcpStream::connect(server.address).await.unwrap();
     let json = br#"{"name": "trickled", "description": "one byte at a time"}"#;
-    let head = format!(
-        "POST /iam/v2/groups/ HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        server.admin_token,
-        json.len()
-    );
+    let head = create_head(&server, json.len());
     stream.write_all(head.as_bytes()).await.unwrap();
     let (mut reader, mut writer) = stream.into_split();
     let started = Instant::now();
@@ -378,14 +338,18 @@ async fn half_a_create(server: &TestServer, name: &str) -> (TcpStream, String) {
     let body = serde_json::json!({ "name": name }).to_string();
     let (first, rest) = body.split_at(body.len() / 2);
     let mut stream = TcpStream::connect(server.address).await.unwrap();
-    let head = format!(
-        "POST /iam/v2/groups/ HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{first}",
-        server.admin_token,
-        body.len()
-    );
+    let head = create_head(server, body.len()) + first;
     stream.write_all(head.as_bytes()).await.unwrap();
     (stream, rest.to_owned())
+}
+
+/// Connects and sends `request`, which the server, full, must not serve
+/// within `hold`.
+async fn wait_in_line(server: &TestServer, request: &str, hold: Duration) -> TcpStream {
+    let mut waiting = TcpStream::connect(server.address).await.unwrap();
+    waiting.write_all(request.as_bytes()).await.unwrap();
+    assert_not_served(&mut waiting, hold).await;
+    waiting
 }
 
 #[tokio::test]
@@ -393,14 +357,7 @@ async fn connections_beyond_the_limit_wait_for_a_free_one() {
     const MAX: usize = 3;
     /// How long a waiting connection is watched for an answer it must not get.
     const HOLD: Duration = Duration::from_secs(1);
-    let (server, _dir) = start(
-        Timeouts::default(),
-        Limits {
-            max_connections: MAX,
-            ..Limits::default()
-        },
-    )
-    .await;
+    let (server, _dir) = TestServer::start_configured(|c| c.limits.max_connections = MAX).await;
     let list = format!(
         "GET /iam/v2/groups?pageSize=1 HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\n\
          Connection: close\r\n\r\n",
@@ -415,9 +372,7 @@ async fn connections_beyond_the_limit_wait_for_a_free_one() {
     }
     // One more connects (the kernel completes the handshake) but is not
     // served while they are open.
-    let mut waiting = TcpStream::connect(server.address).await.unwrap();
-    waiting.write_all(list.as_bytes()).await.unwrap();
-    assert_not_served(&mut waiting, HOLD).await;
+    let mut waiting = wait_in_line(&server, &list, HOLD).await;
 
     // A client closing its connection frees a place: the waiting one is
     // served.
@@ -429,9 +384,7 @@ async fn connections_beyond_the_limit_wait_for_a_free_one() {
     // Full again: a new busy connection takes the freed place, and the next
     // one waits.
     busy.push(half_a_create(&server, "busy again").await);
-    let mut waiting = TcpStream::connect(server.address).await.unwrap();
-    waiting.write_all(list.as_bytes()).await.unwrap();
-    assert_not_served(&mut waiting, HOLD).await;
+    let mut waiting = wait_in_line(&server, &list, HOLD).await;
 
     // A request finishing leaves its keep-alive connection idle: while
     // clients wait, the server closes it at once instead of after the idle
@@ -440,7 +393,7 @@ async fn connections_beyond_the_limit_wait_for_a_free_one() {
     finished.write_all(rest.as_bytes()).await.unwrap();
     let started = Instant::now();
     assert_eq!(read_status(&mut finished).await, 200);
-    read_until_closed(&mut finished).await;
+    e2e::read_until_closed(&mut finished, BOUND).await;
     assert_eq!(read_status(&mut waiting).await, 200);
     assert!(started.elapsed() < Duration::from_secs(10));
 
@@ -455,24 +408,13 @@ async fn connections_beyond_the_limit_wait_for_a_free_one() {
 #[tokio::test]
 async fn a_server_stream_ends_at_the_stream_timeout() {
     const STREAM: Duration = Duration::from_millis(800);
-    let (server, _dir) = start(
-        Timeouts {
-            stream: STREAM,
-            ..Timeouts::default()
-        },
-        Limits::default(),
-    )
-    .await;
+    let (server, _dir) = TestServer::start_configured(|c| c.timeouts.stream = STREAM).await;
     // Health `Watch` of the whole server: the current status, then an update
     // whenever it changes, for ever.
     let mut sender = http2(server.address).await;
     let started = Instant::now();
     let response = sender
-        .send_request(grpc_request(
-            &server,
-            HEALTH_WATCH,
-            BodyExt::boxed_unsync(Full::new(Bytes::from(message(&[])))),
-        ))
+        .send_request(grpc_request(&server, HEALTH_WATCH, whole(message(&[]))))
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
@@ -494,9 +436,7 @@ async fn a_server_stream_ends_at_the_stream_timeout() {
     let elapsed = started.elapsed();
     let status = tonic::Status::from_header_map(&rest.trailers().cloned().unwrap_or_default())
         .expect("a grpc-status in the trailers");
-    assert_eq!(status.code(), tonic::Code::DeadlineExceeded, "{status:?}");
-    let error = runtime::Error::from_status(&status).expect("an ErrorInfo");
-    assert_eq!(error.reason(), "STREAM_TIMEOUT");
+    assert_deadline_exceeded(&status, "STREAM_TIMEOUT");
     assert!(elapsed >= STREAM, "ended before the stream timeout");
 
     // The connection goes on serving.
@@ -504,7 +444,7 @@ async fn a_server_stream_ends_at_the_stream_timeout() {
         .send_request(grpc_request(
             &server,
             "/grpc.health.v1.Health/Check",
-            BodyExt::boxed_unsync(Full::new(Bytes::from(message(&[])))),
+            whole(message(&[])),
         ))
         .await
         .unwrap();
@@ -514,14 +454,8 @@ async fn a_server_stream_ends_at_the_stream_timeout() {
 
 #[tokio::test]
 async fn http2_connections_advertise_the_stream_limit() {
-    let (server, _dir) = start(
-        Timeouts::default(),
-        Limits {
-            max_concurrent_streams: 7,
-            ..Limits::default()
-        },
-    )
-    .await;
+    let (server, _dir) =
+        TestServer::start_configured(|c| c.limits.max_concurrent_streams = 7).await;
     let mut stream = TcpStream::connect(server.address).await.unwrap();
     // The preface and an empty SETTINGS frame.
     stream

@@ -69,28 +69,6 @@ async fn documents(admin: &Rest) -> Documents {
     }
 }
 
-/// A token of a new identity bound on `root` to a new role holding `capabilities`.
-async fn token_with(server: &TestServer, root: &str, name: &str, capabilities: &[&str]) -> String {
-    let admin = server.rest();
-    let role = admin
-        .create(
-            &format!("/iam/v2/roles/{root}"),
-            json!({"name": name, "capabilities": capabilities}),
-        )
-        .await;
-    let identity = admin
-        .create(&format!("/iam/v2/identities/{root}"), json!({"name": name}))
-        .await;
-    admin
-        .create(
-            &format!("/iam/v2/roleBindings/{root}"),
-            json!({"identity": identity, "role": role}),
-        )
-        .await;
-    let base = format!("http://{}", server.address);
-    platform_server::mint_token(&server.data_dir, &base, &identity).unwrap()
-}
-
 /// A REST answer with `uid` written as `<uid>`, to compare answers about
 /// different uids.
 fn rest_answer(rest: &e2e::Response, uid: &str) -> (StatusCode, String) {
@@ -140,18 +118,14 @@ async fn published_documents_are_public_drafts_and_embargoed_ones_are_not() {
     let server = TestServer::start(dir.path()).await;
     let admin = server.rest();
     let docs = documents(&admin).await;
-    let reader = server.rest_as(Some(
-        &token_with(
-            &server,
-            &docs.root,
-            "reader",
-            &["documents.get", "documents.list"],
-        )
-        .await,
-    ));
-    let stranger = server.rest_as(Some(
-        &token_with(&server, &docs.root, "stranger", &["groups.get"]).await,
-    ));
+    let reader = server
+        .member_with(&docs.root, "reader", &["documents.get", "documents.list"])
+        .await
+        .rest;
+    let stranger = server
+        .member_with(&docs.root, "stranger", &["groups.get"])
+        .await
+        .rest;
     let anonymous = server.rest_as(None);
 
     // Get: the published document needs no token and no capability.
@@ -321,14 +295,14 @@ async fn published_documents_over_grpc() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path()).await;
     let docs = documents(&server.rest()).await;
-    let reader = token_with(
-        &server,
-        &docs.root,
-        "reader",
-        &["documents.get", "documents.list"],
-    )
-    .await;
-    let stranger = token_with(&server, &docs.root, "stranger", &["groups.get"]).await;
+    let reader = server
+        .member_with(&docs.root, "reader", &["documents.get", "documents.list"])
+        .await
+        .token;
+    let stranger = server
+        .member_with(&docs.root, "stranger", &["groups.get"])
+        .await
+        .token;
     let channel = server.channel().await;
 
     for (token, who, code) in [

@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use e2e::{StatusCode, TestServer};
+use e2e::{PgDatabase, StatusCode, TestServer};
 use generated::platform::iam::v2::{Group, Identity, Role, RoleBinding};
 use platform_server::store::{
     GroupColumns, IdentityColumns, RoleBindingColumns, RoleColumns, SqlStore,
@@ -20,7 +20,7 @@ use runtime::resource::{Resource, SortValue};
 use runtime::row::Row as StorageRow;
 use runtime::standard::prepare_create;
 use serde_json::json;
-use sqlx::{AnyPool, Connection};
+use sqlx::AnyPool;
 
 /// The audience of every replica's tokens: the service's address, not a replica's.
 const BASE_URL: &str = "http://platform.test";
@@ -134,64 +134,6 @@ impl Shared {
             Some(_) => platform_server::store::Dialect::Postgres,
             None => platform_server::store::Dialect::Sqlite,
         }
-    }
-}
-
-/// A PostgreSQL database created for one test, dropped when it ends.
-struct PgDatabase {
-    name: String,
-    url: String,
-    server_url: String,
-}
-
-impl PgDatabase {
-    async fn create(server_url: &str) -> PgDatabase {
-        sqlx::any::install_default_drivers();
-        let name = format!("platform_test_{}", &runtime::uidp::new_root()[..16]);
-        let mut connection = sqlx::AnyConnection::connect(server_url).await.unwrap();
-        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-            .execute(&mut connection)
-            .await
-            .unwrap_or_else(|e| {
-                panic!("cannot create a test database (the role needs CREATEDB): {e}")
-            });
-        connection.close().await.ok();
-        let (address, query) = match server_url.split_once('?') {
-            Some((address, query)) => (address, format!("?{query}")),
-            None => (server_url, String::new()),
-        };
-        let (server, _) = address
-            .rsplit_once('/')
-            .expect("E2E_DATABASE_URL names a database");
-        PgDatabase {
-            url: format!("{server}/{name}{query}"),
-            name,
-            server_url: server_url.to_owned(),
-        }
-    }
-}
-
-impl Drop for PgDatabase {
-    fn drop(&mut self) {
-        let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
-        let server_url = self.server_url.clone();
-        // A thread of its own: `drop` may run inside the test's runtime.
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async {
-                if let Ok(mut connection) = sqlx::AnyConnection::connect(&server_url).await {
-                    sqlx::query(sqlx::AssertSqlSafe(sql))
-                        .execute(&mut connection)
-                        .await
-                        .ok();
-                }
-            });
-        })
-        .join()
-        .ok();
     }
 }
 
@@ -310,8 +252,7 @@ async fn tokens_and_page_tokens_of_one_replica_work_on_another() {
                 json!({"name": "ci", "claimMatch": {"issuer": "https://issuer.example", "subject": "repo:x"}}),
             )
             .await;
-        let keys_dir = shared.replica(0).keys_dir().to_owned();
-        let token = platform_server::mint_token(&keys_dir, BASE_URL, &identity).unwrap();
+        let token = a.token_for(&identity);
         for server in &servers {
             let response = server.rest_as(Some(&token)).get("/iam/v2/groups").await;
             assert_eq!(
@@ -736,13 +677,6 @@ async fn revoking_a_binding_on_one_replica_denies_at_once_on_the_other() {
             .rest()
             .create("/iam/v2/groups/", json!({"name": "revocation"}))
             .await;
-        let identity = a
-            .rest()
-            .create(
-                &format!("/iam/v2/identities/{root}"),
-                json!({"name": "reader"}),
-            )
-            .await;
         let role = a
             .rest()
             .create(
@@ -750,17 +684,9 @@ async fn revoking_a_binding_on_one_replica_denies_at_once_on_the_other() {
                 json!({"name": "reader", "capabilities": ["groups.get", "groups.list"]}),
             )
             .await;
-        let binding = a
-            .rest()
-            .create(
-                &format!("/iam/v2/roleBindings/{root}"),
-                json!({"identity": identity, "role": role}),
-            )
-            .await;
-        let keys_dir = shared.replica(0).keys_dir().to_owned();
-        let token = platform_server::mint_token(&keys_dir, BASE_URL, &identity).unwrap();
+        let reader = a.member(&root, "reader", &role, &root).await;
         let read = |server: &TestServer| {
-            let rest = server.rest_as(Some(&token));
+            let rest = server.rest_as(Some(&reader.token));
             let path = format!("/iam/v2/groups/{root}");
             async move { rest.get(&path).await.status }
         };
@@ -793,7 +719,7 @@ async fn revoking_a_binding_on_one_replica_denies_at_once_on_the_other() {
         // The binding deleted on one replica grants nothing on the other.
         let deleted = a
             .rest()
-            .delete(&format!("/iam/v2/roleBindings/{binding}"))
+            .delete(&format!("/iam/v2/roleBindings/{}", reader.binding))
             .await;
         assert_eq!(deleted.status, StatusCode::OK, "{backend}");
         assert_eq!(

@@ -31,31 +31,7 @@ const BOUND: Duration = Duration::from_secs(15);
 const GET_GROUP: &str = "/platform.iam.v2.GroupService/GetGroup";
 
 async fn start(timeouts: Timeouts) -> (TestServer, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let config = platform_server::Config {
-        timeouts,
-        ..TestServer::config(dir.path())
-    };
-    (TestServer::start_with(config).await, dir)
-}
-
-/// Reads until the server closes the connection (end of stream or reset);
-/// returns what arrived. Fails when that takes longer than [`BOUND`].
-async fn read_until_closed(stream: &mut TcpStream) -> Vec<u8> {
-    let mut received = Vec::new();
-    let read = async {
-        let mut buf = [0u8; 4096];
-        loop {
-            match stream.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => received.extend_from_slice(&buf[..n]),
-            }
-        }
-    };
-    tokio::time::timeout(BOUND, read)
-        .await
-        .expect("the server closes the connection");
-    received
+    TestServer::start_configured(|config| config.timeouts = timeouts).await
 }
 
 /// Status and body of a raw HTTP/1.1 response.
@@ -102,7 +78,7 @@ async fn slow_request_heads_are_cut_off() {
         let started = Instant::now();
         let mut stream = TcpStream::connect(server.address).await.unwrap();
         stream.write_all(head).await.unwrap();
-        let received = read_until_closed(&mut stream).await;
+        let received = e2e::read_until_closed(&mut stream, BOUND).await;
         assert!(
             received.is_empty(),
             "{head:?}: nothing is answered, got {received:?}"
@@ -168,7 +144,7 @@ async fn many_slow_connections_are_all_closed() {
                 .write_all(format!("GET /iam/v2/groups?n={i} HTTP/1.1\r\nHost:").as_bytes())
                 .await
                 .unwrap();
-            let received = read_until_closed(&mut stream).await;
+            let received = e2e::read_until_closed(&mut stream, BOUND).await;
             (received, started.elapsed())
         });
     }
@@ -198,7 +174,7 @@ async fn stalled_body(server: &TestServer, length: usize) -> Vec<u8> {
         server.admin_token
     );
     stream.write_all(head.as_bytes()).await.unwrap();
-    read_until_closed(&mut stream).await
+    e2e::read_until_closed(&mut stream, BOUND).await
 }
 
 #[tokio::test]
@@ -332,7 +308,7 @@ async fn requests_in_flight_finish_during_the_drain() {
     over_rest.write_all(rest.as_bytes()).await.unwrap();
     open.send(()).unwrap();
 
-    let received = read_until_closed(&mut over_rest).await;
+    let received = e2e::read_until_closed(&mut over_rest, BOUND).await;
     let (status, body) = parse_response(&received);
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["name"], "over REST");

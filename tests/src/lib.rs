@@ -1,8 +1,10 @@
-//! Harness for end-to-end tests: a platform server on a real socket, and
-//! small REST and gRPC clients for it.
+//! Harness for end-to-end tests: a platform server on a real socket, small
+//! REST and gRPC clients for it, callers with tokens of their own, an OIDC
+//! issuer, and PostgreSQL databases of their own.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -16,6 +18,8 @@ use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor};
 use rsa::pkcs1::{EncodeRsaPrivateKey, EncodeRsaPublicKey};
 use rsa::traits::PublicKeyParts;
 use serde_json::{Value, json};
+use sqlx::Connection;
+use tokio::io::AsyncReadExt;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
@@ -28,8 +32,23 @@ pub struct TestServer {
     pub data_dir: PathBuf,
     /// The platform administrator's token (`admin.token`).
     pub admin_token: String,
+    /// Where its signing keys are kept (see [`platform_server::Config::keys_dir`]).
+    keys_dir: PathBuf,
+    /// The audience of its tokens.
+    base_url: String,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
+}
+
+/// A caller other than the administrator: an identity bound to a role, and
+/// its API token.
+pub struct Member {
+    pub identity: String,
+    /// The role binding that grants it the role.
+    pub binding: String,
+    pub token: String,
+    /// A REST client sending the token.
+    pub rest: Rest,
 }
 
 impl TestServer {
@@ -47,11 +66,38 @@ impl TestServer {
         }
     }
 
+    /// Starts a server in a new temporary directory, with the configuration
+    /// of [`TestServer::start`] as `edit` changes it. Keep the directory
+    /// while the server runs.
+    pub async fn start_configured(
+        edit: impl FnOnce(&mut platform_server::Config),
+    ) -> (TestServer, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Self::config(dir.path());
+        edit(&mut config);
+        (Self::start_with(config).await, dir)
+    }
+
+    /// Starts a server on `dir/data` that accepts the identity tokens
+    /// `keys` signs for `issuer` (its JWKS written to `dir`).
+    pub async fn start_trusting(dir: &Path, issuer: &str, keys: &Issuer) -> TestServer {
+        let jwks = dir.join("issuer.jwks.json");
+        std::fs::write(&jwks, keys.jwks.to_string()).unwrap();
+        let mut config = Self::config(&dir.join("data"));
+        config.trusted_issuers = vec![(issuer.to_owned(), jwks)];
+        Self::start_with(config).await
+    }
+
     pub async fn start_with(config: platform_server::Config) -> TestServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let (shutdown, stopped) = oneshot::channel::<()>();
         let data_dir = config.data_dir.clone();
+        let keys_dir = config.keys_dir().to_owned();
+        let base_url = config
+            .base_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{address}"));
         let task = tokio::spawn(async move {
             platform_server::serve(config, listener, async {
                 stopped.await.ok();
@@ -63,6 +109,8 @@ impl TestServer {
             address,
             data_dir,
             admin_token: String::new(),
+            keys_dir,
+            base_url,
             shutdown: Some(shutdown),
             task: Some(task),
         };
@@ -82,7 +130,7 @@ impl TestServer {
                     return;
                 }
             }
-            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+            tokio::time::sleep(Duration::from_millis(25)).await;
         }
         panic!("the server did not become ready");
     }
@@ -101,11 +149,17 @@ impl TestServer {
         claims["sub"].as_str().expect("a subject").to_owned()
     }
 
+    /// The platform's first root organization, where the administrator and
+    /// the built-in roles live.
+    pub fn platform_root(&self) -> String {
+        let admin = self.admin_identity();
+        admin.rsplit_once('/').expect("a child uid").0.to_owned()
+    }
+
     /// The uid of a built-in role (`owner`, `editor`, `viewer`), which every
     /// organization may bind.
     pub async fn builtin_role(&self, name: &str) -> String {
-        let admin = self.admin_identity();
-        let platform_root = admin.rsplit_once('/').expect("a child uid").0;
+        let platform_root = self.platform_root();
         let roles = self
             .rest()
             .get(&format!("/iam/v2/roles?uidp.children_of={platform_root}"))
@@ -118,6 +172,56 @@ impl TestServer {
             .and_then(|role| role["uid"].as_str())
             .unwrap_or_else(|| panic!("no built-in role `{name}`"))
             .to_owned()
+    }
+
+    /// An API token for `identity`, as `platform-server mint-token` makes
+    /// one for this server.
+    pub fn token_for(&self, identity: &str) -> String {
+        platform_server::mint_token(&self.keys_dir, &self.base_url, identity).unwrap()
+    }
+
+    /// A new identity `name` under `parent`, bound to `role` at the group
+    /// `at` by the administrator, with its token.
+    pub async fn member(&self, parent: &str, name: &str, role: &str, at: &str) -> Member {
+        let admin = self.rest();
+        let identity = admin
+            .create(
+                &format!("/iam/v2/identities/{parent}"),
+                json!({"name": name}),
+            )
+            .await;
+        let binding = admin
+            .create(
+                &format!("/iam/v2/roleBindings/{at}"),
+                json!({"identity": identity, "role": role}),
+            )
+            .await;
+        let token = self.token_for(&identity);
+        Member {
+            rest: self.rest_as(Some(&token)),
+            identity,
+            binding,
+            token,
+        }
+    }
+
+    /// A new identity `name` under `root`, bound there to a new role of its
+    /// own (also `name`) holding `capabilities`, with its token.
+    pub async fn member_with(
+        &self,
+        root: &str,
+        name: &str,
+        capabilities: &[impl AsRef<str>],
+    ) -> Member {
+        let capabilities: Vec<&str> = capabilities.iter().map(AsRef::as_ref).collect();
+        let role = self
+            .rest()
+            .create(
+                &format!("/iam/v2/roles/{root}"),
+                json!({"name": name, "capabilities": capabilities}),
+            )
+            .await;
+        self.member(root, name, &role, root).await
     }
 
     /// A REST client acting as the platform administrator.
@@ -163,6 +267,23 @@ impl Response {
     /// The canonical status name of an error response.
     pub fn error_status(&self) -> &str {
         self.body["error"]["status"].as_str().unwrap_or_default()
+    }
+
+    /// Asserts an error answer: its HTTP status and canonical status name
+    /// (`INVALID_ARGUMENT`, …); `what` names the case in a failure.
+    pub fn assert_error(&self, status: StatusCode, canonical: &str, what: &str) {
+        assert_eq!(self.status, status, "{what}: {:?}", self.body);
+        assert_eq!(self.error_status(), canonical, "{what}");
+    }
+
+    /// Asserts an error answer: its HTTP status and the reason of its
+    /// ErrorInfo detail; `what` names the case in a failure.
+    pub fn assert_reason(&self, status: StatusCode, reason: &str, what: &str) {
+        assert_eq!(self.status, status, "{what}: {:?}", self.body);
+        let info = self
+            .detail("ErrorInfo")
+            .unwrap_or_else(|| panic!("{what}: no ErrorInfo in {:?}", self.body));
+        assert_eq!(info["reason"], reason, "{what}");
     }
 
     /// The error detail with this `@type` suffix (e.g. `ResourceInfo`).
@@ -283,6 +404,25 @@ pub fn bearer(token: &str) -> impl tonic::service::Interceptor + Clone + use<> {
             .insert("authorization", value.clone());
         Ok(request)
     }
+}
+
+/// Reads until the server closes the connection (end of stream or reset);
+/// returns what arrived. Fails when that takes longer than `bound`.
+pub async fn read_until_closed(stream: &mut tokio::net::TcpStream, bound: Duration) -> Vec<u8> {
+    let mut received = Vec::new();
+    let read = async {
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => received.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    tokio::time::timeout(bound, read)
+        .await
+        .expect("the server closes the connection");
+    received
 }
 
 /// Whether `uid` is a root UIDP, or a child UIDP of `parent`.
@@ -407,5 +547,67 @@ impl Issuer {
         let mut header = Header::new(Algorithm::RS256);
         header.kid = Some("key-1".into());
         jsonwebtoken::encode(&header, &claims, &self.key).unwrap()
+    }
+}
+
+/// A PostgreSQL database of its own for one test, on the server that
+/// `E2E_DATABASE_URL` names, dropped when the test ends.
+pub struct PgDatabase {
+    name: String,
+    /// Its URL: the server URL's, naming this database.
+    pub url: String,
+    server_url: String,
+}
+
+impl PgDatabase {
+    /// Creates a database with a fresh name on the server `server_url` names
+    /// (the role needs CREATEDB).
+    pub async fn create(server_url: &str) -> PgDatabase {
+        sqlx::any::install_default_drivers();
+        let name = format!("platform_test_{}", &runtime::uidp::new_root()[..16]);
+        let mut connection = sqlx::AnyConnection::connect(server_url).await.unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut connection)
+            .await
+            .unwrap_or_else(|e| {
+                panic!("cannot create a test database (the role needs CREATEDB): {e}")
+            });
+        connection.close().await.ok();
+        let (address, query) = match server_url.split_once('?') {
+            Some((address, query)) => (address, format!("?{query}")),
+            None => (server_url, String::new()),
+        };
+        let (server, _) = address
+            .rsplit_once('/')
+            .expect("E2E_DATABASE_URL names a database");
+        PgDatabase {
+            url: format!("{server}/{name}{query}"),
+            name,
+            server_url: server_url.to_owned(),
+        }
+    }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
+        let server_url = self.server_url.clone();
+        // A thread of its own: `drop` may run inside the test's runtime.
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                if let Ok(mut connection) = sqlx::AnyConnection::connect(&server_url).await {
+                    sqlx::query(sqlx::AssertSqlSafe(sql))
+                        .execute(&mut connection)
+                        .await
+                        .ok();
+                }
+            });
+        })
+        .join()
+        .ok();
     }
 }

@@ -427,6 +427,21 @@ fn rss(pid: u32) -> Option<u64> {
     proc_status_kib(pid, "VmRSS:")
 }
 
+/// Starts a load on the server `pid`: its resident set size before (printed
+/// with the load's connections and duration), the counters the workers
+/// share, the start time, and the server's CPU clock.
+fn start_load(pid: u32, args: &Args) -> Result<(u64, Arc<Counters>, Instant, CpuClock), String> {
+    let before = rss(pid).ok_or("the server exited")?;
+    println!(
+        "load          {} connections for {:.0} s; server RSS before {:.1} MiB",
+        args.connections,
+        args.duration.as_secs_f64(),
+        mib(before)
+    );
+    let counters = Arc::new(Counters::default());
+    Ok((before, counters, Instant::now(), CpuClock::start(Some(pid))))
+}
+
 /// A `kB` line of /proc/PID/status.
 fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -1008,17 +1023,7 @@ async fn oversized_lists(args: &Args, target: Target) -> Result<bool, String> {
         "setup         {:.1} s",
         setup_started.elapsed().as_secs_f64()
     );
-    let before = rss(pid).ok_or("the server exited")?;
-    println!(
-        "load          {} connections for {:.0} s; server RSS before {:.1} MiB",
-        args.connections,
-        args.duration.as_secs_f64(),
-        mib(before)
-    );
-
-    let counters = Arc::new(Counters::default());
-    let started = Instant::now();
-    let cpu = CpuClock::start(Some(pid));
+    let (before, counters, started, cpu) = start_load(pid, args)?;
     let mut workers = tokio::task::JoinSet::new();
     for worker in 0..args.connections {
         let target = Arc::clone(&target);
@@ -1215,93 +1220,81 @@ mod long_uids {
         }
     }
 
-    /// The REST requests whose request target carries the uid: operation,
-    /// method, the target before and after the uid, and a small body.
-    const IN_TARGET: [(&str, Method, &str, &str, Option<&str>); 13] = [
-        ("get group", Method::GET, "/iam/v2/groups/", "", None),
-        (
-            "patch group",
-            Method::PATCH,
-            "/iam/v2/groups/",
-            "?updateMask=description",
-            Some(r#"{"description":"d"}"#),
-        ),
-        ("delete group", Method::DELETE, "/iam/v2/groups/", "", None),
-        (
-            "create group (parent)",
-            Method::POST,
-            "/iam/v2/groups/",
-            "",
-            Some(r#"{"name":"n"}"#),
-        ),
-        ("get repo", Method::GET, "/registry/v2/repos/", "", None),
-        (
-            "patch repo",
-            Method::PATCH,
-            "/registry/v2/repos/",
-            "?updateMask=readme",
-            Some(r#"{"readme":"r"}"#),
-        ),
-        (
-            "delete repo",
-            Method::DELETE,
-            "/registry/v2/repos/",
-            "",
-            None,
-        ),
-        (
-            "v1 list groups id=",
-            Method::GET,
-            "/iam/v1/groups?id=",
-            "",
-            None,
-        ),
-        (
-            "v1 delete group",
-            Method::DELETE,
-            "/iam/v1/groups/",
-            "",
-            None,
-        ),
+    /// The REST requests without a body whose request target ends with the
+    /// uid: operation, method, and the target before the uid.
+    const IN_TARGET: [(&str, Method, &str); 10] = [
+        ("get group", Method::GET, "/iam/v2/groups/"),
+        ("delete group", Method::DELETE, "/iam/v2/groups/"),
+        ("get repo", Method::GET, "/registry/v2/repos/"),
+        ("delete repo", Method::DELETE, "/registry/v2/repos/"),
+        ("v1 list groups id=", Method::GET, "/iam/v1/groups?id="),
+        ("v1 delete group", Method::DELETE, "/iam/v1/groups/"),
         (
             "list groups descendants_of",
             Method::GET,
             "/iam/v2/groups?uidp.descendants_of=",
-            "",
-            None,
         ),
         (
             "list groups children_of",
             Method::GET,
             "/iam/v2/groups?uidp.children_of=",
-            "",
-            None,
         ),
         (
             "list groups ancestors_of",
             Method::GET,
             "/iam/v2/groups?uidp.ancestors_of=",
-            "",
-            None,
         ),
         (
             "list repos ancestors_of",
             Method::GET,
             "/registry/v2/repos?uidp.ancestors_of=",
-            "",
-            None,
         ),
     ];
 
-    /// Every uid-bearing field over REST: [`IN_TARGET`], 100 `uidp.ids`,
-    /// and role binding references filling a body.
+    /// The REST requests with a small body whose request target carries the
+    /// uid: operation, method, the target before and after the uid, and the
+    /// body.
+    const WITH_BODY: [(&str, Method, &str, &str, &str); 3] = [
+        (
+            "patch group",
+            Method::PATCH,
+            "/iam/v2/groups/",
+            "?updateMask=description",
+            DESCRIPTION,
+        ),
+        (
+            "create group (parent)",
+            Method::POST,
+            "/iam/v2/groups/",
+            "",
+            r#"{"name":"n"}"#,
+        ),
+        (
+            "patch repo",
+            Method::PATCH,
+            "/registry/v2/repos/",
+            "?updateMask=readme",
+            README,
+        ),
+    ];
+    const DESCRIPTION: &str = r#"{"description":"d"}"#;
+    const README: &str = r#"{"readme":"r"}"#;
+
+    /// Every uid-bearing field over REST: [`IN_TARGET`], [`WITH_BODY`], 100
+    /// `uidp.ids`, and role binding references filling a body.
     fn rest_cases(max_target: usize, parent: &str) -> Vec<Case> {
-        let mut cases: Vec<Case> = IN_TARGET
-            .iter()
+        let bare =
+            IN_TARGET.map(|(operation, method, prefix)| (operation, method, prefix, "", None));
+        let with_body = WITH_BODY.map(|(operation, method, prefix, suffix, body)| {
+            (operation, method, prefix, suffix, Some(body))
+        });
+        let mut cases: Vec<Case> = bare
+            .into_iter()
+            .chain(with_body)
             .map(|(operation, method, prefix, suffix, body)| {
                 let path = fill(prefix, suffix, max_target);
                 let body = body.map(|body| Bytes::from_static(body.as_bytes()));
-                rest(operation, method.clone(), path, body)
+                rest(operation, method, path, body)
             })
             .collect();
         let ids = ids_query(max_target);
@@ -1316,47 +1309,36 @@ mod long_uids {
 
     /// Every uid-bearing field over gRPC, each message just under 1 MiB.
     fn grpc_cases(parent: &str) -> Vec<Case> {
-        let list = |operation, uidp| Case {
-            operation,
-            call: Call::ListGroups(ListGroupsRequest {
-                uidp: Some(uidp),
-                ..Default::default()
-            }),
+        let list = |operation, filter: fn(&mut UidpFilter)| {
+            let mut uidp = UidpFilter::default();
+            filter(&mut uidp);
+            Case {
+                operation,
+                call: Call::ListGroups(ListGroupsRequest {
+                    uidp: Some(uidp),
+                    ..Default::default()
+                }),
+            }
         };
-        let uid = || deep_uid(GRPC_BYTES);
         vec![
             Case {
                 operation: "GetGroup",
-                call: Call::GetGroup(GetGroupRequest { uid: uid() }),
+                call: Call::GetGroup(GetGroupRequest {
+                    uid: deep_uid(GRPC_BYTES),
+                }),
             },
-            list(
-                "ListGroups ancestors_of",
-                UidpFilter {
-                    ancestors_of: uid(),
-                    ..Default::default()
-                },
-            ),
-            list(
-                "ListGroups descendants_of",
-                UidpFilter {
-                    descendants_of: uid(),
-                    ..Default::default()
-                },
-            ),
-            list(
-                "ListGroups children_of",
-                UidpFilter {
-                    children_of: uid(),
-                    ..Default::default()
-                },
-            ),
-            list(
-                "ListGroups ids x100",
-                UidpFilter {
-                    ids: vec![deep_uid(GRPC_BYTES / IDS); IDS],
-                    ..Default::default()
-                },
-            ),
+            list("ListGroups ancestors_of", |f| {
+                f.ancestors_of = deep_uid(GRPC_BYTES)
+            }),
+            list("ListGroups descendants_of", |f| {
+                f.descendants_of = deep_uid(GRPC_BYTES)
+            }),
+            list("ListGroups children_of", |f| {
+                f.children_of = deep_uid(GRPC_BYTES)
+            }),
+            list("ListGroups ids x100", |f| {
+                f.ids = vec![deep_uid(GRPC_BYTES / IDS); IDS]
+            }),
             Case {
                 operation: "CreateRoleBinding",
                 call: Call::CreateRoleBinding(CreateRoleBindingRequest {
@@ -1707,16 +1689,7 @@ mod long_uids {
             "workload      long uids: {} requests carrying well-formed UIDPs far deeper than 16 levels (REST: the longest request target read, bodies up to {BODY_BYTES} bytes; gRPC: {GRPC_BYTES} bytes of uids per message), each with the token and anonymously",
             cases.len()
         );
-        let before = rss(pid).ok_or("the server exited")?;
-        println!(
-            "load          {} connections for {:.0} s; server RSS before {:.1} MiB",
-            args.connections,
-            args.duration.as_secs_f64(),
-            mib(before)
-        );
-        let counters = Arc::new(Counters::default());
-        let started = Instant::now();
-        let cpu = CpuClock::start(Some(pid));
+        let (before, counters, started, cpu) = start_load(pid, args)?;
         let mut workers = tokio::task::JoinSet::new();
         for worker in 0..args.connections {
             let work = work(

@@ -1,8 +1,8 @@
 # Shared by load.sh, memory-bound.sh and long-uids.sh (sourced, not run):
 # builds the server and the load generator in release mode, starts the server
 # on a temporary data dir and a free port, and stops it with SIGTERM, checking
-# that it exits cleanly. Honours CARGO_TARGET_DIR (the binaries' paths come
-# from cargo).
+# that it exits cleanly; run_load does all of it around one generator run.
+# Honours CARGO_TARGET_DIR (the binaries' paths come from cargo).
 
 # Sets SERVER_BIN and LOAD_BIN.
 build_release() {
@@ -99,4 +99,49 @@ cleanup_server() {
     wait "$SERVER_PID" 2>/dev/null || true
   fi
   rm -rf "$work_dir"
+}
+
+# run_load MODE DURATION CONNECTIONS MAX_RSS_MIB [SCRIPT ARGS...]: parses the
+# calling script's flags (--database-url, --duration, --connections, and
+# --max-rss-mib unless MAX_RSS_MIB is empty; after `--`, more generator
+# flags), whose defaults are the other arguments; builds, starts the server,
+# runs the load generator in MODE against it and stops the server. Returns 0
+# when the generator met its targets and the server stopped cleanly; exits 2
+# on a flag it does not know.
+run_load() {
+  local mode=$1 duration=$2 connections=$3 max_rss_mib=$4 database_url="" status=0
+  shift 4
+  local usage="usage: $0 [--database-url URL] [--duration $duration] [--connections $connections]"
+  local -a extra=() bound=()
+  if [[ -n "$max_rss_mib" ]]; then
+    usage+=" [--max-rss-mib $max_rss_mib]"
+  fi
+  while (($#)); do
+    case $1 in
+      --database-url) database_url=$2; shift 2 ;;
+      --duration) duration=$2; shift 2 ;;
+      --connections) connections=$2; shift 2 ;;
+      --max-rss-mib) [[ -n "$max_rss_mib" ]] || break; max_rss_mib=$2; shift 2 ;;
+      --) shift; extra=("$@"); set --; break ;;
+      *) break ;;
+    esac
+  done
+  if (($#)); then
+    echo "$usage [-- generator flags]" >&2
+    exit 2
+  fi
+  if [[ -n "$max_rss_mib" ]]; then
+    bound=(--max-rss-mib "$max_rss_mib")
+  fi
+
+  build_release
+  # Global: the EXIT trap reads it once this function has returned.
+  work_dir=$(mktemp -d)
+  trap 'cleanup_server "$work_dir"' EXIT
+  start_server "$work_dir" "$database_url"
+  "$LOAD_BIN" --mode "$mode" --url "$SERVER_URL" --token-file "$SERVER_DATA/admin.token" \
+    --server-pid "$SERVER_PID" --connections "$connections" --duration "$duration" \
+    ${bound[@]+"${bound[@]}"} ${extra[@]+"${extra[@]}"} || status=$?
+  stop_server "$work_dir" || status=1
+  return "$status"
 }

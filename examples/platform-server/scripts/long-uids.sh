@@ -30,27 +30,4 @@ set -euo pipefail
 cd "$(dirname "$0")/../../.."
 source examples/platform-server/scripts/common.sh
 
-database_url="" duration=10s connections=8 max_rss_mib=64
-extra=()
-while (($#)); do
-  case $1 in
-    --database-url) database_url=$2; shift 2 ;;
-    --duration) duration=$2; shift 2 ;;
-    --connections) connections=$2; shift 2 ;;
-    --max-rss-mib) max_rss_mib=$2; shift 2 ;;
-    --) shift; extra=("$@"); break ;;
-    *) echo "usage: $0 [--database-url URL] [--duration 10s] [--connections 8] [--max-rss-mib 64] [-- generator flags]" >&2; exit 2 ;;
-  esac
-done
-
-build_release
-work_dir=$(mktemp -d)
-trap 'cleanup_server "$work_dir"' EXIT
-start_server "$work_dir" "$database_url"
-
-status=0
-"$LOAD_BIN" --mode long-uids --url "$SERVER_URL" --token-file "$SERVER_DATA/admin.token" \
-  --server-pid "$SERVER_PID" --connections "$connections" --duration "$duration" \
-  --max-rss-mib "$max_rss_mib" ${extra[@]+"${extra[@]}"} || status=$?
-stop_server "$work_dir" || status=1
-exit "$status"
+run_load long-uids 10s 8 64 "$@"

@@ -184,11 +184,7 @@ struct World {
 
 async fn world(issuer: &TestIssuer) -> World {
     let dir = tempfile::tempdir().unwrap();
-    let jwks = dir.path().join("jwks.json");
-    std::fs::write(&jwks, issuer.signer.jwks.to_string()).unwrap();
-    let mut config = TestServer::config(&dir.path().join("data"));
-    config.trusted_issuers = vec![(issuer.url.clone(), jwks)];
-    let server = TestServer::start_with(config).await;
+    let server = TestServer::start_trusting(dir.path(), &issuer.url, &issuer.signer).await;
     let base = format!("http://{}", server.address);
 
     let admin = server.rest();

@@ -52,11 +52,7 @@ fn now() -> u64 {
 async fn login_token_and_list_groups() {
     let dir = tempfile::tempdir().unwrap();
     let issuer = Issuer::new("key-1");
-    let jwks = dir.path().join("jwks.json");
-    std::fs::write(&jwks, issuer.jwks.to_string()).unwrap();
-    let mut config = TestServer::config(&dir.path().join("data"));
-    config.trusted_issuers = vec![(ISSUER.to_owned(), jwks)];
-    let server = TestServer::start_with(config).await;
+    let server = TestServer::start_trusting(dir.path(), ISSUER, &issuer).await;
     let base = format!("http://{}", server.address);
 
     // An assumable identity with `viewer` on a team.

@@ -352,19 +352,22 @@ mod tests {
         (store, root)
     }
 
-    #[tokio::test]
-    async fn an_earlier_bootstrap_is_adopted_from_the_state_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let (store, root) = earlier_release_database(dir.path()).await;
+    /// Writes the state file of an earlier release's bootstrap under `root`
+    /// to `dir`, and returns that bootstrap.
+    fn write_state_file(dir: &Path, root: &Group) -> Bootstrap {
         let earlier = Bootstrap {
             root: root.uid.clone(),
             admin: uidp::new_child(&root.uid),
         };
-        std::fs::write(
-            dir.path().join(STATE_FILE),
-            serde_json::to_vec(&earlier).unwrap(),
-        )
-        .unwrap();
+        std::fs::write(dir.join(STATE_FILE), serde_json::to_vec(&earlier).unwrap()).unwrap();
+        earlier
+    }
+
+    #[tokio::test]
+    async fn an_earlier_bootstrap_is_adopted_from_the_state_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, root) = earlier_release_database(dir.path()).await;
+        let earlier = write_state_file(dir.path(), &root);
 
         let state = ensure(dir.path(), &store, &["groups.get"]).await.unwrap();
         assert_eq!(
@@ -402,15 +405,7 @@ mod tests {
         let store = crate::store::open_sqlite(dir.path()).await.unwrap();
         let root: Group = planned(&uidp::new_root(), |g: &mut Group| g.name = "root".into());
         store.insert_group(&root).await.unwrap();
-        let earlier = Bootstrap {
-            root: root.uid.clone(),
-            admin: uidp::new_child(&root.uid),
-        };
-        std::fs::write(
-            dir.path().join(STATE_FILE),
-            serde_json::to_vec(&earlier).unwrap(),
-        )
-        .unwrap();
+        let earlier = write_state_file(dir.path(), &root);
 
         let state = ensure(dir.path(), &store, &["groups.get"]).await.unwrap();
         assert_eq!((state.root, state.admin), (earlier.root, earlier.admin));
