@@ -113,125 +113,36 @@ impl Api {
         decl: &ViewDecl,
         diagnostics: &mut Diagnostics,
     ) -> Option<View> {
-        let source = &decl.source;
-        let report = |diagnostics: &mut Diagnostics, location: Location, message: String| {
-            diagnostics.push(Diagnostic::new(location, message));
-        };
         let resource = self.resource_by_collection(&decl.collection)?;
         let name = &decl.rule.message;
         let Some(message) = pool.get_message_by_name(name.get_ref()) else {
-            report(
-                diagnostics,
-                source.at(name),
+            diagnostics.push(Diagnostic::new(
+                decl.source.at(name),
                 format!(
                     "`message` names `{}`, which is not a message",
                     name.get_ref()
                 ),
-            );
+            ));
             return None;
         };
         let target = pool
             .get_message_by_name(&resource.full_name)
             .expect("resources come from the pool");
-        let mut broken = false;
-        for (from, to) in &decl.rule.rename {
-            if message.get_field_by_name(from.get_ref()).is_none() {
-                report(
-                    diagnostics,
-                    source.at(from),
-                    format!(
-                        "`rename` names `{}`, which is not a field of `{}`",
-                        from.get_ref(),
-                        message.full_name()
-                    ),
-                );
-                broken = true;
-            }
-            if target.get_field_by_name(to.get_ref()).is_none() {
-                report(
-                    diagnostics,
-                    source.at(to),
-                    format!(
-                        "`rename` names `{}`, which is not a field of `{}`",
-                        to.get_ref(),
-                        target.full_name()
-                    ),
-                );
-                broken = true;
-            }
-        }
-        let mut fields = Vec::new();
-        for field in message.fields() {
-            let rename = decl
-                .rule
-                .rename
-                .iter()
-                .find(|(from, _)| from.get_ref() == field.name());
-            let renamed = rename.map_or(field.name(), |(_, to)| to.get_ref().as_str());
-            let location = Location::of(&field.parent_file(), field.path());
-            let Some(shown) = target.get_field_by_name(renamed) else {
-                if rename.is_some() {
-                    // Reported at the rename.
-                    continue;
-                }
-                report(
-                    diagnostics,
-                    location,
-                    format!(
-                        "`{}` shows no field of `{}`: give it a field's name, or `rename` it in the `legacy` table of `{}`",
-                        field.full_name(),
-                        target.full_name(),
-                        decl.collection
-                    ),
-                );
-                broken = true;
-                continue;
-            };
-            match conversion(&field, &shown) {
-                Ok(conversion) => fields.push(ViewField {
-                    name: field.name().to_owned(),
-                    target: shown.name().to_owned(),
-                    conversion,
-                }),
-                Err(why) => {
-                    report(diagnostics, location, why);
-                    broken = true;
-                }
-            }
-        }
-        let mut filters = Vec::new();
-        for filter in &decl.rule.filters {
-            if LIST_FILTERS
-                .iter()
-                .any(|(name, _)| name == filter.get_ref())
-            {
-                filters.push(filter.get_ref().clone());
-            } else {
-                let known: Vec<&str> = LIST_FILTERS.iter().map(|(name, _)| *name).collect();
-                report(
-                    diagnostics,
-                    source.at(filter),
-                    format!(
-                        "unknown filter `{}` (filters: {})",
-                        filter.get_ref(),
-                        known.join(", ")
-                    ),
-                );
-            }
-        }
+        let renames_fit = check_renames(decl, &message, &target, diagnostics);
+        let (fields, fields_fit) = view_fields(decl, &message, &target, diagnostics);
+        let filters = legacy_filters(decl, diagnostics);
         let Some(id_field) = fields
             .iter()
             .find(|f| f.target == "uid")
             .map(|f| f.name.clone())
         else {
-            report(
-                diagnostics,
+            diagnostics.push(Diagnostic::new(
                 Location::of(&message.parent_file(), message.path()),
                 format!("`{}` has no field showing `uid`", message.full_name()),
-            );
+            ));
             return None;
         };
-        if broken {
+        if !(renames_fit && fields_fit) {
             return None;
         }
         let replaces = fields
@@ -272,6 +183,105 @@ impl Standard {
             Standard::Custom => {}
         }
     }
+}
+
+/// Checks that each `rename` pairs a field of the legacy message with a field
+/// of the resource; whether all do.
+fn check_renames(
+    decl: &ViewDecl,
+    message: &MessageDescriptor,
+    target: &MessageDescriptor,
+    diagnostics: &mut Diagnostics,
+) -> bool {
+    let mut fit = true;
+    for (from, to) in &decl.rule.rename {
+        for (name, of) in [(from, message), (to, target)] {
+            if of.get_field_by_name(name.get_ref()).is_none() {
+                diagnostics.push(Diagnostic::new(
+                    decl.source.at(name),
+                    format!(
+                        "`rename` names `{}`, which is not a field of `{}`",
+                        name.get_ref(),
+                        of.full_name()
+                    ),
+                ));
+                fit = false;
+            }
+        }
+    }
+    fit
+}
+
+/// How each field of the legacy message shows a field of the resource, and
+/// whether every one does (a mistaken `rename` is reported at the rename).
+fn view_fields(
+    decl: &ViewDecl,
+    message: &MessageDescriptor,
+    target: &MessageDescriptor,
+    diagnostics: &mut Diagnostics,
+) -> (Vec<ViewField>, bool) {
+    let mut fields = Vec::new();
+    let mut fit = true;
+    for field in message.fields() {
+        let rename = decl
+            .rule
+            .rename
+            .iter()
+            .find(|(from, _)| from.get_ref() == field.name());
+        let renamed = rename.map_or(field.name(), |(_, to)| to.get_ref().as_str());
+        let location = Location::of(&field.parent_file(), field.path());
+        let Some(shown) = target.get_field_by_name(renamed) else {
+            if rename.is_none() {
+                diagnostics.push(Diagnostic::new(
+                    location,
+                    format!(
+                        "`{}` shows no field of `{}`: give it a field's name, or `rename` it in the `legacy` table of `{}`",
+                        field.full_name(),
+                        target.full_name(),
+                        decl.collection
+                    ),
+                ));
+                fit = false;
+            }
+            continue;
+        };
+        match conversion(&field, &shown) {
+            Ok(conversion) => fields.push(ViewField {
+                name: field.name().to_owned(),
+                target: shown.name().to_owned(),
+                conversion,
+            }),
+            Err(why) => {
+                diagnostics.push(Diagnostic::new(location, why));
+                fit = false;
+            }
+        }
+    }
+    (fields, fit)
+}
+
+/// The filters legacy lists accept, reporting unknown ones.
+fn legacy_filters(decl: &ViewDecl, diagnostics: &mut Diagnostics) -> Vec<String> {
+    let mut filters = Vec::new();
+    for filter in &decl.rule.filters {
+        if LIST_FILTERS
+            .iter()
+            .any(|(name, _)| name == filter.get_ref())
+        {
+            filters.push(filter.get_ref().clone());
+        } else {
+            let known: Vec<&str> = LIST_FILTERS.iter().map(|(name, _)| *name).collect();
+            diagnostics.push(Diagnostic::new(
+                decl.source.at(filter),
+                format!(
+                    "unknown filter `{}` (filters: {})",
+                    filter.get_ref(),
+                    known.join(", ")
+                ),
+            ));
+        }
+    }
+    filters
 }
 
 /// How legacy field `view` shows resource field `target`, or why it cannot.
