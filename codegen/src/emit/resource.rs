@@ -14,143 +14,26 @@ const MANAGED: &[&str] = &["etag"];
 pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
     let ty = scope.path(&resource.rust_path);
     let type_name = &resource.type_name;
+    let collection = &resource.plural;
     let fields: Vec<&Field> = resource
         .fields
         .iter()
         .filter(|f| !MANAGED.contains(&f.path().as_str()))
         .collect();
-    let specs = fields.iter().map(|field| {
-        let path = field.path();
-        let json_path = field.json_path();
-        let behavior = match field.behavior {
-            Behavior::Optional => quote!(Optional),
-            Behavior::Required => quote!(Required),
-            Behavior::OutputOnly => quote!(OutputOnly),
-            Behavior::Immutable => quote!(Immutable),
-        };
-        quote! {
-            FieldSpec {
-                path: #path,
-                json_path: #json_path,
-                behavior: Behavior::#behavior,
-            }
-        }
-    });
+    let specs = fields.iter().map(|field| field_spec(field));
     let order_by = &resource.order_by;
     let copy_arms = fields.iter().map(|f| copy_arm(f, scope));
     let has_arms = fields.iter().map(|f| has_arm(f, scope));
     let eq_arms = fields.iter().map(|f| eq_arm(f, scope));
-    let sortable = |f: &&Field| f.parent.is_none() && f.oneof.is_none() && !f.optional;
-    let sort_arms = resource.fields.iter().filter(sortable).filter_map(|field| {
-        let json = &field.json_name;
-        let name = ident(&field.name);
-        let value = match field.kind {
-            FieldKind::Timestamp => quote! {
-                SortValue::Int(self.#name.as_ref().map(::runtime::time::to_micros).unwrap_or_default())
-            },
-            FieldKind::Number if field.int64 => quote!(SortValue::Int(self.#name)),
-            FieldKind::Number => quote!(SortValue::Int(i64::from(self.#name))),
-            FieldKind::Float => quote!(SortValue::Text(format!("{:020.6}", self.#name))),
-            FieldKind::Bool => quote!(SortValue::Int(i64::from(self.#name))),
-            FieldKind::Text => quote!(SortValue::Text(self.#name.clone())),
-            FieldKind::Message | FieldKind::Repeated => return None,
-        };
-        Some(quote!(#json => #value,))
-    });
-    let json_len_bound = json_len_bound(resource, scope);
-    let page_sizes = resource.page_sizes.map(|(default, max)| {
-        quote! {
-            const PAGE_SIZES: ::runtime::standard::PageSizes =
-                ::runtime::standard::PageSizes { default: #default, max: #max };
-        }
-    });
-    let filters = (resource.filters != ["children_of", "descendants_of"]).then(|| {
-        let filters = &resource.filters;
-        quote!(const FILTERS: &'static [&'static str] = &[#(#filters),*];)
-    });
-    let dependents = (!resource.dependents.is_empty()).then(|| {
-        let entries = resource.dependents.iter().map(|d| {
-            let (collection, resource_type, field) = (&d.collection, &d.resource_type, &d.field);
-            let read_capability = match &d.read_capability {
-                Some(capability) => quote!(Some(#capability)),
-                None => quote!(None),
-            };
-            quote! {
-                Dependent {
-                    collection: #collection,
-                    resource_type: #resource_type,
-                    field: #field,
-                    read_capability: #read_capability,
-                }
-            }
-        });
-        quote! {
-            const DEPENDENTS: &'static [::runtime::resource::Dependent] = {
-                use ::runtime::resource::Dependent;
-                &[#(#entries),*]
-            };
-        }
-    });
+    let sort_arms = sort_arms(resource);
+    let constants = constants(resource);
     let text_rules = (!resource.rules.is_empty()).then(|| text_rules(resource));
-    let references = (!resource.references.is_empty()).then(|| {
-        let entries = resource.references.iter().map(|r| {
-            let (field, collection, resource_type) =
-                (&r.json_name, &r.collection, &r.resource_type);
-            let path = format!("{}.{}", resource.singular, r.json_name);
-            let reach = match r.reach {
-                Reach::Ancestors => quote!(Ancestors),
-                Reach::Root => quote!(Root),
-            };
-            quote! {
-                Reference {
-                    field: #field,
-                    path: #path,
-                    collection: #collection,
-                    resource_type: #resource_type,
-                    reach: Reach::#reach,
-                }
-            }
-        });
-        quote! {
-            const REFERENCES: &'static [::runtime::resource::Reference] = {
-                use ::runtime::resource::{Reach, Reference};
-                &[#(#entries),*]
-            };
-        }
-    });
-    let public = resource.public.as_ref().map(|rule| {
-        let rule = match rule {
-            PublicRule::If(field) => quote!(If(#field)),
-            PublicRule::After(field) => quote!(After(#field)),
-        };
-        quote!(const PUBLIC: Option<::runtime::resource::Public> = Some(::runtime::resource::Public::#rule);)
-    });
-    let collection = &resource.plural;
-    let parent_type = resource
-        .parent_type
-        .as_ref()
-        .map(|parent| quote!(const PARENT_TYPE: Option<&'static str> = Some(#parent);));
-    let max_depth = resource
-        .max_depth
-        .map(proc_macro2::Literal::usize_unsuffixed)
-        .map(|levels| quote!(const MAX_DEPTH: usize = #levels;));
-    let shared = resource.shared.then(|| {
-        quote!(
-            const SHARED: bool = true;
-        )
-    });
+    let json_len_bound = json_len_bound(resource, scope);
     quote! {
         impl ::runtime::resource::Resource for #ty {
             const TYPE: &'static str = #type_name;
             const COLLECTION: &'static str = #collection;
-            #page_sizes
-            #filters
-            #dependents
-            #references
-            #public
-            #parent_type
-            #max_depth
-            #shared
+            #constants
             const FIELDS: &'static [::runtime::resource::FieldSpec] = {
                 use ::runtime::resource::{Behavior, FieldSpec};
                 &[#(#specs),*]
@@ -223,6 +106,156 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             }
         }
     }
+}
+
+/// The `FieldSpec` of one field: its paths and behaviour.
+fn field_spec(field: &Field) -> TokenStream {
+    let path = field.path();
+    let json_path = field.json_path();
+    let behavior = match field.behavior {
+        Behavior::Optional => quote!(Optional),
+        Behavior::Required => quote!(Required),
+        Behavior::OutputOnly => quote!(OutputOnly),
+        Behavior::Immutable => quote!(Immutable),
+    };
+    quote! {
+        FieldSpec {
+            path: #path,
+            json_path: #json_path,
+            behavior: Behavior::#behavior,
+        }
+    }
+}
+
+/// The `sort_value` arm of each top-level scalar or timestamp field.
+fn sort_arms(resource: &Resource) -> Vec<TokenStream> {
+    let sortable = |f: &&Field| f.parent.is_none() && f.oneof.is_none() && !f.optional;
+    resource
+        .fields
+        .iter()
+        .filter(sortable)
+        .filter_map(|field| {
+            let json = &field.json_name;
+            let name = ident(&field.name);
+            let value = match field.kind {
+                FieldKind::Timestamp => quote! {
+                    SortValue::Int(self.#name.as_ref().map(::runtime::time::to_micros).unwrap_or_default())
+                },
+                FieldKind::Number if field.int64 => quote!(SortValue::Int(self.#name)),
+                FieldKind::Number => quote!(SortValue::Int(i64::from(self.#name))),
+                FieldKind::Float => quote!(SortValue::Text(format!("{:020.6}", self.#name))),
+                FieldKind::Bool => quote!(SortValue::Int(i64::from(self.#name))),
+                FieldKind::Text => quote!(SortValue::Text(self.#name.clone())),
+                FieldKind::Message | FieldKind::Repeated => return None,
+            };
+            Some(quote!(#json => #value,))
+        })
+        .collect()
+}
+
+/// The associated constants the annotations set, each left out (to its
+/// default in the trait) when not annotated.
+fn constants(resource: &Resource) -> TokenStream {
+    let page_sizes = resource.page_sizes.map(|(default, max)| {
+        quote! {
+            const PAGE_SIZES: ::runtime::standard::PageSizes =
+                ::runtime::standard::PageSizes { default: #default, max: #max };
+        }
+    });
+    let filters = (resource.filters != ["children_of", "descendants_of"]).then(|| {
+        let filters = &resource.filters;
+        quote!(const FILTERS: &'static [&'static str] = &[#(#filters),*];)
+    });
+    let dependents = dependents(resource);
+    let references = references(resource);
+    let public = resource.public.as_ref().map(|rule| {
+        let rule = match rule {
+            PublicRule::If(field) => quote!(If(#field)),
+            PublicRule::After(field) => quote!(After(#field)),
+        };
+        quote!(const PUBLIC: Option<::runtime::resource::Public> = Some(::runtime::resource::Public::#rule);)
+    });
+    let parent_type = resource
+        .parent_type
+        .as_ref()
+        .map(|parent| quote!(const PARENT_TYPE: Option<&'static str> = Some(#parent);));
+    let max_depth = resource
+        .max_depth
+        .map(proc_macro2::Literal::usize_unsuffixed)
+        .map(|levels| quote!(const MAX_DEPTH: usize = #levels;));
+    let shared = resource.shared.then(|| {
+        quote!(
+            const SHARED: bool = true;
+        )
+    });
+    quote! {
+        #page_sizes
+        #filters
+        #dependents
+        #references
+        #public
+        #parent_type
+        #max_depth
+        #shared
+    }
+}
+
+/// `DEPENDENTS`, when something blocks a delete.
+fn dependents(resource: &Resource) -> Option<TokenStream> {
+    if resource.dependents.is_empty() {
+        return None;
+    }
+    let entries = resource.dependents.iter().map(|d| {
+        let (collection, resource_type, field) = (&d.collection, &d.resource_type, &d.field);
+        let read_capability = match &d.read_capability {
+            Some(capability) => quote!(Some(#capability)),
+            None => quote!(None),
+        };
+        quote! {
+            Dependent {
+                collection: #collection,
+                resource_type: #resource_type,
+                field: #field,
+                read_capability: #read_capability,
+            }
+        }
+    });
+    Some(quote! {
+        const DEPENDENTS: &'static [::runtime::resource::Dependent] = {
+            use ::runtime::resource::Dependent;
+            &[#(#entries),*]
+        };
+    })
+}
+
+/// `REFERENCES`, when fields hold uids of other collections' items.
+fn references(resource: &Resource) -> Option<TokenStream> {
+    if resource.references.is_empty() {
+        return None;
+    }
+    let entries = resource.references.iter().map(|r| {
+        let (field, collection, resource_type) = (&r.json_name, &r.collection, &r.resource_type);
+        let path = format!("{}.{}", resource.singular, r.json_name);
+        let reach = match r.reach {
+            Reach::Ancestors => quote!(Ancestors),
+            Reach::Root => quote!(Root),
+        };
+        quote! {
+            Reference {
+                field: #field,
+                path: #path,
+                collection: #collection,
+                resource_type: #resource_type,
+                reach: Reach::#reach,
+            }
+        }
+    });
+    Some(quote! {
+        const REFERENCES: &'static [::runtime::resource::Reference] = {
+            use ::runtime::resource::{Reach, Reference};
+            &[#(#entries),*]
+        };
+    })
 }
 
 /// `TEXT_RULES` and `text_values` from the annotation files' field rules.
