@@ -14,7 +14,9 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::store::{StoreMethods, trait_path};
-use crate::model::{Api, LIST_FILTERS, Method, Paging, Service, Standard, package_module};
+use crate::model::{
+    Api, LIST_FILTERS, Method, Paging, Resource, Service, Standard, View, package_module,
+};
 
 /// The struct name, e.g. `GroupServiceApi`.
 pub fn api_name(service: &Service) -> syn::Ident {
@@ -211,6 +213,25 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
     let rust_name = format_ident!("{}", method.rust_name());
     let input = scope.path(&method.input);
     let output = scope.path(&method.output);
+    let doc = super::docs(&method_comments(api, method));
+    let body = match method
+        .standard
+        .resource()
+        .and_then(|name| api.resource(name))
+    {
+        Some(resource) => Flow::new(scope, api, method, resource).body(&method.standard, &output),
+        None => quote!(self.store.#rust_name(caller, request).await),
+    };
+    quote! {
+        #doc
+        pub async fn #rust_name(&self, caller: &Caller, request: #input) -> Result<#output, Error> {
+            #body
+        }
+    }
+}
+
+/// The method's proto comments, then who may call it.
+fn method_comments(api: &Api, method: &Method) -> String {
     let mut comments = method.comments.clone();
     match (&method.capability, method.anonymous) {
         (_, true) => comments.push_str("\n\nNeeds no token."),
@@ -222,253 +243,332 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
     if let Some(rule) = api.public_reads(method).filter(|_| !method.anonymous) {
         comments.push_str(&format!(" {}", rule.describe()));
     }
-    let doc = super::docs(&comments);
-    let Some(resource) = method
-        .standard
-        .resource()
-        .and_then(|name| api.resource(name))
-    else {
-        return quote! {
-            #doc
-            pub async fn #rust_name(&self, caller: &Caller, request: #input) -> Result<#output, Error> {
-                self.store.#rust_name(caller, request).await
-            }
-        };
-    };
-    let capability = match (&method.capability, method.anonymous) {
-        (Some(capability), false) => quote!(Some(#capability)),
-        _ => quote!(None),
-    };
-    let ty = scope.path(&resource.rust_path);
-    let store = StoreMethods::of(resource);
-    // Methods of a legacy version speak the legacy message at the edges.
-    let view = method.view.as_deref().and_then(|name| api.view(name));
-    let view_ty = view.map(|view| scope.path(&view.rust_path));
-    let shown = |value: TokenStream| match &view_ty {
-        Some(view) => quote!(<#view as ::runtime::legacy::View>::from_current(#value)),
-        None => value,
-    };
-    let id_label = view.map_or("uid", |view| view.id_field.as_str());
-    let id = format_ident!("{}", id_label);
-    let body = match &method.standard {
-        Standard::Create {
-            body_field,
-            parent_required,
-            ..
-        } => {
-            let field = format_ident!("{}", body_field);
-            // Violations name fields as JSON does: `bookCopy.shelf`.
-            let body_field = body_field.to_lower_camel_case();
-            let insert = store.insert;
-            let parent = quote!(standard::parse_parent::<#ty>(&request.parent, #parent_required)?;);
-            let references = check_references(scope, api, resource);
-            let must_hold = resource.has_must_hold().then(|| {
-                quote! {
-                    self.context.require_held(caller, &request.parent, resource.must_hold()).await?;
-                }
-            });
-            let body = match view {
-                Some(_) => quote! {
-                    request
-                        .#field
-                        .map(|body| ::runtime::legacy::View::to_current(body, #body_field))
-                        .transpose()?
-                },
-                None => quote!(request.#field),
-            };
-            let created = shown(quote!(resource));
-            let shared = shared_write(resource, &ty, quote!(&request.parent));
-            // UIDPs in the body longer than the API allows are refused
-            // before authorization, alike with or without a token.
-            let (uid_lengths, body) = match resource.has_uidp_fields() {
-                true => (
-                    Some(quote! {
-                        let body = #body;
-                        standard::check_uid_lengths::<#ty>(body.as_ref(), #body_field)?;
-                    }),
-                    quote!(body),
-                ),
-                false => (None, body),
-            };
-            quote! {
-                #parent
-                #uid_lengths
-                self.context.authorize(caller, #capability, &request.parent).await?;
-                #shared
-                let resource = standard::prepare_create(caller, &request.parent, #body, #body_field)?;
-                #references
-                #must_hold
-                self.store
-                    .#insert(&resource)
-                    .await
-                    .map_err(|error| standard::store_error::<#ty>(error, &resource.uid, &request.parent))?;
-                Ok(#created)
-            }
+    comments
+}
+
+/// How a method's messages show its resource: as the resource itself, or as
+/// the message of a legacy version, converted on the way in and on the way
+/// out. Every difference between a current and a legacy method is here.
+struct Edge<'a> {
+    /// The legacy view and its Rust path, for a method of a legacy version.
+    view: Option<(&'a View, TokenStream)>,
+}
+
+impl<'a> Edge<'a> {
+    fn of(scope: &super::Scope, api: &'a Api, method: &Method) -> Self {
+        let view = method.view.as_deref().and_then(|name| api.view(name));
+        Edge {
+            view: view.map(|view| (view, scope.path(&view.rust_path))),
         }
-        Standard::Get { .. } => {
-            let get = store.get;
-            let found = shown(quote!(item));
-            quote! {
-                let uid = standard::parse_uid::<#ty>(#id_label, &request.#id)?;
-                let item = standard::get(&self.context, caller, #capability, uid, self.store.#get(uid)).await?;
-                Ok(#found)
-            }
+    }
+
+    /// Whether requests and responses hold the resource itself.
+    fn is_current(&self) -> bool {
+        self.view.is_none()
+    }
+
+    /// `let uid = …;`, read from the request field holding it (a legacy
+    /// message may name it otherwise, e.g. `id`).
+    fn let_uid(&self, ty: &TokenStream) -> TokenStream {
+        let uid = self.parse_uid(ty);
+        quote!(let uid = #uid;)
+    }
+
+    /// `let uid = …;` for an Update, whose legacy request the conversion
+    /// consumes: the uid is copied out of it first.
+    fn let_uid_of_update(&self, ty: &TokenStream) -> TokenStream {
+        let uid = self.parse_uid(ty);
+        match self.view {
+            Some(_) => quote!(let uid = &*#uid.to_owned();),
+            None => quote!(let uid = #uid;),
         }
-        Standard::List {
-            filters, paging, ..
-        } => {
-            let list = store.list;
-            let arguments = list_arguments(filters, *paging);
-            let declared = match view {
-                Some(view) => {
-                    let filters = &view.filters;
-                    quote!(&[#(#filters),*])
-                }
-                None => quote!(<#ty as ::runtime::resource::Resource>::FILTERS),
-            };
-            let items = match &view_ty {
-                Some(view) => {
-                    quote!(items: items.into_iter().map(<#view as ::runtime::legacy::View>::from_current).collect())
-                }
-                None => quote!(items),
-            };
-            let fetch = quote! {
-                let page = self
-                    .store
-                    .#list(&plan.query)
-                    .await
-                    .map_err(|error| standard::store_error::<#ty>(error, "", ""))?;
-            };
-            match paging {
-                Paging::Token => quote! {
-                    #arguments
-                    let plan = ListPlan::with_filters::<#ty>(&self.context, caller, #capability, #declared, list).await?;
-                    #fetch
-                    let (items, next_page_token, total_count) = plan.finish(&self.context, page);
-                    Ok(#output {
-                        #items,
-                        next_page_token,
-                        total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
-                    })
-                },
-                Paging::Offset => quote! {
-                    #arguments
-                    let Some(plan) = ListPlan::full::<#ty>(
-                        &self.context, caller, #capability, #declared, list, request.offset, request.limit,
-                    )
-                    .await?
-                    else {
-                        return Ok(#output { items: Vec::new() });
-                    };
-                    #fetch
-                    let items = plan.finish_full(&self.context, page)?;
-                    Ok(#output {
-                        #items,
-                    })
-                },
-            }
+    }
+
+    fn parse_uid(&self, ty: &TokenStream) -> TokenStream {
+        let label = self.view.as_ref().map_or("uid", |(view, _)| &view.id_field);
+        let id = format_ident!("{}", label);
+        quote!(standard::parse_uid::<#ty>(#label, &request.#id)?)
+    }
+
+    /// The resource in the request's `field` (an `Option`), converted from
+    /// the legacy message; `body_field` names it in violations.
+    fn received(&self, field: &Option<syn::Ident>, body_field: &str) -> TokenStream {
+        match self.view {
+            Some(_) => quote! {
+                request
+                    .#field
+                    .map(|body| ::runtime::legacy::View::to_current(body, #body_field))
+                    .transpose()?
+            },
+            None => quote!(request.#field),
         }
-        Standard::Update { body_field, .. } => {
-            // Empty for a full replacement, whose request is the resource.
-            let field = (!body_field.is_empty()).then(|| format_ident!("{}", body_field));
-            let body_field = body_field.to_lower_camel_case();
-            let update = store.update;
-            let uid = match view {
-                // The request is about to be consumed by the conversion.
-                Some(_) => {
-                    quote!(let uid = &*standard::parse_uid::<#ty>(#id_label, &request.#id)?.to_owned();)
-                }
-                None => quote!(let uid = standard::parse_uid::<#ty>(#id_label, &request.#id)?;),
-            };
-            let (mask, patch) = match (&view_ty, body_field.is_empty()) {
-                (Some(view), true) => (
-                    quote!(Some(&<#view as ::runtime::legacy::View>::replacement_mask())),
-                    quote!(::runtime::legacy::View::to_current(request, "")?),
-                ),
-                (Some(_), false) => (
+    }
+
+    /// The update mask and the resource an Update reads from the request; a
+    /// legacy request that is the message itself replaces what it shows.
+    fn update_input(&self, field: &Option<syn::Ident>, body_field: &str) -> [TokenStream; 2] {
+        match &self.view {
+            Some((_, view)) if body_field.is_empty() => [
+                quote!(Some(&<#view as ::runtime::legacy::View>::replacement_mask())),
+                quote!(::runtime::legacy::View::to_current(request, "")?),
+            ],
+            _ => {
+                let received = self.received(field, body_field);
+                [
                     quote!(request.update_mask.as_ref()),
-                    quote! {
-                        request
-                            .#field
-                            .map(|body| ::runtime::legacy::View::to_current(body, #body_field))
-                            .transpose()?
-                            .unwrap_or_default()
-                    },
-                ),
-                (None, _) => (
-                    quote!(request.update_mask.as_ref()),
-                    quote!(request.#field.unwrap_or_default()),
-                ),
-            };
-            let updated = shown(quote!(updated));
-            let shared = shared_write(
-                resource,
-                &ty,
-                quote!(::runtime::uidp::parent(uid).unwrap_or_default()),
-            );
-            let uid_lengths = match (&field, &view) {
-                (Some(field), None) if resource.has_uidp_fields() => Some(quote! {
-                    standard::check_uid_lengths::<#ty>(request.#field.as_ref(), #body_field)?;
-                }),
-                _ => None,
-            };
-            quote! {
-                #uid
-                #uid_lengths
-                self.context.authorize(caller, #capability, uid).await?;
-                #shared
-                let updated = standard::update(
-                    &self.context, caller, uid, #mask, #patch, #body_field,
-                    |update| async move { self.store.#update(uid, &update).await },
-                )
-                .await?;
-                Ok(#updated)
+                    quote!(#received.unwrap_or_default()),
+                ]
             }
         }
-        Standard::Delete { .. } => {
-            let delete = store.delete;
-            // Legacy versions predate etags.
-            let etag = match view {
-                Some(_) => quote!(None),
-                None => quote!(Some(request.etag.as_str()).filter(|etag| !etag.is_empty())),
-            };
-            let shared = shared_write(
-                resource,
-                &ty,
-                quote!(::runtime::uidp::parent(uid).unwrap_or_default()),
-            );
-            quote! {
-                let uid = standard::parse_uid::<#ty>(#id_label, &request.#id)?;
-                self.context.authorize(caller, #capability, uid).await?;
-                #shared
-                let etag = #etag;
-                let deleted = match self.store.#delete(uid, etag).await {
-                    Ok(deleted) => deleted,
-                    Err(error) => return Err(standard::delete_error::<#ty>(&self.context, caller, error, uid).await),
-                };
-                if deleted { Ok(()) } else { Err(standard::not_found::<#ty>(uid)) }
-            }
+    }
+
+    /// `value`, a resource, as the method answers it.
+    fn shown(&self, value: TokenStream) -> TokenStream {
+        match &self.view {
+            Some((_, view)) => quote!(<#view as ::runtime::legacy::View>::from_current(#value)),
+            None => value,
         }
-        Standard::Custom => unreachable!("custom methods have no resource"),
-    };
-    quote! {
-        #doc
-        pub async fn #rust_name(&self, caller: &Caller, request: #input) -> Result<#output, Error> {
-            #body
+    }
+
+    /// The `items` of a list response, from the resources listed.
+    fn shown_items(&self) -> TokenStream {
+        match &self.view {
+            Some((_, view)) => {
+                quote!(items: items.into_iter().map(<#view as ::runtime::legacy::View>::from_current).collect())
+            }
+            None => quote!(items),
+        }
+    }
+
+    /// The filters a list accepts.
+    fn filters(&self, ty: &TokenStream) -> TokenStream {
+        match &self.view {
+            Some((view, _)) => {
+                let filters = &view.filters;
+                quote!(&[#(#filters),*])
+            }
+            None => quote!(<#ty as ::runtime::resource::Resource>::FILTERS),
+        }
+    }
+
+    /// The etag a delete must match, if any: legacy versions predate etags.
+    fn etag(&self) -> TokenStream {
+        match self.view {
+            Some(_) => quote!(None),
+            None => quote!(Some(request.etag.as_str()).filter(|etag| !etag.is_empty())),
         }
     }
 }
 
-/// The administrator-only check of a write under a shared scope, for
-/// resources annotated `shared`; `parent` is where the item lives.
-fn shared_write(
-    resource: &crate::model::Resource,
-    ty: &TokenStream,
-    parent: TokenStream,
-) -> Option<TokenStream> {
-    resource
-        .shared
-        .then(|| quote!(self.context.require_shared_write::<#ty>(caller, #parent)?;))
+/// One standard method of a resource: what its body is built from.
+struct Flow<'a> {
+    scope: &'a super::Scope,
+    api: &'a Api,
+    resource: &'a Resource,
+    /// The resource's Rust type.
+    ty: TokenStream,
+    store: StoreMethods,
+    /// `Some("groups.get")`, or `None` for a method that needs no token.
+    capability: TokenStream,
+    edge: Edge<'a>,
+}
+
+impl<'a> Flow<'a> {
+    fn new(scope: &'a super::Scope, api: &'a Api, method: &Method, resource: &'a Resource) -> Self {
+        let capability = match (&method.capability, method.anonymous) {
+            (Some(capability), false) => quote!(Some(#capability)),
+            _ => quote!(None),
+        };
+        Flow {
+            scope,
+            api,
+            resource,
+            ty: scope.path(&resource.rust_path),
+            store: StoreMethods::of(resource),
+            capability,
+            edge: Edge::of(scope, api, method),
+        }
+    }
+
+    fn body(&self, standard: &Standard, output: &TokenStream) -> TokenStream {
+        match standard {
+            Standard::Create {
+                body_field,
+                parent_required,
+                ..
+            } => self.create(body_field, *parent_required),
+            Standard::Get { .. } => self.get(),
+            Standard::List {
+                filters, paging, ..
+            } => self.list(filters, *paging, output),
+            Standard::Update { body_field, .. } => self.update(body_field),
+            Standard::Delete { .. } => self.delete(),
+            Standard::Custom => unreachable!("custom methods have no resource"),
+        }
+    }
+
+    fn create(&self, body_field: &str, parent_required: bool) -> TokenStream {
+        let Flow {
+            ty,
+            capability,
+            resource,
+            ..
+        } = self;
+        let field = Some(format_ident!("{}", body_field));
+        // Violations name fields as JSON does: `bookCopy.shelf`.
+        let body_field = body_field.to_lower_camel_case();
+        let insert = &self.store.insert;
+        let references = check_references(self.scope, self.api, resource);
+        let must_hold = resource.has_must_hold().then(|| {
+            quote! {
+                self.context.require_held(caller, &request.parent, resource.must_hold()).await?;
+            }
+        });
+        let body = self.edge.received(&field, &body_field);
+        let created = self.edge.shown(quote!(resource));
+        let shared = self.shared_write(quote!(&request.parent));
+        // UIDPs in the body longer than the API allows are refused
+        // before authorization, alike with or without a token.
+        let (uid_lengths, body) = match resource.has_uidp_fields() {
+            true => (
+                Some(quote! {
+                    let body = #body;
+                    standard::check_uid_lengths::<#ty>(body.as_ref(), #body_field)?;
+                }),
+                quote!(body),
+            ),
+            false => (None, body),
+        };
+        quote! {
+            standard::parse_parent::<#ty>(&request.parent, #parent_required)?;
+            #uid_lengths
+            self.context.authorize(caller, #capability, &request.parent).await?;
+            #shared
+            let resource = standard::prepare_create(caller, &request.parent, #body, #body_field)?;
+            #references
+            #must_hold
+            self.store
+                .#insert(&resource)
+                .await
+                .map_err(|error| standard::store_error::<#ty>(error, &resource.uid, &request.parent))?;
+            Ok(#created)
+        }
+    }
+
+    fn get(&self) -> TokenStream {
+        let Flow { ty, capability, .. } = self;
+        let get = &self.store.get;
+        let uid = self.edge.let_uid(ty);
+        let found = self.edge.shown(quote!(item));
+        quote! {
+            #uid
+            let item = standard::get(&self.context, caller, #capability, uid, self.store.#get(uid)).await?;
+            Ok(#found)
+        }
+    }
+
+    fn list(&self, filters: &[String], paging: Paging, output: &TokenStream) -> TokenStream {
+        let Flow { ty, capability, .. } = self;
+        let list = &self.store.list;
+        let arguments = list_arguments(filters, paging);
+        let declared = self.edge.filters(ty);
+        let items = self.edge.shown_items();
+        let fetch = quote! {
+            let page = self
+                .store
+                .#list(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<#ty>(error, "", ""))?;
+        };
+        match paging {
+            Paging::Token => quote! {
+                #arguments
+                let plan = ListPlan::with_filters::<#ty>(&self.context, caller, #capability, #declared, list).await?;
+                #fetch
+                let (items, next_page_token, total_count) = plan.finish(&self.context, page);
+                Ok(#output {
+                    #items,
+                    next_page_token,
+                    total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
+                })
+            },
+            Paging::Offset => quote! {
+                #arguments
+                let Some(plan) = ListPlan::full::<#ty>(
+                    &self.context, caller, #capability, #declared, list, request.offset, request.limit,
+                )
+                .await?
+                else {
+                    return Ok(#output { items: Vec::new() });
+                };
+                #fetch
+                let items = plan.finish_full(&self.context, page)?;
+                Ok(#output {
+                    #items,
+                })
+            },
+        }
+    }
+
+    fn update(&self, body_field: &str) -> TokenStream {
+        let Flow { ty, capability, .. } = self;
+        // Empty for a full replacement, whose request is the resource.
+        let field = (!body_field.is_empty()).then(|| format_ident!("{}", body_field));
+        let body_field = body_field.to_lower_camel_case();
+        let update = &self.store.update;
+        let uid = self.edge.let_uid_of_update(ty);
+        let [mask, patch] = self.edge.update_input(&field, &body_field);
+        let updated = self.edge.shown(quote!(updated));
+        let shared = self.shared_write(quote!(::runtime::uidp::parent(uid).unwrap_or_default()));
+        let uid_lengths = match &field {
+            Some(field) if self.edge.is_current() && self.resource.has_uidp_fields() => {
+                Some(quote! {
+                    standard::check_uid_lengths::<#ty>(request.#field.as_ref(), #body_field)?;
+                })
+            }
+            _ => None,
+        };
+        quote! {
+            #uid
+            #uid_lengths
+            self.context.authorize(caller, #capability, uid).await?;
+            #shared
+            let updated = standard::update(
+                &self.context, caller, uid, #mask, #patch, #body_field,
+                |update| async move { self.store.#update(uid, &update).await },
+            )
+            .await?;
+            Ok(#updated)
+        }
+    }
+
+    fn delete(&self) -> TokenStream {
+        let Flow { ty, capability, .. } = self;
+        let delete = &self.store.delete;
+        let uid = self.edge.let_uid(ty);
+        let etag = self.edge.etag();
+        let shared = self.shared_write(quote!(::runtime::uidp::parent(uid).unwrap_or_default()));
+        quote! {
+            #uid
+            self.context.authorize(caller, #capability, uid).await?;
+            #shared
+            let etag = #etag;
+            let deleted = match self.store.#delete(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => return Err(standard::delete_error::<#ty>(&self.context, caller, error, uid).await),
+            };
+            if deleted { Ok(()) } else { Err(standard::not_found::<#ty>(uid)) }
+        }
+    }
+
+    /// The administrator-only check of a write under a shared scope, for
+    /// resources annotated `shared`; `parent` is where the item lives.
+    fn shared_write(&self, parent: TokenStream) -> Option<TokenStream> {
+        let ty = &self.ty;
+        self.resource
+            .shared
+            .then(|| quote!(self.context.require_shared_write::<#ty>(caller, #parent)?;))
+    }
 }
 
 /// `let list = ListRequest { .. }` from the filter fields the request has.
@@ -516,11 +616,7 @@ fn list_arguments(filters: &[String], paging: Paging) -> TokenStream {
 /// Resolves every reference field of a new item, reporting all unusable ones
 /// together; then, for references that confer capabilities (a binding's
 /// role), requires the caller to hold them at the item's group.
-fn check_references(
-    scope: &super::Scope,
-    api: &Api,
-    resource: &crate::model::Resource,
-) -> Option<TokenStream> {
+fn check_references(scope: &super::Scope, api: &Api, resource: &Resource) -> Option<TokenStream> {
     if resource.references.is_empty() {
         return None;
     }
