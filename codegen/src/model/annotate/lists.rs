@@ -1,0 +1,104 @@
+//! How a collection lists: the fields `order_by` accepts, page sizes and
+//! filters.
+
+use super::Table;
+use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::model::{Api, FieldKind, LIST_FILTERS, Paging, Standard, field_kind};
+
+/// The JSON names of the fields `order_by` accepts: scalars and timestamps.
+pub(super) fn order_by(table: &Table, diagnostics: &mut Diagnostics) -> Vec<String> {
+    let mut order_by = Vec::new();
+    for name in &table.collection.order_by {
+        match table.field(name.get_ref()) {
+            Some(field)
+                if !field.is_list()
+                    && !field.is_map()
+                    && matches!(
+                        field_kind(&field),
+                        FieldKind::Text
+                            | FieldKind::Number
+                            | FieldKind::Bool
+                            | FieldKind::Float
+                            | FieldKind::Timestamp
+                    ) =>
+            {
+                order_by.push(field.json_name().to_owned());
+            }
+            Some(_) => diagnostics.push(Diagnostic::new(
+                table.at(name),
+                format!(
+                    "`{}` of `{}` cannot be ordered by: only scalar fields and timestamps can",
+                    name.get_ref(),
+                    table.id
+                ),
+            )),
+            None => diagnostics.push(Diagnostic::new(
+                table.at(name),
+                format!(
+                    "`order_by` names `{}`, which is not a field of `{}`",
+                    name.get_ref(),
+                    table.resource.full_name
+                ),
+            )),
+        }
+    }
+    order_by
+}
+
+/// `(default, max)`, when stated and consistent.
+pub(super) fn page_sizes(table: &Table, diagnostics: &mut Diagnostics) -> Option<(u32, u32)> {
+    let size = table.collection.page_size.as_ref()?;
+    let value = size.get_ref();
+    if value.default == 0 || value.default > value.max {
+        diagnostics.push(Diagnostic::new(
+            table.at(size),
+            "`page_size` needs 0 < default <= max",
+        ));
+        return None;
+    }
+    Some((value.default, value.max))
+}
+
+impl Api {
+    /// The filters lists accept, when stated: each known, and with its field
+    /// in the request of every (current) list of the collection.
+    pub(super) fn list_filters(
+        &self,
+        table: &Table,
+        diagnostics: &mut Diagnostics,
+    ) -> Option<Vec<String>> {
+        let stated = table.collection.filters.as_ref()?;
+        let mut filters = Vec::new();
+        for filter in stated {
+            let name = filter.get_ref().as_str();
+            let Some((_, field)) = LIST_FILTERS.iter().find(|(known, _)| *known == name) else {
+                let known: Vec<&str> = LIST_FILTERS.iter().map(|(known, _)| *known).collect();
+                diagnostics.push(Diagnostic::new(
+                    table.at(filter),
+                    format!("unknown filter `{name}` (filters: {})", known.join(", ")),
+                ));
+                continue;
+            };
+            let lacking = self.methods().find(|m| match &m.standard {
+                Standard::List {
+                    resource,
+                    filters,
+                    paging: Paging::Token,
+                } => *resource == table.resource.full_name && !filters.iter().any(|f| f == name),
+                _ => false,
+            });
+            if let Some(method) = lacking {
+                diagnostics.push(Diagnostic::new(
+                    table.at(filter),
+                    format!(
+                        "filter `{name}` needs a `{field}` field in `{}` (declared at {})",
+                        method.input_type, method.location
+                    ),
+                ));
+                continue;
+            }
+            filters.push(name.to_owned());
+        }
+        Some(filters)
+    }
+}

@@ -1,0 +1,240 @@
+//! Applying the annotation files to the model: every name they use is
+//! resolved against the descriptors, and every mistake is reported with the
+//! file and line of the annotation.
+//!
+//! Each collection's table is resolved in small passes, one per kind of
+//! annotation (`lists`: ordering, page sizes and filters; `fields`: field
+//! rules and public items; `relations`: delete blockers, references and the
+//! parent; `permissions`: who may call each method), then applied to the
+//! model at once. The `["*"]` tables follow (`every`).
+
+mod every;
+mod fields;
+mod lists;
+mod permissions;
+mod relations;
+
+use prost_reflect::{DescriptorPool, FieldDescriptor, MessageDescriptor};
+use toml::Spanned;
+
+use super::{Api, Dependent, FieldRule, PublicRule, Reference, Resource, Standard};
+use crate::annotations::{Annotations, Collection, EVERY_COLLECTION, SourceFile};
+use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+use permissions::Permissions;
+
+impl Api {
+    pub(super) fn resource_by_collection(&self, collection: &str) -> Option<&Resource> {
+        self.packages
+            .iter()
+            .flat_map(|p| &p.resources)
+            .find(|r| r.plural == collection)
+    }
+
+    /// Applies the annotation files, reporting every name that does not resolve.
+    pub(super) fn annotate(
+        &mut self,
+        pool: &DescriptorPool,
+        annotations: &Annotations,
+        diagnostics: &mut Diagnostics,
+    ) {
+        let resolved: Vec<Resolved> = annotations
+            .collections
+            .iter()
+            .filter_map(|(id, collection)| self.resolve(pool, id, collection, diagnostics))
+            .collect();
+        let misnamed: Vec<String> = resolved
+            .iter()
+            .filter(|resolved| resolved.permissions.misnamed)
+            .map(|resolved| resolved.full_name.clone())
+            .collect();
+        for resolved in resolved {
+            self.apply(resolved);
+        }
+        self.apply_defaults(pool, annotations, diagnostics);
+        self.resolve_read_capabilities();
+        self.require_permissions(&misnamed, diagnostics);
+    }
+
+    /// Resolves one collection's table, pass by pass.
+    fn resolve(
+        &self,
+        pool: &DescriptorPool,
+        id: &str,
+        collection: &Collection,
+        diagnostics: &mut Diagnostics,
+    ) -> Option<Resolved> {
+        let Some(resource) = self.resource_by_collection(id) else {
+            let known: Vec<&str> = self.resources().map(|r| r.plural.as_str()).collect();
+            diagnostics.push(Diagnostic::new(
+                collection.location.clone(),
+                format!(
+                    "unknown collection `{id}` (collections: {})",
+                    known.join(", ")
+                ),
+            ));
+            return None;
+        };
+        let table = Table {
+            id,
+            collection,
+            resource,
+            message: pool
+                .get_message_by_name(&resource.full_name)
+                .expect("resources come from the pool"),
+        };
+        fields::refuse_oneof_members(&table, diagnostics);
+        let order_by = lists::order_by(&table, diagnostics);
+        let page_sizes = lists::page_sizes(&table, diagnostics);
+        let filters = self.list_filters(&table, diagnostics);
+        let dependents = self.dependents(pool, &table, diagnostics);
+        let rules = fields::rules(&table, diagnostics);
+        let references = self.references(pool, &table, diagnostics);
+        let public = fields::public(&table, diagnostics);
+        let permissions = self.permissions(&table, diagnostics);
+        let parent_type = collection
+            .parent
+            .as_ref()
+            .and_then(|parent| self.parent_type(parent, table.source(), diagnostics));
+        if let Some(depth) = &collection.max_depth {
+            diagnostics.push(Diagnostic::new(
+                table.at(depth),
+                format!(
+                    "`max_depth` bounds the whole hierarchy: state it in the `[\"{EVERY_COLLECTION}\"]` table"
+                ),
+            ));
+        }
+        Some(Resolved {
+            full_name: resource.full_name.clone(),
+            shared: collection.shared,
+            parent_type,
+            references,
+            order_by,
+            page_sizes,
+            filters,
+            dependents,
+            rules,
+            public,
+            permissions,
+        })
+    }
+
+    /// Sets what a collection's table resolved to on its resource and on
+    /// the methods serving it.
+    fn apply(&mut self, resolved: Resolved) {
+        for resource in self
+            .packages
+            .iter_mut()
+            .flat_map(|p| &mut p.resources)
+            .filter(|r| r.full_name == resolved.full_name)
+        {
+            if !resolved.order_by.is_empty() {
+                resource.order_by = resolved.order_by.clone();
+            }
+            resource.page_sizes = resolved.page_sizes;
+            if let Some(filters) = &resolved.filters {
+                resource.filters = filters.clone();
+            }
+            resource.dependents = resolved.dependents.clone();
+            resource.rules = resolved.rules.clone();
+            resource.public = resolved.public.clone();
+            resource.references = resolved.references.clone();
+            resource.parent_type = resolved.parent_type.clone();
+            resource.shared = resolved.shared;
+        }
+        for method in self.methods_mut() {
+            if method.standard.resource() == Some(resolved.full_name.as_str()) {
+                resolved.permissions.apply(method);
+            }
+        }
+    }
+
+    fn resources(&self) -> impl Iterator<Item = &Resource> {
+        self.packages.iter().flat_map(|p| &p.resources)
+    }
+
+    fn methods(&self) -> impl Iterator<Item = &super::Method> {
+        self.packages
+            .iter()
+            .flat_map(|p| &p.services)
+            .flat_map(|s| &s.methods)
+    }
+
+    fn methods_mut(&mut self) -> impl Iterator<Item = &mut super::Method> {
+        self.packages
+            .iter_mut()
+            .flat_map(|p| &mut p.services)
+            .flat_map(|s| &mut s.methods)
+    }
+
+    /// Names, for each dependent, the capability of its collection's Get.
+    fn resolve_read_capabilities(&mut self) {
+        let gets: Vec<(String, Option<String>)> = self
+            .methods()
+            .filter_map(|m| match &m.standard {
+                Standard::Get { resource } => Some((resource.clone(), m.capability.clone())),
+                _ => None,
+            })
+            .collect();
+        let types: Vec<(String, String)> = self
+            .resources()
+            .map(|r| (r.type_name.clone(), r.full_name.clone()))
+            .collect();
+        for dependent in self
+            .packages
+            .iter_mut()
+            .flat_map(|p| &mut p.resources)
+            .flat_map(|r| &mut r.dependents)
+        {
+            let full_name = types
+                .iter()
+                .find(|(t, _)| *t == dependent.resource_type)
+                .map(|(_, f)| f);
+            dependent.read_capability = gets
+                .iter()
+                .find(|(resource, _)| Some(resource) == full_name)
+                .and_then(|(_, capability)| capability.clone());
+        }
+    }
+}
+
+/// One collection's table and the resource it annotates.
+struct Table<'a> {
+    /// The collection id, e.g. `bookCopies`.
+    id: &'a str,
+    collection: &'a Collection,
+    resource: &'a Resource,
+    message: MessageDescriptor,
+}
+
+impl Table<'_> {
+    fn source(&self) -> &SourceFile {
+        &self.collection.source
+    }
+
+    /// Where an annotation value sits in its file.
+    fn at<T>(&self, spanned: &Spanned<T>) -> Location {
+        self.collection.source.at(spanned)
+    }
+
+    /// The resource's top-level field of that proto or JSON name.
+    fn field(&self, name: &str) -> Option<FieldDescriptor> {
+        self.message
+            .get_field_by_name(name)
+            .or_else(|| self.message.get_field_by_json_name(name))
+    }
+}
+
+/// One collection's annotations, resolved against the descriptors.
+struct Resolved {
+    full_name: String,
+    shared: bool,
+    parent_type: Option<String>,
+    references: Vec<Reference>,
+    order_by: Vec<String>,
+    page_sizes: Option<(u32, u32)>,
+    filters: Option<Vec<String>>,
+    dependents: Vec<Dependent>,
+    rules: Vec<FieldRule>,
+    public: Option<PublicRule>,
+    permissions: Permissions,
+}
