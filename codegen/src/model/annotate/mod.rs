@@ -42,17 +42,12 @@ impl Api {
             .iter()
             .filter_map(|(id, collection)| self.resolve(pool, id, collection, diagnostics))
             .collect();
-        let misnamed: Vec<String> = resolved
-            .iter()
-            .filter(|resolved| resolved.permissions.misnamed)
-            .map(|resolved| resolved.full_name.clone())
-            .collect();
         for resolved in resolved {
             self.apply(resolved);
         }
+        self.default_capabilities();
         self.apply_defaults(pool, annotations, diagnostics);
         self.resolve_read_capabilities();
-        self.require_permissions(&misnamed, diagnostics);
     }
 
     /// Resolves one collection's table, pass by pass.

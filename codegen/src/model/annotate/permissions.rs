@@ -1,23 +1,22 @@
-//! Who may call each method: the capability it needs (`permissions`), or
-//! none at all (`anonymous`).
+//! Who may call each method: the capability it needs (`permissions`, by
+//! default `<collection>.<verb>`), or none at all (`anonymous`).
 
 use toml::Spanned;
 
 use super::Table;
+use crate::annotations::Collection;
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::model::{Api, Method};
+use crate::model::{Api, Method, Standard};
 
 /// A collection's `permissions` and `anonymous`, resolved against its methods.
 pub(super) struct Permissions {
     /// (method, capability) as stated.
     capabilities: Vec<(String, String)>,
     anonymous: Vec<String>,
-    /// `permissions` or `anonymous` names a method the collection lacks.
-    pub(super) misnamed: bool,
 }
 
 impl Permissions {
-    /// Sets who may call `method`, one of the collection's.
+    /// Sets who may call `method`, one of the collection's, as stated.
     pub(super) fn apply(&self, method: &mut Method) {
         if let Some((_, capability)) = self
             .capabilities
@@ -40,20 +39,10 @@ impl Api {
             .filter(|m| m.standard.resource() == Some(table.resource.full_name.as_str()))
             .map(|m| m.name.as_str())
             .collect();
-        // A misspelt method name leaves the method meant without a
-        // permission: the misspelling is reported, with the methods left
-        // without one as a note, instead of a second error for each.
-        let unpermitted: Vec<&str> = methods
-            .iter()
-            .copied()
-            .filter(|method| {
-                !collection
-                    .permissions
-                    .keys()
-                    .chain(&collection.anonymous)
-                    .any(|named| named.get_ref() == method)
-            })
-            .collect();
+        // A misspelt method name leaves the method meant to its default:
+        // the misspelling is reported with the methods the table states no
+        // permission for as a note, the one meant among them.
+        let unpermitted = unstated(collection, &methods);
         let unknown = |key: &str, method: &Spanned<String>, listed: String| {
             let diagnostic = Diagnostic::new(
                 table.at(method),
@@ -75,13 +64,11 @@ impl Api {
         let mut permissions = Permissions {
             capabilities: Vec::new(),
             anonymous: Vec::new(),
-            misnamed: false,
         };
         for method in &collection.anonymous {
             if methods.contains(&method.get_ref().as_str()) {
                 permissions.anonymous.push(method.get_ref().clone());
             } else {
-                permissions.misnamed = true;
                 diagnostics.push(unknown("anonymous", method, String::new()));
             }
         }
@@ -90,7 +77,6 @@ impl Api {
                 let stated = (method.get_ref().clone(), capability.get_ref().clone());
                 permissions.capabilities.push(stated);
             } else {
-                permissions.misnamed = true;
                 let listed = format!(" (methods: {})", methods.join(", "));
                 diagnostics.push(unknown("permissions", method, listed));
             }
@@ -98,23 +84,47 @@ impl Api {
         permissions
     }
 
-    /// Deny by default: every standard method states who may call it (of a
-    /// collection that misnames a method, the misnaming said it).
-    pub(super) fn require_permissions(&self, misnamed: &[String], diagnostics: &mut Diagnostics) {
-        for method in self.methods() {
-            if let Some(resource) = method.standard.resource()
-                && method.capability.is_none()
-                && !method.anonymous
-                && !misnamed.iter().any(|name| name == resource)
-            {
-                diagnostics.push(Diagnostic::new(
-                    method.location.clone(),
-                    format!(
-                        "method `{}` has no permission: add it to the collection's `permissions` (or `anonymous`) in annotations.toml",
-                        method.name
-                    ),
-                ));
+    /// Gives every standard method that states no permission and is not
+    /// anonymous the default capability, `<collection>.<verb>`
+    /// (`CreateBook`: `books.create`).
+    pub(super) fn default_capabilities(&mut self) {
+        let collections: Vec<(String, String)> = self
+            .resources()
+            .map(|r| (r.full_name.clone(), r.plural.clone()))
+            .collect();
+        for method in self.methods_mut() {
+            if method.capability.is_some() || method.anonymous {
+                continue;
+            }
+            let Some((resource, verb)) = resource_and_verb(&method.standard) else {
+                continue;
+            };
+            if let Some((_, collection)) = collections.iter().find(|(name, _)| name == resource) {
+                method.capability = Some(format!("{collection}.{verb}"));
             }
         }
+    }
+}
+
+/// The methods neither `permissions` nor `anonymous` names.
+fn unstated<'m>(collection: &Collection, methods: &[&'m str]) -> Vec<&'m str> {
+    let stated = collection.permissions.keys().chain(&collection.anonymous);
+    methods
+        .iter()
+        .copied()
+        .filter(|method| !stated.clone().any(|named| named.get_ref() == method))
+        .collect()
+}
+
+/// The resource a standard method serves, and the verb of its default
+/// capability.
+fn resource_and_verb(standard: &Standard) -> Option<(&str, &'static str)> {
+    match standard {
+        Standard::Create { resource, .. } => Some((resource, "create")),
+        Standard::Get { resource } => Some((resource, "get")),
+        Standard::List { resource, .. } => Some((resource, "list")),
+        Standard::Update { resource, .. } => Some((resource, "update")),
+        Standard::Delete { resource } => Some((resource, "delete")),
+        Standard::Custom => None,
     }
 }
