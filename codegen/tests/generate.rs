@@ -171,8 +171,8 @@ fn annotation_typos_are_reported_with_positions() {
             "`delete_blocked_by` names `rolle`, which is not a string field of `platform.iam.v2.RoleBinding`",
         ),
         (
-            r#"CreateGroup = "groups.create""#,
-            r#"CreateGrop = "groups.create""#,
+            "[roles]\n",
+            "[groups.permissions]\nCreateGrop = \"groups.create\"\n\n[roles]\n",
             "`permissions` names `CreateGrop`, which is not a method on `groups`",
         ),
         (
@@ -205,7 +205,7 @@ reach"#,
         (
             "[roleBindings.references.role]",
             "[roleBindings.references.name]",
-            "platform/iam/v2/annotations.toml:90:26: reference field `name` must be IMMUTABLE",
+            "platform/iam/v2/annotations.toml:62:26: reference field `name` must be IMMUTABLE",
         ),
         (
             "[roleBindings.references.role]",
@@ -309,7 +309,7 @@ fn depth_mistakes_are_reported_with_positions() {
             "platform/iam/v2/annotations.toml",
             "shared = true\norder_by",
             "shared = true\nmax_depth = 4\norder_by",
-            "platform/iam/v2/annotations.toml:31:13: `max_depth` bounds the whole hierarchy",
+            "platform/iam/v2/annotations.toml:24:13: `max_depth` bounds the whole hierarchy",
         ),
     ];
     for (file, from, to, expected) in cases {
@@ -336,6 +336,73 @@ fn field_rules_become_value_checks() {
         api.contains("const MAX_DEPTH: usize = 16;") && api.contains("const SHARED: bool = true;"),
         "the declared depth and the shared collections"
     );
+}
+
+/// The capability a generated method of the service requires, read from its
+/// documentation and checked against its authorization.
+fn capability_of<'a>(api: &'a str, method: &str) -> &'a str {
+    let at = api
+        .find(&format!("pub async fn {method}("))
+        .unwrap_or_else(|| panic!("no method `{method}`"));
+    let doc = &api[..at];
+    let start = doc
+        .rfind("Requires the `")
+        .expect("documents its capability")
+        + "Requires the `".len();
+    let capability = &doc[start..start + doc[start..].find('`').unwrap()];
+    let body = &api[at..];
+    let body = &body[..body[1..]
+        .find("pub async fn")
+        .map_or(body.len(), |end| end + 1)];
+    assert!(
+        body.contains(&format!("Some(\"{capability}\")")),
+        "`{method}` authorizes `{capability}`"
+    );
+    capability
+}
+
+/// A standard method needs `<collection>.<verb>` unless its collection's
+/// `permissions` state otherwise, method by method.
+#[test]
+fn permissions_default_to_collection_and_verb() {
+    let dir = proto_copy();
+    let file = "platform/iam/v2/annotations.toml";
+    let text = fs::read_to_string(dir.path().join(file)).unwrap();
+    assert!(
+        !text.contains(".permissions]"),
+        "{file} states only defaults"
+    );
+    edit(
+        dir.path(),
+        file,
+        "[roles]\n",
+        "[groups.permissions]\nDeleteGroup = \"groups.admin\"\n\n[roles]\n",
+    );
+    let api = generated_text(dir.path(), "platform.iam.v2.api.rs");
+    // No table: every method has its default.
+    for (method, capability) in [
+        ("create_role_binding", "roleBindings.create"),
+        ("get_role_binding", "roleBindings.get"),
+        ("list_role_bindings", "roleBindings.list"),
+        ("update_role_binding", "roleBindings.update"),
+        ("delete_role_binding", "roleBindings.delete"),
+    ] {
+        assert_eq!(capability_of(&api, method), capability);
+    }
+    // A partial table: the stated method as stated, the others by default.
+    for (method, capability) in [
+        ("create_group", "groups.create"),
+        ("get_group", "groups.get"),
+        ("list_groups", "groups.list"),
+        ("update_group", "groups.update"),
+        ("delete_group", "groups.admin"),
+    ] {
+        assert_eq!(capability_of(&api, method), capability);
+    }
+    // A legacy version's method shares the current one's permission.
+    let v1 = generated_text(dir.path(), "platform.iam.v1.api.rs");
+    assert_eq!(capability_of(&v1, "delete_group"), "groups.admin");
+    assert_eq!(capability_of(&v1, "list_groups"), "groups.list");
 }
 
 /// The CLI exits non-zero and prints diagnostics with `file:line:col` on
