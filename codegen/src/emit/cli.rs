@@ -11,8 +11,9 @@
 //! - [`emit_module`]: the crate root's `cli` module including it, compiled
 //!   when the crate's feature is on.
 //!
-//! Custom methods, lists paged by offset, and collections of earlier
-//! versions have no commands.
+//! Custom methods, lists paged by offset, creates without a `parent`,
+//! updates without an `update_mask`, and collections of earlier versions
+//! have no commands.
 
 use heck::{ToKebabCase, ToLowerCamelCase, ToSnakeCase, ToUpperCamelCase};
 use proc_macro2::TokenStream;
@@ -58,6 +59,19 @@ impl Collection<'_> {
         format_ident!("{}", self.resource.plural.to_upper_camel_case())
     }
 
+    /// Whether no method of it has a command.
+    fn is_empty(&self) -> bool {
+        [
+            &self.list,
+            &self.get,
+            &self.create,
+            &self.update,
+            &self.delete,
+        ]
+        .iter()
+        .all(|method| method.is_none())
+    }
+
     /// `book copy`, as help texts name one item.
     fn item(&self) -> String {
         self.resource.singular.to_snake_case().replace('_', " ")
@@ -87,6 +101,7 @@ fn collections(api: &Api) -> Vec<Collection<'_>> {
             }
         }
     }
+    collections.retain(|collection| !collection.is_empty());
     collections.sort_by(|a, b| a.resource.plural.cmp(&b.resource.plural));
     collections
 }
