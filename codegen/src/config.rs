@@ -37,6 +37,8 @@ pub struct Config {
     version: Option<String>,
     /// The ErrorInfo domain of errors no service answers (unknown routes).
     error_domain: Option<String>,
+    /// The crate feature compiling the command-line module, if one is emitted.
+    cli_feature: Option<String>,
 }
 
 /// Name of the OpenAPI document in the output directory.
@@ -87,6 +89,16 @@ impl Config {
     /// in the domain of their resource types.
     pub fn error_domain(&mut self, domain: impl Into<String>) -> &mut Self {
         self.error_domain = Some(domain.into());
+        self
+    }
+
+    /// Also emits module `cli`: clap commands for the standard methods of
+    /// every collection of the API's current version, on the generated
+    /// `Client` (see `runtime::cli`). It is compiled when the crate's feature
+    /// `feature` is on; declare that as `feature = ["runtime/cli"]`, which
+    /// brings clap through the runtime.
+    pub fn cli(&mut self, feature: impl Into<String>) -> &mut Self {
+        self.cli_feature = Some(feature.into());
         self
     }
 
@@ -205,18 +217,19 @@ impl Config {
             .error_domain
             .clone()
             .unwrap_or_else(|| api.root_package().to_owned());
+        let root = emit::root::emit(
+            &packages,
+            DESCRIPTOR_FILE,
+            OPENAPI_FILE,
+            emit::wiring::FILE,
+            emit::client::FILE,
+            &error_domain,
+            crate_root,
+        );
+        let cli = self.cli_feature.as_deref().map(emit::cli::emit_module);
         output.insert(
             root_file.into(),
-            emit::format(emit::root::emit(
-                &packages,
-                DESCRIPTOR_FILE,
-                OPENAPI_FILE,
-                emit::wiring::FILE,
-                emit::client::FILE,
-                &error_domain,
-                crate_root,
-            ))
-            .into_bytes(),
+            emit::format(quote!(#root #cli)).into_bytes(),
         );
         output.insert(
             emit::wiring::FILE.into(),
@@ -226,6 +239,12 @@ impl Config {
             emit::client::FILE.into(),
             emit::format(emit::client::emit_root(&api)).into_bytes(),
         );
+        if self.cli_feature.is_some() {
+            output.insert(
+                emit::cli::FILE.into(),
+                emit::format(emit::cli::emit(&api)).into_bytes(),
+            );
+        }
         let title = self.title.clone().unwrap_or_else(|| {
             format!(
                 "{} API",

@@ -17,6 +17,9 @@ struct Cli {
     /// The API's title in the OpenAPI document (default: from the packages).
     #[arg(long, global = true)]
     title: Option<String>,
+    /// The generated crate's feature compiling its command-line module (`cli`).
+    #[arg(long, default_value = "cli", global = true)]
+    cli_feature: String,
     /// Directory of the generated crate's sources.
     #[arg(long, default_value = "generated/src", global = true)]
     out: PathBuf,
@@ -38,7 +41,7 @@ fn main() -> ExitCode {
     let proto = root.join(&cli.proto);
     let out = root.join(&cli.out);
     let mut config = codegen::Config::new();
-    config.include(&proto);
+    config.include(&proto).cli(cli.cli_feature.as_str());
     if let Some(title) = &cli.title {
         config.title(title.as_str());
     }

@@ -12,8 +12,8 @@ fn workspace() -> PathBuf {
 
 fn config_for(proto: &Path) -> codegen::Config {
     let mut config = codegen::Config::new();
-    // As the CLI does (its `--title` default).
-    config.include(proto).title("Platform API");
+    // As the CLI does (its `--title` and `--cli-feature` defaults).
+    config.include(proto).title("Platform API").cli("cli");
     config.files_under(proto).unwrap();
     config
 }

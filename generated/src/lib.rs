@@ -150,3 +150,9 @@ pub static DESCRIPTOR_POOL: std::sync::LazyLock<
 });
 include!("services.rs");
 include!("client.rs");
+/// Command-line commands for every collection of the API's current version, over [`crate::Client`] (crate feature `cli`).
+#[cfg(feature = "cli")]
+#[rustfmt::skip]
+pub mod cli {
+    include!("cli.rs");
+}

@@ -19,10 +19,14 @@
 //!   (feature `sql`): every resource of an API in SQLite or PostgreSQL.
 //! - `conformance` (feature `testing`): the storage conformance suite, for
 //!   any [`store::Backend`].
+//! - `cli` (feature `cli`): the arguments and answers of generated
+//!   command-line modules.
 //! - [`context`], [`auth`]: the caller of a request, API tokens and access decisions.
 //! - [`uidp`], [`time`]: identifiers and timestamps.
 
 pub mod auth;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod client;
 #[cfg(feature = "testing")]
 pub mod conformance;

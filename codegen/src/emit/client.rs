@@ -79,7 +79,7 @@ fn emit_service(scope: &super::Scope, api: &Api, service: &Service) -> TokenStre
 
 /// Each method's client name: the standard method's verb when no other
 /// method of the service takes it, else the RPC's own name.
-fn method_names(service: &Service) -> Vec<String> {
+pub(super) fn method_names(service: &Service) -> Vec<String> {
     let short: Vec<Option<&str>> = service
         .methods
         .iter()
@@ -256,7 +256,7 @@ pub fn emit_root(api: &Api) -> TokenStream {
 /// collection it serves (`groups`), else by its name without `Service`.
 /// When packages share a name (`v1` and `v2` groups), the latest version
 /// keeps it and the others are prefixed with their version (`v1_groups`).
-fn accessors(api: &Api) -> BTreeMap<String, (&str, &Service)> {
+pub(super) fn accessors(api: &Api) -> BTreeMap<String, (&str, &Service)> {
     let mut by_name: BTreeMap<String, Vec<(&str, &Service)>> = BTreeMap::new();
     for package in &api.packages {
         for service in &package.services {

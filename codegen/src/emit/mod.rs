@@ -14,10 +14,12 @@
 //! - [`rest`]: the axum router transcoding each HTTP rule.
 //! - [`openapi`]: the OpenAPI 3.1 document of the REST routes.
 //! - [`client`]: typed clients of every service over gRPC or REST/JSON.
+//! - [`cli`]: command-line commands for every collection, on the client.
 //! - [`root`]: the crate root with the module tree and descriptors; [`wiring`]:
 //!   in it, `Services`, serving the whole API on one router.
 
 pub mod backend;
+pub mod cli;
 pub mod client;
 pub mod json;
 pub mod legacy;

@@ -1,5 +1,6 @@
 //! How answers are printed: aligned tables for people, canonical JSON for programs.
 
+use runtime::cli::Answer;
 use serde_json::Value;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -8,6 +9,16 @@ pub enum Format {
     Table,
     /// Canonical proto3 JSON, as the REST API answers.
     Json,
+}
+
+/// Prints a command's answer in `format` (a delete as `deleted <uid>` on stderr).
+pub fn print(format: Format, answer: &Answer) {
+    match (format, answer) {
+        (_, Answer::Deleted(_)) | (Format::Json, _) => answer.print(),
+        (Format::Table, Answer::Item(item)) => print!("{}", fields(item)),
+        (Format::Table, Answer::Page(page)) => print!("{}", table(&page.items)),
+        (Format::Table, Answer::Items(items)) => print!("{}", table(items)),
+    }
 }
 
 /// The columns of a list: every v2 resource has them.
@@ -75,12 +86,6 @@ fn aligned(rows: &[Vec<String>]) -> String {
         out.push('\n');
     }
     out
-}
-
-pub fn json(value: &Value) -> String {
-    let mut text = serde_json::to_string_pretty(value).expect("JSON values serialize");
-    text.push('\n');
-    text
 }
 
 #[cfg(test)]
