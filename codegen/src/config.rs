@@ -152,6 +152,11 @@ impl Config {
                 std::io::Error::other("not set: call this from build.rs"),
             )
         })?);
+        // An import root (cargo watches every file under a directory): a
+        // proto or annotation file added under it reruns the build script.
+        for include in self.includes.iter().filter(|include| include.is_dir()) {
+            println!("cargo:rerun-if-changed={}", include.display());
+        }
         for file in self.files.iter().chain(&self.annotation_files) {
             if let Some(path) = self
                 .includes
@@ -205,7 +210,8 @@ impl Config {
             let package = api.packages.iter().find(|p| &p.name == name);
             let api_file = package.map(|package| {
                 let file = format!("{name}.api.rs");
-                let sections = emit_package(&api, package);
+                let shadowed = shadowed_prelude(&loaded.pool, &package.name);
+                let sections = emit_package(&api, package, &shadowed);
                 if by_emitter {
                     for (emitter, code) in sections {
                         let text = emit::format(code);
@@ -331,7 +337,11 @@ impl Config {
 }
 
 /// A package's API file, in sections named after the emitters that wrote them.
-fn emit_package(api: &Api, package: &crate::model::Package) -> Vec<(&'static str, TokenStream)> {
+fn emit_package(
+    api: &Api,
+    package: &crate::model::Package,
+    shadowed: &[&str],
+) -> Vec<(&'static str, TokenStream)> {
     let messages: Vec<_> = api
         .messages
         .iter()
@@ -339,7 +349,7 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> Vec<(&'static str
         .collect();
     let scope = emit::Scope::new(&package.name);
     let each = |items: Vec<TokenStream>| quote!(#(#items)*);
-    let imports = emit_imports(api, package);
+    let imports = emit_imports(api, package, shadowed);
     let json_imports = emit::json::imports(&messages);
     vec![
         ("imports", quote!(#imports #json_imports)),
@@ -410,13 +420,23 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> Vec<(&'static str
 }
 
 /// The `use` lines of a package's API file: only what its code names.
-fn emit_imports(api: &Api, package: &crate::model::Package) -> TokenStream {
+fn emit_imports(api: &Api, package: &crate::model::Package, shadowed: &[&str]) -> TokenStream {
     use crate::model::Standard;
     let methods = || package.services.iter().flat_map(|s| &s.methods);
     let has = |f: fn(&Standard) -> bool| methods().any(|m| f(&m.standard));
+    // Types named like prelude items are named through `super::`, which may
+    // leave the glob import unused.
+    let allow = (!shadowed.is_empty()).then(|| quote!(#[allow(unused_imports)]));
     let mut imports = vec![quote!(
+        #allow
         use super::*;
     )];
+    for path in shadowed.iter().map(|path| emit::path(path)) {
+        imports.push(quote!(
+            #[allow(unused_imports)]
+            use #path;
+        ));
+    }
     if !package.services.is_empty() {
         imports.push(quote!(
             use runtime::__codegen::{axum, tonic};
@@ -459,6 +479,30 @@ fn emit_imports(api: &Api, package: &crate::model::Package) -> TokenStream {
         ));
     }
     quote!(#(#imports)*)
+}
+
+/// The paths of the prelude items (see [`emit::PRELUDE`]) that a message or
+/// enum declared at the top of `package` shadows in its API file.
+fn shadowed_prelude(pool: &prost_reflect::DescriptorPool, package: &str) -> Vec<&'static str> {
+    let messages = pool
+        .all_messages()
+        .filter(|m| m.package_name() == package && m.parent_message().is_none())
+        .map(|m| m.name().to_owned());
+    let enums = pool
+        .all_enums()
+        .filter(|e| e.package_name() == package && e.parent_message().is_none())
+        .map(|e| e.name().to_owned());
+    let names: Vec<String> = messages
+        .chain(enums)
+        .map(|name| {
+            crate::model::rust_ident(&heck::ToUpperCamelCase::to_upper_camel_case(name.as_str()))
+        })
+        .collect();
+    emit::PRELUDE
+        .iter()
+        .filter(|(name, _)| names.iter().any(|n| n == name))
+        .map(|(_, path)| *path)
+        .collect()
 }
 
 /// Re-formats prost-build output with this crate's formatter and header.

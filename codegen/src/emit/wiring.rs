@@ -214,7 +214,7 @@ fn emit_handled(api: &Api, served: &Served) -> TokenStream {
     // No package: every path stays qualified.
     let root = super::Scope::new("");
     let bounds = store_bounds(&root, api, served.service);
-    let method = format_ident!("{}", served.method);
+    let method = super::ident(&served.method);
     let doc = format!(
         " Serves `{}` with `handler`, which implements its custom methods.",
         served.service.full_name
