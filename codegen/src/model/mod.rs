@@ -213,6 +213,7 @@ impl Api {
             .map(|view| view.rule.message.get_ref().as_str())
             .collect();
         let mut api = Self::build_from_descriptors(pool, &views, diagnostics);
+        api.check_generated_names(pool, diagnostics);
         if diagnostics.fatal() {
             // A message used as a resource is not one: the annotations, which
             // name resources' collections, would only report that again.
@@ -264,6 +265,98 @@ impl Api {
             packages,
             messages,
             views: Vec::new(),
+        }
+    }
+
+    /// Reports messages and enums named like an item the generator declares
+    /// beside them: `<Service>Api`, `<Service>Handler` (with custom
+    /// methods), `<Resource>Store`,
+    /// or (with nested types, which prost puts in a module of the message's
+    /// name) the modules `client`, `<service>_client`, `<service>_server`
+    /// and `<service>_rest`.
+    fn check_generated_names(&self, pool: &DescriptorPool, diagnostics: &mut Diagnostics) {
+        for package in &self.packages {
+            let mut types = Vec::new();
+            let mut modules = Vec::new();
+            if !package.services.is_empty() {
+                modules.push(("client".to_owned(), "the clients' module".to_owned()));
+            }
+            for service in &package.services {
+                let what = |item: &str| format!("{item} of `{}`", service.full_name);
+                types.push((format!("{}Api", service.name), what("the service")));
+                if service
+                    .methods
+                    .iter()
+                    .any(|m| matches!(m.standard, Standard::Custom))
+                {
+                    types.push((
+                        format!("{}Handler", service.name),
+                        what("the handler trait"),
+                    ));
+                }
+                let snake = service.name.to_snake_case();
+                modules.push((format!("{snake}_client"), what("the gRPC client")));
+                modules.push((format!("{snake}_server"), what("the gRPC server")));
+                modules.push((format!("{snake}_rest"), what("the REST handlers")));
+            }
+            for resource in &package.resources {
+                let name = format!("{}Store", resource.name.to_upper_camel_case());
+                types.push((
+                    name,
+                    format!("the storage trait of `{}`", resource.full_name),
+                ));
+            }
+            let messages = pool
+                .all_messages()
+                .filter(|m| m.package_name() == package.name && m.parent_message().is_none())
+                .map(|m| {
+                    let nested = m.child_messages().next().is_some()
+                        || m.child_enums().next().is_some()
+                        || m.oneofs().any(|oneof| !oneof.is_synthetic());
+                    let location = Location::of(&m.parent_file(), m.path());
+                    (
+                        m.full_name().to_owned(),
+                        m.name().to_owned(),
+                        nested,
+                        location,
+                    )
+                });
+            let enums = pool
+                .all_enums()
+                .filter(|e| e.package_name() == package.name && e.parent_message().is_none())
+                .map(|e| {
+                    let location = Location::of(&e.parent_file(), e.path());
+                    (
+                        e.full_name().to_owned(),
+                        e.name().to_owned(),
+                        false,
+                        location,
+                    )
+                });
+            let top_level: Vec<_> = messages.chain(enums).collect();
+            for (full_name, name, nested, location) in top_level {
+                let rust = rust_ident(&name.to_upper_camel_case());
+                let module = module_ident(&name);
+                let clash = types
+                    .iter()
+                    .find(|(item, _)| *item == rust)
+                    .map(|(item, what)| (item.clone(), what))
+                    .or_else(|| {
+                        modules
+                            .iter()
+                            .find(|(item, _)| nested && *item == module)
+                            .map(|(item, what)| (format!("mod {item}"), what))
+                    });
+                if let Some((item, what)) = clash {
+                    diagnostics.push(Diagnostic::new(
+                        location,
+                        format!(
+                            "`{full_name}` is named like `{item}`, {what}, generated in the \
+                             same module: rename it"
+                        ),
+                    ));
+                }
+            }
         }
     }
 
