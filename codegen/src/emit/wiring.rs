@@ -66,6 +66,8 @@ pub fn emit(api: &Api) -> TokenStream {
         .collect();
     capabilities.sort_unstable();
     capabilities.dedup();
+    // Only services read the context: an API of messages alone has none.
+    let unread = services.is_empty().then(|| quote!(#[allow(dead_code)]));
     let slots = services.iter().map(|served| {
         let name = &served.service.full_name;
         let method = &served.method;
@@ -115,6 +117,7 @@ pub fn emit(api: &Api) -> TokenStream {
         #[derive(Debug)]
         #[must_use]
         pub struct Services {
+            #unread
             context: runtime::standard::ApiContext,
             router: runtime::router::ApiRouter,
         }
