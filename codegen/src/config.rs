@@ -127,7 +127,17 @@ impl Config {
 
     /// Generates every file in memory, with `lib.rs` as the crate root.
     pub fn generate(&self) -> Result<Output, Error> {
-        self.generate_with_root("lib.rs", true)
+        self.generate_with_root("lib.rs", true, false)
+    }
+
+    /// [`Config::generate`], with each package's API file split by emitter:
+    /// `<package>.api/<emitter>.rs` (`imports`, `reflect`, `json`,
+    /// `resource`, `legacy`, `store`, `backend`, `service`, `rest`,
+    /// `client`; empty ones left out) in place of `<package>.api.rs`. What
+    /// the golden fixtures in `tests/fixtures/` compare, so that a change to
+    /// one emitter shows as a diff in its own small file.
+    pub fn generate_by_emitter(&self) -> Result<Output, Error> {
+        self.generate_with_root("lib.rs", true, true)
     }
 
     /// For `build.rs`: generates into `OUT_DIR`, with the module tree in
@@ -154,6 +164,11 @@ impl Config {
                 std::io::Error::other("not set: call this from build.rs"),
             )
         })?);
+        // An import root (cargo watches every file under a directory): a
+        // proto or annotation file added under it reruns the build script.
+        for include in self.includes.iter().filter(|include| include.is_dir()) {
+            println!("cargo:rerun-if-changed={}", include.display());
+        }
         for file in self.files.iter().chain(&self.annotation_files) {
             if let Some(path) = self
                 .includes
@@ -164,7 +179,7 @@ impl Config {
                 println!("cargo:rerun-if-changed={}", path.display());
             }
         }
-        for (path, contents) in self.generate_with_root(BUILD_SCRIPT_ROOT, false)? {
+        for (path, contents) in self.generate_with_root(BUILD_SCRIPT_ROOT, false, false)? {
             let target = out_dir.join(&path);
             if std::fs::read(&target).ok().as_deref() != Some(contents.as_slice()) {
                 std::fs::write(&target, contents).map_err(|e| Error::Io(target.clone(), e))?;
@@ -173,7 +188,12 @@ impl Config {
         Ok(())
     }
 
-    fn generate_with_root(&self, root_file: &str, crate_root: bool) -> Result<Output, Error> {
+    fn generate_with_root(
+        &self,
+        root_file: &str,
+        crate_root: bool,
+        by_emitter: bool,
+    ) -> Result<Output, Error> {
         let loaded = load::load(&self.includes, &self.files)?;
         let annotations = self.load_annotations()?;
         let mut diagnostics = Diagnostics::default();
@@ -202,8 +222,24 @@ impl Config {
             let package = api.packages.iter().find(|p| &p.name == name);
             let api_file = package.map(|package| {
                 let file = format!("{name}.api.rs");
-                let code = emit_package(&api, package);
-                output.insert(file.clone().into(), emit::format(code).into_bytes());
+                let shadowed = shadowed_prelude(&loaded.pool, &package.name);
+                let sections = emit_package(&api, package, &shadowed);
+                if by_emitter {
+                    for (emitter, code) in sections {
+                        let text = emit::format(code);
+                        let body = text.strip_prefix(emit::HEADER).unwrap_or(&text);
+                        if !body.trim().is_empty() {
+                            let path = format!("{name}.api/{emitter}.rs");
+                            output.insert(path.into(), body.as_bytes().to_vec());
+                        }
+                    }
+                } else {
+                    let code = sections.into_iter().map(|(_, code)| code);
+                    output.insert(
+                        file.clone().into(),
+                        emit::format(quote!(#(#code)*)).into_bytes(),
+                    );
+                }
                 file
             });
             packages.push(PackageFiles {
@@ -319,66 +355,107 @@ impl Config {
     }
 }
 
-fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
+/// A package's API file, in sections named after the emitters that wrote them.
+fn emit_package(
+    api: &Api,
+    package: &crate::model::Package,
+    shadowed: &[&str],
+) -> Vec<(&'static str, TokenStream)> {
     let messages: Vec<_> = api
         .messages
         .iter()
         .filter(|m| m.package == package.name)
         .collect();
     let scope = emit::Scope::new(&package.name);
-    let reflect = emit::reflect::emit(&scope, &messages);
-    let json = emit::json::emit(&scope, &messages);
-    let resources = package
-        .resources
-        .iter()
-        .map(|r| emit::resource::emit(&scope, r));
-    let stores = package
-        .resources
-        .iter()
-        .map(|r| emit::store::emit(&scope, r));
-    let backends = package
-        .resources
-        .iter()
-        .map(|r| emit::backend::emit(&scope, r));
-    let services = package
-        .services
-        .iter()
-        .map(|s| emit::service::emit(&scope, api, s));
-    let routers = package
-        .services
-        .iter()
-        .map(|s| emit::rest::emit(&scope, api, s));
-    let views = api
-        .views
-        .iter()
-        .filter(|v| v.package == package.name)
-        .map(|v| emit::legacy::emit(&scope, api, v));
-    let clients = emit::client::emit_package(&scope, api, package);
-    let imports = emit_imports(api, package);
+    let each = |items: Vec<TokenStream>| quote!(#(#items)*);
+    let imports = emit_imports(api, package, shadowed);
     let json_imports = emit::json::imports(&messages);
-    quote! {
-        #imports
-        #json_imports
-        #reflect
-        #json
-        #(#resources)*
-        #(#views)*
-        #(#stores)*
-        #(#backends)*
-        #(#services)*
-        #(#routers)*
-        #clients
-    }
+    vec![
+        ("imports", quote!(#imports #json_imports)),
+        ("reflect", emit::reflect::emit(&scope, &messages)),
+        ("json", emit::json::emit(&scope, &messages)),
+        (
+            "resource",
+            each(
+                package
+                    .resources
+                    .iter()
+                    .map(|r| emit::resource::emit(&scope, r))
+                    .collect(),
+            ),
+        ),
+        (
+            "legacy",
+            each(
+                api.views
+                    .iter()
+                    .filter(|v| v.package == package.name)
+                    .map(|v| emit::legacy::emit(&scope, api, v))
+                    .collect(),
+            ),
+        ),
+        (
+            "store",
+            each(
+                package
+                    .resources
+                    .iter()
+                    .map(|r| emit::store::emit(&scope, r))
+                    .collect(),
+            ),
+        ),
+        (
+            "backend",
+            each(
+                package
+                    .resources
+                    .iter()
+                    .map(|r| emit::backend::emit(&scope, r))
+                    .collect(),
+            ),
+        ),
+        (
+            "service",
+            each(
+                package
+                    .services
+                    .iter()
+                    .map(|s| emit::service::emit(&scope, api, s))
+                    .collect(),
+            ),
+        ),
+        (
+            "rest",
+            each(
+                package
+                    .services
+                    .iter()
+                    .map(|s| emit::rest::emit(&scope, api, s))
+                    .collect(),
+            ),
+        ),
+        ("client", emit::client::emit_package(&scope, api, package)),
+    ]
 }
 
 /// The `use` lines of a package's API file: only what its code names.
-fn emit_imports(api: &Api, package: &crate::model::Package) -> TokenStream {
+fn emit_imports(api: &Api, package: &crate::model::Package, shadowed: &[&str]) -> TokenStream {
     use crate::model::Standard;
     let methods = || package.services.iter().flat_map(|s| &s.methods);
     let has = |f: fn(&Standard) -> bool| methods().any(|m| f(&m.standard));
+    // Types named like prelude items are named through `super::`, which may
+    // leave the glob import unused.
+    let allow = (!shadowed.is_empty()).then(|| quote!(#[allow(unused_imports)]));
     let mut imports = vec![quote!(
+        #allow
         use super::*;
     )];
+    for path in shadowed.iter().map(|path| emit::path(path)) {
+        imports.push(quote!(
+            #[allow(unused_imports)]
+            use #path;
+        ));
+    }
     if !package.services.is_empty() {
         imports.push(quote!(
             use runtime::__codegen::{axum, tonic};
@@ -421,6 +498,30 @@ fn emit_imports(api: &Api, package: &crate::model::Package) -> TokenStream {
         ));
     }
     quote!(#(#imports)*)
+}
+
+/// The paths of the prelude items (see [`emit::PRELUDE`]) that a message or
+/// enum declared at the top of `package` shadows in its API file.
+fn shadowed_prelude(pool: &prost_reflect::DescriptorPool, package: &str) -> Vec<&'static str> {
+    let messages = pool
+        .all_messages()
+        .filter(|m| m.package_name() == package && m.parent_message().is_none())
+        .map(|m| m.name().to_owned());
+    let enums = pool
+        .all_enums()
+        .filter(|e| e.package_name() == package && e.parent_message().is_none())
+        .map(|e| e.name().to_owned());
+    let names: Vec<String> = messages
+        .chain(enums)
+        .map(|name| {
+            crate::model::rust_ident(&heck::ToUpperCamelCase::to_upper_camel_case(name.as_str()))
+        })
+        .collect();
+    emit::PRELUDE
+        .iter()
+        .filter(|(name, _)| names.iter().any(|n| n == name))
+        .map(|(_, path)| *path)
+        .collect()
 }
 
 /// Re-formats prost-build output with this crate's formatter and header.

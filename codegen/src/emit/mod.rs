@@ -61,6 +61,50 @@ const IMPORTED: &[&str] = &[
     "Serializer",
 ];
 
+/// Prelude names generated API files use unqualified, and their paths. A
+/// message or enum of the package with one of these names would shadow it
+/// (the package's types are glob-imported, and a glob import shadows the
+/// prelude): the API file then imports the prelude item by name, which
+/// shadows the glob import, and refers to the message through `super::`.
+pub const PRELUDE: &[(&str, &str)] = &[
+    ("Result", "::core::result::Result"),
+    ("Ok", "::core::result::Result::Ok"),
+    ("Err", "::core::result::Result::Err"),
+    ("Option", "::core::option::Option"),
+    ("Some", "::core::option::Option::Some"),
+    ("None", "::core::option::Option::None"),
+    ("String", "::std::string::String"),
+    ("ToString", "::std::string::ToString"),
+    ("Vec", "::std::vec::Vec"),
+    ("Box", "::std::boxed::Box"),
+    ("ToOwned", "::std::borrow::ToOwned"),
+    ("Default", "::core::default::Default"),
+    ("Clone", "::core::clone::Clone"),
+    ("Copy", "::core::marker::Copy"),
+    ("Send", "::core::marker::Send"),
+    ("Sync", "::core::marker::Sync"),
+    ("Sized", "::core::marker::Sized"),
+    ("Unpin", "::core::marker::Unpin"),
+    ("Drop", "::core::ops::Drop"),
+    ("Fn", "::core::ops::Fn"),
+    ("FnMut", "::core::ops::FnMut"),
+    ("FnOnce", "::core::ops::FnOnce"),
+    ("From", "::core::convert::From"),
+    ("Into", "::core::convert::Into"),
+    ("TryFrom", "::core::convert::TryFrom"),
+    ("TryInto", "::core::convert::TryInto"),
+    ("AsRef", "::core::convert::AsRef"),
+    ("AsMut", "::core::convert::AsMut"),
+    ("Iterator", "::core::iter::Iterator"),
+    ("IntoIterator", "::core::iter::IntoIterator"),
+    ("FromIterator", "::core::iter::FromIterator"),
+    ("Extend", "::core::iter::Extend"),
+    ("PartialEq", "::core::cmp::PartialEq"),
+    ("Eq", "::core::cmp::Eq"),
+    ("PartialOrd", "::core::cmp::PartialOrd"),
+    ("Ord", "::core::cmp::Ord"),
+];
+
 /// Where emitted code lives: the API module of one proto package, which
 /// glob-imports the package's messages so they can be named directly.
 #[derive(Clone, Debug)]
@@ -95,7 +139,13 @@ impl Scope {
     /// A type path as tokens, shortened for messages of this package.
     pub fn path(&self, rust_path: &str) -> TokenStream {
         match rust_path.strip_prefix(&self.package_prefix) {
-            Some(local) if !local.contains("::") && !IMPORTED.contains(&local) => path(local),
+            Some(local)
+                if !local.contains("::")
+                    && !IMPORTED.contains(&local)
+                    && !PRELUDE.iter().any(|(name, _)| *name == local) =>
+            {
+                path(local)
+            }
             Some(local) => path(&format!("{}{local}", "super::".repeat(self.depth + 1))),
             None => path(rust_path),
         }
@@ -141,8 +191,14 @@ pub fn format(tokens: TokenStream) -> String {
     format!("{HEADER}{}", prettyplease::unparse(&file))
 }
 
-/// An identifier from a string (raw for keywords).
+/// An identifier from a string, spelt as prost spells fields and modules
+/// (see [`crate::model::rust_ident`]): `r#type`, `self_`. Idempotent:
+/// `r#type` and `self_` are kept as they are.
 pub fn ident(name: &str) -> syn::Ident {
-    syn::parse_str::<syn::Ident>(name)
-        .unwrap_or_else(|_| syn::Ident::new_raw(name, proc_macro2::Span::call_site()))
+    let name = name.strip_prefix("r#").unwrap_or(name);
+    let spelt = crate::model::rust_ident(name);
+    match spelt.strip_prefix("r#") {
+        Some(raw) => syn::Ident::new_raw(raw, proc_macro2::Span::call_site()),
+        None => syn::Ident::new(&spelt, proc_macro2::Span::call_site()),
+    }
 }

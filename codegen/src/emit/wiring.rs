@@ -66,6 +66,8 @@ pub fn emit(api: &Api) -> TokenStream {
         .collect();
     capabilities.sort_unstable();
     capabilities.dedup();
+    // Only services read the context: an API of messages alone has none.
+    let unread = services.is_empty().then(|| quote!(#[allow(dead_code)]));
     let slots = services.iter().map(|served| {
         let name = &served.service.full_name;
         let method = &served.method;
@@ -115,6 +117,7 @@ pub fn emit(api: &Api) -> TokenStream {
         #[derive(Debug)]
         #[must_use]
         pub struct Services {
+            #unread
             context: runtime::standard::ApiContext,
             router: runtime::router::ApiRouter,
         }
@@ -214,7 +217,7 @@ fn emit_handled(api: &Api, served: &Served) -> TokenStream {
     // No package: every path stays qualified.
     let root = super::Scope::new("");
     let bounds = store_bounds(&root, api, served.service);
-    let method = format_ident!("{}", served.method);
+    let method = super::ident(&served.method);
     let doc = format!(
         " Serves `{}` with `handler`, which implements its custom methods.",
         served.service.full_name

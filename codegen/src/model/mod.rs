@@ -93,9 +93,10 @@ pub struct Method {
 }
 
 impl Method {
-    /// e.g. `create_group`.
+    /// e.g. `create_group`; as prost and tonic spell it, so `r#move` for
+    /// `Move` (which `format_ident!` reads as a raw identifier).
     pub fn rust_name(&self) -> String {
-        self.name.to_snake_case()
+        rust_ident(&self.name.to_snake_case())
     }
 }
 
@@ -212,6 +213,7 @@ impl Api {
             .map(|view| view.rule.message.get_ref().as_str())
             .collect();
         let mut api = Self::build_from_descriptors(pool, &views, diagnostics);
+        api.check_generated_names(pool, diagnostics);
         if diagnostics.fatal() {
             // A message used as a resource is not one: the annotations, which
             // name resources' collections, would only report that again.
@@ -229,6 +231,7 @@ impl Api {
     ) -> Api {
         let mut packages: Vec<Package> = Vec::new();
         let mut messages = Vec::new();
+        check_rust_names(pool, diagnostics);
         for file in pool.files() {
             let package_name = file.package_name();
             if package_name.starts_with("google.") {
@@ -262,6 +265,98 @@ impl Api {
             packages,
             messages,
             views: Vec::new(),
+        }
+    }
+
+    /// Reports messages and enums named like an item the generator declares
+    /// beside them: `<Service>Api`, `<Service>Handler` (with custom
+    /// methods), `<Resource>Store`,
+    /// or (with nested types, which prost puts in a module of the message's
+    /// name) the modules `client`, `<service>_client`, `<service>_server`
+    /// and `<service>_rest`.
+    fn check_generated_names(&self, pool: &DescriptorPool, diagnostics: &mut Diagnostics) {
+        for package in &self.packages {
+            let mut types = Vec::new();
+            let mut modules = Vec::new();
+            if !package.services.is_empty() {
+                modules.push(("client".to_owned(), "the clients' module".to_owned()));
+            }
+            for service in &package.services {
+                let what = |item: &str| format!("{item} of `{}`", service.full_name);
+                types.push((format!("{}Api", service.name), what("the service")));
+                if service
+                    .methods
+                    .iter()
+                    .any(|m| matches!(m.standard, Standard::Custom))
+                {
+                    types.push((
+                        format!("{}Handler", service.name),
+                        what("the handler trait"),
+                    ));
+                }
+                let snake = service.name.to_snake_case();
+                modules.push((format!("{snake}_client"), what("the gRPC client")));
+                modules.push((format!("{snake}_server"), what("the gRPC server")));
+                modules.push((format!("{snake}_rest"), what("the REST handlers")));
+            }
+            for resource in &package.resources {
+                let name = format!("{}Store", resource.name.to_upper_camel_case());
+                types.push((
+                    name,
+                    format!("the storage trait of `{}`", resource.full_name),
+                ));
+            }
+            let messages = pool
+                .all_messages()
+                .filter(|m| m.package_name() == package.name && m.parent_message().is_none())
+                .map(|m| {
+                    let nested = m.child_messages().next().is_some()
+                        || m.child_enums().next().is_some()
+                        || m.oneofs().any(|oneof| !oneof.is_synthetic());
+                    let location = Location::of(&m.parent_file(), m.path());
+                    (
+                        m.full_name().to_owned(),
+                        m.name().to_owned(),
+                        nested,
+                        location,
+                    )
+                });
+            let enums = pool
+                .all_enums()
+                .filter(|e| e.package_name() == package.name && e.parent_message().is_none())
+                .map(|e| {
+                    let location = Location::of(&e.parent_file(), e.path());
+                    (
+                        e.full_name().to_owned(),
+                        e.name().to_owned(),
+                        false,
+                        location,
+                    )
+                });
+            let top_level: Vec<_> = messages.chain(enums).collect();
+            for (full_name, name, nested, location) in top_level {
+                let rust = rust_ident(&name.to_upper_camel_case());
+                let module = module_ident(&name);
+                let clash = types
+                    .iter()
+                    .find(|(item, _)| *item == rust)
+                    .map(|(item, what)| (item.clone(), what))
+                    .or_else(|| {
+                        modules
+                            .iter()
+                            .find(|(item, _)| nested && *item == module)
+                            .map(|(item, what)| (format!("mod {item}"), what))
+                    });
+                if let Some((item, what)) = clash {
+                    diagnostics.push(Diagnostic::new(
+                        location,
+                        format!(
+                            "`{full_name}` is named like `{item}`, {what}, generated in the \
+                             same module: rename it"
+                        ),
+                    ));
+                }
+            }
         }
     }
 
@@ -313,6 +408,80 @@ impl Api {
     }
 }
 
+/// Reports types that prost would give one Rust name in one module: messages,
+/// enums and oneofs whose names differ only by case or underscores
+/// (`foo_bar` and `FooBar` are both `FooBar`).
+fn check_rust_names(pool: &DescriptorPool, diagnostics: &mut Diagnostics) {
+    use std::collections::BTreeMap;
+    // (module, Rust name) -> the first proto type given it.
+    let mut seen: BTreeMap<(String, String), String> = BTreeMap::new();
+    let mut check = |module: String, name: &str, full_name: &str, location: Location| {
+        let rust = rust_ident(&name.to_upper_camel_case());
+        match seen.entry((module, rust.clone())) {
+            std::collections::btree_map::Entry::Vacant(entry) => {
+                entry.insert(full_name.to_owned());
+            }
+            std::collections::btree_map::Entry::Occupied(first) => {
+                diagnostics.push(Diagnostic::new(
+                    location,
+                    format!(
+                        "`{full_name}` and `{}` are both `{rust}` in Rust: rename one of them",
+                        first.get()
+                    ),
+                ));
+            }
+        }
+    };
+    let module = |package: &str, parent: Option<MessageDescriptor>| match parent {
+        Some(parent) => parent.full_name().to_owned(),
+        None => package.to_owned(),
+    };
+    for message in pool.all_messages() {
+        if message.package_name().starts_with("google.") || message.is_map_entry() {
+            continue;
+        }
+        let file = message.parent_file();
+        let location = Location::of(&file, message.path());
+        let scope = module(message.package_name(), message.parent_message());
+        check(scope, message.name(), message.full_name(), location.clone());
+        for oneof in message.oneofs().filter(|oneof| !oneof.is_synthetic()) {
+            let full_name = format!("{}.{}", message.full_name(), oneof.name());
+            let scope = message.full_name().to_owned();
+            check(scope, oneof.name(), &full_name, location.clone());
+        }
+    }
+    for enumeration in pool.all_enums() {
+        if enumeration.package_name().starts_with("google.") {
+            continue;
+        }
+        let location = Location::of(&enumeration.parent_file(), enumeration.path());
+        let scope = module(enumeration.package_name(), enumeration.parent_message());
+        check(scope, enumeration.name(), enumeration.full_name(), location);
+    }
+    // `<package>.api.rs` holds the generated API of `<package>`: a package
+    // `<package>.api` would write its messages to the same file.
+    for file in pool.files() {
+        let package = file.package_name();
+        let Some(parent) = package.strip_suffix(".api") else {
+            continue;
+        };
+        if pool.files().any(|other| other.package_name() == parent) {
+            /// `FileDescriptorProto.package`.
+            const PACKAGE_FIELD: i32 = 2;
+            diagnostics.push(
+                Diagnostic::new(
+                    Location::of(&file, &[PACKAGE_FIELD]),
+                    format!(
+                        "package `{package}` cannot be generated beside `{parent}`: its \
+                         messages would go to `{package}.rs`, the file of `{parent}`'s API"
+                    ),
+                )
+                .note("rename the package (its last part may not be `api`)"),
+            );
+        }
+    }
+}
+
 fn collect_messages(message: &MessageDescriptor, out: &mut Vec<Message>) {
     if message.is_map_entry() {
         return;
@@ -349,8 +518,11 @@ impl OneofMember {
             .filter(|oneof| !oneof.is_synthetic())?;
         let enum_path = type_path(message.package_name(), Some(message.clone()), oneof.name());
         Some(OneofMember {
-            field: oneof.name().to_snake_case(),
-            variant: format!("{enum_path}::{}", field.name().to_upper_camel_case()),
+            field: rust_ident(&oneof.name().to_snake_case()),
+            variant: format!(
+                "{enum_path}::{}",
+                rust_ident(&field.name().to_upper_camel_case())
+            ),
         })
     }
 }
@@ -386,7 +558,7 @@ fn type_path(package: &str, parent: Option<MessageDescriptor>, name: &str) -> St
         path.push_str(&module_ident(p));
     }
     path.push_str("::");
-    path.push_str(&name.to_upper_camel_case());
+    path.push_str(&rust_ident(&name.to_upper_camel_case()));
     path
 }
 
@@ -401,13 +573,25 @@ pub fn package_module(package: &str) -> String {
     path
 }
 
-/// A module name as prost spells it (keywords raw).
+/// A module name as prost spells it (keywords raw, `self` as `self_`).
 pub fn module_ident(name: &str) -> String {
-    let snake = name.to_snake_case();
-    match snake.as_str() {
-        "type" | "match" | "mod" | "impl" | "fn" | "struct" | "enum" | "trait" | "use" | "ref"
-        | "loop" | "move" | "box" | "dyn" | "async" | "await" => format!("r#{snake}"),
-        _ => snake,
+    rust_ident(&name.to_snake_case())
+}
+
+/// An identifier as prost-build spells it (its `sanitize_identifier`):
+/// keywords raw (`r#type`), the keywords that cannot be raw with a trailing
+/// underscore (`self_`, `Self_`), a leading digit after an underscore.
+pub fn rust_ident(name: &str) -> String {
+    match name {
+        "as" | "break" | "const" | "continue" | "else" | "enum" | "false" | "fn" | "for" | "if"
+        | "impl" | "in" | "let" | "loop" | "match" | "mod" | "move" | "mut" | "pub" | "ref"
+        | "return" | "static" | "struct" | "trait" | "true" | "type" | "unsafe" | "use"
+        | "where" | "while" | "dyn" | "abstract" | "become" | "box" | "do" | "final" | "macro"
+        | "override" | "priv" | "typeof" | "unsized" | "virtual" | "yield" | "async" | "await"
+        | "try" | "gen" => format!("r#{name}"),
+        "_" | "super" | "self" | "Self" | "extern" | "crate" => format!("{name}_"),
+        _ if name.starts_with(|c: char| c.is_ascii_digit()) => format!("_{name}"),
+        _ => name.to_owned(),
     }
 }
 
