@@ -388,12 +388,12 @@ impl ::runtime::resource::Resource for Document {
     fn copy_field(&mut self, source: &Self, path: &str) {
         match path {
             "uid" => self.uid.clone_from(&source.uid),
-            "create_time" => self.create_time.clone_from(&source.create_time),
-            "update_time" => self.update_time.clone_from(&source.update_time),
+            "create_time" => self.create_time = source.create_time,
+            "update_time" => self.update_time = source.update_time,
             "name" => self.name.clone_from(&source.name),
             "description" => self.description.clone_from(&source.description),
             "title" => self.title.clone_from(&source.title),
-            "published" => self.published.clone_from(&source.published),
+            "published" => self.published = source.published,
             "content" => self.content.clone_from(&source.content),
             _ => {}
         }

@@ -1382,8 +1382,8 @@ impl ::runtime::resource::Resource for Group {
     fn copy_field(&mut self, source: &Self, path: &str) {
         match path {
             "uid" => self.uid.clone_from(&source.uid),
-            "create_time" => self.create_time.clone_from(&source.create_time),
-            "update_time" => self.update_time.clone_from(&source.update_time),
+            "create_time" => self.create_time = source.create_time,
+            "update_time" => self.update_time = source.update_time,
             "name" => self.name.clone_from(&source.name),
             "description" => self.description.clone_from(&source.description),
             "resource_limits" => self.resource_limits.clone_from(&source.resource_limits),
@@ -1615,8 +1615,8 @@ impl ::runtime::resource::Resource for Identity {
     fn copy_field(&mut self, source: &Self, path: &str) {
         match path {
             "uid" => self.uid.clone_from(&source.uid),
-            "create_time" => self.create_time.clone_from(&source.create_time),
-            "update_time" => self.update_time.clone_from(&source.update_time),
+            "create_time" => self.create_time = source.create_time,
+            "update_time" => self.update_time = source.update_time,
             "name" => self.name.clone_from(&source.name),
             "description" => self.description.clone_from(&source.description),
             "claim_match" => self.claim_match.clone_from(&source.claim_match),
@@ -1833,8 +1833,8 @@ impl ::runtime::resource::Resource for RoleBinding {
     fn copy_field(&mut self, source: &Self, path: &str) {
         match path {
             "uid" => self.uid.clone_from(&source.uid),
-            "create_time" => self.create_time.clone_from(&source.create_time),
-            "update_time" => self.update_time.clone_from(&source.update_time),
+            "create_time" => self.create_time = source.create_time,
+            "update_time" => self.update_time = source.update_time,
             "name" => self.name.clone_from(&source.name),
             "description" => self.description.clone_from(&source.description),
             "identity" => self.identity.clone_from(&source.identity),
@@ -2027,8 +2027,8 @@ impl ::runtime::resource::Resource for Role {
     fn copy_field(&mut self, source: &Self, path: &str) {
         match path {
             "uid" => self.uid.clone_from(&source.uid),
-            "create_time" => self.create_time.clone_from(&source.create_time),
-            "update_time" => self.update_time.clone_from(&source.update_time),
+            "create_time" => self.create_time = source.create_time,
+            "update_time" => self.update_time = source.update_time,
             "name" => self.name.clone_from(&source.name),
             "description" => self.description.clone_from(&source.description),
             "capabilities" => self.capabilities.clone_from(&source.capabilities),

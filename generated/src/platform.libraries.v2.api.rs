@@ -392,8 +392,8 @@ impl ::runtime::resource::Resource for Artifact {
     fn copy_field(&mut self, source: &Self, path: &str) {
         match path {
             "uid" => self.uid.clone_from(&source.uid),
-            "create_time" => self.create_time.clone_from(&source.create_time),
-            "update_time" => self.update_time.clone_from(&source.update_time),
+            "create_time" => self.create_time = source.create_time,
+            "update_time" => self.update_time = source.update_time,
             "name" => self.name.clone_from(&source.name),
             "description" => self.description.clone_from(&source.description),
             "ecosystem" => self.ecosystem = source.ecosystem,

@@ -373,7 +373,7 @@ fn copy_arm(field: &Field, scope: &super::Scope) -> TokenStream {
     let name = ident(&field.name);
     let copy = matches!(
         field.kind,
-        FieldKind::Bool | FieldKind::Number | FieldKind::Float
+        FieldKind::Bool | FieldKind::Number | FieldKind::Float | FieldKind::Timestamp
     );
     if let Some(oneof) = &field.oneof {
         let (place, variant) = scope.member(oneof);

@@ -286,7 +286,7 @@ impl<'a> Edge<'a> {
 
     fn parse_uid(&self, ty: &TokenStream) -> TokenStream {
         let label = self.view.as_ref().map_or("uid", |(view, _)| &view.id_field);
-        let id = format_ident!("{}", label);
+        let id = super::ident(label);
         quote!(standard::parse_uid::<#ty>(#label, &request.#id)?)
     }
 
@@ -414,7 +414,7 @@ impl<'a> Flow<'a> {
             resource,
             ..
         } = self;
-        let field = Some(format_ident!("{}", body_field));
+        let field = Some(super::ident(body_field));
         // Violations name fields as JSON does: `bookCopy.shelf`.
         let body_field = body_field.to_lower_camel_case();
         let insert = &self.store.insert;
@@ -513,7 +513,7 @@ impl<'a> Flow<'a> {
     fn update(&self, body_field: &str) -> TokenStream {
         let Flow { ty, capability, .. } = self;
         // Empty for a full replacement, whose request is the resource.
-        let field = (!body_field.is_empty()).then(|| format_ident!("{}", body_field));
+        let field = (!body_field.is_empty()).then(|| super::ident(body_field));
         let body_field = body_field.to_lower_camel_case();
         let update = &self.store.update;
         let uid = self.edge.let_uid_of_update(ty);
@@ -584,9 +584,9 @@ fn list_arguments(filters: &[String], paging: Paging) -> TokenStream {
         let (source, field) = match path.strip_prefix("uidp.") {
             Some(field) => {
                 uidp = true;
-                (quote!(uidp), format_ident!("{}", field))
+                (quote!(uidp), super::ident(field))
             }
-            None => (quote!(request), format_ident!("{}", path)),
+            None => (quote!(request), super::ident(path)),
         };
         // `in_root` is a bool; the others are read by reference.
         fields.push(if *filter == "in_root" {
@@ -626,7 +626,7 @@ fn check_references(scope: &super::Scope, api: &Api, resource: &Resource) -> Opt
         .iter()
         .enumerate()
         .map(|(index, reference)| {
-            let field = format_ident!("{}", reference.field);
+            let field = super::ident(&reference.field);
             let target = api
                 .resource(&reference.target)
                 .expect("references are resolved in the model");
@@ -661,8 +661,8 @@ fn check_references(scope: &super::Scope, api: &Api, resource: &Resource) -> Opt
             }
         });
     let grants = resource.references.iter().filter_map(|reference| {
-        let field = format_ident!("{}", reference.field);
-        let granted = format_ident!("{}", reference.grants.as_ref()?);
+        let field = super::ident(&reference.field);
+        let granted = super::ident(reference.grants.as_ref()?);
         Some(quote! {
             if let Some(#field) = &#field {
                 self.context
