@@ -22,6 +22,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 
 use crate::context::Caller;
+pub use crate::context::Held;
 use crate::error::{Code, Error};
 use crate::store::Hierarchy;
 
@@ -225,51 +226,6 @@ impl Grants {
             }
         }
         minimal
-    }
-}
-
-/// The capabilities a caller holds at one place of the hierarchy.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Held {
-    /// Every capability (the administrator, trusted local access).
-    All,
-    Only(BTreeSet<String>),
-}
-
-impl Held {
-    /// The values of `wanted` not held, in order, without repeats.
-    pub fn missing<'a>(&self, wanted: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
-        let Held::Only(held) = self else {
-            return Vec::new();
-        };
-        let mut missing: Vec<&str> = Vec::new();
-        for capability in wanted {
-            if !held.contains(capability) && !missing.contains(&capability) {
-                missing.push(capability);
-            }
-        }
-        missing
-    }
-
-    /// PERMISSION_DENIED unless every value of `wanted` is held at `target`.
-    /// The refusal names none of them: `wanted` may be the capabilities of a
-    /// role the caller may not read.
-    pub fn require<'a>(
-        &self,
-        wanted: impl IntoIterator<Item = &'a str>,
-        target: &str,
-    ) -> Result<(), Error> {
-        if self.missing(wanted).is_empty() {
-            return Ok(());
-        }
-        Err(Error::new(
-            Code::PermissionDenied,
-            "ESCALATION_DENIED",
-            format!(
-                "granting capabilities needs holding them: the caller does not hold every \
-                 capability it would grant on `{target}`"
-            ),
-        ))
     }
 }
 

@@ -13,7 +13,7 @@
 
 use prost_types::FieldMask;
 
-use crate::auth::Held;
+use crate::context::Held;
 use crate::error::{Code, Error, FieldViolation};
 use crate::json;
 use crate::resource::{Behavior, Resource};
@@ -181,7 +181,7 @@ impl<R: Resource> Update<R> {
             .unwrap_or_default();
         let advanced = time::to_micros(&now).max(previous + 1);
         merged.set_update_time(time::from_micros(advanced));
-        merged.set_etag(crate::standard::etag(&merged));
+        merged.set_etag(crate::resource::etag(&merged));
         Ok(merged)
     }
 }
@@ -209,6 +209,3 @@ fn is_immutable<R: Resource>(field: &crate::resource::FieldSpec) -> bool {
 fn top_level<R: Resource>() -> impl Iterator<Item = &'static crate::resource::FieldSpec> {
     R::FIELDS.iter().filter(|f| !f.path.contains('.'))
 }
-
-#[cfg(test)]
-mod tests;

@@ -6,8 +6,11 @@
 //! and sort keys for `order_by`. The standard-method flows in
 //! [`crate::standard`] are written once against this trait.
 
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use prost_reflect::ReflectMessage;
 use prost_types::Timestamp;
+use sha2::{Digest, Sha256};
 
 use crate::error::{FieldViolation, excerpt};
 
@@ -206,7 +209,7 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
     /// Fields `order_by` may name (JSON names); `uid` is always allowed.
     const ORDER_BY: &'static [&'static str];
     /// Default and maximum page size of lists.
-    const PAGE_SIZES: crate::standard::PageSizes = crate::standard::PageSizes::DEFAULT;
+    const PAGE_SIZES: PageSizes = PageSizes::DEFAULT;
     /// Hierarchy filters lists accept (`children_of`, `descendants_of`).
     const FILTERS: &'static [&'static str] = &["children_of", "descendants_of"];
     /// What keeps an item from being deleted.
@@ -340,6 +343,35 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
             self.copy_field(source, field.path);
         }
     }
+}
+
+/// Default and maximum `page_size` of a collection.
+#[derive(Clone, Copy, Debug)]
+pub struct PageSizes {
+    pub default: u32,
+    pub max: u32,
+}
+
+impl PageSizes {
+    /// The contract's defaults: 50 items, at most 200.
+    pub const DEFAULT: PageSizes = PageSizes {
+        default: 50,
+        max: 200,
+    };
+}
+
+impl Default for PageSizes {
+    fn default() -> Self {
+        PageSizes::DEFAULT
+    }
+}
+
+/// A content hash of the resource (its etag field excluded).
+pub fn etag<R: Resource>(resource: &R) -> String {
+    let mut unstamped = resource.clone();
+    unstamped.set_etag(String::new());
+    let digest = Sha256::digest(unstamped.encode_to_vec());
+    URL_SAFE_NO_PAD.encode(&digest[..12])
 }
 
 #[cfg(test)]

@@ -309,15 +309,7 @@ async fn connection(
             handle(request, router.clone(), timeouts, Arc::clone(&activity))
         })
     };
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(None);
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .max_concurrent_streams(limits.max_concurrent_streams);
+    let builder = http_builder(limits);
     let connection = builder.serve_connection(io, service);
     let mut connection = std::pin::pin!(connection);
 
@@ -380,31 +372,33 @@ async fn connection(
                     continue;
                 }
                 let Some((_, expiry)) = next else { continue };
-                match expiry {
-                    Expiry::Header => {
-                        tracing::debug!("request head not received in time: closing the connection");
-                        return;
-                    }
-                    Expiry::Write => {
-                        tracing::debug!("client does not read its response: closing the connection");
-                        return;
-                    }
-                    Expiry::Idle => {
-                        tracing::debug!("connection idle: closing it");
-                        if !graceful {
-                            graceful = true;
-                            connection.as_mut().graceful_shutdown();
-                        }
-                        close_at = Some(Instant::now() + timeouts.drain);
-                    }
-                    Expiry::Close => {
-                        tracing::debug!("connection did not close in time: dropping it");
-                        return;
-                    }
+                if expiry.drops_connection() {
+                    return;
                 }
+                // Idle: closed gracefully, within the drain time.
+                if !graceful {
+                    graceful = true;
+                    connection.as_mut().graceful_shutdown();
+                }
+                close_at = Some(Instant::now() + timeouts.drain);
             }
         }
     }
+}
+
+/// HTTP/1.1 and HTTP/2 on one connection, with the server's stream limit;
+/// the connection's own timers, not hyper's, bound reading a request head.
+fn http_builder(limits: Limits) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(None);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(limits.max_concurrent_streams);
+    builder
 }
 
 /// Which timeout a connection's next deadline belongs to.
@@ -414,6 +408,24 @@ enum Expiry {
     Write,
     Idle,
     Close,
+}
+
+impl Expiry {
+    /// Logs why the deadline closes the connection; true when it is
+    /// dropped at once, false for an idle one (closed gracefully).
+    fn drops_connection(self) -> bool {
+        let why = match self {
+            Expiry::Header => "request head not received in time: closing the connection",
+            Expiry::Write => "client does not read its response: closing the connection",
+            Expiry::Close => "connection did not close in time: dropping it",
+            Expiry::Idle => {
+                tracing::debug!("connection idle: closing it");
+                return false;
+            }
+        };
+        tracing::debug!("{why}");
+        true
+    }
 }
 
 /// The HTTP/2 connection preface.

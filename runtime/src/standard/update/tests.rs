@@ -1,4 +1,4 @@
-//! Masks are checked when planned, before storage is called; what only
+//! Update masks through the `Update` flow. Masks are checked when planned, before storage is called; what only
 //! the stored item reveals is checked when applied.
 
 use std::sync::OnceLock;
@@ -6,12 +6,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use prost_reflect::{DescriptorPool, MessageDescriptor, ReflectMessage};
 use prost_types::field_descriptor_proto::{Label, Type};
-use prost_types::{DescriptorProto, FieldDescriptorProto, FileDescriptorProto, Timestamp};
+use prost_types::{
+    DescriptorProto, FieldDescriptorProto, FieldMask, FileDescriptorProto, Timestamp,
+};
 
-use super::*;
 use crate::auth::Authorizer;
 use crate::context::Caller;
+use crate::error::{Code, Error};
+use crate::mask::Update;
 use crate::paging::PageTokens;
+use crate::resource::{Behavior, Resource};
 use crate::resource::{FieldSpec, SortValue};
 use crate::standard::{self, ApiContext};
 use crate::store::StoreError;

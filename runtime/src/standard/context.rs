@@ -1,0 +1,127 @@
+//! What every generated service needs besides its storage: page tokens,
+//! the authorizer, the shared scopes and the list budget.
+
+use std::sync::Arc;
+
+use crate::auth::Authorizer;
+use crate::context::Caller;
+use crate::error::{Code, Error};
+use crate::paging::PageTokens;
+use crate::resource::{Reach, Resource};
+use crate::uidp;
+
+/// Default byte budget of one list page (AIP-158: a page may end early).
+pub const LIST_BUDGET_BYTES: usize = 4 << 20;
+
+/// What every generated service needs besides its storage.
+#[derive(Clone, Debug)]
+pub struct ApiContext {
+    /// Signs and verifies page tokens.
+    pub page_tokens: PageTokens,
+    /// Decides what callers may do.
+    pub authorizer: Authorizer,
+    /// Parents whose direct items reference fields may name from under any
+    /// root (e.g. built-in items shared by everyone).
+    shared_scopes: Arc<[String]>,
+    /// Largest encoded size of the items of one list page.
+    pub(super) list_budget: usize,
+}
+
+impl ApiContext {
+    pub fn new(page_tokens: PageTokens, authorizer: Authorizer) -> Self {
+        ApiContext {
+            page_tokens,
+            authorizer,
+            shared_scopes: Arc::new([]),
+            list_budget: LIST_BUDGET_BYTES,
+        }
+    }
+
+    /// Lets reference fields under every root name the items directly under
+    /// `parent` (e.g. built-in items), whatever their [`Reach`].
+    pub fn with_shared_scope(mut self, parent: impl Into<String>) -> Self {
+        let mut scopes = self.shared_scopes.to_vec();
+        scopes.push(parent.into());
+        self.shared_scopes = scopes.into();
+        self
+    }
+
+    /// Ends list pages before their items' encoded size exceeds `bytes`
+    /// (default [`LIST_BUDGET_BYTES`]); a page always holds at least one item.
+    pub fn with_list_budget(mut self, bytes: usize) -> Self {
+        self.list_budget = bytes;
+        self
+    }
+
+    /// PERMISSION_DENIED unless `caller` holds every one of `capabilities`
+    /// on `target` (no escalation: a caller grants only what it holds).
+    pub async fn require_held(
+        &self,
+        caller: &Caller,
+        target: &str,
+        capabilities: impl IntoIterator<Item = &str>,
+    ) -> Result<(), Error> {
+        let capabilities: Vec<&str> = capabilities.into_iter().collect();
+        if capabilities.is_empty() {
+            return Ok(());
+        }
+        self.authorizer
+            .held(caller, target)
+            .await?
+            .require(capabilities, target)
+    }
+
+    /// Whether `parent` is a shared scope.
+    pub(super) fn is_shared_scope(&self, parent: &str) -> bool {
+        self.shared_scopes.iter().any(|scope| scope == parent)
+    }
+
+    /// Whether a reference from an item created under `parent` may name
+    /// `target`, an item of `T`.
+    pub(super) fn reaches<T: Resource>(&self, reach: Reach, parent: &str, target: &str) -> bool {
+        let Some(home) = uidp::parent(target) else {
+            return false;
+        };
+        if T::SHARED && self.is_shared_scope(home) {
+            return true;
+        }
+        match reach {
+            Reach::Ancestors => crate::auth::covers(home, parent),
+            Reach::Root => uidp::root(home) == uidp::root(parent),
+        }
+    }
+
+    /// PERMISSION_DENIED for a create, update or delete of an item of a
+    /// shared collection directly under a shared scope (`parent`), unless
+    /// `caller` is the administrator: items every root may reference are
+    /// not any one root's to change, whatever its bindings.
+    pub fn require_shared_write<R: Resource>(
+        &self,
+        caller: &Caller,
+        parent: &str,
+    ) -> Result<(), Error> {
+        if !R::SHARED || !self.is_shared_scope(parent) || caller.is_admin() {
+            return Ok(());
+        }
+        let kind = R::TYPE.rsplit('/').next().unwrap_or(R::TYPE);
+        Err(Error::new(
+            Code::PermissionDenied,
+            "SHARED_SCOPE_READ_ONLY",
+            format!("{kind} items shared with every root are changed by the administrator only"),
+        )
+        .in_domain(R::domain()))
+    }
+
+    /// Checks `capability` on `target`; `None` means the method needs no token.
+    pub async fn authorize(
+        &self,
+        caller: &Caller,
+        capability: Option<&str>,
+        target: &str,
+    ) -> Result<(), Error> {
+        match capability {
+            Some(capability) => self.authorizer.check(caller, capability, target).await,
+            None => Ok(()),
+        }
+    }
+}

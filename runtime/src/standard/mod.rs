@@ -1,0 +1,27 @@
+//! The standard methods (AIP-131..135), written once for every resource.
+//!
+//! Generated service methods call these to validate a request and shape what
+//! storage receives; storage only runs queries.
+
+mod context;
+mod create;
+mod delete;
+mod errors;
+mod filters;
+mod get;
+mod ids;
+mod list;
+mod update;
+
+pub use context::{ApiContext, LIST_BUDGET_BYTES};
+pub use create::{prepare_create, resolve_reference};
+pub use delete::delete_error;
+pub use errors::{not_found, store_error};
+pub use filters::{ListRequest, MAX_IDS};
+pub use get::get;
+pub use ids::{check_uid_lengths, parse_parent, parse_uid};
+pub use list::ListPlan;
+pub use update::update;
+
+// Resource facts generated code has always named here.
+pub use crate::resource::{PageSizes, etag};
