@@ -700,6 +700,14 @@ pub mod client {
         pub fn new(connection: Connection) -> Self {
             DocumentService { connection }
         }
+        /// Where `CreateDocument` is served: its gRPC path and HTTP rule.
+        pub const CREATE_DOCUMENT: Route = Route {
+            grpc_path: "/platform.advisory.v1.DocumentService/CreateDocument",
+            verb: "POST",
+            prefix: "/advisory/v1/documents",
+            variable: Some("parent"),
+            body: Some("document"),
+        };
         /// `CreateDocument` (`POST /advisory/v1/documents/{parent=**}`).
         ///
         /// Creates a security advisory document in a group.
@@ -707,15 +715,16 @@ pub mod client {
             &self,
             request: CreateDocumentRequest,
         ) -> Result<Document, runtime::Error> {
-            const CREATE_DOCUMENT: Route = Route {
-                grpc_path: "/platform.advisory.v1.DocumentService/CreateDocument",
-                verb: "POST",
-                prefix: "/advisory/v1/documents",
-                variable: Some("parent"),
-                body: Some("document"),
-            };
-            self.connection.call(&CREATE_DOCUMENT, request).await
+            self.connection.call(&Self::CREATE_DOCUMENT, request).await
         }
+        /// Where `GetDocument` is served: its gRPC path and HTTP rule.
+        pub const GET_DOCUMENT: Route = Route {
+            grpc_path: "/platform.advisory.v1.DocumentService/GetDocument",
+            verb: "GET",
+            prefix: "/advisory/v1/documents",
+            variable: Some("id"),
+            body: None,
+        };
         /// `GetDocument` (`GET /advisory/v1/documents/{id=**}`).
         ///
         /// Returns one security advisory document.
@@ -723,15 +732,16 @@ pub mod client {
             &self,
             request: GetDocumentRequest,
         ) -> Result<Document, runtime::Error> {
-            const GET_DOCUMENT: Route = Route {
-                grpc_path: "/platform.advisory.v1.DocumentService/GetDocument",
-                verb: "GET",
-                prefix: "/advisory/v1/documents",
-                variable: Some("id"),
-                body: None,
-            };
-            self.connection.call(&GET_DOCUMENT, request).await
+            self.connection.call(&Self::GET_DOCUMENT, request).await
         }
+        /// Where `ListDocuments` is served: its gRPC path and HTTP rule.
+        pub const LIST_DOCUMENTS: Route = Route {
+            grpc_path: "/platform.advisory.v1.DocumentService/ListDocuments",
+            verb: "GET",
+            prefix: "/advisory/v1/documents",
+            variable: None,
+            body: None,
+        };
         /// `ListDocuments` (`GET /advisory/v1/documents`).
         ///
         /// Lists every security advisory document matching the filters in one response, optionally
@@ -741,15 +751,16 @@ pub mod client {
             &self,
             request: ListDocumentsRequest,
         ) -> Result<ListDocumentsResponse, runtime::Error> {
-            const LIST_DOCUMENTS: Route = Route {
-                grpc_path: "/platform.advisory.v1.DocumentService/ListDocuments",
-                verb: "GET",
-                prefix: "/advisory/v1/documents",
-                variable: None,
-                body: None,
-            };
-            self.connection.call(&LIST_DOCUMENTS, request).await
+            self.connection.call(&Self::LIST_DOCUMENTS, request).await
         }
+        /// Where `UpdateDocument` is served: its gRPC path and HTTP rule.
+        pub const UPDATE_DOCUMENT: Route = Route {
+            grpc_path: "/platform.advisory.v1.DocumentService/UpdateDocument",
+            verb: "PUT",
+            prefix: "/advisory/v1/documents",
+            variable: Some("id"),
+            body: Some("*"),
+        };
         /// `UpdateDocument` (`PUT /advisory/v1/documents/{id=**}`).
         ///
         /// Replaces the security advisory document named by `id` with the one sent: a writable field
@@ -759,15 +770,16 @@ pub mod client {
             &self,
             request: Document,
         ) -> Result<Document, runtime::Error> {
-            const UPDATE_DOCUMENT: Route = Route {
-                grpc_path: "/platform.advisory.v1.DocumentService/UpdateDocument",
-                verb: "PUT",
-                prefix: "/advisory/v1/documents",
-                variable: Some("id"),
-                body: Some("*"),
-            };
-            self.connection.call(&UPDATE_DOCUMENT, request).await
+            self.connection.call(&Self::UPDATE_DOCUMENT, request).await
         }
+        /// Where `DeleteDocument` is served: its gRPC path and HTTP rule.
+        pub const DELETE_DOCUMENT: Route = Route {
+            grpc_path: "/platform.advisory.v1.DocumentService/DeleteDocument",
+            verb: "DELETE",
+            prefix: "/advisory/v1/documents",
+            variable: Some("id"),
+            body: None,
+        };
         /// `DeleteDocument` (`DELETE /advisory/v1/documents/{id=**}`).
         ///
         /// Deletes a security advisory document.
@@ -775,14 +787,7 @@ pub mod client {
             &self,
             request: DeleteDocumentRequest,
         ) -> Result<(), runtime::Error> {
-            const DELETE_DOCUMENT: Route = Route {
-                grpc_path: "/platform.advisory.v1.DocumentService/DeleteDocument",
-                verb: "DELETE",
-                prefix: "/advisory/v1/documents",
-                variable: Some("id"),
-                body: None,
-            };
-            self.connection.call(&DELETE_DOCUMENT, request).await
+            self.connection.call(&Self::DELETE_DOCUMENT, request).await
         }
     }
 }

@@ -986,6 +986,14 @@ pub mod client {
         pub fn new(connection: Connection) -> Self {
             DocumentService { connection }
         }
+        /// Where `CreateDocument` is served: its gRPC path and HTTP rule.
+        pub const CREATE_DOCUMENT: Route = Route {
+            grpc_path: "/platform.advisory.v2.DocumentService/CreateDocument",
+            verb: "POST",
+            prefix: "/advisory/v2/documents",
+            variable: Some("parent"),
+            body: Some("document"),
+        };
         /// `CreateDocument` (`POST /advisory/v2/documents/{parent=**}`).
         ///
         /// Creates a security advisory document in a group.
@@ -993,15 +1001,16 @@ pub mod client {
             &self,
             request: CreateDocumentRequest,
         ) -> Result<Document, runtime::Error> {
-            const CREATE_DOCUMENT: Route = Route {
-                grpc_path: "/platform.advisory.v2.DocumentService/CreateDocument",
-                verb: "POST",
-                prefix: "/advisory/v2/documents",
-                variable: Some("parent"),
-                body: Some("document"),
-            };
-            self.connection.call(&CREATE_DOCUMENT, request).await
+            self.connection.call(&Self::CREATE_DOCUMENT, request).await
         }
+        /// Where `GetDocument` is served: its gRPC path and HTTP rule.
+        pub const GET_DOCUMENT: Route = Route {
+            grpc_path: "/platform.advisory.v2.DocumentService/GetDocument",
+            verb: "GET",
+            prefix: "/advisory/v2/documents",
+            variable: Some("uid"),
+            body: None,
+        };
         /// `GetDocument` (`GET /advisory/v2/documents/{uid=**}`).
         ///
         /// Returns one security advisory document.
@@ -1009,15 +1018,16 @@ pub mod client {
             &self,
             request: GetDocumentRequest,
         ) -> Result<Document, runtime::Error> {
-            const GET_DOCUMENT: Route = Route {
-                grpc_path: "/platform.advisory.v2.DocumentService/GetDocument",
-                verb: "GET",
-                prefix: "/advisory/v2/documents",
-                variable: Some("uid"),
-                body: None,
-            };
-            self.connection.call(&GET_DOCUMENT, request).await
+            self.connection.call(&Self::GET_DOCUMENT, request).await
         }
+        /// Where `ListDocuments` is served: its gRPC path and HTTP rule.
+        pub const LIST_DOCUMENTS: Route = Route {
+            grpc_path: "/platform.advisory.v2.DocumentService/ListDocuments",
+            verb: "GET",
+            prefix: "/advisory/v2/documents",
+            variable: None,
+            body: None,
+        };
         /// `ListDocuments` (`GET /advisory/v2/documents`).
         ///
         /// Lists security advisory documents, optionally restricted to a subtree.
@@ -1025,14 +1035,7 @@ pub mod client {
             &self,
             request: ListDocumentsRequest,
         ) -> Result<ListDocumentsResponse, runtime::Error> {
-            const LIST_DOCUMENTS: Route = Route {
-                grpc_path: "/platform.advisory.v2.DocumentService/ListDocuments",
-                verb: "GET",
-                prefix: "/advisory/v2/documents",
-                variable: None,
-                body: None,
-            };
-            self.connection.call(&LIST_DOCUMENTS, request).await
+            self.connection.call(&Self::LIST_DOCUMENTS, request).await
         }
         /// Every page of `ListDocuments`, from `request`'s page on, fetched as the stream is read.
         pub fn list_pages(
@@ -1063,6 +1066,14 @@ pub mod client {
                 |page| page.items,
             )
         }
+        /// Where `UpdateDocument` is served: its gRPC path and HTTP rule.
+        pub const UPDATE_DOCUMENT: Route = Route {
+            grpc_path: "/platform.advisory.v2.DocumentService/UpdateDocument",
+            verb: "PATCH",
+            prefix: "/advisory/v2/documents",
+            variable: Some("uid"),
+            body: Some("document"),
+        };
         /// `UpdateDocument` (`PATCH /advisory/v2/documents/{uid=**}`).
         ///
         /// Changes the fields named by `update_mask`.
@@ -1070,15 +1081,16 @@ pub mod client {
             &self,
             request: UpdateDocumentRequest,
         ) -> Result<Document, runtime::Error> {
-            const UPDATE_DOCUMENT: Route = Route {
-                grpc_path: "/platform.advisory.v2.DocumentService/UpdateDocument",
-                verb: "PATCH",
-                prefix: "/advisory/v2/documents",
-                variable: Some("uid"),
-                body: Some("document"),
-            };
-            self.connection.call(&UPDATE_DOCUMENT, request).await
+            self.connection.call(&Self::UPDATE_DOCUMENT, request).await
         }
+        /// Where `DeleteDocument` is served: its gRPC path and HTTP rule.
+        pub const DELETE_DOCUMENT: Route = Route {
+            grpc_path: "/platform.advisory.v2.DocumentService/DeleteDocument",
+            verb: "DELETE",
+            prefix: "/advisory/v2/documents",
+            variable: Some("uid"),
+            body: None,
+        };
         /// `DeleteDocument` (`DELETE /advisory/v2/documents/{uid=**}`).
         ///
         /// Deletes a security advisory document.
@@ -1086,14 +1098,7 @@ pub mod client {
             &self,
             request: DeleteDocumentRequest,
         ) -> Result<(), runtime::Error> {
-            const DELETE_DOCUMENT: Route = Route {
-                grpc_path: "/platform.advisory.v2.DocumentService/DeleteDocument",
-                verb: "DELETE",
-                prefix: "/advisory/v2/documents",
-                variable: Some("uid"),
-                body: None,
-            };
-            self.connection.call(&DELETE_DOCUMENT, request).await
+            self.connection.call(&Self::DELETE_DOCUMENT, request).await
         }
     }
 }

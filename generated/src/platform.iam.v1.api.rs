@@ -2458,6 +2458,14 @@ pub mod client {
         pub fn new(connection: Connection) -> Self {
             GroupService { connection }
         }
+        /// Where `CreateGroup` is served: its gRPC path and HTTP rule.
+        pub const CREATE_GROUP: Route = Route {
+            grpc_path: "/platform.iam.v1.GroupService/CreateGroup",
+            verb: "POST",
+            prefix: "/iam/v1/groups",
+            variable: Some("parent"),
+            body: Some("group"),
+        };
         /// `CreateGroup` (`POST /iam/v1/groups/{parent=**}`).
         ///
         /// Creates a group under `parent`, or a root organization when `parent` is empty (platform
@@ -2466,15 +2474,16 @@ pub mod client {
             &self,
             request: CreateGroupRequest,
         ) -> Result<Group, runtime::Error> {
-            const CREATE_GROUP: Route = Route {
-                grpc_path: "/platform.iam.v1.GroupService/CreateGroup",
-                verb: "POST",
-                prefix: "/iam/v1/groups",
-                variable: Some("parent"),
-                body: Some("group"),
-            };
-            self.connection.call(&CREATE_GROUP, request).await
+            self.connection.call(&Self::CREATE_GROUP, request).await
         }
+        /// Where `ListGroups` is served: its gRPC path and HTTP rule.
+        pub const LIST_GROUPS: Route = Route {
+            grpc_path: "/platform.iam.v1.GroupService/ListGroups",
+            verb: "GET",
+            prefix: "/iam/v1/groups",
+            variable: None,
+            body: None,
+        };
         /// `ListGroups` (`GET /iam/v1/groups`).
         ///
         /// Lists every group matching the filters in one response, optionally windowed by `offset`
@@ -2484,30 +2493,32 @@ pub mod client {
             &self,
             request: ListGroupsRequest,
         ) -> Result<ListGroupsResponse, runtime::Error> {
-            const LIST_GROUPS: Route = Route {
-                grpc_path: "/platform.iam.v1.GroupService/ListGroups",
-                verb: "GET",
-                prefix: "/iam/v1/groups",
-                variable: None,
-                body: None,
-            };
-            self.connection.call(&LIST_GROUPS, request).await
+            self.connection.call(&Self::LIST_GROUPS, request).await
         }
+        /// Where `UpdateGroup` is served: its gRPC path and HTTP rule.
+        pub const UPDATE_GROUP: Route = Route {
+            grpc_path: "/platform.iam.v1.GroupService/UpdateGroup",
+            verb: "PUT",
+            prefix: "/iam/v1/groups",
+            variable: Some("id"),
+            body: Some("*"),
+        };
         /// `UpdateGroup` (`PUT /iam/v1/groups/{id=**}`).
         ///
         /// Replaces the group named by `id` with the one sent: a writable field left out is cleared;
         /// output-only fields keep their stored values. The request is the group itself (v1's shape,
         /// kept).
         pub async fn update(&self, request: Group) -> Result<Group, runtime::Error> {
-            const UPDATE_GROUP: Route = Route {
-                grpc_path: "/platform.iam.v1.GroupService/UpdateGroup",
-                verb: "PUT",
-                prefix: "/iam/v1/groups",
-                variable: Some("id"),
-                body: Some("*"),
-            };
-            self.connection.call(&UPDATE_GROUP, request).await
+            self.connection.call(&Self::UPDATE_GROUP, request).await
         }
+        /// Where `DeleteGroup` is served: its gRPC path and HTTP rule.
+        pub const DELETE_GROUP: Route = Route {
+            grpc_path: "/platform.iam.v1.GroupService/DeleteGroup",
+            verb: "DELETE",
+            prefix: "/iam/v1/groups",
+            variable: Some("id"),
+            body: None,
+        };
         /// `DeleteGroup` (`DELETE /iam/v1/groups/{id=**}`).
         ///
         /// Deletes a group that has no child groups and no resources.
@@ -2515,14 +2526,7 @@ pub mod client {
             &self,
             request: DeleteGroupRequest,
         ) -> Result<(), runtime::Error> {
-            const DELETE_GROUP: Route = Route {
-                grpc_path: "/platform.iam.v1.GroupService/DeleteGroup",
-                verb: "DELETE",
-                prefix: "/iam/v1/groups",
-                variable: Some("id"),
-                body: None,
-            };
-            self.connection.call(&DELETE_GROUP, request).await
+            self.connection.call(&Self::DELETE_GROUP, request).await
         }
     }
     /// A client of `platform.iam.v1.IdentityService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
@@ -2537,6 +2541,14 @@ pub mod client {
         pub fn new(connection: Connection) -> Self {
             IdentityService { connection }
         }
+        /// Where `CreateIdentity` is served: its gRPC path and HTTP rule.
+        pub const CREATE_IDENTITY: Route = Route {
+            grpc_path: "/platform.iam.v1.IdentityService/CreateIdentity",
+            verb: "POST",
+            prefix: "/iam/v1/identities",
+            variable: Some("parent"),
+            body: Some("identity"),
+        };
         /// `CreateIdentity` (`POST /iam/v1/identities/{parent=**}`).
         ///
         /// Creates an identity in a group.
@@ -2544,15 +2556,16 @@ pub mod client {
             &self,
             request: CreateIdentityRequest,
         ) -> Result<Identity, runtime::Error> {
-            const CREATE_IDENTITY: Route = Route {
-                grpc_path: "/platform.iam.v1.IdentityService/CreateIdentity",
-                verb: "POST",
-                prefix: "/iam/v1/identities",
-                variable: Some("parent"),
-                body: Some("identity"),
-            };
-            self.connection.call(&CREATE_IDENTITY, request).await
+            self.connection.call(&Self::CREATE_IDENTITY, request).await
         }
+        /// Where `ListIdentities` is served: its gRPC path and HTTP rule.
+        pub const LIST_IDENTITIES: Route = Route {
+            grpc_path: "/platform.iam.v1.IdentityService/ListIdentities",
+            verb: "GET",
+            prefix: "/iam/v1/identities",
+            variable: None,
+            body: None,
+        };
         /// `ListIdentities` (`GET /iam/v1/identities`).
         ///
         /// Lists every identity matching the filters in one response, optionally windowed by `offset`
@@ -2562,15 +2575,16 @@ pub mod client {
             &self,
             request: ListIdentitiesRequest,
         ) -> Result<ListIdentitiesResponse, runtime::Error> {
-            const LIST_IDENTITIES: Route = Route {
-                grpc_path: "/platform.iam.v1.IdentityService/ListIdentities",
-                verb: "GET",
-                prefix: "/iam/v1/identities",
-                variable: None,
-                body: None,
-            };
-            self.connection.call(&LIST_IDENTITIES, request).await
+            self.connection.call(&Self::LIST_IDENTITIES, request).await
         }
+        /// Where `UpdateIdentity` is served: its gRPC path and HTTP rule.
+        pub const UPDATE_IDENTITY: Route = Route {
+            grpc_path: "/platform.iam.v1.IdentityService/UpdateIdentity",
+            verb: "PUT",
+            prefix: "/iam/v1/identities",
+            variable: Some("id"),
+            body: Some("*"),
+        };
         /// `UpdateIdentity` (`PUT /iam/v1/identities/{id=**}`).
         ///
         /// Replaces the identity named by `id` with the one sent: a writable field left out is
@@ -2580,15 +2594,16 @@ pub mod client {
             &self,
             request: Identity,
         ) -> Result<Identity, runtime::Error> {
-            const UPDATE_IDENTITY: Route = Route {
-                grpc_path: "/platform.iam.v1.IdentityService/UpdateIdentity",
-                verb: "PUT",
-                prefix: "/iam/v1/identities",
-                variable: Some("id"),
-                body: Some("*"),
-            };
-            self.connection.call(&UPDATE_IDENTITY, request).await
+            self.connection.call(&Self::UPDATE_IDENTITY, request).await
         }
+        /// Where `DeleteIdentity` is served: its gRPC path and HTTP rule.
+        pub const DELETE_IDENTITY: Route = Route {
+            grpc_path: "/platform.iam.v1.IdentityService/DeleteIdentity",
+            verb: "DELETE",
+            prefix: "/iam/v1/identities",
+            variable: Some("id"),
+            body: None,
+        };
         /// `DeleteIdentity` (`DELETE /iam/v1/identities/{id=**}`).
         ///
         /// Deletes an identity that no role binding refers to.
@@ -2596,14 +2611,7 @@ pub mod client {
             &self,
             request: DeleteIdentityRequest,
         ) -> Result<(), runtime::Error> {
-            const DELETE_IDENTITY: Route = Route {
-                grpc_path: "/platform.iam.v1.IdentityService/DeleteIdentity",
-                verb: "DELETE",
-                prefix: "/iam/v1/identities",
-                variable: Some("id"),
-                body: None,
-            };
-            self.connection.call(&DELETE_IDENTITY, request).await
+            self.connection.call(&Self::DELETE_IDENTITY, request).await
         }
     }
     /// A client of `platform.iam.v1.RoleBindingService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
@@ -2618,6 +2626,14 @@ pub mod client {
         pub fn new(connection: Connection) -> Self {
             RoleBindingService { connection }
         }
+        /// Where `CreateRoleBinding` is served: its gRPC path and HTTP rule.
+        pub const CREATE_ROLE_BINDING: Route = Route {
+            grpc_path: "/platform.iam.v1.RoleBindingService/CreateRoleBinding",
+            verb: "POST",
+            prefix: "/iam/v1/rolebindings",
+            variable: Some("parent"),
+            body: Some("role_binding"),
+        };
         /// `CreateRoleBinding` (`POST /iam/v1/rolebindings/{parent=**}`).
         ///
         /// Creates a role binding in a group.
@@ -2625,15 +2641,16 @@ pub mod client {
             &self,
             request: CreateRoleBindingRequest,
         ) -> Result<RoleBinding, runtime::Error> {
-            const CREATE_ROLE_BINDING: Route = Route {
-                grpc_path: "/platform.iam.v1.RoleBindingService/CreateRoleBinding",
-                verb: "POST",
-                prefix: "/iam/v1/rolebindings",
-                variable: Some("parent"),
-                body: Some("role_binding"),
-            };
-            self.connection.call(&CREATE_ROLE_BINDING, request).await
+            self.connection.call(&Self::CREATE_ROLE_BINDING, request).await
         }
+        /// Where `ListRoleBindings` is served: its gRPC path and HTTP rule.
+        pub const LIST_ROLE_BINDINGS: Route = Route {
+            grpc_path: "/platform.iam.v1.RoleBindingService/ListRoleBindings",
+            verb: "GET",
+            prefix: "/iam/v1/rolebindings",
+            variable: None,
+            body: None,
+        };
         /// `ListRoleBindings` (`GET /iam/v1/rolebindings`).
         ///
         /// Lists every role binding matching the filters in one response, optionally windowed by
@@ -2643,15 +2660,16 @@ pub mod client {
             &self,
             request: ListRoleBindingsRequest,
         ) -> Result<ListRoleBindingsResponse, runtime::Error> {
-            const LIST_ROLE_BINDINGS: Route = Route {
-                grpc_path: "/platform.iam.v1.RoleBindingService/ListRoleBindings",
-                verb: "GET",
-                prefix: "/iam/v1/rolebindings",
-                variable: None,
-                body: None,
-            };
-            self.connection.call(&LIST_ROLE_BINDINGS, request).await
+            self.connection.call(&Self::LIST_ROLE_BINDINGS, request).await
         }
+        /// Where `UpdateRoleBinding` is served: its gRPC path and HTTP rule.
+        pub const UPDATE_ROLE_BINDING: Route = Route {
+            grpc_path: "/platform.iam.v1.RoleBindingService/UpdateRoleBinding",
+            verb: "PUT",
+            prefix: "/iam/v1/rolebindings",
+            variable: Some("id"),
+            body: Some("*"),
+        };
         /// `UpdateRoleBinding` (`PUT /iam/v1/rolebindings/{id=**}`).
         ///
         /// Replaces the role binding named by `id` with the one sent: a writable field left out is
@@ -2661,15 +2679,16 @@ pub mod client {
             &self,
             request: RoleBinding,
         ) -> Result<RoleBinding, runtime::Error> {
-            const UPDATE_ROLE_BINDING: Route = Route {
-                grpc_path: "/platform.iam.v1.RoleBindingService/UpdateRoleBinding",
-                verb: "PUT",
-                prefix: "/iam/v1/rolebindings",
-                variable: Some("id"),
-                body: Some("*"),
-            };
-            self.connection.call(&UPDATE_ROLE_BINDING, request).await
+            self.connection.call(&Self::UPDATE_ROLE_BINDING, request).await
         }
+        /// Where `DeleteRoleBinding` is served: its gRPC path and HTTP rule.
+        pub const DELETE_ROLE_BINDING: Route = Route {
+            grpc_path: "/platform.iam.v1.RoleBindingService/DeleteRoleBinding",
+            verb: "DELETE",
+            prefix: "/iam/v1/rolebindings",
+            variable: Some("id"),
+            body: None,
+        };
         /// `DeleteRoleBinding` (`DELETE /iam/v1/rolebindings/{id=**}`).
         ///
         /// Deletes a role binding.
@@ -2677,14 +2696,7 @@ pub mod client {
             &self,
             request: DeleteRoleBindingRequest,
         ) -> Result<(), runtime::Error> {
-            const DELETE_ROLE_BINDING: Route = Route {
-                grpc_path: "/platform.iam.v1.RoleBindingService/DeleteRoleBinding",
-                verb: "DELETE",
-                prefix: "/iam/v1/rolebindings",
-                variable: Some("id"),
-                body: None,
-            };
-            self.connection.call(&DELETE_ROLE_BINDING, request).await
+            self.connection.call(&Self::DELETE_ROLE_BINDING, request).await
         }
     }
     /// A client of `platform.iam.v1.RoleService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
@@ -2699,6 +2711,14 @@ pub mod client {
         pub fn new(connection: Connection) -> Self {
             RoleService { connection }
         }
+        /// Where `CreateRole` is served: its gRPC path and HTTP rule.
+        pub const CREATE_ROLE: Route = Route {
+            grpc_path: "/platform.iam.v1.RoleService/CreateRole",
+            verb: "POST",
+            prefix: "/iam/v1/roles",
+            variable: Some("parent"),
+            body: Some("role"),
+        };
         /// `CreateRole` (`POST /iam/v1/roles/{parent=**}`).
         ///
         /// Creates a role in a group.
@@ -2706,15 +2726,16 @@ pub mod client {
             &self,
             request: CreateRoleRequest,
         ) -> Result<Role, runtime::Error> {
-            const CREATE_ROLE: Route = Route {
-                grpc_path: "/platform.iam.v1.RoleService/CreateRole",
-                verb: "POST",
-                prefix: "/iam/v1/roles",
-                variable: Some("parent"),
-                body: Some("role"),
-            };
-            self.connection.call(&CREATE_ROLE, request).await
+            self.connection.call(&Self::CREATE_ROLE, request).await
         }
+        /// Where `ListRoles` is served: its gRPC path and HTTP rule.
+        pub const LIST_ROLES: Route = Route {
+            grpc_path: "/platform.iam.v1.RoleService/ListRoles",
+            verb: "GET",
+            prefix: "/iam/v1/roles",
+            variable: None,
+            body: None,
+        };
         /// `ListRoles` (`GET /iam/v1/roles`).
         ///
         /// Lists every role matching the filters in one response, optionally windowed by `offset` and
@@ -2724,30 +2745,32 @@ pub mod client {
             &self,
             request: ListRolesRequest,
         ) -> Result<ListRolesResponse, runtime::Error> {
-            const LIST_ROLES: Route = Route {
-                grpc_path: "/platform.iam.v1.RoleService/ListRoles",
-                verb: "GET",
-                prefix: "/iam/v1/roles",
-                variable: None,
-                body: None,
-            };
-            self.connection.call(&LIST_ROLES, request).await
+            self.connection.call(&Self::LIST_ROLES, request).await
         }
+        /// Where `UpdateRole` is served: its gRPC path and HTTP rule.
+        pub const UPDATE_ROLE: Route = Route {
+            grpc_path: "/platform.iam.v1.RoleService/UpdateRole",
+            verb: "PUT",
+            prefix: "/iam/v1/roles",
+            variable: Some("id"),
+            body: Some("*"),
+        };
         /// `UpdateRole` (`PUT /iam/v1/roles/{id=**}`).
         ///
         /// Replaces the role named by `id` with the one sent: a writable field left out is cleared;
         /// output-only fields keep their stored values. The request is the role itself (v1's shape,
         /// kept).
         pub async fn update(&self, request: Role) -> Result<Role, runtime::Error> {
-            const UPDATE_ROLE: Route = Route {
-                grpc_path: "/platform.iam.v1.RoleService/UpdateRole",
-                verb: "PUT",
-                prefix: "/iam/v1/roles",
-                variable: Some("id"),
-                body: Some("*"),
-            };
-            self.connection.call(&UPDATE_ROLE, request).await
+            self.connection.call(&Self::UPDATE_ROLE, request).await
         }
+        /// Where `DeleteRole` is served: its gRPC path and HTTP rule.
+        pub const DELETE_ROLE: Route = Route {
+            grpc_path: "/platform.iam.v1.RoleService/DeleteRole",
+            verb: "DELETE",
+            prefix: "/iam/v1/roles",
+            variable: Some("id"),
+            body: None,
+        };
         /// `DeleteRole` (`DELETE /iam/v1/roles/{id=**}`).
         ///
         /// Deletes a role that no role binding refers to.
@@ -2755,14 +2778,7 @@ pub mod client {
             &self,
             request: DeleteRoleRequest,
         ) -> Result<(), runtime::Error> {
-            const DELETE_ROLE: Route = Route {
-                grpc_path: "/platform.iam.v1.RoleService/DeleteRole",
-                verb: "DELETE",
-                prefix: "/iam/v1/roles",
-                variable: Some("id"),
-                body: None,
-            };
-            self.connection.call(&DELETE_ROLE, request).await
+            self.connection.call(&Self::DELETE_ROLE, request).await
         }
     }
 }

@@ -4053,6 +4053,14 @@ pub mod client {
         pub fn new(connection: Connection) -> Self {
             GroupService { connection }
         }
+        /// Where `CreateGroup` is served: its gRPC path and HTTP rule.
+        pub const CREATE_GROUP: Route = Route {
+            grpc_path: "/platform.iam.v2.GroupService/CreateGroup",
+            verb: "POST",
+            prefix: "/iam/v2/groups",
+            variable: Some("parent"),
+            body: Some("group"),
+        };
         /// `CreateGroup` (`POST /iam/v2/groups/{parent=**}`).
         ///
         /// Creates a group under `parent`, or a root organization when `parent` is
@@ -4061,15 +4069,16 @@ pub mod client {
             &self,
             request: CreateGroupRequest,
         ) -> Result<Group, runtime::Error> {
-            const CREATE_GROUP: Route = Route {
-                grpc_path: "/platform.iam.v2.GroupService/CreateGroup",
-                verb: "POST",
-                prefix: "/iam/v2/groups",
-                variable: Some("parent"),
-                body: Some("group"),
-            };
-            self.connection.call(&CREATE_GROUP, request).await
+            self.connection.call(&Self::CREATE_GROUP, request).await
         }
+        /// Where `GetGroup` is served: its gRPC path and HTTP rule.
+        pub const GET_GROUP: Route = Route {
+            grpc_path: "/platform.iam.v2.GroupService/GetGroup",
+            verb: "GET",
+            prefix: "/iam/v2/groups",
+            variable: Some("uid"),
+            body: None,
+        };
         /// `GetGroup` (`GET /iam/v2/groups/{uid=**}`).
         ///
         /// Returns one group.
@@ -4077,15 +4086,16 @@ pub mod client {
             &self,
             request: GetGroupRequest,
         ) -> Result<Group, runtime::Error> {
-            const GET_GROUP: Route = Route {
-                grpc_path: "/platform.iam.v2.GroupService/GetGroup",
-                verb: "GET",
-                prefix: "/iam/v2/groups",
-                variable: Some("uid"),
-                body: None,
-            };
-            self.connection.call(&GET_GROUP, request).await
+            self.connection.call(&Self::GET_GROUP, request).await
         }
+        /// Where `ListGroups` is served: its gRPC path and HTTP rule.
+        pub const LIST_GROUPS: Route = Route {
+            grpc_path: "/platform.iam.v2.GroupService/ListGroups",
+            verb: "GET",
+            prefix: "/iam/v2/groups",
+            variable: None,
+            body: None,
+        };
         /// `ListGroups` (`GET /iam/v2/groups`).
         ///
         /// Lists groups, optionally restricted to a subtree.
@@ -4093,14 +4103,7 @@ pub mod client {
             &self,
             request: ListGroupsRequest,
         ) -> Result<ListGroupsResponse, runtime::Error> {
-            const LIST_GROUPS: Route = Route {
-                grpc_path: "/platform.iam.v2.GroupService/ListGroups",
-                verb: "GET",
-                prefix: "/iam/v2/groups",
-                variable: None,
-                body: None,
-            };
-            self.connection.call(&LIST_GROUPS, request).await
+            self.connection.call(&Self::LIST_GROUPS, request).await
         }
         /// Every page of `ListGroups`, from `request`'s page on, fetched as the stream is read.
         pub fn list_pages(
@@ -4131,6 +4134,14 @@ pub mod client {
                 |page| page.items,
             )
         }
+        /// Where `UpdateGroup` is served: its gRPC path and HTTP rule.
+        pub const UPDATE_GROUP: Route = Route {
+            grpc_path: "/platform.iam.v2.GroupService/UpdateGroup",
+            verb: "PATCH",
+            prefix: "/iam/v2/groups",
+            variable: Some("uid"),
+            body: Some("group"),
+        };
         /// `UpdateGroup` (`PATCH /iam/v2/groups/{uid=**}`).
         ///
         /// Changes the fields of a group named by `update_mask`.
@@ -4138,15 +4149,16 @@ pub mod client {
             &self,
             request: UpdateGroupRequest,
         ) -> Result<Group, runtime::Error> {
-            const UPDATE_GROUP: Route = Route {
-                grpc_path: "/platform.iam.v2.GroupService/UpdateGroup",
-                verb: "PATCH",
-                prefix: "/iam/v2/groups",
-                variable: Some("uid"),
-                body: Some("group"),
-            };
-            self.connection.call(&UPDATE_GROUP, request).await
+            self.connection.call(&Self::UPDATE_GROUP, request).await
         }
+        /// Where `DeleteGroup` is served: its gRPC path and HTTP rule.
+        pub const DELETE_GROUP: Route = Route {
+            grpc_path: "/platform.iam.v2.GroupService/DeleteGroup",
+            verb: "DELETE",
+            prefix: "/iam/v2/groups",
+            variable: Some("uid"),
+            body: None,
+        };
         /// `DeleteGroup` (`DELETE /iam/v2/groups/{uid=**}`).
         ///
         /// Deletes a group that has no child groups and no resources.
@@ -4154,14 +4166,7 @@ pub mod client {
             &self,
             request: DeleteGroupRequest,
         ) -> Result<(), runtime::Error> {
-            const DELETE_GROUP: Route = Route {
-                grpc_path: "/platform.iam.v2.GroupService/DeleteGroup",
-                verb: "DELETE",
-                prefix: "/iam/v2/groups",
-                variable: Some("uid"),
-                body: None,
-            };
-            self.connection.call(&DELETE_GROUP, request).await
+            self.connection.call(&Self::DELETE_GROUP, request).await
         }
     }
     /// A client of `platform.iam.v2.IdentityService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
@@ -4175,6 +4180,14 @@ pub mod client {
         pub fn new(connection: Connection) -> Self {
             IdentityService { connection }
         }
+        /// Where `CreateIdentity` is served: its gRPC path and HTTP rule.
+        pub const CREATE_IDENTITY: Route = Route {
+            grpc_path: "/platform.iam.v2.IdentityService/CreateIdentity",
+            verb: "POST",
+            prefix: "/iam/v2/identities",
+            variable: Some("parent"),
+            body: Some("identity"),
+        };
         /// `CreateIdentity` (`POST /iam/v2/identities/{parent=**}`).
         ///
         /// Creates an identity in a group.
@@ -4182,15 +4195,16 @@ pub mod client {
             &self,
             request: CreateIdentityRequest,
         ) -> Result<Identity, runtime::Error> {
-            const CREATE_IDENTITY: Route = Route {
-                grpc_path: "/platform.iam.v2.IdentityService/CreateIdentity",
-                verb: "POST",
-                prefix: "/iam/v2/identities",
-                variable: Some("parent"),
-                body: Some("identity"),
-            };
-            self.connection.call(&CREATE_IDENTITY, request).await
+            self.connection.call(&Self::CREATE_IDENTITY, request).await
         }
+        /// Where `GetIdentity` is served: its gRPC path and HTTP rule.
+        pub const GET_IDENTITY: Route = Route {
+            grpc_path: "/platform.iam.v2.IdentityService/GetIdentity",
+            verb: "GET",
+            prefix: "/iam/v2/identities",
+            variable: Some("uid"),
+            body: None,
+        };
         /// `GetIdentity` (`GET /iam/v2/identities/{uid=**}`).
         ///
         /// Returns one identity.
@@ -4198,15 +4212,16 @@ pub mod client {
             &self,
             request: GetIdentityRequest,
         ) -> Result<Identity, runtime::Error> {
-            const GET_IDENTITY: Route = Route {
-                grpc_path: "/platform.iam.v2.IdentityService/GetIdentity",
-                verb: "GET",
-                prefix: "/iam/v2/identities",
-                variable: Some("uid"),
-                body: None,
-            };
-            self.connection.call(&GET_IDENTITY, request).await
+            self.connection.call(&Self::GET_IDENTITY, request).await
         }
+        /// Where `ListIdentities` is served: its gRPC path and HTTP rule.
+        pub const LIST_IDENTITIES: Route = Route {
+            grpc_path: "/platform.iam.v2.IdentityService/ListIdentities",
+            verb: "GET",
+            prefix: "/iam/v2/identities",
+            variable: None,
+            body: None,
+        };
         /// `ListIdentities` (`GET /iam/v2/identities`).
         ///
         /// Lists identities, optionally restricted to a subtree.
@@ -4214,14 +4229,7 @@ pub mod client {
             &self,
             request: ListIdentitiesRequest,
         ) -> Result<ListIdentitiesResponse, runtime::Error> {
-            const LIST_IDENTITIES: Route = Route {
-                grpc_path: "/platform.iam.v2.IdentityService/ListIdentities",
-                verb: "GET",
-                prefix: "/iam/v2/identities",
-                variable: None,
-                body: None,
-            };
-            self.connection.call(&LIST_IDENTITIES, request).await
+            self.connection.call(&Self::LIST_IDENTITIES, request).await
         }
         /// Every page of `ListIdentities`, from `request`'s page on, fetched as the stream is read.
         pub fn list_pages(
@@ -4252,6 +4260,14 @@ pub mod client {
                 |page| page.items,
             )
         }
+        /// Where `UpdateIdentity` is served: its gRPC path and HTTP rule.
+        pub const UPDATE_IDENTITY: Route = Route {
+            grpc_path: "/platform.iam.v2.IdentityService/UpdateIdentity",
+            verb: "PATCH",
+            prefix: "/iam/v2/identities",
+            variable: Some("uid"),
+            body: Some("identity"),
+        };
         /// `UpdateIdentity` (`PATCH /iam/v2/identities/{uid=**}`).
         ///
         /// Changes the fields named by `update_mask`.
@@ -4259,15 +4275,16 @@ pub mod client {
             &self,
             request: UpdateIdentityRequest,
         ) -> Result<Identity, runtime::Error> {
-            const UPDATE_IDENTITY: Route = Route {
-                grpc_path: "/platform.iam.v2.IdentityService/UpdateIdentity",
-                verb: "PATCH",
-                prefix: "/iam/v2/identities",
-                variable: Some("uid"),
-                body: Some("identity"),
-            };
-            self.connection.call(&UPDATE_IDENTITY, request).await
+            self.connection.call(&Self::UPDATE_IDENTITY, request).await
         }
+        /// Where `DeleteIdentity` is served: its gRPC path and HTTP rule.
+        pub const DELETE_IDENTITY: Route = Route {
+            grpc_path: "/platform.iam.v2.IdentityService/DeleteIdentity",
+            verb: "DELETE",
+            prefix: "/iam/v2/identities",
+            variable: Some("uid"),
+            body: None,
+        };
         /// `DeleteIdentity` (`DELETE /iam/v2/identities/{uid=**}`).
         ///
         /// Deletes an identity.
@@ -4275,14 +4292,7 @@ pub mod client {
             &self,
             request: DeleteIdentityRequest,
         ) -> Result<(), runtime::Error> {
-            const DELETE_IDENTITY: Route = Route {
-                grpc_path: "/platform.iam.v2.IdentityService/DeleteIdentity",
-                verb: "DELETE",
-                prefix: "/iam/v2/identities",
-                variable: Some("uid"),
-                body: None,
-            };
-            self.connection.call(&DELETE_IDENTITY, request).await
+            self.connection.call(&Self::DELETE_IDENTITY, request).await
         }
     }
     /// A client of `platform.iam.v2.RoleBindingService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
@@ -4296,6 +4306,14 @@ pub mod client {
         pub fn new(connection: Connection) -> Self {
             RoleBindingService { connection }
         }
+        /// Where `CreateRoleBinding` is served: its gRPC path and HTTP rule.
+        pub const CREATE_ROLE_BINDING: Route = Route {
+            grpc_path: "/platform.iam.v2.RoleBindingService/CreateRoleBinding",
+            verb: "POST",
+            prefix: "/iam/v2/roleBindings",
+            variable: Some("parent"),
+            body: Some("role_binding"),
+        };
         /// `CreateRoleBinding` (`POST /iam/v2/roleBindings/{parent=**}`).
         ///
         /// Creates a role binding in a group.
@@ -4303,15 +4321,16 @@ pub mod client {
             &self,
             request: CreateRoleBindingRequest,
         ) -> Result<RoleBinding, runtime::Error> {
-            const CREATE_ROLE_BINDING: Route = Route {
-                grpc_path: "/platform.iam.v2.RoleBindingService/CreateRoleBinding",
-                verb: "POST",
-                prefix: "/iam/v2/roleBindings",
-                variable: Some("parent"),
-                body: Some("role_binding"),
-            };
-            self.connection.call(&CREATE_ROLE_BINDING, request).await
+            self.connection.call(&Self::CREATE_ROLE_BINDING, request).await
         }
+        /// Where `GetRoleBinding` is served: its gRPC path and HTTP rule.
+        pub const GET_ROLE_BINDING: Route = Route {
+            grpc_path: "/platform.iam.v2.RoleBindingService/GetRoleBinding",
+            verb: "GET",
+            prefix: "/iam/v2/roleBindings",
+            variable: Some("uid"),
+            body: None,
+        };
         /// `GetRoleBinding` (`GET /iam/v2/roleBindings/{uid=**}`).
         ///
         /// Returns one role binding.
@@ -4319,15 +4338,16 @@ pub mod client {
             &self,
             request: GetRoleBindingRequest,
         ) -> Result<RoleBinding, runtime::Error> {
-            const GET_ROLE_BINDING: Route = Route {
-                grpc_path: "/platform.iam.v2.RoleBindingService/GetRoleBinding",
-                verb: "GET",
-                prefix: "/iam/v2/roleBindings",
-                variable: Some("uid"),
-                body: None,
-            };
-            self.connection.call(&GET_ROLE_BINDING, request).await
+            self.connection.call(&Self::GET_ROLE_BINDING, request).await
         }
+        /// Where `ListRoleBindings` is served: its gRPC path and HTTP rule.
+        pub const LIST_ROLE_BINDINGS: Route = Route {
+            grpc_path: "/platform.iam.v2.RoleBindingService/ListRoleBindings",
+            verb: "GET",
+            prefix: "/iam/v2/roleBindings",
+            variable: None,
+            body: None,
+        };
         /// `ListRoleBindings` (`GET /iam/v2/roleBindings`).
         ///
         /// Lists role bindings, optionally restricted to a subtree.
@@ -4335,14 +4355,7 @@ pub mod client {
             &self,
             request: ListRoleBindingsRequest,
         ) -> Result<ListRoleBindingsResponse, runtime::Error> {
-            const LIST_ROLE_BINDINGS: Route = Route {
-                grpc_path: "/platform.iam.v2.RoleBindingService/ListRoleBindings",
-                verb: "GET",
-                prefix: "/iam/v2/roleBindings",
-                variable: None,
-                body: None,
-            };
-            self.connection.call(&LIST_ROLE_BINDINGS, request).await
+            self.connection.call(&Self::LIST_ROLE_BINDINGS, request).await
         }
         /// Every page of `ListRoleBindings`, from `request`'s page on, fetched as the stream is read.
         pub fn list_pages(
@@ -4373,6 +4386,14 @@ pub mod client {
                 |page| page.items,
             )
         }
+        /// Where `UpdateRoleBinding` is served: its gRPC path and HTTP rule.
+        pub const UPDATE_ROLE_BINDING: Route = Route {
+            grpc_path: "/platform.iam.v2.RoleBindingService/UpdateRoleBinding",
+            verb: "PATCH",
+            prefix: "/iam/v2/roleBindings",
+            variable: Some("uid"),
+            body: Some("role_binding"),
+        };
         /// `UpdateRoleBinding` (`PATCH /iam/v2/roleBindings/{uid=**}`).
         ///
         /// Changes the fields named by `update_mask`.
@@ -4380,15 +4401,16 @@ pub mod client {
             &self,
             request: UpdateRoleBindingRequest,
         ) -> Result<RoleBinding, runtime::Error> {
-            const UPDATE_ROLE_BINDING: Route = Route {
-                grpc_path: "/platform.iam.v2.RoleBindingService/UpdateRoleBinding",
-                verb: "PATCH",
-                prefix: "/iam/v2/roleBindings",
-                variable: Some("uid"),
-                body: Some("role_binding"),
-            };
-            self.connection.call(&UPDATE_ROLE_BINDING, request).await
+            self.connection.call(&Self::UPDATE_ROLE_BINDING, request).await
         }
+        /// Where `DeleteRoleBinding` is served: its gRPC path and HTTP rule.
+        pub const DELETE_ROLE_BINDING: Route = Route {
+            grpc_path: "/platform.iam.v2.RoleBindingService/DeleteRoleBinding",
+            verb: "DELETE",
+            prefix: "/iam/v2/roleBindings",
+            variable: Some("uid"),
+            body: None,
+        };
         /// `DeleteRoleBinding` (`DELETE /iam/v2/roleBindings/{uid=**}`).
         ///
         /// Deletes a role binding.
@@ -4396,14 +4418,7 @@ pub mod client {
             &self,
             request: DeleteRoleBindingRequest,
         ) -> Result<(), runtime::Error> {
-            const DELETE_ROLE_BINDING: Route = Route {
-                grpc_path: "/platform.iam.v2.RoleBindingService/DeleteRoleBinding",
-                verb: "DELETE",
-                prefix: "/iam/v2/roleBindings",
-                variable: Some("uid"),
-                body: None,
-            };
-            self.connection.call(&DELETE_ROLE_BINDING, request).await
+            self.connection.call(&Self::DELETE_ROLE_BINDING, request).await
         }
     }
     /// A client of `platform.iam.v2.RoleService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
@@ -4417,6 +4432,14 @@ pub mod client {
         pub fn new(connection: Connection) -> Self {
             RoleService { connection }
         }
+        /// Where `CreateRole` is served: its gRPC path and HTTP rule.
+        pub const CREATE_ROLE: Route = Route {
+            grpc_path: "/platform.iam.v2.RoleService/CreateRole",
+            verb: "POST",
+            prefix: "/iam/v2/roles",
+            variable: Some("parent"),
+            body: Some("role"),
+        };
         /// `CreateRole` (`POST /iam/v2/roles/{parent=**}`).
         ///
         /// Creates a role in a group.
@@ -4424,15 +4447,16 @@ pub mod client {
             &self,
             request: CreateRoleRequest,
         ) -> Result<Role, runtime::Error> {
-            const CREATE_ROLE: Route = Route {
-                grpc_path: "/platform.iam.v2.RoleService/CreateRole",
-                verb: "POST",
-                prefix: "/iam/v2/roles",
-                variable: Some("parent"),
-                body: Some("role"),
-            };
-            self.connection.call(&CREATE_ROLE, request).await
+            self.connection.call(&Self::CREATE_ROLE, request).await
         }
+        /// Where `GetRole` is served: its gRPC path and HTTP rule.
+        pub const GET_ROLE: Route = Route {
+            grpc_path: "/platform.iam.v2.RoleService/GetRole",
+            verb: "GET",
+            prefix: "/iam/v2/roles",
+            variable: Some("uid"),
+            body: None,
+        };
         /// `GetRole` (`GET /iam/v2/roles/{uid=**}`).
         ///
         /// Returns one role.
@@ -4440,15 +4464,16 @@ pub mod client {
             &self,
             request: GetRoleRequest,
         ) -> Result<Role, runtime::Error> {
-            const GET_ROLE: Route = Route {
-                grpc_path: "/platform.iam.v2.RoleService/GetRole",
-                verb: "GET",
-                prefix: "/iam/v2/roles",
-                variable: Some("uid"),
-                body: None,
-            };
-            self.connection.call(&GET_ROLE, request).await
+            self.connection.call(&Self::GET_ROLE, request).await
         }
+        /// Where `ListRoles` is served: its gRPC path and HTTP rule.
+        pub const LIST_ROLES: Route = Route {
+            grpc_path: "/platform.iam.v2.RoleService/ListRoles",
+            verb: "GET",
+            prefix: "/iam/v2/roles",
+            variable: None,
+            body: None,
+        };
         /// `ListRoles` (`GET /iam/v2/roles`).
         ///
         /// Lists roles, optionally restricted to a subtree.
@@ -4456,14 +4481,7 @@ pub mod client {
             &self,
             request: ListRolesRequest,
         ) -> Result<ListRolesResponse, runtime::Error> {
-            const LIST_ROLES: Route = Route {
-                grpc_path: "/platform.iam.v2.RoleService/ListRoles",
-                verb: "GET",
-                prefix: "/iam/v2/roles",
-                variable: None,
-                body: None,
-            };
-            self.connection.call(&LIST_ROLES, request).await
+            self.connection.call(&Self::LIST_ROLES, request).await
         }
         /// Every page of `ListRoles`, from `request`'s page on, fetched as the stream is read.
         pub fn list_pages(
@@ -4494,6 +4512,14 @@ pub mod client {
                 |page| page.items,
             )
         }
+        /// Where `UpdateRole` is served: its gRPC path and HTTP rule.
+        pub const UPDATE_ROLE: Route = Route {
+            grpc_path: "/platform.iam.v2.RoleService/UpdateRole",
+            verb: "PATCH",
+            prefix: "/iam/v2/roles",
+            variable: Some("uid"),
+            body: Some("role"),
+        };
         /// `UpdateRole` (`PATCH /iam/v2/roles/{uid=**}`).
         ///
         /// Changes the fields of a role named by `update_mask`.
@@ -4501,15 +4527,16 @@ pub mod client {
             &self,
             request: UpdateRoleRequest,
         ) -> Result<Role, runtime::Error> {
-            const UPDATE_ROLE: Route = Route {
-                grpc_path: "/platform.iam.v2.RoleService/UpdateRole",
-                verb: "PATCH",
-                prefix: "/iam/v2/roles",
-                variable: Some("uid"),
-                body: Some("role"),
-            };
-            self.connection.call(&UPDATE_ROLE, request).await
+            self.connection.call(&Self::UPDATE_ROLE, request).await
         }
+        /// Where `DeleteRole` is served: its gRPC path and HTTP rule.
+        pub const DELETE_ROLE: Route = Route {
+            grpc_path: "/platform.iam.v2.RoleService/DeleteRole",
+            verb: "DELETE",
+            prefix: "/iam/v2/roles",
+            variable: Some("uid"),
+            body: None,
+        };
         /// `DeleteRole` (`DELETE /iam/v2/roles/{uid=**}`).
         ///
         /// Deletes a role that no role binding refers to.
@@ -4517,14 +4544,7 @@ pub mod client {
             &self,
             request: DeleteRoleRequest,
         ) -> Result<(), runtime::Error> {
-            const DELETE_ROLE: Route = Route {
-                grpc_path: "/platform.iam.v2.RoleService/DeleteRole",
-                verb: "DELETE",
-                prefix: "/iam/v2/roles",
-                variable: Some("uid"),
-                body: None,
-            };
-            self.connection.call(&DELETE_ROLE, request).await
+            self.connection.call(&Self::DELETE_ROLE, request).await
         }
     }
 }

@@ -711,6 +711,14 @@ pub mod client {
         pub fn new(connection: Connection) -> Self {
             ArtifactService { connection }
         }
+        /// Where `CreateArtifact` is served: its gRPC path and HTTP rule.
+        pub const CREATE_ARTIFACT: Route = Route {
+            grpc_path: "/platform.libraries.v1.ArtifactService/CreateArtifact",
+            verb: "POST",
+            prefix: "/libraries/v1/artifacts",
+            variable: Some("parent"),
+            body: Some("artifact"),
+        };
         /// `CreateArtifact` (`POST /libraries/v1/artifacts/{parent=**}`).
         ///
         /// Creates a library artifact in a group.
@@ -718,15 +726,16 @@ pub mod client {
             &self,
             request: CreateArtifactRequest,
         ) -> Result<Artifact, runtime::Error> {
-            const CREATE_ARTIFACT: Route = Route {
-                grpc_path: "/platform.libraries.v1.ArtifactService/CreateArtifact",
-                verb: "POST",
-                prefix: "/libraries/v1/artifacts",
-                variable: Some("parent"),
-                body: Some("artifact"),
-            };
-            self.connection.call(&CREATE_ARTIFACT, request).await
+            self.connection.call(&Self::CREATE_ARTIFACT, request).await
         }
+        /// Where `GetArtifact` is served: its gRPC path and HTTP rule.
+        pub const GET_ARTIFACT: Route = Route {
+            grpc_path: "/platform.libraries.v1.ArtifactService/GetArtifact",
+            verb: "GET",
+            prefix: "/libraries/v1/artifacts",
+            variable: Some("id"),
+            body: None,
+        };
         /// `GetArtifact` (`GET /libraries/v1/artifacts/{id=**}`).
         ///
         /// Returns one library artifact.
@@ -734,15 +743,16 @@ pub mod client {
             &self,
             request: GetArtifactRequest,
         ) -> Result<Artifact, runtime::Error> {
-            const GET_ARTIFACT: Route = Route {
-                grpc_path: "/platform.libraries.v1.ArtifactService/GetArtifact",
-                verb: "GET",
-                prefix: "/libraries/v1/artifacts",
-                variable: Some("id"),
-                body: None,
-            };
-            self.connection.call(&GET_ARTIFACT, request).await
+            self.connection.call(&Self::GET_ARTIFACT, request).await
         }
+        /// Where `ListArtifacts` is served: its gRPC path and HTTP rule.
+        pub const LIST_ARTIFACTS: Route = Route {
+            grpc_path: "/platform.libraries.v1.ArtifactService/ListArtifacts",
+            verb: "GET",
+            prefix: "/libraries/v1/artifacts",
+            variable: None,
+            body: None,
+        };
         /// `ListArtifacts` (`GET /libraries/v1/artifacts`).
         ///
         /// Lists every library artifact matching the filters in one response, optionally windowed by
@@ -752,15 +762,16 @@ pub mod client {
             &self,
             request: ListArtifactsRequest,
         ) -> Result<ListArtifactsResponse, runtime::Error> {
-            const LIST_ARTIFACTS: Route = Route {
-                grpc_path: "/platform.libraries.v1.ArtifactService/ListArtifacts",
-                verb: "GET",
-                prefix: "/libraries/v1/artifacts",
-                variable: None,
-                body: None,
-            };
-            self.connection.call(&LIST_ARTIFACTS, request).await
+            self.connection.call(&Self::LIST_ARTIFACTS, request).await
         }
+        /// Where `UpdateArtifact` is served: its gRPC path and HTTP rule.
+        pub const UPDATE_ARTIFACT: Route = Route {
+            grpc_path: "/platform.libraries.v1.ArtifactService/UpdateArtifact",
+            verb: "PUT",
+            prefix: "/libraries/v1/artifacts",
+            variable: Some("id"),
+            body: Some("*"),
+        };
         /// `UpdateArtifact` (`PUT /libraries/v1/artifacts/{id=**}`).
         ///
         /// Replaces the library artifact named by `id` with the one sent: a writable field left out
@@ -770,15 +781,16 @@ pub mod client {
             &self,
             request: Artifact,
         ) -> Result<Artifact, runtime::Error> {
-            const UPDATE_ARTIFACT: Route = Route {
-                grpc_path: "/platform.libraries.v1.ArtifactService/UpdateArtifact",
-                verb: "PUT",
-                prefix: "/libraries/v1/artifacts",
-                variable: Some("id"),
-                body: Some("*"),
-            };
-            self.connection.call(&UPDATE_ARTIFACT, request).await
+            self.connection.call(&Self::UPDATE_ARTIFACT, request).await
         }
+        /// Where `DeleteArtifact` is served: its gRPC path and HTTP rule.
+        pub const DELETE_ARTIFACT: Route = Route {
+            grpc_path: "/platform.libraries.v1.ArtifactService/DeleteArtifact",
+            verb: "DELETE",
+            prefix: "/libraries/v1/artifacts",
+            variable: Some("id"),
+            body: None,
+        };
         /// `DeleteArtifact` (`DELETE /libraries/v1/artifacts/{id=**}`).
         ///
         /// Deletes a library artifact.
@@ -786,14 +798,7 @@ pub mod client {
             &self,
             request: DeleteArtifactRequest,
         ) -> Result<(), runtime::Error> {
-            const DELETE_ARTIFACT: Route = Route {
-                grpc_path: "/platform.libraries.v1.ArtifactService/DeleteArtifact",
-                verb: "DELETE",
-                prefix: "/libraries/v1/artifacts",
-                variable: Some("id"),
-                body: None,
-            };
-            self.connection.call(&DELETE_ARTIFACT, request).await
+            self.connection.call(&Self::DELETE_ARTIFACT, request).await
         }
     }
 }

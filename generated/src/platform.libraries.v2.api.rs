@@ -974,6 +974,14 @@ pub mod client {
         pub fn new(connection: Connection) -> Self {
             ArtifactService { connection }
         }
+        /// Where `CreateArtifact` is served: its gRPC path and HTTP rule.
+        pub const CREATE_ARTIFACT: Route = Route {
+            grpc_path: "/platform.libraries.v2.ArtifactService/CreateArtifact",
+            verb: "POST",
+            prefix: "/libraries/v2/artifacts",
+            variable: Some("parent"),
+            body: Some("artifact"),
+        };
         /// `CreateArtifact` (`POST /libraries/v2/artifacts/{parent=**}`).
         ///
         /// Creates a library artifact in a group.
@@ -981,15 +989,16 @@ pub mod client {
             &self,
             request: CreateArtifactRequest,
         ) -> Result<Artifact, runtime::Error> {
-            const CREATE_ARTIFACT: Route = Route {
-                grpc_path: "/platform.libraries.v2.ArtifactService/CreateArtifact",
-                verb: "POST",
-                prefix: "/libraries/v2/artifacts",
-                variable: Some("parent"),
-                body: Some("artifact"),
-            };
-            self.connection.call(&CREATE_ARTIFACT, request).await
+            self.connection.call(&Self::CREATE_ARTIFACT, request).await
         }
+        /// Where `GetArtifact` is served: its gRPC path and HTTP rule.
+        pub const GET_ARTIFACT: Route = Route {
+            grpc_path: "/platform.libraries.v2.ArtifactService/GetArtifact",
+            verb: "GET",
+            prefix: "/libraries/v2/artifacts",
+            variable: Some("uid"),
+            body: None,
+        };
         /// `GetArtifact` (`GET /libraries/v2/artifacts/{uid=**}`).
         ///
         /// Returns one library artifact.
@@ -997,15 +1006,16 @@ pub mod client {
             &self,
             request: GetArtifactRequest,
         ) -> Result<Artifact, runtime::Error> {
-            const GET_ARTIFACT: Route = Route {
-                grpc_path: "/platform.libraries.v2.ArtifactService/GetArtifact",
-                verb: "GET",
-                prefix: "/libraries/v2/artifacts",
-                variable: Some("uid"),
-                body: None,
-            };
-            self.connection.call(&GET_ARTIFACT, request).await
+            self.connection.call(&Self::GET_ARTIFACT, request).await
         }
+        /// Where `ListArtifacts` is served: its gRPC path and HTTP rule.
+        pub const LIST_ARTIFACTS: Route = Route {
+            grpc_path: "/platform.libraries.v2.ArtifactService/ListArtifacts",
+            verb: "GET",
+            prefix: "/libraries/v2/artifacts",
+            variable: None,
+            body: None,
+        };
         /// `ListArtifacts` (`GET /libraries/v2/artifacts`).
         ///
         /// Lists library artifacts, optionally restricted to a subtree.
@@ -1013,14 +1023,7 @@ pub mod client {
             &self,
             request: ListArtifactsRequest,
         ) -> Result<ListArtifactsResponse, runtime::Error> {
-            const LIST_ARTIFACTS: Route = Route {
-                grpc_path: "/platform.libraries.v2.ArtifactService/ListArtifacts",
-                verb: "GET",
-                prefix: "/libraries/v2/artifacts",
-                variable: None,
-                body: None,
-            };
-            self.connection.call(&LIST_ARTIFACTS, request).await
+            self.connection.call(&Self::LIST_ARTIFACTS, request).await
         }
         /// Every page of `ListArtifacts`, from `request`'s page on, fetched as the stream is read.
         pub fn list_pages(
@@ -1051,6 +1054,14 @@ pub mod client {
                 |page| page.items,
             )
         }
+        /// Where `UpdateArtifact` is served: its gRPC path and HTTP rule.
+        pub const UPDATE_ARTIFACT: Route = Route {
+            grpc_path: "/platform.libraries.v2.ArtifactService/UpdateArtifact",
+            verb: "PATCH",
+            prefix: "/libraries/v2/artifacts",
+            variable: Some("uid"),
+            body: Some("artifact"),
+        };
         /// `UpdateArtifact` (`PATCH /libraries/v2/artifacts/{uid=**}`).
         ///
         /// Changes the fields named by `update_mask`.
@@ -1058,15 +1069,16 @@ pub mod client {
             &self,
             request: UpdateArtifactRequest,
         ) -> Result<Artifact, runtime::Error> {
-            const UPDATE_ARTIFACT: Route = Route {
-                grpc_path: "/platform.libraries.v2.ArtifactService/UpdateArtifact",
-                verb: "PATCH",
-                prefix: "/libraries/v2/artifacts",
-                variable: Some("uid"),
-                body: Some("artifact"),
-            };
-            self.connection.call(&UPDATE_ARTIFACT, request).await
+            self.connection.call(&Self::UPDATE_ARTIFACT, request).await
         }
+        /// Where `DeleteArtifact` is served: its gRPC path and HTTP rule.
+        pub const DELETE_ARTIFACT: Route = Route {
+            grpc_path: "/platform.libraries.v2.ArtifactService/DeleteArtifact",
+            verb: "DELETE",
+            prefix: "/libraries/v2/artifacts",
+            variable: Some("uid"),
+            body: None,
+        };
         /// `DeleteArtifact` (`DELETE /libraries/v2/artifacts/{uid=**}`).
         ///
         /// Deletes a library artifact.
@@ -1074,14 +1086,7 @@ pub mod client {
             &self,
             request: DeleteArtifactRequest,
         ) -> Result<(), runtime::Error> {
-            const DELETE_ARTIFACT: Route = Route {
-                grpc_path: "/platform.libraries.v2.ArtifactService/DeleteArtifact",
-                verb: "DELETE",
-                prefix: "/libraries/v2/artifacts",
-                variable: Some("uid"),
-                body: None,
-            };
-            self.connection.call(&DELETE_ARTIFACT, request).await
+            self.connection.call(&Self::DELETE_ARTIFACT, request).await
         }
     }
 }

@@ -588,6 +588,14 @@ pub mod client {
         pub fn new(connection: Connection) -> Self {
             RepoService { connection }
         }
+        /// Where `CreateRepo` is served: its gRPC path and HTTP rule.
+        pub const CREATE_REPO: Route = Route {
+            grpc_path: "/platform.registry.v1.RepoService/CreateRepo",
+            verb: "POST",
+            prefix: "/registry/v1/repos",
+            variable: Some("parent"),
+            body: Some("repo"),
+        };
         /// `CreateRepo` (`POST /registry/v1/repos/{parent=**}`).
         ///
         /// Creates a container repository in a group.
@@ -595,15 +603,16 @@ pub mod client {
             &self,
             request: CreateRepoRequest,
         ) -> Result<Repo, runtime::Error> {
-            const CREATE_REPO: Route = Route {
-                grpc_path: "/platform.registry.v1.RepoService/CreateRepo",
-                verb: "POST",
-                prefix: "/registry/v1/repos",
-                variable: Some("parent"),
-                body: Some("repo"),
-            };
-            self.connection.call(&CREATE_REPO, request).await
+            self.connection.call(&Self::CREATE_REPO, request).await
         }
+        /// Where `ListRepos` is served: its gRPC path and HTTP rule.
+        pub const LIST_REPOS: Route = Route {
+            grpc_path: "/platform.registry.v1.RepoService/ListRepos",
+            verb: "GET",
+            prefix: "/registry/v1/repos",
+            variable: None,
+            body: None,
+        };
         /// `ListRepos` (`GET /registry/v1/repos`).
         ///
         /// Lists every container repository matching the filters in one response, optionally windowed
@@ -613,30 +622,32 @@ pub mod client {
             &self,
             request: ListReposRequest,
         ) -> Result<ListReposResponse, runtime::Error> {
-            const LIST_REPOS: Route = Route {
-                grpc_path: "/platform.registry.v1.RepoService/ListRepos",
-                verb: "GET",
-                prefix: "/registry/v1/repos",
-                variable: None,
-                body: None,
-            };
-            self.connection.call(&LIST_REPOS, request).await
+            self.connection.call(&Self::LIST_REPOS, request).await
         }
+        /// Where `UpdateRepo` is served: its gRPC path and HTTP rule.
+        pub const UPDATE_REPO: Route = Route {
+            grpc_path: "/platform.registry.v1.RepoService/UpdateRepo",
+            verb: "PUT",
+            prefix: "/registry/v1/repos",
+            variable: Some("id"),
+            body: Some("*"),
+        };
         /// `UpdateRepo` (`PUT /registry/v1/repos/{id=**}`).
         ///
         /// Replaces the container repository named by `id` with the one sent: a writable field left
         /// out is cleared; output-only fields keep their stored values. The request is the container
         /// repository itself (v1's shape, kept).
         pub async fn update(&self, request: Repo) -> Result<Repo, runtime::Error> {
-            const UPDATE_REPO: Route = Route {
-                grpc_path: "/platform.registry.v1.RepoService/UpdateRepo",
-                verb: "PUT",
-                prefix: "/registry/v1/repos",
-                variable: Some("id"),
-                body: Some("*"),
-            };
-            self.connection.call(&UPDATE_REPO, request).await
+            self.connection.call(&Self::UPDATE_REPO, request).await
         }
+        /// Where `DeleteRepo` is served: its gRPC path and HTTP rule.
+        pub const DELETE_REPO: Route = Route {
+            grpc_path: "/platform.registry.v1.RepoService/DeleteRepo",
+            verb: "DELETE",
+            prefix: "/registry/v1/repos",
+            variable: Some("id"),
+            body: None,
+        };
         /// `DeleteRepo` (`DELETE /registry/v1/repos/{id=**}`).
         ///
         /// Deletes a container repository.
@@ -644,14 +655,7 @@ pub mod client {
             &self,
             request: DeleteRepoRequest,
         ) -> Result<(), runtime::Error> {
-            const DELETE_REPO: Route = Route {
-                grpc_path: "/platform.registry.v1.RepoService/DeleteRepo",
-                verb: "DELETE",
-                prefix: "/registry/v1/repos",
-                variable: Some("id"),
-                body: None,
-            };
-            self.connection.call(&DELETE_REPO, request).await
+            self.connection.call(&Self::DELETE_REPO, request).await
         }
     }
 }

@@ -944,6 +944,14 @@ pub mod client {
         pub fn new(connection: Connection) -> Self {
             RepoService { connection }
         }
+        /// Where `CreateRepo` is served: its gRPC path and HTTP rule.
+        pub const CREATE_REPO: Route = Route {
+            grpc_path: "/platform.registry.v2.RepoService/CreateRepo",
+            verb: "POST",
+            prefix: "/registry/v2/repos",
+            variable: Some("parent"),
+            body: Some("repo"),
+        };
         /// `CreateRepo` (`POST /registry/v2/repos/{parent=**}`).
         ///
         /// Creates a container repository in a group.
@@ -951,15 +959,16 @@ pub mod client {
             &self,
             request: CreateRepoRequest,
         ) -> Result<Repo, runtime::Error> {
-            const CREATE_REPO: Route = Route {
-                grpc_path: "/platform.registry.v2.RepoService/CreateRepo",
-                verb: "POST",
-                prefix: "/registry/v2/repos",
-                variable: Some("parent"),
-                body: Some("repo"),
-            };
-            self.connection.call(&CREATE_REPO, request).await
+            self.connection.call(&Self::CREATE_REPO, request).await
         }
+        /// Where `GetRepo` is served: its gRPC path and HTTP rule.
+        pub const GET_REPO: Route = Route {
+            grpc_path: "/platform.registry.v2.RepoService/GetRepo",
+            verb: "GET",
+            prefix: "/registry/v2/repos",
+            variable: Some("uid"),
+            body: None,
+        };
         /// `GetRepo` (`GET /registry/v2/repos/{uid=**}`).
         ///
         /// Returns one container repository.
@@ -967,15 +976,16 @@ pub mod client {
             &self,
             request: GetRepoRequest,
         ) -> Result<Repo, runtime::Error> {
-            const GET_REPO: Route = Route {
-                grpc_path: "/platform.registry.v2.RepoService/GetRepo",
-                verb: "GET",
-                prefix: "/registry/v2/repos",
-                variable: Some("uid"),
-                body: None,
-            };
-            self.connection.call(&GET_REPO, request).await
+            self.connection.call(&Self::GET_REPO, request).await
         }
+        /// Where `ListRepos` is served: its gRPC path and HTTP rule.
+        pub const LIST_REPOS: Route = Route {
+            grpc_path: "/platform.registry.v2.RepoService/ListRepos",
+            verb: "GET",
+            prefix: "/registry/v2/repos",
+            variable: None,
+            body: None,
+        };
         /// `ListRepos` (`GET /registry/v2/repos`).
         ///
         /// Lists container repositories, optionally restricted to a subtree.
@@ -983,14 +993,7 @@ pub mod client {
             &self,
             request: ListReposRequest,
         ) -> Result<ListReposResponse, runtime::Error> {
-            const LIST_REPOS: Route = Route {
-                grpc_path: "/platform.registry.v2.RepoService/ListRepos",
-                verb: "GET",
-                prefix: "/registry/v2/repos",
-                variable: None,
-                body: None,
-            };
-            self.connection.call(&LIST_REPOS, request).await
+            self.connection.call(&Self::LIST_REPOS, request).await
         }
         /// Every page of `ListRepos`, from `request`'s page on, fetched as the stream is read.
         pub fn list_pages(
@@ -1021,6 +1024,14 @@ pub mod client {
                 |page| page.items,
             )
         }
+        /// Where `UpdateRepo` is served: its gRPC path and HTTP rule.
+        pub const UPDATE_REPO: Route = Route {
+            grpc_path: "/platform.registry.v2.RepoService/UpdateRepo",
+            verb: "PATCH",
+            prefix: "/registry/v2/repos",
+            variable: Some("uid"),
+            body: Some("repo"),
+        };
         /// `UpdateRepo` (`PATCH /registry/v2/repos/{uid=**}`).
         ///
         /// Changes the fields named by `update_mask`.
@@ -1028,15 +1039,16 @@ pub mod client {
             &self,
             request: UpdateRepoRequest,
         ) -> Result<Repo, runtime::Error> {
-            const UPDATE_REPO: Route = Route {
-                grpc_path: "/platform.registry.v2.RepoService/UpdateRepo",
-                verb: "PATCH",
-                prefix: "/registry/v2/repos",
-                variable: Some("uid"),
-                body: Some("repo"),
-            };
-            self.connection.call(&UPDATE_REPO, request).await
+            self.connection.call(&Self::UPDATE_REPO, request).await
         }
+        /// Where `DeleteRepo` is served: its gRPC path and HTTP rule.
+        pub const DELETE_REPO: Route = Route {
+            grpc_path: "/platform.registry.v2.RepoService/DeleteRepo",
+            verb: "DELETE",
+            prefix: "/registry/v2/repos",
+            variable: Some("uid"),
+            body: None,
+        };
         /// `DeleteRepo` (`DELETE /registry/v2/repos/{uid=**}`).
         ///
         /// Deletes a container repository.
@@ -1044,14 +1056,7 @@ pub mod client {
             &self,
             request: DeleteRepoRequest,
         ) -> Result<(), runtime::Error> {
-            const DELETE_REPO: Route = Route {
-                grpc_path: "/platform.registry.v2.RepoService/DeleteRepo",
-                verb: "DELETE",
-                prefix: "/registry/v2/repos",
-                variable: Some("uid"),
-                body: None,
-            };
-            self.connection.call(&DELETE_REPO, request).await
+            self.connection.call(&Self::DELETE_REPO, request).await
         }
     }
 }

@@ -189,6 +189,14 @@ pub mod client {
         pub fn new(connection: Connection) -> Self {
             TokenService { connection }
         }
+        /// Where `ExchangeToken` is served: its gRPC path and HTTP rule.
+        pub const EXCHANGE_TOKEN: Route = Route {
+            grpc_path: "/platform.sts.v1.TokenService/ExchangeToken",
+            verb: "GET",
+            prefix: "/sts/exchange",
+            variable: None,
+            body: None,
+        };
         /// `ExchangeToken` (`GET /sts/exchange`).
         ///
         /// Exchanges the identity token sent as the bearer token (an OIDC JWT whose
@@ -198,14 +206,7 @@ pub mod client {
             &self,
             request: ExchangeTokenRequest,
         ) -> Result<ExchangeTokenResponse, runtime::Error> {
-            const EXCHANGE_TOKEN: Route = Route {
-                grpc_path: "/platform.sts.v1.TokenService/ExchangeToken",
-                verb: "GET",
-                prefix: "/sts/exchange",
-                variable: None,
-                body: None,
-            };
-            self.connection.call(&EXCHANGE_TOKEN, request).await
+            self.connection.call(&Self::EXCHANGE_TOKEN, request).await
         }
     }
 }

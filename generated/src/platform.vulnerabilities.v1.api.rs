@@ -775,6 +775,14 @@ pub mod client {
         pub fn new(connection: Connection) -> Self {
             AdvisoryService { connection }
         }
+        /// Where `CreateAdvisory` is served: its gRPC path and HTTP rule.
+        pub const CREATE_ADVISORY: Route = Route {
+            grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/CreateAdvisory",
+            verb: "POST",
+            prefix: "/vulnerabilities/v1/advisories",
+            variable: Some("parent"),
+            body: Some("advisory"),
+        };
         /// `CreateAdvisory` (`POST /vulnerabilities/v1/advisories/{parent=**}`).
         ///
         /// Creates a vulnerability advisory in a group.
@@ -782,15 +790,16 @@ pub mod client {
             &self,
             request: CreateAdvisoryRequest,
         ) -> Result<Advisory, runtime::Error> {
-            const CREATE_ADVISORY: Route = Route {
-                grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/CreateAdvisory",
-                verb: "POST",
-                prefix: "/vulnerabilities/v1/advisories",
-                variable: Some("parent"),
-                body: Some("advisory"),
-            };
-            self.connection.call(&CREATE_ADVISORY, request).await
+            self.connection.call(&Self::CREATE_ADVISORY, request).await
         }
+        /// Where `GetAdvisory` is served: its gRPC path and HTTP rule.
+        pub const GET_ADVISORY: Route = Route {
+            grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/GetAdvisory",
+            verb: "GET",
+            prefix: "/vulnerabilities/v1/advisories",
+            variable: Some("id"),
+            body: None,
+        };
         /// `GetAdvisory` (`GET /vulnerabilities/v1/advisories/{id=**}`).
         ///
         /// Returns one vulnerability advisory.
@@ -798,15 +807,16 @@ pub mod client {
             &self,
             request: GetAdvisoryRequest,
         ) -> Result<Advisory, runtime::Error> {
-            const GET_ADVISORY: Route = Route {
-                grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/GetAdvisory",
-                verb: "GET",
-                prefix: "/vulnerabilities/v1/advisories",
-                variable: Some("id"),
-                body: None,
-            };
-            self.connection.call(&GET_ADVISORY, request).await
+            self.connection.call(&Self::GET_ADVISORY, request).await
         }
+        /// Where `ListAdvisories` is served: its gRPC path and HTTP rule.
+        pub const LIST_ADVISORIES: Route = Route {
+            grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/ListAdvisories",
+            verb: "GET",
+            prefix: "/vulnerabilities/v1/advisories",
+            variable: None,
+            body: None,
+        };
         /// `ListAdvisories` (`GET /vulnerabilities/v1/advisories`).
         ///
         /// Lists every vulnerability advisory matching the filters in one response, optionally
@@ -816,15 +826,16 @@ pub mod client {
             &self,
             request: ListAdvisoriesRequest,
         ) -> Result<ListAdvisoriesResponse, runtime::Error> {
-            const LIST_ADVISORIES: Route = Route {
-                grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/ListAdvisories",
-                verb: "GET",
-                prefix: "/vulnerabilities/v1/advisories",
-                variable: None,
-                body: None,
-            };
-            self.connection.call(&LIST_ADVISORIES, request).await
+            self.connection.call(&Self::LIST_ADVISORIES, request).await
         }
+        /// Where `UpdateAdvisory` is served: its gRPC path and HTTP rule.
+        pub const UPDATE_ADVISORY: Route = Route {
+            grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/UpdateAdvisory",
+            verb: "PUT",
+            prefix: "/vulnerabilities/v1/advisories",
+            variable: Some("id"),
+            body: Some("*"),
+        };
         /// `UpdateAdvisory` (`PUT /vulnerabilities/v1/advisories/{id=**}`).
         ///
         /// Replaces the vulnerability advisory named by `id` with the one sent: a writable field left
@@ -834,15 +845,16 @@ pub mod client {
             &self,
             request: Advisory,
         ) -> Result<Advisory, runtime::Error> {
-            const UPDATE_ADVISORY: Route = Route {
-                grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/UpdateAdvisory",
-                verb: "PUT",
-                prefix: "/vulnerabilities/v1/advisories",
-                variable: Some("id"),
-                body: Some("*"),
-            };
-            self.connection.call(&UPDATE_ADVISORY, request).await
+            self.connection.call(&Self::UPDATE_ADVISORY, request).await
         }
+        /// Where `DeleteAdvisory` is served: its gRPC path and HTTP rule.
+        pub const DELETE_ADVISORY: Route = Route {
+            grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/DeleteAdvisory",
+            verb: "DELETE",
+            prefix: "/vulnerabilities/v1/advisories",
+            variable: Some("id"),
+            body: None,
+        };
         /// `DeleteAdvisory` (`DELETE /vulnerabilities/v1/advisories/{id=**}`).
         ///
         /// Deletes a vulnerability advisory.
@@ -850,14 +862,7 @@ pub mod client {
             &self,
             request: DeleteAdvisoryRequest,
         ) -> Result<(), runtime::Error> {
-            const DELETE_ADVISORY: Route = Route {
-                grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/DeleteAdvisory",
-                verb: "DELETE",
-                prefix: "/vulnerabilities/v1/advisories",
-                variable: Some("id"),
-                body: None,
-            };
-            self.connection.call(&DELETE_ADVISORY, request).await
+            self.connection.call(&Self::DELETE_ADVISORY, request).await
         }
     }
 }

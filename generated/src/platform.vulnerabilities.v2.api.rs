@@ -789,6 +789,14 @@ pub mod client {
         pub fn new(connection: Connection) -> Self {
             AdvisoryService { connection }
         }
+        /// Where `GetAdvisory` is served: its gRPC path and HTTP rule.
+        pub const GET_ADVISORY: Route = Route {
+            grpc_path: "/platform.vulnerabilities.v2.AdvisoryService/GetAdvisory",
+            verb: "GET",
+            prefix: "/vulnerabilities/v2/advisories",
+            variable: Some("uid"),
+            body: None,
+        };
         /// `GetAdvisory` (`GET /vulnerabilities/v2/advisories/{uid=**}`).
         ///
         /// Returns one vulnerability advisory.
@@ -796,15 +804,16 @@ pub mod client {
             &self,
             request: GetAdvisoryRequest,
         ) -> Result<Advisory, runtime::Error> {
-            const GET_ADVISORY: Route = Route {
-                grpc_path: "/platform.vulnerabilities.v2.AdvisoryService/GetAdvisory",
-                verb: "GET",
-                prefix: "/vulnerabilities/v2/advisories",
-                variable: Some("uid"),
-                body: None,
-            };
-            self.connection.call(&GET_ADVISORY, request).await
+            self.connection.call(&Self::GET_ADVISORY, request).await
         }
+        /// Where `ListAdvisories` is served: its gRPC path and HTTP rule.
+        pub const LIST_ADVISORIES: Route = Route {
+            grpc_path: "/platform.vulnerabilities.v2.AdvisoryService/ListAdvisories",
+            verb: "GET",
+            prefix: "/vulnerabilities/v2/advisories",
+            variable: None,
+            body: None,
+        };
         /// `ListAdvisories` (`GET /vulnerabilities/v2/advisories`).
         ///
         /// Lists vulnerability advisories, optionally restricted to a subtree.
@@ -812,14 +821,7 @@ pub mod client {
             &self,
             request: ListAdvisoriesRequest,
         ) -> Result<ListAdvisoriesResponse, runtime::Error> {
-            const LIST_ADVISORIES: Route = Route {
-                grpc_path: "/platform.vulnerabilities.v2.AdvisoryService/ListAdvisories",
-                verb: "GET",
-                prefix: "/vulnerabilities/v2/advisories",
-                variable: None,
-                body: None,
-            };
-            self.connection.call(&LIST_ADVISORIES, request).await
+            self.connection.call(&Self::LIST_ADVISORIES, request).await
         }
         /// Every page of `ListAdvisories`, from `request`'s page on, fetched as the stream is read.
         pub fn list_pages(

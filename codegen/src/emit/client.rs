@@ -143,19 +143,25 @@ fn emit_method(
         }
     )
     .then(|| emit_pager(scope, api, method, name));
+    let route_doc = format!(
+        " Where `{}` is served: its gRPC path and HTTP rule.",
+        method.name
+    );
     quote! {
+        #[doc = #route_doc]
+        pub const #route: Route = Route {
+            grpc_path: #grpc_path,
+            verb: #verb,
+            prefix: #prefix,
+            variable: #variable,
+            body: #body,
+        };
+
         #[doc = #doc]
         #[doc = ""]
         #comments
         pub async fn #fn_name(&self, request: #input) -> Result<#output, runtime::Error> {
-            const #route: Route = Route {
-                grpc_path: #grpc_path,
-                verb: #verb,
-                prefix: #prefix,
-                variable: #variable,
-                body: #body,
-            };
-            self.connection.call(&#route, request).await
+            self.connection.call(&Self::#route, request).await
         }
 
         #paged

@@ -9,22 +9,22 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use generated::platform::iam::v2::IdentityStore;
+use generated::platform::sts::v1::client::TokenService;
 use generated::platform::sts::v1::{
     ExchangeTokenRequest, ExchangeTokenResponse, TokenServiceHandler,
 };
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use runtime::auth::{ApiTokens, LEEWAY_SECS, bearer, token_error};
+use runtime::client::Route;
 use runtime::{Caller, Code, Error};
 use serde::Deserialize;
 
 use crate::store::SqlStore;
 
-/// The REST path and gRPC method that take identity tokens instead of API tokens.
-const TOKEN_EXCHANGE: [&str; 2] = [
-    "/sts/exchange",
-    "/platform.sts.v1.TokenService/ExchangeToken",
-];
+/// The method that takes identity tokens instead of API tokens, where the
+/// contract serves it.
+const TOKEN_EXCHANGE: Route = TokenService::EXCHANGE_TOKEN;
 
 /// What the authentication middleware needs.
 #[derive(Clone, Debug)]
@@ -44,7 +44,7 @@ pub async fn authenticate(
     request: Request,
     next: Next,
 ) -> Response {
-    let exchange = TOKEN_EXCHANGE.contains(&request.uri().path());
+    let exchange = TOKEN_EXCHANGE.is_path(request.uri().path());
     let mut response = identify(&auth, request, next, exchange).await;
     if exchange {
         response.headers_mut().insert(

@@ -47,6 +47,21 @@ pub struct Route {
     pub body: Option<&'static str>,
 }
 
+impl Route {
+    /// Whether a request for `path` is a call of this route, over gRPC or
+    /// over its HTTP rule (a rule with a variable: any value of it).
+    pub fn is_path(&self, path: &str) -> bool {
+        if path == self.grpc_path {
+            return true;
+        }
+        match (path.strip_prefix(self.prefix), self.variable) {
+            (Some(""), None) => true,
+            (Some(rest), Some(_)) => rest.len() > 1 && rest.starts_with('/'),
+            _ => false,
+        }
+    }
+}
+
 /// How often and how patiently a call is retried when the server answers
 /// `UNAVAILABLE` (or cannot be reached). Other codes are never retried: a
 /// write that failed otherwise may have happened.
@@ -269,4 +284,33 @@ fn plain_http(url: &str) -> Result<(), Error> {
 
 fn unavailable(message: String) -> Error {
     Error::new(Code::Unavailable, "UNREACHABLE", message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Route;
+
+    const fn route(prefix: &'static str, variable: Option<&'static str>) -> Route {
+        Route {
+            grpc_path: "/pkg.Service/Method",
+            verb: "GET",
+            prefix,
+            variable,
+            body: None,
+        }
+    }
+
+    #[test]
+    fn a_route_is_called_at_its_grpc_path_or_its_rule() {
+        let fixed = route("/v1/exchange", None);
+        assert!(fixed.is_path("/pkg.Service/Method"));
+        assert!(fixed.is_path("/v1/exchange"));
+        assert!(!fixed.is_path("/v1/exchange/x"));
+        assert!(!fixed.is_path("/v1/exchanges"));
+        let variable = route("/v1/shelves", Some("name"));
+        assert!(variable.is_path("/v1/shelves/s1"));
+        assert!(!variable.is_path("/v1/shelves"));
+        assert!(!variable.is_path("/v1/shelves/"));
+        assert!(!variable.is_path("/v1/shelvesx"));
+    }
 }

@@ -221,15 +221,15 @@ async fn create_planned(
         g.description = "Created at first start.".into();
     });
     let created_root = created(store.insert_group(&root).await)?;
-    for ((name, description, allowed), uid) in roles.into_iter().zip(&plan.roles) {
+    for (built_in, uid) in roles.into_iter().zip(&plan.roles) {
         let role: Role = planned(uid, |r: &mut Role| {
-            r.name = name.into();
-            r.description = description.into();
             r.capabilities = capabilities
                 .iter()
-                .filter(|c| allowed(c))
+                .filter(|c| built_in.holds(c))
                 .map(|c| (*c).to_owned())
                 .collect();
+            r.name = built_in.name;
+            r.description = built_in.description;
         });
         created(store.insert_role(&role).await)?;
     }
@@ -260,20 +260,30 @@ fn created(result: Result<(), StoreError>) -> Result<bool, BoxError> {
     }
 }
 
-/// A built-in role: name, description, and which capabilities it holds.
-type BuiltInRole = (&'static str, &'static str, fn(&str) -> bool);
+/// A built-in role, as `roles.toml` declares it.
+#[derive(Debug, Deserialize)]
+struct BuiltInRole {
+    name: String,
+    description: String,
+    /// The verbs of the capabilities it holds; `*` is every verb.
+    verbs: Vec<String>,
+}
 
-/// `owner` may do everything, `editor` everything but delete, `viewer` read.
-fn built_in_roles() -> [BuiltInRole; 3] {
-    [
-        ("owner", "Every capability.", |_| true),
-        ("editor", "Every capability except deleting.", |c| {
-            !c.ends_with(".delete")
-        }),
-        ("viewer", "Reads and lists.", |c| {
-            c.ends_with(".get") || c.ends_with(".list")
-        }),
-    ]
+impl BuiltInRole {
+    fn holds(&self, capability: &str) -> bool {
+        let verb = capability.rsplit('.').next().unwrap_or(capability);
+        self.verbs.iter().any(|v| v == "*" || v == verb)
+    }
+}
+
+/// The built-in roles of `roles.toml`, in its order.
+fn built_in_roles() -> Vec<BuiltInRole> {
+    #[derive(Deserialize)]
+    struct File {
+        role: Vec<BuiltInRole>,
+    }
+    let file: File = toml::from_str(include_str!("roles.toml")).expect("roles.toml is valid");
+    file.role
 }
 
 /// A built-in item with the uid the record planned for it.
@@ -410,5 +420,25 @@ mod tests {
         let state = ensure(dir.path(), &store, &["groups.get"]).await.unwrap();
         assert_eq!((state.root, state.admin), (earlier.root, earlier.admin));
         assert!(record::read(&store).await.unwrap().unwrap().complete);
+    }
+
+    #[test]
+    fn built_in_roles_hold_what_their_verbs_name() {
+        let capabilities = [
+            "groups.create",
+            "groups.get",
+            "groups.list",
+            "groups.update",
+            "groups.delete",
+        ];
+        let held = |role: &BuiltInRole| -> Vec<&str> {
+            capabilities.into_iter().filter(|c| role.holds(c)).collect()
+        };
+        let roles = built_in_roles();
+        let names: Vec<&str> = roles.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["owner", "editor", "viewer"]);
+        assert_eq!(held(&roles[0]), capabilities);
+        assert_eq!(held(&roles[1]), capabilities[..4]);
+        assert_eq!(held(&roles[2]), ["groups.get", "groups.list"]);
     }
 }
