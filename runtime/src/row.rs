@@ -36,3 +36,23 @@ pub trait Row: Sized {
     /// The values of the columns, in [`Self::COLUMNS`] order.
     fn values(&self) -> Vec<SortValue>;
 }
+
+/// How a store describes the table of one resource, built from its row
+/// type: what the `tables()` function of a generated API lists, one per
+/// resource, marked as the annotation files declare (`runtime::sql::Table`
+/// implements it).
+pub trait TableOf: Sized {
+    /// The table of the resource whose columns the row type `W` declares.
+    fn of<W: Row>() -> Self
+    where
+        W::Message: crate::resource::Resource;
+
+    /// Marks a table whose items access decisions derive from, each item
+    /// being the subject of its own (a role: what it grants).
+    fn guarding_access(self) -> Self;
+
+    /// Marks a table whose items access decisions derive from, the subject
+    /// of an item being the uid in its `field` (a role binding: the identity
+    /// it grants to).
+    fn guarding_access_of(self, field: &'static str) -> Self;
+}
