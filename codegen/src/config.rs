@@ -317,6 +317,10 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
         .resources
         .iter()
         .map(|r| emit::store::emit(&scope, r));
+    let rows = package
+        .resources
+        .iter()
+        .map(|r| emit::rows::emit(&scope, api, r));
     let backends = package
         .resources
         .iter()
@@ -345,6 +349,7 @@ fn emit_package(api: &Api, package: &crate::model::Package) -> TokenStream {
         #(#resources)*
         #(#views)*
         #(#stores)*
+        #(#rows)*
         #(#backends)*
         #(#services)*
         #(#routers)*
