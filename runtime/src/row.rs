@@ -1,7 +1,9 @@
-//! Storage rows: what `#[derive(StorageRow)]` (crate `macros`) implements.
+//! Storage rows: what the generator emits per resource (`GroupColumns`, the
+//! fields its annotation files' rules look up) and `#[derive(StorageRow)]`
+//! (crate `macros`) implements for a row declared by hand.
 //!
 //! A row struct names the fields of a resource that a backend keeps in
-//! columns of their own (to filter and order by). The derive generates the
+//! columns of their own (to filter and order by). Both generate the
 //! column descriptions and the row's values taken from the message, so a
 //! backend author writes only queries. Masks are not applied to rows: an
 //! update merges whole resources ([`crate::mask::Update::apply`]) and the
