@@ -627,7 +627,7 @@ impl runtime::row::Row for DocumentColumns {
             runtime::resource::SortValue::Text(self.name.clone()),
             runtime::resource::SortValue::Int(self.create_time),
             runtime::resource::SortValue::Int(self.update_time),
-            runtime::resource::SortValue::Int(self.published)
+            runtime::resource::SortValue::Int(self.published),
         ]
     }
 }

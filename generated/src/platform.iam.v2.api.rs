@@ -2426,7 +2426,7 @@ impl runtime::row::Row for GroupColumns {
         vec![
             runtime::resource::SortValue::Text(self.name.clone()),
             runtime::resource::SortValue::Int(self.create_time),
-            runtime::resource::SortValue::Int(self.update_time)
+            runtime::resource::SortValue::Int(self.update_time),
         ]
     }
 }
@@ -2483,7 +2483,7 @@ impl runtime::row::Row for IdentityColumns {
         vec![
             runtime::resource::SortValue::Text(self.name.clone()),
             runtime::resource::SortValue::Int(self.create_time),
-            runtime::resource::SortValue::Int(self.update_time)
+            runtime::resource::SortValue::Int(self.update_time),
         ]
     }
 }
@@ -2558,7 +2558,7 @@ impl runtime::row::Row for RoleBindingColumns {
             runtime::resource::SortValue::Int(self.create_time),
             runtime::resource::SortValue::Int(self.update_time),
             runtime::resource::SortValue::Text(self.identity.clone()),
-            runtime::resource::SortValue::Text(self.role.clone())
+            runtime::resource::SortValue::Text(self.role.clone()),
         ]
     }
 }
@@ -2615,7 +2615,7 @@ impl runtime::row::Row for RoleColumns {
         vec![
             runtime::resource::SortValue::Text(self.name.clone()),
             runtime::resource::SortValue::Int(self.create_time),
-            runtime::resource::SortValue::Int(self.update_time)
+            runtime::resource::SortValue::Int(self.update_time),
         ]
     }
 }

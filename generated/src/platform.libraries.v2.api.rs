@@ -605,7 +605,7 @@ impl runtime::row::Row for ArtifactColumns {
         vec![
             runtime::resource::SortValue::Text(self.name.clone()),
             runtime::resource::SortValue::Int(self.create_time),
-            runtime::resource::SortValue::Int(self.update_time)
+            runtime::resource::SortValue::Int(self.update_time),
         ]
     }
 }

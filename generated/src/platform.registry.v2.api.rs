@@ -612,7 +612,7 @@ impl runtime::row::Row for RepoColumns {
             runtime::resource::SortValue::Text(self.name.clone()),
             runtime::resource::SortValue::Int(self.create_time),
             runtime::resource::SortValue::Int(self.update_time),
-            runtime::resource::SortValue::Int(self.public.into())
+            runtime::resource::SortValue::Int(self.public.into()),
         ]
     }
 }

@@ -606,7 +606,7 @@ impl runtime::row::Row for AdvisoryColumns {
             runtime::resource::SortValue::Text(self.name.clone()),
             runtime::resource::SortValue::Int(self.create_time),
             runtime::resource::SortValue::Int(self.update_time),
-            runtime::resource::SortValue::Text(self.advisory_id.clone())
+            runtime::resource::SortValue::Text(self.advisory_id.clone()),
         ]
     }
 }

@@ -62,7 +62,7 @@ pub fn emit(scope: &super::Scope, api: &Api, resource: &Resource) -> TokenStream
             }
 
             fn values(&self) -> Vec<runtime::resource::SortValue> {
-                vec![#(#values),*]
+                vec![#(#values,)*]
             }
         }
     }
