@@ -38,10 +38,10 @@ impl Api {
     }
 
     /// The fields of `resource` its rules look up, each kept in a column:
-    /// those `order_by` names (in its order), then in declaration order the
-    /// `name` filter's, its references, the fields by which its items keep
-    /// others from being deleted, and the field its public items are known
-    /// by. `uid` and `parent` have columns of their own in every table.
+    /// those `order_by` names (in its order), then, in the message's field
+    /// order, the `name` filter's field, its references, the fields by which
+    /// its items keep others from being deleted, and the field its public
+    /// items are known by. `uid` and `parent` have columns in every table.
     pub fn columns(&self, resource: &Resource) -> Vec<Column> {
         let mut needed: Vec<&str> = resource.order_by.iter().map(String::as_str).collect();
         if resource.filters.iter().any(|filter| filter == "name") {
