@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds examples/bookshelf as a project outside this workspace would: a copy
 # in a temporary directory whose path dependencies name the library crates
-# (codegen, runtime, macros) by absolute path, with the workspace's Cargo.lock
+# (codegen, runtime) by absolute path, with the workspace's Cargo.lock
 # (same versions, and --offline: the registry is already fetched). Then its
 # tests serve REST and gRPC from the generated code, and clippy and rustfmt
 # check it. Its own target directory keeps the workspace's cache clean:
@@ -15,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 crate="$work/bookshelf"
 mkdir -p "$crate"
 (cd "$root/examples/bookshelf" && tar -c --exclude=./target --exclude=./Cargo.lock .) | tar -x -C "$crate"
-for lib in codegen runtime macros; do
+for lib in codegen runtime; do
   sed -i "s#path = \"../../$lib\"#path = \"$root/$lib\"#" "$crate/Cargo.toml"
 done
 if grep -q '\.\./\.\.' "$crate/Cargo.toml"; then

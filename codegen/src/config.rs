@@ -405,6 +405,16 @@ fn emit_package(
             ),
         ),
         (
+            "rows",
+            each(
+                package
+                    .resources
+                    .iter()
+                    .map(|r| emit::rows::emit(&scope, api, r))
+                    .collect(),
+            ),
+        ),
+        (
             "backend",
             each(
                 package

@@ -188,8 +188,8 @@ fn split_output_is_the_api_file() {
     let api = String::from_utf8(whole[Path::new("shop.v1.api.rs")].clone()).unwrap();
     let mut rest = api.as_str();
     let order = [
-        "imports", "reflect", "json", "resource", "legacy", "store", "backend", "service", "rest",
-        "client",
+        "imports", "reflect", "json", "resource", "legacy", "store", "rows", "backend", "service",
+        "rest", "client",
     ];
     let mut sections = 0;
     for emitter in order {

@@ -432,3 +432,70 @@ fn cli_check_fails_with_positions_on_broken_input() {
         "{stderr}"
     );
 }
+
+/// The fields of a row type's struct, in order (`name: String`, ...).
+fn row_fields(api: &str, row: &str) -> Vec<String> {
+    let start = api
+        .find(&format!("pub struct {row} {{"))
+        .unwrap_or_else(|| panic!("no `{row}`"));
+    let body = &api[start..];
+    let body = &body[body.find('{').unwrap() + 1..body.find('}').unwrap()];
+    body.lines()
+        .map(str::trim)
+        .filter_map(|line| line.strip_prefix("pub "))
+        .map(|field| field.trim_end_matches(',').to_owned())
+        .collect()
+}
+
+/// Row types keep in columns exactly the fields the annotations look up.
+#[test]
+fn storage_rows_keep_the_fields_rules_look_up() {
+    let proto = workspace().join("proto");
+    let iam = generated_text(&proto, "platform.iam.v2.api.rs");
+    assert_eq!(
+        row_fields(&iam, "RoleBindingColumns"),
+        [
+            "name: String",
+            "create_time: i64",
+            "update_time: i64",
+            "identity: String",
+            "role: String"
+        ],
+        "order_by, then references and the fields dependents are found by"
+    );
+    let registry = generated_text(&proto, "platform.registry.v2.api.rs");
+    assert!(row_fields(&registry, "RepoColumns").contains(&"public: bool".to_owned()));
+
+    let dir = proto_copy();
+    let file = "platform/libraries/v2/annotations.toml";
+    edit(
+        dir.path(),
+        file,
+        r#"order_by = ["name", "createTime", "updateTime"]"#,
+        r#"order_by = ["versionCount", "createTime"]"#,
+    );
+    let libraries = generated_text(dir.path(), "platform.libraries.v2.api.rs");
+    assert_eq!(
+        row_fields(&libraries, "ArtifactColumns"),
+        ["version_count: i64", "create_time: i64", "name: String"],
+        "order_by in its order, then the name filter's field"
+    );
+}
+
+/// The tables list marks where access decisions derive from: the target
+/// of a reference that grants capabilities, and the holder by its other
+/// reference; without one, generation fails at the holder's table.
+#[test]
+fn tables_guard_access_where_references_grant_capabilities() {
+    let services = generated_text(&workspace().join("proto"), "services.rs");
+    assert!(services.contains("RoleColumns>().guarding_access()"));
+    assert!(
+        services.contains("RoleBindingColumns>()\n            .guarding_access_of(\"identity\")")
+    );
+    assert_reported(
+        "platform/iam/v2/annotations.toml",
+        "[roleBindings.references.identity]\ncollection = \"identities\"\nreach = \"root\"",
+        "",
+        "platform/iam/v2/annotations.toml:50:2: `roleBindings` grants the capabilities of its reference `role`: it needs exactly one other reference, naming whom they are granted to (it has 0)",
+    );
+}

@@ -2373,6 +2373,252 @@ pub trait RoleStore: Send + Sync + 'static {
         async { Err(StoreError::Unimplemented) }
     }
 }
+/// The fields of [`Group`] a store keeps in columns of their own:
+/// those the annotation files' rules look up (ordering, the name filter,
+/// references, dependents, public items). The rest is kept only in the
+/// encoded item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupColumns {
+    pub name: String,
+    /// Microseconds since the Unix epoch (0 when unset).
+    pub create_time: i64,
+    /// Microseconds since the Unix epoch (0 when unset).
+    pub update_time: i64,
+}
+impl runtime::row::Row for GroupColumns {
+    type Message = Group;
+    const COLUMNS: &'static [runtime::row::ColumnSpec] = &[
+        runtime::row::ColumnSpec {
+            name: "name",
+            field: "name",
+            integer: false,
+            output_only: false,
+        },
+        runtime::row::ColumnSpec {
+            name: "create_time",
+            field: "createTime",
+            integer: true,
+            output_only: true,
+        },
+        runtime::row::ColumnSpec {
+            name: "update_time",
+            field: "updateTime",
+            integer: true,
+            output_only: true,
+        },
+    ];
+    fn from_message(message: &Group) -> Self {
+        GroupColumns {
+            name: message.name.clone(),
+            create_time: message
+                .create_time
+                .as_ref()
+                .map(runtime::time::to_micros)
+                .unwrap_or_default(),
+            update_time: message
+                .update_time
+                .as_ref()
+                .map(runtime::time::to_micros)
+                .unwrap_or_default(),
+        }
+    }
+    fn values(&self) -> Vec<runtime::resource::SortValue> {
+        vec![
+            runtime::resource::SortValue::Text(self.name.clone()),
+            runtime::resource::SortValue::Int(self.create_time),
+            runtime::resource::SortValue::Int(self.update_time),
+        ]
+    }
+}
+/// The fields of [`Identity`] a store keeps in columns of their own:
+/// those the annotation files' rules look up (ordering, the name filter,
+/// references, dependents, public items). The rest is kept only in the
+/// encoded item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdentityColumns {
+    pub name: String,
+    /// Microseconds since the Unix epoch (0 when unset).
+    pub create_time: i64,
+    /// Microseconds since the Unix epoch (0 when unset).
+    pub update_time: i64,
+}
+impl runtime::row::Row for IdentityColumns {
+    type Message = Identity;
+    const COLUMNS: &'static [runtime::row::ColumnSpec] = &[
+        runtime::row::ColumnSpec {
+            name: "name",
+            field: "name",
+            integer: false,
+            output_only: false,
+        },
+        runtime::row::ColumnSpec {
+            name: "create_time",
+            field: "createTime",
+            integer: true,
+            output_only: true,
+        },
+        runtime::row::ColumnSpec {
+            name: "update_time",
+            field: "updateTime",
+            integer: true,
+            output_only: true,
+        },
+    ];
+    fn from_message(message: &Identity) -> Self {
+        IdentityColumns {
+            name: message.name.clone(),
+            create_time: message
+                .create_time
+                .as_ref()
+                .map(runtime::time::to_micros)
+                .unwrap_or_default(),
+            update_time: message
+                .update_time
+                .as_ref()
+                .map(runtime::time::to_micros)
+                .unwrap_or_default(),
+        }
+    }
+    fn values(&self) -> Vec<runtime::resource::SortValue> {
+        vec![
+            runtime::resource::SortValue::Text(self.name.clone()),
+            runtime::resource::SortValue::Int(self.create_time),
+            runtime::resource::SortValue::Int(self.update_time),
+        ]
+    }
+}
+/// The fields of [`RoleBinding`] a store keeps in columns of their own:
+/// those the annotation files' rules look up (ordering, the name filter,
+/// references, dependents, public items). The rest is kept only in the
+/// encoded item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoleBindingColumns {
+    pub name: String,
+    /// Microseconds since the Unix epoch (0 when unset).
+    pub create_time: i64,
+    /// Microseconds since the Unix epoch (0 when unset).
+    pub update_time: i64,
+    pub identity: String,
+    pub role: String,
+}
+impl runtime::row::Row for RoleBindingColumns {
+    type Message = RoleBinding;
+    const COLUMNS: &'static [runtime::row::ColumnSpec] = &[
+        runtime::row::ColumnSpec {
+            name: "name",
+            field: "name",
+            integer: false,
+            output_only: false,
+        },
+        runtime::row::ColumnSpec {
+            name: "create_time",
+            field: "createTime",
+            integer: true,
+            output_only: true,
+        },
+        runtime::row::ColumnSpec {
+            name: "update_time",
+            field: "updateTime",
+            integer: true,
+            output_only: true,
+        },
+        runtime::row::ColumnSpec {
+            name: "identity",
+            field: "identity",
+            integer: false,
+            output_only: false,
+        },
+        runtime::row::ColumnSpec {
+            name: "role",
+            field: "role",
+            integer: false,
+            output_only: false,
+        },
+    ];
+    fn from_message(message: &RoleBinding) -> Self {
+        RoleBindingColumns {
+            name: message.name.clone(),
+            create_time: message
+                .create_time
+                .as_ref()
+                .map(runtime::time::to_micros)
+                .unwrap_or_default(),
+            update_time: message
+                .update_time
+                .as_ref()
+                .map(runtime::time::to_micros)
+                .unwrap_or_default(),
+            identity: message.identity.clone(),
+            role: message.role.clone(),
+        }
+    }
+    fn values(&self) -> Vec<runtime::resource::SortValue> {
+        vec![
+            runtime::resource::SortValue::Text(self.name.clone()),
+            runtime::resource::SortValue::Int(self.create_time),
+            runtime::resource::SortValue::Int(self.update_time),
+            runtime::resource::SortValue::Text(self.identity.clone()),
+            runtime::resource::SortValue::Text(self.role.clone()),
+        ]
+    }
+}
+/// The fields of [`Role`] a store keeps in columns of their own:
+/// those the annotation files' rules look up (ordering, the name filter,
+/// references, dependents, public items). The rest is kept only in the
+/// encoded item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoleColumns {
+    pub name: String,
+    /// Microseconds since the Unix epoch (0 when unset).
+    pub create_time: i64,
+    /// Microseconds since the Unix epoch (0 when unset).
+    pub update_time: i64,
+}
+impl runtime::row::Row for RoleColumns {
+    type Message = Role;
+    const COLUMNS: &'static [runtime::row::ColumnSpec] = &[
+        runtime::row::ColumnSpec {
+            name: "name",
+            field: "name",
+            integer: false,
+            output_only: false,
+        },
+        runtime::row::ColumnSpec {
+            name: "create_time",
+            field: "createTime",
+            integer: true,
+            output_only: true,
+        },
+        runtime::row::ColumnSpec {
+            name: "update_time",
+            field: "updateTime",
+            integer: true,
+            output_only: true,
+        },
+    ];
+    fn from_message(message: &Role) -> Self {
+        RoleColumns {
+            name: message.name.clone(),
+            create_time: message
+                .create_time
+                .as_ref()
+                .map(runtime::time::to_micros)
+                .unwrap_or_default(),
+            update_time: message
+                .update_time
+                .as_ref()
+                .map(runtime::time::to_micros)
+                .unwrap_or_default(),
+        }
+    }
+    fn values(&self) -> Vec<runtime::resource::SortValue> {
+        vec![
+            runtime::resource::SortValue::Text(self.name.clone()),
+            runtime::resource::SortValue::Int(self.create_time),
+            runtime::resource::SortValue::Int(self.update_time),
+        ]
+    }
+}
 /// `iam.platform/Group` in any of the library's storage backends, with the rules the annotation files declare.
 impl<B: Backend> GroupStore for B {
     fn keeps_groups(&self) -> bool {

@@ -550,6 +550,72 @@ pub trait RepoStore: Send + Sync + 'static {
         async { Err(StoreError::Unimplemented) }
     }
 }
+/// The fields of [`Repo`] a store keeps in columns of their own:
+/// those the annotation files' rules look up (ordering, the name filter,
+/// references, dependents, public items). The rest is kept only in the
+/// encoded item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RepoColumns {
+    pub name: String,
+    /// Microseconds since the Unix epoch (0 when unset).
+    pub create_time: i64,
+    /// Microseconds since the Unix epoch (0 when unset).
+    pub update_time: i64,
+    pub public: bool,
+}
+impl runtime::row::Row for RepoColumns {
+    type Message = Repo;
+    const COLUMNS: &'static [runtime::row::ColumnSpec] = &[
+        runtime::row::ColumnSpec {
+            name: "name",
+            field: "name",
+            integer: false,
+            output_only: false,
+        },
+        runtime::row::ColumnSpec {
+            name: "create_time",
+            field: "createTime",
+            integer: true,
+            output_only: true,
+        },
+        runtime::row::ColumnSpec {
+            name: "update_time",
+            field: "updateTime",
+            integer: true,
+            output_only: true,
+        },
+        runtime::row::ColumnSpec {
+            name: "public",
+            field: "public",
+            integer: true,
+            output_only: false,
+        },
+    ];
+    fn from_message(message: &Repo) -> Self {
+        RepoColumns {
+            name: message.name.clone(),
+            create_time: message
+                .create_time
+                .as_ref()
+                .map(runtime::time::to_micros)
+                .unwrap_or_default(),
+            update_time: message
+                .update_time
+                .as_ref()
+                .map(runtime::time::to_micros)
+                .unwrap_or_default(),
+            public: message.public,
+        }
+    }
+    fn values(&self) -> Vec<runtime::resource::SortValue> {
+        vec![
+            runtime::resource::SortValue::Text(self.name.clone()),
+            runtime::resource::SortValue::Int(self.create_time),
+            runtime::resource::SortValue::Int(self.update_time),
+            runtime::resource::SortValue::Int(self.public.into()),
+        ]
+    }
+}
 /// `registry.platform/Repo` in any of the library's storage backends, with the rules the annotation files declare.
 impl<B: Backend> RepoStore for B {
     fn keeps_repos(&self) -> bool {

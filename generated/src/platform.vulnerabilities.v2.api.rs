@@ -544,6 +544,72 @@ pub trait AdvisoryStore: Send + Sync + 'static {
         async { Err(StoreError::Unimplemented) }
     }
 }
+/// The fields of [`Advisory`] a store keeps in columns of their own:
+/// those the annotation files' rules look up (ordering, the name filter,
+/// references, dependents, public items). The rest is kept only in the
+/// encoded item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdvisoryColumns {
+    pub name: String,
+    /// Microseconds since the Unix epoch (0 when unset).
+    pub create_time: i64,
+    /// Microseconds since the Unix epoch (0 when unset).
+    pub update_time: i64,
+    pub advisory_id: String,
+}
+impl runtime::row::Row for AdvisoryColumns {
+    type Message = Advisory;
+    const COLUMNS: &'static [runtime::row::ColumnSpec] = &[
+        runtime::row::ColumnSpec {
+            name: "name",
+            field: "name",
+            integer: false,
+            output_only: false,
+        },
+        runtime::row::ColumnSpec {
+            name: "create_time",
+            field: "createTime",
+            integer: true,
+            output_only: true,
+        },
+        runtime::row::ColumnSpec {
+            name: "update_time",
+            field: "updateTime",
+            integer: true,
+            output_only: true,
+        },
+        runtime::row::ColumnSpec {
+            name: "advisory_id",
+            field: "advisoryId",
+            integer: false,
+            output_only: false,
+        },
+    ];
+    fn from_message(message: &Advisory) -> Self {
+        AdvisoryColumns {
+            name: message.name.clone(),
+            create_time: message
+                .create_time
+                .as_ref()
+                .map(runtime::time::to_micros)
+                .unwrap_or_default(),
+            update_time: message
+                .update_time
+                .as_ref()
+                .map(runtime::time::to_micros)
+                .unwrap_or_default(),
+            advisory_id: message.advisory_id.clone(),
+        }
+    }
+    fn values(&self) -> Vec<runtime::resource::SortValue> {
+        vec![
+            runtime::resource::SortValue::Text(self.name.clone()),
+            runtime::resource::SortValue::Int(self.create_time),
+            runtime::resource::SortValue::Int(self.update_time),
+            runtime::resource::SortValue::Text(self.advisory_id.clone()),
+        ]
+    }
+}
 /// `vulnerabilities.platform/Advisory` in any of the library's storage backends, with the rules the annotation files declare.
 impl<B: Backend> AdvisoryStore for B {
     fn keeps_advisories(&self) -> bool {

@@ -517,3 +517,19 @@ impl Services {
         self
     }
 }
+/// Every table of the API, one per resource with its row type, those
+/// that access decisions derive from marked: what a store keeps
+/// (`runtime::sql::SqlOptions::new(tables())`).
+pub fn tables<T: runtime::row::TableOf>() -> Vec<T> {
+    Vec::from([
+        T::of::<crate::platform::advisory::v2::DocumentColumns>(),
+        T::of::<crate::platform::iam::v2::GroupColumns>(),
+        T::of::<crate::platform::iam::v2::IdentityColumns>(),
+        T::of::<crate::platform::iam::v2::RoleBindingColumns>()
+            .guarding_access_of("identity"),
+        T::of::<crate::platform::iam::v2::RoleColumns>().guarding_access(),
+        T::of::<crate::platform::libraries::v2::ArtifactColumns>(),
+        T::of::<crate::platform::registry::v2::RepoColumns>(),
+        T::of::<crate::platform::vulnerabilities::v2::AdvisoryColumns>(),
+    ])
+}

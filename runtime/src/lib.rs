@@ -15,7 +15,8 @@
 //!   update masks and page tokens, written once against [`resource::Resource`].
 //! - [`store`]: types shared by generated storage traits; [`memory`]: an
 //!   in-memory collection with their semantics, for tests and examples.
-//! - [`row`]: storage rows, implemented by `#[derive(StorageRow)]`; `sql`
+//! - [`row`]: storage rows, generated per resource or implemented by
+//!   `#[derive(StorageRow)]`; `sql`
 //!   (feature `sql`): every resource of an API in SQLite or PostgreSQL.
 //! - `conformance` (feature `testing`): the storage conformance suite, for
 //!   any [`store::Backend`].

@@ -1,7 +1,9 @@
-//! Storage rows: what `#[derive(StorageRow)]` (crate `macros`) implements.
+//! Storage rows: what the generator emits per resource (`GroupColumns`, the
+//! fields its annotation files' rules look up) and `#[derive(StorageRow)]`
+//! (crate `macros`) implements for a row declared by hand.
 //!
 //! A row struct names the fields of a resource that a backend keeps in
-//! columns of their own (to filter and order by). The derive generates the
+//! columns of their own (to filter and order by). Both generate the
 //! column descriptions and the row's values taken from the message, so a
 //! backend author writes only queries. Masks are not applied to rows: an
 //! update merges whole resources ([`crate::mask::Update::apply`]) and the
@@ -35,4 +37,24 @@ pub trait Row: Sized {
 
     /// The values of the columns, in [`Self::COLUMNS`] order.
     fn values(&self) -> Vec<SortValue>;
+}
+
+/// How a store describes the table of one resource, built from its row
+/// type: what the `tables()` function of a generated API lists, one per
+/// resource, marked as the annotation files declare (`runtime::sql::Table`
+/// implements it).
+pub trait TableOf: Sized {
+    /// The table of the resource whose columns the row type `W` declares.
+    fn of<W: Row>() -> Self
+    where
+        W::Message: crate::resource::Resource;
+
+    /// Marks a table whose items access decisions derive from, each item
+    /// being the subject of its own (a role: what it grants).
+    fn guarding_access(self) -> Self;
+
+    /// Marks a table whose items access decisions derive from, the subject
+    /// of an item being the uid in its `field` (a role binding: the identity
+    /// it grants to).
+    fn guarding_access_of(self, field: &'static str) -> Self;
 }

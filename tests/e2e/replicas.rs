@@ -11,10 +11,11 @@
 use std::path::PathBuf;
 
 use e2e::{PgDatabase, StatusCode, TestServer};
-use generated::platform::iam::v2::{Group, Identity, Role, RoleBinding};
-use platform_server::store::{
-    GroupColumns, IdentityColumns, RoleBindingColumns, RoleColumns, SqlStore,
+use generated::platform::iam::v2::{
+    Group, GroupColumns, Identity, IdentityColumns, Role, RoleBinding, RoleBindingColumns,
+    RoleColumns,
 };
+use platform_server::store::SqlStore;
 use runtime::Caller;
 use runtime::resource::{Resource, SortValue};
 use runtime::row::Row as StorageRow;

@@ -10,6 +10,8 @@
 //! - [`legacy`]: conversions between legacy messages and the resources they show.
 //! - [`store`]: one storage trait per resource; [`backend`]: each implemented
 //!   for the library's stores (`runtime::store::Backend`).
+//! - [`rows`]: one storage row type per resource (the fields kept in
+//!   columns), and `tables()`, every table of the API for the SQL store.
 //! - [`service`]: the service implementation both transports call.
 //! - [`rest`]: the axum router transcoding each HTTP rule.
 //! - [`openapi`]: the OpenAPI 3.1 document of the REST routes.
@@ -29,6 +31,7 @@ pub mod reflect;
 pub mod resource;
 pub mod rest;
 pub mod root;
+pub mod rows;
 pub mod service;
 pub mod store;
 pub mod wiring;

@@ -8,6 +8,7 @@
 //!   `runtime::router::ApiRouter`, which does the generic work (reflection,
 //!   health, `/openapi.json`, fallbacks, layers).
 //! - `Stores`: every storage trait of the API in one bound.
+//! - `tables()`: every table of the API for the SQL store ([`super::rows`]).
 //! - `Services`: `store(Arc<S: Stores>)` serves every service that only
 //!   needs storage; a service with custom methods gets a method of its own
 //!   (`loan_service(Arc<H: LoanServiceHandler>)`); `build()` returns the
@@ -84,6 +85,7 @@ pub fn emit(api: &Api) -> TokenStream {
         .filter(|s| s.method != STORE_METHOD)
         .map(|s| emit_handled(api, s));
 
+    let tables = super::rows::emit_tables(api);
     let messages = api.messages.iter().map(|message| {
         let ty = super::path(&message.rust_path);
         quote!(visitor.visit::<#ty>();)
@@ -155,6 +157,8 @@ pub fn emit(api: &Api) -> TokenStream {
         }
 
         #stores
+
+        #tables
     }
 }
 

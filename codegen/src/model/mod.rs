@@ -18,6 +18,7 @@ mod annotate;
 mod json;
 mod legacy;
 mod resource;
+mod storage;
 
 pub use json::{Container, JsonField, JsonShape, JsonValue, NamedField, QueryKind};
 pub use legacy::{Conversion, View, ViewField};
@@ -25,6 +26,7 @@ pub use resource::{
     Behavior, Dependent, Field, FieldKind, FieldRule, PublicRule, Reach, Reference, Resource,
 };
 use resource::{behavior, build_resource, field_kind};
+pub use storage::{AccessSubject, Column};
 
 /// Every package of the API that declares services or resources.
 #[derive(Clone, Debug)]
@@ -221,6 +223,7 @@ impl Api {
         }
         api.resolve_views(pool, annotations, diagnostics);
         api.annotate(pool, annotations, diagnostics);
+        api.check_access_subjects(annotations, diagnostics);
         api
     }
 

@@ -75,6 +75,13 @@ pub enum PublicRule {
 }
 
 impl PublicRule {
+    /// The field (JSON name) the rule reads.
+    pub fn field(&self) -> &str {
+        match self {
+            PublicRule::If(field) | PublicRule::After(field) => field,
+        }
+    }
+
     /// Which items need no token, for documentation.
     pub fn describe(&self) -> String {
         match self {

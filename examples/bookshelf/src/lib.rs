@@ -26,32 +26,11 @@ pub use runtime::memory::MemoryStore;
 /// Shelves and books in SQLite (or PostgreSQL).
 pub use runtime::sql::SqlStore;
 
-use self::bookshelf::v1::{Book, Shelf};
-use macros::StorageRow;
-use runtime::sql::{SqlOptions, Table};
-
-/// The shelf fields kept in columns: those `order_by` names.
-#[derive(StorageRow)]
-#[row(message = Shelf)]
-pub struct ShelfColumns {
-    name: String,
-    #[row(timestamp, output_only)]
-    create_time: i64,
-}
-
-/// The book fields kept in columns: those `order_by` and the `name` filter
-/// name. The rest of a book (its isbn) is stored only in its encoded body.
-#[derive(StorageRow)]
-#[row(message = Book)]
-pub struct BookColumns {
-    name: String,
-    author: String,
-    #[row(timestamp, output_only)]
-    create_time: i64,
-}
-
-/// Opens (creating if needed) the SQLite database file at `path`.
+/// Opens (creating if needed) the SQLite database file at `path`, with the
+/// generated tables: each keeps in columns of their own the fields the
+/// annotation files' rules look up (`bookshelf::v1::ShelfColumns`,
+/// `bookshelf::v1::BookColumns`); a book's isbn, which none looks up, is
+/// kept only in its encoded body.
 pub async fn open_sqlite(path: &std::path::Path) -> Result<SqlStore, runtime::sql::Error> {
-    let tables = [Table::of::<ShelfColumns>(), Table::of::<BookColumns>()];
-    SqlStore::open_sqlite(path, SqlOptions::new(tables)).await
+    SqlStore::open_sqlite(path, runtime::sql::SqlOptions::new(tables())).await
 }

@@ -26,35 +26,10 @@ pub use runtime::memory::MemoryStore;
 /// Widgets and their parts in SQLite (or PostgreSQL), with the same rules.
 pub use runtime::sql::SqlStore;
 
-use self::widgets::v1::{Part, Widget};
-use macros::StorageRow;
-
-/// The widget fields kept in columns of their own: what `order_by` names.
-#[derive(StorageRow)]
-#[row(message = Widget)]
-pub struct WidgetColumns {
-    name: String,
-    stock: i32,
-    #[row(timestamp, output_only)]
-    create_time: i64,
-}
-
-/// The part fields kept in columns: what `order_by` names, and the widget
-/// a part keeps from deletion.
-#[derive(StorageRow)]
-#[row(message = Part)]
-pub struct PartColumns {
-    name: String,
-    #[row(timestamp, output_only)]
-    create_time: i64,
-    #[row(timestamp, output_only)]
-    update_time: i64,
-    widget: String,
-}
-
-/// Opens (creating if needed) the SQLite database file at `path`.
+/// Opens (creating if needed) the SQLite database file at `path`, with the
+/// generated tables: each keeps in columns of their own the fields the
+/// annotation files' rules look up (`widgets::v1::WidgetColumns`,
+/// `widgets::v1::PartColumns`).
 pub async fn open_sqlite(path: &std::path::Path) -> Result<SqlStore, runtime::sql::Error> {
-    use runtime::sql::{SqlOptions, Table};
-    let tables = [Table::of::<WidgetColumns>(), Table::of::<PartColumns>()];
-    SqlStore::open_sqlite(path, SqlOptions::new(tables)).await
+    SqlStore::open_sqlite(path, runtime::sql::SqlOptions::new(tables())).await
 }

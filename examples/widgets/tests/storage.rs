@@ -205,7 +205,9 @@ struct WidgetColumnsWithColour {
 async fn a_row_field_added_later_becomes_a_filled_column() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("widgets.db");
-    let tables = |widgets: Table| SqlOptions::new([widgets, Table::of::<widgets::PartColumns>()]);
+    let tables = |widgets: Table| {
+        SqlOptions::new([widgets, Table::of::<widgets::widgets::v1::PartColumns>()])
+    };
 
     let first = SqlStore::open_sqlite(&path, tables(Table::of::<FirstWidgetColumns>()))
         .await

@@ -1,9 +1,11 @@
 //! Storage of any generated API in SQL: embedded SQLite, or PostgreSQL
 //! given a URL (feature `sql`).
 //!
-//! A user declares, per resource, a row type with `#[derive(StorageRow)]`
-//! (crate `macros`) naming the fields kept in columns of their own, and
-//! opens a [`SqlStore`] with one [`Table`] per row type. The store
+//! Per resource a row type names the fields kept in columns of their own:
+//! a generated API has one per resource, from its annotation files, and
+//! lists them in its `tables()`; `#[derive(StorageRow)]` (crate `macros`)
+//! declares one by hand. A [`SqlStore`] opens with one [`Table`] per row
+//! type (`SqlOptions::new(tables())`). The store
 //! implements [`Backend`], so every generated storage trait is implemented
 //! for it: no SQL, paging or counting code is written per API.
 //!

@@ -129,6 +129,24 @@ impl Table {
     }
 }
 
+/// What a generated API's `tables()` builds: `SqlOptions::new(tables())`.
+impl crate::row::TableOf for Table {
+    fn of<W: StorageRow>() -> Table
+    where
+        W::Message: Resource,
+    {
+        Table::of::<W>()
+    }
+
+    fn guarding_access(self) -> Table {
+        Table::guarding_access(self)
+    }
+
+    fn guarding_access_of(self, field: &'static str) -> Table {
+        Table::guarding_access_of(self, field)
+    }
+}
+
 /// `bookCopies` → `book_copies`.
 fn snake_case(collection: &str) -> String {
     let mut name = String::with_capacity(collection.len() + 4);

@@ -143,10 +143,6 @@ impl Api {
         }
     }
 
-    fn resources(&self) -> impl Iterator<Item = &Resource> {
-        self.packages.iter().flat_map(|p| &p.resources)
-    }
-
     fn methods(&self) -> impl Iterator<Item = &super::Method> {
         self.packages
             .iter()

@@ -1,0 +1,38 @@
+//! Storage of every collection in SQL (`runtime::sql`): embedded SQLite by
+//! default, or PostgreSQL given a URL. The generated crate declares the
+//! tables (which fields each collection keeps in columns of their own, and
+//! which writes advance access epochs); the library stores, pages, counts
+//! and checks the declared rules.
+
+use std::path::Path;
+
+use runtime::sql::SqlOptions;
+
+pub use runtime::sql::{Dialect, SqlStore};
+
+/// The API's tables (their row types generated from the annotation files)
+/// and the platform's own schema steps.
+fn options() -> SqlOptions {
+    SqlOptions::new(generated::tables()).migrations(crate::bootstrap::MIGRATIONS.iter().copied())
+}
+
+/// Opens (creating if needed) the embedded database in `data_dir`. Its
+/// files are readable by their owner only: the database is created so
+/// before SQLite opens it, and SQLite gives its journal (`-wal`) and shared
+/// memory (`-shm`) files the database's permissions; files an earlier
+/// release created readable by others are restricted first.
+pub async fn open_sqlite(data_dir: &Path) -> Result<SqlStore, sqlx::Error> {
+    let path = data_dir.join("platform.db");
+    crate::private::own_file(&path)?;
+    for suffix in ["-wal", "-shm"] {
+        let mut name = path.clone().into_os_string();
+        name.push(suffix);
+        crate::private::restrict_file(Path::new(&name));
+    }
+    SqlStore::open_sqlite(&path, options()).await
+}
+
+/// Connects to PostgreSQL at `url`.
+pub async fn open_postgres(url: &str) -> Result<SqlStore, sqlx::Error> {
+    SqlStore::open(url, options()).await
+}
