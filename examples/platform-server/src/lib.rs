@@ -12,13 +12,12 @@ mod app;
 mod auth;
 pub mod bootstrap;
 pub mod grants;
-pub(crate) mod keys;
-mod private;
 pub mod store;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
 
+use runtime::{keys, private};
 use tokio::net::TcpListener;
 
 /// What a server instance needs.
