@@ -9,7 +9,8 @@
 //! - [`grpc`]: the error model for gRPC requests that fail before a handler runs.
 //! - [`router`]: one router for a whole API (every service, reflection, health,
 //!   OpenAPI, fallbacks), built by the generated `Services`.
-//! - [`serve`]: serving a router with transport timeouts and a graceful drain.
+//! - [`serve`]: serving a router with transport timeouts and a graceful drain,
+//!   until a shutdown signal; durations as flags spell them.
 //! - [`keys`], [`private`]: signing keys shared by replicas, and the
 //!   owner-only files and directories a server keeps them in.
 //! - [`legacy`]: older versions of resources, shown over the same storage.
