@@ -11,7 +11,6 @@
 mod app;
 mod auth;
 pub mod bootstrap;
-pub mod grants;
 pub mod store;
 
 use std::future::Future;
