@@ -4,6 +4,7 @@
 //! cargo run --release -p platform-server -- --data-dir ./data --listen 127.0.0.1:8080
 //! ```
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -149,7 +150,10 @@ fn parse_issuer(value: &str) -> Result<(String, PathBuf), String> {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
+    // Logs go to stderr, coloured only for a terminal (not into a file).
     tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
