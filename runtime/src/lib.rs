@@ -9,7 +9,10 @@
 //! - [`grpc`]: the error model for gRPC requests that fail before a handler runs.
 //! - [`router`]: one router for a whole API (every service, reflection, health,
 //!   OpenAPI, fallbacks), built by the generated `Services`.
-//! - [`serve`]: serving a router with transport timeouts and a graceful drain.
+//! - [`serve`]: serving a router with transport timeouts and a graceful drain,
+//!   until a shutdown signal; durations as flags spell them.
+//! - [`keys`], [`private`]: signing keys shared by replicas, and the
+//!   owner-only files and directories a server keeps them in.
 //! - [`legacy`]: older versions of resources, shown over the same storage.
 //! - [`resource`], [`standard`], [`mask`], [`paging`]: standard methods,
 //!   update masks and page tokens, written once against [`resource::Resource`].
@@ -35,10 +38,12 @@ pub mod context;
 pub mod error;
 pub mod grpc;
 pub mod json;
+pub mod keys;
 pub mod legacy;
 pub mod mask;
 pub mod memory;
 pub mod paging;
+pub mod private;
 pub mod resource;
 pub mod rest;
 pub mod router;

@@ -4,8 +4,8 @@
 //! embedded database, and on PostgreSQL when `E2E_DATABASE_URL` is set.
 
 use generated::platform::iam::v2::{Group, Identity, Role, RoleBinding};
-use platform_server::grants::GrantsCache;
 use platform_server::store::SqlStore;
+use runtime::sql::GrantsCache;
 use runtime::store::Backend;
 
 async fn open(dir: &std::path::Path) -> SqlStore {
@@ -67,7 +67,7 @@ async fn a_write_in_one_organization_leaves_the_others_cached_grants() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path()).await;
     let (a, b) = (organization(&store).await, organization(&store).await);
-    let cache = GrantsCache::default();
+    let cache = GrantsCache::<RoleBinding, Role>::default();
     for org in [&a, &b] {
         let grants = cache.grants_of(&store, &org.identity).await.unwrap();
         assert!(grants.allows("groups.get", &org.root));

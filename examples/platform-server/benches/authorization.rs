@@ -13,8 +13,8 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use generated::platform::iam::v2::{Group, Role, RoleBinding};
-use platform_server::grants::{GrantsCache, read_grants};
 use platform_server::store::SqlStore;
+use runtime::sql::{GrantsCache, read_grants};
 use tokio::runtime::Runtime;
 
 const IDENTITY: &str = "ffffffffffffffffffffffffffffffffffffffff/0000000000000001";
@@ -79,9 +79,9 @@ fn authorization(c: &mut Criterion) {
         .unwrap_or(3);
     let dir = tempfile::tempdir().unwrap();
     let store = runtime.block_on(seed(dir.path(), bindings));
-    let cache = GrantsCache::default();
+    let cache = GrantsCache::<RoleBinding, Role>::default();
     let expected = runtime
-        .block_on(read_grants(&store, IDENTITY))
+        .block_on(read_grants::<RoleBinding, Role>(&store, IDENTITY))
         .unwrap()
         .grants;
     assert_ne!(expected, Default::default(), "the identity holds grants");
@@ -96,8 +96,13 @@ fn authorization(c: &mut Criterion) {
             .iter(|| async { black_box(cache.grants_of(&store, IDENTITY).await.unwrap()) });
     });
     group.bench_function("uncached", |b| {
-        b.to_async(&runtime)
-            .iter(|| async { black_box(read_grants(&store, IDENTITY).await.unwrap()) });
+        b.to_async(&runtime).iter(|| async {
+            black_box(
+                read_grants::<RoleBinding, Role>(&store, IDENTITY)
+                    .await
+                    .unwrap(),
+            )
+        });
     });
     group.finish();
 }

@@ -58,7 +58,7 @@ async fn main() -> ExitCode {
     };
     let result = match tokio::net::TcpListener::bind(args.listen).await {
         Ok(listener) => {
-            let shutdown = platform_server::shutdown_signal();
+            let shutdown = runtime::serve::shutdown_signal();
             platform_server::serve_with(config, listener, shutdown, Some(Box::new(routes))).await
         }
         Err(error) => Err(format!("cannot listen on {}: {error}", args.listen).into()),

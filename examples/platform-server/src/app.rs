@@ -9,9 +9,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Router;
+use generated::platform::iam::v2::{Role, RoleBinding};
 use runtime::auth::{ApiTokens, Authorizer};
 use runtime::paging::PageTokens;
 use runtime::router::MissingHandlers;
+use runtime::sql::StoredAccess;
 use runtime::standard::ApiContext;
 
 use crate::auth::{Authentication, TokenExchange, TrustedIssuer};
@@ -47,7 +49,7 @@ pub type Mount = Box<dyn FnOnce(Shared) -> Router + Send>;
 pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandlers> {
     let store = Arc::new(parts.store);
     let access: Arc<dyn runtime::auth::Access> =
-        Arc::new(crate::grants::StoredAccess::new((*store).clone()));
+        Arc::new(StoredAccess::<RoleBinding, Role>::new((*store).clone()));
     let mut context =
         ApiContext::new(parts.page_tokens, Authorizer::new(access)).with_shared_scope(parts.root);
     if let Some(bytes) = parts.list_budget {

@@ -11,14 +11,12 @@
 mod app;
 mod auth;
 pub mod bootstrap;
-pub mod grants;
-pub(crate) mod keys;
-mod private;
 pub mod store;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
 
+use runtime::{keys, private};
 use tokio::net::TcpListener;
 
 /// What a server instance needs.
@@ -123,27 +121,6 @@ pub async fn serve_with(
     Ok(())
 }
 
-/// Completes on SIGINT or SIGTERM (what the binary passes to [`serve`]).
-pub async fn shutdown_signal() {
-    let interrupt = async {
-        tokio::signal::ctrl_c().await.ok();
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut signal) = signal(SignalKind::terminate()) {
-            signal.recv().await;
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {},
-        () = terminate => {},
-    }
-    tracing::info!("shutting down");
-}
-
 /// A one-hour API token for `identity`, signed with the key in `keys_dir`
 /// (what `platform-server mint-token` prints).
 pub fn mint_token(keys_dir: &Path, base_url: &str, identity: &str) -> Result<String, BoxError> {
@@ -156,25 +133,4 @@ pub fn mint_token(keys_dir: &Path, base_url: &str, identity: &str) -> Result<Str
         .into());
     }
     Ok(keys::api_tokens(keys_dir, base_url)?.issue(identity))
-}
-
-/// A duration as flags spell it: a number with the unit `ms`, `s` or `m`
-/// (seconds when none).
-pub fn parse_duration(value: &str) -> Result<std::time::Duration, String> {
-    let value = value.trim();
-    let split = value
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(value.len());
-    let (number, unit) = value.split_at(split);
-    let number: f64 = number
-        .parse()
-        .map_err(|_| format!("`{value}` is not a duration such as `10s` or `500ms`"))?;
-    let seconds = match unit.trim() {
-        "ms" => number / 1000.0,
-        "" | "s" => number,
-        "m" => number * 60.0,
-        _ => return Err(format!("`{value}`: the unit is `ms`, `s` or `m`")),
-    };
-    std::time::Duration::try_from_secs_f64(seconds)
-        .map_err(|_| format!("`{value}` is out of range"))
 }

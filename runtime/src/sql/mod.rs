@@ -19,7 +19,13 @@
 //! The rules each resource declares hold inside the write's transaction:
 //! its parent (of `Resource::PARENT_TYPE`) and the targets of its
 //! references must exist on insert, declared dependents block deletes.
+//!
+//! Tables marked as guarding access keep access epochs, so that caches of
+//! access decisions on every server sharing the database know when they are
+//! stale: [`GrantsCache`] keeps each identity's grants from its bindings and
+//! their roles this way, and [`StoredAccess`] answers the authorizer from it.
 
+mod grants;
 mod schema;
 mod table;
 
@@ -35,6 +41,7 @@ use crate::mask::Update;
 use crate::resource::Resource;
 use crate::store::{Backend, ListQuery, Page, StoreError};
 
+pub use grants::{GrantsCache, GrantsEntry, StoredAccess, read_grants};
 pub use schema::Migration;
 /// Why a store could not open (connection, migration, or declarations that
 /// cannot keep the declared rules).

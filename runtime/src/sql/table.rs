@@ -30,7 +30,7 @@ pub struct Table {
     /// The field (JSON name) whose value is the access subject of an item
     /// when access decisions derive from its items: each write advances that
     /// subject's access epoch in the same transaction.
-    access_subject: Option<&'static str>,
+    pub(super) access_subject: Option<&'static str>,
     parent_type: Option<&'static str>,
     references: &'static [Reference],
     dependents: &'static [Dependent],

@@ -1,5 +1,5 @@
-//! Server signing keys, kept in the keys directory (by default the data
-//! directory) and created on first start.
+//! Server signing keys (API tokens, page tokens), kept in a keys directory
+//! and created on first start.
 //!
 //! Replicas of one service share the keys directory (or a copy of it), so an
 //! API token or a page token signed by one is accepted by the others. Each key
@@ -14,9 +14,9 @@ use std::fs;
 use std::path::Path;
 
 use rand::RngCore;
-use runtime::auth::ApiTokens;
-use runtime::paging::PageTokens;
 
+use crate::auth::ApiTokens;
+use crate::paging::PageTokens;
 use crate::private;
 
 const PAGE_TOKEN_KEY: &str = "page-token.key";
@@ -39,8 +39,9 @@ pub fn has_api_token_key(keys_dir: &Path) -> bool {
 }
 
 /// Reads the 32-byte secret `name` in `dir`, creating it (readable by the
-/// owner only) if missing.
-fn secret(dir: &Path, name: &str) -> Result<[u8; KEY_LEN], String> {
+/// owner only) if missing. Of servers creating it together, all end up with
+/// the one key that was created first.
+pub fn secret(dir: &Path, name: &str) -> Result<[u8; KEY_LEN], String> {
     let path = dir.join(name);
     if let Some(key) = read_key(&path)? {
         private::restrict_file(&path);

@@ -1,7 +1,8 @@
-//! Files only their owner may read (CONTRACT §9): the data directory is
-//! 0700 and every file the server keeps in it (database, keys, tokens) is
-//! 0600. New files are created so; a directory or file an earlier release
-//! left readable by others is restricted when the server next uses it.
+//! Files only their owner may read: a server's data directory is 0700 and
+//! every file it keeps there (database, keys, tokens) is 0600. New files are
+//! created so; a directory or file an earlier release left readable by
+//! others is restricted when the server next uses it, and one that cannot
+//! be changed (not the server's, a read-only mount) is only reported.
 
 use std::fs;
 use std::io::Write;
