@@ -444,16 +444,19 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
         >("id", &request.id)?
             .to_owned();
         self.context.authorize(caller, Some("documents.update"), uid).await?;
-        let updated = standard::update(
+        let update = standard::plan_update(
                 &self.context,
                 caller,
                 uid,
                 Some(&<Document as ::runtime::legacy::View>::replacement_mask()),
                 ::runtime::legacy::View::to_current(request, "")?,
                 "",
-                |update| async move { self.store.update_document(uid, &update).await },
             )
             .await?;
+        let updated = standard::updated(
+            self.store.update_document(uid, &update).await,
+            uid,
+        )?;
         Ok(<Document as ::runtime::legacy::View>::from_current(updated))
     }
     /// Deletes a security advisory document.

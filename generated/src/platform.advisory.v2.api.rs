@@ -810,16 +810,19 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
     ) -> Result<Document, Error> {
         let uid = standard::parse_uid::<Document>("uid", &request.uid)?;
         self.context.authorize(caller, Some("documents.update"), uid).await?;
-        let updated = standard::update(
+        let update = standard::plan_update(
                 &self.context,
                 caller,
                 uid,
                 request.update_mask.as_ref(),
                 request.document.unwrap_or_default(),
                 "document",
-                |update| async move { self.store.update_document(uid, &update).await },
             )
             .await?;
+        let updated = standard::updated(
+            self.store.update_document(uid, &update).await,
+            uid,
+        )?;
         Ok(updated)
     }
     /// Deletes a security advisory document.

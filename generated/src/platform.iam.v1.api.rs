@@ -1148,16 +1148,19 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
         >("id", &request.id)?
             .to_owned();
         self.context.authorize(caller, Some("groups.update"), uid).await?;
-        let updated = standard::update(
+        let update = standard::plan_update(
                 &self.context,
                 caller,
                 uid,
                 Some(&<Group as ::runtime::legacy::View>::replacement_mask()),
                 ::runtime::legacy::View::to_current(request, "")?,
                 "",
-                |update| async move { self.store.update_group(uid, &update).await },
             )
             .await?;
+        let updated = standard::updated(
+            self.store.update_group(uid, &update).await,
+            uid,
+        )?;
         Ok(<Group as ::runtime::legacy::View>::from_current(updated))
     }
     /// Deletes a group that has no child groups and no resources.
@@ -1383,16 +1386,19 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
             .require_shared_write::<
                 crate::platform::iam::v2::Identity,
             >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
-        let updated = standard::update(
+        let update = standard::plan_update(
                 &self.context,
                 caller,
                 uid,
                 Some(&<Identity as ::runtime::legacy::View>::replacement_mask()),
                 ::runtime::legacy::View::to_current(request, "")?,
                 "",
-                |update| async move { self.store.update_identity(uid, &update).await },
             )
             .await?;
+        let updated = standard::updated(
+            self.store.update_identity(uid, &update).await,
+            uid,
+        )?;
         Ok(<Identity as ::runtime::legacy::View>::from_current(updated))
     }
     /// Deletes an identity that no role binding refers to.
@@ -1677,18 +1683,19 @@ impl<
         >("id", &request.id)?
             .to_owned();
         self.context.authorize(caller, Some("roleBindings.update"), uid).await?;
-        let updated = standard::update(
+        let update = standard::plan_update(
                 &self.context,
                 caller,
                 uid,
                 Some(&<RoleBinding as ::runtime::legacy::View>::replacement_mask()),
                 ::runtime::legacy::View::to_current(request, "")?,
                 "",
-                |update| async move {
-                    self.store.update_role_binding(uid, &update).await
-                },
             )
             .await?;
+        let updated = standard::updated(
+            self.store.update_role_binding(uid, &update).await,
+            uid,
+        )?;
         Ok(<RoleBinding as ::runtime::legacy::View>::from_current(updated))
     }
     /// Deletes a role binding.
@@ -1924,16 +1931,19 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
             .require_shared_write::<
                 crate::platform::iam::v2::Role,
             >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
-        let updated = standard::update(
+        let update = standard::plan_update(
                 &self.context,
                 caller,
                 uid,
                 Some(&<Role as ::runtime::legacy::View>::replacement_mask()),
                 ::runtime::legacy::View::to_current(request, "")?,
                 "",
-                |update| async move { self.store.update_role(uid, &update).await },
             )
             .await?;
+        let updated = standard::updated(
+            self.store.update_role(uid, &update).await,
+            uid,
+        )?;
         Ok(<Role as ::runtime::legacy::View>::from_current(updated))
     }
     /// Deletes a role that no role binding refers to.

@@ -2907,16 +2907,19 @@ impl<S: GroupStore> GroupServiceApi<S> {
     ) -> Result<Group, Error> {
         let uid = standard::parse_uid::<Group>("uid", &request.uid)?;
         self.context.authorize(caller, Some("groups.update"), uid).await?;
-        let updated = standard::update(
+        let update = standard::plan_update(
                 &self.context,
                 caller,
                 uid,
                 request.update_mask.as_ref(),
                 request.group.unwrap_or_default(),
                 "group",
-                |update| async move { self.store.update_group(uid, &update).await },
             )
             .await?;
+        let updated = standard::updated(
+            self.store.update_group(uid, &update).await,
+            uid,
+        )?;
         Ok(updated)
     }
     /// Deletes a group that has no child groups and no resources.
@@ -3141,16 +3144,19 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
             .require_shared_write::<
                 Identity,
             >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
-        let updated = standard::update(
+        let update = standard::plan_update(
                 &self.context,
                 caller,
                 uid,
                 request.update_mask.as_ref(),
                 request.identity.unwrap_or_default(),
                 "identity",
-                |update| async move { self.store.update_identity(uid, &update).await },
             )
             .await?;
+        let updated = standard::updated(
+            self.store.update_identity(uid, &update).await,
+            uid,
+        )?;
         Ok(updated)
     }
     /// Deletes an identity.
@@ -3439,18 +3445,19 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
             RoleBinding,
         >(request.role_binding.as_ref(), "roleBinding")?;
         self.context.authorize(caller, Some("roleBindings.update"), uid).await?;
-        let updated = standard::update(
+        let update = standard::plan_update(
                 &self.context,
                 caller,
                 uid,
                 request.update_mask.as_ref(),
                 request.role_binding.unwrap_or_default(),
                 "roleBinding",
-                |update| async move {
-                    self.store.update_role_binding(uid, &update).await
-                },
             )
             .await?;
+        let updated = standard::updated(
+            self.store.update_role_binding(uid, &update).await,
+            uid,
+        )?;
         Ok(updated)
     }
     /// Deletes a role binding.
@@ -3693,16 +3700,19 @@ impl<S: RoleStore> RoleServiceApi<S> {
             .require_shared_write::<
                 Role,
             >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
-        let updated = standard::update(
+        let update = standard::plan_update(
                 &self.context,
                 caller,
                 uid,
                 request.update_mask.as_ref(),
                 request.role.unwrap_or_default(),
                 "role",
-                |update| async move { self.store.update_role(uid, &update).await },
             )
             .await?;
+        let updated = standard::updated(
+            self.store.update_role(uid, &update).await,
+            uid,
+        )?;
         Ok(updated)
     }
     /// Deletes a role that no role binding refers to.

@@ -450,16 +450,19 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
         >("id", &request.id)?
             .to_owned();
         self.context.authorize(caller, Some("artifacts.update"), uid).await?;
-        let updated = standard::update(
+        let update = standard::plan_update(
                 &self.context,
                 caller,
                 uid,
                 Some(&<Artifact as ::runtime::legacy::View>::replacement_mask()),
                 ::runtime::legacy::View::to_current(request, "")?,
                 "",
-                |update| async move { self.store.update_artifact(uid, &update).await },
             )
             .await?;
+        let updated = standard::updated(
+            self.store.update_artifact(uid, &update).await,
+            uid,
+        )?;
         Ok(<Artifact as ::runtime::legacy::View>::from_current(updated))
     }
     /// Deletes a library artifact.

@@ -786,16 +786,19 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
     ) -> Result<Artifact, Error> {
         let uid = standard::parse_uid::<Artifact>("uid", &request.uid)?;
         self.context.authorize(caller, Some("artifacts.update"), uid).await?;
-        let updated = standard::update(
+        let update = standard::plan_update(
                 &self.context,
                 caller,
                 uid,
                 request.update_mask.as_ref(),
                 request.artifact.unwrap_or_default(),
                 "artifact",
-                |update| async move { self.store.update_artifact(uid, &update).await },
             )
             .await?;
+        let updated = standard::updated(
+            self.store.update_artifact(uid, &update).await,
+            uid,
+        )?;
         Ok(updated)
     }
     /// Deletes a library artifact.

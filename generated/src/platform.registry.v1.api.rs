@@ -383,16 +383,19 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
         >("id", &request.id)?
             .to_owned();
         self.context.authorize(caller, Some("repos.update"), uid).await?;
-        let updated = standard::update(
+        let update = standard::plan_update(
                 &self.context,
                 caller,
                 uid,
                 Some(&<Repo as ::runtime::legacy::View>::replacement_mask()),
                 ::runtime::legacy::View::to_current(request, "")?,
                 "",
-                |update| async move { self.store.update_repo(uid, &update).await },
             )
             .await?;
+        let updated = standard::updated(
+            self.store.update_repo(uid, &update).await,
+            uid,
+        )?;
         Ok(<Repo as ::runtime::legacy::View>::from_current(updated))
     }
     /// Deletes a container repository.

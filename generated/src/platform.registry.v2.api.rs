@@ -788,16 +788,19 @@ impl<S: RepoStore> RepoServiceApi<S> {
     ) -> Result<Repo, Error> {
         let uid = standard::parse_uid::<Repo>("uid", &request.uid)?;
         self.context.authorize(caller, Some("repos.update"), uid).await?;
-        let updated = standard::update(
+        let update = standard::plan_update(
                 &self.context,
                 caller,
                 uid,
                 request.update_mask.as_ref(),
                 request.repo.unwrap_or_default(),
                 "repo",
-                |update| async move { self.store.update_repo(uid, &update).await },
             )
             .await?;
+        let updated = standard::updated(
+            self.store.update_repo(uid, &update).await,
+            uid,
+        )?;
         Ok(updated)
     }
     /// Deletes a container repository.

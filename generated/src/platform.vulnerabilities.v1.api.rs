@@ -505,16 +505,19 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
         >("id", &request.id)?
             .to_owned();
         self.context.authorize(caller, Some("advisories.update"), uid).await?;
-        let updated = standard::update(
+        let update = standard::plan_update(
                 &self.context,
                 caller,
                 uid,
                 Some(&<Advisory as ::runtime::legacy::View>::replacement_mask()),
                 ::runtime::legacy::View::to_current(request, "")?,
                 "",
-                |update| async move { self.store.update_advisory(uid, &update).await },
             )
             .await?;
+        let updated = standard::updated(
+            self.store.update_advisory(uid, &update).await,
+            uid,
+        )?;
         Ok(<Advisory as ::runtime::legacy::View>::from_current(updated))
     }
     /// Deletes a vulnerability advisory.

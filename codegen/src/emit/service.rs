@@ -533,11 +533,11 @@ impl<'a> Flow<'a> {
             #uid_lengths
             self.context.authorize(caller, #capability, uid).await?;
             #shared
-            let updated = standard::update(
+            let update = standard::plan_update(
                 &self.context, caller, uid, #mask, #patch, #body_field,
-                |update| async move { self.store.#update(uid, &update).await },
             )
             .await?;
+            let updated = standard::updated(self.store.#update(uid, &update).await, uid)?;
             Ok(#updated)
         }
     }

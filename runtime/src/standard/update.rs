@@ -1,7 +1,5 @@
 //! `Update` (AIP-134).
 
-use std::future::Future;
-
 use prost_types::FieldMask;
 
 use super::{ApiContext, not_found, store_error};
@@ -14,32 +12,31 @@ use crate::uidp;
 
 /// `Update`, once the caller may update `uid`: plans `mask` over `patch`
 /// and answers the mask's problems (unknown, OUTPUT_ONLY or missing paths)
-/// without calling `store`, so no lock is taken and the answer is the same
-/// whether or not the item exists. For resources whose fields grant
+/// before storage is called, so no lock is taken and the answer is the
+/// same whether or not the item exists. For resources whose fields grant
 /// capabilities, the update may add only what the caller holds where the
-/// item lives. `store` then applies the update atomically ([`Update::apply`]
-/// inside its transaction); `None` (no such item) is NOT_FOUND.
-pub async fn update<R, F, Fut>(
+/// item lives. Storage then applies the planned [`Update`] atomically
+/// ([`Update::apply`] inside its transaction); [`updated`] reads its answer.
+pub async fn plan_update<R: Resource>(
     context: &ApiContext,
     caller: &Caller,
     uid: &str,
     mask: Option<&FieldMask>,
     patch: R,
     body_field: &'static str,
-    store: F,
-) -> Result<R, Error>
-where
-    R: Resource,
-    F: FnOnce(Update<R>) -> Fut,
-    Fut: Future<Output = Result<Option<R>, StoreError>>,
-{
-    let mut update = Update::plan(mask, patch, body_field)?;
-    if R::grants_capabilities() {
-        let scope = uidp::parent(uid).unwrap_or(uid);
-        update = update.holding(context.authorizer.held(caller, scope).await?, scope);
+) -> Result<Update<R>, Error> {
+    let update = Update::plan(mask, patch, body_field)?;
+    if !R::grants_capabilities() {
+        return Ok(update);
     }
-    store(update)
-        .await
+    let scope = uidp::parent(uid).unwrap_or(uid);
+    Ok(update.holding(context.authorizer.held(caller, scope).await?, scope))
+}
+
+/// The item storage updated, or its refusal as the error model answers it;
+/// `None` (no such item) is NOT_FOUND.
+pub fn updated<R: Resource>(stored: Result<Option<R>, StoreError>, uid: &str) -> Result<R, Error> {
+    stored
         .map_err(|error| store_error::<R>(error, uid, ""))?
         .ok_or_else(|| not_found::<R>(uid))
 }
