@@ -487,12 +487,12 @@ fn emit_imports(api: &Api, package: &crate::model::Package, shadowed: &[&str]) -
             use runtime::standard::{ListPlan, ListRequest};
         ));
     }
-    let served = || {
-        methods()
-            .filter_map(|m| api.resource(m.standard.resource()?))
-            .chain(&package.resources)
-    };
-    if served().any(|r| !r.references.is_empty() || r.has_must_hold()) {
+    // Only creates check references and held capabilities: a version that
+    // serves a resource with them but no create names no `Resource`.
+    let mut created = methods()
+        .filter(|m| matches!(m.standard, Standard::Create { .. }))
+        .filter_map(|m| api.resource(m.standard.resource()?));
+    if created.any(|r| !r.references.is_empty() || r.has_must_hold()) {
         imports.push(quote!(
             use runtime::resource::Resource;
         ));

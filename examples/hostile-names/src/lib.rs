@@ -11,7 +11,12 @@
 //!   keyword values; the resource `Thing` with keyword-named fields (ordered
 //!   by, with value rules, a keyword-named oneof, a message field `box`
 //!   whose keyword-named fields update masks name) served over REST and
-//!   gRPC in the package whose messages shadow the prelude.
+//!   gRPC in the package whose messages shadow the prelude; the resource
+//!   `Ref` (collection `refs`), whose requests carry it in a field named
+//!   with a keyword (`ref`) and whose reference field, naming a thing, is
+//!   one too (`fn`).
+//! - `hostile.v0`: the older version of `refs`, whose id field is a keyword
+//!   (`ref`, renamed from `uid`).
 //! - `hostile.other`: an enum `Kind` beside the message `hostile.v1.Kind`.
 //! - `hostile.type` (`r#type`): a service `Match` with a custom method
 //!   `Move` (`r#move`); `hostile.self` (`self_`): an enum `Option` and a
