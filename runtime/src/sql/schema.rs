@@ -32,8 +32,9 @@ pub struct Migration {
 }
 
 impl Migration {
-    /// A step; `version` must not be one of [`LIBRARY_VERSIONS`]. Append
-    /// only: a released version never changes.
+    /// A step; `version` must not be one of the library's own schema
+    /// versions (`LIBRARY_VERSIONS`: 1, 3, 4). Append only: a released
+    /// version never changes.
     pub const fn new(
         version: i64,
         name: &'static str,
