@@ -94,12 +94,22 @@ fn module_of(src: &Path, file: &Path) -> String {
         .into_owned()
 }
 
-/// The top-level modules a piece of code names through `crate::`, outside
-/// comments (a link in documentation is not a dependency).
+/// The top-level modules a piece of code names through `crate::`, in code
+/// and in documentation links (a link to a layer above is a dependency of
+/// the documentation on it), but not in plain comments.
 fn crate_references(source: &str) -> Vec<String> {
     let code: String = source
         .lines()
-        .map(|line| line.split("//").next().unwrap())
+        .map(|line| {
+            let doc = ["///", "//!"]
+                .iter()
+                .any(|d| line.trim_start().starts_with(d));
+            if doc {
+                line
+            } else {
+                line.split("//").next().unwrap()
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n");
     let ident = |s: &str| -> String {

@@ -3,8 +3,8 @@
 //! The generator implements [`Resource`] for every message carrying a
 //! `google.api.resource` option: its type name, the behaviour of each field
 //! (from `google.api.field_behavior`), typed field copying for update masks
-//! and sort keys for `order_by`. The standard-method flows in
-//! [`crate::standard`] are written once against this trait.
+//! and sort keys for `order_by`. The standard-method flows (the `standard`
+//! module, a layer above this one) are written once against this trait.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -66,7 +66,7 @@ pub enum Reach {
 /// A field holding the uid of an item of another collection (declared in
 /// the annotation files). Generated create methods check that the target
 /// exists and is within [`Reach`] (or directly under a shared scope, see
-/// [`crate::standard::ApiContext::with_shared_scope`]); storage checks again
+/// `ApiContext::with_shared_scope`); storage checks again
 /// inside its insert transaction.
 #[derive(Clone, Copy, Debug)]
 pub struct Reference {
@@ -229,7 +229,7 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
     /// refused wherever they are given, before anything that grows with them.
     const MAX_DEPTH: usize = crate::uidp::DEFAULT_MAX_DEPTH;
     /// Whether items directly under a shared scope
-    /// ([`crate::standard::ApiContext::with_shared_scope`]) may be referenced
+    /// (`ApiContext::with_shared_scope`) may be referenced
     /// from every root; only the administrator writes them.
     const SHARED: bool = false;
 

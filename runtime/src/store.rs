@@ -159,7 +159,7 @@ pub struct Page<R> {
 }
 
 /// Storage of every resource type of an API: what the library's stores
-/// ([`crate::memory::MemoryStore`] and, with the `sql` feature,
+/// (`runtime::memory::MemoryStore` and, with the `sql` feature,
 /// `runtime::sql::SqlStore`) implement once, generically.
 ///
 /// The generated crate implements each resource's storage trait for every
