@@ -3,19 +3,14 @@
 //! created, read and listed over REST, whose fields are named with keywords
 //! in a package whose messages shadow the prelude.
 
-use std::sync::Arc;
+mod common;
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
 use hostile_names::hostile;
 use hostile_names::hostile::v1::r#type::r#match::r#move::r#ref::{Fn, r#fn::Async};
-use http_body_util::BodyExt;
-use runtime::auth::Authorizer;
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
-use runtime::{Caller, Error};
 use serde_json::{Value, json};
-use tower::ServiceExt;
+
+use common::{app, call};
 
 fn keywords() -> hostile::v1::Keywords {
     hostile::v1::Keywords {
@@ -127,49 +122,9 @@ fn every_message_reads_and_writes_what_reflection_does() {
     );
 }
 
-/// Answers `Move` with the request.
-struct Echo;
-
-impl hostile::r#type::MatchHandler for Echo {
-    async fn r#move(
-        &self,
-        _caller: &Caller,
-        request: hostile::r#type::Ref,
-    ) -> Result<hostile::r#type::Ref, Error> {
-        Ok(request)
-    }
-}
-
-async fn call(
-    app: &axum::Router,
-    method: &str,
-    path: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let request = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", "application/json")
-        .body(body.map_or_else(Body::empty, |body| Body::from(body.to_string())))
-        .unwrap();
-    let response = app.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
-}
-
 #[tokio::test]
 async fn keyword_fields_and_methods_over_rest() {
-    let context = ApiContext::new(PageTokens::new([7; 32]), Authorizer::allow_all());
-    let app = hostile_names::Services::new(context)
-        .store(Arc::new(runtime::memory::MemoryStore::default()))
-        .r#match(Arc::new(Echo))
-        .layer(axum::Extension(Caller::System))
-        .build()
-        .unwrap();
+    let app = app();
     let parent = "1".repeat(40);
     let thing = json!({
         "name": "a thing",

@@ -3,64 +3,16 @@
 //! `fn`, naming a thing; and `hostile.v0`, the older version, whose id
 //! field is `ref`.
 
-use std::sync::Arc;
+mod common;
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use http_body_util::BodyExt;
-use runtime::auth::Authorizer;
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
+use axum::http::StatusCode;
 use serde_json::{Value, json};
-use tower::ServiceExt;
+
+use common::{app, call};
 
 /// The parent every item is created under.
 fn parent() -> String {
     "1".repeat(40)
-}
-
-/// Serves `hostile.type.Match`, which every app needs; unused here.
-struct Echo;
-
-impl hostile_names::hostile::r#type::MatchHandler for Echo {
-    async fn r#move(
-        &self,
-        _caller: &runtime::Caller,
-        request: hostile_names::hostile::r#type::Ref,
-    ) -> Result<hostile_names::hostile::r#type::Ref, runtime::Error> {
-        Ok(request)
-    }
-}
-
-fn app() -> axum::Router {
-    let context = ApiContext::new(PageTokens::new([7; 32]), Authorizer::allow_all());
-    hostile_names::Services::new(context)
-        .store(Arc::new(runtime::memory::MemoryStore::default()))
-        .r#match(Arc::new(Echo))
-        .layer(axum::Extension(runtime::Caller::System))
-        .build()
-        .unwrap()
-}
-
-async fn call(
-    app: &axum::Router,
-    method: &str,
-    path: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let request = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", "application/json")
-        .body(body.map_or_else(Body::empty, |body| Body::from(body.to_string())))
-        .unwrap();
-    let response = app.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
 }
 
 /// Creates a thing, the target of a ref's `fn`, and answers its uid.
