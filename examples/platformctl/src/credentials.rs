@@ -73,6 +73,11 @@ impl Credentials {
     }
 }
 
+/// The server the login cached in `dir` is for, if there is one.
+pub fn logged_in_server(dir: &Path) -> Option<String> {
+    Credentials::load(dir).ok().map(|cached| cached.server)
+}
+
 /// The cached token, exchanged again (and cached) when it is about to expire.
 pub async fn valid_token(server: &str, dir: &Path) -> Result<String, runtime::Error> {
     let cached = Credentials::load(dir)?;
@@ -92,16 +97,17 @@ pub async fn valid_token(server: &str, dir: &Path) -> Result<String, runtime::Er
     Ok(fresh.token)
 }
 
-/// Writes `dir/name` (creating `dir`), readable by its owner only: it holds a secret.
+/// Writes `dir/name`, readable by its owner only: it holds a secret. The
+/// directory is created 0700, or restricted to its owner if it exists; the
+/// file is written to a new 0600 file renamed over the old one, so neither
+/// a file left readable by others before nor a partial write remains (the
+/// old file is restricted first, in case the rename fails).
 pub fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), runtime::Error> {
     let path = dir.join(name);
     let failed = |e: std::io::Error| local_error(format!("cannot write {}: {e}", path.display()));
-    std::fs::create_dir_all(dir).map_err(failed)?;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    std::io::Write::write_all(&mut options.open(&path).map_err(failed)?, bytes).map_err(failed)
+    runtime::private::own_dir(dir).map_err(failed)?;
+    runtime::private::restrict_file(&path);
+    runtime::private::replace(&path, bytes).map_err(failed)
 }
 
 /// A failure on this machine (files), reported like the API's errors.
