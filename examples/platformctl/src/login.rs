@@ -3,7 +3,10 @@
 //! issuer, ending with the issuer's ID token.
 //!
 //! 1. Discovery (`{issuer}/.well-known/openid-configuration`) names the
-//!    authorization and token endpoints.
+//!    authorization and token endpoints. The document must be for the
+//!    issuer asked for, and the endpoints HTTPS (HTTP only on a loopback
+//!    host) on the issuer's origin; otherwise the login stops before
+//!    using them. The issuer itself must be HTTPS or on a loopback host.
 //! 2. A listener on `127.0.0.1` (an ephemeral port) waits for the redirect
 //!    to `/callback`.
 //! 3. The user opens the authorization URL; the issuer redirects the browser
@@ -54,12 +57,14 @@ type HttpClient = Client<HttpConnector, Full<Bytes>>;
 type Callback = Result<String, String>;
 
 /// Runs the authorization code flow with PKCE against `issuer` (OIDC discovery at
-/// `{issuer}/.well-known/openid-configuration`), with a loopback redirect on 127.0.0.1
+/// `{issuer}/.well-known/openid-configuration`, its endpoints checked by
+/// [`check_discovery`]), with a loopback redirect on 127.0.0.1
 /// (ephemeral port, path `/callback`), and returns the ID token (a JWT).
 /// The authorization URL is opened with the command in `$BROWSER` when set (the URL as its
 /// only argument); otherwise, and always additionally, the line
 /// `Open this URL to log in: <url>` is printed to stderr.
 pub async fn browser_login(issuer: &str, client_id: &str) -> Result<String, String> {
+    issuer_origin(issuer)?;
     let http = Client::builder(TokioExecutor::new()).build_http();
     let endpoints = discover(&http, issuer).await?;
 
@@ -124,24 +129,118 @@ async fn discover(http: &HttpClient, issuer: &str) -> Result<Endpoints, String> 
     }
     let document: Value =
         serde_json::from_slice(&body).map_err(|e| failed(format!("not a JSON document ({e})")))?;
+    check_discovery(issuer, &document).map_err(failed)
+}
+
+/// A URL's origin: scheme, host (lower case) and port (the scheme's default
+/// when not given).
+#[derive(Debug, PartialEq, Eq)]
+struct Origin {
+    scheme: String,
+    host: String,
+    port: u16,
+}
+
+impl Origin {
+    /// The origin of an `http://` or `https://` URL without user information.
+    fn of(url: &str) -> Result<Origin, String> {
+        let shown = || printable(url);
+        let uri: http::Uri = url
+            .parse()
+            .map_err(|_| format!("`{}` is not a URL", shown()))?;
+        let authority = uri
+            .authority()
+            .ok_or_else(|| format!("`{}` is not an absolute URL", shown()))?;
+        if authority.as_str().contains('@') {
+            return Err(format!("`{}` carries user information", shown()));
+        }
+        let scheme = uri.scheme_str().unwrap_or_default().to_ascii_lowercase();
+        let port = match (uri.port_u16(), scheme.as_str()) {
+            (Some(port), "http" | "https") => port,
+            (None, "https") => 443,
+            (None, "http") => 80,
+            _ => return Err(format!("`{}` is not an http(s) URL", shown())),
+        };
+        let host = authority.host().to_ascii_lowercase();
+        Ok(Origin { scheme, host, port })
+    }
+
+    /// HTTPS, or plain HTTP to this machine (a loopback address or `localhost`).
+    fn is_secure(&self) -> bool {
+        self.scheme == "https" || (self.scheme == "http" && is_loopback(&self.host))
+    }
+}
+
+fn is_loopback(host: &str) -> bool {
+    let v6 = host.strip_prefix('[').and_then(|h| h.strip_suffix(']'));
+    host == "localhost"
+        || host.parse::<std::net::Ipv4Addr>().is_ok_and(|a| a.is_loopback())
+        || v6
+            .and_then(|h| h.parse::<std::net::Ipv6Addr>().ok())
+            .is_some_and(|a| a.is_loopback())
+}
+
+/// The issuer's origin, which must be HTTPS (or HTTP on this machine): its
+/// endpoints are on it, and the authorization code travels to them.
+fn issuer_origin(issuer: &str) -> Result<Origin, String> {
+    let origin = Origin::of(issuer)?;
+    if !origin.is_secure() {
+        return Err(format!(
+            "the issuer `{}` must be an https:// URL (http:// only on this machine)",
+            printable(issuer)
+        ));
+    }
+    Ok(origin)
+}
+
+/// The endpoints of a discovery document, checked before any is used: the
+/// document is for `issuer` (OIDC Discovery 1.0, section 4.3), and each
+/// endpoint is HTTPS (or HTTP on this machine) on the issuer's origin, so a
+/// tampered or misconfigured document cannot send the code and the PKCE
+/// verifier elsewhere.
+fn check_discovery(issuer: &str, document: &Value) -> Result<Endpoints, String> {
+    let issuer = issuer.trim_end_matches('/');
     let named = document["issuer"].as_str().unwrap_or_default();
     if named.trim_end_matches('/') != issuer {
-        return Err(failed(format!(
+        return Err(format!(
             "the document is for issuer `{}`",
             printable(named)
-        )));
+        ));
     }
+    let origin = issuer_origin(issuer)?;
     let endpoint = |name: &str| {
-        document[name]
+        let url = document[name]
             .as_str()
             .filter(|url| !url.is_empty())
-            .map(str::to_owned)
-            .ok_or_else(|| failed(format!("no `{name}`")))
+            .ok_or_else(|| format!("no `{name}`"))?;
+        check_endpoint(&origin, name, url).map(|()| url.to_owned())
     };
     Ok(Endpoints {
         authorization: endpoint("authorization_endpoint")?,
         token: endpoint("token_endpoint")?,
     })
+}
+
+/// Refuses an endpoint that is not HTTPS (or HTTP on this machine), or not
+/// on the issuer's origin.
+fn check_endpoint(issuer: &Origin, name: &str, url: &str) -> Result<(), String> {
+    let origin = Origin::of(url).map_err(|why| format!("`{name}`: {why}"))?;
+    if !origin.is_secure() {
+        return Err(format!(
+            "`{name}` `{}` is not https:// (http:// only on this machine)",
+            printable(url)
+        ));
+    }
+    if origin != *issuer {
+        return Err(format!(
+            "`{name}` `{}` is not on the issuer's origin {}://{}:{}",
+            printable(url),
+            issuer.scheme,
+            issuer.host,
+            issuer.port
+        ));
+    }
+    Ok(())
 }
 
 /// Sends `request` and reads the whole answer, within [`REQUEST_TIMEOUT`].
@@ -449,6 +548,62 @@ mod tests {
         assert!(empty.contains("state does not match"), "{empty}");
         let no_code = check_callback(Some("state=s&code="), "s").unwrap_err();
         assert!(no_code.contains("neither a code nor an error"), "{no_code}");
+    }
+
+    fn document(issuer: &str, authorization: &str, token: &str) -> Value {
+        serde_json::json!({
+            "issuer": issuer,
+            "authorization_endpoint": authorization,
+            "token_endpoint": token,
+        })
+    }
+
+    #[test]
+    fn discovery_endpoints_are_secure_and_on_the_issuers_origin() {
+        let issuer = "https://login.example/tenant";
+        let good = document(
+            issuer,
+            "https://LOGIN.example:443/authorize",
+            "https://login.example/token",
+        );
+        let endpoints = check_discovery(issuer, &good).unwrap();
+        assert_eq!(endpoints.token, "https://login.example/token");
+        let local = "http://127.0.0.1:5556";
+        let endpoints =
+            check_discovery(local, &document(local, &format!("{local}/a"), &format!("{local}/t")));
+        assert!(endpoints.is_ok(), "{endpoints:?}");
+        let v6 = "http://[::1]:5556";
+        let endpoints = check_discovery(v6, &document(v6, &format!("{v6}/a"), &format!("{v6}/t")));
+        assert!(endpoints.is_ok(), "{endpoints:?}");
+
+        let refused = |document: Value, expected: &str| {
+            let error = check_discovery(issuer, &document).unwrap_err();
+            assert!(error.contains(expected), "{expected}: {error}");
+        };
+        let token = "https://login.example/token";
+        refused(document("https://evil.example", token, token), "is for issuer");
+        refused(
+            document(issuer, token, "http://login.example/token"),
+            "is not https://",
+        );
+        for foreign in [
+            "https://evil.example/token",
+            "https://login.example:8443/token",
+            "https://login.example.evil.example/token",
+            "http://127.0.0.1/token",
+        ] {
+            refused(document(issuer, token, foreign), "not on the issuer's origin");
+            refused(document(issuer, foreign, token), "`authorization_endpoint`");
+        }
+        refused(
+            document(issuer, token, "https://login.example@evil.example/token"),
+            "user information",
+        );
+        refused(document(issuer, token, "/token"), "not an absolute URL");
+        refused(document(issuer, token, "ftp://login.example/token"), "not an http(s) URL");
+        let plain = "http://login.example";
+        let error = check_discovery(plain, &document(plain, plain, plain)).unwrap_err();
+        assert!(error.contains("must be an https:// URL"), "{error}");
     }
 
     /// Acts as the browser against the loopback listener.
