@@ -3,6 +3,8 @@
 //! codes its binaries share (`platformctl`, `docker-credential-platform`).
 
 pub mod credentials;
+pub mod docker;
+pub mod text;
 pub mod tokens;
 
 use std::process::ExitCode;
@@ -38,23 +40,41 @@ pub fn exit_code(error: &runtime::Error) -> ExitCode {
     })
 }
 
-/// `error: CODE: message`, then one line per field violation and the reason.
+/// `error: CODE: message`, then one line per field violation and the reason,
+/// every part from the server [escaped](text::escape) for the terminal.
 pub fn describe(error: &runtime::Error) -> String {
-    let mut text = format!("error: {error}");
+    use text::escape;
+    let mut text = format!("error: {}", escape(&error.to_string()));
     for violation in error.field_violations() {
         text.push_str(&format!(
             "\n  {}: {}",
-            violation.field, violation.description
+            escape(&violation.field),
+            escape(&violation.description)
         ));
     }
     if let Some(resource) = error.resource_info() {
         text.push_str(&format!(
             "\n  resource: {} {}",
-            resource.resource_type, resource.resource_name
+            escape(&resource.resource_type),
+            escape(&resource.resource_name)
         ));
     }
     if !error.reason().is_empty() {
-        text.push_str(&format!("\n  reason: {}", error.reason()));
+        text.push_str(&format!("\n  reason: {}", escape(error.reason())));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_descriptions_are_escaped() {
+        let error = runtime::Error::new(Code::NotFound, "GONE\x1b[2J", "no \x1b]0;pwned\x07 here");
+        let text = describe(&error);
+        assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
+        assert!(text.contains("no \\u{1b}]0;pwned\\u{7} here"), "{text}");
+        assert!(text.contains("reason: GONE\\u{1b}[2J"), "{text}");
+    }
 }

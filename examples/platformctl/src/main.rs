@@ -9,11 +9,15 @@
 //! platformctl groups update <UIDP> --set description="Platform team" --etag <ETAG>
 //! platformctl roles get <UIDP> -o json
 //! platformctl completion bash > /etc/bash_completion.d/platformctl
+//! platformctl --server https://api.example auth configure-docker --registry registry.example
 //! ```
 //!
 //! Credentials are cached in `$PLATFORMCTL_CONFIG_DIR`, else
 //! `$XDG_CONFIG_HOME/platformctl`, else `~/.config/platformctl`; `--token`
-//! (or `$PLATFORMCTL_TOKEN`) uses a token as given instead.
+//! (or `$PLATFORMCTL_TOKEN`) uses a token as given instead. The cache and
+//! its directory are the user's only (0600, 0700), whatever they were
+//! before. Text from the server is printed with control characters and
+//! bidirectional overrides escaped (`platformctl::text`).
 
 mod login;
 mod output;
@@ -27,6 +31,7 @@ use runtime::client::{Connection, StaticToken};
 use runtime::{Code, Error};
 
 use crate::credentials::Credentials;
+use platformctl::docker::{DockerConfig, RegistryHost};
 use crate::output::Format;
 
 /// Where a browser login keeps the identity token it obtained (re-exchanged
@@ -109,6 +114,15 @@ enum Auth {
     },
     /// Print a valid API token, exchanging again when the cached one expires.
     Token,
+    /// Record `--server` and the registry hosts `docker-credential-platform`
+    /// answers for (besides the server's own host), and print the
+    /// `credHelpers` entries for `~/.docker/config.json`.
+    ConfigureDocker {
+        /// A registry host (`host` or `host:port`) whose credentials are this
+        /// server's tokens; repeatable. Replaces the hosts recorded before.
+        #[arg(long = "registry")]
+        registries: Vec<String>,
+    },
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -174,8 +188,40 @@ async fn run_auth(cli: &Cli, auth: &Auth) -> Result<(), Error> {
             credentials.save(&dir)?;
             eprintln!("logged in as {identity} until {}", credentials.expires_at);
         }
-        Auth::Token => println!("{}", credentials::valid_token(server(cli), &dir).await?),
+        Auth::Token => {
+            let token = credentials::valid_token(server(cli), &dir).await?;
+            println!("{}", platformctl::text::escape(&token));
+        }
+        Auth::ConfigureDocker { registries } => configure_docker(cli, &dir, registries)?,
     }
+    Ok(())
+}
+
+/// Records the credential helper's server and registries in `dir`, and
+/// prints the Docker configuration that uses the helper for them.
+fn configure_docker(cli: &Cli, dir: &std::path::Path, registries: &[String]) -> Result<(), Error> {
+    let mut hosts = Vec::new();
+    for text in std::iter::once(server(cli)).chain(registries.iter().map(String::as_str)) {
+        let host = RegistryHost::parse(text).ok_or_else(|| {
+            Error::invalid_field(
+                "registry",
+                format!("`{}` is not a registry host (`host` or `host:port`)", text),
+            )
+        })?;
+        hosts.push(host.docker_name());
+    }
+    let recorded = DockerConfig {
+        server: server(cli).to_owned(),
+        registries: hosts[1..].to_vec(),
+    };
+    recorded.save(dir)?;
+    let helpers: serde_json::Map<String, serde_json::Value> = hosts
+        .into_iter()
+        .map(|host| (host, "platform".into()))
+        .collect();
+    let config = serde_json::json!({ "credHelpers": helpers });
+    eprintln!("add to ~/.docker/config.json (docker-credential-platform on the PATH):");
+    println!("{}", serde_json::to_string_pretty(&config).expect("JSON"));
     Ok(())
 }
 

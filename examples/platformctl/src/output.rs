@@ -1,5 +1,11 @@
 //! How answers are printed: aligned tables for people, canonical JSON for programs.
+//!
+//! Answers hold text any tenant can write (descriptions, readmes, names):
+//! table cells show control characters and bidirectional overrides escaped
+//! (`\u{1b}`), and JSON escapes them as `\uXXXX`, still the same JSON
+//! ([`platformctl::text`]).
 
+use platformctl::text::{escape, escape_json};
 use runtime::cli::Answer;
 use serde_json::Value;
 
@@ -14,11 +20,18 @@ pub enum Format {
 /// Prints a command's answer in `format` (a delete as `deleted <uid>` on stderr).
 pub fn print(format: Format, answer: &Answer) {
     match (format, answer) {
-        (_, Answer::Deleted(_)) | (Format::Json, _) => answer.print(),
+        (_, Answer::Deleted(uid)) => eprintln!("deleted {}", escape(uid)),
+        (Format::Json, _) => println!("{}", json(answer)),
         (Format::Table, Answer::Item(item)) => print!("{}", fields(item)),
         (Format::Table, Answer::Page(page)) => print!("{}", table(&page.items)),
         (Format::Table, Answer::Items(items)) => print!("{}", table(items)),
     }
+}
+
+/// The answer as indented canonical JSON, every unsafe character escaped.
+pub fn json(answer: &Answer) -> String {
+    let text = serde_json::to_string_pretty(&answer.to_json()).expect("JSON values serialize");
+    escape_json(&text)
 }
 
 /// The columns of a list: every v2 resource has them.
@@ -43,13 +56,14 @@ pub fn fields(item: &Value) -> String {
         .as_object()
         .into_iter()
         .flatten()
-        .map(|(key, value)| vec![key.clone(), cell(value)])
+        .map(|(key, value)| vec![escape(key).into_owned(), cell(value)])
         .collect();
     aligned(&rows)
 }
 
+/// A value as one line of text, escaped.
 fn cell(value: &Value) -> String {
-    match value {
+    let text = match value {
         Value::String(text) => text.clone(),
         Value::Null => String::new(),
         Value::Array(items) if items.iter().all(Value::is_string) => items
@@ -58,7 +72,8 @@ fn cell(value: &Value) -> String {
             .collect::<Vec<_>>()
             .join(","),
         other => other.to_string(),
-    }
+    };
+    escape(&text).into_owned()
 }
 
 fn aligned(rows: &[Vec<String>]) -> String {
@@ -103,5 +118,17 @@ mod tests {
             table(&items),
             "UID      NAME   UPDATED\na        first  t1\nabc/def  x      t2\n"
         );
+    }
+
+    #[test]
+    fn server_text_is_escaped() {
+        let item = json!({"name": "\u{202e}x", "description": "\x1b]0;pwned\x07\x1b[2J", "labels": {"k": "\u{9b}"}});
+        let shown = fields(&item);
+        assert!(!shown.chars().any(|c| c != '\n' && platformctl::text::is_unsafe(c)), "{shown:?}");
+        assert!(shown.contains("description  \\u{1b}]0;pwned\\u{7}\\u{1b}[2J"), "{shown}");
+        assert!(shown.contains("name         \\u{202e}x"), "{shown}");
+        assert!(shown.contains("\\u{9b}"), "{shown}");
+        let listed = table(&[item.clone()]);
+        assert!(listed.contains("\\u{202e}x"), "{listed}");
     }
 }

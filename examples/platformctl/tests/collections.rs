@@ -256,3 +256,48 @@ fn completion_scripts_name_every_collection() {
         }
     }
 }
+
+/// Descriptions, readmes and names are any tenant's text: the terminal
+/// gets their control characters and bidirectional overrides escaped, and
+/// JSON output stays the same JSON.
+#[tokio::test(flavor = "multi_thread")]
+async fn server_text_reaches_the_terminal_escaped() {
+    const HOSTILE: &str = "\x1b]0;pwned\x07 \x1b[2J \u{9b}31m \u{202e}gpj.exe";
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let admin = server.rest();
+    let root = admin
+        .create(
+            "/iam/v2/groups/",
+            serde_json::json!({"name": "escapes", "description": HOSTILE}),
+        )
+        .await;
+    let repo = admin
+        .create(
+            &format!("/registry/v2/repos/{root}"),
+            serde_json::json!({"name": "\u{202e}images", "description": HOSTILE, "readme": HOSTILE}),
+        )
+        .await;
+    let escaped = "\\u{1b}]0;pwned\\u{7} \\u{1b}[2J \\u{9b}31m \\u{202e}gpj.exe";
+    let is_raw = |c: char| c != '\n' && platformctl::text::is_unsafe(c);
+
+    for args in [
+        vec!["groups", "get", &root],
+        vec!["repos", "get", &repo],
+        vec!["repos", "list", "--children-of", &root],
+    ] {
+        let run = platformctl(&server, &server.admin_token, &args).await;
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert!(!run.stdout.chars().any(is_raw), "{args:?}: {:?}", run.stdout);
+        let shown = if args[1] == "list" { "\\u{202e}images" } else { escaped };
+        assert!(run.stdout.contains(shown), "{args:?}: {}", run.stdout);
+    }
+    let run = platformctl(&server, &server.admin_token, &["repos", "get", &repo, "-o", "json"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stdout.chars().any(is_raw), "{:?}", run.stdout);
+    assert!(run.stdout.contains("\\u001b]0;pwned\\u0007"), "{}", run.stdout);
+    assert!(run.stdout.contains("\\u009b31m \\u202egpj.exe"), "{}", run.stdout);
+    assert_eq!(run.json()["readme"], HOSTILE, "the same JSON value");
+    assert_eq!(run.json()["name"], "\u{202e}images");
+    server.stop().await;
+}

@@ -5,12 +5,25 @@
 //! on stdin, and reads `{"ServerURL", "Username", "Secret"}` from stdout.
 //! The token is the one `platformctl auth login` cached, or, with
 //! `PLATFORM_IDENTITY` and `PLATFORM_IDENTITY_TOKEN_FILE` set (CI jobs), a
-//! fresh exchange of that identity token file for that identity. The API is
-//! at `PLATFORMCTL_SERVER`, by default `http://<registry host>`.
+//! fresh exchange of that identity token file for that identity.
 //!
+//! The host on stdin is whatever an image names, so it never chooses where
+//! tokens go. The API is configured: `--server`/`PLATFORMCTL_SERVER`, else
+//! the server `platformctl auth configure-docker` recorded, else the one
+//! `platformctl auth login` logged in to. The helper answers only for that
+//! API's own host and the registry hosts configured for it
+//! (`--registry`/`PLATFORMCTL_REGISTRIES`, comma-separated, and those
+//! `configure-docker` recorded), compared exactly after normalisation (case,
+//! default port 443); for any other host, or with no API configured, it
+//! answers Docker's "credentials not found" without a network call
+//! (`platformctl::docker`).
+//!
+//! ```sh
+//! platformctl --server https://api.example auth configure-docker --registry registry.example
+//! ```
 //! ```json
 //! // ~/.docker/config.json
-//! { "credHelpers": { "registry.example:8080": "platform" } }
+//! { "credHelpers": { "api.example": "platform", "registry.example": "platform" } }
 //! ```
 
 use std::io::Read;
@@ -18,6 +31,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
+use platformctl::docker::{Binding, DockerConfig};
+use platformctl::text::escape;
 use platformctl::{credentials, tokens};
 
 #[derive(Parser)]
@@ -26,9 +41,18 @@ use platformctl::{credentials, tokens};
     about = "A Docker credential helper for the Platform API's registry"
 )]
 struct Cli {
-    /// The API's base URL (default: `http://<the registry host>`).
+    /// The API's base URL (default: the server `platformctl auth
+    /// configure-docker` recorded, else the one `platformctl auth login` used).
     #[arg(long, env = "PLATFORMCTL_SERVER")]
     server: Option<String>,
+    /// A registry host (`host` or `host:port`) to answer for besides the
+    /// API's own; repeatable (the variable takes a comma-separated list).
+    #[arg(
+        long = "registry",
+        env = "PLATFORMCTL_REGISTRIES",
+        value_delimiter = ','
+    )]
+    registries: Vec<String>,
     /// Where `platformctl auth login` caches credentials.
     #[arg(long, env = "PLATFORMCTL_CONFIG_DIR")]
     config_dir: Option<PathBuf>,
@@ -72,27 +96,45 @@ async fn main() -> ExitCode {
     }
 }
 
+/// The configured API and its registries, read from the command line, the
+/// environment and the config dir (no network).
+fn binding(cli: &Cli) -> Option<Binding> {
+    let dir = cli.config_dir.clone().or_else(credentials::default_dir);
+    let recorded = dir.as_deref().and_then(DockerConfig::load);
+    let logged_in = dir.as_deref().and_then(credentials::logged_in_server);
+    Binding::new(cli.server.as_deref(), &cli.registries, recorded, logged_in)
+}
+
+/// Docker's answer for a host the helper has no credentials for.
+fn not_found(why: String) -> ExitCode {
+    println!("{NOT_FOUND}");
+    eprintln!("{}", escape(&why));
+    ExitCode::FAILURE
+}
+
 async fn get(cli: &Cli, host: &str) -> ExitCode {
     if host.is_empty() {
         eprintln!("error: expected the registry host on stdin");
         return ExitCode::from(platformctl::exit::INVALID);
     }
-    let server = cli.server.clone().unwrap_or_else(|| {
-        if host.contains("://") {
-            host.to_owned()
-        } else {
-            format!("http://{host}")
-        }
-    });
-    let server = server.trim_end_matches('/');
+    let Some(binding) = binding(cli) else {
+        return not_found(
+            "no API configured: set PLATFORMCTL_SERVER, or run `platformctl auth configure-docker`"
+                .into(),
+        );
+    };
+    if !binding.serves(host) {
+        return not_found(format!(
+            "{host} is not a registry configured for {} (see `platformctl auth configure-docker`)",
+            binding.server
+        ));
+    }
+    let server = binding.server.as_str();
     let token = match (&cli.identity, &cli.identity_token_file) {
         (Some(identity), Some(file)) => tokens::exchange(server, identity, file).await,
         _ => match cli.config_dir.clone().or_else(credentials::default_dir) {
             Some(dir) => credentials::valid_token(server, &dir).await,
-            None => {
-                println!("{NOT_FOUND}");
-                return ExitCode::FAILURE;
-            }
+            None => return not_found("no config directory: set PLATFORMCTL_CONFIG_DIR".into()),
         },
     };
     match token {
