@@ -83,7 +83,10 @@ impl RegistryHost {
 fn is_host_name(name: &str) -> bool {
     !name.is_empty()
         && name.split('.').all(|label| {
-            !label.is_empty() && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            !label.is_empty()
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
         })
 }
 

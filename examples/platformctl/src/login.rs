@@ -174,7 +174,9 @@ impl Origin {
 fn is_loopback(host: &str) -> bool {
     let v6 = host.strip_prefix('[').and_then(|h| h.strip_suffix(']'));
     host == "localhost"
-        || host.parse::<std::net::Ipv4Addr>().is_ok_and(|a| a.is_loopback())
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|a| a.is_loopback())
         || v6
             .and_then(|h| h.parse::<std::net::Ipv6Addr>().ok())
             .is_some_and(|a| a.is_loopback())
@@ -202,10 +204,7 @@ fn check_discovery(issuer: &str, document: &Value) -> Result<Endpoints, String> 
     let issuer = issuer.trim_end_matches('/');
     let named = document["issuer"].as_str().unwrap_or_default();
     if named.trim_end_matches('/') != issuer {
-        return Err(format!(
-            "the document is for issuer `{}`",
-            printable(named)
-        ));
+        return Err(format!("the document is for issuer `{}`", printable(named)));
     }
     let origin = issuer_origin(issuer)?;
     let endpoint = |name: &str| {
@@ -569,8 +568,10 @@ mod tests {
         let endpoints = check_discovery(issuer, &good).unwrap();
         assert_eq!(endpoints.token, "https://login.example/token");
         let local = "http://127.0.0.1:5556";
-        let endpoints =
-            check_discovery(local, &document(local, &format!("{local}/a"), &format!("{local}/t")));
+        let endpoints = check_discovery(
+            local,
+            &document(local, &format!("{local}/a"), &format!("{local}/t")),
+        );
         assert!(endpoints.is_ok(), "{endpoints:?}");
         let v6 = "http://[::1]:5556";
         let endpoints = check_discovery(v6, &document(v6, &format!("{v6}/a"), &format!("{v6}/t")));
@@ -581,7 +582,10 @@ mod tests {
             assert!(error.contains(expected), "{expected}: {error}");
         };
         let token = "https://login.example/token";
-        refused(document("https://evil.example", token, token), "is for issuer");
+        refused(
+            document("https://evil.example", token, token),
+            "is for issuer",
+        );
         refused(
             document(issuer, token, "http://login.example/token"),
             "is not https://",
@@ -592,7 +596,10 @@ mod tests {
             "https://login.example.evil.example/token",
             "http://127.0.0.1/token",
         ] {
-            refused(document(issuer, token, foreign), "not on the issuer's origin");
+            refused(
+                document(issuer, token, foreign),
+                "not on the issuer's origin",
+            );
             refused(document(issuer, foreign, token), "`authorization_endpoint`");
         }
         refused(
@@ -600,7 +607,10 @@ mod tests {
             "user information",
         );
         refused(document(issuer, token, "/token"), "not an absolute URL");
-        refused(document(issuer, token, "ftp://login.example/token"), "not an http(s) URL");
+        refused(
+            document(issuer, token, "ftp://login.example/token"),
+            "not an http(s) URL",
+        );
         let plain = "http://login.example";
         let error = check_discovery(plain, &document(plain, plain, plain)).unwrap_err();
         assert!(error.contains("must be an https:// URL"), "{error}");

@@ -31,8 +31,8 @@ use runtime::client::{Connection, StaticToken};
 use runtime::{Code, Error};
 
 use crate::credentials::Credentials;
-use platformctl::docker::{DockerConfig, RegistryHost};
 use crate::output::Format;
+use platformctl::docker::{DockerConfig, RegistryHost};
 
 /// Where a browser login keeps the identity token it obtained (re-exchanged
 /// until it expires).

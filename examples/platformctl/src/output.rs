@@ -124,11 +124,19 @@ mod tests {
     fn server_text_is_escaped() {
         let item = json!({"name": "\u{202e}x", "description": "\x1b]0;pwned\x07\x1b[2J", "labels": {"k": "\u{9b}"}});
         let shown = fields(&item);
-        assert!(!shown.chars().any(|c| c != '\n' && platformctl::text::is_unsafe(c)), "{shown:?}");
-        assert!(shown.contains("description  \\u{1b}]0;pwned\\u{7}\\u{1b}[2J"), "{shown}");
+        assert!(
+            !shown
+                .chars()
+                .any(|c| c != '\n' && platformctl::text::is_unsafe(c)),
+            "{shown:?}"
+        );
+        assert!(
+            shown.contains("description  \\u{1b}]0;pwned\\u{7}\\u{1b}[2J"),
+            "{shown}"
+        );
         assert!(shown.contains("name         \\u{202e}x"), "{shown}");
         assert!(shown.contains("\\u{9b}"), "{shown}");
-        let listed = table(&[item.clone()]);
+        let listed = table(std::slice::from_ref(&item));
         assert!(listed.contains("\\u{202e}x"), "{listed}");
     }
 }

@@ -84,6 +84,9 @@ mod tests {
         assert!(text.contains("\\u001b[2J"), "{text}");
         assert!(text.contains("\\u009b1m"), "{text}");
         assert!(text.contains("\\u202ex"), "{text}");
-        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), value);
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            value
+        );
     }
 }

@@ -410,3 +410,88 @@ async fn a_denied_authorization_fails_the_login_and_says_why() {
     );
     world.server.stop().await;
 }
+
+/// Serves `document(its own URL)` as the discovery document of an issuer on
+/// an ephemeral port; returns that URL.
+async fn start_discovery(document: impl Fn(&str) -> Value) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let body = document(&url);
+    let app = axum::Router::new().route(
+        "/.well-known/openid-configuration",
+        get(move || async move { axum::Json(body) }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    url
+}
+
+/// A discovery document that names endpoints the login must not use is
+/// refused before the login starts: no URL to open, no request to them.
+#[tokio::test(flavor = "multi_thread")]
+async fn untrustworthy_discovery_documents_are_refused_before_use() {
+    // Stands for the endpoints; a different port is a different origin.
+    let bystander = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    bystander.set_nonblocking(true).unwrap();
+    let elsewhere = format!("http://{}", bystander.local_addr().unwrap());
+    // What the refusal says, then the issuer and endpoints the document
+    // names (`SELF` is the issuer's own URL, `ELSEWHERE` the bystander's).
+    let cases = [
+        (
+            "is for issuer",
+            "ELSEWHERE",
+            "ELSEWHERE/authorize",
+            "ELSEWHERE/token",
+        ),
+        (
+            "`token_endpoint`",
+            "SELF",
+            "SELF/authorize",
+            "ELSEWHERE/token",
+        ),
+        (
+            "`authorization_endpoint`",
+            "SELF",
+            "ELSEWHERE/authorize",
+            "SELF/token",
+        ),
+        (
+            "is not https://",
+            "SELF",
+            "SELF/authorize",
+            "http://login.example.test/token",
+        ),
+    ];
+    for (expected, named, authorization, token) in cases {
+        let elsewhere = elsewhere.clone();
+        let document = move |url: &str| {
+            let fill = |text: &str| text.replace("SELF", url).replace("ELSEWHERE", &elsewhere);
+            json!({
+                "issuer": fill(named),
+                "authorization_endpoint": fill(authorization),
+                "token_endpoint": fill(token),
+            })
+        };
+        let issuer = start_discovery(document).await;
+        let config = tempfile::tempdir().unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_platformctl"));
+        command
+            .args(["--server", "http://127.0.0.1:9", "--config-dir"])
+            .arg(config.path())
+            .args(["auth", "login", "--browser", "--issuer", &issuer])
+            .args(["--identity", "any"])
+            .env_remove("BROWSER")
+            .stdin(Stdio::null());
+        let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{expected}: {stderr}");
+        assert!(stderr.contains("OIDC discovery at"), "{expected}: {stderr}");
+        assert!(stderr.contains(expected), "{expected}: {stderr}");
+        assert!(!stderr.contains("Open this URL"), "{expected}: {stderr}");
+        match bystander.accept() {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            other => panic!("{expected}: the endpoints were contacted: {other:?}"),
+        }
+    }
+}

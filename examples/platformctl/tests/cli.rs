@@ -288,9 +288,7 @@ async fn world(dir: &std::path::Path) -> World {
         .create("/iam/v2/groups/", json!({"name": "cli"}))
         .await;
     let reader = json!({"name": "reader", "capabilities": ["repos.get"]});
-    let reader = admin
-        .create(&format!("/iam/v2/roles/{root}"), reader)
-        .await;
+    let reader = admin.create(&format!("/iam/v2/roles/{root}"), reader).await;
     let claim_match = json!({"issuer": ISSUER, "subject": "alice"});
     let identity = admin
         .create(
@@ -329,7 +327,14 @@ impl World {
         let (identity, file) = (self.identity.clone(), self.token_file.clone());
         let (ok, _, stderr) = tokio::task::spawn_blocking(move || {
             let file = file.to_str().unwrap();
-            let args = ["auth", "login", "--identity", &identity, "--identity-token", file];
+            let args = [
+                "auth",
+                "login",
+                "--identity",
+                &identity,
+                "--identity-token",
+                file,
+            ];
             platformctl(&base, &config, &args)
         })
         .await
@@ -343,7 +348,12 @@ impl World {
         assert_eq!(answer["ServerURL"], host, "{env:?}");
         let secret = answer["Secret"].as_str().expect("a secret");
         let read = self.server.rest_as(Some(secret)).get(&self.repo_path).await;
-        assert_eq!(read.status, StatusCode::OK, "{host} {env:?}: {:?}", read.body);
+        assert_eq!(
+            read.status,
+            StatusCode::OK,
+            "{host} {env:?}: {:?}",
+            read.body
+        );
     }
 }
 
@@ -374,7 +384,10 @@ async fn the_credential_helper_answers_only_for_configured_registries() {
     };
     let unconfigured = exchange(empty);
     let mut configured = exchange(empty);
-    configured.extend([("PLATFORMCTL_SERVER", base), ("PLATFORMCTL_REGISTRIES", registries)]);
+    configured.extend([
+        ("PLATFORMCTL_SERVER", base),
+        ("PLATFORMCTL_REGISTRIES", registries),
+    ]);
     let cached = vec![("PLATFORMCTL_CONFIG_DIR", config)];
     let mut cached_registries = cached.clone();
     cached_registries.push(("PLATFORMCTL_REGISTRIES", registries));
@@ -401,7 +414,12 @@ async fn the_credential_helper_answers_only_for_configured_registries() {
     }
     bystander.assert_untouched("no request for a host not configured");
 
-    for host in ["registry.test", "REGISTRY.Test:443", "https://registry.test/v2/", "mirror.test:5000"] {
+    for host in [
+        "registry.test",
+        "REGISTRY.Test:443",
+        "https://registry.test/v2/",
+        "mirror.test:5000",
+    ] {
         world.assert_token_for(host, &configured).await;
         world.assert_token_for(host, &cached_registries).await;
     }
@@ -411,7 +429,12 @@ async fn the_credential_helper_answers_only_for_configured_registries() {
     // Set up once: `configure-docker` records the API and the registries.
     let (base_arg, config_arg) = (base.to_owned(), config.to_owned());
     let (ok, stdout, stderr) = tokio::task::spawn_blocking(move || {
-        let args = ["auth", "configure-docker", "--registry", "Registry.Test:443"];
+        let args = [
+            "auth",
+            "configure-docker",
+            "--registry",
+            "Registry.Test:443",
+        ];
         platformctl(&base_arg, std::path::Path::new(&config_arg), &args)
     })
     .await
@@ -423,7 +446,9 @@ async fn the_credential_helper_answers_only_for_configured_registries() {
         json!({"credHelpers": {api_host.clone(): "platform", "registry.test": "platform"}})
     );
     world.assert_token_for("registry.test", &cached).await;
-    world.assert_token_for("registry.test", &exchange(config)).await;
+    world
+        .assert_token_for("registry.test", &exchange(config))
+        .await;
     for host in &look_alikes {
         refused(host, &cached);
         refused(host, &exchange(config));
@@ -474,7 +499,10 @@ async fn credentials_are_the_owners_only_whatever_was_there() {
             .unwrap();
     assert!(ok, "{stderr}");
     let refreshed: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-    assert!(refreshed["expires_at"].as_u64().unwrap() > now(), "refreshed");
+    assert!(
+        refreshed["expires_at"].as_u64().unwrap() > now(),
+        "refreshed"
+    );
     assert_eq!(mode(&file), 0o600, "after a refresh");
     assert_eq!(mode(&config), 0o700, "after a refresh");
     world.server.stop().await;

@@ -288,15 +288,36 @@ async fn server_text_reaches_the_terminal_escaped() {
     ] {
         let run = platformctl(&server, &server.admin_token, &args).await;
         assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
-        assert!(!run.stdout.chars().any(is_raw), "{args:?}: {:?}", run.stdout);
-        let shown = if args[1] == "list" { "\\u{202e}images" } else { escaped };
+        assert!(
+            !run.stdout.chars().any(is_raw),
+            "{args:?}: {:?}",
+            run.stdout
+        );
+        let shown = if args[1] == "list" {
+            "\\u{202e}images"
+        } else {
+            escaped
+        };
         assert!(run.stdout.contains(shown), "{args:?}: {}", run.stdout);
     }
-    let run = platformctl(&server, &server.admin_token, &["repos", "get", &repo, "-o", "json"]).await;
+    let run = platformctl(
+        &server,
+        &server.admin_token,
+        &["repos", "get", &repo, "-o", "json"],
+    )
+    .await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!run.stdout.chars().any(is_raw), "{:?}", run.stdout);
-    assert!(run.stdout.contains("\\u001b]0;pwned\\u0007"), "{}", run.stdout);
-    assert!(run.stdout.contains("\\u009b31m \\u202egpj.exe"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("\\u001b]0;pwned\\u0007"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("\\u009b31m \\u202egpj.exe"),
+        "{}",
+        run.stdout
+    );
     assert_eq!(run.json()["readme"], HOSTILE, "the same JSON value");
     assert_eq!(run.json()["name"], "\u{202e}images");
     server.stop().await;
