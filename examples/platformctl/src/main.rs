@@ -201,11 +201,13 @@ async fn run_auth(cli: &Cli, auth: &Auth) -> Result<(), Error> {
 /// prints the Docker configuration that uses the helper for them.
 fn configure_docker(cli: &Cli, dir: &std::path::Path, registries: &[String]) -> Result<(), Error> {
     let mut hosts = Vec::new();
-    for text in std::iter::once(server(cli)).chain(registries.iter().map(String::as_str)) {
+    let named = std::iter::once(("server", server(cli)))
+        .chain(registries.iter().map(|text| ("registry", text.as_str())));
+    for (field, text) in named {
         let host = RegistryHost::parse(text).ok_or_else(|| {
             Error::invalid_field(
-                "registry",
-                format!("`{}` is not a registry host (`host` or `host:port`)", text),
+                field,
+                format!("`{text}` is not a registry host (`host`, `host:port` or a URL)"),
             )
         })?;
         hosts.push(host.docker_name());

@@ -449,6 +449,19 @@ async fn the_credential_helper_answers_only_for_configured_registries() {
     world
         .assert_token_for("registry.test", &exchange(config))
         .await;
+    let (base_arg, config_arg) = (base.to_owned(), config.to_owned());
+    let (ok, _, stderr) = tokio::task::spawn_blocking(move || {
+        let args = [
+            "auth",
+            "configure-docker",
+            "--registry",
+            "registry.test@evil.test",
+        ];
+        platformctl(&base_arg, std::path::Path::new(&config_arg), &args)
+    })
+    .await
+    .unwrap();
+    assert!(!ok && stderr.contains("not a registry host"), "{stderr}");
     for host in &look_alikes {
         refused(host, &cached);
         refused(host, &exchange(config));
