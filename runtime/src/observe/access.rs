@@ -1,0 +1,292 @@
+//! The access layer: a span per request, one access log line and the
+//! request metrics when its response ends. See the [module docs](super).
+
+use std::collections::HashSet;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::{MatchedPath, Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue};
+use hyper::body::{Frame, SizeHint};
+use opentelemetry::trace::TraceId;
+use rand::RngCore;
+use tracing::Instrument;
+
+use super::metrics::{DURATION, IN_FLIGHT, REQUESTS};
+use crate::context::Caller;
+use crate::router::{Api, RouteLayer};
+
+/// The route label of requests no route template or gRPC method matched.
+pub const UNMATCHED: &str = "unmatched";
+
+/// gRPC methods every [`ApiRouter`](crate::router::ApiRouter) serves
+/// besides the API's own: health and reflection.
+const BUILT_IN_METHODS: &[&str] = &[
+    "/grpc.health.v1.Health/Check",
+    "/grpc.health.v1.Health/Watch",
+    "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+    "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+];
+
+/// The access layer's configuration; see the [module docs](super).
+#[derive(Clone, Debug)]
+pub struct Observe {
+    inner: Arc<Inner>,
+}
+
+#[derive(Clone, Debug)]
+struct Inner {
+    /// Paths of the gRPC methods served (`/package.Service/Method`).
+    grpc_methods: HashSet<String>,
+    /// Whether requests are counted (see [`Observe::metrics`]).
+    metrics: bool,
+}
+
+impl Observe {
+    /// Observes the requests of `api`'s router: its gRPC methods (from the
+    /// descriptor set) are route labels, any other gRPC path is
+    /// [`UNMATCHED`]. Requests are logged, not counted.
+    pub fn new(api: &Api) -> Self {
+        let mut grpc_methods: HashSet<String> =
+            BUILT_IN_METHODS.iter().map(|m| (*m).to_owned()).collect();
+        if let Ok(pool) = prost_reflect::DescriptorPool::decode(api.descriptor_set) {
+            for service in pool.services() {
+                for method in service.methods() {
+                    grpc_methods.insert(format!("/{}/{}", service.full_name(), method.name()));
+                }
+            }
+        }
+        Observe {
+            inner: Arc::new(Inner {
+                grpc_methods,
+                metrics: false,
+            }),
+        }
+    }
+
+    /// Also count requests in the current `metrics` recorder (see
+    /// [`Metrics`](super::Metrics)).
+    pub fn metrics(self, on: bool) -> Self {
+        let Inner { grpc_methods, .. } = Arc::unwrap_or_clone(self.inner);
+        Observe {
+            inner: Arc::new(Inner {
+                grpc_methods,
+                metrics: on,
+            }),
+        }
+    }
+
+    /// The layer, for `Services::layer` / [`ApiRouter::layer`](crate::router::ApiRouter::layer).
+    pub fn layer(self) -> impl RouteLayer {
+        axum::middleware::from_fn_with_state(self, observe)
+    }
+
+    /// The bounded route label of a request.
+    fn route(&self, request: &Request, grpc: bool) -> String {
+        let path = request.uri().path();
+        if grpc {
+            return match self.inner.grpc_methods.contains(path) {
+                true => path.to_owned(),
+                false => UNMATCHED.to_owned(),
+            };
+        }
+        request
+            .extensions()
+            .get::<MatchedPath>()
+            .map_or(UNMATCHED, MatchedPath::as_str)
+            .to_owned()
+    }
+}
+
+/// Who called, as the access log names it: the identity's uid, `system`,
+/// or `presented` for a token passed on unverified (never the token).
+/// [`note_caller`] puts it in the response extensions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallerName(pub String);
+
+impl CallerName {
+    /// The name of `caller`; `None` for an anonymous one.
+    pub fn of(caller: &Caller) -> Option<CallerName> {
+        match caller {
+            Caller::Anonymous => None,
+            Caller::Identity { uid, .. } => Some(CallerName(uid.clone())),
+            Caller::System => Some(CallerName("system".to_owned())),
+            Caller::Presented { .. } => Some(CallerName("presented".to_owned())),
+        }
+    }
+}
+
+/// Middleware to add inside authentication: copies the request's
+/// [`Caller`] to its response as a [`CallerName`] for the access log.
+pub async fn note_caller(request: Request, next: Next) -> Response {
+    let name = request.extensions().get::<Caller>().and_then(CallerName::of);
+    let mut response = next.run(request).await;
+    if let Some(name) = name {
+        response.extensions_mut().insert(name);
+    }
+    response
+}
+
+/// The access middleware (see [`Observe::layer`]).
+async fn observe(State(observe): State<Observe>, request: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let grpc = crate::rest::is_grpc(request.headers());
+    let route = observe.route(&request, grpc);
+    let method = request.method().as_str().to_owned();
+    let request_id = format!("{:016x}", rand::rng().next_u64());
+    let span = tracing::info_span!("request", %method, %route, %request_id);
+    let trace_id = super::trace::adopt(&span, super::trace::parent_context(request.headers()));
+    let metrics = observe.inner.metrics;
+    if metrics {
+        metrics::gauge!(IN_FLIGHT).increment(1.0);
+    }
+    let mut response = next.run(request).instrument(span).await;
+    let headers = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        headers.insert("x-request-id", value);
+    }
+    let finish = Finish {
+        start,
+        route,
+        method,
+        status: response.status().as_u16(),
+        grpc: grpc.then(|| grpc_code(response.headers())).flatten(),
+        expect_grpc: grpc,
+        caller: response.extensions_mut().remove::<CallerName>(),
+        request_id,
+        trace_id,
+        metrics,
+    };
+    response.map(|body| {
+        Body::new(Observed {
+            inner: body,
+            finish: Some(finish),
+        })
+    })
+}
+
+/// The gRPC status code in `headers` (trailers, or a trailers-only answer).
+fn grpc_code(headers: &HeaderMap) -> Option<i32> {
+    headers
+        .get("grpc-status")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse().ok())
+}
+
+/// The name of a gRPC status code (`OK`, `NOT_FOUND`, …).
+fn grpc_code_name(code: i32) -> &'static str {
+    match tonic::Code::from_i32(code) {
+        tonic::Code::Ok => "OK",
+        other => crate::error::Code::from_grpc(other).name(),
+    }
+}
+
+/// What the access line and the metrics of one request say, written when
+/// its response body ends or is dropped.
+struct Finish {
+    start: Instant,
+    route: String,
+    method: String,
+    status: u16,
+    /// The gRPC status, once seen.
+    grpc: Option<i32>,
+    /// Whether the request was gRPC (a missing status is then `UNKNOWN`).
+    expect_grpc: bool,
+    caller: Option<CallerName>,
+    request_id: String,
+    trace_id: Option<TraceId>,
+    metrics: bool,
+}
+
+impl Finish {
+    fn write(self) {
+        let elapsed = self.start.elapsed();
+        let code = match (self.expect_grpc, self.grpc) {
+            (false, _) => "",
+            (true, Some(code)) => grpc_code_name(code),
+            // The body ended without trailers: the client went away.
+            (true, None) => "CANCELLED",
+        };
+        let caller = self.caller.as_ref().map_or("-", |name| name.0.as_str());
+        let trace_id = self.trace_id.map(|id| id.to_string());
+        tracing::info!(
+            target: "access",
+            parent: None,
+            route = %self.route,
+            method = %self.method,
+            status = self.status,
+            code,
+            latency_ms = elapsed.as_secs_f64() * 1000.0,
+            caller,
+            request_id = %self.request_id,
+            trace_id = trace_id.as_deref().unwrap_or("-"),
+            "request"
+        );
+        if self.metrics {
+            let labels = [
+                ("route", self.route),
+                ("method", self.method),
+                ("status", self.status.to_string()),
+                ("code", code.to_owned()),
+            ];
+            metrics::counter!(REQUESTS, &labels).increment(1);
+            metrics::histogram!(DURATION, &labels).record(elapsed.as_secs_f64());
+            metrics::gauge!(IN_FLIGHT).decrement(1.0);
+        }
+    }
+}
+
+/// A response body that writes its request's [`Finish`] at its end.
+struct Observed {
+    inner: Body,
+    finish: Option<Finish>,
+}
+
+impl hyper::body::Body for Observed {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let frame = ready!(hyper::body::Body::poll_frame(Pin::new(&mut self.inner), cx));
+        match &frame {
+            Some(Ok(frame)) => {
+                if let (Some(trailers), Some(finish)) = (frame.trailers_ref(), &mut self.finish)
+                    && let Some(code) = grpc_code(trailers)
+                {
+                    finish.grpc = Some(code);
+                }
+            }
+            Some(Err(_)) | None => {
+                if let Some(finish) = self.finish.take() {
+                    finish.write();
+                }
+            }
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        hyper::body::Body::is_end_stream(&self.inner)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        hyper::body::Body::size_hint(&self.inner)
+    }
+}
+
+impl Drop for Observed {
+    fn drop(&mut self) {
+        if let Some(finish) = self.finish.take() {
+            finish.write();
+        }
+    }
+}
