@@ -1,8 +1,8 @@
 //! Per-caller rate limits (feature `ratelimit`): a layer any generated API
 //! can add with `Services::layer`.
 //!
-//! Each caller has a bucket of `burst` requests refilled at `per_second`
-//! (GCRA, `governor`'s keyed limiter). The key is the authenticated
+//! Each caller has a bucket of `burst` requests refilled one per
+//! `interval` (GCRA, `governor`'s keyed limiter). The key is the authenticated
 //! identity ([`Caller::Identity`]); any other caller (anonymous, or
 //! presenting a token for a method to verify) is keyed by its peer
 //! address, an IPv6 address by its /64 prefix (one host holds a whole /64).
@@ -50,8 +50,8 @@ pub const SWEEP_EVERY: u64 = 4096;
 /// How many requests a caller may make.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RateLimit {
-    /// Sustained requests per second.
-    pub per_second: NonZeroU32,
+    /// One request more is allowed each `interval` (sustained rate).
+    pub interval: Duration,
     /// Requests a caller may make at once after being idle.
     pub burst: NonZeroU32,
     /// Most callers tracked separately (see the [module docs](self)).
@@ -60,9 +60,9 @@ pub struct RateLimit {
 
 impl RateLimit {
     /// `per_second` sustained, `burst` at once, up to 100,000 callers tracked.
-    pub fn new(per_second: NonZeroU32, burst: NonZeroU32) -> Self {
+    pub fn per_second(per_second: NonZeroU32, burst: NonZeroU32) -> Self {
         RateLimit {
-            per_second,
+            interval: Duration::from_secs(1) / per_second.get(),
             burst,
             max_keys: 100_000,
         }
@@ -98,7 +98,10 @@ struct Inner {
 impl RateLimiter {
     /// A limiter of `limit`, with no caller seen yet.
     pub fn new(limit: RateLimit) -> Self {
-        let quota = Quota::per_second(limit.per_second).allow_burst(limit.burst);
+        let interval = limit.interval.max(Duration::from_nanos(1));
+        let quota = Quota::with_period(interval)
+            .expect("the interval is not zero")
+            .allow_burst(limit.burst);
         RateLimiter {
             inner: Arc::new(Inner {
                 buckets: DefaultKeyedRateLimiter::keyed(quota),
@@ -219,7 +222,7 @@ mod tests {
 
     fn limiter(burst: u32, max_keys: usize) -> RateLimiter {
         RateLimiter::new(RateLimit {
-            per_second: NonZeroU32::new(1).unwrap(),
+            interval: Duration::from_secs(60),
             burst: NonZeroU32::new(burst).unwrap(),
             max_keys,
         })
@@ -239,7 +242,7 @@ mod tests {
         assert!(limiter.check(&a, None).is_ok());
         assert!(limiter.check(&a, None).is_ok());
         let wait = limiter.check(&a, None).unwrap_err();
-        assert!(wait > Duration::ZERO && wait <= Duration::from_secs(1));
+        assert!(wait > Duration::ZERO && wait <= Duration::from_secs(60));
         assert!(limiter.check(&identity("b"), None).is_ok());
         assert!(limiter.check(&Caller::System, None).is_ok());
     }

@@ -127,6 +127,6 @@ impl Telemetry {
     /// The rate limit of `--rate-limit` and `--rate-burst`.
     pub fn rate_limit(&self) -> Option<RateLimit> {
         self.rate_limit
-            .map(|rate| RateLimit::new(rate, self.rate_burst.unwrap_or(rate)))
+            .map(|rate| RateLimit::per_second(rate, self.rate_burst.unwrap_or(rate)))
     }
 }

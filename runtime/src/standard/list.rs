@@ -144,10 +144,10 @@ impl ListPlan {
             spent += item.json_len_bound();
             spent > context.list_budget
         });
-        if over_budget.is_some() {
+        let within_budget = over_budget.map_or(self.page_size, |over| over.max(1));
+        if within_budget < self.page_size.min(items.len()) {
             metrics::counter!(LIST_BUDGET_TRUNCATIONS).increment(1);
         }
-        let within_budget = over_budget.map_or(self.page_size, |over| over.max(1));
         let next = if items.len() > within_budget {
             items.truncate(within_budget);
             let last = items.last().expect("a page holds at least one item");
