@@ -282,7 +282,10 @@ mod tests {
         assert_eq!(error.reason(), "RATE_LIMITED");
         assert_eq!(error.retry_delay(), Some(Duration::from_millis(1500)));
         let json = error.to_json();
-        assert!(json.to_string().contains("\"retryDelay\":\"1.500s\""), "{json}");
+        assert!(
+            json.to_string().contains("\"retryDelay\":\"1.500s\""),
+            "{json}"
+        );
         let status = tonic::Status::from(error);
         let back = Error::from_status(&status).unwrap();
         assert_eq!(back.retry_delay(), Some(Duration::from_millis(1500)));

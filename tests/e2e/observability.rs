@@ -155,7 +155,12 @@ async fn scrape_until(server: &TestServer, ready: impl Fn(&str) -> bool) -> Stri
     for _ in 0..1000 {
         let (status, headers, body) = send(server, "/metrics", &[]).await;
         assert_eq!(status, StatusCode::OK);
-        assert!(headers[http::header::CONTENT_TYPE].to_str().unwrap().starts_with("text/plain"));
+        assert!(
+            headers[http::header::CONTENT_TYPE]
+                .to_str()
+                .unwrap()
+                .starts_with("text/plain")
+        );
         text = String::from_utf8(body.to_vec()).unwrap();
         if ready(&text) {
             return text;
@@ -196,10 +201,14 @@ async fn metrics_count_requests_by_route_template_and_code() {
     let (status, _, _) = send(&server, "/no/such/route/12345", &[]).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 
-    let mut client =
-        GroupServiceClient::with_interceptor(server.channel().await, e2e::bearer(&server.admin_token));
+    let mut client = GroupServiceClient::with_interceptor(
+        server.channel().await,
+        e2e::bearer(&server.admin_token),
+    );
     let status = client
-        .get_group(GetGroupRequest { uid: missing.clone() })
+        .get_group(GetGroupRequest {
+            uid: missing.clone(),
+        })
         .await
         .unwrap_err();
     assert_eq!(status.code(), tonic::Code::NotFound);
@@ -211,17 +220,30 @@ async fn metrics_count_requests_by_route_template_and_code() {
     let get = "/platform.iam.v2.GroupService/GetGroup";
     let list = "/platform.iam.v2.GroupService/ListGroups";
     let text = scrape_until(&server, |text| {
-        sample(text, "http_requests_total", &[("route", list), ("code", "OK")]).is_some()
+        sample(
+            text,
+            "http_requests_total",
+            &[("route", list), ("code", "OK")],
+        )
+        .is_some()
     })
     .await;
     let count = |labels: &[(&str, &str)]| sample(&text, "http_requests_total", labels);
     assert_eq!(
-        count(&[("route", "/iam/v2/groups/{*path}"), ("method", "GET"), ("status", "404")]),
+        count(&[
+            ("route", "/iam/v2/groups/{*path}"),
+            ("method", "GET"),
+            ("status", "404")
+        ]),
         Some(1.0),
         "{text}"
     );
     assert_eq!(
-        count(&[("route", "/iam/v2/groups"), ("method", "POST"), ("status", "200")]),
+        count(&[
+            ("route", "/iam/v2/groups"),
+            ("method", "POST"),
+            ("status", "200")
+        ]),
         Some(3.0),
         "{text}"
     );
@@ -231,22 +253,43 @@ async fn metrics_count_requests_by_route_template_and_code() {
         Some(1.0),
         "{text}"
     );
-    assert_eq!(count(&[("route", list), ("code", "OK")]), Some(1.0), "{text}");
+    assert_eq!(
+        count(&[("route", list), ("code", "OK")]),
+        Some(1.0),
+        "{text}"
+    );
     assert_eq!(
         count(&[("route", "unmatched"), ("status", "404")]),
         Some(1.0),
         "{text}"
     );
     assert!(
-        sample(&text, "http_request_duration_seconds_count", &[("route", get)]) == Some(1.0),
+        sample(
+            &text,
+            "http_request_duration_seconds_count",
+            &[("route", get)]
+        ) == Some(1.0),
         "{text}"
     );
     // Both lists (REST and gRPC) held more than the budget allowed.
-    assert_eq!(sample(&text, "list_budget_truncations_total", &[]), Some(2.0), "{text}");
-    assert!(sample(&text, "storage_pool_connections", &[]).is_some_and(|n| n >= 1.0), "{text}");
-    assert!(sample(&text, "storage_pool_idle_connections", &[]).is_some(), "{text}");
+    assert_eq!(
+        sample(&text, "list_budget_truncations_total", &[]),
+        Some(2.0),
+        "{text}"
+    );
+    assert!(
+        sample(&text, "storage_pool_connections", &[]).is_some_and(|n| n >= 1.0),
+        "{text}"
+    );
+    assert!(
+        sample(&text, "storage_pool_idle_connections", &[]).is_some(),
+        "{text}"
+    );
     // This scrape is in flight while the registry renders.
-    assert!(sample(&text, "http_requests_in_flight", &[]).is_some_and(|n| n >= 1.0), "{text}");
+    assert!(
+        sample(&text, "http_requests_in_flight", &[]).is_some_and(|n| n >= 1.0),
+        "{text}"
+    );
     // Templates, never paths: no id or unknown path becomes a label.
     for leak in [missing.as_str(), "/no/such", "12345"] {
         assert!(!text.contains(leak), "`{leak}` in the metrics:\n{text}");
@@ -282,7 +325,10 @@ async fn access_lines_name_the_route_status_caller_and_trace_never_the_token() {
     assert_eq!(line["trace_id"], TRACE_ID, "{line}");
     assert!(line["latency_ms"].as_f64().is_some(), "{line}");
     let written = line.to_string();
-    assert!(!written.contains(&missing) && !written.contains("secret-query"), "{line}");
+    assert!(
+        !written.contains(&missing) && !written.contains("secret-query"),
+        "{line}"
+    );
 
     // Without a traceparent the request starts a trace of its own.
     let (_, headers, _) = send(&server, "/iam/v2/groups?pageSize=1", &[]).await;
@@ -294,18 +340,31 @@ async fn access_lines_name_the_route_status_caller_and_trace_never_the_token() {
     assert!(own.len() == 32 && own != TRACE_ID, "{line}");
 
     // gRPC: an error answered with HTTP 200 is logged with its code.
-    let mut request = tonic::Request::new(GetGroupRequest { uid: missing.clone() });
+    let mut request = tonic::Request::new(GetGroupRequest {
+        uid: missing.clone(),
+    });
     let metadata = request.metadata_mut();
-    metadata.insert("authorization", "Bearer not-a-token-but-secret-7".parse().unwrap());
+    metadata.insert(
+        "authorization",
+        "Bearer not-a-token-but-secret-7".parse().unwrap(),
+    );
     metadata.insert("traceparent", TRACEPARENT.parse().unwrap());
     let status = GroupServiceClient::new(server.channel().await)
         .get_group(request)
         .await
         .unwrap_err();
     assert_eq!(status.code(), tonic::Code::Unauthenticated);
-    let request_id = status.metadata().get("x-request-id").unwrap().to_str().unwrap();
+    let request_id = status
+        .metadata()
+        .get("x-request-id")
+        .unwrap()
+        .to_str()
+        .unwrap();
     let line = observed.access_line(request_id).await;
-    assert_eq!(line["route"], "/platform.iam.v2.GroupService/GetGroup", "{line}");
+    assert_eq!(
+        line["route"], "/platform.iam.v2.GroupService/GetGroup",
+        "{line}"
+    );
     assert_eq!(line["status"], 200, "{line}");
     assert_eq!(line["code"], "UNAUTHENTICATED", "{line}");
     assert_eq!(line["trace_id"], TRACE_ID, "{line}");
@@ -353,7 +412,10 @@ async fn callers_over_their_limit_are_told_when_to_retry() {
         .unwrap()
         .parse()
         .unwrap();
-    assert!((1..=60).contains(&retry_after), "Retry-After: {retry_after}");
+    assert!(
+        (1..=60).contains(&retry_after),
+        "Retry-After: {retry_after}"
+    );
     let body: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(body["error"]["status"], "RESOURCE_EXHAUSTED", "{body}");
     let details = body["error"]["details"].as_array().unwrap();
@@ -380,7 +442,12 @@ async fn callers_over_their_limit_are_told_when_to_retry() {
     assert!(delay > Duration::ZERO && delay <= Duration::from_secs(60));
 
     // Another caller has a bucket of its own.
-    let (status, _, _) = send(&server, &path, &[("authorization", &format!("Bearer {bob}"))]).await;
+    let (status, _, _) = send(
+        &server,
+        &path,
+        &[("authorization", &format!("Bearer {bob}"))],
+    )
+    .await;
     assert_ne!(status, StatusCode::TOO_MANY_REQUESTS);
 
     // Callers without a token are limited by address.
@@ -392,6 +459,10 @@ async fn callers_over_their_limit_are_told_when_to_retry() {
         statuses
     };
     assert_eq!(anonymous[2], StatusCode::TOO_MANY_REQUESTS, "{anonymous:?}");
-    assert!(anonymous[..2].iter().all(|s| *s != StatusCode::TOO_MANY_REQUESTS));
+    assert!(
+        anonymous[..2]
+            .iter()
+            .all(|s| *s != StatusCode::TOO_MANY_REQUESTS)
+    );
     server.stop().await;
 }

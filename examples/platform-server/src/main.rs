@@ -263,6 +263,38 @@ mod tests {
     }
 
     #[test]
+    fn observability_is_quiet_and_unlimited_by_default() {
+        let args = Args::parse_from(["platform-server"]);
+        let telemetry = &args.telemetry;
+        assert_eq!(
+            telemetry.log_format,
+            runtime::observe::trace::LogFormat::Text
+        );
+        assert!(!telemetry.metrics_on_api_port() && telemetry.rate_limit().is_none());
+        let args = Args::parse_from([
+            "platform-server",
+            "--log-format",
+            "json",
+            "--rate-limit",
+            "20",
+            "--rate-burst",
+            "50",
+        ]);
+        let limit = args.telemetry.rate_limit().unwrap();
+        assert_eq!(
+            (limit.interval, limit.burst.get()),
+            (Duration::from_millis(50), 50)
+        );
+        for wrong in [
+            &["platform-server", "--rate-burst", "5"][..],
+            &["platform-server", "--rate-limit", "0"],
+            &["platform-server", "--log-format", "xml"],
+        ] {
+            assert!(Args::try_parse_from(wrong).is_err(), "{wrong:?}");
+        }
+    }
+
+    #[test]
     fn limits_are_at_least_one() {
         let args = Args::parse_from([
             "platform-server",

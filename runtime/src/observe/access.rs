@@ -125,7 +125,10 @@ impl CallerName {
 /// Middleware to add inside authentication: copies the request's
 /// [`Caller`] to its response as a [`CallerName`] for the access log.
 pub async fn note_caller(request: Request, next: Next) -> Response {
-    let name = request.extensions().get::<Caller>().and_then(CallerName::of);
+    let name = request
+        .extensions()
+        .get::<Caller>()
+        .and_then(CallerName::of);
     let mut response = next.run(request).await;
     if let Some(name) = name {
         response.extensions_mut().insert(name);

@@ -133,7 +133,10 @@ impl Metrics {
 
 /// Help texts of the runtime's metrics.
 fn describe() {
-    metrics::describe_counter!(REQUESTS, "Requests answered, by route template, method and code");
+    metrics::describe_counter!(
+        REQUESTS,
+        "Requests answered, by route template, method and code"
+    );
     metrics::describe_histogram!(
         DURATION,
         metrics::Unit::Seconds,
