@@ -4,12 +4,13 @@
 //! token or a cookie), and per-caller rate limits (`runtime::ratelimit`)
 //! as clients meet them.
 //!
-//! Each test records into a subscriber and a metrics registry of its own,
-//! installed for its thread (the server runs on the test's current-thread
-//! runtime), so the counts are exactly this test's traffic.
+//! Each test records into a metrics registry of its own, installed for its
+//! thread (the server runs on the test's current-thread runtime), so the
+//! counts are exactly this test's traffic; log lines go to one buffer of
+//! the process, found by request id.
 
 use std::num::NonZeroU32;
-use std::sync::{Arc, Mutex};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -30,16 +31,15 @@ use tonic_types::StatusExt;
 const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
-/// A log buffer and a metrics registry, current on this thread while it lives.
+/// The process's log buffer and a metrics registry of this test's own.
 struct Observed {
-    logs: Arc<Mutex<Vec<u8>>>,
+    logs: &'static Mutex<Vec<u8>>,
     metrics: Metrics,
-    _subscriber: tracing::subscriber::DefaultGuard,
     _recorder: metrics::LocalRecorderGuard<'static>,
 }
 
-/// Appends to the shared log buffer.
-struct Buffer(Arc<Mutex<Vec<u8>>>);
+/// Appends to the log buffer.
+struct Buffer(&'static Mutex<Vec<u8>>);
 
 impl std::io::Write for Buffer {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
@@ -52,31 +52,39 @@ impl std::io::Write for Buffer {
     }
 }
 
-impl Observed {
-    /// JSON log lines, as the server's `--log-format json` writes them,
-    /// with the OpenTelemetry layer the server installs.
-    fn start() -> Observed {
-        let logs = Arc::new(Mutex::new(Vec::new()));
-        let writer = {
-            let logs = Arc::clone(&logs);
-            move || Buffer(Arc::clone(&logs))
-        };
+/// The log of this test process: JSON lines, as the server's `--log-format
+/// json` writes them, with the OpenTelemetry layer the server installs.
+/// One global subscriber (tracing caches per call site which subscribers
+/// want an event, which thread-local subscribers of concurrent tests
+/// defeat); each test finds its lines by request id.
+fn logs() -> &'static Mutex<Vec<u8>> {
+    static LOGS: OnceLock<&'static Mutex<Vec<u8>>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs: &'static Mutex<Vec<u8>> = Box::leak(Box::default());
         let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder()
             .build()
             .tracer("e2e");
         let subscriber = runtime::observe::trace::subscriber(
             LogFormat::Json,
             false,
-            writer,
+            move || Buffer(logs),
             tracing_subscriber::EnvFilter::new("info"),
             Some(tracer),
         );
+        tracing::subscriber::set_global_default(subscriber).expect("no other subscriber");
+        logs
+    })
+}
+
+impl Observed {
+    /// The log, and a metrics registry current on this thread (the
+    /// server runs on the test's current-thread runtime).
+    fn start() -> Observed {
         let (recorder, metrics) = Metrics::new();
         let recorder: &'static _ = Box::leak(Box::new(recorder));
         Observed {
-            logs,
+            logs: logs(),
             metrics,
-            _subscriber: tracing::subscriber::set_default(subscriber),
             _recorder: metrics::set_default_local_recorder(recorder),
         }
     }
@@ -85,10 +93,11 @@ impl Observed {
         String::from_utf8(self.logs.lock().unwrap().clone()).unwrap()
     }
 
-    /// The access lines logged so far.
-    fn access_lines(&self) -> Vec<Value> {
+    /// The access lines logged so far that mention `text`.
+    fn access_lines(&self, text: &str) -> Vec<Value> {
         self.text()
             .lines()
+            .filter(|line| line.contains(text))
             .map(|line| serde_json::from_str::<Value>(line).expect("JSON log lines"))
             .filter(|line| line["target"] == "access")
             .collect()
@@ -99,7 +108,7 @@ impl Observed {
     async fn access_line(&self, request_id: &str) -> Value {
         for _ in 0..1000 {
             if let Some(line) = self
-                .access_lines()
+                .access_lines(request_id)
                 .into_iter()
                 .find(|line| line["request_id"] == request_id)
             {
