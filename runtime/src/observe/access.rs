@@ -293,3 +293,82 @@ impl Drop for Observed {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::observe::Metrics;
+    use http_body_util::BodyExt as _;
+    use tower::ServiceExt as _;
+
+    fn api() -> Api {
+        Api {
+            descriptor_set: tonic_health::pb::FILE_DESCRIPTOR_SET,
+            openapi_json: "{}",
+            error_domain: "example",
+            services: &[],
+        }
+    }
+
+    /// A router answering every gRPC path trailers-only NOT_FOUND, and
+    /// `/things/{id}` with 200; observed with metrics.
+    fn router() -> axum::Router {
+        let grpc = || async { crate::rest::error_response(Error::not_found("thing", "x"), true) };
+        let router = axum::Router::new()
+            .route("/things/{id}", axum::routing::get(|| async { "thing" }))
+            .route("/{service}/{method}", axum::routing::post(grpc));
+        Observe::new(&api()).metrics(true).layer().wrap(router)
+    }
+
+    async fn send(router: &axum::Router, method: &str, path: &str, grpc: bool) -> Response {
+        let mut request = http::Request::builder().method(method).uri(path);
+        if grpc {
+            request = request.header(http::header::CONTENT_TYPE, "application/grpc");
+        }
+        let response = router
+            .clone()
+            .oneshot(request.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let (parts, body) = response.into_parts();
+        // Reading the body to its end writes the access line and the counts.
+        let bytes = body.collect().await.unwrap().to_bytes();
+        Response::from_parts(parts, Body::from(bytes))
+    }
+
+    #[tokio::test]
+    async fn labels_are_templates_and_declared_methods() {
+        let (recorder, metrics) = Metrics::new();
+        let _current = metrics::set_default_local_recorder(&recorder);
+        let router = router();
+        let response = send(&router, "GET", "/things/secret-id?q=1", false).await;
+        assert!(response.headers().contains_key("x-request-id"));
+        send(&router, "POST", "/grpc.health.v1.Health/Check", true).await;
+        send(&router, "POST", "/made.up.Service/Method123", true).await;
+        let text = metrics.render();
+        for series in [
+            r#"http_requests_total{route="/things/{id}",method="GET",status="200",code=""} 1"#,
+            r#"http_requests_total{route="/grpc.health.v1.Health/Check",method="POST",status="200",code="NOT_FOUND"} 1"#,
+            r#"http_requests_total{route="unmatched",method="POST",status="200",code="NOT_FOUND"} 1"#,
+            "http_requests_in_flight 0",
+        ] {
+            assert!(text.contains(series), "no `{series}` in\n{text}");
+        }
+        for leak in ["secret-id", "q=1", "made.up", "Method123"] {
+            assert!(!text.contains(leak), "`{leak}` in\n{text}");
+        }
+    }
+
+    #[test]
+    fn callers_are_named_without_their_tokens() {
+        let presented = Caller::Presented {
+            token: "secret".into(),
+        };
+        assert_eq!(
+            CallerName::of(&presented),
+            Some(CallerName("presented".into()))
+        );
+        assert_eq!(CallerName::of(&Caller::Anonymous), None);
+    }
+}
