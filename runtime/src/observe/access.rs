@@ -141,7 +141,7 @@ async fn observe(State(observe): State<Observe>, request: Request, next: Next) -
     let start = Instant::now();
     let grpc = crate::rest::is_grpc(request.headers());
     let route = observe.route(&request, grpc);
-    let method = request.method().as_str().to_owned();
+    let method = method_label(request.method()).to_owned();
     let request_id = format!("{:016x}", rand::rng().next_u64());
     let span = tracing::info_span!("request", %method, %route, %request_id);
     let trace_id = super::trace::adopt(&span, super::trace::parent_context(request.headers()));
@@ -172,6 +172,18 @@ async fn observe(State(observe): State<Observe>, request: Request, next: Next) -
             finish: Some(finish),
         })
     })
+}
+
+/// The method as a label: a standard method's name, else `OTHER` (a
+/// client may send any token as a method).
+fn method_label(method: &http::Method) -> &'static str {
+    const STANDARD: [&str; 9] = [
+        "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "CONNECT", "TRACE",
+    ];
+    STANDARD
+        .into_iter()
+        .find(|known| *known == method.as_str())
+        .unwrap_or("OTHER")
 }
 
 /// The gRPC status code in `headers` (trailers, or a trailers-only answer).
@@ -346,16 +358,18 @@ mod tests {
         assert!(response.headers().contains_key("x-request-id"));
         send(&router, "POST", "/grpc.health.v1.Health/Check", true).await;
         send(&router, "POST", "/made.up.Service/Method123", true).await;
+        send(&router, "BREW", "/things/1", false).await;
         let text = metrics.render();
         for series in [
             r#"http_requests_total{route="/things/{id}",method="GET",status="200",code=""} 1"#,
             r#"http_requests_total{route="/grpc.health.v1.Health/Check",method="POST",status="200",code="NOT_FOUND"} 1"#,
             r#"http_requests_total{route="unmatched",method="POST",status="200",code="NOT_FOUND"} 1"#,
+            r#"http_requests_total{route="/things/{id}",method="OTHER",status="405",code=""} 1"#,
             "http_requests_in_flight 0",
         ] {
             assert!(text.contains(series), "no `{series}` in\n{text}");
         }
-        for leak in ["secret-id", "q=1", "made.up", "Method123"] {
+        for leak in ["secret-id", "q=1", "made.up", "Method123", "BREW"] {
             assert!(!text.contains(leak), "`{leak}` in\n{text}");
         }
     }
