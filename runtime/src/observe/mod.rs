@@ -35,7 +35,8 @@
 //!
 //! Label values are bounded by the API's declaration: route templates of
 //! the router and gRPC methods of the API's descriptor set, so a client
-//! sending random paths adds one `unmatched` series, not one per path.
+//! sending random paths adds one `unmatched` series, not one per path;
+//! a method other than the standard HTTP ones is `OTHER`.
 
 pub mod access;
 pub mod metrics;
