@@ -143,7 +143,15 @@ async fn observe(State(observe): State<Observe>, request: Request, next: Next) -
     let route = observe.route(&request, grpc);
     let method = method_label(request.method()).to_owned();
     let request_id = format!("{:016x}", rand::rng().next_u64());
-    let span = tracing::info_span!("request", %method, %route, %request_id);
+    // `otel.*`: what the exported span is called and that it served a request.
+    let span = tracing::info_span!(
+        "request",
+        otel.name = %format_args!("{method} {route}"),
+        otel.kind = "server",
+        %method,
+        %route,
+        %request_id
+    );
     let trace_id = super::trace::adopt(&span, super::trace::parent_context(request.headers()));
     let metrics = observe.inner.metrics;
     if metrics {
