@@ -154,9 +154,8 @@ async fn observe(State(observe): State<Observe>, request: Request, next: Next) -
     );
     let trace_id = super::trace::adopt(&span, super::trace::parent_context(request.headers()));
     let metrics = observe.inner.metrics;
-    if metrics {
-        metrics::gauge!(IN_FLIGHT).increment(1.0);
-    }
+    // Counted out when dropped: at the response's end, or when a handler panics.
+    let in_flight = metrics.then(InFlight::enter);
     let mut response = next.run(request).instrument(span).await;
     let headers = response.headers_mut();
     if let Ok(value) = HeaderValue::from_str(&request_id) {
@@ -173,6 +172,7 @@ async fn observe(State(observe): State<Observe>, request: Request, next: Next) -
         request_id,
         trace_id,
         metrics,
+        _in_flight: in_flight,
     };
     response.map(|body| {
         Body::new(Observed {
@@ -225,6 +225,23 @@ struct Finish {
     request_id: String,
     trace_id: Option<TraceId>,
     metrics: bool,
+    _in_flight: Option<InFlight>,
+}
+
+/// One request in [`IN_FLIGHT`] while it lives.
+struct InFlight;
+
+impl InFlight {
+    fn enter() -> InFlight {
+        metrics::gauge!(IN_FLIGHT).increment(1.0);
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        metrics::gauge!(IN_FLIGHT).decrement(1.0);
+    }
 }
 
 impl Finish {
@@ -260,7 +277,6 @@ impl Finish {
             ];
             metrics::counter!(REQUESTS, &labels).increment(1);
             metrics::histogram!(DURATION, &labels).record(elapsed.as_secs_f64());
-            metrics::gauge!(IN_FLIGHT).decrement(1.0);
         }
     }
 }
@@ -337,8 +353,21 @@ mod tests {
         let grpc = || async { crate::rest::error_response(Error::not_found("thing", "x"), true) };
         let router = axum::Router::new()
             .route("/things/{id}", axum::routing::get(|| async { "thing" }))
-            .route("/{service}/{method}", axum::routing::post(grpc));
-        Observe::new(&api()).metrics(true).layer().wrap(router)
+            .route("/{service}/{method}", axum::routing::post(grpc))
+            .route(
+                "/panics",
+                axum::routing::get(|| async {
+                    if true {
+                        panic!("a handler panicked");
+                    }
+                    "unreachable"
+                }),
+            );
+        Observe::new(&api())
+            .metrics(true)
+            .layer()
+            .wrap(router)
+            .layer(axum::middleware::from_fn(crate::rest::catch_panic))
     }
 
     async fn send(router: &axum::Router, method: &str, path: &str, grpc: bool) -> Response {
@@ -367,6 +396,8 @@ mod tests {
         send(&router, "POST", "/grpc.health.v1.Health/Check", true).await;
         send(&router, "POST", "/made.up.Service/Method123", true).await;
         send(&router, "BREW", "/things/1", false).await;
+        let panicked = send(&router, "GET", "/panics", false).await;
+        assert_eq!(panicked.status(), http::StatusCode::INTERNAL_SERVER_ERROR);
         let text = metrics.render();
         for series in [
             r#"http_requests_total{route="/things/{id}",method="GET",status="200",code=""} 1"#,
