@@ -12,6 +12,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
+use std::time::Duration;
 
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
@@ -198,6 +199,8 @@ struct Inner {
     precondition_violations: Vec<PreconditionViolation>,
     /// HTTP status override (413 for oversized bodies); the gRPC code is unchanged.
     http_status: Option<StatusCode>,
+    /// When the client may try again (`RetryInfo`), e.g. after a rate limit.
+    retry_delay: Option<Duration>,
 }
 
 impl Error {
@@ -218,8 +221,20 @@ impl Error {
                 field_violations: Vec::new(),
                 precondition_violations: Vec::new(),
                 http_status: None,
+                retry_delay: None,
             }),
         }
+    }
+
+    /// Adds a `RetryInfo`: the client should wait `delay` before trying again.
+    pub fn with_retry_delay(mut self, delay: Duration) -> Self {
+        self.inner.retry_delay = Some(delay);
+        self
+    }
+
+    /// The delay of the error's `RetryInfo`, if it has one.
+    pub fn retry_delay(&self) -> Option<Duration> {
+        self.inner.retry_delay
     }
 
     /// `NOT_FOUND` with a `ResourceInfo` naming the missing resource.
@@ -408,6 +423,12 @@ impl Error {
                 "violations": violations,
             }));
         }
+        if let Some(delay) = self.inner.retry_delay {
+            details.push(json!({
+                "@type": tonic_types::RetryInfo::TYPE_URL,
+                "retryDelay": format!("{}.{:03}s", delay.as_secs(), delay.subsec_millis()),
+            }));
+        }
         json!({
             "error": {
                 "code": self.http_status().as_u16(),
@@ -488,6 +509,13 @@ impl Error {
                         })
                         .collect();
                 }
+                tonic_types::RetryInfo::TYPE_URL => {
+                    built.inner.retry_delay = detail["retryDelay"]
+                        .as_str()
+                        .and_then(|text| text.strip_suffix('s'))
+                        .and_then(|seconds| seconds.parse::<f64>().ok())
+                        .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok());
+                }
                 _ => {}
             }
         }
@@ -517,6 +545,7 @@ impl Error {
             .precondition_failure()
             .map(|p| p.violations.clone())
             .unwrap_or_default();
+        error.inner.retry_delay = details.retry_info().and_then(|r| r.retry_delay);
         Some(error)
     }
 }
@@ -568,6 +597,9 @@ impl From<Error> for tonic::Status {
             details.push(
                 tonic_types::PreconditionFailure::new(error.inner.precondition_violations).into(),
             );
+        }
+        if let Some(delay) = error.inner.retry_delay {
+            details.push(tonic_types::RetryInfo::new(Some(delay)).into());
         }
         tonic::Status::with_error_details_vec(error.inner.code.grpc(), error.inner.message, details)
     }

@@ -11,6 +11,9 @@
 //!   OpenAPI, fallbacks), built by the generated `Services`.
 //! - [`serve`]: serving a router with transport timeouts and a graceful drain,
 //!   until a shutdown signal; durations as flags spell them.
+//! - `observe` (feature `observe`): access log, Prometheus metrics and W3C
+//!   trace context for a served router; `ratelimit` (feature `ratelimit`):
+//!   per-caller rate limits.
 //! - [`keys`], [`private`]: signing keys shared by replicas, and the
 //!   owner-only files and directories a server keeps them in.
 //! - [`legacy`]: older versions of resources, shown over the same storage.
@@ -42,8 +45,12 @@ pub mod keys;
 pub mod legacy;
 pub mod mask;
 pub mod memory;
+#[cfg(feature = "observe")]
+pub mod observe;
 pub mod paging;
 pub mod private;
+#[cfg(feature = "ratelimit")]
+pub mod ratelimit;
 pub mod resource;
 pub mod rest;
 pub mod router;

@@ -70,6 +70,7 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -220,9 +221,9 @@ impl Server {
             tokio::select! {
                 () = &mut shutdown => break,
                 accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => {
+                    Ok((stream, peer)) => {
                         connections.spawn(connection(
-                            stream,
+                            (stream, peer),
                             router.clone(),
                             timeouts,
                             limits,
@@ -284,7 +285,7 @@ struct Watchers {
 /// Serves one connection until it closes, watching its timeouts. `_slot`
 /// is its place under the connection limit, given back when it closes.
 async fn connection(
-    stream: TcpStream,
+    (stream, peer): (TcpStream, SocketAddr),
     router: Router,
     timeouts: Timeouts,
     limits: Limits,
@@ -306,6 +307,11 @@ async fn connection(
     let service = {
         let activity = Arc::clone(&activity);
         hyper::service::service_fn(move |request| {
+            let mut request: Request<Incoming> = request;
+            // The peer's address, for per-address policies (rate limits).
+            request
+                .extensions_mut()
+                .insert(axum::extract::ConnectInfo(peer));
             handle(request, router.clone(), timeouts, Arc::clone(&activity))
         })
     };

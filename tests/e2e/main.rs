@@ -16,6 +16,7 @@ mod leaks;
 mod legacy_grpc;
 mod legacy_rest;
 mod limits;
+mod observability;
 mod paging;
 mod published;
 mod races;

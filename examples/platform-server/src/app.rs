@@ -1,5 +1,6 @@
 //! The one router serving REST and gRPC: every generated service over the
-//! store and the token service, behind the authentication middleware.
+//! store and the token service, behind the access log (with metrics and
+//! trace context), the authentication middleware and the rate limit.
 //! `generated::Services` adds gRPC reflection and health, `/openapi.json`
 //! and the error model's fallbacks. A [`Mount`] adds routes beside the
 //! generated ones (the benchmark's hand-written baseline; the production
@@ -11,7 +12,9 @@ use std::sync::Arc;
 use axum::Router;
 use generated::platform::iam::v2::{Role, RoleBinding};
 use runtime::auth::{ApiTokens, Authorizer};
+use runtime::observe::{Metrics, Observe};
 use runtime::paging::PageTokens;
+use runtime::ratelimit::{RateLimit, RateLimiter};
 use runtime::router::MissingHandlers;
 use runtime::sql::StoredAccess;
 use runtime::standard::ApiContext;
@@ -32,6 +35,11 @@ pub struct Parts {
     /// Byte budget of one list page, when not the default.
     pub list_budget: Option<usize>,
     pub issuers: HashMap<String, TrustedIssuer>,
+    /// The registry requests are counted into, when they are.
+    pub metrics: Option<Metrics>,
+    /// Serve `metrics` at `/metrics` beside the API.
+    pub serve_metrics: bool,
+    pub rate_limit: Option<RateLimit>,
 }
 
 /// What routes mounted beside the generated ones are built from: the store
@@ -70,11 +78,26 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
     };
     let mut services = generated::Services::new(context)
         .store(store)
-        .token_service(Arc::new(exchange))
+        .token_service(Arc::new(exchange));
+    // Layers added later run first: observe, authenticate, note the
+    // caller for the log, rate-limit, then the handler.
+    if let Some(limit) = parts.rate_limit {
+        services = services.layer(RateLimiter::new(limit).layer());
+    }
+    services = services
+        .layer(axum::middleware::from_fn(runtime::observe::note_caller))
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(authentication),
             crate::auth::authenticate,
-        ));
+        ))
+        .layer(
+            Observe::new(&generated::API)
+                .metrics(parts.metrics.is_some())
+                .layer(),
+        );
+    if let Some(metrics) = parts.metrics.filter(|_| parts.serve_metrics) {
+        services = services.routes(metrics.router());
+    }
     if let Some(mount) = mount {
         services = services.routes(mount(shared));
     }

@@ -41,6 +41,14 @@ pub struct Config {
     pub limits: runtime::serve::Limits,
     /// Byte budget of one list page (default `runtime::standard::LIST_BUDGET_BYTES`).
     pub list_budget: Option<usize>,
+    /// Count requests (and sample the storage pool) into this registry,
+    /// which must be the current `metrics` recorder's.
+    pub metrics: Option<runtime::observe::Metrics>,
+    /// Serve `metrics` at `GET /metrics` on the API port, without
+    /// authentication (the binary's `--metrics`).
+    pub serve_metrics: bool,
+    /// Requests per caller (`runtime::ratelimit`); unlimited when `None`.
+    pub rate_limit: Option<runtime::ratelimit::RateLimit>,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -87,6 +95,9 @@ pub async fn serve_with(
         Some(url) => store::open_postgres(url).await?,
         None => store::open_sqlite(&config.data_dir).await?,
     };
+    if let Some(metrics) = &config.metrics {
+        store::sample_pool(&store, metrics);
+    }
     let issuers = config
         .trusted_issuers
         .iter()
@@ -106,6 +117,9 @@ pub async fn serve_with(
             root: state.root,
             list_budget: config.list_budget,
             issuers,
+            metrics: config.metrics.clone(),
+            serve_metrics: config.serve_metrics,
+            rate_limit: config.rate_limit,
         },
         mount,
     )?;

@@ -4,14 +4,14 @@
 //! cargo run --release -p platform-server -- --data-dir ./data --listen 127.0.0.1:8080
 //! ```
 
-use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
-use tracing_subscriber::EnvFilter;
+
+mod telemetry;
 
 /// Serves the Platform API (REST + gRPC) on one port.
 #[derive(Debug, Parser)]
@@ -126,6 +126,8 @@ struct Args {
     /// ends early (with a `nextPageToken`) rather than exceed it.
     #[arg(long, env = "PLATFORM_LIST_BUDGET", value_name = "BYTES", default_value_t = runtime::standard::LIST_BUDGET_BYTES)]
     list_budget: usize,
+    #[command(flatten)]
+    telemetry: telemetry::Telemetry,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -150,15 +152,15 @@ fn parse_issuer(value: &str) -> Result<(String, PathBuf), String> {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    // Logs go to stderr, coloured only for a terminal (not into a file).
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .init();
     let args = Args::parse();
+    // Logs go to stderr, coloured only for a terminal (not into a file).
+    let traces = match args.telemetry.init_logs() {
+        Ok(provider) => provider,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let base_url = args
         .base_url
         .clone()
@@ -179,6 +181,13 @@ async fn main() -> std::process::ExitCode {
             }
         };
     }
+    let metrics = match args.telemetry.metrics().await {
+        Ok(metrics) => metrics,
+        Err(error) => {
+            tracing::error!("{error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let config = platform_server::Config {
         data_dir: args.data_dir,
         keys_dir: args.keys_dir,
@@ -198,6 +207,9 @@ async fn main() -> std::process::ExitCode {
             max_concurrent_streams: args.max_streams,
         },
         list_budget: Some(args.list_budget),
+        metrics,
+        serve_metrics: args.telemetry.metrics_on_api_port(),
+        rate_limit: args.telemetry.rate_limit(),
     };
     let result = match tokio::net::TcpListener::bind(args.listen).await {
         Ok(listener) => {
@@ -205,6 +217,9 @@ async fn main() -> std::process::ExitCode {
         }
         Err(error) => Err(format!("cannot listen on {}: {error}", args.listen).into()),
     };
+    if let Err(error) = traces.shutdown() {
+        tracing::warn!(%error, "traces not all exported");
+    }
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
@@ -245,6 +260,38 @@ mod tests {
             (args.max_connections, args.max_streams),
             (defaults.max_connections, defaults.max_concurrent_streams)
         );
+    }
+
+    #[test]
+    fn observability_is_quiet_and_unlimited_by_default() {
+        let args = Args::parse_from(["platform-server"]);
+        let telemetry = &args.telemetry;
+        assert_eq!(
+            telemetry.log_format,
+            runtime::observe::trace::LogFormat::Text
+        );
+        assert!(!telemetry.metrics_on_api_port() && telemetry.rate_limit().is_none());
+        let args = Args::parse_from([
+            "platform-server",
+            "--log-format",
+            "json",
+            "--rate-limit",
+            "20",
+            "--rate-burst",
+            "50",
+        ]);
+        let limit = args.telemetry.rate_limit().unwrap();
+        assert_eq!(
+            (limit.interval, limit.burst.get()),
+            (Duration::from_millis(50), 50)
+        );
+        for wrong in [
+            &["platform-server", "--rate-burst", "5"][..],
+            &["platform-server", "--rate-limit", "0"],
+            &["platform-server", "--log-format", "xml"],
+        ] {
+            assert!(Args::try_parse_from(wrong).is_err(), "{wrong:?}");
+        }
     }
 
     #[test]

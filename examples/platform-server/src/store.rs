@@ -36,3 +36,13 @@ pub async fn open_sqlite(data_dir: &Path) -> Result<SqlStore, sqlx::Error> {
 pub async fn open_postgres(url: &str) -> Result<SqlStore, sqlx::Error> {
     SqlStore::open(url, options()).await
 }
+
+/// Sets the storage pool's gauges before each render of `metrics`:
+/// `storage_pool_connections` (open) and `storage_pool_idle_connections`.
+pub fn sample_pool(store: &SqlStore, metrics: &runtime::observe::Metrics) {
+    let pool = store.pool().clone();
+    metrics.sample_with(move || {
+        metrics::gauge!("storage_pool_connections").set(f64::from(pool.size()));
+        metrics::gauge!("storage_pool_idle_connections").set(pool.num_idle() as f64);
+    });
+}

@@ -8,6 +8,11 @@ use crate::paging::QueryBinding;
 use crate::resource::Resource;
 use crate::store::{Hierarchy, ListQuery, OrderBy, Page, PublicItems};
 
+/// The counter of list pages ended early because their items exceeded the
+/// byte budget (`ApiContext::with_list_budget`), in whatever `metrics`
+/// recorder the application installed (none: not counted).
+pub const LIST_BUDGET_TRUNCATIONS: &str = "list_budget_truncations_total";
+
 /// A validated list request and what is needed to answer it.
 #[derive(Debug)]
 pub struct ListPlan {
@@ -135,14 +140,14 @@ impl ListPlan {
             total_count,
         } = page;
         let mut spent = 0;
-        let within_budget = items
-            .iter()
-            .take(self.page_size)
-            .position(|item| {
-                spent += item.json_len_bound();
-                spent > context.list_budget
-            })
-            .map_or(self.page_size, |over| over.max(1));
+        let over_budget = items.iter().take(self.page_size).position(|item| {
+            spent += item.json_len_bound();
+            spent > context.list_budget
+        });
+        let within_budget = over_budget.map_or(self.page_size, |over| over.max(1));
+        if within_budget < self.page_size.min(items.len()) {
+            metrics::counter!(LIST_BUDGET_TRUNCATIONS).increment(1);
+        }
         let next = if items.len() > within_budget {
             items.truncate(within_budget);
             let last = items.last().expect("a page holds at least one item");

@@ -20,7 +20,7 @@ pub use errors::{not_found, store_error};
 pub use filters::{ListRequest, MAX_IDS};
 pub use get::get;
 pub use ids::{check_uid_lengths, parse_parent, parse_uid};
-pub use list::ListPlan;
+pub use list::{LIST_BUDGET_TRUNCATIONS, ListPlan};
 pub use update::{plan_update, updated};
 
 // Resource facts generated code has always named here.

@@ -1,0 +1,132 @@
+//! The binary's flags for logs, metrics, traces and rate limits, and what
+//! they set up (`runtime::observe`, `runtime::ratelimit`).
+
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::num::NonZeroU32;
+
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use runtime::observe::Metrics;
+use runtime::observe::trace::LogFormat;
+use runtime::ratelimit::RateLimit;
+use tracing_subscriber::EnvFilter;
+
+/// Logs, metrics, traces and rate limits.
+#[derive(Debug, clap::Args)]
+pub struct Telemetry {
+    /// How log lines are written to stderr: `text` (coloured only on a
+    /// terminal) or `json` (one object per line). Each request is one line
+    /// on target `access`.
+    #[arg(
+        long,
+        env = "PLATFORM_LOG_FORMAT",
+        value_name = "FORMAT",
+        default_value = "text",
+        global = true
+    )]
+    pub log_format: LogFormat,
+    /// Serve Prometheus metrics at `/metrics` on the API port, to anyone
+    /// who can reach it (no token needed). Prefer `--metrics-listen` on a
+    /// private address.
+    #[arg(long, env = "PLATFORM_METRICS")]
+    pub metrics: bool,
+    /// Serve Prometheus metrics at `/metrics` on this address (e.g.
+    /// `127.0.0.1:9464`) instead of the API port.
+    #[arg(long, env = "PLATFORM_METRICS_LISTEN", value_name = "ADDRESS")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Export traces over OTLP/gRPC to this collector (e.g.
+    /// `http://127.0.0.1:4317`); needs a build with the `otlp` feature.
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT", value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
+    /// Requests per second each caller (an identity, or an address for
+    /// callers without one) may make; unlimited when not given. Over it:
+    /// 429 / RESOURCE_EXHAUSTED with the time to wait.
+    #[arg(long, env = "PLATFORM_RATE_LIMIT", value_name = "REQUESTS_PER_SECOND")]
+    pub rate_limit: Option<NonZeroU32>,
+    /// Requests a caller may make at once (default: one second's worth).
+    #[arg(
+        long,
+        env = "PLATFORM_RATE_BURST",
+        value_name = "N",
+        requires = "rate_limit"
+    )]
+    pub rate_burst: Option<NonZeroU32>,
+}
+
+impl Telemetry {
+    /// Installs the log subscriber (with the OpenTelemetry layer, which
+    /// exports spans when `--otlp-endpoint` is given). Keep the provider
+    /// and shut it down at exit, which sends the spans still buffered.
+    pub fn init_logs(&self) -> Result<SdkTracerProvider, String> {
+        let provider = self.tracer_provider()?;
+        let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+        let subscriber = runtime::observe::trace::subscriber(
+            self.log_format,
+            std::io::stderr().is_terminal(),
+            std::io::stderr,
+            filter,
+            Some(provider.tracer("platform-server")),
+        );
+        tracing::subscriber::set_global_default(subscriber).map_err(|e| e.to_string())?;
+        Ok(provider)
+    }
+
+    #[cfg(feature = "otlp")]
+    fn tracer_provider(&self) -> Result<SdkTracerProvider, String> {
+        use opentelemetry_otlp::WithExportConfig as _;
+        let mut provider = SdkTracerProvider::builder();
+        if let Some(endpoint) = &self.otlp_endpoint {
+            let exporter = opentelemetry_otlp::SpanExporter::builder()
+                .with_tonic()
+                .with_endpoint(endpoint)
+                .build()
+                .map_err(|e| format!("cannot export traces to {endpoint}: {e}"))?;
+            provider = provider.with_batch_exporter(exporter);
+        }
+        Ok(provider.build())
+    }
+
+    #[cfg(not(feature = "otlp"))]
+    fn tracer_provider(&self) -> Result<SdkTracerProvider, String> {
+        match &self.otlp_endpoint {
+            Some(_) => Err(
+                "--otlp-endpoint needs a platform-server built with `--features otlp`".to_owned(),
+            ),
+            None => Ok(SdkTracerProvider::builder().build()),
+        }
+    }
+
+    /// The process's metrics registry, when metrics are served anywhere;
+    /// with `--metrics-listen`, served there from now on.
+    pub async fn metrics(&self) -> Result<Option<Metrics>, String> {
+        if !self.metrics && self.metrics_listen.is_none() {
+            return Ok(None);
+        }
+        let metrics = Metrics::install()?;
+        if let Some(address) = self.metrics_listen {
+            let listener = tokio::net::TcpListener::bind(address)
+                .await
+                .map_err(|e| format!("cannot listen on {address} for metrics: {e}"))?;
+            let router = metrics.router();
+            tracing::info!(%address, "serving metrics");
+            tokio::spawn(async move {
+                if let Err(error) = axum::serve(listener, router).await {
+                    tracing::error!(%error, "metrics listener failed");
+                }
+            });
+        }
+        Ok(Some(metrics))
+    }
+
+    /// Whether `/metrics` is served on the API port.
+    pub fn metrics_on_api_port(&self) -> bool {
+        self.metrics && self.metrics_listen.is_none()
+    }
+
+    /// The rate limit of `--rate-limit` and `--rate-burst`.
+    pub fn rate_limit(&self) -> Option<RateLimit> {
+        self.rate_limit
+            .map(|rate| RateLimit::per_second(rate, self.rate_burst.unwrap_or(rate)))
+    }
+}
