@@ -27,6 +27,7 @@
 //!   command-line modules.
 //! - [`context`], [`auth`]: the caller of a request, API tokens and access decisions.
 //! - [`uidp`], [`time`]: identifiers and timestamps.
+//! - [`probe`]: `/healthz` and `/readyz`, for any API.
 
 pub mod auth;
 #[cfg(feature = "cli")]
@@ -44,6 +45,7 @@ pub mod mask;
 pub mod memory;
 pub mod paging;
 pub mod private;
+pub mod probe;
 pub mod resource;
 pub mod rest;
 pub mod router;

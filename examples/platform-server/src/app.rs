@@ -1,7 +1,8 @@
 //! The one router serving REST and gRPC: every generated service over the
 //! store and the token service, behind the authentication middleware.
-//! `generated::Services` adds gRPC reflection and health, `/openapi.json`
-//! and the error model's fallbacks. A [`Mount`] adds routes beside the
+//! `generated::Services` adds gRPC reflection and health, `/openapi.json`,
+//! the error model's fallbacks, and `/healthz` and `/readyz` (ready when
+//! the database answers) outside authentication. A [`Mount`] adds routes beside the
 //! generated ones (the benchmark's hand-written baseline; the production
 //! binary mounts none).
 
@@ -12,6 +13,7 @@ use axum::Router;
 use generated::platform::iam::v2::{Role, RoleBinding};
 use runtime::auth::{ApiTokens, Authorizer};
 use runtime::paging::PageTokens;
+use runtime::probe::Probes;
 use runtime::router::MissingHandlers;
 use runtime::sql::StoredAccess;
 use runtime::standard::ApiContext;
@@ -69,6 +71,7 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
         context: context.clone(),
     };
     let mut services = generated::Services::new(context)
+        .probes(Probes::new((*store).clone()))
         .store(store)
         .token_service(Arc::new(exchange))
         .layer(axum::middleware::from_fn_with_state(

@@ -41,6 +41,9 @@ pub struct Config {
     pub limits: runtime::serve::Limits,
     /// Byte budget of one list page (default `runtime::standard::LIST_BUDGET_BYTES`).
     pub list_budget: Option<usize>,
+    /// How long a request waits for a database connection before it is
+    /// answered `UNAVAILABLE` (default `runtime::sql::DEFAULT_ACQUIRE_TIMEOUT`).
+    pub db_acquire_timeout: Option<std::time::Duration>,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -84,8 +87,8 @@ pub async fn serve_with(
         .clone()
         .unwrap_or_else(|| format!("http://{address}"));
     let store = match &config.database_url {
-        Some(url) => store::open_postgres(url).await?,
-        None => store::open_sqlite(&config.data_dir).await?,
+        Some(url) => store::open_postgres_with(url, config.db_acquire_timeout).await?,
+        None => store::open_sqlite_with(&config.data_dir, config.db_acquire_timeout).await?,
     };
     let issuers = config
         .trusted_issuers

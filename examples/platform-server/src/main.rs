@@ -13,6 +13,8 @@ use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
+mod storage_flags;
+
 /// Serves the Platform API (REST + gRPC) on one port.
 #[derive(Debug, Parser)]
 #[command(version)]
@@ -126,6 +128,8 @@ struct Args {
     /// ends early (with a `nextPageToken`) rather than exceed it.
     #[arg(long, env = "PLATFORM_LIST_BUDGET", value_name = "BYTES", default_value_t = runtime::standard::LIST_BUDGET_BYTES)]
     list_budget: usize,
+    #[command(flatten)]
+    storage: storage_flags::StorageFlags,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -198,6 +202,7 @@ async fn main() -> std::process::ExitCode {
             max_concurrent_streams: args.max_streams,
         },
         list_budget: Some(args.list_budget),
+        db_acquire_timeout: Some(args.storage.db_acquire_timeout),
     };
     let result = match tokio::net::TcpListener::bind(args.listen).await {
         Ok(listener) => {
@@ -245,6 +250,17 @@ mod tests {
             (args.max_connections, args.max_streams),
             (defaults.max_connections, defaults.max_concurrent_streams)
         );
+    }
+
+    #[test]
+    fn the_default_acquire_timeout_is_the_runtime_default() {
+        let args = Args::parse_from(["platform-server"]);
+        assert_eq!(
+            args.storage.db_acquire_timeout,
+            runtime::sql::DEFAULT_ACQUIRE_TIMEOUT
+        );
+        let args = Args::parse_from(["platform-server", "--db-acquire-timeout", "250ms"]);
+        assert_eq!(args.storage.db_acquire_timeout, Duration::from_millis(250));
     }
 
     #[test]
