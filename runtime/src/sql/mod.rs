@@ -43,7 +43,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, ConnectOptions, Row};
+use sqlx::{AnyPool, ConnectOptions, Connection, Row};
 
 use crate::mask::Update;
 use crate::probe::Readiness;
@@ -176,6 +176,21 @@ impl SqlStore {
                         }
                     }
                     Ok(())
+                })
+            })
+            .after_release(move |connection, _| {
+                Box::pin(async move {
+                    // A SQLite commit that fails on a full disk rolls the
+                    // transaction back itself; the driver's own rollback then
+                    // fails and it keeps counting the transaction as open, so
+                    // the connection could never begin another. Such a
+                    // connection is closed rather than pooled (the ping runs
+                    // the driver's pending rollback first).
+                    if dialect == Dialect::Sqlite {
+                        connection.ping().await?;
+                        return Ok(!connection.is_in_transaction());
+                    }
+                    Ok(true)
                 })
             })
             .connect_with(connect)
