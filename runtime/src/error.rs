@@ -554,7 +554,8 @@ impl Error {
                         .collect();
                 }
                 RetryInfo::TYPE_URL => {
-                    built.inner.retry_delay = detail["retryDelay"].as_str().and_then(parse_duration);
+                    built.inner.retry_delay =
+                        detail["retryDelay"].as_str().and_then(parse_duration);
                 }
                 _ => {}
             }
@@ -765,7 +766,17 @@ mod reading_back {
             assert_eq!(duration_json(delay), text);
             assert_eq!(parse_duration(text), Some(delay));
         }
-        for bad in ["", "s", "1", "-1s", "1.s", ".5s", "1.0000000001s", "1e3s", "١s"] {
+        for bad in [
+            "",
+            "s",
+            "1",
+            "-1s",
+            "1.s",
+            ".5s",
+            "1.0000000001s",
+            "1e3s",
+            "١s",
+        ] {
             assert_eq!(parse_duration(bad), None, "{bad}");
         }
         assert_eq!(parse_duration("999999999999s"), Some(MAX_READ_RETRY_DELAY));
@@ -780,11 +791,17 @@ mod reading_back {
         let response = unavailable.clone().into_response();
         assert_eq!(response.headers()[http::header::RETRY_AFTER], "1");
         let full = Error::storage_full("SQLITE_FULL at /var/lib/db");
-        assert_eq!((full.code(), full.reason()), (Code::ResourceExhausted, "STORAGE_FULL"));
+        assert_eq!(
+            (full.code(), full.reason()),
+            (Code::ResourceExhausted, "STORAGE_FULL")
+        );
         assert_eq!(full.retry_delay(), None);
         for error in [unavailable, full] {
             let text = error.to_json().to_string();
-            assert!(!text.contains("db.internal") && !text.contains("/var/lib"), "{text}");
+            assert!(
+                !text.contains("db.internal") && !text.contains("/var/lib"),
+                "{text}"
+            );
         }
     }
 

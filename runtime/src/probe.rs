@@ -136,8 +136,12 @@ fn ok(status: &str) -> Response {
 /// `UNAVAILABLE` for a check that failed otherwise (the cause logged).
 fn not_ready(cause: &dyn std::fmt::Display) -> Error {
     tracing::warn!(error = %cause, "not ready");
-    Error::new(Code::Unavailable, "NOT_READY", "the server is not ready; retry later")
-        .with_retry_delay(STORAGE_RETRY_DELAY)
+    Error::new(
+        Code::Unavailable,
+        "NOT_READY",
+        "the server is not ready; retry later",
+    )
+    .with_retry_delay(STORAGE_RETRY_DELAY)
 }
 
 #[cfg(test)]
@@ -169,8 +173,7 @@ mod tests {
     async fn concurrent_probes_share_one_check() {
         let flaky = Arc::new(Flaky::default());
         let probes = Probes::new(Arc::clone(&flaky)).cache_for(Duration::from_secs(3600));
-        let answers =
-            futures_util::future::join_all((0..50).map(|_| probes.ready())).await;
+        let answers = futures_util::future::join_all((0..50).map(|_| probes.ready())).await;
         assert!(answers.iter().all(Result::is_ok));
         assert_eq!(flaky.checks.load(Ordering::SeqCst), 1);
     }
@@ -198,6 +201,9 @@ mod tests {
         }
         let probes = Probes::new(Hangs).timeout(Duration::from_millis(10));
         let error = probes.ready().await.unwrap_err();
-        assert_eq!((error.code(), error.reason()), (Code::Unavailable, "NOT_READY"));
+        assert_eq!(
+            (error.code(), error.reason()),
+            (Code::Unavailable, "NOT_READY")
+        );
     }
 }

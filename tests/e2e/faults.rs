@@ -124,11 +124,18 @@ fn split_address(url: &str) -> (String, impl Fn(SocketAddr) -> String) {
 /// that names the database.
 fn assert_unavailable(response: &Response, what: &str, database: &str) {
     response.assert_error(StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE", what);
-    assert!(response.detail("RetryInfo").is_some(), "{what}: {:?}", response.body);
+    assert!(
+        response.detail("RetryInfo").is_some(),
+        "{what}: {:?}",
+        response.body
+    );
     assert!(response.detail("ErrorInfo").is_some(), "{what}");
     let text = response.body.to_string();
     for secret in [database, "postgres", "sqlx", "connection refused", "pool"] {
-        assert!(!text.to_lowercase().contains(secret), "{what} leaks `{secret}`: {text}");
+        assert!(
+            !text.to_lowercase().contains(secret),
+            "{what} leaks `{secret}`: {text}"
+        );
     }
 }
 
@@ -158,7 +165,10 @@ async fn await_readiness(server: &TestServer, status: StatusCode) {
         if anonymous.get("/readyz").await.status == status {
             return;
         }
-        assert!(started.elapsed() < ANSWERS_WITHIN, "/readyz never answered {status}");
+        assert!(
+            started.elapsed() < ANSWERS_WITHIN,
+            "/readyz never answered {status}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -218,12 +228,24 @@ async fn postgres_out_of_reach_is_unavailable_until_it_is_back() {
         (
             "update",
             admin
-                .patch(&format!("/iam/v2/groups/{group}"), json!({"description": "x"}))
+                .patch(
+                    &format!("/iam/v2/groups/{group}"),
+                    json!({"description": "x"}),
+                )
                 .await,
         ),
-        ("delete", admin.delete(&format!("/iam/v2/groups/{group}")).await),
-        ("list, authorized from bindings", reader.rest.get(&children).await),
-        ("token exchange", server.rest_as(Some(&token)).get(&exchange).await),
+        (
+            "delete",
+            admin.delete(&format!("/iam/v2/groups/{group}")).await,
+        ),
+        (
+            "list, authorized from bindings",
+            reader.rest.get(&children).await,
+        ),
+        (
+            "token exchange",
+            server.rest_as(Some(&token)).get(&exchange).await,
+        ),
     ];
     for (what, response) in &calls {
         assert_unavailable(response, what, &target);
@@ -263,7 +285,12 @@ async fn probes_need_no_credentials() {
     for path in ["/healthz", "/readyz"] {
         for token in [None, Some("not a token")] {
             let response = server.rest_as(token).get(path).await;
-            assert_eq!(response.status, StatusCode::OK, "{path} {token:?}: {:?}", response.body);
+            assert_eq!(
+                response.status,
+                StatusCode::OK,
+                "{path} {token:?}: {:?}",
+                response.body
+            );
         }
     }
     server.stop().await;
@@ -341,7 +368,11 @@ async fn the_client_waits_what_retry_info_advises_and_retries_nothing_else() {
         .expect("the retry succeeds");
     assert_eq!(calls.count.load(Ordering::SeqCst), 2);
     let at = calls.at.lock().unwrap().clone();
-    assert!(at[1] - at[0] >= Duration::from_millis(400), "{:?}", at[1] - at[0]);
+    assert!(
+        at[1] - at[0] >= Duration::from_millis(400),
+        "{:?}",
+        at[1] - at[0]
+    );
     // RESOURCE_EXHAUSTED with advice is retried; without, it is not.
     let (url, calls) = scripted(vec![(
         429,
@@ -368,6 +399,10 @@ async fn the_client_waits_what_retry_info_advises_and_retries_nothing_else() {
             .await
             .unwrap_err();
         assert_eq!(error.code().name(), status);
-        assert_eq!(calls.count.load(Ordering::SeqCst), 1, "{status} is not retried");
+        assert_eq!(
+            calls.count.load(Ordering::SeqCst),
+            1,
+            "{status} is not retried"
+        );
     }
 }

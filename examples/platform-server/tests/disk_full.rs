@@ -103,7 +103,10 @@ impl Server {
         let response = client.request(request).await.expect("the server answers");
         let status = response.status().as_u16();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
-        (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
     }
 
     fn kill(mut self) {
@@ -175,7 +178,12 @@ async fn a_full_disk_refuses_writes_keeps_reads_and_loses_nothing() {
     assert_eq!(refused, 5, "the file size limit was never reached");
     assert!(!acknowledged.is_empty(), "no create fitted below the limit");
     assert!(
-        server.log.lock().unwrap().iter().any(|l| l.contains("storage full")),
+        server
+            .log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("storage full")),
         "the cause is logged"
     );
 
@@ -187,7 +195,11 @@ async fn a_full_disk_refuses_writes_keeps_reads_and_loses_nothing() {
         assert_eq!(status, 200, "{body}");
     }
     let (status, list) = server
-        .request("GET", &format!("/iam/v2/groups?uidp.childrenOf={root}&pageSize=1"), None)
+        .request(
+            "GET",
+            &format!("/iam/v2/groups?uidp.childrenOf={root}&pageSize=1"),
+            None,
+        )
         .await;
     assert_eq!(status, 200, "{list}");
     assert_eq!(server.request("GET", "/readyz", None).await.0, 200);

@@ -337,7 +337,9 @@ mod tests {
         let pause = retry.pause(1, &unavailable).unwrap();
         assert!(pause <= Duration::from_millis(100) && pause >= Duration::from_millis(80));
         // The server's advice, when longer than the backoff, bounded by the maximum.
-        let advised = unavailable.clone().with_retry_delay(Duration::from_millis(700));
+        let advised = unavailable
+            .clone()
+            .with_retry_delay(Duration::from_millis(700));
         assert_eq!(retry.pause(1, &advised), Some(Duration::from_millis(700)));
         let too_long = unavailable.with_retry_delay(Duration::from_secs(3600));
         assert_eq!(retry.pause(1, &too_long), Some(Duration::from_secs(2)));

@@ -41,7 +41,10 @@ pub(crate) fn fault(error: &sqlx::Error) -> Fault {
         sqlx::Error::Database(database) => {
             let code = database.code();
             let code = code.as_deref().unwrap_or_default();
-            if database.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
+            if database
+                .try_downcast_ref::<sqlx::sqlite::SqliteError>()
+                .is_some()
+            {
                 code.parse().map_or(Fault::Other, sqlite_fault)
             } else {
                 sqlstate_fault(code)
@@ -104,7 +107,9 @@ mod tests {
 
     #[test]
     fn sqlstates() {
-        for code in ["08000", "08006", "08P01", "57P01", "57P02", "57P03", "53300", "53200"] {
+        for code in [
+            "08000", "08006", "08P01", "57P01", "57P02", "57P03", "53300", "53200",
+        ] {
             assert_eq!(sqlstate_fault(code), Fault::Unavailable, "{code}");
         }
         assert_eq!(sqlstate_fault("53100"), Fault::Full);
@@ -133,11 +138,10 @@ mod tests {
     async fn a_full_sqlite_database_is_full() {
         sqlx::any::install_default_drivers();
         use sqlx::Connection;
-        let mut connection = sqlx::AnyConnection::connect("sqlite::memory:").await.unwrap();
-        for sql in [
-            "CREATE TABLE t (x BLOB)",
-            "PRAGMA max_page_count = 3",
-        ] {
+        let mut connection = sqlx::AnyConnection::connect("sqlite::memory:")
+            .await
+            .unwrap();
+        for sql in ["CREATE TABLE t (x BLOB)", "PRAGMA max_page_count = 3"] {
             sqlx::query(sql).execute(&mut connection).await.unwrap();
         }
         let mut outcome = Ok(());

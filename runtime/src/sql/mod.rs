@@ -47,9 +47,9 @@ use sqlx::{AnyPool, ConnectOptions, Connection, Row};
 
 use crate::mask::Update;
 use crate::probe::Readiness;
-use futures_util::future::BoxFuture;
 use crate::resource::Resource;
 use crate::store::{Backend, ListQuery, Page, StoreError};
+use futures_util::future::BoxFuture;
 
 pub use grants::{GrantsCache, GrantsEntry, StoredAccess, read_grants};
 pub use schema::Migration;
