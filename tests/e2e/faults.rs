@@ -139,6 +139,14 @@ fn assert_unavailable(response: &Response, what: &str, database: &str) {
     }
 }
 
+/// `call`'s answer, or a failure if there is none within [`ANSWERS_WITHIN`].
+async fn bounded<T>(what: &str, call: impl std::future::Future<Output = T>) -> (String, T) {
+    match tokio::time::timeout(ANSWERS_WITHIN, call).await {
+        Ok(answer) => (what.to_owned(), answer),
+        Err(_) => panic!("{what}: no answer within {ANSWERS_WITHIN:?}"),
+    }
+}
+
 /// The generated client over both transports, retrying nothing.
 fn clients(server: &TestServer) -> [(&'static str, Client); 2] {
     let url = format!("http://{}", server.address);
@@ -216,36 +224,28 @@ async fn postgres_out_of_reach_is_unavailable_until_it_is_back() {
         server.admin_identity()
     );
     let token = issuer.token(json!({"iss": "https://issuer.example", "sub": "x"}));
+    let reader_rest = &reader.rest;
+    let exchanger = server.rest_as(Some(&token));
     let calls = [
-        ("list", admin.get(&children).await),
-        ("get", admin.get(&format!("/iam/v2/groups/{group}")).await),
-        (
+        bounded("list", admin.get(&children)).await,
+        bounded("get", admin.get(&format!("/iam/v2/groups/{group}"))).await,
+        bounded(
             "create",
-            admin
-                .post(&format!("/iam/v2/groups/{root}"), json!({"name": "during"}))
-                .await,
-        ),
-        (
+            admin.post(&format!("/iam/v2/groups/{root}"), json!({"name": "during"})),
+        )
+        .await,
+        bounded(
             "update",
-            admin
-                .patch(
-                    &format!("/iam/v2/groups/{group}"),
-                    json!({"description": "x"}),
-                )
-                .await,
-        ),
-        (
-            "delete",
-            admin.delete(&format!("/iam/v2/groups/{group}")).await,
-        ),
-        (
-            "list, authorized from bindings",
-            reader.rest.get(&children).await,
-        ),
-        (
-            "token exchange",
-            server.rest_as(Some(&token)).get(&exchange).await,
-        ),
+            admin.patch(
+                &format!("/iam/v2/groups/{group}"),
+                json!({"description": "x"}),
+            ),
+        )
+        .await,
+        bounded("delete", admin.delete(&format!("/iam/v2/groups/{group}"))).await,
+        bounded("v1 list", admin.get("/iam/v1/groups")).await,
+        bounded("list, authorized from bindings", reader_rest.get(&children)).await,
+        bounded("token exchange", exchanger.get(&exchange)).await,
     ];
     for (what, response) in &calls {
         assert_unavailable(response, what, &target);
