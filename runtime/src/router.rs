@@ -145,7 +145,8 @@ impl ApiRouter {
 
     /// Serves `GET /healthz` and `GET /readyz` ([`crate::probe`]) outside
     /// every layer: no authentication, cheap, and bounded to one readiness
-    /// check at a time.
+    /// check at a time. Other methods on these paths answer 405 with the
+    /// error model; the API's own routes must not use them.
     pub fn probes(&mut self, probes: crate::probe::Probes) -> &mut Self {
         self.probes = Some(probes);
         self
@@ -240,7 +241,10 @@ impl ApiRouter {
             router = layer(router);
         }
         if let Some(probes) = probes {
-            router = router.merge(probes.routes());
+            let probes = probes
+                .routes()
+                .method_not_allowed_fallback(crate::rest::method_not_allowed);
+            router = router.merge(probes);
         }
         Ok(router.layer(axum::middleware::from_fn(crate::rest::catch_panic)))
     }

@@ -292,6 +292,8 @@ async fn probes_need_no_credentials() {
                 response.body
             );
         }
+        let response = server.rest_as(None).post(path, json!({})).await;
+        response.assert_reason(StatusCode::METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", path);
     }
     server.stop().await;
 }
