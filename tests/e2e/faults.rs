@@ -39,7 +39,7 @@ struct Proxy {
 
 impl Proxy {
     async fn start(target: &str) -> Proxy {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let listener = bind_below_ephemeral_ports().await;
         let mut proxy = Proxy {
             address: listener.local_addr().unwrap(),
             target: target.to_owned(),
@@ -83,6 +83,22 @@ impl Proxy {
         let listener = TcpListener::bind(self.address).await.unwrap();
         self.serve(listener);
     }
+}
+
+/// A listener on a port below Linux's ephemeral range (from 32768), so
+/// that while the proxy is cut no outgoing connection takes its port.
+async fn bind_below_ephemeral_ports() -> TcpListener {
+    use std::hash::{BuildHasher, Hasher};
+    for _ in 0..100 {
+        let random = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        let port = 20_000 + (random % 12_000) as u16;
+        if let Ok(listener) = TcpListener::bind(("127.0.0.1", port)).await {
+            return listener;
+        }
+    }
+    panic!("no free port below the ephemeral range");
 }
 
 /// Copies both ways; when dropped, resets both connections (linger 0) as a
