@@ -8,6 +8,15 @@
 //!
 //! Internal failures keep their cause for the log only: the client sees a fixed
 //! message, never SQL, file paths or panics.
+//!
+//! Storage faults are not internal failures: storage that cannot be reached
+//! is `UNAVAILABLE` (HTTP 503, reason `STORAGE_UNAVAILABLE`) with a
+//! `RetryInfo` saying when to try again ([`Error::storage_unavailable`]),
+//! and storage out of space is `RESOURCE_EXHAUSTED` (HTTP 429, reason
+//! `STORAGE_FULL`, no `RetryInfo`: retrying soon does not help)
+//! ([`Error::storage_full`]). Either keeps its cause (host names, driver
+//! messages) for the log. An error with a retry delay is sent over REST with
+//! a `Retry-After` header as well.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -36,7 +45,14 @@ pub const MAX_VIOLATIONS: usize = 100;
 /// travels in trailers, which clients commonly cap at 16 KiB.
 pub const MAX_VIOLATION_BYTES: usize = 8 << 10;
 
-pub use tonic_types::{ErrorInfo, FieldViolation, PreconditionViolation, ResourceInfo};
+pub use tonic_types::{ErrorInfo, FieldViolation, PreconditionViolation, ResourceInfo, RetryInfo};
+
+/// The retry delay [`Error::storage_unavailable`] advises.
+pub const STORAGE_RETRY_DELAY: Duration = Duration::from_secs(1);
+
+/// The longest retry delay an error read back from an answer keeps: a
+/// server cannot make a client wait longer by advising it.
+const MAX_READ_RETRY_DELAY: Duration = Duration::from_secs(3600);
 
 /// The domain of errors no API domain was attached to, until
 /// [`set_default_domain`] names the API's.
@@ -197,10 +213,10 @@ struct Inner {
     resource_info: Option<ResourceInfo>,
     field_violations: Vec<FieldViolation>,
     precondition_violations: Vec<PreconditionViolation>,
+    /// When to try again (`RetryInfo`), if the server advises it.
+    retry_delay: Option<Duration>,
     /// HTTP status override (413 for oversized bodies); the gRPC code is unchanged.
     http_status: Option<StatusCode>,
-    /// When the client may try again (`RetryInfo`), e.g. after a rate limit.
-    retry_delay: Option<Duration>,
 }
 
 impl Error {
@@ -220,21 +236,10 @@ impl Error {
                 resource_info: None,
                 field_violations: Vec::new(),
                 precondition_violations: Vec::new(),
-                http_status: None,
                 retry_delay: None,
+                http_status: None,
             }),
         }
-    }
-
-    /// Adds a `RetryInfo`: the client should wait `delay` before trying again.
-    pub fn with_retry_delay(mut self, delay: Duration) -> Self {
-        self.inner.retry_delay = Some(delay);
-        self
-    }
-
-    /// The delay of the error's `RetryInfo`, if it has one.
-    pub fn retry_delay(&self) -> Option<Duration> {
-        self.inner.retry_delay
     }
 
     /// `NOT_FOUND` with a `ResourceInfo` naming the missing resource.
@@ -294,6 +299,33 @@ impl Error {
         Error::new(Code::Internal, "INTERNAL", "internal error")
     }
 
+    /// `UNAVAILABLE` (`STORAGE_UNAVAILABLE`) with a `RetryInfo` of
+    /// [`STORAGE_RETRY_DELAY`]: the storage cannot be reached now (refused
+    /// or lost connections, no connection free in time, a database shutting
+    /// down). The cause is logged, the client sees a fixed message.
+    pub fn storage_unavailable(cause: impl fmt::Display) -> Self {
+        tracing::warn!(error = %cause, "storage unavailable");
+        Error::new(
+            Code::Unavailable,
+            "STORAGE_UNAVAILABLE",
+            "the storage is unavailable; retry later",
+        )
+        .with_retry_delay(STORAGE_RETRY_DELAY)
+    }
+
+    /// `RESOURCE_EXHAUSTED` (`STORAGE_FULL`): the storage refused a write
+    /// for want of space (or a file size limit or quota). Nothing of the
+    /// write was kept; reads go on. The cause is logged, the client sees a
+    /// fixed message, and no retry is advised: space must be freed first.
+    pub fn storage_full(cause: impl fmt::Display) -> Self {
+        tracing::error!(error = %cause, "storage full");
+        Error::new(
+            Code::ResourceExhausted,
+            "STORAGE_FULL",
+            "the storage is full: writes are refused until space is freed; reads still work",
+        )
+    }
+
     /// `UNIMPLEMENTED` for a method the server does not provide.
     pub fn unimplemented(method: &str) -> Self {
         Error::new(
@@ -321,6 +353,18 @@ impl Error {
             self.inner.domain = Some(domain.to_owned());
         }
         self
+    }
+
+    /// Adds a `RetryInfo`: the client should wait `delay` before retrying
+    /// (sent over REST as `Retry-After` too, in whole seconds).
+    pub fn with_retry_delay(mut self, delay: Duration) -> Self {
+        self.inner.retry_delay = Some(delay);
+        self
+    }
+
+    /// The delay of the error's `RetryInfo`, if it has one.
+    pub fn retry_delay(&self) -> Option<Duration> {
+        self.inner.retry_delay
     }
 
     /// Overrides the HTTP status (the gRPC code stays the canonical one).
@@ -425,8 +469,8 @@ impl Error {
         }
         if let Some(delay) = self.inner.retry_delay {
             details.push(json!({
-                "@type": tonic_types::RetryInfo::TYPE_URL,
-                "retryDelay": format!("{}.{:03}s", delay.as_secs(), delay.subsec_millis()),
+                "@type": RetryInfo::TYPE_URL,
+                "retryDelay": duration_json(delay),
             }));
         }
         json!({
@@ -509,12 +553,9 @@ impl Error {
                         })
                         .collect();
                 }
-                tonic_types::RetryInfo::TYPE_URL => {
-                    built.inner.retry_delay = detail["retryDelay"]
-                        .as_str()
-                        .and_then(|text| text.strip_suffix('s'))
-                        .and_then(|seconds| seconds.parse::<f64>().ok())
-                        .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok());
+                RetryInfo::TYPE_URL => {
+                    built.inner.retry_delay =
+                        detail["retryDelay"].as_str().and_then(parse_duration);
                 }
                 _ => {}
             }
@@ -545,7 +586,10 @@ impl Error {
             .precondition_failure()
             .map(|p| p.violations.clone())
             .unwrap_or_default();
-        error.inner.retry_delay = details.retry_info().and_then(|r| r.retry_delay);
+        error.inner.retry_delay = details
+            .retry_info()
+            .and_then(|info| info.retry_delay)
+            .map(|delay| delay.min(MAX_READ_RETRY_DELAY));
         Some(error)
     }
 }
@@ -599,21 +643,66 @@ impl From<Error> for tonic::Status {
             );
         }
         if let Some(delay) = error.inner.retry_delay {
-            details.push(tonic_types::RetryInfo::new(Some(delay)).into());
+            details.push(RetryInfo::new(Some(delay)).into());
         }
         tonic::Status::with_error_details_vec(error.inner.code.grpc(), error.inner.message, details)
     }
 }
 
+/// A `google.protobuf.Duration` in proto3 JSON: seconds with up to nine
+/// fractional digits and an `s` (`1s`, `0.250s`).
+fn duration_json(delay: Duration) -> String {
+    match delay.subsec_nanos() {
+        0 => format!("{}s", delay.as_secs()),
+        nanos => {
+            let fraction = format!("{nanos:09}");
+            format!("{}.{}s", delay.as_secs(), fraction.trim_end_matches('0'))
+        }
+    }
+}
+
+/// Reads [`duration_json`]'s form back; `None` for anything else (negative,
+/// malformed); at most [`MAX_READ_RETRY_DELAY`].
+fn parse_duration(text: &str) -> Option<Duration> {
+    let number = text.strip_suffix('s')?;
+    let (seconds, fraction) = match number.split_once('.') {
+        Some((_, "")) => return None,
+        Some(split) => split,
+        None => (number, ""),
+    };
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if seconds.is_empty() || seconds.len() > 12 || fraction.len() > 9 {
+        return None;
+    }
+    if !digits(seconds) || !digits(fraction) {
+        return None;
+    }
+    let nanos = if fraction.is_empty() {
+        0
+    } else {
+        format!("{fraction:0<9}").parse().ok()?
+    };
+    let delay = Duration::new(seconds.parse().ok()?, nanos);
+    Some(delay.min(MAX_READ_RETRY_DELAY))
+}
+
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
         let body = serde_json::to_vec(&self.to_json()).expect("error JSON always serializes");
-        (
+        let mut response = (
             self.http_status(),
             [(http::header::CONTENT_TYPE, "application/json")],
             body,
         )
-            .into_response()
+            .into_response();
+        if let Some(delay) = self.inner.retry_delay {
+            // Whole seconds, rounded up (RFC 9110 `delay-seconds`).
+            let seconds = delay.as_secs() + u64::from(delay.subsec_nanos() > 0);
+            response
+                .headers_mut()
+                .insert(http::header::RETRY_AFTER, seconds.into());
+        }
+        response
     }
 }
 
@@ -641,6 +730,7 @@ mod reading_back {
             Error::failed_precondition("SHELF_NOT_EMPTY", "the shelf holds books", vec![violation])
                 .with_resource("library.example/Shelf", "abc")
                 .with_metadata("books", "3")
+                .with_retry_delay(Duration::from_millis(1500))
                 .in_domain("library.example");
         error.inner.field_violations = vec![FieldViolation::new("shelf.name", "required")];
         error
@@ -663,6 +753,56 @@ mod reading_back {
         };
         assert_eq!(debug(read), debug(sent));
         assert_eq!(read.http_status(), sent.http_status());
+        assert_eq!(read.retry_delay(), sent.retry_delay());
+    }
+
+    #[test]
+    fn retry_delays_are_proto3_json_durations() {
+        for (delay, text) in [
+            (Duration::from_secs(1), "1s"),
+            (Duration::from_millis(250), "0.25s"),
+            (Duration::new(3, 1), "3.000000001s"),
+        ] {
+            assert_eq!(duration_json(delay), text);
+            assert_eq!(parse_duration(text), Some(delay));
+        }
+        for bad in [
+            "",
+            "s",
+            "1",
+            "-1s",
+            "1.s",
+            ".5s",
+            "1.0000000001s",
+            "1e3s",
+            "١s",
+        ] {
+            assert_eq!(parse_duration(bad), None, "{bad}");
+        }
+        assert_eq!(parse_duration("999999999999s"), Some(MAX_READ_RETRY_DELAY));
+    }
+
+    #[test]
+    fn storage_faults_hide_their_cause() {
+        let unavailable = Error::storage_unavailable("connect to db.internal:5432: refused");
+        assert_eq!(unavailable.code(), Code::Unavailable);
+        assert_eq!(unavailable.http_status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(unavailable.retry_delay(), Some(STORAGE_RETRY_DELAY));
+        let response = unavailable.clone().into_response();
+        assert_eq!(response.headers()[http::header::RETRY_AFTER], "1");
+        let full = Error::storage_full("SQLITE_FULL at /var/lib/db");
+        assert_eq!(
+            (full.code(), full.reason()),
+            (Code::ResourceExhausted, "STORAGE_FULL")
+        );
+        assert_eq!(full.retry_delay(), None);
+        for error in [unavailable, full] {
+            let text = error.to_json().to_string();
+            assert!(
+                !text.contains("db.internal") && !text.contains("/var/lib"),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -30,6 +30,7 @@
 //!   command-line modules.
 //! - [`context`], [`auth`]: the caller of a request, API tokens and access decisions.
 //! - [`uidp`], [`time`]: identifiers and timestamps.
+//! - [`probe`]: `/healthz` and `/readyz`, for any API.
 
 pub mod auth;
 #[cfg(feature = "cli")]
@@ -49,6 +50,7 @@ pub mod memory;
 pub mod observe;
 pub mod paging;
 pub mod private;
+pub mod probe;
 #[cfg(feature = "ratelimit")]
 pub mod ratelimit;
 pub mod resource;

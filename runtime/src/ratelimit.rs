@@ -38,7 +38,6 @@ use axum::middleware::Next;
 use axum::response::Response;
 use governor::clock::Clock;
 use governor::{DefaultKeyedRateLimiter, Quota};
-use http::HeaderValue;
 
 use crate::context::Caller;
 use crate::error::{Code, Error};
@@ -205,15 +204,9 @@ async fn limit(State(limiter): State<RateLimiter>, request: Request, next: Next)
     let Err(wait) = limiter.check(&caller, peer) else {
         return next.run(request).await;
     };
+    // REST answers carry `Retry-After` too (`Error`'s response).
     let grpc = crate::rest::is_grpc(request.headers());
-    let mut response = crate::rest::error_response(rate_limited(wait), grpc);
-    if !grpc {
-        let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-        response
-            .headers_mut()
-            .insert(http::header::RETRY_AFTER, HeaderValue::from(seconds.max(1)));
-    }
-    response
+    crate::rest::error_response(rate_limited(wait), grpc)
 }
 
 #[cfg(test)]

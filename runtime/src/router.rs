@@ -19,7 +19,9 @@
 //!
 //! Layers added with [`ApiRouter::layer`] (authentication, say) run for every
 //! request, reflection, health, the OpenAPI document and the fallbacks
-//! included; panics in them are caught too.
+//! included; panics in them are caught too. The HTTP probes
+//! ([`ApiRouter::probes`]: `/healthz`, `/readyz`) are the exception: they
+//! are served outside those layers, so that they need no credentials.
 //!
 //! A service of the API that nothing serves is an error of [`build`]
 //! ([`MissingHandlers`]), naming the service and the builder call that
@@ -81,6 +83,8 @@ pub struct ApiRouter {
     layers: Vec<AddLayer>,
     /// Routes of the application's own, served beside the API's.
     extra: Router,
+    /// `/healthz` and `/readyz`, outside the layers.
+    probes: Option<crate::probe::Probes>,
 }
 
 impl fmt::Debug for ApiRouter {
@@ -101,6 +105,7 @@ impl ApiRouter {
             unkept: Vec::new(),
             layers: Vec::new(),
             extra: Router::new(),
+            probes: None,
         }
     }
 
@@ -135,6 +140,15 @@ impl ApiRouter {
         if !self.unkept.contains(&resource_type) {
             self.unkept.push(resource_type);
         }
+        self
+    }
+
+    /// Serves `GET /healthz` and `GET /readyz` ([`crate::probe`]) outside
+    /// every layer: no authentication, cheap, and bounded to one readiness
+    /// check at a time. Other methods on these paths answer 405 with the
+    /// error model; the API's own routes must not use them.
+    pub fn probes(&mut self, probes: crate::probe::Probes) -> &mut Self {
+        self.probes = Some(probes);
         self
     }
 
@@ -179,6 +193,7 @@ impl ApiRouter {
             services,
             layers,
             extra,
+            probes,
             unkept: _,
         } = self;
         crate::error::set_default_domain(api.error_domain);
@@ -224,6 +239,12 @@ impl ApiRouter {
             .layer(axum::middleware::from_fn(crate::grpc::request_errors));
         for layer in layers {
             router = layer(router);
+        }
+        if let Some(probes) = probes {
+            let probes = probes
+                .routes()
+                .method_not_allowed_fallback(crate::rest::method_not_allowed);
+            router = router.merge(probes);
         }
         Ok(router.layer(axum::middleware::from_fn(crate::rest::catch_panic)))
     }

@@ -28,7 +28,14 @@ pub enum StoreError {
     Rejected(crate::Error),
     /// The backend does not implement this operation.
     Unimplemented,
-    /// Anything else (I/O, SQL, corruption): logged, never shown to clients.
+    /// The storage cannot be reached now (connection refused or lost, no
+    /// connection free in time, the database shutting down): answered
+    /// `UNAVAILABLE` with a retry delay; the cause is logged only.
+    Unavailable(Box<dyn std::error::Error + Send + Sync>),
+    /// The storage refused a write for want of space: answered
+    /// `RESOURCE_EXHAUSTED` (`STORAGE_FULL`); the cause is logged only.
+    Full(Box<dyn std::error::Error + Send + Sync>),
+    /// Anything else (SQL, corruption, bugs): logged, never shown to clients.
     Backend(Box<dyn std::error::Error + Send + Sync>),
 }
 
@@ -51,12 +58,30 @@ impl fmt::Display for StoreError {
             StoreError::EtagMismatch => f.write_str("etag mismatch"),
             StoreError::Rejected(error) => write!(f, "rejected: {error}"),
             StoreError::Unimplemented => f.write_str("not implemented by this store"),
+            StoreError::Unavailable(error) => write!(f, "storage unavailable: {error}"),
+            StoreError::Full(error) => write!(f, "storage full: {error}"),
             StoreError::Backend(error) => write!(f, "storage backend: {error}"),
         }
     }
 }
 
 impl std::error::Error for StoreError {}
+
+/// The API error of a storage failure outside a standard method (an
+/// authorization lookup, a custom method): storage faults as
+/// [`Error::storage_unavailable`](crate::Error::storage_unavailable) and
+/// [`Error::storage_full`](crate::Error::storage_full), anything else
+/// `INTERNAL`. The standard methods answer the other variants with
+/// details of their own.
+impl From<StoreError> for crate::Error {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Unavailable(_) => crate::Error::storage_unavailable(error),
+            StoreError::Full(_) => crate::Error::storage_full(error),
+            other => crate::Error::internal(other),
+        }
+    }
+}
 
 /// Which part of the uid hierarchy a list covers.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -7,6 +7,7 @@ mod bad_input;
 mod client;
 mod collections;
 mod conformance;
+mod faults;
 mod filters;
 mod grants;
 mod groups_grpc;

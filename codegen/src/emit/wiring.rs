@@ -141,6 +141,14 @@ pub fn emit(api: &Api) -> TokenStream {
                 self
             }
 
+            /// Serves `GET /healthz` and `GET /readyz` outside every layer
+            /// (no authentication); `/readyz` answers from `probes`'
+            /// readiness check (`runtime::probe`).
+            pub fn probes(mut self, probes: runtime::probe::Probes) -> Self {
+                self.router.probes(probes);
+                self
+            }
+
             /// Serves `routes` of the application's own beside the API's,
             /// behind the same layers.
             pub fn routes(mut self, routes: runtime::__codegen::axum::Router) -> Self {

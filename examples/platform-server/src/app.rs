@@ -1,8 +1,9 @@
 //! The one router serving REST and gRPC: every generated service over the
 //! store and the token service, behind the access log (with metrics and
 //! trace context), the authentication middleware and the rate limit.
-//! `generated::Services` adds gRPC reflection and health, `/openapi.json`
-//! and the error model's fallbacks. A [`Mount`] adds routes beside the
+//! `generated::Services` adds gRPC reflection and health, `/openapi.json`,
+//! the error model's fallbacks, and `/healthz` and `/readyz` (ready when
+//! the database answers) outside authentication. A [`Mount`] adds routes beside the
 //! generated ones (the benchmark's hand-written baseline; the production
 //! binary mounts none).
 
@@ -14,6 +15,7 @@ use generated::platform::iam::v2::{Role, RoleBinding};
 use runtime::auth::{ApiTokens, Authorizer};
 use runtime::observe::{Metrics, Observe};
 use runtime::paging::PageTokens;
+use runtime::probe::Probes;
 use runtime::ratelimit::{RateLimit, RateLimiter};
 use runtime::router::MissingHandlers;
 use runtime::sql::StoredAccess;
@@ -77,6 +79,7 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
         context: context.clone(),
     };
     let mut services = generated::Services::new(context)
+        .probes(Probes::new((*store).clone()))
         .store(store)
         .token_service(Arc::new(exchange));
     // Layers added later run first: observe, authenticate, note the

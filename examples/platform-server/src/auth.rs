@@ -205,7 +205,7 @@ impl TokenExchange {
             .store
             .get_identity(identity_uid)
             .await
-            .map_err(Error::internal)?;
+            .map_err(Error::from)?;
         let claims = match claims {
             Ok(claims) => claims,
             Err(error) => return Ok(Some(Refusal::Token(error))),

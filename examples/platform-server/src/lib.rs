@@ -49,6 +49,9 @@ pub struct Config {
     pub serve_metrics: bool,
     /// Requests per caller (`runtime::ratelimit`); unlimited when `None`.
     pub rate_limit: Option<runtime::ratelimit::RateLimit>,
+    /// How long a request waits for a database connection before it is
+    /// answered `UNAVAILABLE` (default `runtime::sql::DEFAULT_ACQUIRE_TIMEOUT`).
+    pub db_acquire_timeout: Option<std::time::Duration>,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -92,8 +95,8 @@ pub async fn serve_with(
         .clone()
         .unwrap_or_else(|| format!("http://{address}"));
     let store = match &config.database_url {
-        Some(url) => store::open_postgres(url).await?,
-        None => store::open_sqlite(&config.data_dir).await?,
+        Some(url) => store::open_postgres_with(url, config.db_acquire_timeout).await?,
+        None => store::open_sqlite_with(&config.data_dir, config.db_acquire_timeout).await?,
     };
     if let Some(metrics) = &config.metrics {
         store::sample_pool(&store, metrics);

@@ -11,6 +11,7 @@ use std::time::Duration;
 use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
 
+mod storage_flags;
 mod telemetry;
 
 /// Serves the Platform API (REST + gRPC) on one port.
@@ -128,6 +129,8 @@ struct Args {
     list_budget: usize,
     #[command(flatten)]
     telemetry: telemetry::Telemetry,
+    #[command(flatten)]
+    storage: storage_flags::StorageFlags,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -210,6 +213,7 @@ async fn main() -> std::process::ExitCode {
         metrics,
         serve_metrics: args.telemetry.metrics_on_api_port(),
         rate_limit: args.telemetry.rate_limit(),
+        db_acquire_timeout: Some(args.storage.db_acquire_timeout),
     };
     let result = match tokio::net::TcpListener::bind(args.listen).await {
         Ok(listener) => {
@@ -292,6 +296,17 @@ mod tests {
         ] {
             assert!(Args::try_parse_from(wrong).is_err(), "{wrong:?}");
         }
+    }
+
+    #[test]
+    fn the_default_acquire_timeout_is_the_runtime_default() {
+        let args = Args::parse_from(["platform-server"]);
+        assert_eq!(
+            args.storage.db_acquire_timeout,
+            runtime::sql::DEFAULT_ACQUIRE_TIMEOUT
+        );
+        let args = Args::parse_from(["platform-server", "--db-acquire-timeout", "250ms"]);
+        assert_eq!(args.storage.db_acquire_timeout, Duration::from_millis(250));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! and checks the declared rules.
 
 use std::path::Path;
+use std::time::Duration;
 
 use runtime::sql::SqlOptions;
 
@@ -16,12 +17,29 @@ fn options() -> SqlOptions {
     SqlOptions::new(generated::tables()).migrations(crate::bootstrap::MIGRATIONS.iter().copied())
 }
 
+/// [`options`] with a pool acquire timeout, when not the default
+/// (`runtime::sql::DEFAULT_ACQUIRE_TIMEOUT`).
+fn options_with(acquire_timeout: Option<Duration>) -> SqlOptions {
+    match acquire_timeout {
+        Some(timeout) => options().acquire_timeout(timeout),
+        None => options(),
+    }
+}
+
 /// Opens (creating if needed) the embedded database in `data_dir`. Its
 /// files are readable by their owner only: the database is created so
 /// before SQLite opens it, and SQLite gives its journal (`-wal`) and shared
 /// memory (`-shm`) files the database's permissions; files an earlier
 /// release created readable by others are restricted first.
 pub async fn open_sqlite(data_dir: &Path) -> Result<SqlStore, sqlx::Error> {
+    open_sqlite_with(data_dir, None).await
+}
+
+/// [`open_sqlite`] with a pool acquire timeout.
+pub async fn open_sqlite_with(
+    data_dir: &Path,
+    acquire_timeout: Option<Duration>,
+) -> Result<SqlStore, sqlx::Error> {
     let path = data_dir.join("platform.db");
     crate::private::own_file(&path)?;
     for suffix in ["-wal", "-shm"] {
@@ -29,12 +47,20 @@ pub async fn open_sqlite(data_dir: &Path) -> Result<SqlStore, sqlx::Error> {
         name.push(suffix);
         crate::private::restrict_file(Path::new(&name));
     }
-    SqlStore::open_sqlite(&path, options()).await
+    SqlStore::open_sqlite(&path, options_with(acquire_timeout)).await
 }
 
 /// Connects to PostgreSQL at `url`.
 pub async fn open_postgres(url: &str) -> Result<SqlStore, sqlx::Error> {
-    SqlStore::open(url, options()).await
+    open_postgres_with(url, None).await
+}
+
+/// [`open_postgres`] with a pool acquire timeout.
+pub async fn open_postgres_with(
+    url: &str,
+    acquire_timeout: Option<Duration>,
+) -> Result<SqlStore, sqlx::Error> {
+    SqlStore::open(url, options_with(acquire_timeout)).await
 }
 
 /// Sets the storage pool's gauges before each render of `metrics`:

@@ -5,9 +5,10 @@
 //! one [`Route`] constant per RPC: the gRPC path and the `google.api.http`
 //! rule. [`Connection::call`] sends a request over the transport the
 //! connection was opened with, adds the bearer token of its [`TokenSource`],
-//! bounds each attempt by a timeout, retries `UNAVAILABLE` (and only that)
-//! with exponential backoff, and decodes failures into one [`Error`] with the
-//! Google error details of either transport.
+//! bounds each attempt by a timeout, retries what is safe to retry (see
+//! [`Retry`]) with exponential backoff or the delay the server advises, and
+//! decodes failures into one [`Error`] with the Google error details of
+//! either transport.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), runtime::Error> {
@@ -62,9 +63,23 @@ impl Route {
     }
 }
 
-/// How often and how patiently a call is retried when the server answers
-/// `UNAVAILABLE` (or cannot be reached). Other codes are never retried: a
-/// write that failed otherwise may have happened.
+/// How often and how patiently a call is retried.
+///
+/// Retried, for every method (writes included, since the call was refused
+/// before it took effect):
+///
+/// - `UNAVAILABLE` (the server cannot be reached, or cannot reach its
+///   storage), after exponential backoff, or after the delay of the
+///   answer's `RetryInfo` when that is longer;
+/// - `RESOURCE_EXHAUSTED` only when the answer carries a `RetryInfo` (the
+///   server says when to come back, e.g. a rate limit); without one (a full
+///   disk, an oversized request) retrying soon does not help.
+///
+/// Every pause is at most [`Retry::max_backoff`], whatever a server advises.
+/// Nothing else is retried: `DEADLINE_EXCEEDED` (the client's timeout
+/// included) and transport failures after a request was sent may hide a
+/// write that happened, `ABORTED` needs a fresh read, and the other codes
+/// would answer the same again.
 #[derive(Clone, Copy, Debug)]
 pub struct Retry {
     /// Attempts in all, the first included (1 disables retries).
@@ -101,6 +116,19 @@ impl Retry {
             .saturating_mul(1 << attempt.saturating_sub(1).min(16));
         let base = doubled.min(self.max_backoff);
         base.mul_f64(1.0 - rand::random::<f64>() * 0.2)
+    }
+
+    /// The pause before retrying a call whose attempt `attempt` (1-based)
+    /// failed with `error`, or `None` when such a failure is not retried
+    /// (see [`Retry`]).
+    pub fn pause(&self, attempt: u32, error: &Error) -> Option<Duration> {
+        let advised = error.retry_delay();
+        let pause = match error.code() {
+            Code::Unavailable => self.backoff(attempt).max(advised.unwrap_or_default()),
+            Code::ResourceExhausted => advised?.max(self.backoff(attempt)),
+            _ => return None,
+        };
+        Some(pause.min(self.max_backoff))
     }
 }
 
@@ -177,7 +205,7 @@ impl Connection {
         self
     }
 
-    /// Sets how `UNAVAILABLE` is retried (default [`Retry::default`]).
+    /// Sets how failures are retried (default [`Retry::default`]).
     pub fn with_retry(mut self, retry: Retry) -> Self {
         self.retry = retry;
         self
@@ -197,14 +225,19 @@ impl Connection {
         let mut attempt = 1;
         // Only an attempt that may be followed by another needs a copy.
         while attempt < self.retry.attempts {
-            match self.attempt(route, request.clone()).await {
-                Err(error) if error.code() == Code::Unavailable => {
-                    tracing::debug!(route = route.grpc_path, attempt, %error, "retrying");
-                    tokio::time::sleep(self.retry.backoff(attempt)).await;
-                    attempt += 1;
-                }
-                result => return result,
+            let result = self.attempt(route, request.clone()).await;
+            let pause = match &result {
+                Err(error) => self.retry.pause(attempt, error),
+                Ok(_) => None,
+            };
+            let Some(pause) = pause else {
+                return result;
+            };
+            if let Err(error) = &result {
+                tracing::debug!(route = route.grpc_path, attempt, ?pause, %error, "retrying");
             }
+            tokio::time::sleep(pause).await;
+            attempt += 1;
         }
         self.attempt(route, request).await
     }
@@ -288,7 +321,45 @@ fn unavailable(message: String) -> Error {
 
 #[cfg(test)]
 mod tests {
-    use super::Route;
+    use std::time::Duration;
+
+    use super::{Retry, Route};
+    use crate::error::{Code, Error};
+
+    #[test]
+    fn what_is_retried_and_how_long_it_waits() {
+        let retry = Retry {
+            attempts: 4,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(2),
+        };
+        let unavailable = Error::new(Code::Unavailable, "X", "x");
+        let pause = retry.pause(1, &unavailable).unwrap();
+        assert!(pause <= Duration::from_millis(100) && pause >= Duration::from_millis(80));
+        // The server's advice, when longer than the backoff, bounded by the maximum.
+        let advised = unavailable
+            .clone()
+            .with_retry_delay(Duration::from_millis(700));
+        assert_eq!(retry.pause(1, &advised), Some(Duration::from_millis(700)));
+        let too_long = unavailable.with_retry_delay(Duration::from_secs(3600));
+        assert_eq!(retry.pause(1, &too_long), Some(Duration::from_secs(2)));
+        // RESOURCE_EXHAUSTED only with advice.
+        let exhausted = Error::new(Code::ResourceExhausted, "STORAGE_FULL", "x");
+        assert_eq!(retry.pause(1, &exhausted), None);
+        let limited = exhausted.with_retry_delay(Duration::from_millis(300));
+        assert_eq!(retry.pause(1, &limited), Some(Duration::from_millis(300)));
+        for code in [
+            Code::DeadlineExceeded,
+            Code::Aborted,
+            Code::Internal,
+            Code::InvalidArgument,
+            Code::FailedPrecondition,
+            Code::Cancelled,
+        ] {
+            let error = Error::new(code, "X", "x").with_retry_delay(Duration::from_millis(1));
+            assert_eq!(retry.pause(1, &error), None, "{code:?}");
+        }
+    }
 
     const fn route(prefix: &'static str, variable: Option<&'static str>) -> Route {
         Route {

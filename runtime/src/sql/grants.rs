@@ -202,7 +202,7 @@ impl<B: Resource, T: Resource> Access for StoredAccess<B, T> {
             self.cache
                 .grants_of(&self.store, identity)
                 .await
-                .map_err(crate::Error::internal)
+                .map_err(crate::Error::from)
         })
     }
 }

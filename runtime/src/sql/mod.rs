@@ -24,7 +24,15 @@
 //! access decisions on every server sharing the database know when they are
 //! stale: [`GrantsCache`] keeps each identity's grants from its bindings and
 //! their roles this way, and [`StoredAccess`] answers the authorizer from it.
+//!
+//! Storage faults are told apart from other failures (`fault`): a
+//! database that cannot be reached, or no connection free within the
+//! acquire timeout ([`SqlOptions::acquire_timeout`], default
+//! [`DEFAULT_ACQUIRE_TIMEOUT`]), is [`StoreError::Unavailable`]; a write
+//! refused for want of space is [`StoreError::Full`]. The store is a
+//! [`Readiness`] check too: `SELECT 1`, bounded by its timeout.
 
+mod fault;
 mod grants;
 mod schema;
 mod table;
@@ -35,11 +43,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, ConnectOptions, Row};
+use sqlx::{AnyPool, ConnectOptions, Connection, Row};
 
 use crate::mask::Update;
+use crate::probe::Readiness;
 use crate::resource::Resource;
 use crate::store::{Backend, ListQuery, Page, StoreError};
+use futures_util::future::BoxFuture;
 
 pub use grants::{GrantsCache, GrantsEntry, StoredAccess, read_grants};
 pub use schema::Migration;
@@ -81,7 +91,12 @@ pub struct SqlOptions {
     tables: Vec<Table>,
     migrations: Vec<Migration>,
     max_connections: Option<u32>,
+    acquire_timeout: Duration,
 }
+
+/// How long a statement waits for a free connection (or for a new one to
+/// connect) before the store answers [`StoreError::Unavailable`].
+pub const DEFAULT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);
 
 impl SqlOptions {
     /// A store of these tables.
@@ -90,6 +105,7 @@ impl SqlOptions {
             tables: tables.into_iter().collect(),
             migrations: Vec::new(),
             max_connections: None,
+            acquire_timeout: DEFAULT_ACQUIRE_TIMEOUT,
         }
     }
 
@@ -103,6 +119,15 @@ impl SqlOptions {
     /// Connections at most (default: 4 on SQLite, 16 on PostgreSQL).
     pub fn max_connections(mut self, connections: u32) -> Self {
         self.max_connections = Some(connections);
+        self
+    }
+
+    /// How long a statement waits for a connection before the store
+    /// answers [`StoreError::Unavailable`] (default
+    /// [`DEFAULT_ACQUIRE_TIMEOUT`]; also bounds [`SqlStore::open`]'s
+    /// first connection).
+    pub fn acquire_timeout(mut self, timeout: Duration) -> Self {
+        self.acquire_timeout = timeout;
         self
     }
 }
@@ -142,7 +167,7 @@ impl SqlStore {
                 Dialect::Sqlite => 4,
                 Dialect::Postgres => 16,
             }))
-            .acquire_timeout(Duration::from_secs(10))
+            .acquire_timeout(options.acquire_timeout)
             .after_connect(move |connection, _| {
                 Box::pin(async move {
                     if dialect == Dialect::Sqlite {
@@ -151,6 +176,21 @@ impl SqlStore {
                         }
                     }
                     Ok(())
+                })
+            })
+            .after_release(move |connection, _| {
+                Box::pin(async move {
+                    // A SQLite commit that fails on a full disk rolls the
+                    // transaction back itself; the driver's own rollback then
+                    // fails and it keeps counting the transaction as open, so
+                    // the connection could never begin another. Such a
+                    // connection is closed rather than pooled (the ping runs
+                    // the driver's pending rollback first).
+                    if dialect == Dialect::Sqlite {
+                        connection.ping().await?;
+                        return Ok(!connection.is_in_transaction());
+                    }
+                    Ok(true)
                 })
             })
             .connect_with(connect)
@@ -270,6 +310,21 @@ impl SqlStore {
     /// Closes every connection, waiting for running statements.
     pub async fn close(&self) {
         self.pool.close().await;
+    }
+}
+
+/// Ready when the database answers `SELECT 1` within the acquire timeout;
+/// otherwise `UNAVAILABLE` (`STORAGE_UNAVAILABLE`) with a retry delay, the
+/// cause logged only.
+impl Readiness for SqlStore {
+    fn check(&self) -> BoxFuture<'_, Result<(), crate::Error>> {
+        Box::pin(async move {
+            sqlx::query("SELECT 1")
+                .execute(&self.pool)
+                .await
+                .map(drop)
+                .map_err(|error| crate::Error::from(fault::store_error(error)))
+        })
     }
 }
 

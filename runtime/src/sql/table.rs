@@ -245,7 +245,7 @@ pub(super) fn check_rules(tables: &HashMap<&'static str, Table>) -> Result<(), S
 }
 
 fn backend_error(error: sqlx::Error) -> StoreError {
-    StoreError::backend(error)
+    super::fault::store_error(error)
 }
 
 impl Table {

@@ -55,7 +55,7 @@ pub fn store_error<R: Resource>(error: StoreError, uid: &str, parent: &str) -> E
         .with_resource(R::TYPE, uid),
         StoreError::Rejected(error) => error,
         StoreError::Unimplemented => Error::unimplemented(R::TYPE),
-        other => Error::internal(other),
+        other => Error::from(other),
     }
     .in_domain(R::domain())
 }
