@@ -55,6 +55,7 @@ pub mod standard;
 pub mod store;
 pub mod time;
 pub mod uidp;
+pub mod web;
 
 pub use context::Caller;
 pub use error::{Code, Error};

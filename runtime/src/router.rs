@@ -21,6 +21,12 @@
 //! request, reflection, health, the OpenAPI document and the fallbacks
 //! included; panics in them are caught too.
 //!
+//! Browsers are served on the same port ([`web`](crate::web)): gRPC-Web
+//! requests are translated into gRPC outside every layer, so they meet the
+//! same authentication and services as gRPC, and the CORS configuration of
+//! [`ApiRouter::cors`] answers preflights outside everything else (they
+//! carry no credentials).
+//!
 //! A service of the API that nothing serves is an error of [`build`]
 //! ([`MissingHandlers`]), naming the service and the builder call that
 //! serves it, rather than a router that silently answers 404 for it.
@@ -81,6 +87,7 @@ pub struct ApiRouter {
     layers: Vec<AddLayer>,
     /// Routes of the application's own, served beside the API's.
     extra: Router,
+    cors: crate::web::Cors,
 }
 
 impl fmt::Debug for ApiRouter {
@@ -101,7 +108,15 @@ impl ApiRouter {
             unkept: Vec::new(),
             layers: Vec::new(),
             extra: Router::new(),
+            cors: crate::web::Cors::none(),
         }
+    }
+
+    /// Lets browsers on the origins `cors` allows call the API (none by
+    /// default: no CORS header is sent).
+    pub fn cors(&mut self, cors: crate::web::Cors) -> &mut Self {
+        self.cors = cors;
+        self
     }
 
     /// Serves `routes` of the application's own beside the API's, behind
@@ -179,6 +194,7 @@ impl ApiRouter {
             services,
             layers,
             extra,
+            cors,
             unkept: _,
         } = self;
         crate::error::set_default_domain(api.error_domain);
@@ -225,7 +241,16 @@ impl ApiRouter {
         for layer in layers {
             router = layer(router);
         }
-        Ok(router.layer(axum::middleware::from_fn(crate::rest::catch_panic)))
+        router = router
+            .layer(axum::middleware::from_fn(crate::rest::catch_panic))
+            .layer(axum::middleware::from_fn(crate::web::grpc_web));
+        if let Some(state) = cors.middleware() {
+            router = router.layer(axum::middleware::from_fn_with_state(
+                state,
+                crate::web::cors,
+            ));
+        }
+        Ok(router)
     }
 }
 
