@@ -14,7 +14,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::service::{api_name, store_bounds};
-use crate::model::{Api, Method, Service};
+use crate::model::{Api, Method, Service, Standard};
 
 pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     let api_type = api_name(service);
@@ -68,9 +68,21 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         .methods
         .iter()
         .map(|method| emit_handler(scope, &api_type, &bounds, method));
-    let mut extractors = vec![quote!(Json), quote!(RestRequest)];
+    let etags: Vec<Etags> = service.methods.iter().map(Etags::of).collect();
+    let mut extractors = vec![quote!(RestRequest)];
+    let untagged =
+        |(method, etags): (&Method, &Etags)| method.output != "()" && !etags.tags_answer();
+    if service.methods.iter().zip(&etags).any(untagged) {
+        extractors.insert(0, quote!(Json));
+    }
     if service.methods.iter().any(|m| m.http.body.is_some()) {
         extractors.insert(0, quote!(Body));
+    }
+    if etags.iter().any(Etags::reads_headers) {
+        extractors.push(quote!(Preconditions));
+    }
+    if etags.iter().any(Etags::tags_answer) {
+        extractors.push(quote!(Tagged));
     }
     if service
         .methods
@@ -102,6 +114,54 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     }
 }
 
+/// What a handler does with entity-tags (`runtime::rest::conditional`).
+enum Etags {
+    /// Nothing: the method answers no resource (List, custom methods).
+    None,
+    /// Get: `If-Match` / `If-None-Match` decide the answer, tagged.
+    Answer,
+    /// Create: the answer is tagged.
+    Tag,
+    /// Update (the resource in this request field, JSON name; empty: the
+    /// request itself) and Delete (no answer to tag): `If-Match` is the
+    /// request's etag.
+    IfMatch { resource: String, tagged: bool },
+    /// A view of an earlier version (no etags): `If-Match` is refused.
+    Refuse,
+}
+
+impl Etags {
+    fn of(method: &Method) -> Self {
+        let legacy = method.view.is_some();
+        match &method.standard {
+            Standard::Update { .. } | Standard::Delete { .. } if legacy => Etags::Refuse,
+            _ if legacy => Etags::None,
+            Standard::Get { .. } => Etags::Answer,
+            Standard::Create { .. } => Etags::Tag,
+            Standard::Update { body_field, .. } => Etags::IfMatch {
+                resource: body_field.to_lower_camel_case(),
+                tagged: true,
+            },
+            Standard::Delete { .. } => Etags::IfMatch {
+                resource: String::new(),
+                tagged: false,
+            },
+            Standard::List { .. } | Standard::Custom => Etags::None,
+        }
+    }
+
+    fn reads_headers(&self) -> bool {
+        !matches!(self, Etags::None | Etags::Tag)
+    }
+
+    fn tags_answer(&self) -> bool {
+        matches!(
+            self,
+            Etags::Answer | Etags::Tag | Etags::IfMatch { tagged: true, .. }
+        )
+    }
+}
+
 fn emit_handler(
     scope: &super::Scope,
     api_type: &syn::Ident,
@@ -110,29 +170,37 @@ fn emit_handler(
 ) -> TokenStream {
     let name = format_ident!("{}", method.rust_name());
     let input = scope.path(&method.input);
-    let output = if method.output == "()" {
-        quote!(runtime::rest::Empty)
+    let etags = Etags::of(method);
+    let (output, answer) = if method.output == "()" {
+        (
+            quote!(runtime::rest::Empty),
+            quote!(.map(|()| runtime::rest::Empty)),
+        )
     } else {
         let output = scope.path(&method.output);
-        quote!(Json<#output>)
-    };
-    let wrap = if method.output == "()" {
-        quote!(|()| runtime::rest::Empty)
-    } else {
-        quote!(Json)
+        match etags {
+            Etags::Answer => (
+                quote!(Tagged<#output>),
+                quote!(.and_then(|item| preconditions.answer(item))),
+            ),
+            _ if etags.tags_answer() => (quote!(Tagged<#output>), quote!(.map(Tagged::new))),
+            _ => (quote!(Json<#output>), quote!(.map(Json))),
+        }
     };
     let mut extractors = vec![
         quote!(State(api): State<#api_type<S>>),
         quote!(caller: Caller),
     ];
-    let mut steps = Vec::new();
+    let mut steps = vec![quote!(.query(query.as_deref()))];
     if let Some(variable) = &method.http.template.variable {
         extractors.push(quote!(PathTail(path): PathTail));
         let field = &variable.field;
         steps.push(quote!(.path(#field, path)));
     }
     extractors.push(quote!(RawQuery(query): RawQuery));
-    steps.insert(0, quote!(.query(query.as_deref())));
+    if etags.reads_headers() {
+        extractors.push(quote!(preconditions: Preconditions));
+    }
     if let Some(body) = &method.http.body {
         extractors.push(quote!(Body(body): Body));
         let body = if body == "*" {
@@ -141,6 +209,11 @@ fn emit_handler(
             body.to_lower_camel_case()
         };
         steps.push(quote!(.body(#body, &body)));
+    }
+    match &etags {
+        Etags::IfMatch { resource, .. } => steps.push(quote!(.if_match(&preconditions, #resource))),
+        Etags::Refuse => steps.push(quote!(.without_etags(&preconditions))),
+        Etags::None | Etags::Answer | Etags::Tag => {}
     }
     let doc = format!(
         " `{} {}`",
@@ -156,7 +229,7 @@ fn emit_handler(
                 .map_err(|error| error.in_domain(#api_type::<S>::DOMAIN))?;
             api.#name(&caller, request)
                 .await
-                .map(#wrap)
+                #answer
                 .map_err(|error| error.in_domain(#api_type::<S>::DOMAIN))
         }
     }

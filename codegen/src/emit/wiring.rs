@@ -28,7 +28,7 @@ pub const FILE: &str = "services.rs";
 /// The builder method serving all storage-only services.
 const STORE_METHOD: &str = "store";
 /// Names `Services` uses itself.
-const RESERVED: &[&str] = &["new", STORE_METHOD, "layer", "build"];
+const RESERVED: &[&str] = &["new", STORE_METHOD, "layer", "cors", "build"];
 
 /// How one service is served.
 struct Served<'a> {
@@ -138,6 +138,13 @@ pub fn emit(api: &Api) -> TokenStream {
             /// run first.
             pub fn layer(mut self, layer: impl runtime::router::RouteLayer) -> Self {
                 self.router.layer(layer);
+                self
+            }
+
+            /// Lets browsers on the origins `cors` allows call the API
+            /// (REST and gRPC-Web); none by default.
+            pub fn cors(mut self, cors: runtime::web::Cors) -> Self {
+                self.router.cors(cors);
                 self
             }
 
