@@ -32,6 +32,8 @@ pub struct Parts {
     /// Byte budget of one list page, when not the default.
     pub list_budget: Option<usize>,
     pub issuers: HashMap<String, TrustedIssuer>,
+    /// Origins whose browsers may call the API.
+    pub cors: runtime::web::Cors,
 }
 
 /// What routes mounted beside the generated ones are built from: the store
@@ -71,6 +73,7 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
     let mut services = generated::Services::new(context)
         .store(store)
         .token_service(Arc::new(exchange))
+        .cors(parts.cors)
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(authentication),
             crate::auth::authenticate,

@@ -41,6 +41,8 @@ pub struct Config {
     pub limits: runtime::serve::Limits,
     /// Byte budget of one list page (default `runtime::standard::LIST_BUDGET_BYTES`).
     pub list_budget: Option<usize>,
+    /// Origins whose browsers may call the API (REST and gRPC-Web); none by default.
+    pub cors: runtime::web::Cors,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -106,6 +108,7 @@ pub async fn serve_with(
             root: state.root,
             list_budget: config.list_budget,
             issuers,
+            cors: config.cors,
         },
         mount,
     )?;

@@ -13,6 +13,8 @@ use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
+mod cors;
+
 /// Serves the Platform API (REST + gRPC) on one port.
 #[derive(Debug, Parser)]
 #[command(version)]
@@ -126,6 +128,8 @@ struct Args {
     /// ends early (with a `nextPageToken`) rather than exceed it.
     #[arg(long, env = "PLATFORM_LIST_BUDGET", value_name = "BYTES", default_value_t = runtime::standard::LIST_BUDGET_BYTES)]
     list_budget: usize,
+    #[command(flatten)]
+    cors: cors::CorsArgs,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -179,6 +183,13 @@ async fn main() -> std::process::ExitCode {
             }
         };
     }
+    let cors = match args.cors.cors() {
+        Ok(cors) => cors,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let config = platform_server::Config {
         data_dir: args.data_dir,
         keys_dir: args.keys_dir,
@@ -198,6 +209,7 @@ async fn main() -> std::process::ExitCode {
             max_concurrent_streams: args.max_streams,
         },
         list_budget: Some(args.list_budget),
+        cors,
     };
     let result = match tokio::net::TcpListener::bind(args.listen).await {
         Ok(listener) => {
