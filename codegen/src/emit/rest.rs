@@ -6,6 +6,12 @@
 //! does not allow two capture names at one position), with one method router
 //! per verb. A trailing `{x=**}` also matches no segments at all, so its
 //! prefix with a trailing slash is routed too.
+//!
+//! Handlers of a resource's standard methods speak entity-tags
+//! (`runtime::rest::conditional`): Get, Create and Update answer with the
+//! resource's `ETag`, Get honours `If-None-Match` and `If-Match`, Update and
+//! Delete take `If-Match` as the request's etag, and routes of earlier
+//! versions (views without an etag) refuse `If-Match`.
 
 use std::collections::BTreeMap;
 
@@ -115,7 +121,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
 }
 
 /// What a handler does with entity-tags (`runtime::rest::conditional`).
-enum Etags {
+pub(super) enum Etags {
     /// Nothing: the method answers no resource (List, custom methods).
     None,
     /// Get: `If-Match` / `If-None-Match` decide the answer, tagged.
@@ -131,7 +137,7 @@ enum Etags {
 }
 
 impl Etags {
-    fn of(method: &Method) -> Self {
+    pub(super) fn of(method: &Method) -> Self {
         let legacy = method.view.is_some();
         match &method.standard {
             Standard::Update { .. } | Standard::Delete { .. } if legacy => Etags::Refuse,
@@ -150,11 +156,13 @@ impl Etags {
         }
     }
 
-    fn reads_headers(&self) -> bool {
+    /// Whether the handler reads `If-Match` (and, for Get, `If-None-Match`).
+    pub(super) fn reads_headers(&self) -> bool {
         !matches!(self, Etags::None | Etags::Tag)
     }
 
-    fn tags_answer(&self) -> bool {
+    /// Whether the answer carries the resource's `ETag`.
+    pub(super) fn tags_answer(&self) -> bool {
         matches!(
             self,
             Etags::Answer | Etags::Tag | Etags::IfMatch { tagged: true, .. }
