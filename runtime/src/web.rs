@@ -7,7 +7,8 @@
 //! before anything else sees it, so it meets the same layers
 //! (authentication), the same gRPC services and the same error model as
 //! gRPC; its answer is translated back (base64 for the text form, chosen by
-//! the request's `Accept`). A gRPC error answered without a body (a
+//! the request's `Accept`, or as the request was sent when `Accept` names no
+//! gRPC-Web type). A gRPC error answered without a body (a
 //! trailers-only answer: every error of a unary method) is moved into a
 //! trailers frame at the end of the body, where gRPC-Web clients read the
 //! status; `grpc-status-details-bin` keeps the error's details.
@@ -60,9 +61,19 @@ pub fn is_grpc_web(headers: &HeaderMap) -> bool {
 
 /// Middleware serving gRPC-Web requests as gRPC (see the
 /// [module docs](self)); other requests pass through untouched.
-pub async fn grpc_web(request: Request, next: Next) -> Response {
+pub async fn grpc_web(mut request: Request, next: Next) -> Response {
     if !is_grpc_web(request.headers()) {
         return next.run(request).await;
+    }
+    // The answer is encoded as `Accept` asks; a client that names no
+    // gRPC-Web type gets the encoding it sent.
+    let headers = request.headers_mut();
+    let accepts_grpc_web = headers
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/grpc-web"));
+    if !accepts_grpc_web && let Some(sent) = headers.get(header::CONTENT_TYPE).cloned() {
+        headers.insert(header::ACCEPT, sent);
     }
     let inner = tower::service_fn(move |request: http::Request<tonic::body::Body>| {
         let next = next.clone();

@@ -110,11 +110,8 @@ async fn grpc_web(
         ("application/grpc-web+proto", frame.to_vec())
     };
     let authorization = token.map(|token| format!("Bearer {token}"));
-    let mut headers = vec![
-        ("content-type", content_type),
-        ("accept", content_type),
-        ("x-grpc-web", "1"),
-    ];
+    // No `Accept`: the answer is encoded as the request was.
+    let mut headers = vec![("content-type", content_type), ("x-grpc-web", "1")];
     if let Some(authorization) = &authorization {
         headers.push(("authorization", authorization));
     }
