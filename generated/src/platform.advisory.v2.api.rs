@@ -1020,7 +1020,7 @@ mod document_service_rest {
             .query(query.as_deref())
             .path("uid", path)
             .body("document", &body)
-            .if_match(&preconditions, "document")
+            .if_match(&preconditions, "document.etag")
             .decode()
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
         api.update_document(&caller, request)
@@ -1039,7 +1039,7 @@ mod document_service_rest {
         let request: DeleteDocumentRequest = RestRequest::new::<DeleteDocumentRequest>()
             .query(query.as_deref())
             .path("uid", path)
-            .if_match(&preconditions, "")
+            .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
         api.delete_document(&caller, request)

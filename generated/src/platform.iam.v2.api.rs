@@ -3891,7 +3891,7 @@ mod group_service_rest {
             .query(query.as_deref())
             .path("uid", path)
             .body("group", &body)
-            .if_match(&preconditions, "group")
+            .if_match(&preconditions, "group.etag")
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
         api.update_group(&caller, request)
@@ -3910,7 +3910,7 @@ mod group_service_rest {
         let request: DeleteGroupRequest = RestRequest::new::<DeleteGroupRequest>()
             .query(query.as_deref())
             .path("uid", path)
-            .if_match(&preconditions, "")
+            .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
         api.delete_group(&caller, request)
@@ -4017,7 +4017,7 @@ mod identity_service_rest {
             .query(query.as_deref())
             .path("uid", path)
             .body("identity", &body)
-            .if_match(&preconditions, "identity")
+            .if_match(&preconditions, "identity.etag")
             .decode()
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
         api.update_identity(&caller, request)
@@ -4036,7 +4036,7 @@ mod identity_service_rest {
         let request: DeleteIdentityRequest = RestRequest::new::<DeleteIdentityRequest>()
             .query(query.as_deref())
             .path("uid", path)
-            .if_match(&preconditions, "")
+            .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
         api.delete_identity(&caller, request)
@@ -4157,7 +4157,7 @@ mod role_binding_service_rest {
             .query(query.as_deref())
             .path("uid", path)
             .body("roleBinding", &body)
-            .if_match(&preconditions, "roleBinding")
+            .if_match(&preconditions, "roleBinding.etag")
             .decode()
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
         api.update_role_binding(&caller, request)
@@ -4180,7 +4180,7 @@ mod role_binding_service_rest {
         >()
             .query(query.as_deref())
             .path("uid", path)
-            .if_match(&preconditions, "")
+            .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
         api.delete_role_binding(&caller, request)
@@ -4285,7 +4285,7 @@ mod role_service_rest {
             .query(query.as_deref())
             .path("uid", path)
             .body("role", &body)
-            .if_match(&preconditions, "role")
+            .if_match(&preconditions, "role.etag")
             .decode()
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
         api.update_role(&caller, request)
@@ -4304,7 +4304,7 @@ mod role_service_rest {
         let request: DeleteRoleRequest = RestRequest::new::<DeleteRoleRequest>()
             .query(query.as_deref())
             .path("uid", path)
-            .if_match(&preconditions, "")
+            .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
         api.delete_role(&caller, request)

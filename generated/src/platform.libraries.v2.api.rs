@@ -996,7 +996,7 @@ mod artifact_service_rest {
             .query(query.as_deref())
             .path("uid", path)
             .body("artifact", &body)
-            .if_match(&preconditions, "artifact")
+            .if_match(&preconditions, "artifact.etag")
             .decode()
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
         api.update_artifact(&caller, request)
@@ -1015,7 +1015,7 @@ mod artifact_service_rest {
         let request: DeleteArtifactRequest = RestRequest::new::<DeleteArtifactRequest>()
             .query(query.as_deref())
             .path("uid", path)
-            .if_match(&preconditions, "")
+            .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
         api.delete_artifact(&caller, request)

@@ -975,7 +975,7 @@ mod repo_service_rest {
             .query(query.as_deref())
             .path("uid", path)
             .body("repo", &body)
-            .if_match(&preconditions, "repo")
+            .if_match(&preconditions, "repo.etag")
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
         api.update_repo(&caller, request)
@@ -994,7 +994,7 @@ mod repo_service_rest {
         let request: DeleteRepoRequest = RestRequest::new::<DeleteRepoRequest>()
             .query(query.as_deref())
             .path("uid", path)
-            .if_match(&preconditions, "")
+            .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
         api.delete_repo(&caller, request)

@@ -180,37 +180,39 @@ impl RestRequest {
         Err(unknown())
     }
 
-    /// Binds the etag `If-Match` names to the `etag` field of the resource
-    /// in request field `resource` (a JSON name; empty: the request's own
-    /// `etag`, as a Delete's). An etag the request carries already must be
-    /// the same tag: two that differ are a violation of that field.
-    pub fn if_match(mut self, preconditions: &Preconditions, resource: &str) -> Self {
+    /// Binds the etag `If-Match` names to the request field `etag_field`
+    /// (a JSON path: `etag` for the request's own, as a Delete's, or
+    /// `group.etag` for the resource's in field `group`). An etag the request
+    /// carries there already must be the same tag: two that differ are a
+    /// violation of that field.
+    pub fn if_match(mut self, preconditions: &Preconditions, etag_field: &str) -> Self {
         let Some(tag) = preconditions.if_match() else {
             return self;
         };
-        let (object, field) = if resource.is_empty() {
-            (&mut self.fields, "etag".to_owned())
-        } else {
-            let entry = self
-                .fields
-                .entry(resource)
-                .or_insert_with(|| Value::Object(Map::new()));
-            let Value::Object(object) = entry else {
-                return self; // not a message: decoding reports it
-            };
-            (object, format!("{resource}.etag"))
+        let (object, key) = match etag_field.rsplit_once('.') {
+            None => (&mut self.fields, etag_field),
+            Some((resource, key)) => {
+                let entry = self
+                    .fields
+                    .entry(resource)
+                    .or_insert_with(|| Value::Object(Map::new()));
+                let Value::Object(object) = entry else {
+                    return self; // not a message: decoding reports it
+                };
+                (object, key)
+            }
         };
-        match object.get("etag") {
+        match object.get(key) {
             Some(Value::String(etag)) if !etag.is_empty() && etag != tag => {
                 self.violations.push(FieldViolation::new(
-                    field,
+                    etag_field,
                     format!(
                         "is `{etag}` but the `If-Match` header names `\"{tag}\"`: send one etag"
                     ),
                 ));
             }
             None | Some(Value::String(_)) => {
-                object.insert("etag".to_owned(), Value::String(tag.to_owned()));
+                object.insert(key.to_owned(), Value::String(tag.to_owned()));
             }
             Some(_) => {} // not a string: decoding reports it
         }

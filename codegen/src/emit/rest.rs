@@ -128,10 +128,10 @@ pub(super) enum Etags {
     Answer,
     /// Create: the answer is tagged.
     Tag,
-    /// Update (the resource in this request field, JSON name; empty: the
-    /// request itself) and Delete (no answer to tag): `If-Match` is the
-    /// request's etag.
-    IfMatch { resource: String, tagged: bool },
+    /// Update and Delete (no answer to tag): `If-Match` is the request's
+    /// etag, the field at this JSON path (`group.etag`, or `etag` when the
+    /// request is the resource or a Delete's).
+    IfMatch { etag_field: String, tagged: bool },
     /// A view of an earlier version (no etags): `If-Match` is refused.
     Refuse,
 }
@@ -144,12 +144,16 @@ impl Etags {
             _ if legacy => Etags::None,
             Standard::Get { .. } => Etags::Answer,
             Standard::Create { .. } => Etags::Tag,
+            Standard::Update { body_field, .. } if body_field.is_empty() => Etags::IfMatch {
+                etag_field: "etag".to_owned(),
+                tagged: true,
+            },
             Standard::Update { body_field, .. } => Etags::IfMatch {
-                resource: body_field.to_lower_camel_case(),
+                etag_field: format!("{}.etag", body_field.to_lower_camel_case()),
                 tagged: true,
             },
             Standard::Delete { .. } => Etags::IfMatch {
-                resource: String::new(),
+                etag_field: "etag".to_owned(),
                 tagged: false,
             },
             Standard::List { .. } | Standard::Custom => Etags::None,
@@ -219,7 +223,9 @@ fn emit_handler(
         steps.push(quote!(.body(#body, &body)));
     }
     match &etags {
-        Etags::IfMatch { resource, .. } => steps.push(quote!(.if_match(&preconditions, #resource))),
+        Etags::IfMatch { etag_field, .. } => {
+            steps.push(quote!(.if_match(&preconditions, #etag_field)));
+        }
         Etags::Refuse => steps.push(quote!(.without_etags(&preconditions))),
         Etags::None | Etags::Answer | Etags::Tag => {}
     }
