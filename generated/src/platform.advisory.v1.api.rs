@@ -597,7 +597,7 @@ pub fn document_service_routes<S: crate::platform::advisory::v2::DocumentStore>(
 mod document_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
-    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    use runtime::rest::{Body, Json, RestRequest, Preconditions, PathTail};
     /// `POST /advisory/v1/documents/{parent=**}`
     pub(super) async fn create_document<S: crate::platform::advisory::v2::DocumentStore>(
         State(api): State<DocumentServiceApi<S>>,
@@ -655,12 +655,14 @@ mod document_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
         Body(body): Body,
     ) -> Result<Json<Document>, Error> {
         let request: Document = RestRequest::new::<Document>()
             .query(query.as_deref())
             .path("id", path)
             .body("*", &body)
+            .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
         api.update_document(&caller, request)
@@ -674,10 +676,12 @@ mod document_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
     ) -> Result<runtime::rest::Empty, Error> {
         let request: DeleteDocumentRequest = RestRequest::new::<DeleteDocumentRequest>()
             .query(query.as_deref())
             .path("id", path)
+            .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
         api.delete_document(&caller, request)

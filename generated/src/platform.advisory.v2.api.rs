@@ -954,7 +954,7 @@ pub fn document_service_routes<S: DocumentStore>(
 mod document_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
-    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    use runtime::rest::{Body, Json, RestRequest, Preconditions, Tagged, PathTail};
     /// `POST /advisory/v2/documents/{parent=**}`
     pub(super) async fn create_document<S: DocumentStore>(
         State(api): State<DocumentServiceApi<S>>,
@@ -962,7 +962,7 @@ mod document_service_rest {
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
         Body(body): Body,
-    ) -> Result<Json<Document>, Error> {
+    ) -> Result<Tagged<Document>, Error> {
         let request: CreateDocumentRequest = RestRequest::new::<CreateDocumentRequest>()
             .query(query.as_deref())
             .path("parent", path)
@@ -971,7 +971,7 @@ mod document_service_rest {
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
         api.create_document(&caller, request)
             .await
-            .map(Json)
+            .map(Tagged::new)
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))
     }
     /// `GET /advisory/v2/documents/{uid=**}`
@@ -980,7 +980,8 @@ mod document_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
-    ) -> Result<Json<Document>, Error> {
+        preconditions: Preconditions,
+    ) -> Result<Tagged<Document>, Error> {
         let request: GetDocumentRequest = RestRequest::new::<GetDocumentRequest>()
             .query(query.as_deref())
             .path("uid", path)
@@ -988,7 +989,7 @@ mod document_service_rest {
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
         api.get_document(&caller, request)
             .await
-            .map(Json)
+            .and_then(|item| preconditions.answer(item))
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))
     }
     /// `GET /advisory/v2/documents`
@@ -1012,17 +1013,19 @@ mod document_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
         Body(body): Body,
-    ) -> Result<Json<Document>, Error> {
+    ) -> Result<Tagged<Document>, Error> {
         let request: UpdateDocumentRequest = RestRequest::new::<UpdateDocumentRequest>()
             .query(query.as_deref())
             .path("uid", path)
             .body("document", &body)
+            .if_match(&preconditions, "document.etag")
             .decode()
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
         api.update_document(&caller, request)
             .await
-            .map(Json)
+            .map(Tagged::new)
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))
     }
     /// `DELETE /advisory/v2/documents/{uid=**}`
@@ -1031,10 +1034,12 @@ mod document_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
     ) -> Result<runtime::rest::Empty, Error> {
         let request: DeleteDocumentRequest = RestRequest::new::<DeleteDocumentRequest>()
             .query(query.as_deref())
             .path("uid", path)
+            .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
         api.delete_document(&caller, request)

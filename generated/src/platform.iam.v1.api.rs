@@ -2055,7 +2055,7 @@ pub fn group_service_routes<S: crate::platform::iam::v2::GroupStore>(
 mod group_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
-    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    use runtime::rest::{Body, Json, RestRequest, Preconditions, PathTail};
     /// `POST /iam/v1/groups/{parent=**}`
     pub(super) async fn create_group<S: crate::platform::iam::v2::GroupStore>(
         State(api): State<GroupServiceApi<S>>,
@@ -2096,12 +2096,14 @@ mod group_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
         Body(body): Body,
     ) -> Result<Json<Group>, Error> {
         let request: Group = RestRequest::new::<Group>()
             .query(query.as_deref())
             .path("id", path)
             .body("*", &body)
+            .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
         api.update_group(&caller, request)
@@ -2115,10 +2117,12 @@ mod group_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
     ) -> Result<runtime::rest::Empty, Error> {
         let request: DeleteGroupRequest = RestRequest::new::<DeleteGroupRequest>()
             .query(query.as_deref())
             .path("id", path)
+            .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
         api.delete_group(&caller, request)
@@ -2157,7 +2161,7 @@ pub fn identity_service_routes<S: crate::platform::iam::v2::IdentityStore>(
 mod identity_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
-    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    use runtime::rest::{Body, Json, RestRequest, Preconditions, PathTail};
     /// `POST /iam/v1/identities/{parent=**}`
     pub(super) async fn create_identity<S: crate::platform::iam::v2::IdentityStore>(
         State(api): State<IdentityServiceApi<S>>,
@@ -2198,12 +2202,14 @@ mod identity_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
         Body(body): Body,
     ) -> Result<Json<Identity>, Error> {
         let request: Identity = RestRequest::new::<Identity>()
             .query(query.as_deref())
             .path("id", path)
             .body("*", &body)
+            .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
         api.update_identity(&caller, request)
@@ -2217,10 +2223,12 @@ mod identity_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
     ) -> Result<runtime::rest::Empty, Error> {
         let request: DeleteIdentityRequest = RestRequest::new::<DeleteIdentityRequest>()
             .query(query.as_deref())
             .path("id", path)
+            .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
         api.delete_identity(&caller, request)
@@ -2260,7 +2268,7 @@ pub fn role_binding_service_routes<
 mod role_binding_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
-    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    use runtime::rest::{Body, Json, RestRequest, Preconditions, PathTail};
     /// `POST /iam/v1/rolebindings/{parent=**}`
     pub(super) async fn create_role_binding<
         S: crate::platform::iam::v2::IdentityStore + crate::platform::iam::v2::RoleStore
@@ -2314,12 +2322,14 @@ mod role_binding_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
         Body(body): Body,
     ) -> Result<Json<RoleBinding>, Error> {
         let request: RoleBinding = RestRequest::new::<RoleBinding>()
             .query(query.as_deref())
             .path("id", path)
             .body("*", &body)
+            .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
         api.update_role_binding(&caller, request)
@@ -2336,12 +2346,14 @@ mod role_binding_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
     ) -> Result<runtime::rest::Empty, Error> {
         let request: DeleteRoleBindingRequest = RestRequest::new::<
             DeleteRoleBindingRequest,
         >()
             .query(query.as_deref())
             .path("id", path)
+            .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
         api.delete_role_binding(&caller, request)
@@ -2380,7 +2392,7 @@ pub fn role_service_routes<S: crate::platform::iam::v2::RoleStore>(
 mod role_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
-    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    use runtime::rest::{Body, Json, RestRequest, Preconditions, PathTail};
     /// `POST /iam/v1/roles/{parent=**}`
     pub(super) async fn create_role<S: crate::platform::iam::v2::RoleStore>(
         State(api): State<RoleServiceApi<S>>,
@@ -2421,12 +2433,14 @@ mod role_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
         Body(body): Body,
     ) -> Result<Json<Role>, Error> {
         let request: Role = RestRequest::new::<Role>()
             .query(query.as_deref())
             .path("id", path)
             .body("*", &body)
+            .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
         api.update_role(&caller, request)
@@ -2440,10 +2454,12 @@ mod role_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
     ) -> Result<runtime::rest::Empty, Error> {
         let request: DeleteRoleRequest = RestRequest::new::<DeleteRoleRequest>()
             .query(query.as_deref())
             .path("id", path)
+            .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
         api.delete_role(&caller, request)

@@ -3825,7 +3825,7 @@ pub fn group_service_routes<S: GroupStore>(api: GroupServiceApi<S>) -> axum::Rou
 mod group_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
-    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    use runtime::rest::{Body, Json, RestRequest, Preconditions, Tagged, PathTail};
     /// `POST /iam/v2/groups/{parent=**}`
     pub(super) async fn create_group<S: GroupStore>(
         State(api): State<GroupServiceApi<S>>,
@@ -3833,7 +3833,7 @@ mod group_service_rest {
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
         Body(body): Body,
-    ) -> Result<Json<Group>, Error> {
+    ) -> Result<Tagged<Group>, Error> {
         let request: CreateGroupRequest = RestRequest::new::<CreateGroupRequest>()
             .query(query.as_deref())
             .path("parent", path)
@@ -3842,7 +3842,7 @@ mod group_service_rest {
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
         api.create_group(&caller, request)
             .await
-            .map(Json)
+            .map(Tagged::new)
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))
     }
     /// `GET /iam/v2/groups/{uid=**}`
@@ -3851,7 +3851,8 @@ mod group_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
-    ) -> Result<Json<Group>, Error> {
+        preconditions: Preconditions,
+    ) -> Result<Tagged<Group>, Error> {
         let request: GetGroupRequest = RestRequest::new::<GetGroupRequest>()
             .query(query.as_deref())
             .path("uid", path)
@@ -3859,7 +3860,7 @@ mod group_service_rest {
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
         api.get_group(&caller, request)
             .await
-            .map(Json)
+            .and_then(|item| preconditions.answer(item))
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))
     }
     /// `GET /iam/v2/groups`
@@ -3883,17 +3884,19 @@ mod group_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
         Body(body): Body,
-    ) -> Result<Json<Group>, Error> {
+    ) -> Result<Tagged<Group>, Error> {
         let request: UpdateGroupRequest = RestRequest::new::<UpdateGroupRequest>()
             .query(query.as_deref())
             .path("uid", path)
             .body("group", &body)
+            .if_match(&preconditions, "group.etag")
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
         api.update_group(&caller, request)
             .await
-            .map(Json)
+            .map(Tagged::new)
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))
     }
     /// `DELETE /iam/v2/groups/{uid=**}`
@@ -3902,10 +3905,12 @@ mod group_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
     ) -> Result<runtime::rest::Empty, Error> {
         let request: DeleteGroupRequest = RestRequest::new::<DeleteGroupRequest>()
             .query(query.as_deref())
             .path("uid", path)
+            .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
         api.delete_group(&caller, request)
@@ -3946,7 +3951,7 @@ pub fn identity_service_routes<S: IdentityStore>(
 mod identity_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
-    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    use runtime::rest::{Body, Json, RestRequest, Preconditions, Tagged, PathTail};
     /// `POST /iam/v2/identities/{parent=**}`
     pub(super) async fn create_identity<S: IdentityStore>(
         State(api): State<IdentityServiceApi<S>>,
@@ -3954,7 +3959,7 @@ mod identity_service_rest {
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
         Body(body): Body,
-    ) -> Result<Json<Identity>, Error> {
+    ) -> Result<Tagged<Identity>, Error> {
         let request: CreateIdentityRequest = RestRequest::new::<CreateIdentityRequest>()
             .query(query.as_deref())
             .path("parent", path)
@@ -3963,7 +3968,7 @@ mod identity_service_rest {
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
         api.create_identity(&caller, request)
             .await
-            .map(Json)
+            .map(Tagged::new)
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
     }
     /// `GET /iam/v2/identities/{uid=**}`
@@ -3972,7 +3977,8 @@ mod identity_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
-    ) -> Result<Json<Identity>, Error> {
+        preconditions: Preconditions,
+    ) -> Result<Tagged<Identity>, Error> {
         let request: GetIdentityRequest = RestRequest::new::<GetIdentityRequest>()
             .query(query.as_deref())
             .path("uid", path)
@@ -3980,7 +3986,7 @@ mod identity_service_rest {
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
         api.get_identity(&caller, request)
             .await
-            .map(Json)
+            .and_then(|item| preconditions.answer(item))
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
     }
     /// `GET /iam/v2/identities`
@@ -4004,17 +4010,19 @@ mod identity_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
         Body(body): Body,
-    ) -> Result<Json<Identity>, Error> {
+    ) -> Result<Tagged<Identity>, Error> {
         let request: UpdateIdentityRequest = RestRequest::new::<UpdateIdentityRequest>()
             .query(query.as_deref())
             .path("uid", path)
             .body("identity", &body)
+            .if_match(&preconditions, "identity.etag")
             .decode()
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
         api.update_identity(&caller, request)
             .await
-            .map(Json)
+            .map(Tagged::new)
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
     }
     /// `DELETE /iam/v2/identities/{uid=**}`
@@ -4023,10 +4031,12 @@ mod identity_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
     ) -> Result<runtime::rest::Empty, Error> {
         let request: DeleteIdentityRequest = RestRequest::new::<DeleteIdentityRequest>()
             .query(query.as_deref())
             .path("uid", path)
+            .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
         api.delete_identity(&caller, request)
@@ -4067,7 +4077,7 @@ pub fn role_binding_service_routes<S: IdentityStore + RoleStore + RoleBindingSto
 mod role_binding_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
-    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    use runtime::rest::{Body, Json, RestRequest, Preconditions, Tagged, PathTail};
     /// `POST /iam/v2/roleBindings/{parent=**}`
     pub(super) async fn create_role_binding<
         S: IdentityStore + RoleStore + RoleBindingStore,
@@ -4077,7 +4087,7 @@ mod role_binding_service_rest {
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
         Body(body): Body,
-    ) -> Result<Json<RoleBinding>, Error> {
+    ) -> Result<Tagged<RoleBinding>, Error> {
         let request: CreateRoleBindingRequest = RestRequest::new::<
             CreateRoleBindingRequest,
         >()
@@ -4088,7 +4098,7 @@ mod role_binding_service_rest {
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
         api.create_role_binding(&caller, request)
             .await
-            .map(Json)
+            .map(Tagged::new)
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
     }
     /// `GET /iam/v2/roleBindings/{uid=**}`
@@ -4099,7 +4109,8 @@ mod role_binding_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
-    ) -> Result<Json<RoleBinding>, Error> {
+        preconditions: Preconditions,
+    ) -> Result<Tagged<RoleBinding>, Error> {
         let request: GetRoleBindingRequest = RestRequest::new::<GetRoleBindingRequest>()
             .query(query.as_deref())
             .path("uid", path)
@@ -4107,7 +4118,7 @@ mod role_binding_service_rest {
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
         api.get_role_binding(&caller, request)
             .await
-            .map(Json)
+            .and_then(|item| preconditions.answer(item))
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
     }
     /// `GET /iam/v2/roleBindings`
@@ -4137,19 +4148,21 @@ mod role_binding_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
         Body(body): Body,
-    ) -> Result<Json<RoleBinding>, Error> {
+    ) -> Result<Tagged<RoleBinding>, Error> {
         let request: UpdateRoleBindingRequest = RestRequest::new::<
             UpdateRoleBindingRequest,
         >()
             .query(query.as_deref())
             .path("uid", path)
             .body("roleBinding", &body)
+            .if_match(&preconditions, "roleBinding.etag")
             .decode()
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
         api.update_role_binding(&caller, request)
             .await
-            .map(Json)
+            .map(Tagged::new)
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
     }
     /// `DELETE /iam/v2/roleBindings/{uid=**}`
@@ -4160,12 +4173,14 @@ mod role_binding_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
     ) -> Result<runtime::rest::Empty, Error> {
         let request: DeleteRoleBindingRequest = RestRequest::new::<
             DeleteRoleBindingRequest,
         >()
             .query(query.as_deref())
             .path("uid", path)
+            .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
         api.delete_role_binding(&caller, request)
@@ -4204,7 +4219,7 @@ pub fn role_service_routes<S: RoleStore>(api: RoleServiceApi<S>) -> axum::Router
 mod role_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
-    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    use runtime::rest::{Body, Json, RestRequest, Preconditions, Tagged, PathTail};
     /// `POST /iam/v2/roles/{parent=**}`
     pub(super) async fn create_role<S: RoleStore>(
         State(api): State<RoleServiceApi<S>>,
@@ -4212,7 +4227,7 @@ mod role_service_rest {
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
         Body(body): Body,
-    ) -> Result<Json<Role>, Error> {
+    ) -> Result<Tagged<Role>, Error> {
         let request: CreateRoleRequest = RestRequest::new::<CreateRoleRequest>()
             .query(query.as_deref())
             .path("parent", path)
@@ -4221,7 +4236,7 @@ mod role_service_rest {
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
         api.create_role(&caller, request)
             .await
-            .map(Json)
+            .map(Tagged::new)
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
     }
     /// `GET /iam/v2/roles/{uid=**}`
@@ -4230,7 +4245,8 @@ mod role_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
-    ) -> Result<Json<Role>, Error> {
+        preconditions: Preconditions,
+    ) -> Result<Tagged<Role>, Error> {
         let request: GetRoleRequest = RestRequest::new::<GetRoleRequest>()
             .query(query.as_deref())
             .path("uid", path)
@@ -4238,7 +4254,7 @@ mod role_service_rest {
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
         api.get_role(&caller, request)
             .await
-            .map(Json)
+            .and_then(|item| preconditions.answer(item))
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
     }
     /// `GET /iam/v2/roles`
@@ -4262,17 +4278,19 @@ mod role_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
         Body(body): Body,
-    ) -> Result<Json<Role>, Error> {
+    ) -> Result<Tagged<Role>, Error> {
         let request: UpdateRoleRequest = RestRequest::new::<UpdateRoleRequest>()
             .query(query.as_deref())
             .path("uid", path)
             .body("role", &body)
+            .if_match(&preconditions, "role.etag")
             .decode()
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
         api.update_role(&caller, request)
             .await
-            .map(Json)
+            .map(Tagged::new)
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
     }
     /// `DELETE /iam/v2/roles/{uid=**}`
@@ -4281,10 +4299,12 @@ mod role_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
     ) -> Result<runtime::rest::Empty, Error> {
         let request: DeleteRoleRequest = RestRequest::new::<DeleteRoleRequest>()
             .query(query.as_deref())
             .path("uid", path)
+            .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
         api.delete_role(&caller, request)

@@ -603,7 +603,7 @@ pub fn artifact_service_routes<S: crate::platform::libraries::v2::ArtifactStore>
 mod artifact_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
-    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    use runtime::rest::{Body, Json, RestRequest, Preconditions, PathTail};
     /// `POST /libraries/v1/artifacts/{parent=**}`
     pub(super) async fn create_artifact<
         S: crate::platform::libraries::v2::ArtifactStore,
@@ -665,12 +665,14 @@ mod artifact_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
         Body(body): Body,
     ) -> Result<Json<Artifact>, Error> {
         let request: Artifact = RestRequest::new::<Artifact>()
             .query(query.as_deref())
             .path("id", path)
             .body("*", &body)
+            .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
         api.update_artifact(&caller, request)
@@ -686,10 +688,12 @@ mod artifact_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
     ) -> Result<runtime::rest::Empty, Error> {
         let request: DeleteArtifactRequest = RestRequest::new::<DeleteArtifactRequest>()
             .query(query.as_deref())
             .path("id", path)
+            .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
         api.delete_artifact(&caller, request)

@@ -930,7 +930,7 @@ pub fn artifact_service_routes<S: ArtifactStore>(
 mod artifact_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
-    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    use runtime::rest::{Body, Json, RestRequest, Preconditions, Tagged, PathTail};
     /// `POST /libraries/v2/artifacts/{parent=**}`
     pub(super) async fn create_artifact<S: ArtifactStore>(
         State(api): State<ArtifactServiceApi<S>>,
@@ -938,7 +938,7 @@ mod artifact_service_rest {
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
         Body(body): Body,
-    ) -> Result<Json<Artifact>, Error> {
+    ) -> Result<Tagged<Artifact>, Error> {
         let request: CreateArtifactRequest = RestRequest::new::<CreateArtifactRequest>()
             .query(query.as_deref())
             .path("parent", path)
@@ -947,7 +947,7 @@ mod artifact_service_rest {
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
         api.create_artifact(&caller, request)
             .await
-            .map(Json)
+            .map(Tagged::new)
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))
     }
     /// `GET /libraries/v2/artifacts/{uid=**}`
@@ -956,7 +956,8 @@ mod artifact_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
-    ) -> Result<Json<Artifact>, Error> {
+        preconditions: Preconditions,
+    ) -> Result<Tagged<Artifact>, Error> {
         let request: GetArtifactRequest = RestRequest::new::<GetArtifactRequest>()
             .query(query.as_deref())
             .path("uid", path)
@@ -964,7 +965,7 @@ mod artifact_service_rest {
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
         api.get_artifact(&caller, request)
             .await
-            .map(Json)
+            .and_then(|item| preconditions.answer(item))
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))
     }
     /// `GET /libraries/v2/artifacts`
@@ -988,17 +989,19 @@ mod artifact_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
         Body(body): Body,
-    ) -> Result<Json<Artifact>, Error> {
+    ) -> Result<Tagged<Artifact>, Error> {
         let request: UpdateArtifactRequest = RestRequest::new::<UpdateArtifactRequest>()
             .query(query.as_deref())
             .path("uid", path)
             .body("artifact", &body)
+            .if_match(&preconditions, "artifact.etag")
             .decode()
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
         api.update_artifact(&caller, request)
             .await
-            .map(Json)
+            .map(Tagged::new)
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))
     }
     /// `DELETE /libraries/v2/artifacts/{uid=**}`
@@ -1007,10 +1010,12 @@ mod artifact_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
     ) -> Result<runtime::rest::Empty, Error> {
         let request: DeleteArtifactRequest = RestRequest::new::<DeleteArtifactRequest>()
             .query(query.as_deref())
             .path("uid", path)
+            .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
         api.delete_artifact(&caller, request)

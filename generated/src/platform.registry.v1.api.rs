@@ -503,7 +503,7 @@ pub fn repo_service_routes<S: crate::platform::registry::v2::RepoStore>(
 mod repo_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
-    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    use runtime::rest::{Body, Json, RestRequest, Preconditions, PathTail};
     /// `POST /registry/v1/repos/{parent=**}`
     pub(super) async fn create_repo<S: crate::platform::registry::v2::RepoStore>(
         State(api): State<RepoServiceApi<S>>,
@@ -544,12 +544,14 @@ mod repo_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
         Body(body): Body,
     ) -> Result<Json<Repo>, Error> {
         let request: Repo = RestRequest::new::<Repo>()
             .query(query.as_deref())
             .path("id", path)
             .body("*", &body)
+            .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
         api.update_repo(&caller, request)
@@ -563,10 +565,12 @@ mod repo_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
     ) -> Result<runtime::rest::Empty, Error> {
         let request: DeleteRepoRequest = RestRequest::new::<DeleteRepoRequest>()
             .query(query.as_deref())
             .path("id", path)
+            .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
         api.delete_repo(&caller, request)

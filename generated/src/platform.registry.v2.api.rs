@@ -909,7 +909,7 @@ pub fn repo_service_routes<S: RepoStore>(api: RepoServiceApi<S>) -> axum::Router
 mod repo_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
-    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    use runtime::rest::{Body, Json, RestRequest, Preconditions, Tagged, PathTail};
     /// `POST /registry/v2/repos/{parent=**}`
     pub(super) async fn create_repo<S: RepoStore>(
         State(api): State<RepoServiceApi<S>>,
@@ -917,7 +917,7 @@ mod repo_service_rest {
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
         Body(body): Body,
-    ) -> Result<Json<Repo>, Error> {
+    ) -> Result<Tagged<Repo>, Error> {
         let request: CreateRepoRequest = RestRequest::new::<CreateRepoRequest>()
             .query(query.as_deref())
             .path("parent", path)
@@ -926,7 +926,7 @@ mod repo_service_rest {
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
         api.create_repo(&caller, request)
             .await
-            .map(Json)
+            .map(Tagged::new)
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))
     }
     /// `GET /registry/v2/repos/{uid=**}`
@@ -935,7 +935,8 @@ mod repo_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
-    ) -> Result<Json<Repo>, Error> {
+        preconditions: Preconditions,
+    ) -> Result<Tagged<Repo>, Error> {
         let request: GetRepoRequest = RestRequest::new::<GetRepoRequest>()
             .query(query.as_deref())
             .path("uid", path)
@@ -943,7 +944,7 @@ mod repo_service_rest {
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
         api.get_repo(&caller, request)
             .await
-            .map(Json)
+            .and_then(|item| preconditions.answer(item))
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))
     }
     /// `GET /registry/v2/repos`
@@ -967,17 +968,19 @@ mod repo_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
         Body(body): Body,
-    ) -> Result<Json<Repo>, Error> {
+    ) -> Result<Tagged<Repo>, Error> {
         let request: UpdateRepoRequest = RestRequest::new::<UpdateRepoRequest>()
             .query(query.as_deref())
             .path("uid", path)
             .body("repo", &body)
+            .if_match(&preconditions, "repo.etag")
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
         api.update_repo(&caller, request)
             .await
-            .map(Json)
+            .map(Tagged::new)
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))
     }
     /// `DELETE /registry/v2/repos/{uid=**}`
@@ -986,10 +989,12 @@ mod repo_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
     ) -> Result<runtime::rest::Empty, Error> {
         let request: DeleteRepoRequest = RestRequest::new::<DeleteRepoRequest>()
             .query(query.as_deref())
             .path("uid", path)
+            .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
         api.delete_repo(&caller, request)

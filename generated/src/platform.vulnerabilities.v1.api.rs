@@ -662,7 +662,7 @@ pub fn advisory_service_routes<S: crate::platform::vulnerabilities::v2::Advisory
 mod advisory_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
-    use runtime::rest::{Body, Json, RestRequest, PathTail};
+    use runtime::rest::{Body, Json, RestRequest, Preconditions, PathTail};
     /// `POST /vulnerabilities/v1/advisories/{parent=**}`
     pub(super) async fn create_advisory<
         S: crate::platform::vulnerabilities::v2::AdvisoryStore,
@@ -728,12 +728,14 @@ mod advisory_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
         Body(body): Body,
     ) -> Result<Json<Advisory>, Error> {
         let request: Advisory = RestRequest::new::<Advisory>()
             .query(query.as_deref())
             .path("id", path)
             .body("*", &body)
+            .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))?;
         api.update_advisory(&caller, request)
@@ -749,10 +751,12 @@ mod advisory_service_rest {
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
+        preconditions: Preconditions,
     ) -> Result<runtime::rest::Empty, Error> {
         let request: DeleteAdvisoryRequest = RestRequest::new::<DeleteAdvisoryRequest>()
             .query(query.as_deref())
             .path("id", path)
+            .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))?;
         api.delete_advisory(&caller, request)

@@ -806,14 +806,15 @@ pub fn advisory_service_routes<S: AdvisoryStore>(
 mod advisory_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
-    use runtime::rest::{Json, RestRequest, PathTail};
+    use runtime::rest::{Json, RestRequest, Preconditions, Tagged, PathTail};
     /// `GET /vulnerabilities/v2/advisories/{uid=**}`
     pub(super) async fn get_advisory<S: AdvisoryStore>(
         State(api): State<AdvisoryServiceApi<S>>,
         caller: Caller,
         PathTail(path): PathTail,
         RawQuery(query): RawQuery,
-    ) -> Result<Json<Advisory>, Error> {
+        preconditions: Preconditions,
+    ) -> Result<Tagged<Advisory>, Error> {
         let request: GetAdvisoryRequest = RestRequest::new::<GetAdvisoryRequest>()
             .query(query.as_deref())
             .path("uid", path)
@@ -821,7 +822,7 @@ mod advisory_service_rest {
             .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))?;
         api.get_advisory(&caller, request)
             .await
-            .map(Json)
+            .and_then(|item| preconditions.answer(item))
             .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))
     }
     /// `GET /vulnerabilities/v2/advisories`

@@ -278,6 +278,12 @@ impl Services {
         self.router.probes(probes);
         self
     }
+    /// Lets browsers on the origins `cors` allows call the API
+    /// (REST and gRPC-Web); none by default.
+    pub fn cors(mut self, cors: runtime::web::Cors) -> Self {
+        self.router.cors(cors);
+        self
+    }
     /// Serves `routes` of the application's own beside the API's,
     /// behind the same layers.
     pub fn routes(mut self, routes: runtime::__codegen::axum::Router) -> Self {

@@ -5,7 +5,9 @@
 //!
 //! - [`error`]: the Google error model, for REST bodies and gRPC statuses.
 //! - [`json`]: canonical proto3 JSON.
-//! - [`rest`]: HTTP rule transcoding helpers for generated axum handlers.
+//! - [`rest`]: HTTP rule transcoding helpers for generated axum handlers, and
+//!   etags as HTTP entity-tags ([`rest::conditional`]).
+//! - [`web`]: browsers on the same port: gRPC-Web, and CORS when configured.
 //! - [`grpc`]: the error model for gRPC requests that fail before a handler runs.
 //! - [`router`]: one router for a whole API (every service, reflection, health,
 //!   OpenAPI, fallbacks), built by the generated `Services`.
@@ -64,6 +66,7 @@ pub mod standard;
 pub mod store;
 pub mod time;
 pub mod uidp;
+pub mod web;
 
 pub use context::Caller;
 pub use error::{Code, Error};

@@ -3,7 +3,13 @@
 //! A generated handler collects the three parts of an HTTP request that an
 //! HTTP rule maps onto the request message — path variables, query
 //! parameters and the body — with [`RestRequest`], decodes the message once,
-//! calls the service method gRPC also calls, and answers with [`Json`].
+//! calls the service method gRPC also calls, and answers with [`Json`], or
+//! [`Tagged`] for a resource, whose etag is also its HTTP entity-tag
+//! ([`conditional`]: `ETag`, `If-Match`, `If-None-Match`).
+
+pub mod conditional;
+
+pub use conditional::{Preconditions, Tagged};
 
 use std::convert::Infallible;
 
@@ -57,6 +63,8 @@ pub struct RestRequest {
     /// Fields bound by the path (JSON names), which a `*` body cannot override.
     path_fields: Vec<&'static str>,
     violations: Vec<FieldViolation>,
+    /// A problem of the request's headers, answered before its fields'.
+    refused: Option<Error>,
 }
 
 impl RestRequest {
@@ -67,6 +75,7 @@ impl RestRequest {
             fields: Map::new(),
             path_fields: Vec::new(),
             violations: Vec::new(),
+            refused: None,
         }
     }
 
@@ -171,8 +180,59 @@ impl RestRequest {
         Err(unknown())
     }
 
+    /// Binds the etag `If-Match` names to the request field `etag_field`
+    /// (a JSON path: `etag` for the request's own, as a Delete's, or
+    /// `group.etag` for the resource's in field `group`). An etag the request
+    /// carries there already must be the same tag: two that differ are a
+    /// violation of that field.
+    pub fn if_match(mut self, preconditions: &Preconditions, etag_field: &str) -> Self {
+        let Some(tag) = preconditions.if_match() else {
+            return self;
+        };
+        let (object, key) = match etag_field.rsplit_once('.') {
+            None => (&mut self.fields, etag_field),
+            Some((resource, key)) => {
+                let entry = self
+                    .fields
+                    .entry(resource)
+                    .or_insert_with(|| Value::Object(Map::new()));
+                let Value::Object(object) = entry else {
+                    return self; // not a message: decoding reports it
+                };
+                (object, key)
+            }
+        };
+        match object.get(key) {
+            Some(Value::String(etag)) if !etag.is_empty() && etag != tag => {
+                self.violations.push(FieldViolation::new(
+                    etag_field,
+                    format!(
+                        "is `{etag}` but the `If-Match` header names `\"{tag}\"`: send one etag"
+                    ),
+                ));
+            }
+            None | Some(Value::String(_)) => {
+                object.insert(key.to_owned(), Value::String(tag.to_owned()));
+            }
+            Some(_) => {} // not a string: decoding reports it
+        }
+        self
+    }
+
+    /// Refuses `If-Match` on a route whose answers have no entity-tag (`412`):
+    /// the precondition cannot be checked, and is not silently ignored.
+    pub fn without_etags(mut self, preconditions: &Preconditions) -> Self {
+        if self.refused.is_none() {
+            self.refused = conditional::refuse_if_match(preconditions);
+        }
+        self
+    }
+
     /// Decodes the collected parts into the request message.
     pub fn decode<M: JsonMessage>(self) -> Result<M, Error> {
+        if let Some(error) = self.refused {
+            return Err(error);
+        }
         if !self.violations.is_empty() {
             return Err(Error::invalid_fields(self.violations));
         }

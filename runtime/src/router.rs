@@ -23,6 +23,12 @@
 //! ([`ApiRouter::probes`]: `/healthz`, `/readyz`) are the exception: they
 //! are served outside those layers, so that they need no credentials.
 //!
+//! Browsers are served on the same port ([`web`](crate::web)): gRPC-Web
+//! requests are translated into gRPC outside every layer, so they meet the
+//! same authentication and services as gRPC, and the CORS configuration of
+//! [`ApiRouter::cors`] answers preflights outside everything else (they
+//! carry no credentials).
+//!
 //! A service of the API that nothing serves is an error of [`build`]
 //! ([`MissingHandlers`]), naming the service and the builder call that
 //! serves it, rather than a router that silently answers 404 for it.
@@ -85,6 +91,7 @@ pub struct ApiRouter {
     extra: Router,
     /// `/healthz` and `/readyz`, outside the layers.
     probes: Option<crate::probe::Probes>,
+    cors: crate::web::Cors,
 }
 
 impl fmt::Debug for ApiRouter {
@@ -106,7 +113,15 @@ impl ApiRouter {
             layers: Vec::new(),
             extra: Router::new(),
             probes: None,
+            cors: crate::web::Cors::none(),
         }
+    }
+
+    /// Lets browsers on the origins `cors` allows call the API (none by
+    /// default: no CORS header is sent).
+    pub fn cors(&mut self, cors: crate::web::Cors) -> &mut Self {
+        self.cors = cors;
+        self
     }
 
     /// Serves `routes` of the application's own beside the API's, behind
@@ -194,6 +209,7 @@ impl ApiRouter {
             layers,
             extra,
             probes,
+            cors,
             unkept: _,
         } = self;
         crate::error::set_default_domain(api.error_domain);
@@ -246,7 +262,16 @@ impl ApiRouter {
                 .method_not_allowed_fallback(crate::rest::method_not_allowed);
             router = router.merge(probes);
         }
-        Ok(router.layer(axum::middleware::from_fn(crate::rest::catch_panic)))
+        router = router
+            .layer(axum::middleware::from_fn(crate::rest::catch_panic))
+            .layer(axum::middleware::from_fn(crate::web::grpc_web));
+        if let Some(state) = cors.middleware() {
+            router = router.layer(axum::middleware::from_fn_with_state(
+                state,
+                crate::web::cors,
+            ));
+        }
+        Ok(router)
     }
 }
 

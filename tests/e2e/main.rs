@@ -4,6 +4,7 @@
 mod attacks;
 mod auth;
 mod bad_input;
+mod browsers;
 mod client;
 mod collections;
 mod conformance;

@@ -169,9 +169,58 @@ fn operations(
                 json!([{"bearer": []}])
             };
             operation.insert("security".into(), security);
+            entity_tags(method, &mut operation);
             (path, Value::Object(operation))
         })
         .collect()
+}
+
+/// The entity-tag headers of a resource's standard method
+/// (`runtime::rest::conditional`): `ETag` on answers of a resource,
+/// `If-None-Match` on Get, `If-Match` on Get, Update and Delete.
+fn entity_tags(method: &Method, operation: &mut Map<String, Value>) {
+    let etags = super::rest::Etags::of(method);
+    let header = |name: &str, description: &str| json!({"name": name, "in": "header", "required": false, "description": description, "schema": {"type": "string"}});
+    let mut headers = Vec::new();
+    if matches!(etags, super::rest::Etags::Answer) {
+        headers.push(header(
+            "If-None-Match",
+            "Entity-tags (or `*`): when one is the resource's, `304 Not Modified` with no body.",
+        ));
+    }
+    if matches!(
+        etags,
+        super::rest::Etags::Answer | super::rest::Etags::IfMatch { .. }
+    ) {
+        headers.push(header(
+            "If-Match",
+            "One strong entity-tag (`\"<etag>\"`) or `*`. On Get a tag other than the resource's is 412; \
+             on Update and Delete it is the request's etag (stale: ABORTED 409).",
+        ));
+    }
+    if !headers.is_empty() {
+        let parameters = operation.entry("parameters").or_insert_with(|| json!([]));
+        if let Value::Array(parameters) = parameters {
+            parameters.extend(headers);
+        }
+    }
+    let Some(Value::Object(responses)) = operation.get_mut("responses") else {
+        return;
+    };
+    if etags.tags_answer()
+        && let Some(Value::Object(success)) = responses.get_mut("200")
+    {
+        success.insert(
+            "headers".into(),
+            json!({"ETag": {"description": "The resource's etag, quoted: a strong entity-tag.", "schema": {"type": "string"}}}),
+        );
+    }
+    if matches!(etags, super::rest::Etags::Answer) {
+        responses.insert(
+            "304".into(),
+            json!({"description": "Not modified: `If-None-Match` names the resource's etag."}),
+        );
+    }
 }
 
 fn operation_id(tag: &str, method: &Method, root: bool) -> String {

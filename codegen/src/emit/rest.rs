@@ -6,6 +6,12 @@
 //! does not allow two capture names at one position), with one method router
 //! per verb. A trailing `{x=**}` also matches no segments at all, so its
 //! prefix with a trailing slash is routed too.
+//!
+//! Handlers of a resource's standard methods speak entity-tags
+//! (`runtime::rest::conditional`): Get, Create and Update answer with the
+//! resource's `ETag`, Get honours `If-None-Match` and `If-Match`, Update and
+//! Delete take `If-Match` as the request's etag, and routes of earlier
+//! versions (views without an etag) refuse `If-Match`.
 
 use std::collections::BTreeMap;
 
@@ -14,7 +20,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::service::{api_name, store_bounds};
-use crate::model::{Api, Method, Service};
+use crate::model::{Api, Method, Service, Standard};
 
 pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     let api_type = api_name(service);
@@ -68,9 +74,21 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         .methods
         .iter()
         .map(|method| emit_handler(scope, &api_type, &bounds, method));
-    let mut extractors = vec![quote!(Json), quote!(RestRequest)];
+    let etags: Vec<Etags> = service.methods.iter().map(Etags::of).collect();
+    let mut extractors = vec![quote!(RestRequest)];
+    let untagged =
+        |(method, etags): (&Method, &Etags)| method.output != "()" && !etags.tags_answer();
+    if service.methods.iter().zip(&etags).any(untagged) {
+        extractors.insert(0, quote!(Json));
+    }
     if service.methods.iter().any(|m| m.http.body.is_some()) {
         extractors.insert(0, quote!(Body));
+    }
+    if etags.iter().any(Etags::reads_headers) {
+        extractors.push(quote!(Preconditions));
+    }
+    if etags.iter().any(Etags::tags_answer) {
+        extractors.push(quote!(Tagged));
     }
     if service
         .methods
@@ -102,6 +120,60 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     }
 }
 
+/// What a handler does with entity-tags (`runtime::rest::conditional`).
+pub(super) enum Etags {
+    /// Nothing: the method answers no resource (List, custom methods).
+    None,
+    /// Get: `If-Match` / `If-None-Match` decide the answer, tagged.
+    Answer,
+    /// Create: the answer is tagged.
+    Tag,
+    /// Update and Delete (no answer to tag): `If-Match` is the request's
+    /// etag, the field at this JSON path (`group.etag`, or `etag` when the
+    /// request is the resource or a Delete's).
+    IfMatch { etag_field: String, tagged: bool },
+    /// A view of an earlier version (no etags): `If-Match` is refused.
+    Refuse,
+}
+
+impl Etags {
+    pub(super) fn of(method: &Method) -> Self {
+        let legacy = method.view.is_some();
+        match &method.standard {
+            Standard::Update { .. } | Standard::Delete { .. } if legacy => Etags::Refuse,
+            _ if legacy => Etags::None,
+            Standard::Get { .. } => Etags::Answer,
+            Standard::Create { .. } => Etags::Tag,
+            Standard::Update { body_field, .. } if body_field.is_empty() => Etags::IfMatch {
+                etag_field: "etag".to_owned(),
+                tagged: true,
+            },
+            Standard::Update { body_field, .. } => Etags::IfMatch {
+                etag_field: format!("{}.etag", body_field.to_lower_camel_case()),
+                tagged: true,
+            },
+            Standard::Delete { .. } => Etags::IfMatch {
+                etag_field: "etag".to_owned(),
+                tagged: false,
+            },
+            Standard::List { .. } | Standard::Custom => Etags::None,
+        }
+    }
+
+    /// Whether the handler reads `If-Match` (and, for Get, `If-None-Match`).
+    pub(super) fn reads_headers(&self) -> bool {
+        !matches!(self, Etags::None | Etags::Tag)
+    }
+
+    /// Whether the answer carries the resource's `ETag`.
+    pub(super) fn tags_answer(&self) -> bool {
+        matches!(
+            self,
+            Etags::Answer | Etags::Tag | Etags::IfMatch { tagged: true, .. }
+        )
+    }
+}
+
 fn emit_handler(
     scope: &super::Scope,
     api_type: &syn::Ident,
@@ -110,29 +182,37 @@ fn emit_handler(
 ) -> TokenStream {
     let name = format_ident!("{}", method.rust_name());
     let input = scope.path(&method.input);
-    let output = if method.output == "()" {
-        quote!(runtime::rest::Empty)
+    let etags = Etags::of(method);
+    let (output, answer) = if method.output == "()" {
+        (
+            quote!(runtime::rest::Empty),
+            quote!(.map(|()| runtime::rest::Empty)),
+        )
     } else {
         let output = scope.path(&method.output);
-        quote!(Json<#output>)
-    };
-    let wrap = if method.output == "()" {
-        quote!(|()| runtime::rest::Empty)
-    } else {
-        quote!(Json)
+        match etags {
+            Etags::Answer => (
+                quote!(Tagged<#output>),
+                quote!(.and_then(|item| preconditions.answer(item))),
+            ),
+            _ if etags.tags_answer() => (quote!(Tagged<#output>), quote!(.map(Tagged::new))),
+            _ => (quote!(Json<#output>), quote!(.map(Json))),
+        }
     };
     let mut extractors = vec![
         quote!(State(api): State<#api_type<S>>),
         quote!(caller: Caller),
     ];
-    let mut steps = Vec::new();
+    let mut steps = vec![quote!(.query(query.as_deref()))];
     if let Some(variable) = &method.http.template.variable {
         extractors.push(quote!(PathTail(path): PathTail));
         let field = &variable.field;
         steps.push(quote!(.path(#field, path)));
     }
     extractors.push(quote!(RawQuery(query): RawQuery));
-    steps.insert(0, quote!(.query(query.as_deref())));
+    if etags.reads_headers() {
+        extractors.push(quote!(preconditions: Preconditions));
+    }
     if let Some(body) = &method.http.body {
         extractors.push(quote!(Body(body): Body));
         let body = if body == "*" {
@@ -141,6 +221,13 @@ fn emit_handler(
             body.to_lower_camel_case()
         };
         steps.push(quote!(.body(#body, &body)));
+    }
+    match &etags {
+        Etags::IfMatch { etag_field, .. } => {
+            steps.push(quote!(.if_match(&preconditions, #etag_field)));
+        }
+        Etags::Refuse => steps.push(quote!(.without_etags(&preconditions))),
+        Etags::None | Etags::Answer | Etags::Tag => {}
     }
     let doc = format!(
         " `{} {}`",
@@ -156,7 +243,7 @@ fn emit_handler(
                 .map_err(|error| error.in_domain(#api_type::<S>::DOMAIN))?;
             api.#name(&caller, request)
                 .await
-                .map(#wrap)
+                #answer
                 .map_err(|error| error.in_domain(#api_type::<S>::DOMAIN))
         }
     }

@@ -28,7 +28,15 @@ pub const FILE: &str = "services.rs";
 /// The builder method serving all storage-only services.
 const STORE_METHOD: &str = "store";
 /// Names `Services` uses itself.
-const RESERVED: &[&str] = &["new", STORE_METHOD, "layer", "build"];
+const RESERVED: &[&str] = &[
+    "new",
+    STORE_METHOD,
+    "layer",
+    "probes",
+    "cors",
+    "routes",
+    "build",
+];
 
 /// How one service is served.
 struct Served<'a> {
@@ -146,6 +154,13 @@ pub fn emit(api: &Api) -> TokenStream {
             /// readiness check (`runtime::probe`).
             pub fn probes(mut self, probes: runtime::probe::Probes) -> Self {
                 self.router.probes(probes);
+                self
+            }
+
+            /// Lets browsers on the origins `cors` allows call the API
+            /// (REST and gRPC-Web); none by default.
+            pub fn cors(mut self, cors: runtime::web::Cors) -> Self {
+                self.router.cors(cors);
                 self
             }
 

@@ -42,6 +42,8 @@ pub struct Parts {
     /// Serve `metrics` at `/metrics` beside the API.
     pub serve_metrics: bool,
     pub rate_limit: Option<RateLimit>,
+    /// Origins whose browsers may call the API.
+    pub cors: runtime::web::Cors,
 }
 
 /// What routes mounted beside the generated ones are built from: the store
@@ -80,6 +82,7 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
     };
     let mut services = generated::Services::new(context)
         .probes(Probes::new((*store).clone()))
+        .cors(parts.cors)
         .store(store)
         .token_service(Arc::new(exchange));
     // Layers added later run first: observe, authenticate, note the

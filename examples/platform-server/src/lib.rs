@@ -52,6 +52,8 @@ pub struct Config {
     /// How long a request waits for a database connection before it is
     /// answered `UNAVAILABLE` (default `runtime::sql::DEFAULT_ACQUIRE_TIMEOUT`).
     pub db_acquire_timeout: Option<std::time::Duration>,
+    /// Origins whose browsers may call the API (REST and gRPC-Web); none by default.
+    pub cors: runtime::web::Cors,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -123,6 +125,7 @@ pub async fn serve_with(
             metrics: config.metrics.clone(),
             serve_metrics: config.serve_metrics,
             rate_limit: config.rate_limit,
+            cors: config.cors,
         },
         mount,
     )?;

@@ -11,6 +11,7 @@ use std::time::Duration;
 use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
 
+mod cors;
 mod storage_flags;
 mod telemetry;
 
@@ -131,6 +132,8 @@ struct Args {
     telemetry: telemetry::Telemetry,
     #[command(flatten)]
     storage: storage_flags::StorageFlags,
+    #[command(flatten)]
+    cors: cors::CorsArgs,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -191,6 +194,13 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
+    let cors = match args.cors.cors() {
+        Ok(cors) => cors,
+        Err(error) => {
+            tracing::error!("{error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let config = platform_server::Config {
         data_dir: args.data_dir,
         keys_dir: args.keys_dir,
@@ -214,6 +224,7 @@ async fn main() -> std::process::ExitCode {
         serve_metrics: args.telemetry.metrics_on_api_port(),
         rate_limit: args.telemetry.rate_limit(),
         db_acquire_timeout: Some(args.storage.db_acquire_timeout),
+        cors,
     };
     let result = match tokio::net::TcpListener::bind(args.listen).await {
         Ok(listener) => {

@@ -1,0 +1,71 @@
+//! The command-line options of browser access (CORS).
+
+/// Which web origins may call the API from a browser.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct CorsArgs {
+    /// Let browsers on ORIGIN (`scheme://host[:port]`, exactly as they send
+    /// it) call the API, REST and gRPC-Web (repeatable; comma-separated in
+    /// the environment). `*` alone allows every origin, without cookies.
+    /// None by default: no CORS header is sent.
+    #[arg(
+        long = "cors-origin",
+        value_name = "ORIGIN",
+        env = "PLATFORM_CORS_ORIGINS",
+        value_delimiter = ',',
+        value_parser = parse_origin
+    )]
+    pub cors_origins: Vec<String>,
+}
+
+impl CorsArgs {
+    /// The runtime's CORS configuration of these origins.
+    pub fn cors(&self) -> Result<runtime::web::Cors, runtime::web::InvalidOrigin> {
+        runtime::web::Cors::allow(&self.cors_origins)
+    }
+}
+
+fn parse_origin(value: &str) -> Result<String, String> {
+    runtime::web::Cors::allow([value])
+        .map(|_| value.to_owned())
+        .map_err(|error| error.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Args {
+        #[command(flatten)]
+        cors: CorsArgs,
+    }
+
+    #[test]
+    fn origins_are_repeatable_and_checked() {
+        let args = Args::parse_from([
+            "server",
+            "--cors-origin",
+            "https://app.example",
+            "--cors-origin",
+            "http://localhost:3000",
+        ]);
+        let cors = args.cors.cors().unwrap();
+        assert!(
+            cors.allows(&runtime::__codegen::http::HeaderValue::from_static(
+                "http://localhost:3000"
+            ))
+        );
+        assert!(Args::parse_from(["server"]).cors.cors().unwrap().is_none());
+        assert!(Args::try_parse_from(["server", "--cors-origin", "https://app.example/"]).is_err());
+        let mixed = Args::parse_from([
+            "server",
+            "--cors-origin",
+            "*",
+            "--cors-origin",
+            "https://a.example",
+        ]);
+        assert!(mixed.cors.cors().is_err());
+    }
+}
