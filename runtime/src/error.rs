@@ -652,12 +652,13 @@ impl From<Error> for tonic::Status {
 /// A `google.protobuf.Duration` in proto3 JSON: seconds with up to nine
 /// fractional digits and an `s` (`1s`, `0.250s`).
 fn duration_json(delay: Duration) -> String {
-    match delay.subsec_nanos() {
-        0 => format!("{}s", delay.as_secs()),
-        nanos => {
-            let fraction = format!("{nanos:09}");
-            format!("{}.{}s", delay.as_secs(), fraction.trim_end_matches('0'))
-        }
+    // Canonical proto3 JSON: 0, 3, 6 or 9 fractional digits.
+    let (seconds, nanos) = (delay.as_secs(), delay.subsec_nanos());
+    match nanos {
+        0 => format!("{seconds}s"),
+        _ if nanos % 1_000_000 == 0 => format!("{seconds}.{:03}s", nanos / 1_000_000),
+        _ if nanos % 1_000 == 0 => format!("{seconds}.{:06}s", nanos / 1_000),
+        _ => format!("{seconds}.{nanos:09}s"),
     }
 }
 
@@ -760,7 +761,8 @@ mod reading_back {
     fn retry_delays_are_proto3_json_durations() {
         for (delay, text) in [
             (Duration::from_secs(1), "1s"),
-            (Duration::from_millis(250), "0.25s"),
+            (Duration::from_millis(250), "0.250s"),
+            (Duration::from_micros(1_000_001), "1.000001s"),
             (Duration::new(3, 1), "3.000000001s"),
         ] {
             assert_eq!(duration_json(delay), text);
