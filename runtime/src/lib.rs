@@ -11,6 +11,7 @@
 //!   OpenAPI, fallbacks), built by the generated `Services`.
 //! - [`serve`]: serving a router with transport timeouts and a graceful drain,
 //!   until a shutdown signal; durations as flags spell them.
+//! - [`tls`]: the server's TLS, its certificate reloaded when its files change.
 //! - [`keys`], [`private`]: signing keys shared by replicas, and the
 //!   owner-only files and directories a server keeps them in.
 //! - [`legacy`]: older versions of resources, shown over the same storage.
@@ -54,6 +55,7 @@ pub mod sql;
 pub mod standard;
 pub mod store;
 pub mod time;
+pub mod tls;
 pub mod uidp;
 
 pub use context::Caller;

@@ -63,6 +63,10 @@
 //!   once it is idle; connections still open after this time are dropped.
 //!   A connection shut down for being idle gets the same time to close.
 //!
+//! With [`Server::tls`] the same is served over TLS ([`crate::tls`]): the
+//! handshake runs in the connection's task under the header timeout, which
+//! it shares with the first request head.
+//!
 //! hyper's own HTTP/1 header read timeout is not used: it also runs while a
 //! keep-alive connection waits for its next request, so it would cut idle
 //! connections at the header timeout instead of the idle timeout.
@@ -90,6 +94,7 @@ use tokio::time::{Instant, Sleep};
 use tower::ServiceExt;
 
 use crate::error::{Code, Error};
+use crate::tls::{ServerTls, Stream};
 
 /// How long the server waits for clients; see the [module docs](self).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,6 +157,7 @@ pub struct Server {
     router: Router,
     timeouts: Timeouts,
     limits: Limits,
+    tls: Option<ServerTls>,
 }
 
 impl Server {
@@ -163,7 +169,14 @@ impl Server {
             router,
             timeouts: Timeouts::default(),
             limits: Limits::default(),
+            tls: None,
         }
+    }
+
+    /// Serves over TLS only, with this certificate; see [`crate::tls`].
+    pub fn tls(mut self, tls: ServerTls) -> Self {
+        self.tls = Some(tls);
+        self
     }
 
     /// Uses these timeouts.
@@ -187,6 +200,7 @@ impl Server {
             router,
             timeouts,
             limits,
+            tls,
         } = self;
         let limits = Limits {
             max_connections: limits.max_connections.clamp(1, Semaphore::MAX_PERMITS),
@@ -223,6 +237,7 @@ impl Server {
                     Ok((stream, _)) => {
                         connections.spawn(connection(
                             stream,
+                            tls.clone(),
                             router.clone(),
                             timeouts,
                             limits,
@@ -285,6 +300,7 @@ struct Watchers {
 /// is its place under the connection limit, given back when it closes.
 async fn connection(
     stream: TcpStream,
+    tls: Option<ServerTls>,
     router: Router,
     timeouts: Timeouts,
     limits: Limits,
@@ -298,6 +314,14 @@ async fn connection(
     // Small messages (gRPC, JSON) should not wait for Nagle's algorithm.
     stream.set_nodelay(true).ok();
     let activity = Arc::new(Activity::new(timeouts));
+    // The handshake counts against the first request head's time.
+    let stream = match tls {
+        Some(tls) => match tls.accept(stream, activity.accepted + timeouts.header).await {
+            Some(stream) => stream,
+            None => return,
+        },
+        None => Stream::Plain(stream),
+    };
     let io = TokioIo::new(Watched {
         inner: stream,
         activity: Arc::clone(&activity),
@@ -658,7 +682,7 @@ impl Drop for InFlight {
 /// The connection's socket, reporting what it reads and when its writes
 /// wait for the client.
 struct Watched {
-    inner: TcpStream,
+    inner: Stream,
     activity: Arc<Activity>,
     /// Whether the last write (or flush) was left pending.
     write_blocked: bool,

@@ -30,7 +30,8 @@ pub struct Config {
     pub keys_dir: Option<PathBuf>,
     /// Use PostgreSQL at this URL instead of the embedded database.
     pub database_url: Option<String>,
-    /// Base URL of the API (the audience of its tokens); `http://<listen>` when `None`.
+    /// Base URL of the API (the audience of its tokens); `http://<listen>`
+    /// when `None`, `https://<listen>` with [`Config::tls`].
     pub base_url: Option<String>,
     /// OIDC issuers whose identity tokens the token service accepts, with their JWKS files.
     pub trusted_issuers: Vec<(String, PathBuf)>,
@@ -41,6 +42,9 @@ pub struct Config {
     pub limits: runtime::serve::Limits,
     /// Byte budget of one list page (default `runtime::standard::LIST_BUDGET_BYTES`).
     pub list_budget: Option<usize>,
+    /// Serve over TLS with this certificate and key (reloaded when they
+    /// change); plain HTTP when `None`.
+    pub tls: Option<runtime::tls::CertFiles>,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -73,6 +77,12 @@ pub async fn serve_with(
     shutdown: impl Future<Output = ()> + Send + 'static,
     mount: Option<Mount>,
 ) -> Result<(), BoxError> {
+    // Checked first: a server that cannot serve TLS does not start.
+    let tls = config
+        .tls
+        .as_ref()
+        .map(runtime::tls::ServerTls::load)
+        .transpose()?;
     private::own_dir(&config.data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", config.data_dir.display()))?;
     let keys_dir = config.keys_dir();
@@ -82,7 +92,10 @@ pub async fn serve_with(
     let base_url = config
         .base_url
         .clone()
-        .unwrap_or_else(|| format!("http://{address}"));
+        .unwrap_or_else(|| match tls {
+            Some(_) => format!("https://{address}"),
+            None => format!("http://{address}"),
+        });
     let store = match &config.database_url {
         Some(url) => store::open_postgres(url).await?,
         None => store::open_sqlite(&config.data_dir).await?,
@@ -110,12 +123,18 @@ pub async fn serve_with(
         mount,
     )?;
 
-    tracing::info!(%address, %base_url, "listening (REST and gRPC)");
-    runtime::serve::Server::new(listener, router)
+    let mut server = runtime::serve::Server::new(listener, router)
         .timeouts(config.timeouts)
-        .limits(config.limits)
-        .serve(shutdown)
-        .await;
+        .limits(config.limits);
+    match tls {
+        Some(tls) => {
+            let cert = tls.files().cert.display().to_string();
+            tracing::info!(%address, %base_url, %cert, "listening (REST and gRPC over TLS)");
+            server = server.tls(tls);
+        }
+        None => tracing::info!(%address, %base_url, "listening (REST and gRPC)"),
+    }
+    server.serve(shutdown).await;
     store.close().await;
     tracing::info!("stopped");
     Ok(())

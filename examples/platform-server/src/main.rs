@@ -4,6 +4,8 @@
 //! cargo run --release -p platform-server -- --data-dir ./data --listen 127.0.0.1:8080
 //! ```
 
+mod tls_flags;
+
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -41,7 +43,8 @@ struct Args {
     /// Use PostgreSQL at this URL instead of the embedded database.
     #[arg(long, env = "PLATFORM_DATABASE_URL")]
     database_url: Option<String>,
-    /// Base URL of the API (the audience of its tokens); `http://<listen>` by default.
+    /// Base URL of the API (the audience of its tokens); `http://<listen>` by
+    /// default, `https://<listen>` with TLS.
     #[arg(long, env = "PLATFORM_BASE_URL", global = true)]
     base_url: Option<String>,
     /// Trust identity tokens from ISSUER, verified with the keys in JWKS_FILE (repeatable).
@@ -126,6 +129,8 @@ struct Args {
     /// ends early (with a `nextPageToken`) rather than exceed it.
     #[arg(long, env = "PLATFORM_LIST_BUDGET", value_name = "BYTES", default_value_t = runtime::standard::LIST_BUDGET_BYTES)]
     list_budget: usize,
+    #[command(flatten)]
+    tls: tls_flags::TlsFlags,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -162,7 +167,7 @@ async fn main() -> std::process::ExitCode {
     let base_url = args
         .base_url
         .clone()
-        .unwrap_or_else(|| format!("http://{}", args.listen));
+        .unwrap_or_else(|| format!("{}://{}", args.tls.scheme(), args.listen));
     if let Some(Command::MintToken { identity }) = &args.command {
         return match platform_server::mint_token(
             args.keys_dir.as_deref().unwrap_or(&args.data_dir),
@@ -198,6 +203,7 @@ async fn main() -> std::process::ExitCode {
             max_concurrent_streams: args.max_streams,
         },
         list_budget: Some(args.list_budget),
+        tls: args.tls.files(),
     };
     let result = match tokio::net::TcpListener::bind(args.listen).await {
         Ok(listener) => {
