@@ -23,8 +23,8 @@
 //! - **header**: a request head must arrive completely within this time,
 //!   counted from the connection's accept for the first request and from
 //!   the first byte of each later HTTP/1 request. An HTTP/2 connection must
-//!   send its preface within this time. A connection that misses it is
-//!   closed without an answer.
+//!   send its preface and its first request's head within this time. A
+//!   connection that misses it is closed without an answer.
 //! - **body**: a request body must arrive completely within this time after
 //!   the request head, REST and gRPC alike. The deadline is for the body as a
 //!   whole: a body that trickles in one byte at a time is cut off like one
@@ -566,8 +566,7 @@ impl Activity {
         next
     }
 
-    /// Whether no request is in progress on a connection that has sent one
-    /// (or its HTTP/2 preface).
+    /// Whether no request is in progress on a connection that has sent one.
     fn is_idle(&self) -> bool {
         matches!(self.state().phase, Phase::Idle(_))
     }
@@ -594,12 +593,13 @@ impl Activity {
                 state.preface = None;
             } else if matched + take == H2_PREFACE.len() {
                 // An HTTP/2 connection: from now on only requests count.
+                // Its first request head is still due by the header timeout,
+                // and until it comes the connection is not idle: over TLS the
+                // preface and the first request often arrive in separate
+                // reads, and a server at its connection limit must not take
+                // a new client for an idle one in between.
                 state.preface = None;
                 state.http2 = true;
-                if state.in_flight == 0 {
-                    state.phase = Phase::Idle(Instant::now());
-                    changed = true;
-                }
             } else {
                 state.preface = Some(matched + take);
             }

@@ -240,13 +240,7 @@ pub(super) fn connect_error(url: &str, error: &(dyn std::error::Error + 'static)
     let mut certificate = None;
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(current) = cause {
-        let tls = current.downcast_ref::<rustls::Error>().or_else(|| {
-            current
-                .downcast_ref::<std::io::Error>()
-                .and_then(|io| io.get_ref())
-                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-        });
-        if let Some(rustls::Error::InvalidCertificate(why)) = tls {
+        if let Some(rustls::Error::InvalidCertificate(why)) = current.downcast_ref() {
             certificate = Some(why.clone());
         }
         if !std::ptr::addr_eq(current, error) {
@@ -256,7 +250,11 @@ pub(super) fn connect_error(url: &str, error: &(dyn std::error::Error + 'static)
                 text.push_str(&more);
             }
         }
-        cause = current.source();
+        // An `io::Error`'s `source` skips the error it wraps.
+        cause = match current.downcast_ref::<std::io::Error>() {
+            Some(io) => io.get_ref().map(|inner| inner as &(dyn std::error::Error + 'static)),
+            None => current.source(),
+        };
     }
     match certificate {
         Some(why) => untrusted(url, &format!("{why:?}")),
