@@ -316,7 +316,10 @@ async fn connection(
     let activity = Arc::new(Activity::new(timeouts));
     // The handshake counts against the first request head's time.
     let stream = match tls {
-        Some(tls) => match tls.accept(stream, activity.accepted + timeouts.header).await {
+        Some(tls) => match tls
+            .accept(stream, activity.accepted + timeouts.header)
+            .await
+        {
             Some(stream) => stream,
             None => return,
         },

@@ -386,7 +386,9 @@ mod tests {
     }
 
     fn der((cert, _): &(String, String)) -> Vec<u8> {
-        CertificateDer::from_pem_slice(cert.as_bytes()).unwrap().to_vec()
+        CertificateDer::from_pem_slice(cert.as_bytes())
+            .unwrap()
+            .to_vec()
     }
 
     #[test]
@@ -403,12 +405,18 @@ mod tests {
 
         write(&files, &(cert.clone(), "not a key".to_owned()));
         let no_key = ServerTls::load(&files).unwrap_err().to_string();
-        assert!(no_key.contains("server.key: no PEM private key"), "{no_key}");
+        assert!(
+            no_key.contains("server.key: no PEM private key"),
+            "{no_key}"
+        );
 
         let (_, other_key) = pair();
         write(&files, &(cert.clone(), other_key));
         let mismatched = ServerTls::load(&files).unwrap_err().to_string();
-        assert!(mismatched.contains("are not a certificate and its key"), "{mismatched}");
+        assert!(
+            mismatched.contains("are not a certificate and its key"),
+            "{mismatched}"
+        );
 
         write(&files, &(cert, key));
         ServerTls::load(&files).unwrap();

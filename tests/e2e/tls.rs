@@ -26,7 +26,9 @@ fn clients(url: &str, tls: &Tls, token: &str) -> [(&'static str, Client); 2] {
         ("REST", Connection::rest_with(url, tls).unwrap()),
     ]
     .map(|(name, connection)| {
-        let connection = connection.with_tokens(token.clone()).with_retry(Retry::NONE);
+        let connection = connection
+            .with_tokens(token.clone())
+            .with_retry(Retry::NONE);
         (name, Client::new(connection))
     })
 }
@@ -84,10 +86,17 @@ async fn rest_and_grpc_share_the_tls_port() {
         assert_eq!((version, status), (expected, http::StatusCode::OK));
     }
     let tls = TlsServer::client_tls(&ca);
-    for url in [server.url.clone(), format!("https://127.0.0.1:{}", server.address.port())] {
+    for url in [
+        server.url.clone(),
+        format!("https://127.0.0.1:{}", server.address.port()),
+    ] {
         for (transport, client) in clients(&url, &tls, &server.admin_token) {
             let items = list_one(&client).await;
-            assert_eq!(items.map_err(|e| e.to_string()), Ok(1), "{transport} at {url}");
+            assert_eq!(
+                items.map_err(|e| e.to_string()),
+                Ok(1),
+                "{transport} at {url}"
+            );
         }
     }
     // Plain HTTP on the TLS port is not served.
@@ -108,10 +117,24 @@ async fn a_certificate_the_client_does_not_trust_is_refused_clearly() {
     let other = TlsServer::client_tls(&TestCa::new("another CA"));
     for (transport, client) in clients(&server.url, &other, &server.admin_token) {
         let error = list_one(&client).await.unwrap_err();
-        assert_eq!(error.code(), Code::FailedPrecondition, "{transport}: {error}");
-        assert_eq!(error.reason(), "UNTRUSTED_CERTIFICATE", "{transport}: {error}");
-        assert!(error.message().contains(&server.url), "{transport}: {error}");
-        assert!(error.message().contains("UnknownIssuer"), "{transport}: {error}");
+        assert_eq!(
+            error.code(),
+            Code::FailedPrecondition,
+            "{transport}: {error}"
+        );
+        assert_eq!(
+            error.reason(),
+            "UNTRUSTED_CERTIFICATE",
+            "{transport}: {error}"
+        );
+        assert!(
+            error.message().contains(&server.url),
+            "{transport}: {error}"
+        );
+        assert!(
+            error.message().contains("UnknownIssuer"),
+            "{transport}: {error}"
+        );
     }
     server.stop().await;
 }
@@ -145,7 +168,9 @@ async fn plain_http_to_a_host_that_is_not_loopback_is_refused_before_connecting(
         assert!(description.contains("allow_insecure_http"), "{description}");
     }
     // Nothing connected: the next connection the listener accepts is ours.
-    let ours = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+    let ours = TcpStream::connect(listener.local_addr().unwrap())
+        .await
+        .unwrap();
     let (first, peer) = listener.accept().await.unwrap();
     assert_eq!(peer, ours.local_addr().unwrap());
     drop(first);
@@ -173,7 +198,11 @@ async fn a_replaced_certificate_is_served_to_new_connections() {
     assert_eq!(seen, renewed.der, "the new certificate is served");
     let tls = TlsServer::client_tls(&ca);
     for (transport, client) in clients(&server.url, &tls, &server.admin_token) {
-        assert_eq!(list_one(&client).await.map_err(|e| e.to_string()), Ok(1), "{transport}");
+        assert_eq!(
+            list_one(&client).await.map_err(|e| e.to_string()),
+            Ok(1),
+            "{transport}"
+        );
     }
     server.stop().await;
 }
@@ -191,14 +220,22 @@ async fn a_stalled_handshake_does_not_hold_up_others() {
     })
     .await;
     let mut stalled = Vec::new();
-    for partial in [&b""[..], b"\x16\x03\x01\x02\x00", b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc"] {
+    for partial in [
+        &b""[..],
+        b"\x16\x03\x01\x02\x00",
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc",
+    ] {
         let mut stream = TcpStream::connect(server.address).await.unwrap();
         stream.write_all(partial).await.unwrap();
         stalled.push(stream);
     }
     let tls = TlsServer::client_tls(&ca);
     for (transport, client) in clients(&server.url, &tls, &server.admin_token) {
-        assert_eq!(list_one(&client).await.map_err(|e| e.to_string()), Ok(1), "{transport}");
+        assert_eq!(
+            list_one(&client).await.map_err(|e| e.to_string()),
+            Ok(1),
+            "{transport}"
+        );
     }
     // The header timeout closes them, unanswered.
     for mut stream in stalled {

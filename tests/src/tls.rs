@@ -55,7 +55,9 @@ impl TestCa {
     pub fn issue(&self) -> Issued {
         let names = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
         let mut params = CertificateParams::new(names).unwrap();
-        params.distinguished_name.push(DnType::CommonName, "localhost");
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "localhost");
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         let key = KeyPair::generate().unwrap();
         let cert = params.signed_by(&key, &self.issuer).unwrap();

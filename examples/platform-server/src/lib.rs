@@ -89,13 +89,10 @@ pub async fn serve_with(
     private::create_dir(keys_dir)
         .map_err(|e| format!("cannot create keys dir {}: {e}", keys_dir.display()))?;
     let address = listener.local_addr()?;
-    let base_url = config
-        .base_url
-        .clone()
-        .unwrap_or_else(|| match tls {
-            Some(_) => format!("https://{address}"),
-            None => format!("http://{address}"),
-        });
+    let base_url = config.base_url.clone().unwrap_or_else(|| match tls {
+        Some(_) => format!("https://{address}"),
+        None => format!("http://{address}"),
+    });
     let store = match &config.database_url {
         Some(url) => store::open_postgres(url).await?,
         None => store::open_sqlite(&config.data_dir).await?,

@@ -22,8 +22,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use platformctl::{credentials, describe, exit_code, tokens};
-use runtime::client::{Connection, StaticToken};
+use platformctl::{credentials, describe, exit_code, tokens, transport};
+use runtime::client::StaticToken;
 use runtime::{Code, Error};
 
 use crate::credentials::Credentials;
@@ -66,6 +66,8 @@ struct Cli {
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = Format::Table, global = true)]
     output: Format,
+    #[command(flatten)]
+    transport: transport::TransportFlags,
     #[command(subcommand)]
     command: Command,
 }
@@ -114,21 +116,28 @@ enum Auth {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match &cli.command {
-        Command::Completion { shell } => {
-            let mut command = Cli::command();
-            clap_complete::generate(*shell, &mut command, "platformctl", &mut std::io::stdout());
-            Ok(())
-        }
-        Command::Auth(auth) => run_auth(&cli, auth).await,
-        Command::Collection(command) => run_collection(&cli, command).await,
-    };
+    let result = run(&cli).await;
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("{}", describe(&error));
             exit_code(&error)
         }
+    }
+}
+
+async fn run(cli: &Cli) -> Result<(), Error> {
+    if let Command::Completion { shell } = &cli.command {
+        let mut command = Cli::command();
+        clap_complete::generate(*shell, &mut command, "platformctl", &mut std::io::stdout());
+        return Ok(());
+    }
+    // Every connection below, the issuer's included, goes by these settings.
+    transport::configure(cli.transport.tls()?);
+    match &cli.command {
+        Command::Completion { .. } => Ok(()),
+        Command::Auth(auth) => run_auth(cli, auth).await,
+        Command::Collection(command) => run_collection(cli, command).await,
     }
 }
 
@@ -182,9 +191,9 @@ async fn run_auth(cli: &Cli, auth: &Auth) -> Result<(), Error> {
 /// The generated client over the chosen transport, with the chosen tokens.
 fn client(cli: &Cli) -> Result<generated::Client, Error> {
     let connection = if cli.grpc {
-        Connection::grpc(server(cli))?
+        transport::grpc(server(cli))?
     } else {
-        Connection::rest(server(cli))?
+        transport::rest(server(cli))?
     };
     let connection = match &cli.token {
         Some(token) => connection.with_tokens(StaticToken::new(token.clone())),

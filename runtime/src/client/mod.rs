@@ -257,9 +257,7 @@ impl Connection {
         };
         let call = async {
             match &self.transport {
-                Transport::Grpc { channel, url } => {
-                    grpc(channel, url, route, request, token).await
-                }
+                Transport::Grpc { channel, url } => grpc(channel, url, route, request, token).await,
                 Transport::Rest(rest) => rest.call(route, request, token.as_deref()).await,
             }
         };

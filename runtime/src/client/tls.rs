@@ -63,7 +63,8 @@ impl Tls {
     /// `CERTIFICATE` blocks) instead of the operating system's roots; may
     /// be called again to add more.
     pub fn ca_pem(mut self, pem: &[u8]) -> Result<Self, Error> {
-        self.authorities.extend(authorities(pem).map_err(invalid_ca)?);
+        self.authorities
+            .extend(authorities(pem).map_err(invalid_ca)?);
         Ok(self)
     }
 
@@ -252,7 +253,9 @@ pub(super) fn connect_error(url: &str, error: &(dyn std::error::Error + 'static)
         }
         // An `io::Error`'s `source` skips the error it wraps.
         cause = match current.downcast_ref::<std::io::Error>() {
-            Some(io) => io.get_ref().map(|inner| inner as &(dyn std::error::Error + 'static)),
+            Some(io) => io
+                .get_ref()
+                .map(|inner| inner as &(dyn std::error::Error + 'static)),
             None => current.source(),
         };
     }
@@ -327,12 +330,32 @@ mod tests {
         assert_eq!(tls.scheme("http://[::1]:8080/").unwrap(), Scheme::Http);
         let refused = tls.scheme("http://api.example:8080").unwrap_err();
         assert_eq!(refused.code(), Code::InvalidArgument);
-        assert!(refused.field_violations()[0].description.contains("`http://api.example:8080`"));
-        assert!(refused.field_violations()[0].description.contains("allow_insecure_http"));
+        assert!(
+            refused.field_violations()[0]
+                .description
+                .contains("`http://api.example:8080`")
+        );
+        assert!(
+            refused.field_violations()[0]
+                .description
+                .contains("allow_insecure_http")
+        );
         let allowed = Tls::new().allow_insecure_http(true);
-        assert_eq!(allowed.scheme("http://api.example:8080").unwrap(), Scheme::Http);
-        for bad in ["ftp://api.example", "api.example:8080", "https://", "not a url"] {
-            assert_eq!(tls.scheme(bad).unwrap_err().code(), Code::InvalidArgument, "{bad}");
+        assert_eq!(
+            allowed.scheme("http://api.example:8080").unwrap(),
+            Scheme::Http
+        );
+        for bad in [
+            "ftp://api.example",
+            "api.example:8080",
+            "https://",
+            "not a url",
+        ] {
+            assert_eq!(
+                tls.scheme(bad).unwrap_err().code(),
+                Code::InvalidArgument,
+                "{bad}"
+            );
         }
     }
 
@@ -344,6 +367,10 @@ mod tests {
         let key_only = Tls::new().ca_pem(ca.signing_key.serialize_pem().as_bytes());
         assert_eq!(key_only.unwrap_err().code(), Code::InvalidArgument);
         let missing = Tls::new().ca_file("/nonexistent/ca.pem").unwrap_err();
-        assert!(missing.field_violations()[0].description.contains("/nonexistent/ca.pem"));
+        assert!(
+            missing.field_violations()[0]
+                .description
+                .contains("/nonexistent/ca.pem")
+        );
     }
 }

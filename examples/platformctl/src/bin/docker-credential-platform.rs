@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use platformctl::{credentials, tokens};
+use platformctl::{credentials, tokens, transport};
 
 #[derive(Parser)]
 #[command(
@@ -38,6 +38,10 @@ struct Cli {
     /// The identity token (an OIDC JWT) to exchange.
     #[arg(long, env = "PLATFORM_IDENTITY_TOKEN_FILE")]
     identity_token_file: Option<PathBuf>,
+    /// The CA file and the plain-HTTP opt-in (`PLATFORMCTL_CA_FILE`,
+    /// `PLATFORMCTL_ALLOW_INSECURE_HTTP`: Docker passes no flags).
+    #[command(flatten)]
+    transport: transport::TransportFlags,
     /// The credential-helper operation Docker asks for.
     operation: Operation,
 }
@@ -56,6 +60,10 @@ const NOT_FOUND: &str = "credentials not found in native keychain";
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(error) = configure_transport(&cli) {
+        eprintln!("{}", platformctl::describe(&error));
+        return platformctl::exit_code(&error);
+    }
     let mut input = String::new();
     if let Err(e) = std::io::stdin().read_to_string(&mut input) {
         eprintln!("error: cannot read stdin: {e}");
@@ -70,6 +78,13 @@ async fn main() -> ExitCode {
         }
         Operation::Get => get(&cli, input.trim()).await,
     }
+}
+
+/// The token exchange goes over TLS with the CA file's roots, and over plain
+/// HTTP only to this machine or with the opt-in.
+fn configure_transport(cli: &Cli) -> Result<(), runtime::Error> {
+    transport::configure(cli.transport.tls()?);
+    Ok(())
 }
 
 async fn get(cli: &Cli, host: &str) -> ExitCode {
