@@ -247,3 +247,32 @@ async fn a_stalled_handshake_does_not_hold_up_others() {
     }
     server.stop().await;
 }
+
+#[tokio::test]
+async fn the_server_does_not_start_without_a_valid_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = TestCa::new("e2e test CA");
+    let files =
+        runtime::tls::CertFiles::new(dir.path().join("server.crt"), dir.path().join("server.key"));
+    let start = || async {
+        let mut config = e2e::TestServer::config(&dir.path().join("data"));
+        config.tls = Some(files.clone());
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        platform_server::serve(config, listener, async {})
+            .await
+            .unwrap_err()
+            .to_string()
+    };
+    let missing = start().await;
+    assert!(missing.contains("server.crt"), "{missing}");
+
+    // A certificate with the key of another.
+    let (one, other) = (ca.issue(), ca.issue());
+    std::fs::write(&files.cert, &one.cert_pem).unwrap();
+    std::fs::write(&files.key, &other.key_pem).unwrap();
+    let mismatched = start().await;
+    assert!(
+        mismatched.contains("are not a certificate and its key"),
+        "{mismatched}"
+    );
+}

@@ -45,3 +45,39 @@ impl TlsFlags {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Flags {
+        #[command(flatten)]
+        tls: TlsFlags,
+    }
+
+    fn parse(args: &[&str]) -> Result<Flags, clap::Error> {
+        Flags::try_parse_from(std::iter::once("platform-server").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn a_certificate_and_its_key_come_together() {
+        let plain = parse(&[]).unwrap();
+        assert_eq!((plain.tls.files(), plain.tls.scheme()), (None, "http"));
+        let tls = parse(&["--tls-cert", "c.pem", "--tls-key", "k.pem"]).unwrap();
+        assert_eq!(
+            tls.tls.files(),
+            Some(runtime::tls::CertFiles::new("c.pem", "k.pem"))
+        );
+        assert_eq!(tls.tls.scheme(), "https");
+        for alone in [["--tls-cert", "c.pem"], ["--tls-key", "k.pem"]] {
+            let error = parse(&alone).unwrap_err();
+            assert_eq!(
+                error.kind(),
+                clap::error::ErrorKind::MissingRequiredArgument
+            );
+        }
+    }
+}

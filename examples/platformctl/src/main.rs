@@ -5,6 +5,7 @@
 //! platformctl auth login --identity <UIDP> --identity-token ci.jwt
 //! platformctl auth login --browser --issuer https://login.example --identity <UIDP>
 //! platformctl groups list --children-of <UIDP> --all
+//! platformctl --server https://api.example:8443 --ca-file ca.pem groups list
 //! platformctl repos create --parent <UIDP> --set name=images --set public=true
 //! platformctl groups update <UIDP> --set description="Platform team" --etag <ETAG>
 //! platformctl roles get <UIDP> -o json
@@ -14,6 +15,10 @@
 //! Credentials are cached in `$PLATFORMCTL_CONFIG_DIR`, else
 //! `$XDG_CONFIG_HOME/platformctl`, else `~/.config/platformctl`; `--token`
 //! (or `$PLATFORMCTL_TOKEN`) uses a token as given instead.
+//!
+//! `https://` servers and issuers are verified against the system's roots,
+//! or only the CA of `--ca-file` (`$PLATFORMCTL_CA_FILE`); plain `http://`
+//! goes to this machine only, unless `--allow-insecure-http`.
 
 mod login;
 mod output;
