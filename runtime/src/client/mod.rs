@@ -11,7 +11,7 @@
 //!
 //! `https://` URLs are served over TLS, verified against the operating
 //! system's roots or a private certificate authority; plain `http://` is for
-//! loopback hosts unless explicitly allowed ([`Tls`], module `tls`).
+//! loopback hosts unless explicitly allowed ([`Tls`]).
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), runtime::Error> {

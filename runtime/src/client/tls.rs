@@ -1,27 +1,4 @@
-//! Which servers a [`Connection`](super::Connection) trusts, and where it
-//! may go without TLS.
-//!
-//! - `https://` URLs are verified against the operating system's root
-//!   certificates (`rustls-native-certs`, read once per process), or, when
-//!   a private certificate authority is given ([`Tls::ca_file`],
-//!   [`Tls::ca_pem`]), against that authority only, as `curl --cacert` does.
-//!   A certificate the client does not trust fails the call at once with
-//!   `FAILED_PRECONDITION` (reason `UNTRUSTED_CERTIFICATE`), and is not
-//!   retried.
-//! - `http://` URLs are allowed to loopback hosts only (`localhost`,
-//!   `127.0.0.0/8`, `::1`): a bearer token sent in plain HTTP can be read by
-//!   anyone on the way. Any other `http://` URL is refused with
-//!   `INVALID_ARGUMENT` before anything is connected, unless the caller opts
-//!   in with [`Tls::allow_insecure_http`] (a trusted network, a proxy
-//!   beside the client).
-//!
-//! ```no_run
-//! # async fn example() -> Result<(), runtime::Error> {
-//! use runtime::client::{Connection, Tls};
-//! let tls = Tls::new().ca_file("/etc/api/ca.pem")?;
-//! let connection = Connection::grpc_with("https://api.internal:8443", &tls)?;
-//! # Ok(()) }
-//! ```
+//! TLS and plain HTTP for client connections: [`Tls`].
 
 use std::net::IpAddr;
 use std::path::Path;
@@ -36,9 +13,31 @@ use crate::error::{Code, Error};
 /// The largest CA file read.
 const MAX_CA_BYTES: u64 = 1 << 20;
 
-/// How a client connection is secured; see the [module docs](self). The
-/// default trusts the operating system's roots and allows plain HTTP to
-/// loopback hosts only.
+/// How a client connection is secured: which servers it trusts, and where it
+/// may go without TLS. The default trusts the operating system's roots and
+/// allows plain HTTP to loopback hosts only.
+///
+/// - `https://` URLs are verified against the operating system's root
+///   certificates (`rustls-native-certs`, read once per process), or, when
+///   a private certificate authority is given ([`Tls::ca_file`],
+///   [`Tls::ca_pem`]), against that authority only, as `curl --cacert` does.
+///   A certificate the client does not trust fails the call at once with
+///   `FAILED_PRECONDITION` (reason `UNTRUSTED_CERTIFICATE`), and is not
+///   retried.
+/// - `http://` URLs are allowed to loopback hosts only (`localhost`,
+///   `127.0.0.0/8`, `::1`): a bearer token sent in plain HTTP can be read by
+///   anyone on the way. Any other `http://` URL is refused with
+///   `INVALID_ARGUMENT` before anything is connected, unless the caller opts
+///   in with [`Tls::allow_insecure_http`] (a trusted network, a proxy
+///   beside the client).
+///
+/// ```no_run
+/// # async fn example() -> Result<(), runtime::Error> {
+/// use runtime::client::{Connection, Tls};
+/// let tls = Tls::new().ca_file("/etc/api/ca.pem")?;
+/// let connection = Connection::grpc_with("https://api.internal:8443", &tls)?;
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Tls {
     /// Private certificate authorities; when any, the only ones trusted.
@@ -136,7 +135,7 @@ impl Tls {
     }
 
     /// An HTTPS connector for a hyper client (HTTP/1.1 and HTTP/2 by
-    /// ALPN), trusting [`Tls::roots`]. It connects `http://` URLs too: check
+    /// ALPN), trusting the CA given, else the system's roots. It connects `http://` URLs too: check
     /// each URL with [`Tls::check_url`] first.
     pub fn connector(&self) -> Result<HttpsConnector, Error> {
         Ok(connector(self.roots()?))
