@@ -288,13 +288,17 @@ pub(super) fn grpc_error(url: &str, status: &tonic::Status) -> Error {
 }
 
 fn untrusted(url: &str, why: &str) -> Error {
+    let hint = if why.contains("CaUsedAsEndEntity") {
+        "the server presents a CA certificate as its own (a self-signed certificate made \
+         with `CA:TRUE`): give the server a certificate of its own, issued by the CA, or \
+         self-signed with `basicConstraints=CA:FALSE`"
+    } else {
+        "if the server's certificate authority is a private one, give it as a CA file"
+    };
     Error::new(
         Code::FailedPrecondition,
         "UNTRUSTED_CERTIFICATE",
-        format!(
-            "the certificate of {url} is not trusted ({why}): if the server's certificate \
-             authority is a private one, give it as a CA file"
-        ),
+        format!("the certificate of {url} is not trusted ({why}): {hint}"),
     )
 }
 
@@ -365,6 +369,34 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn an_untrusted_certificate_is_told_apart_from_an_unreachable_server() {
+        let status = tonic::Status::unavailable("invalid peer certificate: UnknownIssuer");
+        let error = grpc_error("https://api.example", &status);
+        assert_eq!(
+            (error.code(), error.reason()),
+            (Code::FailedPrecondition, "UNTRUSTED_CERTIFICATE")
+        );
+        assert!(error.message().contains("https://api.example"), "{error}");
+        assert!(error.message().contains("give it as a CA file"), "{error}");
+        let ca =
+            rustls::Error::InvalidCertificate(rustls::CertificateError::Other(rustls::OtherError(
+                std::sync::Arc::new(std::io::Error::other("CaUsedAsEndEntity")),
+            )));
+        let wrapped = std::io::Error::new(std::io::ErrorKind::InvalidData, ca);
+        let error = connect_error("https://api.example", &wrapped);
+        assert_eq!(error.reason(), "UNTRUSTED_CERTIFICATE", "{error}");
+        assert!(error.message().contains("CA:FALSE"), "{error}");
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let error = connect_error("https://api.example", &refused);
+        assert_eq!(error.code(), Code::Unavailable, "{error}");
+        let status = tonic::Status::unavailable("tcp connect error");
+        assert_eq!(
+            grpc_error("https://api.example", &status).code(),
+            Code::Unavailable
+        );
     }
 
     #[test]
