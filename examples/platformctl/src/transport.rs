@@ -80,3 +80,38 @@ pub fn grpc(server: &str) -> Result<Connection, runtime::Error> {
     check_url(server)?;
     Connection::grpc_with(server, &tls())
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        transport: TransportFlags,
+    }
+
+    fn tls(args: &[&str]) -> Result<Tls, runtime::Error> {
+        Flags::try_parse_from(std::iter::once("platformctl").chain(args.iter().copied()))
+            .unwrap()
+            .transport
+            .tls()
+    }
+
+    #[test]
+    fn the_flags_make_the_policy() {
+        let remote = "http://api.example:8080";
+        assert!(tls(&[]).unwrap().check_url(remote).is_err());
+        assert!(tls(&[]).unwrap().check_url("http://127.0.0.1:8080").is_ok());
+        let insecure = tls(&["--allow-insecure-http"]).unwrap();
+        assert!(insecure.check_url(remote).is_ok());
+        let missing = tls(&["--ca-file", "/nonexistent/ca.pem"]).unwrap_err();
+        assert_eq!(missing.code(), runtime::Code::InvalidArgument);
+        assert!(
+            missing.message().contains("/nonexistent/ca.pem"),
+            "{missing}"
+        );
+    }
+}
