@@ -16,6 +16,7 @@
 //! - `observe` (feature `observe`): access log, Prometheus metrics and W3C
 //!   trace context for a served router; `ratelimit` (feature `ratelimit`):
 //!   per-caller rate limits.
+//! - [`tls`]: the server's TLS, its certificate reloaded when its files change.
 //! - [`keys`], [`private`]: signing keys shared by replicas, and the
 //!   owner-only files and directories a server keeps them in.
 //! - [`legacy`]: older versions of resources, shown over the same storage.
@@ -65,6 +66,7 @@ pub mod sql;
 pub mod standard;
 pub mod store;
 pub mod time;
+pub mod tls;
 pub mod uidp;
 pub mod web;
 

@@ -23,8 +23,8 @@
 //! - **header**: a request head must arrive completely within this time,
 //!   counted from the connection's accept for the first request and from
 //!   the first byte of each later HTTP/1 request. An HTTP/2 connection must
-//!   send its preface within this time. A connection that misses it is
-//!   closed without an answer.
+//!   send its preface and its first request's head within this time. A
+//!   connection that misses it is closed without an answer.
 //! - **body**: a request body must arrive completely within this time after
 //!   the request head, REST and gRPC alike. The deadline is for the body as a
 //!   whole: a body that trickles in one byte at a time is cut off like one
@@ -63,6 +63,10 @@
 //!   once it is idle; connections still open after this time are dropped.
 //!   A connection shut down for being idle gets the same time to close.
 //!
+//! With [`Server::tls`] the same is served over TLS ([`crate::tls`]): the
+//! handshake runs in the connection's task under the header timeout, which
+//! it shares with the first request head.
+//!
 //! hyper's own HTTP/1 header read timeout is not used: it also runs while a
 //! keep-alive connection waits for its next request, so it would cut idle
 //! connections at the header timeout instead of the idle timeout.
@@ -91,6 +95,7 @@ use tokio::time::{Instant, Sleep};
 use tower::ServiceExt;
 
 use crate::error::{Code, Error};
+use crate::tls::{ServerTls, Stream};
 
 /// How long the server waits for clients; see the [module docs](self).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,6 +158,7 @@ pub struct Server {
     router: Router,
     timeouts: Timeouts,
     limits: Limits,
+    tls: Option<ServerTls>,
 }
 
 impl Server {
@@ -164,7 +170,14 @@ impl Server {
             router,
             timeouts: Timeouts::default(),
             limits: Limits::default(),
+            tls: None,
         }
+    }
+
+    /// Serves over TLS only, with this certificate; see [`crate::tls`].
+    pub fn tls(mut self, tls: ServerTls) -> Self {
+        self.tls = Some(tls);
+        self
     }
 
     /// Uses these timeouts.
@@ -188,6 +201,7 @@ impl Server {
             router,
             timeouts,
             limits,
+            tls,
         } = self;
         let limits = Limits {
             max_connections: limits.max_connections.clamp(1, Semaphore::MAX_PERMITS),
@@ -224,6 +238,7 @@ impl Server {
                     Ok((stream, peer)) => {
                         connections.spawn(connection(
                             (stream, peer),
+                            tls.clone(),
                             router.clone(),
                             timeouts,
                             limits,
@@ -286,6 +301,7 @@ struct Watchers {
 /// is its place under the connection limit, given back when it closes.
 async fn connection(
     (stream, peer): (TcpStream, SocketAddr),
+    tls: Option<ServerTls>,
     router: Router,
     timeouts: Timeouts,
     limits: Limits,
@@ -299,6 +315,17 @@ async fn connection(
     // Small messages (gRPC, JSON) should not wait for Nagle's algorithm.
     stream.set_nodelay(true).ok();
     let activity = Arc::new(Activity::new(timeouts));
+    // The handshake counts against the first request head's time.
+    let stream = match tls {
+        Some(tls) => match tls
+            .accept(stream, activity.accepted + timeouts.header)
+            .await
+        {
+            Some(stream) => stream,
+            None => return,
+        },
+        None => Stream::Plain(stream),
+    };
     let io = TokioIo::new(Watched {
         inner: stream,
         activity: Arc::clone(&activity),
@@ -548,8 +575,7 @@ impl Activity {
         next
     }
 
-    /// Whether no request is in progress on a connection that has sent one
-    /// (or its HTTP/2 preface).
+    /// Whether no request is in progress on a connection that has sent one.
     fn is_idle(&self) -> bool {
         matches!(self.state().phase, Phase::Idle(_))
     }
@@ -576,12 +602,13 @@ impl Activity {
                 state.preface = None;
             } else if matched + take == H2_PREFACE.len() {
                 // An HTTP/2 connection: from now on only requests count.
+                // Its first request head is still due by the header timeout,
+                // and until it comes the connection is not idle: over TLS the
+                // preface and the first request often arrive in separate
+                // reads, and a server at its connection limit must not take
+                // a new client for an idle one in between.
                 state.preface = None;
                 state.http2 = true;
-                if state.in_flight == 0 {
-                    state.phase = Phase::Idle(Instant::now());
-                    changed = true;
-                }
             } else {
                 state.preface = Some(matched + take);
             }
@@ -664,7 +691,7 @@ impl Drop for InFlight {
 /// The connection's socket, reporting what it reads and when its writes
 /// wait for the client.
 struct Watched {
-    inner: TcpStream,
+    inner: Stream,
     activity: Arc<Activity>,
     /// Whether the last write (or flush) was left pending.
     write_blocked: bool,

@@ -24,5 +24,6 @@ mod published;
 mod races;
 mod reflection;
 mod replicas;
+mod tls;
 mod transport;
 mod wiring;

@@ -1,6 +1,8 @@
 //! Harness for end-to-end tests: a platform server on a real socket, small
 //! REST and gRPC clients for it, callers with tokens of their own, an OIDC
-//! issuer, and PostgreSQL databases of their own.
+//! issuer, and PostgreSQL databases of their own; [`tls`]: the same over TLS.
+
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

@@ -30,7 +30,8 @@ pub struct Config {
     pub keys_dir: Option<PathBuf>,
     /// Use PostgreSQL at this URL instead of the embedded database.
     pub database_url: Option<String>,
-    /// Base URL of the API (the audience of its tokens); `http://<listen>` when `None`.
+    /// Base URL of the API (the audience of its tokens); `http://<listen>`
+    /// when `None`, `https://<listen>` with [`Config::tls`].
     pub base_url: Option<String>,
     /// OIDC issuers whose identity tokens the token service accepts, with their JWKS files.
     pub trusted_issuers: Vec<(String, PathBuf)>,
@@ -54,6 +55,9 @@ pub struct Config {
     pub db_acquire_timeout: Option<std::time::Duration>,
     /// Origins whose browsers may call the API (REST and gRPC-Web); none by default.
     pub cors: runtime::web::Cors,
+    /// Serve over TLS with this certificate and key (reloaded when they
+    /// change); plain HTTP when `None`.
+    pub tls: Option<runtime::tls::CertFiles>,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -86,16 +90,22 @@ pub async fn serve_with(
     shutdown: impl Future<Output = ()> + Send + 'static,
     mount: Option<Mount>,
 ) -> Result<(), BoxError> {
+    // Checked first: a server that cannot serve TLS does not start.
+    let tls = config
+        .tls
+        .as_ref()
+        .map(runtime::tls::ServerTls::load)
+        .transpose()?;
     private::own_dir(&config.data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", config.data_dir.display()))?;
     let keys_dir = config.keys_dir();
     private::create_dir(keys_dir)
         .map_err(|e| format!("cannot create keys dir {}: {e}", keys_dir.display()))?;
     let address = listener.local_addr()?;
-    let base_url = config
-        .base_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{address}"));
+    let base_url = config.base_url.clone().unwrap_or_else(|| match tls {
+        Some(_) => format!("https://{address}"),
+        None => format!("http://{address}"),
+    });
     let store = match &config.database_url {
         Some(url) => store::open_postgres_with(url, config.db_acquire_timeout).await?,
         None => store::open_sqlite_with(&config.data_dir, config.db_acquire_timeout).await?,
@@ -130,12 +140,18 @@ pub async fn serve_with(
         mount,
     )?;
 
-    tracing::info!(%address, %base_url, "listening (REST and gRPC)");
-    runtime::serve::Server::new(listener, router)
+    let mut server = runtime::serve::Server::new(listener, router)
         .timeouts(config.timeouts)
-        .limits(config.limits)
-        .serve(shutdown)
-        .await;
+        .limits(config.limits);
+    match tls {
+        Some(tls) => {
+            let cert = tls.files().cert.display().to_string();
+            tracing::info!(%address, %base_url, %cert, "listening (REST and gRPC over TLS)");
+            server = server.tls(tls);
+        }
+        None => tracing::info!(%address, %base_url, "listening (REST and gRPC)"),
+    }
+    server.serve(shutdown).await;
     store.close().await;
     tracing::info!("stopped");
     Ok(())

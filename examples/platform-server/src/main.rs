@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand};
 mod cors;
 mod storage_flags;
 mod telemetry;
+mod tls_flags;
 
 /// Serves the Platform API (REST + gRPC) on one port.
 #[derive(Debug, Parser)]
@@ -43,7 +44,8 @@ struct Args {
     /// Use PostgreSQL at this URL instead of the embedded database.
     #[arg(long, env = "PLATFORM_DATABASE_URL")]
     database_url: Option<String>,
-    /// Base URL of the API (the audience of its tokens); `http://<listen>` by default.
+    /// Base URL of the API (the audience of its tokens); `http://<listen>` by
+    /// default, `https://<listen>` with TLS.
     #[arg(long, env = "PLATFORM_BASE_URL", global = true)]
     base_url: Option<String>,
     /// Trust identity tokens from ISSUER, verified with the keys in JWKS_FILE (repeatable).
@@ -134,6 +136,8 @@ struct Args {
     storage: storage_flags::StorageFlags,
     #[command(flatten)]
     cors: cors::CorsArgs,
+    #[command(flatten)]
+    tls: tls_flags::TlsFlags,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -170,7 +174,7 @@ async fn main() -> std::process::ExitCode {
     let base_url = args
         .base_url
         .clone()
-        .unwrap_or_else(|| format!("http://{}", args.listen));
+        .unwrap_or_else(|| format!("{}://{}", args.tls.scheme(), args.listen));
     if let Some(Command::MintToken { identity }) = &args.command {
         return match platform_server::mint_token(
             args.keys_dir.as_deref().unwrap_or(&args.data_dir),
@@ -225,6 +229,7 @@ async fn main() -> std::process::ExitCode {
         rate_limit: args.telemetry.rate_limit(),
         db_acquire_timeout: Some(args.storage.db_acquire_timeout),
         cors,
+        tls: args.tls.files(),
     };
     let result = match tokio::net::TcpListener::bind(args.listen).await {
         Ok(listener) => {

@@ -1,11 +1,13 @@
 //! The Platform API's client side beyond the generated client: token
 //! sources, the login cache `platformctl` keeps, and the output and exit
-//! codes its binaries share (`platformctl`, `docker-credential-platform`).
+//! codes its binaries share (`platformctl`, `docker-credential-platform`),
+//! and how they reach servers ([`transport`]: TLS roots, plain HTTP).
 
 pub mod credentials;
 pub mod docker;
 pub mod text;
 pub mod tokens;
+pub mod transport;
 
 use std::process::ExitCode;
 

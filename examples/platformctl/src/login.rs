@@ -15,8 +15,10 @@
 //!    the ID token.
 //!
 //! The ID token is not verified here: the server's token service verifies
-//! it (signature, issuer, audience, expiry) when it is exchanged. The HTTP
-//! client has no TLS, so the issuer's endpoints must be `http://` URLs.
+//! it (signature, issuer, audience, expiry) when it is exchanged. The
+//! issuer is reached over TLS with the roots of `platformctl::transport`
+//! (the system's, or `--ca-file`); plain `http://` only on this machine or
+//! with `--allow-insecure-http`.
 
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
@@ -31,7 +33,6 @@ use http::{Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full};
 use hyper::service::service_fn;
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -51,7 +52,7 @@ const SUCCESS_PAGE: &str = "<!doctype html><meta charset=utf-8><title>platformct
 const FAILURE_PAGE: &str = "<!doctype html><meta charset=utf-8><title>platformctl</title>\
     <p>The login failed; the terminal says why. You may close this window.</p>";
 
-type HttpClient = Client<HttpConnector, Full<Bytes>>;
+type HttpClient = Client<runtime::client::HttpsConnector, Full<Bytes>>;
 
 /// The outcome of the redirect: the authorization code, or why there is none.
 type Callback = Result<String, String>;
@@ -65,7 +66,7 @@ type Callback = Result<String, String>;
 /// `Open this URL to log in: <url>` is printed to stderr.
 pub async fn browser_login(issuer: &str, client_id: &str) -> Result<String, String> {
     issuer_origin(issuer)?;
-    let http = Client::builder(TokioExecutor::new()).build_http();
+    let http = http_client()?;
     let endpoints = discover(&http, issuer).await?;
 
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
@@ -247,9 +248,7 @@ async fn send(
     http: &HttpClient,
     request: Request<Full<Bytes>>,
 ) -> Result<(StatusCode, Bytes), String> {
-    if request.uri().scheme_str() != Some("http") {
-        return Err("only http:// URLs are supported (this client has no TLS)".to_owned());
-    }
+    check_url(request.uri())?;
     let exchange = async {
         let response = http.request(request).await.map_err(|e| error_chain(&e))?;
         let status = response.status();
@@ -264,6 +263,25 @@ async fn send(
     tokio::time::timeout(REQUEST_TIMEOUT, exchange)
         .await
         .map_err(|_| format!("no answer within {}s", REQUEST_TIMEOUT.as_secs()))?
+}
+
+/// The client for the issuer's endpoints: TLS with the process's roots
+/// (`platformctl::transport`).
+fn http_client() -> Result<HttpClient, String> {
+    let connector = platformctl::transport::tls()
+        .connector()
+        .map_err(|e| e.message().to_owned())?;
+    Ok(Client::builder(TokioExecutor::new()).build(connector))
+}
+
+/// Whether `uri` may be fetched: `https://`, or plain HTTP where
+/// `platformctl::transport` allows it.
+fn check_url(uri: &http::Uri) -> Result<(), String> {
+    platformctl::transport::check_url(&uri.to_string()).map_err(|e| {
+        e.field_violations()
+            .first()
+            .map_or_else(|| e.message().to_owned(), |v| v.description.clone())
+    })
 }
 
 /// An error with its causes, `outer: inner: …`.
@@ -618,7 +636,7 @@ mod tests {
 
     /// Acts as the browser against the loopback listener.
     async fn get(port: u16, path_and_query: &str) -> (StatusCode, String) {
-        let http: HttpClient = Client::builder(TokioExecutor::new()).build_http();
+        let http = http_client().unwrap();
         let request = Request::get(format!("http://127.0.0.1:{port}{path_and_query}"))
             .body(Full::default())
             .unwrap();
@@ -664,7 +682,7 @@ mod tests {
 
     #[tokio::test]
     async fn discovery_failures_name_the_step() {
-        let http: HttpClient = Client::builder(TokioExecutor::new()).build_http();
+        let http = http_client().unwrap();
         // A port nothing listens on: bound, then released.
         let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
             .await
@@ -681,8 +699,9 @@ mod tests {
             )),
             "{error}"
         );
-        let error = discover(&http, "https://issuer.test").await.unwrap_err();
-        assert!(error.contains("only http:// URLs"), "{error}");
+        let error = discover(&http, "http://issuer.test").await.unwrap_err();
+        assert!(error.contains("is plain HTTP"), "{error}");
+        assert!(error.contains("--allow-insecure-http"), "{error}");
         let error = discover(&http, "not a url").await.unwrap_err();
         assert!(error.contains("not a URL"), "{error}");
     }

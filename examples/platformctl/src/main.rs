@@ -5,6 +5,7 @@
 //! platformctl auth login --identity <UIDP> --identity-token ci.jwt
 //! platformctl auth login --browser --issuer https://login.example --identity <UIDP>
 //! platformctl groups list --children-of <UIDP> --all
+//! platformctl --server https://api.example:8443 --ca-file ca.pem groups list
 //! platformctl repos create --parent <UIDP> --set name=images --set public=true
 //! platformctl groups update <UIDP> --set description="Platform team" --etag <ETAG>
 //! platformctl roles get <UIDP> -o json
@@ -18,6 +19,10 @@
 //! its directory are the user's only (0600, 0700), whatever they were
 //! before. Text from the server is printed with control characters and
 //! bidirectional overrides escaped (`platformctl::text`).
+//!
+//! `https://` servers and issuers are verified against the system's roots,
+//! or only the CA of `--ca-file` (`$PLATFORMCTL_CA_FILE`); plain `http://`
+//! goes to this machine only, unless `--allow-insecure-http`.
 
 mod login;
 mod output;
@@ -26,8 +31,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use platformctl::{credentials, describe, exit_code, tokens};
-use runtime::client::{Connection, StaticToken};
+use platformctl::{credentials, describe, exit_code, tokens, transport};
+use runtime::client::StaticToken;
 use runtime::{Code, Error};
 
 use crate::credentials::Credentials;
@@ -71,6 +76,8 @@ struct Cli {
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = Format::Table, global = true)]
     output: Format,
+    #[command(flatten)]
+    transport: transport::TransportFlags,
     #[command(subcommand)]
     command: Command,
 }
@@ -128,21 +135,28 @@ enum Auth {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match &cli.command {
-        Command::Completion { shell } => {
-            let mut command = Cli::command();
-            clap_complete::generate(*shell, &mut command, "platformctl", &mut std::io::stdout());
-            Ok(())
-        }
-        Command::Auth(auth) => run_auth(&cli, auth).await,
-        Command::Collection(command) => run_collection(&cli, command).await,
-    };
+    let result = run(&cli).await;
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("{}", describe(&error));
             exit_code(&error)
         }
+    }
+}
+
+async fn run(cli: &Cli) -> Result<(), Error> {
+    if let Command::Completion { shell } = &cli.command {
+        let mut command = Cli::command();
+        clap_complete::generate(*shell, &mut command, "platformctl", &mut std::io::stdout());
+        return Ok(());
+    }
+    // Every connection below, the issuer's included, goes by these settings.
+    transport::configure(cli.transport.tls()?);
+    match &cli.command {
+        Command::Completion { .. } => Ok(()),
+        Command::Auth(auth) => run_auth(cli, auth).await,
+        Command::Collection(command) => run_collection(cli, command).await,
     }
 }
 
@@ -230,9 +244,9 @@ fn configure_docker(cli: &Cli, dir: &std::path::Path, registries: &[String]) -> 
 /// The generated client over the chosen transport, with the chosen tokens.
 fn client(cli: &Cli) -> Result<generated::Client, Error> {
     let connection = if cli.grpc {
-        Connection::grpc(server(cli))?
+        transport::grpc(server(cli))?
     } else {
-        Connection::rest(server(cli))?
+        transport::rest(server(cli))?
     };
     let connection = match &cli.token {
         Some(token) => connection.with_tokens(StaticToken::new(token.clone())),

@@ -24,10 +24,11 @@ use std::path::{Path, PathBuf};
 
 use generated::Client;
 use generated::platform::sts::v1::ExchangeTokenRequest;
-use runtime::client::{Connection, RefreshingToken, StaticToken};
+use runtime::client::{RefreshingToken, StaticToken};
 
 /// Exchanges the identity token in `identity_token_file` (re-read on every
-/// call, so a rotated file is picked up) for an API token of `identity`.
+/// call, so a rotated file is picked up) for an API token of `identity`,
+/// over the process's [`crate::transport`] settings.
 pub async fn exchange(
     server: &str,
     identity: &str,
@@ -39,7 +40,8 @@ pub async fn exchange(
             identity_token_file.display()
         ))
     })?;
-    let connection = Connection::rest(server)?.with_tokens(StaticToken::new(identity_token.trim()));
+    let connection =
+        crate::transport::rest(server)?.with_tokens(StaticToken::new(identity_token.trim()));
     let response = Client::new(connection)
         .token()
         .exchange_token(ExchangeTokenRequest {

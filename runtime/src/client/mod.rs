@@ -10,16 +10,23 @@
 //! decodes failures into one [`Error`] with the Google error details of
 //! either transport.
 //!
+//! `https://` URLs are served over TLS, verified against the operating
+//! system's roots or a private certificate authority; plain `http://` is for
+//! loopback hosts unless explicitly allowed ([`Tls`]).
+//!
 //! ```no_run
 //! # async fn example() -> Result<(), runtime::Error> {
 //! use runtime::client::{Connection, StaticToken};
 //! let grpc = Connection::grpc("http://127.0.0.1:8080")?.with_tokens(StaticToken::new("…"));
 //! let rest = Connection::rest("http://127.0.0.1:8080")?.with_tokens(StaticToken::new("…"));
+//! let tls = runtime::client::Tls::new().ca_file("ca.pem")?;
+//! let remote = Connection::grpc_with("https://api.example:8443", &tls)?;
 //! # Ok(()) }
 //! ```
 
 mod pager;
 mod rest;
+mod tls;
 mod token;
 
 use std::fmt;
@@ -31,6 +38,7 @@ use crate::json::JsonMessage;
 use crate::error::{Code, Error};
 
 pub use pager::{items, pages};
+pub use tls::{HttpsConnector, Tls};
 pub use token::{RefreshingToken, StaticToken, TokenSource, jwt_expiry};
 
 /// One RPC as generated clients describe it: how to call it over each transport.
@@ -144,14 +152,17 @@ pub struct Connection {
 
 #[derive(Clone)]
 enum Transport {
-    Grpc(tonic::transport::Channel),
+    Grpc {
+        channel: tonic::transport::Channel,
+        url: Arc<str>,
+    },
     Rest(Box<rest::Rest>),
 }
 
 impl fmt::Debug for Connection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let transport = match &self.transport {
-            Transport::Grpc(_) => "gRPC".to_owned(),
+            Transport::Grpc { url, .. } => format!("gRPC {url}"),
             Transport::Rest(rest) => format!("REST {}", rest.base_url()),
         };
         f.debug_struct("Connection")
@@ -167,19 +178,45 @@ impl fmt::Debug for Connection {
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Connection {
-    /// gRPC (HTTP/2) to `url` (`http://host:port`). The channel connects on
+    /// gRPC (HTTP/2) to `url` (`https://host:port`, or `http://` to a
+    /// loopback host) with the default [`Tls`]. The channel connects on
     /// first use and reconnects after failures.
     pub fn grpc(url: &str) -> Result<Self, Error> {
-        plain_http(url)?;
-        let endpoint = tonic::transport::Endpoint::from_shared(url.to_owned())
-            .map_err(|e| Error::invalid_field("url", format!("`{url}` is not a URL: {e}")))?;
-        Ok(Connection::over(Transport::Grpc(endpoint.connect_lazy())))
+        Connection::grpc_with(url, &Tls::default())
     }
 
-    /// REST/JSON (HTTP/1.1) to the API under `base_url` (`http://host:port`).
+    /// [`Connection::grpc`] trusting the servers `tls` names, and going
+    /// where it allows; a URL it refuses fails here, before any connection.
+    pub fn grpc_with(url: &str, tls: &Tls) -> Result<Self, Error> {
+        let scheme = tls.scheme(url)?;
+        let mut endpoint = tonic::transport::Endpoint::from_shared(url.to_owned())
+            .map_err(|e| Error::invalid_field("url", format!("`{url}` is not a URL: {e}")))?;
+        if scheme == tls::Scheme::Https {
+            let config = tonic::transport::ClientTlsConfig::new()
+                .trust_anchors(tls.roots()?.roots.clone())
+                .assume_http2(true);
+            endpoint = endpoint.tls_config(config).map_err(|e| {
+                Error::invalid_field("url", format!("`{url}`: TLS configuration: {e}"))
+            })?;
+        }
+        Ok(Connection::over(Transport::Grpc {
+            channel: endpoint.connect_lazy(),
+            url: url.into(),
+        }))
+    }
+
+    /// REST/JSON (HTTP/1.1, or HTTP/2 when TLS negotiates it) to the API
+    /// under `base_url` (`https://host:port`, or `http://` to a loopback
+    /// host) with the default [`Tls`].
     pub fn rest(base_url: &str) -> Result<Self, Error> {
+        Connection::rest_with(base_url, &Tls::default())
+    }
+
+    /// [`Connection::rest`] trusting the servers `tls` names, and going
+    /// where it allows; a URL it refuses fails here, before any connection.
+    pub fn rest_with(base_url: &str, tls: &Tls) -> Result<Self, Error> {
         Ok(Connection::over(Transport::Rest(Box::new(
-            rest::Rest::new(base_url)?,
+            rest::Rest::new(base_url, tls)?,
         ))))
     }
 
@@ -213,7 +250,7 @@ impl Connection {
 
     /// Whether calls go over gRPC (else REST/JSON).
     pub fn is_grpc(&self) -> bool {
-        matches!(self.transport, Transport::Grpc(_))
+        matches!(self.transport, Transport::Grpc { .. })
     }
 
     /// Calls `route` with `request`, retrying as configured.
@@ -253,7 +290,7 @@ impl Connection {
         };
         let call = async {
             match &self.transport {
-                Transport::Grpc(channel) => grpc(channel, route, request, token).await,
+                Transport::Grpc { channel, url } => grpc(channel, url, route, request, token).await,
                 Transport::Rest(rest) => rest.call(route, request, token.as_deref()).await,
             }
         };
@@ -271,6 +308,7 @@ impl Connection {
 
 async fn grpc<Req, Resp>(
     channel: &tonic::transport::Channel,
+    url: &str,
     route: &Route,
     request: Req,
     token: Option<String>,
@@ -297,22 +335,7 @@ where
     grpc.unary(request, path, codec)
         .await
         .map(tonic::Response::into_inner)
-        .map_err(|status| Error::from_grpc_status(&status))
-}
-
-/// Connections are plain HTTP (h2c for gRPC): TLS is left to a proxy or
-/// sidecar beside the client, as it is beside the server.
-fn plain_http(url: &str) -> Result<(), Error> {
-    let uri: http::Uri = url
-        .parse()
-        .map_err(|e| Error::invalid_field("url", format!("`{url}` is not a URL: {e}")))?;
-    if uri.scheme_str() != Some("http") {
-        return Err(Error::invalid_field(
-            "url",
-            format!("`{url}`: only `http://` URLs are supported (no TLS in this client)"),
-        ));
-    }
-    Ok(())
+        .map_err(|status| tls::grpc_error(url, &status))
 }
 
 fn unavailable(message: String) -> Error {

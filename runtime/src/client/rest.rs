@@ -6,10 +6,10 @@
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Map, Value};
 
+use super::tls::{HttpsConnector, Tls};
 use super::{Route, unavailable};
 use crate::error::{Code, Error};
 use crate::json::{self, JsonMessage};
@@ -21,16 +21,16 @@ const MAX_RESPONSE_BYTES: usize = 4 << 20;
 #[derive(Clone)]
 pub(super) struct Rest {
     base_url: String,
-    http: Client<HttpConnector, Full<Bytes>>,
+    http: Client<HttpsConnector, Full<Bytes>>,
 }
 
 impl Rest {
-    pub(super) fn new(base_url: &str) -> Result<Self, Error> {
+    pub(super) fn new(base_url: &str, tls: &Tls) -> Result<Self, Error> {
         let base_url = base_url.trim_end_matches('/').to_owned();
-        super::plain_http(&base_url)?;
+        let scheme = tls.scheme(&base_url)?;
         Ok(Rest {
+            http: Client::builder(TokioExecutor::new()).build(tls.connector_for(scheme)?),
             base_url,
-            http: Client::builder(TokioExecutor::new()).build_http(),
         })
     }
 
@@ -70,7 +70,7 @@ impl Rest {
             .http
             .request(request)
             .await
-            .map_err(|e| unavailable(format!("cannot reach {}: {e}", self.base_url)))?;
+            .map_err(|e| super::tls::connect_error(&self.base_url, &e))?;
         let status = response.status();
         let bytes = Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
             .collect()

@@ -33,7 +33,7 @@ use std::process::ExitCode;
 use clap::{Parser, ValueEnum};
 use platformctl::docker::{Binding, DockerConfig};
 use platformctl::text::escape;
-use platformctl::{credentials, tokens};
+use platformctl::{credentials, tokens, transport};
 
 #[derive(Parser)]
 #[command(
@@ -62,6 +62,10 @@ struct Cli {
     /// The identity token (an OIDC JWT) to exchange.
     #[arg(long, env = "PLATFORM_IDENTITY_TOKEN_FILE")]
     identity_token_file: Option<PathBuf>,
+    /// The CA file and the plain-HTTP opt-in (`PLATFORMCTL_CA_FILE`,
+    /// `PLATFORMCTL_ALLOW_INSECURE_HTTP`: Docker passes no flags).
+    #[command(flatten)]
+    transport: transport::TransportFlags,
     /// The credential-helper operation Docker asks for.
     operation: Operation,
 }
@@ -80,6 +84,10 @@ const NOT_FOUND: &str = "credentials not found in native keychain";
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(error) = configure_transport(&cli) {
+        eprintln!("{}", platformctl::describe(&error));
+        return platformctl::exit_code(&error);
+    }
     let mut input = String::new();
     if let Err(e) = std::io::stdin().read_to_string(&mut input) {
         eprintln!("error: cannot read stdin: {e}");
@@ -110,6 +118,13 @@ fn not_found(why: String) -> ExitCode {
     println!("{NOT_FOUND}");
     eprintln!("{}", escape(&why));
     ExitCode::FAILURE
+}
+
+/// The token exchange goes over TLS with the CA file's roots, and over plain
+/// HTTP only to this machine or with the opt-in.
+fn configure_transport(cli: &Cli) -> Result<(), runtime::Error> {
+    transport::configure(cli.transport.tls()?);
+    Ok(())
 }
 
 async fn get(cli: &Cli, host: &str) -> ExitCode {
