@@ -331,17 +331,7 @@ async fn connection(
         activity: Arc::clone(&activity),
         write_blocked: false,
     });
-    let service = {
-        let activity = Arc::clone(&activity);
-        hyper::service::service_fn(move |request| {
-            let mut request: Request<Incoming> = request;
-            // The peer's address, for per-address policies (rate limits).
-            request
-                .extensions_mut()
-                .insert(axum::extract::ConnectInfo(peer));
-            handle(request, router.clone(), timeouts, Arc::clone(&activity))
-        })
-    };
+    let service = service(router, peer, timeouts, Arc::clone(&activity));
     let builder = http_builder(limits);
     let connection = builder.serve_connection(io, service);
     let mut connection = std::pin::pin!(connection);
@@ -417,6 +407,27 @@ async fn connection(
             }
         }
     }
+}
+
+/// The connection's requests, each handed to `router` with the peer's
+/// address (for per-address policies such as rate limits) and watched.
+fn service(
+    router: Router,
+    peer: SocketAddr,
+    timeouts: Timeouts,
+    activity: Arc<Activity>,
+) -> impl hyper::service::Service<
+    Request<Incoming>,
+    Response = Response<Tracked>,
+    Error = Infallible,
+    Future = impl Future<Output = Result<Response<Tracked>, Infallible>> + Send,
+> + Clone {
+    hyper::service::service_fn(move |mut request: Request<Incoming>| {
+        request
+            .extensions_mut()
+            .insert(axum::extract::ConnectInfo(peer));
+        handle(request, router.clone(), timeouts, Arc::clone(&activity))
+    })
 }
 
 /// HTTP/1.1 and HTTP/2 on one connection, with the server's stream limit;

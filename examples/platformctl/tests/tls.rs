@@ -63,9 +63,12 @@ async fn platformctl_trusts_the_ca_file_it_is_given() {
             text(&output.stderr)
         );
         let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
-        assert_eq!(
-            answer["items"].as_array().map(Vec::len),
-            Some(1),
+        // The root organization at least (a shared PostgreSQL database
+        // holds other tests' groups too).
+        assert!(
+            answer["items"]
+                .as_array()
+                .is_some_and(|items| !items.is_empty()),
             "{answer}"
         );
     }
