@@ -31,15 +31,18 @@ for line in sys.stdin:
 
 # start_server WORK_DIR [DATABASE_URL]: starts the server on WORK_DIR/data,
 # logging to WORK_DIR/server.log, on a port the kernel picks. Sets
-# SERVER_PID, SERVER_URL and SERVER_DATA.
+# SERVER_PID, SERVER_URL and SERVER_DATA. More flags from the array
+# SERVER_FLAGS (`https://` when they include --tls-cert), the log filter
+# from SERVER_LOG (default `info`).
 start_server() {
-  local work_dir=$1 database_url=${2:-} address="" waited=0
+  local work_dir=$1 database_url=${2:-} address="" waited=0 scheme=http
   SERVER_DATA="$work_dir/data"
-  local -a flags=(--data-dir "$SERVER_DATA" --listen 127.0.0.1:0)
+  local -a flags=(--data-dir "$SERVER_DATA" --listen 127.0.0.1:0 ${SERVER_FLAGS[@]+"${SERVER_FLAGS[@]}"})
   if [[ -n "$database_url" ]]; then
     flags+=(--database-url "$database_url")
   fi
-  NO_COLOR=1 RUST_LOG=info "$SERVER_BIN" "${flags[@]}" >"$work_dir/server.log" 2>&1 &
+  [[ " ${flags[*]} " == *" --tls-cert "* ]] && scheme=https
+  NO_COLOR=1 RUST_LOG=${SERVER_LOG:-info} "$SERVER_BIN" "${flags[@]}" >"$work_dir/server.log" 2>&1 &
   SERVER_PID=$!
   while [[ -z "$address" ]]; do
     if ! kill -0 "$SERVER_PID" 2>/dev/null; then
@@ -57,7 +60,7 @@ start_server() {
     address=$(sed 's/\x1b\[[0-9;]*m//g' "$work_dir/server.log" |
       sed -n 's/.*listening.* address=\([^ ]*\).*/\1/p' | head -n 1)
   done
-  SERVER_URL="http://$address"
+  SERVER_URL="$scheme://$address"
   local backend="embedded SQLite"
   if [[ -n "$database_url" ]]; then
     backend="PostgreSQL"
