@@ -196,14 +196,7 @@ async fn a_replaced_certificate_is_served_to_new_connections() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(seen, renewed.der, "the new certificate is served");
-    let tls = TlsServer::client_tls(&ca);
-    for (transport, client) in clients(&server.url, &tls, &server.admin_token) {
-        assert_eq!(
-            list_one(&client).await.map_err(|e| e.to_string()),
-            Ok(1),
-            "{transport}"
-        );
-    }
+    assert_served(&server, &ca).await;
     server.stop().await;
 }
 
@@ -265,14 +258,7 @@ async fn a_stalled_handshake_is_cut_at_the_header_timeout() {
             .expect("a stalled handshake is cut off");
         assert!(read.is_err() || answer.is_empty(), "{answer:?}");
     }
-    let tls = TlsServer::client_tls(&ca);
-    for (transport, client) in clients(&server.url, &tls, &server.admin_token) {
-        assert_eq!(
-            list_one(&client).await.map_err(|e| e.to_string()),
-            Ok(1),
-            "{transport}"
-        );
-    }
+    assert_served(&server, &ca).await;
     server.stop().await;
 }
 
@@ -303,4 +289,16 @@ async fn the_server_does_not_start_without_a_valid_pair() {
         mismatched.contains("are not a certificate and its key"),
         "{mismatched}"
     );
+}
+
+/// Both transports of the generated client, trusting `ca`, are answered.
+async fn assert_served(server: &TlsServer, ca: &TestCa) {
+    let tls = TlsServer::client_tls(ca);
+    for (transport, client) in clients(&server.url, &tls, &server.admin_token) {
+        assert_eq!(
+            list_one(&client).await.map_err(|e| e.to_string()),
+            Ok(1),
+            "{transport}"
+        );
+    }
 }

@@ -5,84 +5,39 @@
 //! `E2E_DATABASE_URL` names a database) and read every acknowledged create
 //! back.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
+
+use common::{BOUND, Server};
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// Longest wait for the server to start, answer or exit.
-const BOUND: Duration = Duration::from_secs(60);
-
-/// A running `platform-server` process and its log.
-struct Server {
-    child: Child,
-    address: String,
-    token: String,
-    log: Arc<Mutex<Vec<String>>>,
+/// Starts the binary on `data_dir` (embedded SQLite, or PostgreSQL when
+/// `E2E_DATABASE_URL` names a database).
+fn start(data_dir: &Path) -> Server {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_platform-server"));
+    command.args(["--drain-timeout", "20s"]);
+    if let Ok(url) = std::env::var("E2E_DATABASE_URL") {
+        command.args(["--database-url", &url]);
+    }
+    Server::spawn(command, data_dir)
 }
 
-impl Server {
-    fn start(data_dir: &Path) -> Server {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_platform-server"));
-        command
-            .args(["--listen", "127.0.0.1:0", "--drain-timeout", "20s"])
-            .arg("--data-dir")
-            .arg(data_dir)
-            .env("RUST_LOG", "info")
-            .env("NO_COLOR", "1")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        if let Ok(url) = std::env::var("E2E_DATABASE_URL") {
-            command.args(["--database-url", &url]);
-        }
-        let mut child = command.spawn().expect("the server binary starts");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (listening, address) = mpsc::channel();
-        for output in [
-            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
-            Box::new(child.stderr.take().unwrap()),
-        ] {
-            let log = Arc::clone(&log);
-            let listening = listening.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(output).lines() {
-                    let Ok(line) = line else { return };
-                    let line = strip_ansi(&line);
-                    if line.contains("listening")
-                        && let Some(address) = field(&line, "address")
-                    {
-                        listening.send(address).ok();
-                    }
-                    log.lock().unwrap().push(line);
-                }
-            });
-        }
-        let address = match address.recv_timeout(BOUND) {
-            Ok(address) => address,
-            Err(_) => {
-                child.kill().ok();
-                panic!(
-                    "the server did not log its address: {:?}",
-                    log.lock().unwrap()
-                );
-            }
-        };
-        let token = std::fs::read_to_string(data_dir.join("admin.token"))
-            .expect("the server wrote the admin token before listening");
-        Server {
-            child,
-            address,
-            token,
-            log,
-        }
-    }
+/// What the lifecycle tests do to the process.
+trait Lifecycle {
+    fn signal(&self, signal: &str);
+    fn wait(&mut self) -> ExitStatus;
+    fn logged(&self, text: &str) -> bool;
+}
 
+impl Lifecycle for Server {
     fn signal(&self, signal: &str) {
         let status = Command::new("kill")
             .args([signal, &self.child.id().to_string()])
@@ -113,37 +68,6 @@ impl Server {
             .iter()
             .any(|line| line.contains(text))
     }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.child.kill().ok();
-        self.child.wait().ok();
-    }
-}
-
-fn strip_ansi(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// The value of `name=value` in a log line.
-fn field(line: &str, name: &str) -> Option<String> {
-    line.split_whitespace()
-        .find_map(|word| word.strip_prefix(&format!("{name}=")))
-        .map(str::to_owned)
 }
 
 /// How an HTTP exchange ended.
@@ -381,7 +305,7 @@ async fn burst(
 
 /// Restarts on `data_dir` and reads every uid back.
 async fn assert_all_readable(data_dir: &Path, uids: &[String]) {
-    let mut server = Server::start(data_dir);
+    let mut server = start(data_dir);
     for uid in uids {
         let (status, body) = request(&server, "GET", &format!("/iam/v2/groups/{uid}"), None).await;
         assert_eq!(status, 200, "acknowledged create {uid} is lost: {body}");
@@ -401,7 +325,7 @@ async fn wait_for(answered: &AtomicUsize, count: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_drains_in_flight_requests_and_exits_cleanly() {
     let dir = tempfile::tempdir().unwrap();
-    let mut server = Server::start(dir.path());
+    let mut server = start(dir.path());
     let root = create_root(&server, "drain").await;
 
     // A create whose body is still arriving when the signal comes: it is in
@@ -461,7 +385,7 @@ async fn sigterm_drains_in_flight_requests_and_exits_cleanly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_loses_no_acknowledged_create() {
     let dir = tempfile::tempdir().unwrap();
-    let mut server = Server::start(dir.path());
+    let mut server = start(dir.path());
     let root = create_root(&server, "crash").await;
 
     let answered = Arc::new(AtomicUsize::new(0));

@@ -119,8 +119,13 @@ fn credential_helper(host: &str, env: &[(&str, &str)]) -> Output {
     child.wait_with_output().unwrap()
 }
 
-/// An identity that identity tokens of `ISSUER` for `alice` may assume.
-async fn assumable_identity(server: &TlsServer, ca: &TestCa) -> String {
+/// An identity named `name`, in a new root organization `organization`,
+/// that identity tokens of `issuer` for `alice` may assume.
+async fn assumable_identity(
+    server: &TlsServer,
+    ca: &TestCa,
+    [organization, name, issuer]: [&str; 3],
+) -> String {
     let connection = Connection::rest_with(&server.url, &TlsServer::client_tls(ca))
         .unwrap()
         .with_tokens(StaticToken::new(server.admin_token.trim()));
@@ -129,7 +134,7 @@ async fn assumable_identity(server: &TlsServer, ca: &TestCa) -> String {
         .groups()
         .create(CreateGroupRequest {
             group: Some(Group {
-                name: "ci".to_owned(),
+                name: organization.to_owned(),
                 ..Default::default()
             }),
             ..Default::default()
@@ -137,9 +142,9 @@ async fn assumable_identity(server: &TlsServer, ca: &TestCa) -> String {
         .await
         .unwrap();
     let identity = Identity {
-        name: "builder".to_owned(),
+        name: name.to_owned(),
         claim_match: Some(ClaimMatch {
-            issuer: ISSUER.to_owned(),
+            issuer: issuer.to_owned(),
             subject: "alice".to_owned(),
         }),
         ..Default::default()
@@ -163,7 +168,7 @@ async fn the_credential_helper_exchanges_over_tls() {
         config.trusted_issuers = vec![(ISSUER.to_owned(), jwks.clone())];
     })
     .await;
-    let identity = assumable_identity(&server, &ca).await;
+    let identity = assumable_identity(&server, &ca, ["ci", "builder", ISSUER]).await;
     let token_file = dir.path().join("identity.jwt");
     let exp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -342,37 +347,7 @@ async fn the_browser_login_reaches_an_https_issuer_with_the_ca_file() {
         config.trusted_issuers = vec![(issuer.clone(), jwks)];
     })
     .await;
-    let identity = {
-        let tls = TlsServer::client_tls(&ca);
-        let connection = Connection::rest_with(&server.url, &tls)
-            .unwrap()
-            .with_tokens(StaticToken::new(server.admin_token.trim()));
-        let client = Client::new(connection);
-        let root = client
-            .groups()
-            .create(CreateGroupRequest {
-                group: Some(Group {
-                    name: "browser".to_owned(),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        let identity = Identity {
-            name: "alice".to_owned(),
-            claim_match: Some(ClaimMatch {
-                issuer: issuer.clone(),
-                subject: "alice".to_owned(),
-            }),
-            ..Default::default()
-        };
-        let request = CreateIdentityRequest {
-            parent: root.uid,
-            identity: Some(identity),
-        };
-        client.identities().create(request).await.unwrap().uid
-    };
+    let identity = assumable_identity(&server, &ca, ["browser", "alice", &issuer]).await;
 
     let ca_flag = ["--ca-file", ca_file.to_str().unwrap()];
     let (ok, stderr) = browser_login(&server.url, &issuer, &identity, dir.path(), &ca_flag).await;
