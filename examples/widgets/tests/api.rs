@@ -2,6 +2,8 @@
 //! field behaviours, capability checks declared only in annotations.toml,
 //! and the generated wiring (fallbacks, OpenAPI, services without a handler).
 
+mod common;
+
 use std::sync::Arc;
 
 use axum::extract::Request;
@@ -67,10 +69,7 @@ async fn serve() -> String {
         .layer(axum::middleware::from_fn(demo_caller))
         .build()
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{address}")
+    common::on_socket(app).await
 }
 
 async fn call(

@@ -2,6 +2,8 @@
 //! API, generated in build.rs, answers gRPC-Web, CORS preflights and
 //! conditional requests with no code of its own.
 
+mod common;
+
 use std::sync::Arc;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
@@ -37,10 +39,7 @@ async fn serve() -> String {
         .cors(runtime::web::Cors::allow([ORIGIN]).unwrap())
         .build()
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{address}")
+    common::on_socket(app).await
 }
 
 async fn send(

@@ -2,6 +2,8 @@
 //! server: any API built with the generator gets one (`Config::cli`).
 #![cfg(feature = "cli")]
 
+mod common;
+
 use std::sync::Arc;
 
 use runtime::Caller;
@@ -33,10 +35,7 @@ async fn serve() -> String {
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{address}")
+    common::on_socket(app).await
 }
 
 #[tokio::test]
