@@ -68,7 +68,7 @@ async fn send(
 
 /// A gRPC-Web answer: its messages and its trailers.
 #[derive(Debug)]
-struct GrpcWeb {
+pub(crate) struct GrpcWeb {
     messages: Vec<Bytes>,
     trailers: HeaderMap,
 }
@@ -82,14 +82,14 @@ impl GrpcWeb {
     }
 
     /// The error the trailers carry, details included.
-    fn error(&self) -> runtime::Error {
+    pub(crate) fn error(&self) -> runtime::Error {
         let status = tonic::Status::from_header_map(&self.trailers).expect("a status");
         runtime::Error::from_grpc_status(&status)
     }
 }
 
-/// Calls `path` over gRPC-Web with `message`, binary or `text` (base64).
-async fn grpc_web(
+/// Calls `GetGroup` over gRPC-Web with `message`, binary or `text` (base64).
+pub(crate) async fn grpc_web(
     server: &TestServer,
     h2: bool,
     text: bool,

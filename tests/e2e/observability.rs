@@ -221,6 +221,18 @@ async fn metrics_count_requests_by_route_template_and_code() {
         .await
         .unwrap_err();
     assert_eq!(status.code(), tonic::Code::NotFound);
+    // gRPC-Web is counted as the gRPC call it is translated into.
+    let web = crate::browsers::grpc_web(
+        &server,
+        false,
+        false,
+        Some(&server.admin_token),
+        &GetGroupRequest {
+            uid: missing.clone(),
+        },
+    )
+    .await;
+    assert_eq!(web.error().code(), runtime::Code::NotFound);
     client
         .list_groups(ListGroupsRequest::default())
         .await
@@ -256,10 +268,10 @@ async fn metrics_count_requests_by_route_template_and_code() {
         Some(3.0),
         "{text}"
     );
-    // gRPC answers HTTP 200: the code is the status in its trailers.
+    // gRPC (and gRPC-Web) answers HTTP 200: the code is the status in its trailers.
     assert_eq!(
         count(&[("route", get), ("status", "200"), ("code", "NOT_FOUND")]),
-        Some(1.0),
+        Some(2.0),
         "{text}"
     );
     assert_eq!(
@@ -277,7 +289,7 @@ async fn metrics_count_requests_by_route_template_and_code() {
             &text,
             "http_request_duration_seconds_count",
             &[("route", get)]
-        ) == Some(1.0),
+        ) == Some(2.0),
         "{text}"
     );
     // Both lists (REST and gRPC) held more than the budget allowed.
