@@ -168,19 +168,9 @@ impl Origin {
 
     /// HTTPS, or plain HTTP to this machine (a loopback address or `localhost`).
     fn is_secure(&self) -> bool {
-        self.scheme == "https" || (self.scheme == "http" && is_loopback(&self.host))
+        self.scheme == "https"
+            || (self.scheme == "http" && runtime::client::is_loopback(&self.host))
     }
-}
-
-fn is_loopback(host: &str) -> bool {
-    let v6 = host.strip_prefix('[').and_then(|h| h.strip_suffix(']'));
-    host == "localhost"
-        || host
-            .parse::<std::net::Ipv4Addr>()
-            .is_ok_and(|a| a.is_loopback())
-        || v6
-            .and_then(|h| h.parse::<std::net::Ipv6Addr>().ok())
-            .is_some_and(|a| a.is_loopback())
 }
 
 /// The issuer's origin, which must be HTTPS (or HTTP on this machine): its

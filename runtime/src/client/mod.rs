@@ -38,7 +38,7 @@ use crate::json::JsonMessage;
 use crate::error::{Code, Error};
 
 pub use pager::{items, pages};
-pub use tls::{HttpsConnector, Tls};
+pub use tls::{HttpsConnector, Tls, is_loopback};
 pub use token::{RefreshingToken, StaticToken, TokenSource, jwt_expiry};
 
 /// One RPC as generated clients describe it: how to call it over each transport.

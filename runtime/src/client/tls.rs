@@ -180,7 +180,7 @@ pub type HttpsConnector =
 
 /// Whether `host` (a URI's host: a name, an IPv4 address or a bracketed
 /// IPv6 address) is this machine's loopback.
-pub(super) fn is_loopback(host: &str) -> bool {
+pub fn is_loopback(host: &str) -> bool {
     let host = host.strip_suffix('.').unwrap_or(host);
     if host.eq_ignore_ascii_case("localhost") {
         return true;
