@@ -11,7 +11,7 @@ use std::time::Duration;
 use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
 
-mod cors;
+mod cors_flags;
 mod storage_flags;
 mod telemetry;
 mod tls_flags;
@@ -135,7 +135,7 @@ struct Args {
     #[command(flatten)]
     storage: storage_flags::StorageFlags,
     #[command(flatten)]
-    cors: cors::CorsArgs,
+    cors: cors_flags::CorsFlags,
     #[command(flatten)]
     tls: tls_flags::TlsFlags,
     #[command(subcommand)]

@@ -1,8 +1,8 @@
-//! The command-line options of browser access (CORS).
+//! The browser-access (CORS) flags of `platform-server`.
 
 /// Which web origins may call the API from a browser.
 #[derive(Debug, Clone, Default, clap::Args)]
-pub struct CorsArgs {
+pub struct CorsFlags {
     /// Let browsers on ORIGIN (`scheme://host[:port]`, exactly as they send
     /// it) call the API, REST and gRPC-Web (repeatable; comma-separated in
     /// the environment). `*` alone allows every origin, without cookies.
@@ -17,7 +17,7 @@ pub struct CorsArgs {
     pub cors_origins: Vec<String>,
 }
 
-impl CorsArgs {
+impl CorsFlags {
     /// The runtime's CORS configuration of these origins.
     pub fn cors(&self) -> Result<runtime::web::Cors, runtime::web::InvalidOrigin> {
         runtime::web::Cors::allow(&self.cors_origins)
@@ -39,7 +39,7 @@ mod tests {
     #[derive(Debug, Parser)]
     struct Args {
         #[command(flatten)]
-        cors: CorsArgs,
+        cors: CorsFlags,
     }
 
     #[test]
