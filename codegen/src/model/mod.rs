@@ -6,26 +6,31 @@
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
 use prost_reflect::{
-    DescriptorPool, DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, MethodDescriptor,
+    DescriptorPool, DynamicMessage, FieldDescriptor, MessageDescriptor, MethodDescriptor,
     ServiceDescriptor,
 };
 
 use crate::annotations::Annotations;
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
-use crate::template::PathTemplate;
 
 mod annotate;
+mod http;
 mod json;
 mod legacy;
 mod resource;
+mod standard;
 mod storage;
 
+pub use http::{HttpRule, Verb};
+use http::{Reported, check_template_field, http_rule};
 pub use json::{Container, JsonField, JsonShape, JsonValue, NamedField, QueryKind};
 pub use legacy::{Conversion, View, ViewField};
 pub use resource::{
     Behavior, Dependent, Field, FieldKind, FieldRule, PublicRule, Reach, Reference, Resource,
 };
 use resource::{behavior, build_resource, field_kind};
+use standard::standard_method;
+pub use standard::{LIST_FILTERS, Paging, Standard};
 pub use storage::{AccessSubject, Column};
 
 /// Every package of the API that declares services or resources.
@@ -102,104 +107,6 @@ impl Method {
     }
 }
 
-/// A `google.api.http` binding.
-#[derive(Clone, Debug)]
-pub struct HttpRule {
-    pub verb: Verb,
-    pub template: PathTemplate,
-    /// The request field holding the body: `None`, `Some("*")` or a field name.
-    pub body: Option<String>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Verb {
-    Get,
-    Post,
-    Put,
-    Patch,
-    Delete,
-}
-
-impl Verb {
-    /// The axum routing function (`get`, `post`, ...).
-    pub fn routing_fn(self) -> &'static str {
-        match self {
-            Verb::Get => "get",
-            Verb::Post => "post",
-            Verb::Put => "put",
-            Verb::Patch => "patch",
-            Verb::Delete => "delete",
-        }
-    }
-}
-
-/// Which standard method (AIP-131..135) an RPC implements, on which resource.
-#[derive(Clone, Debug)]
-pub enum Standard {
-    Create {
-        resource: String,
-        body_field: String,
-        /// Whether `parent` is REQUIRED (only root-level items may omit it).
-        parent_required: bool,
-    },
-    Get {
-        resource: String,
-    },
-    List {
-        resource: String,
-        /// The filters the request has fields for (`children_of`, `ids`,
-        /// `name`, `id`, ...).
-        filters: Vec<String>,
-        paging: Paging,
-    },
-    Update {
-        resource: String,
-        /// The request field holding the resource; empty when the request
-        /// is the resource itself (a full replacement, `body: "*"`).
-        body_field: String,
-    },
-    Delete {
-        resource: String,
-    },
-    /// Any other method: implemented by hand through a generated handler trait.
-    Custom,
-}
-
-/// How a list request pages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Paging {
-    /// `page_size`, `page_token`, `skip`, `order_by` (AIP-158).
-    Token,
-    /// `offset` and `limit` over the whole result set (legacy versions).
-    Offset,
-}
-
-/// Filters a list request may carry, with the request field each is read from.
-pub const LIST_FILTERS: &[(&str, &str)] = &[
-    ("children_of", "uidp.children_of"),
-    ("descendants_of", "uidp.descendants_of"),
-    ("ancestors_of", "uidp.ancestors_of"),
-    ("in_root", "uidp.in_root"),
-    ("ids", "uidp.ids"),
-    ("name", "name"),
-    ("id", "id"),
-];
-
-impl Standard {
-    /// The resource message's full proto name (`None` for custom methods).
-    pub fn resource(&self) -> Option<&str> {
-        Some(match self {
-            Standard::Create { resource, .. }
-            | Standard::Get { resource }
-            | Standard::List { resource, .. }
-            | Standard::Update { resource, .. }
-            | Standard::Delete { resource } => resource,
-            Standard::Custom => return None,
-        })
-    }
-}
-
-const HTTP_OPTION: &str = "google.api.http";
 pub(crate) const RESOURCE_OPTION: &str = "google.api.resource";
 
 impl Api {
@@ -678,255 +585,4 @@ fn build_method(
         location,
         view: None,
     })
-}
-
-/// A problem already added to the diagnostics.
-struct Reported;
-
-/// The method's HTTP rule: `None` without the option, `Err` when it is invalid.
-fn http_rule(
-    pool: &DescriptorPool,
-    method: &MethodDescriptor,
-    location: &Location,
-    diagnostics: &mut Diagnostics,
-) -> Option<Result<HttpRule, Reported>> {
-    let extension = pool.get_extension_by_name(HTTP_OPTION)?;
-    let options = method.options();
-    if !options.has_extension(&extension) {
-        return None;
-    }
-    let rule = options.get_extension(&extension);
-    let rule = rule.as_message()?;
-    let (verb, path) = [
-        (Verb::Get, "get"),
-        (Verb::Post, "post"),
-        (Verb::Put, "put"),
-        (Verb::Patch, "patch"),
-        (Verb::Delete, "delete"),
-    ]
-    .into_iter()
-    .find_map(|(verb, name)| {
-        rule.has_field_by_name(name)
-            .then(|| (verb, string_field(rule, name)))
-    })?;
-    let template = match PathTemplate::parse(&path) {
-        Ok(template) => template,
-        Err(error) => {
-            diagnostics.push(Diagnostic::new(
-                location.clone(),
-                format!(
-                    "bad path template `{path}` of `{}` at column {}: {error}",
-                    method.name(),
-                    error.column + 1
-                ),
-            ));
-            return Some(Err(Reported));
-        }
-    };
-    let body = Some(string_field(rule, "body")).filter(|b| !b.is_empty());
-    if let Some(body) = body.as_deref().filter(|b| *b != "*")
-        && method.input().get_field_by_name(body).is_none()
-    {
-        diagnostics.push(Diagnostic::new(
-            location.clone(),
-            format!(
-                "`body: \"{body}\"` of `{}` names no field of `{}`",
-                method.name(),
-                method.input().full_name()
-            ),
-        ));
-    }
-    Some(Ok(HttpRule {
-        verb,
-        template,
-        body,
-    }))
-}
-
-fn check_template_field(
-    method: &MethodDescriptor,
-    http: &HttpRule,
-    location: &Location,
-    diagnostics: &mut Diagnostics,
-) {
-    let Some(variable) = &http.template.variable else {
-        return;
-    };
-    let mut message = method.input();
-    let mut parts = variable.field.split('.').peekable();
-    while let Some(part) = parts.next() {
-        let field = message.get_field_by_name(part);
-        match (field.map(|f| f.kind()), parts.peek()) {
-            (Some(Kind::String), None) => return,
-            (Some(Kind::Message(inner)), Some(_)) => message = inner,
-            _ => break,
-        }
-    }
-    diagnostics.push(Diagnostic::new(
-        location.clone(),
-        format!(
-            "path variable `{}` of `{}` names no string field of `{}`",
-            variable.field,
-            method.name(),
-            method.input().full_name()
-        ),
-    ));
-}
-
-fn standard_method(
-    pool: &DescriptorPool,
-    method: &MethodDescriptor,
-    views: &[&str],
-    location: &Location,
-    diagnostics: &mut Diagnostics,
-) -> Option<Standard> {
-    let name = method.name();
-    // Resources, and legacy messages showing one (resolved to it later).
-    let is_resource =
-        |message: &MessageDescriptor| is_resource(message) || views.contains(&message.full_name());
-    let resource_field = |message: &MessageDescriptor| {
-        message.fields().find_map(|f| match f.kind() {
-            Kind::Message(m) if is_resource(&m) && !f.is_list() => Some((f.name().to_owned(), m)),
-            _ => None,
-        })
-    };
-    let standard = if name.starts_with("Create") {
-        let parent_required = method
-            .input()
-            .get_field_by_name("parent")
-            .is_some_and(|field| behavior(pool, &field) == Behavior::Required);
-        resource_field(&method.input()).map(|(body_field, m)| Standard::Create {
-            resource: m.full_name().to_owned(),
-            body_field,
-            parent_required,
-        })
-    } else if name.starts_with("Update") {
-        match resource_field(&method.input()) {
-            Some((body_field, m)) => Some(Standard::Update {
-                resource: m.full_name().to_owned(),
-                body_field,
-            }),
-            // A full replacement: the request is the resource itself.
-            None => Some(method.input())
-                .filter(|input| is_resource(input))
-                .map(|input| Standard::Update {
-                    resource: input.full_name().to_owned(),
-                    body_field: String::new(),
-                }),
-        }
-    } else if name.starts_with("Get") {
-        Some(method.output())
-            .filter(|output| is_resource(output))
-            .map(|m| Standard::Get {
-                resource: m.full_name().to_owned(),
-            })
-    } else if name.starts_with("List") {
-        method
-            .output()
-            .get_field_by_name("items")
-            .and_then(|f| f.kind().as_message().cloned())
-            .filter(|items| is_resource(items))
-            .map(|m| Standard::List {
-                resource: m.full_name().to_owned(),
-                filters: list_filters(&method.input()),
-                paging: if method.input().get_field_by_name("page_token").is_some() {
-                    Paging::Token
-                } else {
-                    Paging::Offset
-                },
-            })
-    } else if let Some(rest) = name.strip_prefix("Delete") {
-        let package = method.parent_service().package_name().to_owned();
-        method
-            .parent_pool()
-            .get_message_by_name(&format!("{package}.{rest}"))
-            .filter(|m| is_resource(m))
-            .map(|m| Standard::Delete {
-                resource: m.full_name().to_owned(),
-            })
-    } else {
-        return Some(Standard::Custom);
-    };
-    if standard.is_none() {
-        // Unless a legacy table names a message that does not exist (then
-        // that is the mistake, reported when views are resolved).
-        let views_exist = views
-            .iter()
-            .all(|view| method.parent_pool().get_message_by_name(view).is_some());
-        let missing = used_as_resource(method).filter(|m| !is_resource(m) && views_exist);
-        if let Some(message) = missing {
-            diagnostics.push_fatal(
-                Diagnostic::new(
-                    Location::of(&message.parent_file(), message.path()),
-                    format!(
-                        "`{}` is used as a resource but has no `{RESOURCE_OPTION}` option",
-                        message.full_name()
-                    ),
-                )
-                .note("standard methods (Create, Get, List, Update, Delete) work on resources")
-                .note(format!(
-                    "declare it one with `option ({RESOURCE_OPTION}) = {{type: \"<service>/{}\" \
-                     plural: \"...\" singular: \"...\"}};` (see proto/README.md)",
-                    message.name()
-                )),
-            );
-            return None;
-        }
-        diagnostics.push(Diagnostic::new(
-            location.clone(),
-            format!(
-                "method `{name}` is named like a standard method but does not have the shape of one \
-                 (see proto/README.md); rename it to implement it by hand"
-            ),
-        ));
-    }
-    standard
-}
-
-/// The message a method named like a standard method uses as its resource,
-/// resource or not: what `Delete<X>` names, a list's `items`, else the
-/// response (of `Create`, `Get` and `Update`).
-fn used_as_resource(method: &MethodDescriptor) -> Option<MessageDescriptor> {
-    let message = if let Some(rest) = method.name().strip_prefix("Delete") {
-        let package = method.parent_service().package_name().to_owned();
-        method
-            .parent_pool()
-            .get_message_by_name(&format!("{package}.{rest}"))?
-    } else if method.name().starts_with("List") {
-        let items = method.output().get_field_by_name("items")?;
-        items.kind().as_message()?.clone()
-    } else {
-        method.output()
-    };
-    Some(message).filter(|m| !m.package_name().starts_with("google."))
-}
-
-/// The filters a list request has fields for (see [`LIST_FILTERS`]).
-fn list_filters(request: &MessageDescriptor) -> Vec<String> {
-    LIST_FILTERS
-        .iter()
-        .filter(|(_, path)| {
-            let mut message = request.clone();
-            let mut parts = path.split('.').peekable();
-            while let Some(part) = parts.next() {
-                let Some(field) = message.get_field_by_name(part) else {
-                    return false;
-                };
-                match (field.kind(), parts.peek()) {
-                    (Kind::Message(inner), Some(_)) => message = inner,
-                    (Kind::String | Kind::Bool, None) => return true,
-                    _ => return false,
-                }
-            }
-            false
-        })
-        .map(|(filter, _)| (*filter).to_owned())
-        .collect()
-}
-
-fn is_resource(message: &MessageDescriptor) -> bool {
-    message
-        .options()
-        .extensions()
-        .any(|(ext, _)| ext.full_name() == RESOURCE_OPTION)
 }

@@ -1,0 +1,230 @@
+//! Which standard method (AIP-131..135) each RPC implements, from its name and shape.
+
+use prost_reflect::{DescriptorPool, Kind, MessageDescriptor, MethodDescriptor};
+
+use super::{Behavior, RESOURCE_OPTION, behavior};
+use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+
+/// Which standard method (AIP-131..135) an RPC implements, on which resource.
+#[derive(Clone, Debug)]
+pub enum Standard {
+    Create {
+        resource: String,
+        body_field: String,
+        /// Whether `parent` is REQUIRED (only root-level items may omit it).
+        parent_required: bool,
+    },
+    Get {
+        resource: String,
+    },
+    List {
+        resource: String,
+        /// The filters the request has fields for (`children_of`, `ids`,
+        /// `name`, `id`, ...).
+        filters: Vec<String>,
+        paging: Paging,
+    },
+    Update {
+        resource: String,
+        /// The request field holding the resource; empty when the request
+        /// is the resource itself (a full replacement, `body: "*"`).
+        body_field: String,
+    },
+    Delete {
+        resource: String,
+    },
+    /// Any other method: implemented by hand through a generated handler trait.
+    Custom,
+}
+
+/// How a list request pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Paging {
+    /// `page_size`, `page_token`, `skip`, `order_by` (AIP-158).
+    Token,
+    /// `offset` and `limit` over the whole result set (legacy versions).
+    Offset,
+}
+
+/// Filters a list request may carry, with the request field each is read from.
+pub const LIST_FILTERS: &[(&str, &str)] = &[
+    ("children_of", "uidp.children_of"),
+    ("descendants_of", "uidp.descendants_of"),
+    ("ancestors_of", "uidp.ancestors_of"),
+    ("in_root", "uidp.in_root"),
+    ("ids", "uidp.ids"),
+    ("name", "name"),
+    ("id", "id"),
+];
+
+impl Standard {
+    /// The resource message's full proto name (`None` for custom methods).
+    pub fn resource(&self) -> Option<&str> {
+        Some(match self {
+            Standard::Create { resource, .. }
+            | Standard::Get { resource }
+            | Standard::List { resource, .. }
+            | Standard::Update { resource, .. }
+            | Standard::Delete { resource } => resource,
+            Standard::Custom => return None,
+        })
+    }
+}
+
+pub(super) fn standard_method(
+    pool: &DescriptorPool,
+    method: &MethodDescriptor,
+    views: &[&str],
+    location: &Location,
+    diagnostics: &mut Diagnostics,
+) -> Option<Standard> {
+    let name = method.name();
+    // Resources, and legacy messages showing one (resolved to it later).
+    let is_resource =
+        |message: &MessageDescriptor| is_resource(message) || views.contains(&message.full_name());
+    let resource_field = |message: &MessageDescriptor| {
+        message.fields().find_map(|f| match f.kind() {
+            Kind::Message(m) if is_resource(&m) && !f.is_list() => Some((f.name().to_owned(), m)),
+            _ => None,
+        })
+    };
+    let standard = if name.starts_with("Create") {
+        let parent_required = method
+            .input()
+            .get_field_by_name("parent")
+            .is_some_and(|field| behavior(pool, &field) == Behavior::Required);
+        resource_field(&method.input()).map(|(body_field, m)| Standard::Create {
+            resource: m.full_name().to_owned(),
+            body_field,
+            parent_required,
+        })
+    } else if name.starts_with("Update") {
+        match resource_field(&method.input()) {
+            Some((body_field, m)) => Some(Standard::Update {
+                resource: m.full_name().to_owned(),
+                body_field,
+            }),
+            // A full replacement: the request is the resource itself.
+            None => Some(method.input())
+                .filter(|input| is_resource(input))
+                .map(|input| Standard::Update {
+                    resource: input.full_name().to_owned(),
+                    body_field: String::new(),
+                }),
+        }
+    } else if name.starts_with("Get") {
+        Some(method.output())
+            .filter(|output| is_resource(output))
+            .map(|m| Standard::Get {
+                resource: m.full_name().to_owned(),
+            })
+    } else if name.starts_with("List") {
+        method
+            .output()
+            .get_field_by_name("items")
+            .and_then(|f| f.kind().as_message().cloned())
+            .filter(|items| is_resource(items))
+            .map(|m| Standard::List {
+                resource: m.full_name().to_owned(),
+                filters: list_filters(&method.input()),
+                paging: if method.input().get_field_by_name("page_token").is_some() {
+                    Paging::Token
+                } else {
+                    Paging::Offset
+                },
+            })
+    } else if let Some(rest) = name.strip_prefix("Delete") {
+        let package = method.parent_service().package_name().to_owned();
+        method
+            .parent_pool()
+            .get_message_by_name(&format!("{package}.{rest}"))
+            .filter(|m| is_resource(m))
+            .map(|m| Standard::Delete {
+                resource: m.full_name().to_owned(),
+            })
+    } else {
+        return Some(Standard::Custom);
+    };
+    if standard.is_none() {
+        // Unless a legacy table names a message that does not exist (then
+        // that is the mistake, reported when views are resolved).
+        let views_exist = views
+            .iter()
+            .all(|view| method.parent_pool().get_message_by_name(view).is_some());
+        let missing = used_as_resource(method).filter(|m| !is_resource(m) && views_exist);
+        if let Some(message) = missing {
+            diagnostics.push_fatal(
+                Diagnostic::new(
+                    Location::of(&message.parent_file(), message.path()),
+                    format!(
+                        "`{}` is used as a resource but has no `{RESOURCE_OPTION}` option",
+                        message.full_name()
+                    ),
+                )
+                .note("standard methods (Create, Get, List, Update, Delete) work on resources")
+                .note(format!(
+                    "declare it one with `option ({RESOURCE_OPTION}) = {{type: \"<service>/{}\" \
+                     plural: \"...\" singular: \"...\"}};` (see proto/README.md)",
+                    message.name()
+                )),
+            );
+            return None;
+        }
+        diagnostics.push(Diagnostic::new(
+            location.clone(),
+            format!(
+                "method `{name}` is named like a standard method but does not have the shape of one \
+                 (see proto/README.md); rename it to implement it by hand"
+            ),
+        ));
+    }
+    standard
+}
+
+/// The message a method named like a standard method uses as its resource,
+/// resource or not: what `Delete<X>` names, a list's `items`, else the
+/// response (of `Create`, `Get` and `Update`).
+fn used_as_resource(method: &MethodDescriptor) -> Option<MessageDescriptor> {
+    let message = if let Some(rest) = method.name().strip_prefix("Delete") {
+        let package = method.parent_service().package_name().to_owned();
+        method
+            .parent_pool()
+            .get_message_by_name(&format!("{package}.{rest}"))?
+    } else if method.name().starts_with("List") {
+        let items = method.output().get_field_by_name("items")?;
+        items.kind().as_message()?.clone()
+    } else {
+        method.output()
+    };
+    Some(message).filter(|m| !m.package_name().starts_with("google."))
+}
+
+/// The filters a list request has fields for (see [`LIST_FILTERS`]).
+fn list_filters(request: &MessageDescriptor) -> Vec<String> {
+    LIST_FILTERS
+        .iter()
+        .filter(|(_, path)| {
+            let mut message = request.clone();
+            let mut parts = path.split('.').peekable();
+            while let Some(part) = parts.next() {
+                let Some(field) = message.get_field_by_name(part) else {
+                    return false;
+                };
+                match (field.kind(), parts.peek()) {
+                    (Kind::Message(inner), Some(_)) => message = inner,
+                    (Kind::String | Kind::Bool, None) => return true,
+                    _ => return false,
+                }
+            }
+            false
+        })
+        .map(|(filter, _)| (*filter).to_owned())
+        .collect()
+}
+
+fn is_resource(message: &MessageDescriptor) -> bool {
+    message
+        .options()
+        .extensions()
+        .any(|(ext, _)| ext.full_name() == RESOURCE_OPTION)
+}
