@@ -159,7 +159,10 @@ impl<R: Resource> MemoryCollection<R> {
     pub fn remove_below(&self, uid: &str) {
         let (start, end) = uidp::descendant_range(uid);
         let mut items = self.items();
-        let below: Vec<String> = items.range(start..end).map(|(key, _)| key.clone()).collect();
+        let below: Vec<String> = items
+            .range(start..end)
+            .map(|(key, _)| key.clone())
+            .collect();
         for key in below {
             items.remove(&key);
         }

@@ -315,7 +315,13 @@ mod tests {
     #[test]
     fn create_parents_are_checked() {
         assert!(BOOKS.parse_parent("shelves/s1").is_ok());
-        for bad in ["", "shelves", "shelves/-", "books/b1", "shelves/s1/books/b1"] {
+        for bad in [
+            "",
+            "shelves",
+            "shelves/-",
+            "books/b1",
+            "shelves/s1/books/b1",
+        ] {
             let error = BOOKS.parse_parent(bad).unwrap_err();
             assert_eq!(error.field_violations()[0].field, "parent", "{bad:?}");
         }
@@ -325,7 +331,10 @@ mod tests {
 
     #[test]
     fn list_parents_scope_the_list() {
-        assert_eq!(BOOKS.list_scope("shelves/s1").unwrap(), Some(("shelves/s1", true)));
+        assert_eq!(
+            BOOKS.list_scope("shelves/s1").unwrap(),
+            Some(("shelves/s1", true))
+        );
         assert_eq!(BOOKS.list_scope("shelves/-").unwrap(), None);
         assert_eq!(SHELVES.list_scope("").unwrap(), None);
         const PAGES: Pattern = Pattern::new(&["shelves", "books", "pages"]);

@@ -107,9 +107,11 @@ pub(super) fn key_scheme(
     let patterns: Vec<String> = option
         .get_field_by_name("pattern")
         .and_then(|value| {
-            value
-                .as_list()
-                .map(|list| list.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+            value.as_list().map(|list| {
+                list.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
         })
         .unwrap_or_default();
     let name_field = message.get_field_by_name("name");
@@ -150,7 +152,11 @@ pub(super) fn key_scheme(
             ),
         );
     })?;
-    let last = parsed.collections.last().map(String::as_str).unwrap_or_default();
+    let last = parsed
+        .collections
+        .last()
+        .map(String::as_str)
+        .unwrap_or_default();
     if !plural.is_empty() && plural != last {
         diagnostics.push(
             Diagnostic::new(
@@ -170,7 +176,7 @@ pub(super) fn key_scheme(
 /// `shelves/{shelf}/books/{book}` as its collection ids.
 fn parse_pattern(pattern: &str, location: &Location) -> Option<NamePattern> {
     let segments: Vec<&str> = pattern.split('/').collect();
-    if segments.len() % 2 != 0 {
+    if !segments.len().is_multiple_of(2) {
         return None;
     }
     let mut collections = Vec::new();
@@ -282,9 +288,9 @@ impl Api {
                 _ => None,
             };
             let unserved = match &method.standard {
-                Standard::Update { body_field, .. } if body_field.is_empty() => {
-                    Some("an Update of a name-keyed resource takes the resource in a field (AIP-134)")
-                }
+                Standard::Update { body_field, .. } if body_field.is_empty() => Some(
+                    "an Update of a name-keyed resource takes the resource in a field (AIP-134)",
+                ),
                 _ if method.view.is_some() => {
                     Some("legacy views of name-keyed resources are not served")
                 }
@@ -300,7 +306,9 @@ impl Api {
                             method.input_type, method.name, resource.full_name, names.pattern
                         ),
                     )
-                    .note(format!("{aip}: declare `string {field} = 1;` in the request")),
+                    .note(format!(
+                        "{aip}: declare `string {field} = 1;` in the request"
+                    )),
                 );
             }
             if let Some(problem) = unserved {
@@ -340,11 +348,13 @@ mod tests {
     fn patterns_are_collection_id_pairs() {
         let books = parse_pattern_at("shelves/{shelf}/books/{book}").unwrap();
         assert_eq!(books.collections, ["shelves", "books"]);
-        assert_eq!(
-            books.parent_collections().unwrap(),
-            ["shelves".to_owned()]
+        assert_eq!(books.parent_collections().unwrap(), ["shelves".to_owned()]);
+        assert!(
+            parse_pattern_at("shelves/{shelf}")
+                .unwrap()
+                .parent_collections()
+                .is_none()
         );
-        assert!(parse_pattern_at("shelves/{shelf}").unwrap().parent_collections().is_none());
         for bad in [
             "",
             "{uid}",

@@ -62,12 +62,21 @@ async fn names(base: &str, path: &str) -> Vec<String> {
     let mut names = Vec::new();
     let mut token = String::new();
     loop {
-        let (status, page) = call(base, "GET", &format!("{path}?pageSize=1&pageToken={token}"), None).await;
+        let (status, page) = call(
+            base,
+            "GET",
+            &format!("{path}?pageSize=1&pageToken={token}"),
+            None,
+        )
+        .await;
         assert_eq!(status, 200, "{path}: {page}");
         for item in page["items"].as_array().unwrap() {
             names.push(item["name"].as_str().unwrap().to_owned());
         }
-        token = page["nextPageToken"].as_str().unwrap_or_default().to_owned();
+        token = page["nextPageToken"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         if token.is_empty() {
             return names;
         }
@@ -103,25 +112,63 @@ async fn ids_and_parents(base: &str) {
     let id = poetry.strip_prefix("shelves/").unwrap();
     assert!(runtime::names::is_valid_id(id), "{poetry}");
 
-    let dune = create(base, "/v1/books/shelves/fiction?bookId=dune", json!({"title": "Dune"})).await;
+    let dune = create(
+        base,
+        "/v1/books/shelves/fiction?bookId=dune",
+        json!({"title": "Dune"}),
+    )
+    .await;
     assert_eq!(dune, "shelves/fiction/books/dune");
     let emma = create(base, "/v1/books/shelves/fiction", json!({"title": "Emma"})).await;
     assert!(emma.starts_with("shelves/fiction/books/"), "{emma}");
-    let odyssey = create(base, &format!("/v1/books/{poetry}?bookId=odyssey"), json!({"title": "Odyssey"})).await;
+    let odyssey = create(
+        base,
+        &format!("/v1/books/{poetry}?bookId=odyssey"),
+        json!({"title": "Odyssey"}),
+    )
+    .await;
 
     // The same id under another parent is another book.
-    create(base, &format!("/v1/books/{poetry}?bookId=dune"), json!({"title": "Dune (poem)"})).await;
+    create(
+        base,
+        &format!("/v1/books/{poetry}?bookId=dune"),
+        json!({"title": "Dune (poem)"}),
+    )
+    .await;
 
     // The parent must match its pattern, and exist.
-    for bad in ["shelves", "shelves/fiction/books/dune", "books/fiction", "shelves/-"] {
-        let (status, body) = call(base, "POST", &format!("/v1/books/{bad}"), Some(json!({"title": "x"}))).await;
+    for bad in [
+        "shelves",
+        "shelves/fiction/books/dune",
+        "books/fiction",
+        "shelves/-",
+    ] {
+        let (status, body) = call(
+            base,
+            "POST",
+            &format!("/v1/books/{bad}"),
+            Some(json!({"title": "x"})),
+        )
+        .await;
         assert_eq!(status, 400, "{bad}: {body}");
         assert_eq!(violated_field(&body), "parent");
     }
-    let (status, body) = call(base, "POST", "/v1/books/shelves/missing", Some(json!({"title": "Lost"}))).await;
+    let (status, body) = call(
+        base,
+        "POST",
+        "/v1/books/shelves/missing",
+        Some(json!({"title": "Lost"})),
+    )
+    .await;
     assert_eq!(status, 404, "{body}");
-    assert_eq!(body["error"]["details"][0]["reason"], "PARENT_NOT_FOUND", "{body}");
-    assert!(body.to_string().contains("library.example.com/Shelf"), "{body}");
+    assert_eq!(
+        body["error"]["details"][0]["reason"], "PARENT_NOT_FOUND",
+        "{body}"
+    );
+    assert!(
+        body.to_string().contains("library.example.com/Shelf"),
+        "{body}"
+    );
 
     // Get by name; names of another shape are refused before any lookup.
     let (status, book) = call(base, "GET", &format!("/v1/book/{dune}"), None).await;
@@ -149,7 +196,11 @@ async fn ids_and_parents(base: &str) {
     // Update names the item in the body; the name itself never changes.
     let patch = json!({"name": "shelves/fiction", "theme": "science fiction"});
     let (status, shelf) = call(base, "PATCH", "/v1/shelf?updateMask=theme", Some(patch)).await;
-    assert_eq!((status, &shelf["theme"]), (200, &json!("science fiction")), "{shelf}");
+    assert_eq!(
+        (status, &shelf["theme"]),
+        (200, &json!("science fiction")),
+        "{shelf}"
+    );
     let patch = json!({"name": "shelves/fiction", "theme": "x"});
     let (status, body) = call(base, "PATCH", "/v1/shelf?updateMask=name", Some(patch)).await;
     assert_eq!(status, 400, "{body}");
@@ -174,7 +225,12 @@ async fn ids_and_parents(base: &str) {
     let (_, page) = call(base, "GET", "/v1/books/shelves/fiction", None).await;
     assert_eq!(page["totalCount"], 0, "{page}");
     // The id is free again.
-    create(base, "/v1/shelves?shelfId=fiction", json!({"theme": "again"})).await;
+    create(
+        base,
+        "/v1/shelves?shelfId=fiction",
+        json!({"theme": "again"}),
+    )
+    .await;
     assert!(names(base, "/v1/books/shelves/fiction").await.is_empty());
 }
 
@@ -207,19 +263,39 @@ async fn grpc(base: &str) {
             ..Default::default()
         }),
     };
-    let hamlet = books.create_book(book("shelves/drama", "hamlet")).await.unwrap().into_inner();
+    let hamlet = books
+        .create_book(book("shelves/drama", "hamlet"))
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(hamlet.name, "shelves/drama/books/hamlet");
-    let generated = books.create_book(book("shelves/drama", "")).await.unwrap().into_inner();
-    assert!(generated.name.starts_with("shelves/drama/books/"), "{}", generated.name);
-    let status = books.create_book(book("shelves/nowhere", "x")).await.unwrap_err();
+    let generated = books
+        .create_book(book("shelves/drama", ""))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        generated.name.starts_with("shelves/drama/books/"),
+        "{}",
+        generated.name
+    );
+    let status = books
+        .create_book(book("shelves/nowhere", "x"))
+        .await
+        .unwrap_err();
     assert_eq!(status.code(), tonic::Code::NotFound, "{status:?}");
-    let status = books.create_book(book("shelves/drama", "hamlet")).await.unwrap_err();
+    let status = books
+        .create_book(book("shelves/drama", "hamlet"))
+        .await
+        .unwrap_err();
     assert_eq!(status.code(), tonic::Code::AlreadyExists, "{status:?}");
     let status = books.create_book(book("drama", "x")).await.unwrap_err();
     assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
 
     let got = books
-        .get_book(GetBookRequest { name: hamlet.name.clone() })
+        .get_book(GetBookRequest {
+            name: hamlet.name.clone(),
+        })
         .await
         .unwrap()
         .into_inner();
@@ -250,9 +326,53 @@ async fn grpc(base: &str) {
     assert_eq!(status.code(), tonic::Code::NotFound, "{status:?}");
 }
 
+/// Creates under a shelf racing its deletion: each create either lands
+/// before the delete (and goes with it, forced) or finds no shelf; no book
+/// is left without its shelf. Then an unforced delete racing creates:
+/// either it is refused and the shelf stays, or no book is left.
+async fn races(base: &str) {
+    for force in [true, false] {
+        create(base, "/v1/shelves?shelfId=race", json!({"theme": "race"})).await;
+        let creates: Vec<_> = (0..16)
+            .map(|index| {
+                let base = base.to_owned();
+                tokio::spawn(async move {
+                    let path = format!("/v1/books/shelves/race?bookId=b{index}");
+                    call(&base, "POST", &path, Some(json!({"title": "x"})))
+                        .await
+                        .0
+                })
+            })
+            .collect();
+        let path = format!("/v1/shelf/shelves/race?force={force}");
+        let (deleted, body) = call(base, "DELETE", &path, None).await;
+        for create in creates {
+            let status = create.await.unwrap();
+            assert!(status == 200 || status == 404, "create answered {status}");
+        }
+        let (shelf, _) = call(base, "GET", "/v1/shelf/shelves/race", None).await;
+        let left = names(base, "/v1/books/shelves/race").await;
+        match deleted {
+            200 => {
+                assert_eq!(shelf, 404);
+                assert!(left.is_empty(), "orphans: {left:?}");
+            }
+            _ => {
+                assert!(!force, "a forced delete failed: {body}");
+                assert_eq!(body["error"]["status"], "FAILED_PRECONDITION", "{body}");
+                assert_eq!(shelf, 200);
+                let path = "/v1/shelf/shelves/race?force=true";
+                let (status, body) = call(base, "DELETE", path, None).await;
+                assert_eq!(status, 200, "{body}");
+            }
+        }
+    }
+}
+
 async fn exercise(base: &str) {
     ids_and_parents(base).await;
     grpc(base).await;
+    races(base).await;
 }
 
 #[tokio::test]
@@ -263,7 +383,10 @@ async fn served_from_memory() {
 #[tokio::test]
 async fn served_from_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}?mode=rwc", dir.path().join("library.db").display());
+    let url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("library.db").display()
+    );
     let store: SqlStore = library::open(&url).await.unwrap();
     exercise(&serve(Arc::new(store)).await).await;
 }
@@ -308,7 +431,11 @@ mod postgres {
             connection.close().await.ok();
             let (address, query) = server.split_once('?').unwrap_or((server, ""));
             let (root, _) = address.rsplit_once('/').expect("a database URL");
-            let query = if query.is_empty() { String::new() } else { format!("?{query}") };
+            let query = if query.is_empty() {
+                String::new()
+            } else {
+                format!("?{query}")
+            };
             Database {
                 url: format!("{root}/{name}{query}"),
                 name,
@@ -319,7 +446,10 @@ mod postgres {
         pub async fn drop_it(self) {
             if let Ok(mut connection) = sqlx::AnyConnection::connect(&self.server).await {
                 let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
-                sqlx::query(sqlx::AssertSqlSafe(sql)).execute(&mut connection).await.ok();
+                sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .execute(&mut connection)
+                    .await
+                    .ok();
             }
         }
     }

@@ -284,9 +284,11 @@ impl Table {
         mut query: Query<'q, Any, AnyArguments>,
         resource: &R,
     ) -> Query<'q, Any, AnyArguments> {
-        query = query
-            .bind(resource.uid().to_owned())
-            .bind((self.parent_of)(resource.uid()).unwrap_or_default().to_owned());
+        query = query.bind(resource.uid().to_owned()).bind(
+            (self.parent_of)(resource.uid())
+                .unwrap_or_default()
+                .to_owned(),
+        );
         for column in self.columns {
             query = bind_value(query, resource.sort_value(column.field));
         }
@@ -371,8 +373,12 @@ impl Table {
             }
             Err(error) => return Err(backend_error(error)),
         }
-        self.add_counts(&mut transaction, &Counts::of([resource.uid()], self.parent_of), 1)
-            .await?;
+        self.add_counts(
+            &mut transaction,
+            &Counts::of([resource.uid()], self.parent_of),
+            1,
+        )
+        .await?;
         self.commit(transaction, &[self.subject_of(resource)]).await
     }
 

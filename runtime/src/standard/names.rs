@@ -25,10 +25,7 @@ pub fn parse_name<R: Resource>(field: &str, name: &str) -> Result<(), Error> {
 /// Checks a Create's `parent` and, when the request has one, its
 /// client-chosen id (AIP-133 `{singular}_id`, `id_field` its JSON name;
 /// empty: the server chooses), reporting both problems at once.
-pub fn parse_create<R: Resource>(
-    parent: &str,
-    id: Option<(&str, &str)>,
-) -> Result<(), Error> {
+pub fn parse_create<R: Resource>(parent: &str, id: Option<(&str, &str)>) -> Result<(), Error> {
     let mut violations: Vec<FieldViolation> = Vec::new();
     if let Err(error) = pattern::<R>().parse_parent(parent) {
         violations.extend(error.field_violations().iter().cloned());
