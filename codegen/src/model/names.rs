@@ -1,8 +1,8 @@
 //! Key schemes: which field identifies a resource's items, decided from the
 //! proto.
 //!
-//! - A resource with a `uid` field is keyed by UIDPs (the Platform API's
-//!   scheme: parents from annotation files, hierarchy filters).
+//! - A resource with a `uid` field is keyed by UIDPs (parents and
+//!   hierarchy filters from the annotation files).
 //! - Otherwise a resource with a `string name` field and a
 //!   `google.api.resource` pattern of `collection/{id}` pairs
 //!   (`shelves/{shelf}/books/{book}`) is keyed by its name (AIP-122): the
