@@ -32,7 +32,8 @@
 //! - `cli` (feature `cli`): the arguments and answers of generated
 //!   command-line modules.
 //! - [`context`], [`auth`]: the caller of a request, API tokens and access decisions.
-//! - [`uidp`], [`time`]: identifiers and timestamps.
+//! - [`uidp`], [`names`], [`time`]: identifiers (UIDPs and AIP-122 resource
+//!   names, the two key schemes) and timestamps.
 //! - [`probe`]: `/healthz` and `/readyz`, for any API.
 
 pub mod auth;
@@ -49,6 +50,7 @@ pub mod keys;
 pub mod legacy;
 pub mod mask;
 pub mod memory;
+pub mod names;
 #[cfg(feature = "observe")]
 pub mod observe;
 pub mod paging;

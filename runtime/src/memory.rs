@@ -63,13 +63,13 @@ impl<R: Resource> MemoryCollection<R> {
         let mut matching: Vec<&R> = items
             .values()
             .filter(|item| match query.public {
-                None => in_hierarchy(&query.filter, item.uid()),
+                None => in_hierarchy::<R>(&query.filter, item.uid()),
                 Some(PublicItems::Only(rule)) => {
-                    in_hierarchy(&query.filter, item.uid())
+                    in_hierarchy::<R>(&query.filter, item.uid())
                         && rule.admits(&item.sort_value(rule.field()), now)
                 }
                 Some(PublicItems::Also(rule)) => {
-                    in_hierarchy(&query.filter, item.uid())
+                    in_hierarchy::<R>(&query.filter, item.uid())
                         || rule.admits(&item.sort_value(rule.field()), now)
                 }
             })
@@ -143,13 +143,29 @@ impl<R: Resource> MemoryCollection<R> {
             .collect()
     }
 
-    /// The uids of items whose parent is `uid` (children that block deletes).
+    /// The uids of items whose parent is `uid` (children that block
+    /// deletes), read from the key range below it.
     pub fn children_of(&self, uid: &str) -> Vec<String> {
+        let (start, end) = uidp::descendant_range(uid);
         self.items()
-            .keys()
-            .filter(|item| uidp::parent(item) == Some(uid))
+            .range(start..end)
+            .map(|(key, _)| key)
+            .filter(|item| R::parent_key(item) == Some(uid))
             .cloned()
             .collect()
+    }
+
+    /// Removes every item whose key lies below `uid` (a forced delete).
+    pub fn remove_below(&self, uid: &str) {
+        let (start, end) = uidp::descendant_range(uid);
+        let mut items = self.items();
+        let below: Vec<String> = items
+            .range(start..end)
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in below {
+            items.remove(&key);
+        }
     }
 }
 
@@ -161,14 +177,14 @@ fn matches<R: Resource>(matching: &Matching, item: &R) -> bool {
     matching.matches(item.uid(), name.as_deref())
 }
 
-fn in_hierarchy(filter: &Hierarchy, uid: &str) -> bool {
+fn in_hierarchy<R: Resource>(filter: &Hierarchy, uid: &str) -> bool {
     let below = |scope: &str| {
         uid.strip_prefix(scope)
             .is_some_and(|rest| rest.starts_with('/'))
     };
     match filter {
         Hierarchy::All => true,
-        Hierarchy::ChildrenOf(parent) => uidp::parent(uid) == Some(parent.as_str()),
+        Hierarchy::ChildrenOf(parent) => R::parent_key(uid) == Some(parent.as_str()),
         Hierarchy::DescendantsOf(ancestor) => below(ancestor),
         Hierarchy::Within(scopes) => scopes.iter().any(|scope| uid == scope || below(scope)),
     }
@@ -195,6 +211,9 @@ fn compare(order: &[OrderBy], a: &[SortValue], b: &[SortValue]) -> Ordering {
 trait AnyCollection: Send + Sync {
     fn contains(&self, uid: &str) -> bool;
     fn dependents(&self, field: &str, uid: &str) -> Vec<(String, String)>;
+    /// The resource types whose items name this collection's their parent.
+    fn children(&self) -> Vec<&'static str>;
+    fn remove_below(&self, uid: &str);
     fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
 }
 
@@ -214,6 +233,18 @@ impl<R: Resource> AnyCollection for MemoryCollection<R> {
         } else {
             self.referring(field, uid)
         }
+    }
+
+    fn children(&self) -> Vec<&'static str> {
+        R::DEPENDENTS
+            .iter()
+            .filter(|d| d.field == "parent")
+            .map(|d| d.resource_type)
+            .collect()
+    }
+
+    fn remove_below(&self, uid: &str) {
+        MemoryCollection::remove_below(self, uid);
     }
 
     fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
@@ -288,7 +319,7 @@ impl MemoryStore {
 impl Backend for MemoryStore {
     async fn insert<R: Resource>(&self, resource: &R) -> Result<(), StoreError> {
         let _write = self.write_lock();
-        let parent_exists = match (R::PARENT_TYPE, uidp::parent(resource.uid())) {
+        let parent_exists = match (R::PARENT_TYPE, R::parent_key(resource.uid())) {
             (Some(parent_type), Some(parent)) => self.contains(parent_type, parent),
             // Roots, and parents stored outside the API.
             _ => true,
@@ -335,5 +366,41 @@ impl Backend for MemoryStore {
             })
             .collect();
         self.collection::<R>().delete(uid, etag, dependents)
+    }
+
+    async fn delete_forced<R: Resource>(
+        &self,
+        uid: &str,
+        etag: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let _write = self.write_lock();
+        // Children go with the item; other dependents still refuse it.
+        let dependents = R::DEPENDENTS
+            .iter()
+            .filter(|dependent| dependent.field != "parent")
+            .flat_map(|dependent| {
+                self.existing(dependent.resource_type)
+                    .map(|collection| collection.dependents(dependent.field, uid))
+                    .unwrap_or_default()
+            })
+            .collect();
+        let collection = self.collection::<R>();
+        if !collection.delete(uid, etag, dependents)? {
+            return Ok(false);
+        }
+        // Every collection below this one, each once.
+        let mut seen: Vec<&'static str> = Vec::new();
+        let mut pending: Vec<&'static str> = AnyCollection::children(&*collection);
+        while let Some(resource_type) = pending.pop() {
+            if seen.contains(&resource_type) {
+                continue;
+            }
+            seen.push(resource_type);
+            if let Some(below) = self.existing(resource_type) {
+                below.remove_below(uid);
+                pending.extend(below.children());
+            }
+        }
+        Ok(true)
     }
 }

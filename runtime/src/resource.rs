@@ -232,6 +232,19 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
     /// (`ApiContext::with_shared_scope`) may be referenced
     /// from every root; only the administrator writes them.
     const SHARED: bool = false;
+    /// The resource name pattern when items are keyed by their `name`
+    /// (AIP-122, [`crate::names`]); `None` for UIDP-keyed items. Either way
+    /// [`Resource::uid`] returns the storage key: the uid, or the name.
+    const NAMES: Option<crate::names::Pattern> = None;
+
+    /// The key of the item a stored item with key `key` lives under, if
+    /// any: its UIDP's parent, or its name minus the last `collection/id`.
+    fn parent_key(key: &str) -> Option<&str> {
+        match Self::NAMES {
+            Some(_) => crate::names::parent(key),
+            None => crate::uidp::parent(key),
+        }
+    }
 
     fn uid(&self) -> &str;
     fn set_uid(&mut self, uid: String);

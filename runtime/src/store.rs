@@ -241,4 +241,20 @@ pub trait Backend: Send + Sync + 'static {
         uid: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Deletes an item and every item below it (AIP-135 `force`): the
+    /// items of the collections that name it their parent
+    /// ([`Resource::DEPENDENTS`] with field `parent`), theirs, and so on,
+    /// in one atomic step; `false` when none has this uid. Fails with
+    /// `EtagMismatch` on a stale `etag` and `HasDependents` while other
+    /// declared dependents (reference fields) exist, changing nothing.
+    /// Backends without it answer `Unimplemented`.
+    fn delete_forced<R: Resource>(
+        &self,
+        uid: &str,
+        etag: Option<&str>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        let _ = (uid, etag);
+        async { Err(StoreError::Unimplemented) }
+    }
 }

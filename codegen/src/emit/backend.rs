@@ -24,9 +24,18 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         " `{}` in any of the library's storage backends, with the rules the annotation files declare.",
         resource.type_name
     );
+    let delete_forced = super::store::forced_delete_name(resource).map(|forced| {
+        quote! {
+            fn #forced(&self, uid: &str, etag: Option<&str>) -> impl Future<Output = Result<bool, StoreError>> + Send {
+                Backend::delete_forced::<#ty>(self, uid, etag)
+            }
+        }
+    });
     quote! {
         #[doc = #doc]
         impl<B: Backend> #name for B {
+            #delete_forced
+
             fn #keeps(&self) -> bool {
                 Backend::keeps(self, <#ty as ::runtime::resource::Resource>::TYPE)
             }

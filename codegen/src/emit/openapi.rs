@@ -61,6 +61,49 @@ pub fn emit(api: &Api, pool: &DescriptorPool, title: &str, version: &str) -> Str
     text
 }
 
+/// The path parameter holding a key: a UIDP, or for a resource keyed by
+/// names (AIP-122) a name of its pattern (`parent`: of its parent's).
+fn key_parameter(api: &Api, method: &Method, field: &str) -> Value {
+    let names = method
+        .standard
+        .resource()
+        .and_then(|resource| api.resource(resource))
+        .and_then(|resource| resource.names.as_ref());
+    let (description, pattern) = match names {
+        None => (
+            "A UIDP; its `/` separators may be sent as is or percent-encoded.".to_owned(),
+            UIDP_PATTERN.to_owned(),
+        ),
+        Some(names) => {
+            let collections = match field {
+                "parent" => names.parent_collections().unwrap_or_default(),
+                _ => &names.collections,
+            };
+            let shape: Vec<String> = collections.iter().map(|c| format!("{c}/{{id}}")).collect();
+            // A List's parent may end in wildcard ids (AIP-159).
+            let id = match method.standard {
+                Standard::List { .. } => "([a-z]([a-z0-9-]{0,61}[a-z0-9])?|-)",
+                _ => "[a-z]([a-z0-9-]{0,61}[a-z0-9])?",
+            };
+            let regex: Vec<String> = collections.iter().map(|c| format!("{c}/{id}")).collect();
+            (
+                format!(
+                    "A resource name, `{}`; its `/` separators may be sent as is or percent-encoded.",
+                    shape.join("/")
+                ),
+                format!("^{}$", regex.join("/")),
+            )
+        }
+    };
+    json!({
+        "name": field,
+        "in": "path",
+        "required": true,
+        "description": description,
+        "schema": {"type": "string", "pattern": pattern},
+    })
+}
+
 /// The OpenAPI path(s) of a method: a trailing `{x=**}` that may be empty
 /// (a root create) also gets the bare prefix.
 fn operations(
@@ -103,13 +146,7 @@ fn operations(
         .map(|(path, path_field)| {
             let mut parameters = Vec::new();
             if let Some(field) = path_field {
-                parameters.push(json!({
-                    "name": field,
-                    "in": "path",
-                    "required": true,
-                    "description": "A UIDP; its `/` separators may be sent as is or percent-encoded.",
-                    "schema": {"type": "string", "pattern": UIDP_PATTERN},
-                }));
+                parameters.push(key_parameter(api, method, field));
             }
             let body = method.http.body.as_deref();
             for field in input.fields() {

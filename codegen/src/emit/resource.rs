@@ -29,6 +29,8 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
     let constants = constants(resource);
     let text_rules = (!resource.rules.is_empty()).then(|| text_rules(resource));
     let json_len_bound = json_len_bound(resource, scope);
+    // The storage key: the uid, or the name of a name-keyed resource.
+    let key = ident(key_field(resource));
     quote! {
         impl ::runtime::resource::Resource for #ty {
             const TYPE: &'static str = #type_name;
@@ -41,11 +43,11 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             const ORDER_BY: &'static [&'static str] = &[#(#order_by),*];
 
             fn uid(&self) -> &str {
-                &self.uid
+                &self.#key
             }
 
             fn set_uid(&mut self, uid: String) {
-                self.uid = uid;
+                self.#key = uid;
             }
 
             fn create_time(&self) -> Option<&::prost_types::Timestamp> {
@@ -101,7 +103,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
                 use ::runtime::resource::SortValue;
                 match field {
                     #(#sort_arms)*
-                    _ => SortValue::Text(self.uid.clone()),
+                    _ => SortValue::Text(self.#key.clone()),
                 }
             }
         }
@@ -183,6 +185,13 @@ fn constants(resource: &Resource) -> TokenStream {
         .max_depth
         .map(proc_macro2::Literal::usize_unsuffixed)
         .map(|levels| quote!(const MAX_DEPTH: usize = #levels;));
+    let names = resource.names.as_ref().map(|names| {
+        let collections = &names.collections;
+        quote! {
+            const NAMES: Option<::runtime::names::Pattern> =
+                Some(::runtime::names::Pattern::new(&[#(#collections),*]));
+        }
+    });
     let shared = resource.shared.then(|| {
         quote!(
             const SHARED: bool = true;
@@ -197,6 +206,16 @@ fn constants(resource: &Resource) -> TokenStream {
         #parent_type
         #max_depth
         #shared
+        #names
+    }
+}
+
+/// The field holding an item's storage key: `uid`, or `name` for a
+/// resource keyed by resource names (AIP-122).
+pub fn key_field(resource: &Resource) -> &'static str {
+    match resource.names {
+        Some(_) => "name",
+        None => "uid",
     }
 }
 

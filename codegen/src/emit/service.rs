@@ -14,6 +14,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::store::{StoreMethods, trait_path};
+
+mod names;
 use crate::model::{
     Api, LIST_FILTERS, Method, Paging, Resource, Service, Standard, View, package_module,
 };
@@ -371,10 +373,16 @@ struct Flow<'a> {
     /// `Some("groups.get")`, or `None` for a method that needs no token.
     capability: TokenStream,
     edge: Edge<'a>,
+    method: &'a Method,
 }
 
 impl<'a> Flow<'a> {
-    fn new(scope: &'a super::Scope, api: &'a Api, method: &Method, resource: &'a Resource) -> Self {
+    fn new(
+        scope: &'a super::Scope,
+        api: &'a Api,
+        method: &'a Method,
+        resource: &'a Resource,
+    ) -> Self {
         let capability = match (&method.capability, method.anonymous) {
             (Some(capability), false) => quote!(Some(#capability)),
             _ => quote!(None),
@@ -387,10 +395,15 @@ impl<'a> Flow<'a> {
             store: StoreMethods::of(resource),
             capability,
             edge: Edge::of(scope, api, method),
+            method,
         }
     }
 
     fn body(&self, standard: &Standard, output: &TokenStream) -> TokenStream {
+        // Resources keyed by names (AIP-122) have flows of their own.
+        if let Some(body) = self.named(standard) {
+            return body;
+        }
         match standard {
             Standard::Create {
                 body_field,
@@ -471,6 +484,8 @@ impl<'a> Flow<'a> {
         let Flow { ty, capability, .. } = self;
         let list = &self.store.list;
         let arguments = list_arguments(filters, paging);
+        let within = self.within_parent();
+        let arguments = quote!(#arguments #within);
         let declared = self.edge.filters(ty);
         let items = self.edge.shown_items();
         let fetch = quote! {

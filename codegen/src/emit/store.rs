@@ -97,9 +97,12 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
          table does not): the generated `Services` names a served type that is \
          not kept when the router is built, instead of answering `UNIMPLEMENTED` later."
     );
+    let delete_forced = forced_delete(resource);
     quote! {
         #[doc = #doc]
         pub trait #name: Send + Sync + 'static {
+            #delete_forced
+
             #[doc = #keeps_doc]
             fn #keeps(&self) -> bool {
                 true
@@ -144,4 +147,35 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             }
         }
     }
+}
+
+/// `delete_forced_book`, for a resource keyed by resource names: what a
+/// Delete with `force` (AIP-135) calls.
+pub fn forced_delete_name(resource: &Resource) -> Option<syn::Ident> {
+    resource
+        .names
+        .as_ref()
+        .map(|_| format_ident!("delete_forced_{}", resource.name.to_snake_case()))
+}
+
+/// The storage trait's forced delete, for a resource keyed by names.
+fn forced_delete(resource: &Resource) -> Option<TokenStream> {
+    let name = forced_delete_name(resource)?;
+    let doc = format!(
+        " Deletes a {} and every item below it (AIP-135 `force`) in one atomic step; \
+         `false` when none has this name. Fails as a delete does on a stale `etag` and \
+         while dependents other than its children exist.",
+        resource.name
+    );
+    Some(quote! {
+        #[doc = #doc]
+        fn #name(
+            &self,
+            uid: &str,
+            etag: Option<&str>,
+        ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+            let _ = (uid, etag);
+            async { Err(StoreError::Unimplemented) }
+        }
+    })
 }

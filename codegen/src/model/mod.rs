@@ -17,6 +17,7 @@ mod annotate;
 mod http;
 mod json;
 mod legacy;
+mod names;
 mod resource;
 mod standard;
 mod storage;
@@ -25,6 +26,7 @@ pub use http::{HttpRule, Verb};
 use http::{Reported, check_template_field, http_rule};
 pub use json::{Container, JsonField, JsonShape, JsonValue, NamedField, QueryKind};
 pub use legacy::{Conversion, View, ViewField};
+pub use names::{NamePattern, RequestShape};
 pub use resource::{
     Behavior, Dependent, Field, FieldKind, FieldRule, PublicRule, Reach, Reference, Resource,
 };
@@ -97,6 +99,8 @@ pub struct Method {
     /// The legacy message (full name) the method speaks instead of the
     /// resource, for methods of a legacy version.
     pub view: Option<String>,
+    /// The request fields a method of a name-keyed resource reads.
+    pub names: RequestShape,
 }
 
 impl Method {
@@ -130,6 +134,8 @@ impl Api {
         }
         api.resolve_views(pool, annotations, diagnostics);
         api.annotate(pool, annotations, diagnostics);
+        api.link_names(diagnostics);
+        api.resolve_read_capabilities();
         api.check_access_subjects(annotations, diagnostics);
         api
     }
@@ -584,5 +590,6 @@ fn build_method(
         anonymous: false,
         location,
         view: None,
+        names: names::request_shape(method),
     })
 }

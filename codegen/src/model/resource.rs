@@ -50,6 +50,9 @@ pub struct Resource {
     /// Items directly under a shared scope are everyone's to reference and
     /// the administrator's alone to write (annotation `shared`).
     pub shared: bool,
+    /// The resource name pattern when items are keyed by their `name`
+    /// (AIP-122, see `model::names`); `None` when keyed by UIDP `uid`s.
+    pub names: Option<super::names::NamePattern>,
 }
 
 impl Resource {
@@ -238,7 +241,12 @@ pub(super) fn build_resource(
             ),
         ));
     }
+    let plural = string_field(option, "plural");
+    let names = super::names::key_scheme(message, option, &plural, &location, diagnostics).ok()?;
     for required in ["uid", "create_time", "update_time", "etag"] {
+        if required == "uid" && names.is_some() {
+            continue;
+        }
         if message.get_field_by_name(required).is_none() {
             diagnostics.push(Diagnostic::new(
                 location.clone(),
@@ -290,12 +298,12 @@ pub(super) fn build_resource(
         .filter_map(|name| message.get_field_by_name(name))
         .map(|f| f.json_name().to_owned())
         .collect();
-    Some(Resource {
+    let mut resource = Resource {
         full_name: message.full_name().to_owned(),
         name: message.name().to_owned(),
         rust_path: rust_path(message),
         type_name,
-        plural: string_field(option, "plural"),
+        plural,
         singular: string_field(option, "singular"),
         comments: comments(message.path(), &message.parent_file()),
         fields,
@@ -309,7 +317,10 @@ pub(super) fn build_resource(
         parent_type: None,
         max_depth: None,
         shared: false,
-    })
+        names,
+    };
+    super::names::name_is_identifier(&mut resource);
+    Some(resource)
 }
 
 /// A `string` or `repeated string` field (not a map).

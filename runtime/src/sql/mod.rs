@@ -356,4 +356,12 @@ impl Backend for SqlStore {
     async fn delete<R: Resource>(&self, uid: &str, etag: Option<&str>) -> Result<bool, StoreError> {
         self.table::<R>()?.delete(self, uid, etag).await
     }
+
+    async fn delete_forced<R: Resource>(
+        &self,
+        uid: &str,
+        etag: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        self.table::<R>()?.delete_forced(self, uid, etag).await
+    }
 }

@@ -294,7 +294,7 @@ async fn create_collection_tables(
             add_missing_columns(connection, dialect, types, table).await?;
         }
         create_collection_table(connection, types, table).await?;
-        backfill_counts(connection, &table.name).await?;
+        backfill_counts(connection, &table.name, table.parent_of).await?;
     }
     Ok(())
 }
@@ -369,7 +369,11 @@ async fn create_indexes(connection: &mut AnyConnection, table: &Table) -> Result
 
 /// Fills the counters of a table that has items but no counters yet (a
 /// database created before counters existed).
-async fn backfill_counts(connection: &mut AnyConnection, name: &str) -> Result<(), sqlx::Error> {
+async fn backfill_counts(
+    connection: &mut AnyConnection,
+    name: &str,
+    parent_of: fn(&str) -> Option<&str>,
+) -> Result<(), sqlx::Error> {
     let counted: Option<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
         "SELECT 1 FROM {name}_counts LIMIT 1"
     )))
@@ -382,7 +386,7 @@ async fn backfill_counts(connection: &mut AnyConnection, name: &str) -> Result<(
         sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT uid FROM {name}")))
             .fetch_all(&mut *connection)
             .await?;
-    let counts = super::table::Counts::of(uids.iter().map(String::as_str));
+    let counts = super::table::Counts::of(uids.iter().map(String::as_str), parent_of);
     for (prefix, (children, descendants)) in counts.0 {
         sqlx::query(sqlx::AssertSqlSafe(format!(
             "INSERT INTO {name}_counts (prefix, children, descendants) VALUES ($1, $2, $3)"

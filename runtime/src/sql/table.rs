@@ -14,6 +14,8 @@ use crate::row::{ColumnSpec, Row as StorageRow};
 use crate::store::{Hierarchy, ListQuery, Matching, Page, PublicItems, StoreError};
 use crate::uidp;
 
+mod cascade;
+
 /// Reads the named columns' values from a stored body.
 pub(super) type ValuesOf = fn(&[u8], &[&str]) -> Result<Vec<SortValue>, prost::DecodeError>;
 
@@ -32,6 +34,9 @@ pub struct Table {
     /// subject's access epoch in the same transaction.
     pub(super) access_subject: Option<&'static str>,
     parent_type: Option<&'static str>,
+    /// The key of an item's parent (`Resource::parent_key`: the UIDP's
+    /// parent, or the resource name minus its last `collection/id`).
+    pub(super) parent_of: fn(&str) -> Option<&str>,
     references: &'static [Reference],
     dependents: &'static [Dependent],
     order_by: &'static [&'static str],
@@ -65,6 +70,7 @@ impl Table {
             columns: W::COLUMNS,
             access_subject: None,
             parent_type: R::<W>::PARENT_TYPE,
+            parent_of: <R<W> as Resource>::parent_key,
             references: R::<W>::REFERENCES,
             dependents: R::<W>::DEPENDENTS,
             order_by: R::<W>::ORDER_BY,
@@ -278,9 +284,11 @@ impl Table {
         mut query: Query<'q, Any, AnyArguments>,
         resource: &R,
     ) -> Query<'q, Any, AnyArguments> {
-        query = query
-            .bind(resource.uid().to_owned())
-            .bind(uidp::parent(resource.uid()).unwrap_or_default().to_owned());
+        query = query.bind(resource.uid().to_owned()).bind(
+            (self.parent_of)(resource.uid())
+                .unwrap_or_default()
+                .to_owned(),
+        );
         for column in self.columns {
             query = bind_value(query, resource.sort_value(column.field));
         }
@@ -304,7 +312,7 @@ impl Table {
         );
         // Roots, and items whose parents are stored outside the API, need no
         // parent row.
-        let parent = match (self.parent_type, uidp::parent(resource.uid())) {
+        let parent = match (self.parent_type, (self.parent_of)(resource.uid())) {
             (Some(parent_type), Some(parent)) if !parent.is_empty() => {
                 Some((store.table_of(parent_type)?, parent))
             }
@@ -365,8 +373,12 @@ impl Table {
             }
             Err(error) => return Err(backend_error(error)),
         }
-        self.add_counts(&mut transaction, &Counts::of([resource.uid()]), 1)
-            .await?;
+        self.add_counts(
+            &mut transaction,
+            &Counts::of([resource.uid()], self.parent_of),
+            1,
+        )
+        .await?;
         self.commit(transaction, &[self.subject_of(resource)]).await
     }
 
@@ -453,7 +465,7 @@ impl Table {
                 .await
                 .map_err(backend_error)?;
         }
-        let counts = Counts::of(resources.iter().map(Resource::uid));
+        let counts = Counts::of(resources.iter().map(Resource::uid), self.parent_of);
         self.add_counts(&mut transaction, &counts, 1).await?;
         let subjects: Vec<Option<String>> =
             resources.iter().map(|item| self.subject_of(item)).collect();
@@ -750,7 +762,7 @@ impl Table {
             .execute(&mut *transaction)
             .await
             .map_err(backend_error)?;
-        self.add_counts(&mut transaction, &Counts::of([uid]), -1)
+        self.add_counts(&mut transaction, &Counts::of([uid], self.parent_of), -1)
             .await?;
         self.commit(transaction, &[subject]).await?;
         Ok(true)
@@ -762,16 +774,21 @@ impl Table {
 pub struct Counts(pub std::collections::BTreeMap<String, (i64, i64)>);
 
 impl Counts {
-    pub fn of<'a>(uids: impl IntoIterator<Item = &'a str>) -> Counts {
+    /// The counts of `uids`, whose parents `parent_of` reads (a UIDP's or
+    /// a resource name's, see `Resource::parent_key`).
+    pub fn of<'a>(
+        uids: impl IntoIterator<Item = &'a str>,
+        parent_of: fn(&str) -> Option<&str>,
+    ) -> Counts {
         let mut counts = std::collections::BTreeMap::<String, (i64, i64)>::new();
         for uid in uids {
             counts
-                .entry(uidp::parent(uid).unwrap_or_default().to_owned())
+                .entry(parent_of(uid).unwrap_or_default().to_owned())
                 .or_default()
                 .0 += 1;
             counts.entry(String::new()).or_default().1 += 1;
             let mut prefix = uid;
-            while let Some(parent) = uidp::parent(prefix) {
+            while let Some(parent) = parent_of(prefix) {
                 counts.entry(parent.to_owned()).or_default().1 += 1;
                 prefix = parent;
             }

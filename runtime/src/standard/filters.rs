@@ -24,6 +24,10 @@ pub struct ListRequest<'a> {
     pub id: &'a str,
     /// `name`: items with exactly this name.
     pub name: &'a str,
+    /// For a collection keyed by resource names: the part of the name
+    /// space its List's `parent` designates (`standard::names::list_scope`),
+    /// the items directly under this name (`true`) or anywhere below it.
+    pub within: Option<(&'a str, bool)>,
     pub page_size: i32,
     pub page_token: &'a str,
     pub skip: i32,

@@ -56,7 +56,7 @@ impl ListPlan {
         }
         request.check_uids(R::MAX_DEPTH, &mut violations);
         let filter = match (request.descendants_of, request.children_of) {
-            ("", "") => Hierarchy::All,
+            ("", "") => within(request.within),
             (uid, "") => checked_uid("uidp.descendantsOf", uid, R::MAX_DEPTH, &mut violations)
                 .map_or(Hierarchy::All, Hierarchy::DescendantsOf),
             ("", uid) => checked_uid("uidp.childrenOf", uid, R::MAX_DEPTH, &mut violations)
@@ -223,6 +223,15 @@ impl ListPlan {
             ));
         }
         Ok(page.items)
+    }
+}
+
+/// The hierarchy a name-keyed collection's `parent` scopes a list to.
+fn within(scope: Option<(&str, bool)>) -> Hierarchy {
+    match scope {
+        None => Hierarchy::All,
+        Some((name, true)) => Hierarchy::ChildrenOf(name.to_owned()),
+        Some((name, false)) => Hierarchy::DescendantsOf(name.to_owned()),
     }
 }
 

@@ -11,6 +11,7 @@ mod filters;
 mod get;
 mod ids;
 mod list;
+pub mod names;
 mod update;
 
 pub use context::{ApiContext, LIST_BUDGET_BYTES};

@@ -158,7 +158,7 @@ impl Api {
     }
 
     /// Names, for each dependent, the capability of its collection's Get.
-    fn resolve_read_capabilities(&mut self) {
+    pub(in crate::model) fn resolve_read_capabilities(&mut self) {
         let gets: Vec<(String, Option<String>)> = self
             .methods()
             .filter_map(|m| match &m.standard {

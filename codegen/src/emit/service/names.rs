@@ -1,0 +1,159 @@
+//! The standard-method bodies of resources keyed by resource names
+//! (AIP-122, `model::names`): the name is checked against the pattern,
+//! then the runtime's flows run with it as the storage key.
+//!
+//! - Create: `parent` must match the parent's pattern (none at the top
+//!   level); the id is `{singular}_id` when the request has it and it is
+//!   set, else chosen by the server; the name is `parent/collection/id`.
+//!   Storage checks the parent exists (when its type is stored).
+//! - Get, Update (`resource.name`), Delete: the name must match the pattern.
+//! - Delete with a `force` field set deletes the item's descendants too.
+//! - List: `parent` scopes the list ([`Flow::within_parent`]).
+//!
+//! Authorization targets are names as they are uids for UIDP resources:
+//! the parent's name on Create and List, the item's name otherwise.
+
+use heck::ToLowerCamelCase;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::Flow;
+use crate::emit::store::forced_delete_name;
+use crate::model::Standard;
+
+impl Flow<'_> {
+    /// The body of a standard method of a name-keyed resource; `None` for
+    /// UIDP-keyed resources and for List (which differs only in its scope).
+    pub(super) fn named(&self, standard: &Standard) -> Option<TokenStream> {
+        self.resource.names.as_ref()?;
+        match standard {
+            Standard::Create { body_field, .. } => Some(self.named_create(body_field)),
+            Standard::Get { .. } => Some(self.named_get()),
+            Standard::Update { body_field, .. } => Some(self.named_update(body_field)),
+            Standard::Delete { .. } => Some(self.named_delete()),
+            Standard::List { .. } | Standard::Custom => None,
+        }
+    }
+
+    /// `let list = ListRequest { within, ..list };`: the items `parent`
+    /// designates, for a List of a name-keyed resource.
+    pub(super) fn within_parent(&self) -> Option<TokenStream> {
+        self.resource.names.as_ref()?;
+        let ty = &self.ty;
+        let parent = self.parent();
+        Some(quote! {
+            let list = ListRequest {
+                within: standard::names::list_scope::<#ty>(#parent)?,
+                ..list
+            };
+        })
+    }
+
+    /// The request's `parent`, or `""` when it has none (top level).
+    fn parent(&self) -> TokenStream {
+        match self.method.names.parent {
+            true => quote!(&request.parent),
+            false => quote!(""),
+        }
+    }
+
+    fn named_create(&self, body_field: &str) -> TokenStream {
+        let Flow {
+            ty,
+            capability,
+            resource,
+            ..
+        } = self;
+        let field = super::super::ident(body_field);
+        let body_json = body_field.to_lower_camel_case();
+        let insert = &self.store.insert;
+        let parent = self.parent();
+        let (id, checked_id) = match self.method.names.id_field(resource) {
+            Some(id_field) => {
+                let ident = super::super::ident(id_field);
+                let json = id_field.to_lower_camel_case();
+                (
+                    quote!(&request.#ident),
+                    quote!(Some((#json, request.#ident.as_str()))),
+                )
+            }
+            None => (quote!(""), quote!(None)),
+        };
+        quote! {
+            standard::names::parse_create::<#ty>(#parent, #checked_id)?;
+            self.context.authorize(caller, #capability, #parent).await?;
+            let resource = standard::names::prepare_create::<#ty>(#parent, #id, request.#field, #body_json)?;
+            self.store
+                .#insert(&resource)
+                .await
+                .map_err(|error| standard::store_error::<#ty>(error, &resource.name, #parent))?;
+            Ok(resource)
+        }
+    }
+
+    fn named_get(&self) -> TokenStream {
+        let Flow { ty, capability, .. } = self;
+        let get = &self.store.get;
+        quote! {
+            standard::names::parse_name::<#ty>("name", &request.name)?;
+            let uid = request.name.as_str();
+            let item = standard::get(&self.context, caller, #capability, uid, self.store.#get(uid)).await?;
+            Ok(item)
+        }
+    }
+
+    fn named_update(&self, body_field: &str) -> TokenStream {
+        let Flow { ty, capability, .. } = self;
+        let field = super::super::ident(body_field);
+        let body_json = body_field.to_lower_camel_case();
+        let name_path = format!("{body_json}.name");
+        let update = &self.store.update;
+        let mask = match self.method.names.update_mask {
+            true => quote!(request.update_mask.as_ref()),
+            false => quote!(None),
+        };
+        quote! {
+            let name = request.#field.as_ref().map(|body| body.name.clone()).unwrap_or_default();
+            standard::names::parse_name::<#ty>(#name_path, &name)?;
+            let uid = name.as_str();
+            self.context.authorize(caller, #capability, uid).await?;
+            let update = standard::plan_update(
+                &self.context, caller, uid, #mask, request.#field.unwrap_or_default(), #body_json,
+            )
+            .await?;
+            let updated = standard::updated(self.store.#update(uid, &update).await, uid)?;
+            Ok(updated)
+        }
+    }
+
+    fn named_delete(&self) -> TokenStream {
+        let Flow { ty, capability, .. } = self;
+        let delete = &self.store.delete;
+        let shape = &self.method.names;
+        let etag = match shape.etag {
+            true => quote!(Some(request.etag.as_str()).filter(|etag| !etag.is_empty())),
+            false => quote!(None),
+        };
+        let result = match forced_delete_name(self.resource).filter(|_| shape.force) {
+            Some(forced) => quote! {
+                if request.force {
+                    self.store.#forced(uid, etag).await
+                } else {
+                    self.store.#delete(uid, etag).await
+                }
+            },
+            None => quote!(self.store.#delete(uid, etag).await),
+        };
+        quote! {
+            standard::names::parse_name::<#ty>("name", &request.name)?;
+            let uid = request.name.as_str();
+            self.context.authorize(caller, #capability, uid).await?;
+            let etag = #etag;
+            let deleted = match #result {
+                Ok(deleted) => deleted,
+                Err(error) => return Err(standard::delete_error::<#ty>(&self.context, caller, error, uid).await),
+            };
+            if deleted { Ok(()) } else { Err(standard::not_found::<#ty>(uid)) }
+        }
+    }
+}

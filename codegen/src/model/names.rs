@@ -1,0 +1,372 @@
+//! Key schemes: which field identifies a resource's items, decided from the
+//! proto.
+//!
+//! - A resource with a `uid` field is keyed by UIDPs (parents and
+//!   hierarchy filters from the annotation files).
+//! - Otherwise a resource with a `string name` field and a
+//!   `google.api.resource` pattern of `collection/{id}` pairs
+//!   (`shelves/{shelf}/books/{book}`) is keyed by its name (AIP-122): the
+//!   collection ids and the parent come from the pattern, the parent's
+//!   resource type from the resource that declares the pattern minus its
+//!   last pair (none declares it: the parent is not stored and not
+//!   checked). Only the first pattern is served; names of the others are
+//!   refused as not matching.
+//! - Anything else is a diagnostic naming the field and the shape expected.
+
+use prost_reflect::{DynamicMessage, Kind, MessageDescriptor, MethodDescriptor};
+
+use super::{Api, Behavior, Dependent, Resource, Standard};
+use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+
+/// The pattern a name-keyed resource is served by.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamePattern {
+    /// As declared, e.g. `shelves/{shelf}/books/{book}`.
+    pub pattern: String,
+    /// The collection ids, outermost first: `["shelves", "books"]`.
+    pub collections: Vec<String>,
+    /// Where the resource is declared.
+    pub location: Location,
+}
+
+impl NamePattern {
+    /// The parent's pattern (`shelves/{shelf}`), or `None` at the top level.
+    pub fn parent_collections(&self) -> Option<&[String]> {
+        (self.collections.len() > 1).then(|| &self.collections[..self.collections.len() - 1])
+    }
+}
+
+/// What a standard method's request carries, for name-keyed resources.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestShape {
+    /// `parent` (Create, List).
+    pub parent: bool,
+    /// `name` (Get, Delete).
+    pub name: bool,
+    /// Top-level `string` fields named `*_id`: a Create's client-chosen
+    /// id (AIP-133) is `{singular}_id` among them.
+    pub id_fields: Vec<String>,
+    /// `force` (Delete, AIP-135).
+    pub force: bool,
+    /// `etag` (Delete).
+    pub etag: bool,
+    /// `update_mask` (Update).
+    pub update_mask: bool,
+}
+
+impl RequestShape {
+    /// The client-chosen id field of a Create of `resource`, e.g. `book_id`.
+    pub fn id_field(&self, resource: &Resource) -> Option<&str> {
+        let wanted = format!("{}_id", resource.singular);
+        self.id_fields
+            .iter()
+            .map(String::as_str)
+            .find(|field| !resource.singular.is_empty() && *field == wanted)
+    }
+}
+
+/// Reads the request fields a name-keyed standard method uses.
+pub(super) fn request_shape(method: &MethodDescriptor) -> RequestShape {
+    let input = method.input();
+    let has = |name: &str, kind: fn(&Kind) -> bool| {
+        input
+            .get_field_by_name(name)
+            .is_some_and(|f| !f.is_list() && !f.is_map() && kind(&f.kind()))
+    };
+    let text = |kind: &Kind| *kind == Kind::String;
+    RequestShape {
+        parent: has("parent", text),
+        name: has("name", text),
+        id_fields: input
+            .fields()
+            .filter(|f| f.name().ends_with("_id") && f.kind() == Kind::String && !f.is_list())
+            .map(|f| f.name().to_owned())
+            .collect(),
+        force: has("force", |kind| *kind == Kind::Bool),
+        etag: has("etag", text),
+        update_mask: has("update_mask", |kind| {
+            kind.as_message()
+                .is_some_and(|m| m.full_name() == "google.protobuf.FieldMask")
+        }),
+    }
+}
+
+/// The key scheme of a resource message: `Ok(None)` for UIDPs (a `uid`
+/// field), `Ok(Some(pattern))` for names; `Err` once reported.
+pub(super) fn key_scheme(
+    message: &MessageDescriptor,
+    option: &DynamicMessage,
+    plural: &str,
+    location: &Location,
+    diagnostics: &mut Diagnostics,
+) -> Result<Option<NamePattern>, ()> {
+    if message.get_field_by_name("uid").is_some() {
+        return Ok(None);
+    }
+    let full_name = message.full_name();
+    let patterns: Vec<String> = option
+        .get_field_by_name("pattern")
+        .and_then(|value| {
+            value.as_list().map(|list| {
+                list.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+        })
+        .unwrap_or_default();
+    let name_field = message.get_field_by_name("name");
+    let name_ok = name_field
+        .as_ref()
+        .is_some_and(|f| f.kind() == Kind::String && !f.is_list());
+    let Some(pattern) = patterns.first().filter(|_| name_ok) else {
+        let what = match (&name_field, patterns.is_empty()) {
+            (Some(_), _) if !name_ok => "its `name` field is not a single `string`",
+            (None, _) => "it has neither a `uid` field (UIDP keys) nor a `name` field",
+            (Some(_), _) => "its `google.api.resource` option declares no `pattern`",
+        };
+        diagnostics.push(
+            Diagnostic::new(
+                location.clone(),
+                format!("resource `{full_name}` has no key the generator can serve: {what}"),
+            )
+            .note(
+                "declare `string name = 1;` and a pattern such as `pattern: \"shelves/{shelf}/books/{book}\"` \
+                 (AIP-122), or a `string uid` field (UIDP keys)",
+            ),
+        );
+        return Err(());
+    };
+    let parsed = parse_pattern(pattern, location).ok_or_else(|| {
+        diagnostics.push(
+            Diagnostic::new(
+                location.clone(),
+                format!(
+                    "resource `{full_name}`: pattern `{pattern}` is not a sequence of \
+                     `collection/{{id}}` pairs"
+                ),
+            )
+            .note(
+                "the generator serves patterns such as `shelves/{shelf}/books/{book}` (AIP-122): \
+                 collection ids in lowerCamelCase, each followed by one `{variable}` in snake_case; \
+                 singletons and literal segments after a variable are not served",
+            ),
+        );
+    })?;
+    let last = parsed
+        .collections
+        .last()
+        .map(String::as_str)
+        .unwrap_or_default();
+    if !plural.is_empty() && plural != last {
+        diagnostics.push(
+            Diagnostic::new(
+                location.clone(),
+                format!(
+                    "resource `{full_name}`: pattern `{pattern}` ends in collection `{last}`, \
+                     but its `plural` is `{plural}`"
+                ),
+            )
+            .note("AIP-122: the collection id of the pattern is the resource's plural"),
+        );
+        return Err(());
+    }
+    Ok(Some(parsed))
+}
+
+/// `shelves/{shelf}/books/{book}` as its collection ids.
+fn parse_pattern(pattern: &str, location: &Location) -> Option<NamePattern> {
+    let segments: Vec<&str> = pattern.split('/').collect();
+    if !segments.len().is_multiple_of(2) {
+        return None;
+    }
+    let mut collections = Vec::new();
+    for pair in segments.chunks(2) {
+        let (collection, variable) = (pair[0], pair[1]);
+        let variable = variable.strip_prefix('{')?.strip_suffix('}')?;
+        let collection_ok = collection.starts_with(|c: char| c.is_ascii_lowercase())
+            && collection.chars().all(|c| c.is_ascii_alphanumeric());
+        let variable_ok = variable.starts_with(|c: char| c.is_ascii_lowercase())
+            && variable
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !collection_ok || !variable_ok {
+            return None;
+        }
+        collections.push(collection.to_owned());
+    }
+    Some(NamePattern {
+        pattern: pattern.to_owned(),
+        collections,
+        location: location.clone(),
+    })
+}
+
+/// The `name` field of a name-keyed resource is its identifier: set by the
+/// server on create, never changed by an update.
+pub(super) fn name_is_identifier(resource: &mut Resource) {
+    if resource.names.is_none() {
+        return;
+    }
+    for field in resource
+        .fields
+        .iter_mut()
+        .filter(|f| f.parent.is_none() && f.name == "name")
+    {
+        field.behavior = Behavior::OutputOnly;
+    }
+    // No UIDP hierarchy filters; `name` orders as the key does.
+    resource.filters.clear();
+}
+
+impl Api {
+    /// Links each name-keyed resource to the one declaring its parent's
+    /// pattern (its parent type, and a child that blocks the parent's
+    /// delete unless forced), then checks each standard method's request
+    /// against the AIP shape of its resource's scheme.
+    pub(super) fn link_names(&mut self, diagnostics: &mut Diagnostics) {
+        let named: Vec<(String, String, String, Vec<String>)> = self
+            .resources()
+            .filter_map(|r| {
+                let names = r.names.as_ref()?;
+                Some((
+                    r.full_name.clone(),
+                    r.type_name.clone(),
+                    r.plural.clone(),
+                    names.collections.clone(),
+                ))
+            })
+            .collect();
+        for (full_name, type_name, plural, collections) in &named {
+            let parent = &collections[..collections.len() - 1];
+            let Some((parent_name, parent_type, ..)) = named
+                .iter()
+                .find(|(.., other)| !parent.is_empty() && other.as_slice() == parent)
+                .cloned()
+            else {
+                continue;
+            };
+            for resource in self.packages.iter_mut().flat_map(|p| &mut p.resources) {
+                if resource.full_name == *full_name && resource.parent_type.is_none() {
+                    resource.parent_type = Some(parent_type.clone());
+                }
+                let listed = |d: &Dependent| d.resource_type == *type_name && d.field == "parent";
+                if resource.full_name == parent_name && !resource.dependents.iter().any(listed) {
+                    resource.dependents.push(Dependent {
+                        collection: plural.clone(),
+                        resource_type: type_name.clone(),
+                        field: "parent".to_owned(),
+                        read_capability: None,
+                    });
+                }
+            }
+        }
+        self.check_name_requests(diagnostics);
+    }
+
+    /// Each standard method of a name-keyed resource has the request fields
+    /// its flow reads.
+    fn check_name_requests(&self, diagnostics: &mut Diagnostics) {
+        for method in self
+            .packages
+            .iter()
+            .flat_map(|p| &p.services)
+            .flat_map(|s| &s.methods)
+        {
+            let Some(resource) = method.standard.resource().and_then(|r| self.resource(r)) else {
+                continue;
+            };
+            let Some(names) = &resource.names else {
+                continue;
+            };
+            let nested = names.parent_collections().is_some();
+            let shape = &method.names;
+            let missing = match &method.standard {
+                Standard::Create { .. } if nested && !shape.parent => Some(("parent", "AIP-133")),
+                Standard::List { .. } if nested && !shape.parent => Some(("parent", "AIP-132")),
+                Standard::Get { .. } if !shape.name => Some(("name", "AIP-131")),
+                Standard::Delete { .. } if !shape.name => Some(("name", "AIP-135")),
+                _ => None,
+            };
+            let unserved = match &method.standard {
+                Standard::Update { body_field, .. } if body_field.is_empty() => Some(
+                    "an Update of a name-keyed resource takes the resource in a field (AIP-134)",
+                ),
+                _ if method.view.is_some() => {
+                    Some("legacy views of name-keyed resources are not served")
+                }
+                _ => None,
+            };
+            if let Some((field, aip)) = missing {
+                diagnostics.push(
+                    Diagnostic::new(
+                        method.location.clone(),
+                        format!(
+                            "`{}` has no `string {field}` field, which `{}` needs: `{}` is keyed \
+                             by resource names (`{}`)",
+                            method.input_type, method.name, resource.full_name, names.pattern
+                        ),
+                    )
+                    .note(format!(
+                        "{aip}: declare `string {field} = 1;` in the request"
+                    )),
+                );
+            }
+            if let Some(problem) = unserved {
+                diagnostics.push(Diagnostic::new(
+                    method.location.clone(),
+                    format!("`{}`: {problem}", method.name),
+                ));
+            }
+        }
+        for resource in self.resources() {
+            let Some(names) = &resource.names else {
+                continue;
+            };
+            if !resource.references.is_empty() || resource.max_depth.is_some() || resource.shared {
+                diagnostics.push(Diagnostic::new(
+                    names.location.clone(),
+                    format!(
+                        "`{}` is keyed by resource names; annotation `references`, `max_depth` and \
+                         `shared` apply to UIDP-keyed resources only",
+                        resource.full_name
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Location, NamePattern, parse_pattern};
+
+    fn parse_pattern_at(pattern: &str) -> Option<NamePattern> {
+        parse_pattern(pattern, &Location::default())
+    }
+
+    #[test]
+    fn patterns_are_collection_id_pairs() {
+        let books = parse_pattern_at("shelves/{shelf}/books/{book}").unwrap();
+        assert_eq!(books.collections, ["shelves", "books"]);
+        assert_eq!(books.parent_collections().unwrap(), ["shelves".to_owned()]);
+        assert!(
+            parse_pattern_at("shelves/{shelf}")
+                .unwrap()
+                .parent_collections()
+                .is_none()
+        );
+        for bad in [
+            "",
+            "{uid}",
+            "shelves",
+            "shelves/{shelf}/settings",
+            "shelves/{shelf=*}",
+            "Shelves/{shelf}",
+            "shelves/{Shelf}",
+            "shelves/shelf",
+            "shelves/{shelf}/books/{book}:x",
+        ] {
+            assert!(parse_pattern_at(bad).is_none(), "{bad:?} accepted");
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! Generates the library API from `proto/` (no annotation file: the
+//! parents come from the resource patterns).
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    codegen::Config::new()
+        .include("proto")
+        .files_under("proto")?
+        .build_script()?;
+    Ok(())
+}
