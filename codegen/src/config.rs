@@ -109,7 +109,11 @@ impl Config {
     }
 
     /// Adds every `.proto` file and every `annotations.toml` under `dir` (an
-    /// import root), except vendored `google/` ones.
+    /// import root), except vendored copies of the common protos (under
+    /// [`VENDORED`] directories: `google/api`, `google/rpc`, ...), which are
+    /// read only when imported. Other `google/` directories are the API's
+    /// (`google/example/library/v1`): keep a whole vendored googleapis tree
+    /// in an import root of its own ([`Config::include`]).
     pub fn files_under(&mut self, dir: impl AsRef<Path>) -> Result<&mut Self, Error> {
         let dir = dir.as_ref();
         let mut found = Vec::new();
@@ -541,12 +545,18 @@ fn reformat(code: &str) -> String {
     format!("{}{}", emit::HEADER, prettyplease::unparse(&file))
 }
 
+/// Directories of vendored copies of the protos the generator ships or
+/// prost maps to `prost_types`, which [`Config::files_under`] leaves out:
+/// they are read when imported, and generated only as far as the API uses
+/// them. Every other directory is the API's, `google/example/...` included.
+pub const VENDORED: &[&str] = &["google/api", "google/protobuf", "google/rpc", "google/type"];
+
 fn collect_protos(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
     let entries = fs::read_dir(dir).map_err(|e| Error::Io(dir.to_owned(), e))?;
     for entry in entries {
         let path = entry.map_err(|e| Error::Io(dir.to_owned(), e))?.path();
         let relative = path.strip_prefix(root).expect("under root").to_owned();
-        if relative.starts_with("google") {
+        if VENDORED.iter().any(|dir| relative.starts_with(dir)) {
             continue;
         }
         if path.is_dir() {
