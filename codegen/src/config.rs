@@ -8,7 +8,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::annotations::Annotations;
-use crate::diagnostics::Diagnostics;
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::emit::{self, root::PackageFiles};
 use crate::model::Api;
 use crate::{Error, load};
@@ -199,12 +199,16 @@ impl Config {
         by_emitter: bool,
     ) -> Result<Output, Error> {
         let loaded = load::load(&self.includes, &self.files)?;
-        let annotations = self.load_annotations()?;
+        // A file that does not parse is left out, and the protos are still
+        // checked: every problem is reported in one run.
+        let (annotations, unreadable) = self.load_annotations();
         let mut diagnostics = Diagnostics::default();
         let api = Api::build(&loaded.pool, &annotations, &mut diagnostics);
-        diagnostics
-            .finish()
-            .map_err(|found| Error::invalid(found, &self.includes))?;
+        let checked = diagnostics.finish().err().unwrap_or_default();
+        if !unreadable.is_empty() || !checked.is_empty() {
+            let found = unreadable.into_iter().chain(checked).collect();
+            return Err(Error::invalid(found, &self.includes));
+        }
 
         let mut output = Output::new();
         let messages = emit::messages::emit(&loaded.file_descriptor_set)?;
@@ -300,7 +304,8 @@ impl Config {
         Ok(output)
     }
 
-    fn load_annotations(&self) -> Result<Annotations, Error> {
+    /// The annotation files, and the problems of those that do not parse.
+    fn load_annotations(&self) -> (Annotations, Vec<Diagnostic>) {
         let mut annotations = Annotations::default();
         let mut problems = Vec::new();
         for file in &self.annotation_files {
@@ -315,11 +320,7 @@ impl Config {
                 problems.push(problem);
             }
         }
-        if problems.is_empty() {
-            Ok(annotations)
-        } else {
-            Err(Error::invalid(problems, &self.includes))
-        }
+        (annotations, problems)
     }
 
     /// Generates and writes every file under `dir`, rewriting only changed ones

@@ -627,22 +627,27 @@ fn build_method(
 ) -> Option<Method> {
     let file = method.parent_file();
     let location = Location::of(&file, method.path());
+    // Each check reports what it finds whatever the others found, so that
+    // every problem of the method is listed in one run.
     let http = match http_rule(pool, method, &location, diagnostics) {
-        Some(Ok(http)) => http,
-        Some(Err(Reported)) => return None,
+        Some(Ok(http)) => Some(http),
+        Some(Err(Reported)) => None,
         None => {
             diagnostics.push(Diagnostic::new(
-                location,
+                location.clone(),
                 format!(
                     "method `{}` has no `google.api.http` option",
                     method.full_name()
                 ),
             ));
-            return None;
+            None
         }
     };
-    let standard = standard_method(pool, method, views, &location, diagnostics)?;
-    check_template_field(method, &http, &location, diagnostics);
+    if let Some(http) = &http {
+        check_template_field(method, http, &location, diagnostics);
+    }
+    let standard = standard_method(pool, method, views, &location, diagnostics);
+    let (http, standard) = (http?, standard?);
     Some(Method {
         name: method.name().to_owned(),
         comments: comments(method.path(), &file),
