@@ -287,14 +287,31 @@ impl Api {
     }
 
     /// The first segment of the packages that declare services (`library`
-    /// of `library.v1`), naming the API by default.
+    /// of `library.v1`), naming the API by default; of a `google.*` package,
+    /// its last segment before the version (`library` of
+    /// `google.example.library.v1`), since `google` names no one API.
     pub fn root_package(&self) -> &str {
-        self.packages
+        let package = self
+            .packages
             .iter()
             .find(|p| !p.services.is_empty())
             .or(self.packages.first())
-            .and_then(|p| p.name.split('.').next())
-            .unwrap_or("api")
+            .map(|p| p.name.as_str())
+            .unwrap_or("api");
+        let mut segments = package.split('.');
+        let first = segments.next().unwrap_or("api");
+        if first != "google" {
+            return first;
+        }
+        let is_version = |segment: &&str| {
+            segment
+                .strip_prefix('v')
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+        };
+        segments
+            .filter(|segment| !is_version(segment))
+            .next_back()
+            .unwrap_or(first)
     }
 
     /// The latest `vN` suffix among the packages (`v1` without any).
