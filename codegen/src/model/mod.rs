@@ -309,8 +309,7 @@ impl Api {
                 .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
         };
         segments
-            .filter(|segment| !is_version(segment))
-            .next_back()
+            .rfind(|segment| !is_version(segment))
             .unwrap_or(first)
     }
 
