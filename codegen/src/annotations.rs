@@ -70,6 +70,9 @@ pub struct Collection {
     pub shared: bool,
     /// Levels the API's hierarchy may have below a root (only in `["*"]`).
     pub max_depth: Option<Spanned<usize>>,
+    /// A string method option (`acme.v1.required_permission`) whose value
+    /// on a method is the capability it needs (only in `["*"]`).
+    pub permission_option: Option<Spanned<String>>,
     /// Rules for individual fields, by field name.
     #[serde(default)]
     pub fields: BTreeMap<Spanned<String>, FieldRules>,

@@ -8,7 +8,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::annotations::Annotations;
-use crate::diagnostics::Diagnostics;
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::emit::{self, root::PackageFiles};
 use crate::model::Api;
 use crate::{Error, load};
@@ -109,7 +109,11 @@ impl Config {
     }
 
     /// Adds every `.proto` file and every `annotations.toml` under `dir` (an
-    /// import root), except vendored `google/` ones.
+    /// import root), except vendored copies of the common protos (under
+    /// [`VENDORED`] directories: `google/api`, `google/rpc`, ...), which are
+    /// read only when imported. Other `google/` directories are the API's
+    /// (`google/example/library/v1`): keep a whole vendored googleapis tree
+    /// in an import root of its own ([`Config::include`]).
     pub fn files_under(&mut self, dir: impl AsRef<Path>) -> Result<&mut Self, Error> {
         let dir = dir.as_ref();
         let mut found = Vec::new();
@@ -195,12 +199,16 @@ impl Config {
         by_emitter: bool,
     ) -> Result<Output, Error> {
         let loaded = load::load(&self.includes, &self.files)?;
-        let annotations = self.load_annotations()?;
+        // A file that does not parse is left out, and the protos are still
+        // checked: every problem is reported in one run.
+        let (annotations, unreadable) = self.load_annotations();
         let mut diagnostics = Diagnostics::default();
         let api = Api::build(&loaded.pool, &annotations, &mut diagnostics);
-        diagnostics
-            .finish()
-            .map_err(|found| Error::invalid(found, &self.includes))?;
+        let checked = diagnostics.finish().err().unwrap_or_default();
+        if !unreadable.is_empty() || !checked.is_empty() {
+            let found = unreadable.into_iter().chain(checked).collect();
+            return Err(Error::invalid(found, &self.includes));
+        }
 
         let mut output = Output::new();
         let messages = emit::messages::emit(&loaded.file_descriptor_set)?;
@@ -296,7 +304,8 @@ impl Config {
         Ok(output)
     }
 
-    fn load_annotations(&self) -> Result<Annotations, Error> {
+    /// The annotation files, and the problems of those that do not parse.
+    fn load_annotations(&self) -> (Annotations, Vec<Diagnostic>) {
         let mut annotations = Annotations::default();
         let mut problems = Vec::new();
         for file in &self.annotation_files {
@@ -311,11 +320,7 @@ impl Config {
                 problems.push(problem);
             }
         }
-        if problems.is_empty() {
-            Ok(annotations)
-        } else {
-            Err(Error::invalid(problems, &self.includes))
-        }
+        (annotations, problems)
     }
 
     /// Generates and writes every file under `dir`, rewriting only changed ones
@@ -541,12 +546,18 @@ fn reformat(code: &str) -> String {
     format!("{}{}", emit::HEADER, prettyplease::unparse(&file))
 }
 
+/// Directories of vendored copies of the protos the generator ships or
+/// prost maps to `prost_types`, which [`Config::files_under`] leaves out:
+/// they are read when imported, and generated only as far as the API uses
+/// them. Every other directory is the API's, `google/example/...` included.
+pub const VENDORED: &[&str] = &["google/api", "google/protobuf", "google/rpc", "google/type"];
+
 fn collect_protos(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
     let entries = fs::read_dir(dir).map_err(|e| Error::Io(dir.to_owned(), e))?;
     for entry in entries {
         let path = entry.map_err(|e| Error::Io(dir.to_owned(), e))?.path();
         let relative = path.strip_prefix(root).expect("under root").to_owned();
-        if relative.starts_with("google") {
+        if VENDORED.iter().any(|dir| relative.starts_with(dir)) {
             continue;
         }
         if path.is_dir() {

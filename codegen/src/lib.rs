@@ -15,8 +15,12 @@
 //! Every mistake in the inputs — a proto syntax or type error (with the
 //! place protox gives), a name in an annotation file that does not resolve,
 //! a method that does not fit — is one [`Diagnostic`] at a file, line and
-//! column, and generation fails with all of them in [`Error::Invalid`]. A
-//! mistake that would make later checks fail in its wake is reported alone:
+//! column, and generation fails with all of them in [`Error::Invalid`]:
+//! every check of every method runs whatever the others found (a method
+//! without an HTTP rule is still checked for its standard shape), and an
+//! annotation file that does not parse is reported beside the protos'
+//! problems. A mistake that would make later checks fail in its wake is
+//! reported alone:
 //! a message used as a resource (a `Get` response, a list's `items`) without
 //! a `google.api.resource` option is that one error, at the message, and the
 //! annotations are not checked until it is fixed.

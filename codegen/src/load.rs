@@ -51,9 +51,11 @@ pub fn load(includes: &[PathBuf], files: &[PathBuf]) -> Result<Loaded, Error> {
     })
 }
 
-/// The protos every API imports, shipped with the generator: `google.api`
-/// (HTTP rules, field behaviours, resources), `google.rpc` (errors) and
-/// `protoapi.v1` (the `UidpFilter` of list requests).
+/// The protos shipped with the generator: `google.api` (HTTP rules, field
+/// behaviours, resources, client options, launch stages), `google.rpc`
+/// (errors), `google.type` (dates, money, coordinates, ...) and
+/// `protoapi.v1` (the `UidpFilter` of list requests). An import root holding
+/// a file of the same name wins over these.
 pub const BUNDLED: &[(&str, &str)] = &[
     (
         "google/api/annotations.proto",
@@ -82,6 +84,84 @@ pub const BUNDLED: &[(&str, &str)] = &[
     (
         "google/rpc/status.proto",
         include_str!("../proto/google/rpc/status.proto"),
+    ),
+    // The common protos users import (googleapis `google/api/client.proto`,
+    // `launch_stage.proto` and `google/type`), shipped so they need no copy.
+    (
+        "google/api/client.proto",
+        include_str!("../proto/google/api/client.proto"),
+    ),
+    (
+        "google/api/launch_stage.proto",
+        include_str!("../proto/google/api/launch_stage.proto"),
+    ),
+    (
+        "google/type/calendar_period.proto",
+        include_str!("../proto/google/type/calendar_period.proto"),
+    ),
+    (
+        "google/type/color.proto",
+        include_str!("../proto/google/type/color.proto"),
+    ),
+    (
+        "google/type/date.proto",
+        include_str!("../proto/google/type/date.proto"),
+    ),
+    (
+        "google/type/datetime.proto",
+        include_str!("../proto/google/type/datetime.proto"),
+    ),
+    (
+        "google/type/dayofweek.proto",
+        include_str!("../proto/google/type/dayofweek.proto"),
+    ),
+    (
+        "google/type/decimal.proto",
+        include_str!("../proto/google/type/decimal.proto"),
+    ),
+    (
+        "google/type/expr.proto",
+        include_str!("../proto/google/type/expr.proto"),
+    ),
+    (
+        "google/type/fraction.proto",
+        include_str!("../proto/google/type/fraction.proto"),
+    ),
+    (
+        "google/type/interval.proto",
+        include_str!("../proto/google/type/interval.proto"),
+    ),
+    (
+        "google/type/latlng.proto",
+        include_str!("../proto/google/type/latlng.proto"),
+    ),
+    (
+        "google/type/localized_text.proto",
+        include_str!("../proto/google/type/localized_text.proto"),
+    ),
+    (
+        "google/type/money.proto",
+        include_str!("../proto/google/type/money.proto"),
+    ),
+    (
+        "google/type/month.proto",
+        include_str!("../proto/google/type/month.proto"),
+    ),
+    (
+        "google/type/phone_number.proto",
+        include_str!("../proto/google/type/phone_number.proto"),
+    ),
+    (
+        "google/type/postal_address.proto",
+        include_str!("../proto/google/type/postal_address.proto"),
+    ),
+    (
+        "google/type/quaternion.proto",
+        include_str!("../proto/google/type/quaternion.proto"),
+    ),
+    (
+        "google/type/timeofday.proto",
+        include_str!("../proto/google/type/timeofday.proto"),
     ),
     (
         "protoapi/v1/list_filter.proto",

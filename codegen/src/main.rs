@@ -1,6 +1,11 @@
-//! `cargo run -p codegen -- generate|check`: regenerate a checked-in API
-//! crate (by default this workspace's `generated/`), or verify that it is up
-//! to date.
+//! `codegen generate|check`: regenerate a checked-in API crate, or verify
+//! that it is up to date.
+//!
+//! Paths are taken from the current directory, as any command line tool
+//! takes them. The defaults (`--proto proto`, `--out generated/src`) are this
+//! workspace's layout, so `cargo run -p codegen -- generate|check` works from
+//! the workspace root (cargo runs the binary in the directory it was called
+//! from); elsewhere, name both.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -11,16 +16,22 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(about = "Generate a Rust API crate from protos and annotation files")]
 struct Cli {
-    /// Import root holding the protos (and vendored google/ protos).
+    /// Import root holding the API's protos (and annotation files): every
+    /// `.proto` under it is generated, but vendored copies under
+    /// `google/api`, `google/protobuf`, `google/rpc` and `google/type`.
     #[arg(long, default_value = "proto", global = true)]
     proto: PathBuf,
+    /// Further import roots (e.g. a vendored googleapis tree), searched after
+    /// `--proto` for imports only; repeatable.
+    #[arg(long = "include", short = 'I', global = true)]
+    includes: Vec<PathBuf>,
     /// The API's title in the OpenAPI document (default: from the packages).
     #[arg(long, global = true)]
     title: Option<String>,
     /// The generated crate's feature compiling its command-line module (`cli`).
     #[arg(long, default_value = "cli", global = true)]
     cli_feature: String,
-    /// Directory of the generated crate's sources.
+    /// Directory of the generated crate's sources (created if missing).
     #[arg(long, default_value = "generated/src", global = true)]
     out: PathBuf,
     #[command(subcommand)]
@@ -37,11 +48,23 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let root = workspace_root();
-    let proto = root.join(&cli.proto);
-    let out = root.join(&cli.out);
+    let proto = cli.proto.clone();
+    let out = cli.out.clone();
+    if !proto.is_dir() {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        eprintln!(
+            "error: `--proto {}`: no such directory under {} (paths are relative to the \
+             current directory)",
+            proto.display(),
+            cwd.display()
+        );
+        return ExitCode::FAILURE;
+    }
     let mut config = codegen::Config::new();
     config.include(&proto).cli(cli.cli_feature.as_str());
+    for include in &cli.includes {
+        config.include(include);
+    }
     if let Some(title) = &cli.title {
         config.title(title.as_str());
     }
@@ -99,10 +122,4 @@ fn report(error: &codegen::Error) {
         1 => eprintln!("\nerror: aborting due to 1 previous error"),
         count => eprintln!("\nerror: aborting due to {count} previous errors"),
     }
-}
-
-/// Relative paths are taken from the workspace root, wherever cargo runs us.
-fn workspace_root() -> PathBuf {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
 }

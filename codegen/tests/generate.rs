@@ -499,3 +499,61 @@ fn tables_guard_access_where_references_grant_capabilities() {
         "platform/iam/v2/annotations.toml:50:2: `roleBindings` grants the capabilities of its reference `role`: it needs exactly one other reference, naming whom they are granted to (it has 0)",
     );
 }
+
+/// Copies `from` into `to`, leaving out directories named `expected`.
+fn copy_protos(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            if path.file_name().is_some_and(|name| name != "expected") {
+                copy_protos(&path, &target);
+            }
+        } else {
+            fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+/// The command line takes `--proto` and `--out` from the current directory,
+/// as an installed tool would, not from the workspace it was built in; a
+/// `google.*` API with `google.type` fields and no annotation file is
+/// generated whole. (`.ci/any-directory.sh` also builds and tests the crate.)
+#[test]
+fn cli_resolves_paths_against_the_current_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = workspace().join("codegen/tests/fixtures/google_package");
+    copy_protos(&fixture, &dir.path().join("protos"));
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_codegen"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    };
+    let generated = run(&["generate", "--proto", "protos", "--out", "src"]);
+    let stderr = String::from_utf8_lossy(&generated.stderr);
+    assert!(generated.status.success(), "{stderr}");
+    let written = |file: &str| fs::read_to_string(dir.path().join("src").join(file)).unwrap();
+    assert!(written("lib.rs").contains("pub mod example"));
+    assert!(written("google.type.api.rs").contains("impl JsonMessage for LatLng"));
+    assert!(written("google.rpc.api.rs").contains("impl JsonMessage for Status"));
+    assert!(written("google.example.library.v1.api.rs").contains("pub struct LibraryServiceApi"));
+    let checked = run(&["check", "--proto", "protos", "--out", "src"]);
+    assert!(
+        checked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+
+    // The workspace's defaults name nothing here: an error, not its tree.
+    let defaults = run(&["check"]);
+    assert!(!defaults.status.success());
+    let stderr = String::from_utf8_lossy(&defaults.stderr);
+    assert!(
+        stderr.contains("`--proto proto`: no such directory"),
+        "{stderr}"
+    );
+}

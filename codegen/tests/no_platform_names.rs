@@ -50,7 +50,13 @@ fn library_crates_name_nothing_of_the_platform_api() {
     let mut found = Vec::new();
     for file in &files {
         let text = fs::read_to_string(file).unwrap();
+        // The shipped googleapis protos keep googleapis' names (a field
+        // `organization`); their comments are the project's own.
+        let googleapis = file.starts_with(workspace.join("codegen/proto/google"));
         for (number, line) in text.lines().enumerate() {
+            if googleapis && !line.trim_start().starts_with("//") {
+                continue;
+            }
             let words = line
                 .split(|c: char| !c.is_ascii_alphanumeric())
                 .map(str::to_ascii_lowercase);

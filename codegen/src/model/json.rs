@@ -191,7 +191,8 @@ fn value_of(field: &FieldDescriptor) -> Result<JsonValue, String> {
         Kind::Double => JsonValue::Double,
         Kind::Bytes => JsonValue::Bytes,
         Kind::Enum(enumeration) => {
-            if enumeration.package_name().starts_with("google.") {
+            // prost-types' enums (`NullValue`) have no generated impls.
+            if enumeration.package_name() == "google.protobuf" {
                 return Err(format!("is a `{}`", enumeration.full_name()));
             }
             JsonValue::Enum(super::type_path(

@@ -39,7 +39,9 @@ pub use storage::{AccessSubject, Column};
 #[derive(Clone, Debug)]
 pub struct Api {
     pub packages: Vec<Package>,
-    /// Every message outside `google.*`, for `ReflectMessage` and JSON impls.
+    /// Every message of the API's packages, and of the generator's own
+    /// packages those reach (see [`generator_package`]), for
+    /// `ReflectMessage` and JSON impls.
     pub messages: Vec<Message>,
     /// Legacy messages showing resources under earlier names (e.g. v1).
     pub views: Vec<View>,
@@ -113,8 +115,28 @@ impl Method {
 
 pub(crate) const RESOURCE_OPTION: &str = "google.api.resource";
 
+/// The packages of the generator's own dependencies: the protos it bundles
+/// and reads itself (`google.api`: HTTP rules, resources, field behaviours,
+/// client options; `google.rpc`: errors) and the well-known types prost maps
+/// to `prost_types` (`google.protobuf`). Their services are never the API's,
+/// and their messages are generated only where a message of the API holds
+/// one. Every other package is the API's, whatever its name:
+/// `google.example.library.v1` and `google.type` included.
+pub const GENERATOR_PACKAGES: &[&str] = &[
+    "google.protobuf",
+    "google.api",
+    "google.rpc",
+    "google.rpc.context",
+];
+
+/// Whether `package` is one of [`GENERATOR_PACKAGES`].
+pub fn generator_package(package: &str) -> bool {
+    GENERATOR_PACKAGES.contains(&package)
+}
+
 impl Api {
-    /// Builds the model of every non-`google` package, with the annotations applied.
+    /// Builds the model of every package but [`GENERATOR_PACKAGES`], with the
+    /// annotations applied.
     pub fn build(
         pool: &DescriptorPool,
         annotations: &Annotations,
@@ -150,20 +172,10 @@ impl Api {
         check_rust_names(pool, diagnostics);
         for file in pool.files() {
             let package_name = file.package_name();
-            if package_name.starts_with("google.") {
+            if generator_package(package_name) {
                 continue;
             }
-            let index = match packages.iter().position(|p| p.name == package_name) {
-                Some(index) => index,
-                None => {
-                    packages.push(Package {
-                        name: package_name.to_owned(),
-                        services: Vec::new(),
-                        resources: Vec::new(),
-                    });
-                    packages.len() - 1
-                }
-            };
+            let index = package_index(&mut packages, package_name);
             for message in file.messages() {
                 collect_messages(&message, &mut messages);
                 if let Some(resource) = build_resource(pool, &message, diagnostics) {
@@ -174,6 +186,10 @@ impl Api {
                 let service = build_service(pool, &service, views, diagnostics);
                 packages[index].services.push(service);
             }
+        }
+        for message in reached_dependencies(pool, &messages) {
+            package_index(&mut packages, message.package_name());
+            collect_messages(&message, &mut messages);
         }
         packages.sort_by(|a, b| a.name.cmp(&b.name));
         messages.sort_by(|a, b| a.full_name.cmp(&b.full_name));
@@ -277,14 +293,30 @@ impl Api {
     }
 
     /// The first segment of the packages that declare services (`library`
-    /// of `library.v1`), naming the API by default.
+    /// of `library.v1`), naming the API by default; of a `google.*` package,
+    /// its last segment before the version (`library` of
+    /// `google.example.library.v1`), since `google` names no one API.
     pub fn root_package(&self) -> &str {
-        self.packages
+        let package = self
+            .packages
             .iter()
             .find(|p| !p.services.is_empty())
             .or(self.packages.first())
-            .and_then(|p| p.name.split('.').next())
-            .unwrap_or("api")
+            .map(|p| p.name.as_str())
+            .unwrap_or("api");
+        let mut segments = package.split('.');
+        let first = segments.next().unwrap_or("api");
+        if first != "google" {
+            return first;
+        }
+        let is_version = |segment: &&str| {
+            segment
+                .strip_prefix('v')
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+        };
+        segments
+            .rfind(|segment| !is_version(segment))
+            .unwrap_or(first)
     }
 
     /// The latest `vN` suffix among the packages (`v1` without any).
@@ -324,6 +356,62 @@ impl Api {
     }
 }
 
+/// The index of `name` in `packages`, added (without services or resources)
+/// if it is not there yet.
+fn package_index(packages: &mut Vec<Package>, name: &str) -> usize {
+    match packages.iter().position(|p| p.name == name) {
+        Some(index) => index,
+        None => {
+            packages.push(Package {
+                name: name.to_owned(),
+                services: Vec::new(),
+                resources: Vec::new(),
+            });
+            packages.len() - 1
+        }
+    }
+}
+
+/// The top-level messages of [`GENERATOR_PACKAGES`] (but `google.protobuf`,
+/// which is `prost_types`) that the API's `messages` hold in a field, however
+/// deeply (a `google.rpc.Status` in a response): their JSON impls are
+/// generated with the API's, so that the field's impl can call them.
+fn reached_dependencies(pool: &DescriptorPool, messages: &[Message]) -> Vec<MessageDescriptor> {
+    let mut reached: Vec<MessageDescriptor> = Vec::new();
+    let mut pending: Vec<MessageDescriptor> = messages
+        .iter()
+        .filter_map(|m| pool.get_message_by_name(&m.full_name))
+        .collect();
+    let mut seen: std::collections::BTreeSet<String> =
+        messages.iter().map(|m| m.full_name.clone()).collect();
+    while let Some(message) = pending.pop() {
+        for field in message.fields() {
+            let prost_reflect::Kind::Message(inner) = field.kind() else {
+                continue;
+            };
+            let package = inner.package_name();
+            if !generator_package(package) || package == "google.protobuf" {
+                continue;
+            }
+            // The top-level message: `collect_messages` adds its nested ones.
+            let mut top = inner.clone();
+            while let Some(parent) = top.parent_message() {
+                top = parent;
+            }
+            if seen.insert(top.full_name().to_owned()) {
+                // Its nested messages are generated too: walk theirs.
+                let mut nested = vec![top.clone()];
+                while let Some(next) = nested.pop() {
+                    nested.extend(next.child_messages());
+                    pending.push(next);
+                }
+                reached.push(top);
+            }
+        }
+    }
+    reached
+}
+
 /// Reports types that prost would give one Rust name in one module: messages,
 /// enums and oneofs whose names differ only by case or underscores
 /// (`foo_bar` and `FooBar` are both `FooBar`).
@@ -353,7 +441,7 @@ fn check_rust_names(pool: &DescriptorPool, diagnostics: &mut Diagnostics) {
         None => package.to_owned(),
     };
     for message in pool.all_messages() {
-        if message.package_name().starts_with("google.") || message.is_map_entry() {
+        if generator_package(message.package_name()) || message.is_map_entry() {
             continue;
         }
         let file = message.parent_file();
@@ -367,7 +455,7 @@ fn check_rust_names(pool: &DescriptorPool, diagnostics: &mut Diagnostics) {
         }
     }
     for enumeration in pool.all_enums() {
-        if enumeration.package_name().starts_with("google.") {
+        if generator_package(enumeration.package_name()) {
             continue;
         }
         let location = Location::of(&enumeration.parent_file(), enumeration.path());
@@ -561,22 +649,27 @@ fn build_method(
 ) -> Option<Method> {
     let file = method.parent_file();
     let location = Location::of(&file, method.path());
+    // Each check reports what it finds whatever the others found, so that
+    // every problem of the method is listed in one run.
     let http = match http_rule(pool, method, &location, diagnostics) {
-        Some(Ok(http)) => http,
-        Some(Err(Reported)) => return None,
+        Some(Ok(http)) => Some(http),
+        Some(Err(Reported)) => None,
         None => {
             diagnostics.push(Diagnostic::new(
-                location,
+                location.clone(),
                 format!(
                     "method `{}` has no `google.api.http` option",
                     method.full_name()
                 ),
             ));
-            return None;
+            None
         }
     };
-    let standard = standard_method(pool, method, views, &location, diagnostics)?;
-    check_template_field(method, &http, &location, diagnostics);
+    if let Some(http) = &http {
+        check_template_field(method, http, &location, diagnostics);
+    }
+    let standard = standard_method(pool, method, views, &location, diagnostics);
+    let (http, standard) = (http?, standard?);
     Some(Method {
         name: method.name().to_owned(),
         comments: comments(method.path(), &file),

@@ -35,7 +35,8 @@ use super::{JsonMessage, MessageVisitor, reflective};
 
 /// Checks every message type the generated `visit_messages` of an API
 /// visits, each on a thread of its own, and that it visits every message
-/// `pool` declares (outside `google.*`); panics naming the types that fail.
+/// `pool` declares (outside the generator's own packages, `google.protobuf`,
+/// `google.api` and `google.rpc`); panics naming the types that fail.
 pub fn check_api(pool: &DescriptorPool, visit_messages: fn(&mut Checks), cases: u32) {
     let mut checks = Checks {
         cases,
@@ -51,14 +52,24 @@ pub fn check_api(pool: &DescriptorPool, visit_messages: fn(&mut Checks), cases: 
         checked.push(name);
     }
     assert!(failed.is_empty(), "mismatches (see above): {failed:?}");
-    let mut declared: Vec<String> = pool
+    // The generator's own packages are generated only where the API's
+    // messages hold theirs: checked when visited, not required.
+    const OWN: &[&str] = &[
+        "google.protobuf",
+        "google.api",
+        "google.rpc",
+        "google.rpc.context",
+    ];
+    let unchecked: Vec<String> = pool
         .all_messages()
-        .filter(|m| !m.package_name().starts_with("google.") && !m.is_map_entry())
+        .filter(|m| !OWN.contains(&m.package_name()) && !m.is_map_entry())
         .map(|m| m.full_name().to_owned())
+        .filter(|name| !checked.contains(name))
         .collect();
-    declared.sort();
-    checked.sort();
-    assert_eq!(checked, declared, "every declared message is checked");
+    assert!(
+        unchecked.is_empty(),
+        "declared messages not checked: {unchecked:?}"
+    );
 }
 
 /// The checks [`check_api`] starts, one per message type.
@@ -369,6 +380,15 @@ fn value(kind: &Kind, depth: u32) -> Option<BoxedStrategy<Value>> {
             "google.protobuf.FieldMask" => field_mask()
                 .prop_map(|m| Value::Message(m.transcode_to_dynamic()))
                 .boxed(),
+            "google.protobuf.Duration" => duration()
+                .prop_map(|d| Value::Message(d.transcode_to_dynamic()))
+                .boxed(),
+            // Their JSON needs what random fields do not give: a registered
+            // type (`Any`), finite numbers (`Value`): left unset.
+            "google.protobuf.Any"
+            | "google.protobuf.Struct"
+            | "google.protobuf.Value"
+            | "google.protobuf.ListValue" => return None,
             _ if depth == 0 => return None,
             _ => message(inner, depth - 1).prop_map(Value::Message).boxed(),
         },
@@ -406,6 +426,15 @@ fn timestamp() -> impl Strategy<Value = prost_types::Timestamp> {
     ];
     (-62_135_596_800i64..=253_402_300_799, nanos)
         .prop_map(|(seconds, nanos)| prost_types::Timestamp { seconds, nanos })
+}
+
+/// Durations across JSON's range (±10,000 years), seconds and nanos of one
+/// sign.
+fn duration() -> impl Strategy<Value = prost_types::Duration> {
+    (-315_576_000_000i64..=315_576_000_000, 0..1_000_000_000i32).prop_map(|(seconds, nanos)| {
+        let nanos = if seconds < 0 { -nanos } else { nanos };
+        prost_types::Duration { seconds, nanos }
+    })
 }
 
 /// Masks of snake_case paths that read back from lowerCamelCase.

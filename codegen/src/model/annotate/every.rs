@@ -123,7 +123,8 @@ fn refuse_stray_keys(defaults: &Collection, diagnostics: &mut Diagnostics) {
         diagnostics.push(Diagnostic::new(
             defaults.location.clone(),
             format!(
-                "`[\"{EVERY_COLLECTION}\"]` may hold only `fields` rules, `parent` and `max_depth`"
+                "`[\"{EVERY_COLLECTION}\"]` may hold only `fields` rules, `parent`, `max_depth` and \
+                 `permission_option`"
             ),
         ));
     }

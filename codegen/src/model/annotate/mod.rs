@@ -6,11 +6,13 @@
 //! annotation (`lists`: ordering, page sizes and filters; `fields`: field
 //! rules and public items; `relations`: delete blockers, references and the
 //! parent; `permissions`: who may call each method), then applied to the
-//! model at once. The `["*"]` tables follow (`every`).
+//! model at once. The `["*"]` tables follow (`options`: rules read from the
+//! proto's own options; `every`).
 
 mod every;
 mod fields;
 mod lists;
+mod options;
 mod permissions;
 mod relations;
 
@@ -45,6 +47,8 @@ impl Api {
         for resolved in resolved {
             self.apply(resolved);
         }
+        // Stated in annotations, else in the proto's option, else the default.
+        self.apply_permission_option(pool, annotations, diagnostics);
         self.default_capabilities();
         self.apply_defaults(pool, annotations, diagnostics);
         self.resolve_read_capabilities();
@@ -95,6 +99,14 @@ impl Api {
                 table.at(depth),
                 format!(
                     "`max_depth` bounds the whole hierarchy: state it in the `[\"{EVERY_COLLECTION}\"]` table"
+                ),
+            ));
+        }
+        if let Some(option) = &collection.permission_option {
+            diagnostics.push(Diagnostic::new(
+                table.at(option),
+                format!(
+                    "`permission_option` applies to every method: state it in the `[\"{EVERY_COLLECTION}\"]` table"
                 ),
             ));
         }
