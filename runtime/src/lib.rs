@@ -65,6 +65,7 @@ pub mod serve;
 pub mod sql;
 pub mod standard;
 pub mod store;
+pub mod stream;
 pub mod time;
 pub mod tls;
 pub mod uidp;

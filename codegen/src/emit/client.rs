@@ -128,7 +128,16 @@ fn emit_method(
         None => quote!(None),
     };
     let input = scope.path(&method.input);
-    let output = scope.path(&method.output);
+    let answer = super::service::answer_type(scope, method);
+    // A server stream is read as it arrives (gRPC messages, NDJSON lines).
+    let call = format_ident!(
+        "{}",
+        if method.media.server_streaming {
+            "stream"
+        } else {
+            "call"
+        }
+    );
     let fn_name = super::ident(name);
     let doc = format!(
         " `{}` (`{verb} {}`).",
@@ -160,8 +169,8 @@ fn emit_method(
         #[doc = #doc]
         #[doc = ""]
         #comments
-        pub async fn #fn_name(&self, request: #input) -> Result<#output, runtime::Error> {
-            self.connection.call(&Self::#route, request).await
+        pub async fn #fn_name(&self, request: #input) -> Result<#answer, runtime::Error> {
+            self.connection.#call(&Self::#route, request).await
         }
 
         #paged

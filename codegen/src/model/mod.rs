@@ -17,6 +17,7 @@ mod annotate;
 mod http;
 mod json;
 mod legacy;
+mod media;
 mod resource;
 mod standard;
 mod storage;
@@ -25,6 +26,7 @@ pub use http::{HttpRule, Verb};
 use http::{Reported, check_template_field, http_rule};
 pub use json::{Container, JsonField, JsonShape, JsonValue, NamedField, QueryKind};
 pub use legacy::{Conversion, View, ViewField};
+pub use media::{HTTP_BODY, HTTP_BODY_PATH, Media, RawRequest};
 pub use resource::{
     Behavior, Dependent, Field, FieldKind, FieldRule, PublicRule, Reach, Reference, Resource,
 };
@@ -56,7 +58,8 @@ pub struct Package {
 #[derive(Clone, Debug)]
 pub struct Message {
     pub full_name: String,
-    /// The proto package it belongs to.
+    /// The proto package whose API file holds its impls: its own, or for
+    /// `google.api.HttpBody` (whose package has no API file) the first.
     pub package: String,
     pub rust_path: String,
     /// How the message reads and writes canonical JSON.
@@ -87,6 +90,8 @@ pub struct Method {
     pub input_type: String,
     pub output_type: String,
     pub http: HttpRule,
+    /// Streaming and raw (`google.api.HttpBody`) requests and responses.
+    pub media: Media,
     pub standard: Standard,
     /// The capability the caller needs (from the annotation files).
     pub capability: Option<String>,
@@ -170,6 +175,7 @@ impl Api {
             }
         }
         packages.sort_by(|a, b| a.name.cmp(&b.name));
+        messages.extend(media::http_body_message(pool, &packages));
         messages.sort_by(|a, b| a.full_name.cmp(&b.full_name));
         Api {
             packages,
@@ -569,7 +575,19 @@ fn build_method(
             return None;
         }
     };
+    let media = Media::of(method, &http, &location, diagnostics).ok()?;
     let standard = standard_method(pool, method, views, &location, diagnostics)?;
+    if media.server_streaming && !matches!(standard, Standard::Custom) {
+        diagnostics.push(Diagnostic::new(
+            location.clone(),
+            format!(
+                "`{}` streams its responses, so it cannot be the standard method its name \
+                 and request make it: rename it",
+                method.name()
+            ),
+        ));
+        return None;
+    }
     check_template_field(method, &http, &location, diagnostics);
     Some(Method {
         name: method.name().to_owned(),
@@ -579,6 +597,7 @@ fn build_method(
         input_type: method.input().full_name().to_owned(),
         output_type: method.output().full_name().to_owned(),
         http,
+        media,
         standard,
         capability: None,
         anonymous: false,

@@ -36,6 +36,7 @@ use std::time::Duration;
 use crate::json::JsonMessage;
 
 use crate::error::{Code, Error};
+use crate::stream::MessageStream;
 
 pub use pager::{items, pages};
 pub use tls::{HttpsConnector, Tls, is_loopback};
@@ -306,6 +307,44 @@ impl Connection {
     }
 }
 
+impl Connection {
+    /// Calls the server-streaming `route` with `request`: the messages as
+    /// the server sends them (gRPC messages, or NDJSON lines over REST), up
+    /// to the error that ends the stream, if any. The timeout bounds the
+    /// wait for the answer to start, not the stream; a stream is not retried.
+    pub async fn stream<Req, Resp>(
+        &self,
+        route: &Route,
+        request: Req,
+    ) -> Result<MessageStream<Resp>, Error>
+    where
+        Req: JsonMessage + 'static,
+        Resp: JsonMessage + Send + 'static,
+    {
+        let token = match &self.tokens {
+            Some(tokens) => Some(tokens.token().await?),
+            None => None,
+        };
+        let call = async {
+            match &self.transport {
+                Transport::Grpc { channel, url } => {
+                    grpc_stream(channel, url, route, request, token).await
+                }
+                Transport::Rest(rest) => rest.stream(route, request, token.as_deref()).await,
+            }
+        };
+        tokio::time::timeout(self.timeout, call)
+            .await
+            .unwrap_or_else(|_| {
+                Err(Error::new(
+                    Code::DeadlineExceeded,
+                    "CLIENT_TIMEOUT",
+                    format!("no answer within {:?}", self.timeout),
+                ))
+            })
+    }
+}
+
 async fn grpc<Req, Resp>(
     channel: &tonic::transport::Channel,
     url: &str,
@@ -336,6 +375,49 @@ where
         .await
         .map(tonic::Response::into_inner)
         .map_err(|status| tls::grpc_error(url, &status))
+}
+
+async fn grpc_stream<Req, Resp>(
+    channel: &tonic::transport::Channel,
+    url: &str,
+    route: &Route,
+    request: Req,
+    token: Option<String>,
+) -> Result<MessageStream<Resp>, Error>
+where
+    Req: prost::Message + 'static,
+    Resp: JsonMessage + Send + 'static,
+{
+    use futures_util::StreamExt;
+    let mut grpc = tonic::client::Grpc::new(channel.clone());
+    grpc.ready()
+        .await
+        .map_err(|e| unavailable(format!("cannot reach the server: {e}")))?;
+    let request = authorized(tonic::Request::new(request), token)?;
+    let path = http::uri::PathAndQuery::from_static(route.grpc_path);
+    let codec = tonic_prost::ProstCodec::<Req, Resp>::default();
+    let url: Arc<str> = url.into();
+    let stream = grpc
+        .server_streaming(request, path, codec)
+        .await
+        .map_err(|status| tls::grpc_error(&url, &status))?
+        .into_inner()
+        .map(move |item| item.map_err(|status| tls::grpc_error(&url, &status)));
+    Ok(crate::stream::until_error(Box::pin(stream)))
+}
+
+/// `request` with the bearer `token`, if any.
+fn authorized<T>(
+    mut request: tonic::Request<T>,
+    token: Option<String>,
+) -> Result<tonic::Request<T>, Error> {
+    if let Some(token) = token {
+        let value = format!("Bearer {token}")
+            .parse()
+            .map_err(|_| Error::invalid_field("token", "an API token is printable ASCII"))?;
+        request.metadata_mut().insert("authorization", value);
+    }
+    Ok(request)
 }
 
 fn unavailable(message: String) -> Error {

@@ -13,6 +13,7 @@ use super::tls::{HttpsConnector, Tls};
 use super::{Route, unavailable};
 use crate::error::{Code, Error};
 use crate::json::{self, JsonMessage};
+use crate::stream::MessageStream;
 
 /// The largest answer read, as the gRPC transport's (tonic's default decoding
 /// limit): a server cannot make the client buffer without bound.
@@ -48,11 +49,30 @@ impl Rest {
         Req: JsonMessage,
         Resp: JsonMessage,
     {
-        let (path_and_query, body) = encode(route, &request)?;
+        let response = self
+            .send(route, &request, token, "application/json")
+            .await?;
+        let status = response.status();
+        let bytes = self.read(response.into_body()).await?;
+        if !status.is_success() {
+            return Err(Error::from_json(status, &bytes));
+        }
+        decode(&bytes)
+    }
+
+    /// Sends `request` by `route`, accepting `accept`; the answer's head.
+    async fn send<Req: JsonMessage>(
+        &self,
+        route: &Route,
+        request: &Req,
+        token: Option<&str>,
+        accept: &'static str,
+    ) -> Result<http::Response<hyper::body::Incoming>, Error> {
+        let (path_and_query, body) = encode(route, request)?;
         let mut builder = http::Request::builder()
             .method(route.verb)
             .uri(format!("{}{path_and_query}", self.base_url))
-            .header(http::header::ACCEPT, "application/json");
+            .header(http::header::ACCEPT, accept);
         if let Some(token) = token {
             builder = builder.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
         }
@@ -66,35 +86,124 @@ impl Rest {
         let request = builder
             .body(body)
             .map_err(|e| Error::invalid_field("token", format!("not a valid header: {e}")))?;
-        let response = self
-            .http
+        self.http
             .request(request)
             .await
-            .map_err(|e| super::tls::connect_error(&self.base_url, &e))?;
-        let status = response.status();
-        let bytes = Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
+            .map_err(|e| super::tls::connect_error(&self.base_url, &e))
+    }
+
+    /// A whole answer, at most [`MAX_RESPONSE_BYTES`].
+    async fn read(&self, body: hyper::body::Incoming) -> Result<Bytes, Error> {
+        Ok(Limited::new(body, MAX_RESPONSE_BYTES)
             .collect()
             .await
             .map_err(|e| {
                 if e.is::<LengthLimitError>() {
-                    Error::new(
-                        Code::ResourceExhausted,
-                        "RESPONSE_TOO_LARGE",
-                        format!(
-                            "the answer from {} is over {MAX_RESPONSE_BYTES} bytes",
-                            self.base_url
-                        ),
-                    )
+                    self.too_large()
                 } else {
-                    unavailable(format!("the answer from {} broke off: {e}", self.base_url))
+                    self.broke_off(e)
                 }
             })?
-            .to_bytes();
+            .to_bytes())
+    }
+
+    fn too_large(&self) -> Error {
+        Error::new(
+            Code::ResourceExhausted,
+            "RESPONSE_TOO_LARGE",
+            format!(
+                "the answer from {} is over {MAX_RESPONSE_BYTES} bytes",
+                self.base_url
+            ),
+        )
+    }
+
+    fn broke_off(&self, e: impl std::fmt::Display) -> Error {
+        unavailable(format!("the answer from {} broke off: {e}", self.base_url))
+    }
+
+    /// Calls the server-streaming `route`: each NDJSON line of the answer
+    /// decoded as it arrives, a `{"error": …}` line as the error ending it.
+    pub(super) async fn stream<Req, Resp>(
+        &self,
+        route: &Route,
+        request: Req,
+        token: Option<&str>,
+    ) -> Result<MessageStream<Resp>, Error>
+    where
+        Req: JsonMessage,
+        Resp: JsonMessage + Send + 'static,
+    {
+        let response = self
+            .send(route, &request, token, crate::rest::stream::NDJSON)
+            .await?;
+        let status = response.status();
         if !status.is_success() {
+            let bytes = self.read(response.into_body()).await?;
             return Err(Error::from_json(status, &bytes));
         }
-        decode(&bytes)
+        let lines = Lines {
+            rest: self.clone(),
+            body: response.into_body(),
+            buffer: Vec::new(),
+            ended: false,
+        };
+        let stream = futures_util::stream::unfold(lines, |mut lines| async move {
+            let line = lines.next_line().await?;
+            Some((line.and_then(|line| decode_line(&line)), lines))
+        });
+        Ok(crate::stream::until_error(Box::pin(stream)))
     }
+}
+
+/// The lines of a streamed answer, each at most [`MAX_RESPONSE_BYTES`].
+struct Lines {
+    rest: Rest,
+    body: hyper::body::Incoming,
+    buffer: Vec<u8>,
+    ended: bool,
+}
+
+impl Lines {
+    /// The next non-empty line, an error, or `None` at the end.
+    async fn next_line(&mut self) -> Option<Result<Vec<u8>, Error>> {
+        loop {
+            if let Some(at) = self.buffer.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.buffer.drain(..=at).collect();
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                return Some(Ok(line));
+            }
+            if self.buffer.len() > MAX_RESPONSE_BYTES {
+                return Some(Err(self.rest.too_large()));
+            }
+            if self.ended {
+                let rest = std::mem::take(&mut self.buffer);
+                return (!rest.iter().all(u8::is_ascii_whitespace)).then_some(Ok(rest));
+            }
+            match self.body.frame().await {
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        self.buffer.extend_from_slice(&data);
+                    }
+                }
+                Some(Err(e)) => return Some(Err(self.rest.broke_off(e))),
+                None => self.ended = true,
+            }
+        }
+    }
+}
+
+/// One NDJSON line: a message, or the error ending the stream.
+fn decode_line<Resp: JsonMessage>(line: &[u8]) -> Result<Resp, Error> {
+    if let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(line)
+        && object.len() == 1
+        && object.get("error").is_some_and(Value::is_object)
+    {
+        return Err(Error::from_json(http::StatusCode::OK, line));
+    }
+    decode(line)
 }
 
 /// The path with its query, and the JSON body, of `request` sent by `route`.

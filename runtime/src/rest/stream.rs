@@ -1,0 +1,171 @@
+//! Server-streaming methods over REST: one canonical-JSON message per line
+//! (`application/x-ndjson`), or Server-Sent Events (`data: <json>` per
+//! message) when the client's `Accept` asks for `text/event-stream`.
+//!
+//! An error before the first message is an ordinary error response (status
+//! code and `{"error": …}` body); an error after it ends the stream with
+//! that body as its last NDJSON line, or as an `event: error`. The body is
+//! produced as the client reads it, and dropped (with the handler's stream)
+//! when the client goes away. A stream of `google.api.HttpBody` chunks is
+//! one body of the first chunk's content type ([`respond_raw`]).
+
+use std::convert::Infallible;
+
+use axum::response::Response;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use http::{HeaderMap, HeaderValue, header};
+
+use crate::error::Error;
+use crate::json::{self, JsonMessage};
+use crate::stream::{MessageStream, until_error};
+
+/// The NDJSON media type.
+pub const NDJSON: &str = "application/x-ndjson";
+/// The Server-Sent Events media type.
+pub const EVENT_STREAM: &str = "text/event-stream";
+
+/// How a stream of messages is written in one response body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    /// One JSON message per line; an error is a last `{"error": …}` line.
+    Ndjson,
+    /// `data: <json>` events; an error is an `event: error`.
+    EventStream,
+}
+
+impl Framing {
+    /// Server-Sent Events when `Accept` names `text/event-stream`, else NDJSON.
+    pub fn of(headers: &HeaderMap) -> Framing {
+        let asks_events = headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(','))
+            .any(|media| {
+                let media = media.split(';').next().unwrap_or_default().trim();
+                media.eq_ignore_ascii_case(EVENT_STREAM)
+            });
+        if asks_events {
+            Framing::EventStream
+        } else {
+            Framing::Ndjson
+        }
+    }
+
+    fn content_type(self) -> &'static str {
+        match self {
+            Framing::Ndjson => NDJSON,
+            Framing::EventStream => EVENT_STREAM,
+        }
+    }
+
+    /// One message, or the error ending the stream, as bytes of the body.
+    pub fn frame<T: JsonMessage>(self, item: Result<T, Error>) -> Bytes {
+        let (event, json) = match item {
+            Ok(message) => (None, json::to_vec(&message)),
+            Err(error) => (
+                Some("error"),
+                serde_json::to_vec(&error.to_json()).expect("error JSON always serializes"),
+            ),
+        };
+        let mut out = Vec::with_capacity(json.len() + 24);
+        match self {
+            Framing::Ndjson => {
+                out.extend_from_slice(&json);
+                out.push(b'\n');
+            }
+            Framing::EventStream => {
+                if let Some(event) = event {
+                    out.extend_from_slice(format!("event: {event}\n").as_bytes());
+                }
+                // Compact JSON holds no newline: one `data:` line per event.
+                out.extend_from_slice(b"data: ");
+                out.extend_from_slice(&json);
+                out.extend_from_slice(b"\n\n");
+            }
+        }
+        Bytes::from(out)
+    }
+}
+
+/// The response streaming `stream` as `headers`' `Accept` asks, or the
+/// error (in `domain`) it starts with.
+pub async fn respond<T: JsonMessage + Send + 'static>(
+    headers: &HeaderMap,
+    stream: MessageStream<T>,
+    domain: &'static str,
+) -> Result<Response, Error> {
+    let framing = Framing::of(headers);
+    let mut stream = until_error(stream);
+    let first = match stream.next().await {
+        Some(Err(error)) => return Err(error.in_domain(domain)),
+        first => first,
+    };
+    let body = futures_util::stream::iter(first)
+        .chain(stream)
+        .map(move |item| Ok::<_, Infallible>(framing.frame(item.map_err(|e| e.in_domain(domain)))));
+    Ok(streaming_response(
+        HeaderValue::from_static(framing.content_type()),
+        axum::body::Body::from_stream(body),
+    ))
+}
+
+/// The response of a stream of raw chunks (`google.api.HttpBody`: content
+/// type, data): one body of the first chunk's content type, or the error
+/// the stream starts with. A later error cannot be told in a raw body: the
+/// body is cut short, which the client sees as a broken transfer.
+pub async fn respond_raw(
+    stream: MessageStream<(String, Vec<u8>)>,
+    domain: &'static str,
+) -> Result<Response, Error> {
+    let mut stream = until_error(stream);
+    let (content_type, first) = match stream.next().await {
+        Some(Err(error)) => return Err(error.in_domain(domain)),
+        Some(Ok((content_type, data))) => (content_type, Some(data)),
+        None => (String::new(), None),
+    };
+    let content_type = super::http_body::content_type(&content_type)?;
+    // The content type is the first chunk's: later ones give only data.
+    let body = futures_util::stream::iter(first.map(Ok))
+        .chain(stream.map(|item| item.map(|(_, data)| data)))
+        .map(|item| match item {
+            Ok(data) => Ok(Bytes::from(data)),
+            Err(error) => {
+                tracing::warn!(%error, "a raw stream failed after its first chunk");
+                Err(std::io::Error::other(error.message().to_owned()))
+            }
+        });
+    Ok(super::http_body::with_nosniff(streaming_response(
+        content_type,
+        axum::body::Body::from_stream(body),
+    )))
+}
+
+fn streaming_response(content_type: HeaderValue, body: axum::body::Body) -> Response {
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, content_type);
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use http::{HeaderMap, HeaderValue, header};
+
+    use super::Framing;
+
+    #[test]
+    fn events_only_when_asked_for() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(Framing::of(&headers), Framing::Ndjson);
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream;q=0.9"),
+        );
+        assert_eq!(Framing::of(&headers), Framing::EventStream);
+        headers.insert(header::ACCEPT, HeaderValue::from_static("*/*"));
+        assert_eq!(Framing::of(&headers), Framing::Ndjson);
+    }
+}
