@@ -22,6 +22,9 @@ pub fn emit_handler(
     let name = format_ident!("{}", method.rust_name());
     let (extractors, request) = bind_request(scope, method);
     let answer = answer(method);
+    // Only a stream of messages reads `Accept` (NDJSON or events).
+    let headers = (method.media.server_streaming && !method.media.raw_response)
+        .then(|| quote!(headers: ::runtime::__codegen::http::HeaderMap,));
     let doc = format!(
         " `{} {}`",
         format!("{:?}", method.http.verb).to_uppercase(),
@@ -32,7 +35,7 @@ pub fn emit_handler(
         pub(super) async fn #name<S: #bounds>(
             State(api): State<#api_type<S>>,
             caller: Caller,
-            headers: ::runtime::__codegen::http::HeaderMap,
+            #headers
             #(#extractors),*
         ) -> Result<axum::response::Response, Error> {
             let domain = #api_type::<S>::DOMAIN;
@@ -107,7 +110,6 @@ fn answer(method: &Method) -> TokenStream {
     match (media.server_streaming, media.raw_response) {
         (true, true) => quote! {
             use ::runtime::__codegen::futures_util::StreamExt;
-            let _ = &headers;
             let chunks = answer.map(|chunk| chunk.map(|body| (body.content_type, body.data)));
             ::runtime::rest::stream::respond_raw(Box::pin(chunks), domain).await
         },
@@ -115,11 +117,9 @@ fn answer(method: &Method) -> TokenStream {
             ::runtime::rest::stream::respond(&headers, answer, domain).await
         },
         (false, true) => quote! {
-            let _ = &headers;
             ::runtime::rest::http_body::respond(&answer.content_type, answer.data)
         },
         (false, false) => quote! {
-            let _ = &headers;
             Ok(axum::response::IntoResponse::into_response(::runtime::rest::Json(answer)))
         },
     }

@@ -141,6 +141,43 @@ impl Retry {
     }
 }
 
+/// How a method's `google.api.HttpBody` bodies travel over REST (raw, not
+/// as JSON); gRPC carries them as any message. Generated clients fill it:
+/// the runtime does not name the generated `HttpBody`.
+pub struct RawBodies<Req, Resp> {
+    /// Takes the raw request body (content type, data) out of the request:
+    /// the whole request, or the field the rule's `body` names.
+    pub request: Option<fn(&mut Req) -> Option<(String, Vec<u8>)>>,
+    /// The response (or each streamed chunk) from raw data and its content type.
+    pub response: Option<fn(String, Vec<u8>) -> Resp>,
+}
+
+impl<Req, Resp> Default for RawBodies<Req, Resp> {
+    fn default() -> Self {
+        RawBodies {
+            request: None,
+            response: None,
+        }
+    }
+}
+
+impl<Req, Resp> Clone for RawBodies<Req, Resp> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<Req, Resp> Copy for RawBodies<Req, Resp> {}
+
+impl<Req, Resp> fmt::Debug for RawBodies<Req, Resp> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RawBodies")
+            .field("request", &self.request.is_some())
+            .field("response", &self.response.is_some())
+            .finish()
+    }
+}
+
 /// A connection to an API over one transport, shared by every generated
 /// client made from it (cloning is cheap).
 #[derive(Clone)]
@@ -260,10 +297,25 @@ impl Connection {
         Req: JsonMessage + Clone + 'static,
         Resp: JsonMessage + 'static,
     {
+        self.call_with(route, request, RawBodies::default()).await
+    }
+
+    /// [`Connection::call`] of a method with `google.api.HttpBody` request or
+    /// response bodies, which REST sends and reads raw as `raw` says.
+    pub async fn call_with<Req, Resp>(
+        &self,
+        route: &Route,
+        request: Req,
+        raw: RawBodies<Req, Resp>,
+    ) -> Result<Resp, Error>
+    where
+        Req: JsonMessage + Clone + 'static,
+        Resp: JsonMessage + 'static,
+    {
         let mut attempt = 1;
         // Only an attempt that may be followed by another needs a copy.
         while attempt < self.retry.attempts {
-            let result = self.attempt(route, request.clone()).await;
+            let result = self.attempt(route, request.clone(), raw).await;
             let pause = match &result {
                 Err(error) => self.retry.pause(attempt, error),
                 Ok(_) => None,
@@ -277,10 +329,15 @@ impl Connection {
             tokio::time::sleep(pause).await;
             attempt += 1;
         }
-        self.attempt(route, request).await
+        self.attempt(route, request, raw).await
     }
 
-    async fn attempt<Req, Resp>(&self, route: &Route, request: Req) -> Result<Resp, Error>
+    async fn attempt<Req, Resp>(
+        &self,
+        route: &Route,
+        request: Req,
+        raw: RawBodies<Req, Resp>,
+    ) -> Result<Resp, Error>
     where
         Req: JsonMessage + 'static,
         Resp: JsonMessage + 'static,
@@ -292,7 +349,7 @@ impl Connection {
         let call = async {
             match &self.transport {
                 Transport::Grpc { channel, url } => grpc(channel, url, route, request, token).await,
-                Transport::Rest(rest) => rest.call(route, request, token.as_deref()).await,
+                Transport::Rest(rest) => rest.call(route, request, token.as_deref(), raw).await,
             }
         };
         tokio::time::timeout(self.timeout, call)
@@ -321,6 +378,21 @@ impl Connection {
         Req: JsonMessage + 'static,
         Resp: JsonMessage + Send + 'static,
     {
+        self.stream_with(route, request, RawBodies::default()).await
+    }
+
+    /// [`Connection::stream`] of a method with `google.api.HttpBody` bodies:
+    /// over REST, a raw answer is read as chunks as they arrive.
+    pub async fn stream_with<Req, Resp>(
+        &self,
+        route: &Route,
+        request: Req,
+        raw: RawBodies<Req, Resp>,
+    ) -> Result<MessageStream<Resp>, Error>
+    where
+        Req: JsonMessage + 'static,
+        Resp: JsonMessage + Send + 'static,
+    {
         let token = match &self.tokens {
             Some(tokens) => Some(tokens.token().await?),
             None => None,
@@ -330,7 +402,7 @@ impl Connection {
                 Transport::Grpc { channel, url } => {
                     grpc_stream(channel, url, route, request, token).await
                 }
-                Transport::Rest(rest) => rest.stream(route, request, token.as_deref()).await,
+                Transport::Rest(rest) => rest.stream(route, request, token.as_deref(), raw).await,
             }
         };
         tokio::time::timeout(self.timeout, call)

@@ -10,7 +10,7 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::{Map, Value};
 
 use super::tls::{HttpsConnector, Tls};
-use super::{Route, unavailable};
+use super::{RawBodies, Route, unavailable};
 use crate::error::{Code, Error};
 use crate::json::{self, JsonMessage};
 use crate::stream::MessageStream;
@@ -44,31 +44,40 @@ impl Rest {
         route: &Route,
         request: Req,
         token: Option<&str>,
+        raw: RawBodies<Req, Resp>,
     ) -> Result<Resp, Error>
     where
         Req: JsonMessage,
         Resp: JsonMessage,
     {
-        let response = self
-            .send(route, &request, token, "application/json")
-            .await?;
+        let accept = match raw.response {
+            Some(_) => "*/*",
+            None => "application/json",
+        };
+        let response = self.send(route, request, token, accept, raw).await?;
         let status = response.status();
+        let content_type = content_type(response.headers());
         let bytes = self.read(response.into_body()).await?;
         if !status.is_success() {
             return Err(Error::from_json(status, &bytes));
         }
-        decode(&bytes)
+        match raw.response {
+            Some(build) => Ok(build(content_type, bytes.to_vec())),
+            None => decode(&bytes),
+        }
     }
 
     /// Sends `request` by `route`, accepting `accept`; the answer's head.
-    async fn send<Req: JsonMessage>(
+    async fn send<Req: JsonMessage, Resp>(
         &self,
         route: &Route,
-        request: &Req,
+        mut request: Req,
         token: Option<&str>,
         accept: &'static str,
+        raw: RawBodies<Req, Resp>,
     ) -> Result<http::Response<hyper::body::Incoming>, Error> {
-        let (path_and_query, body) = encode(route, request)?;
+        let raw_body = raw.request.and_then(|take| take(&mut request));
+        let (path_and_query, body) = encode(route, &request)?;
         let mut builder = http::Request::builder()
             .method(route.verb)
             .uri(format!("{}{path_and_query}", self.base_url))
@@ -76,12 +85,24 @@ impl Rest {
         if let Some(token) = token {
             builder = builder.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
         }
-        let body = match body {
-            Some(body) => {
+        let body = match (raw_body, body) {
+            (Some((content_type, data)), _) => {
+                let content_type = match content_type.is_empty() {
+                    true => {
+                        http::HeaderValue::from_static(crate::rest::http_body::DEFAULT_CONTENT_TYPE)
+                    }
+                    false => http::HeaderValue::from_str(&content_type).map_err(|_| {
+                        Error::invalid_field("contentType", "not an HTTP header value")
+                    })?,
+                };
+                builder = builder.header(http::header::CONTENT_TYPE, content_type);
+                Full::new(Bytes::from(data))
+            }
+            (None, Some(body)) => {
                 builder = builder.header(http::header::CONTENT_TYPE, "application/json");
                 Full::new(Bytes::from(body))
             }
-            None => Full::default(),
+            (None, None) => Full::default(),
         };
         let request = builder
             .body(body)
@@ -129,18 +150,24 @@ impl Rest {
         route: &Route,
         request: Req,
         token: Option<&str>,
+        raw: RawBodies<Req, Resp>,
     ) -> Result<MessageStream<Resp>, Error>
     where
         Req: JsonMessage,
         Resp: JsonMessage + Send + 'static,
     {
-        let response = self
-            .send(route, &request, token, crate::rest::stream::NDJSON)
-            .await?;
+        let accept = match raw.response {
+            Some(_) => "*/*",
+            None => crate::rest::stream::NDJSON,
+        };
+        let response = self.send(route, request, token, accept, raw).await?;
         let status = response.status();
         if !status.is_success() {
             let bytes = self.read(response.into_body()).await?;
             return Err(Error::from_json(status, &bytes));
+        }
+        if let Some(build) = raw.response {
+            return Ok(self.chunks(response, build));
         }
         let lines = Lines {
             rest: self.clone(),
@@ -154,6 +181,41 @@ impl Rest {
         });
         Ok(crate::stream::until_error(Box::pin(stream)))
     }
+}
+
+impl Rest {
+    /// A raw streamed answer as chunks as they arrive, the first with the
+    /// answer's content type.
+    fn chunks<Resp: Send + 'static>(
+        &self,
+        response: http::Response<hyper::body::Incoming>,
+        build: fn(String, Vec<u8>) -> Resp,
+    ) -> MessageStream<Resp> {
+        let content_type = Some(content_type(response.headers()));
+        let state = (self.clone(), response.into_body(), content_type);
+        let chunks = futures_util::stream::unfold(state, move |mut state| async move {
+            loop {
+                let frame = match state.1.frame().await? {
+                    Ok(frame) => frame,
+                    Err(e) => return Some((Err(state.0.broke_off(e)), state)),
+                };
+                if let Ok(data) = frame.into_data() {
+                    let content_type = state.2.take().unwrap_or_default();
+                    return Some((Ok(build(content_type, data.to_vec())), state));
+                }
+            }
+        });
+        crate::stream::until_error(Box::pin(chunks))
+    }
+}
+
+/// The `Content-Type` of an answer, empty without one.
+fn content_type(headers: &http::HeaderMap) -> String {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// The lines of a streamed answer, each at most [`MAX_RESPONSE_BYTES`].

@@ -57,6 +57,8 @@ pub fn check_api(pool: &DescriptorPool, visit_messages: fn(&mut Checks), cases: 
         .map(|m| m.full_name().to_owned())
         .collect();
     declared.sort();
+    // `google.*` messages the API uses (`google.api.HttpBody`) may be checked too.
+    checked.retain(|name| !name.starts_with("google."));
     checked.sort();
     assert_eq!(checked, declared, "every declared message is checked");
 }
@@ -369,6 +371,9 @@ fn value(kind: &Kind, depth: u32) -> Option<BoxedStrategy<Value>> {
             "google.protobuf.FieldMask" => field_mask()
                 .prop_map(|m| Value::Message(m.transcode_to_dynamic()))
                 .boxed(),
+            // Its JSON names a type the descriptors may not hold (an
+            // `HttpBody`'s `extensions`): left unset.
+            "google.protobuf.Any" => return None,
             _ if depth == 0 => return None,
             _ => message(inner, depth - 1).prop_map(Value::Message).boxed(),
         },

@@ -60,10 +60,16 @@ impl Framing {
         }
     }
 
-    /// One message, or the error ending the stream, as bytes of the body.
-    pub fn frame<T: JsonMessage>(self, item: Result<T, Error>) -> Bytes {
-        let (event, json) = match item {
-            Ok(message) => (None, json::to_vec(&message)),
+    /// One message, or the error ending the stream, as bytes of the body;
+    /// whether it ends the stream. A message that has no canonical JSON (an
+    /// `Any` of a type the descriptors do not hold) ends it with `INTERNAL`.
+    pub fn frame<T: JsonMessage>(self, item: Result<T, Error>) -> (Bytes, bool) {
+        let message = item.and_then(|message| {
+            serde_json::to_vec(&json::wire::Message(&message))
+                .map_err(|e| Error::internal(format!("a streamed message has no JSON: {e}")))
+        });
+        let (event, json) = match message {
+            Ok(json) => (None, json),
             Err(error) => (
                 Some("error"),
                 serde_json::to_vec(&error.to_json()).expect("error JSON always serializes"),
@@ -85,7 +91,7 @@ impl Framing {
                 out.extend_from_slice(b"\n\n");
             }
         }
-        Bytes::from(out)
+        (Bytes::from(out), event.is_some())
     }
 }
 
@@ -102,9 +108,13 @@ pub async fn respond<T: JsonMessage + Send + 'static>(
         Some(Err(error)) => return Err(error.in_domain(domain)),
         first => first,
     };
-    let body = futures_util::stream::iter(first)
-        .chain(stream)
-        .map(move |item| Ok::<_, Infallible>(framing.frame(item.map_err(|e| e.in_domain(domain)))));
+    let frames = futures_util::stream::iter(first).chain(stream);
+    let body = futures_util::stream::unfold(Some(frames), move |frames| async move {
+        let mut frames = frames?;
+        let item = frames.next().await?;
+        let (bytes, ended) = framing.frame(item.map_err(|e| e.in_domain(domain)));
+        Some((Ok::<_, Infallible>(bytes), (!ended).then_some(frames)))
+    });
     Ok(streaming_response(
         HeaderValue::from_static(framing.content_type()),
         axum::body::Body::from_stream(body),
