@@ -62,6 +62,19 @@ impl DrawingServiceHandler for Drawings {
         Ok(())
     }
 
+    async fn measure_drawing(
+        &self,
+        _caller: &Caller,
+        request: HttpBody,
+    ) -> Result<DrawingEvent, Error> {
+        Ok(DrawingEvent {
+            widget: String::new(),
+            size: i64::try_from(request.data.len()).unwrap_or(i64::MAX),
+            content_type: request.content_type,
+            drawing: None,
+        })
+    }
+
     async fn download_drawing(
         &self,
         _caller: &Caller,

@@ -111,6 +111,13 @@ async fn http_body_is_taken_and_answered_raw_over_rest() {
     assert_eq!(answer.header("x-content-type-options"), "nosniff");
     assert_eq!(&answer.body[..], PNG);
 
+    // A request that is an `HttpBody` is the raw body.
+    let url = format!("{base}/v1/drawingMeasures");
+    let answer = send("POST", url, &[("content-type", "image/png")], PNG).await;
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    assert_eq!(answer.json()["size"], PNG.len().to_string());
+    assert_eq!(answer.json()["contentType"], "image/png");
+
     // Streamed in chunks of 3 bytes: one body of the first chunk's type.
     let url = format!("{base}/v1/drawingChunks/{}?chunkBytes=3", widget(1));
     let answer = send("GET", url, &[], "").await;
@@ -296,6 +303,16 @@ async fn exchange(
         data: PNG.to_vec(),
         extensions: Vec::new(),
     };
+    let measured = drawings
+        .measure_drawing(drawing.clone())
+        .await
+        .expect(transport);
+    assert_eq!(
+        measured.size,
+        i64::try_from(PNG.len()).unwrap(),
+        "{transport}"
+    );
+    assert_eq!(measured.content_type, "image/png", "{transport}");
     let upload = UploadDrawingRequest {
         widget: widget.clone(),
         drawing: Some(drawing.clone()),

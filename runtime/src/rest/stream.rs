@@ -162,9 +162,77 @@ fn streaming_response(content_type: HeaderValue, body: axum::body::Body) -> Resp
 
 #[cfg(test)]
 mod tests {
-    use http::{HeaderMap, HeaderValue, header};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use super::Framing;
+    use futures_util::StreamExt;
+    use http::{HeaderMap, HeaderValue, header};
+    use http_body_util::BodyExt;
+
+    use super::{Framing, respond};
+    use crate::error::{Code, Error};
+    use crate::stream::boxed;
+
+    /// Counts the messages produced, and says when the producer is dropped.
+    struct Producer {
+        produced: Arc<AtomicUsize>,
+        _dropped: tokio::sync::oneshot::Sender<()>,
+    }
+
+    #[tokio::test]
+    async fn the_body_is_produced_as_read_and_a_client_gone_drops_the_producer() {
+        let produced = Arc::new(AtomicUsize::new(0));
+        let (dropped, gone) = tokio::sync::oneshot::channel();
+        let producer = Producer {
+            produced: Arc::clone(&produced),
+            _dropped: dropped,
+        };
+        // An endless stream of `{}`.
+        let endless = futures_util::stream::repeat(()).map(move |()| {
+            // The whole producer (not only its counter) lives in the stream.
+            let producer = &producer;
+            producer.produced.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        });
+        let response = respond(&HeaderMap::new(), boxed(endless), "test")
+            .await
+            .unwrap();
+        let mut body = response.into_body();
+        for _ in 0..3 {
+            let frame = body.frame().await.unwrap().unwrap();
+            assert_eq!(frame.into_data().unwrap(), "{}\n");
+        }
+        // Nothing is produced ahead of what is read (one message in hand).
+        assert!(produced.load(Ordering::SeqCst) <= 4);
+        drop(body);
+        assert!(gone.await.is_err(), "the producer is dropped");
+    }
+
+    #[tokio::test]
+    async fn an_error_first_is_an_error_response_and_later_one_ends_the_stream() {
+        let aborted = || Error::new(Code::Aborted, "X", "x");
+        let first = boxed(futures_util::stream::iter(vec![Err::<(), _>(aborted())]));
+        let error = respond(&HeaderMap::new(), first, "test").await.unwrap_err();
+        assert_eq!(error.domain(), "test");
+        let items = vec![Ok(()), Err(aborted()), Ok(())];
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        let response = respond(&headers, boxed(futures_util::stream::iter(items)), "test")
+            .await
+            .unwrap();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let body = std::str::from_utf8(&body).unwrap();
+        let events: Vec<&str> = body.split_terminator("\n\n").collect();
+        assert_eq!(events.len(), 2, "{body}");
+        assert_eq!(events[0], "data: {}");
+        assert!(
+            events[1].starts_with("event: error\ndata: {\"error\":"),
+            "{body}"
+        );
+    }
 
     #[test]
     fn events_only_when_asked_for() {
