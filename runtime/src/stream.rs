@@ -4,7 +4,7 @@
 //! A handler answers a stream of `Result<T, Error>`; the transports end it
 //! at its first error, which they send in the error model of each: a gRPC
 //! status with its details ([`grpc`]), a last NDJSON line or an SSE
-//! `event: error` (`crate::rest::stream`). Both poll the stream only as the
+//! `event: error` over REST. Both poll the stream only as the
 //! client reads (no unbounded buffering), and drop it when the client goes
 //! away, which stops its producer.
 

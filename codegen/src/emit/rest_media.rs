@@ -21,7 +21,24 @@ pub fn emit_handler(
 ) -> TokenStream {
     let name = format_ident!("{}", method.rust_name());
     let (extractors, request) = bind_request(scope, method);
-    let answer = answer(method);
+    let call = quote! {
+        api.#name(&caller, request)
+            .await
+            .map_err(|error| error.in_domain(domain))?
+    };
+    let answer = match method.output.as_str() {
+        "()" => quote! {
+            #call;
+            Ok(axum::response::IntoResponse::into_response(::runtime::rest::Empty))
+        },
+        _ => {
+            let answer = answer(method);
+            quote! {
+                let answer = #call;
+                #answer
+            }
+        }
+    };
     // Only a stream of messages reads `Accept` (NDJSON or events).
     let headers = (method.media.server_streaming && !method.media.raw_response)
         .then(|| quote!(headers: ::runtime::__codegen::http::HeaderMap,));
@@ -40,9 +57,6 @@ pub fn emit_handler(
         ) -> Result<axum::response::Response, Error> {
             let domain = #api_type::<S>::DOMAIN;
             #request
-            let answer = api.#name(&caller, request)
-                .await
-                .map_err(|error| error.in_domain(domain))?;
             #answer
         }
     }

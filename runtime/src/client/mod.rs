@@ -141,13 +141,16 @@ impl Retry {
     }
 }
 
+/// A raw body: its content type and data.
+pub type RawBody = (String, Vec<u8>);
+
 /// How a method's `google.api.HttpBody` bodies travel over REST (raw, not
 /// as JSON); gRPC carries them as any message. Generated clients fill it:
 /// the runtime does not name the generated `HttpBody`.
 pub struct RawBodies<Req, Resp> {
     /// Takes the raw request body (content type, data) out of the request:
     /// the whole request, or the field the rule's `body` names.
-    pub request: Option<fn(&mut Req) -> Option<(String, Vec<u8>)>>,
+    pub request: Option<fn(&mut Req) -> Option<RawBody>>,
     /// The response (or each streamed chunk) from raw data and its content type.
     pub response: Option<fn(String, Vec<u8>) -> Resp>,
 }
