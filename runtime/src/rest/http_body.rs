@@ -2,7 +2,7 @@
 //! answers its raw `data` with its `content_type` ([`respond`]); a method
 //! whose request is one, or whose `body` field is one, takes the raw request
 //! body and its `Content-Type` ([`RawBody`]), at most
-//! [`MAX_BODY_BYTES`](super::MAX_BODY_BYTES) like JSON bodies.
+//! [`MAX_BODY_BYTES`] like JSON bodies.
 //!
 //! The runtime does not name the generated `HttpBody` message: generated
 //! handlers move its `content_type` and `data` in and out.
@@ -18,7 +18,7 @@ use crate::error::{Code, Error};
 pub const DEFAULT_CONTENT_TYPE: &str = "application/octet-stream";
 
 /// A raw request body, of any content type, at most
-/// [`MAX_BODY_BYTES`](super::MAX_BODY_BYTES).
+/// [`MAX_BODY_BYTES`].
 #[derive(Debug, Default)]
 pub struct RawBody {
     /// The request's `Content-Type`, empty when it sent none.
