@@ -196,7 +196,8 @@ fn emit_call(scope: &super::Scope, method: &Method, route: &syn::Ident) -> Token
             let field = super::ident(field);
             quote! {
                 Some(|request: &mut #input| {
-                    let body = request.#field.take()?;
+                    // REST has no absent body: none is an empty one.
+                    let body = request.#field.take().unwrap_or_default();
                     Some((body.content_type, body.data))
                 })
             }
