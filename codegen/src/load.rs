@@ -70,6 +70,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
         include_str!("../proto/google/api/http.proto"),
     ),
     (
+        "google/api/httpbody.proto",
+        include_str!("../proto/google/api/httpbody.proto"),
+    ),
+    (
         "google/api/resource.proto",
         include_str!("../proto/google/api/resource.proto"),
     ),

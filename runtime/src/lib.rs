@@ -5,8 +5,11 @@
 //!
 //! - [`error`]: the Google error model, for REST bodies and gRPC statuses.
 //! - [`json`]: canonical proto3 JSON.
-//! - [`rest`]: HTTP rule transcoding helpers for generated axum handlers, and
-//!   etags as HTTP entity-tags ([`rest::conditional`]).
+//! - [`rest`]: HTTP rule transcoding helpers for generated axum handlers,
+//!   etags as HTTP entity-tags ([`rest::conditional`]), server streams as
+//!   NDJSON or Server-Sent Events ([`rest::stream`]) and `google.api.HttpBody`
+//!   as raw bodies ([`rest::http_body`]).
+//! - [`stream`]: the streams server-streaming methods answer and clients read.
 //! - [`web`]: browsers on the same port: gRPC-Web, and CORS when configured.
 //! - [`grpc`]: the error model for gRPC requests that fail before a handler runs.
 //! - [`router`]: one router for a whole API (every service, reflection, health,
@@ -67,6 +70,7 @@ pub mod serve;
 pub mod sql;
 pub mod standard;
 pub mod store;
+pub mod stream;
 pub mod time;
 pub mod tls;
 pub mod uidp;

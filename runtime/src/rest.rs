@@ -8,6 +8,8 @@
 //! ([`conditional`]: `ETag`, `If-Match`, `If-None-Match`).
 
 pub mod conditional;
+pub mod http_body;
+pub mod stream;
 
 pub use conditional::{Preconditions, Tagged};
 

@@ -15,7 +15,9 @@ use heck::{ToShoutySnakeCase, ToSnakeCase};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use crate::model::{Api, Method, Package, Paging, Service, Standard, package_module};
+use crate::model::{
+    Api, HTTP_BODY_PATH, Method, Package, Paging, RawRequest, Service, Standard, package_module,
+};
 
 /// The file the crate root includes.
 pub const FILE: &str = "client.rs";
@@ -128,7 +130,8 @@ fn emit_method(
         None => quote!(None),
     };
     let input = scope.path(&method.input);
-    let output = scope.path(&method.output);
+    let answer = super::service::answer_type(scope, method);
+    let call = emit_call(scope, method, &route);
     let fn_name = super::ident(name);
     let doc = format!(
         " `{}` (`{verb} {}`).",
@@ -160,11 +163,56 @@ fn emit_method(
         #[doc = #doc]
         #[doc = ""]
         #comments
-        pub async fn #fn_name(&self, request: #input) -> Result<#output, runtime::Error> {
-            self.connection.call(&Self::#route, request).await
+        pub async fn #fn_name(&self, request: #input) -> Result<#answer, runtime::Error> {
+            #call
         }
 
         #paged
+    }
+}
+
+/// The call of `route`: a server stream is read as it arrives (gRPC
+/// messages, NDJSON lines, raw chunks); `google.api.HttpBody` bodies are sent
+/// and read raw over REST (`runtime::client::RawBodies`).
+fn emit_call(scope: &super::Scope, method: &Method, route: &syn::Ident) -> TokenStream {
+    let media = &method.media;
+    let (call, call_with) = match media.server_streaming {
+        true => (quote!(stream), quote!(stream_with)),
+        false => (quote!(call), quote!(call_with)),
+    };
+    if media.raw_request.is_none() && !media.raw_response {
+        return quote!(self.connection.#call(&Self::#route, request).await);
+    }
+    let input = scope.path(&method.input);
+    let http_body = scope.path(HTTP_BODY_PATH);
+    let take = match &media.raw_request {
+        Some(RawRequest::Whole) => quote! {
+            Some(|request: &mut #input| {
+                let body = std::mem::take(request);
+                Some((body.content_type, body.data))
+            })
+        },
+        Some(RawRequest::Field(field)) => {
+            let field = super::ident(field);
+            quote! {
+                Some(|request: &mut #input| {
+                    // REST has no absent body: none is an empty one.
+                    let body = request.#field.take().unwrap_or_default();
+                    Some((body.content_type, body.data))
+                })
+            }
+        }
+        None => quote!(None),
+    };
+    let build = match media.raw_response {
+        true => quote! {
+            Some(|content_type, data| #http_body { content_type, data, extensions: Vec::new() })
+        },
+        false => quote!(None),
+    };
+    quote! {
+        let raw = runtime::client::RawBodies { request: #take, response: #build };
+        self.connection.#call_with(&Self::#route, request, raw).await
     }
 }
 

@@ -13,7 +13,8 @@
 //! - [`rows`]: one storage row type per resource (the fields kept in
 //!   columns), and `tables()`, every table of the API for the SQL store.
 //! - [`service`]: the service implementation both transports call.
-//! - [`rest`]: the axum router transcoding each HTTP rule.
+//! - [`rest`]: the axum router transcoding each HTTP rule; [`rest_media`]: its
+//!   handlers of server streams and `google.api.HttpBody`.
 //! - [`openapi`]: the OpenAPI 3.1 document of the REST routes.
 //! - [`client`]: typed clients of every service over gRPC or REST/JSON.
 //! - [`cli`]: command-line commands for every collection, on the client.
@@ -30,6 +31,7 @@ pub mod openapi;
 pub mod reflect;
 pub mod resource;
 pub mod rest;
+pub mod rest_media;
 pub mod root;
 pub mod rows;
 pub mod service;

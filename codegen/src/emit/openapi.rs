@@ -189,14 +189,14 @@ fn operations(
                 };
                 operation.insert(
                     "requestBody".into(),
-                    json!({"required": true, "content": {"application/json": {"schema": schema}}}),
+                    json!({"required": true, "content": request_content(method, schema)}),
                 );
             }
             let output = pool.get_message_by_name(&method.output_type).expect("methods come from the pool");
             operation.insert(
                 "responses".into(),
                 json!({
-                    "200": {"description": "Success.", "content": {"application/json": {"schema": schemas.message(&output)}}},
+                    "200": {"description": "Success.", "content": response_content(method, schemas.message(&output))},
                     "default": {"description": "An error.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
                 }),
             );
@@ -257,6 +257,28 @@ fn entity_tags(method: &Method, operation: &mut Map<String, Value>) {
             "304".into(),
             json!({"description": "Not modified: `If-None-Match` names the resource's etag."}),
         );
+    }
+}
+
+/// A request body's media types: JSON, or any for a raw `google.api.HttpBody`.
+fn request_content(method: &Method, schema: Value) -> Value {
+    match method.media.raw_request {
+        Some(_) => json!({"*/*": {"schema": {"type": "string", "format": "binary"}}}),
+        None => json!({"application/json": {"schema": schema}}),
+    }
+}
+
+/// A success's media types: JSON; any for a raw `google.api.HttpBody` (one
+/// body however many chunks stream); NDJSON lines or Server-Sent Events of
+/// the message for a server stream.
+fn response_content(method: &Method, schema: Value) -> Value {
+    match (method.media.raw_response, method.media.server_streaming) {
+        (true, _) => json!({"*/*": {"schema": {"type": "string", "format": "binary"}}}),
+        (false, true) => json!({
+            "application/x-ndjson": {"schema": schema},
+            "text/event-stream": {"schema": {"type": "string"}},
+        }),
+        (false, false) => json!({"application/json": {"schema": schema}}),
     }
 }
 

@@ -70,10 +70,13 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         let first = chain.next().expect("a route has a handler");
         quote!(.route(#path, routing::#first #(.#chain)*))
     });
-    let handlers = service
-        .methods
-        .iter()
-        .map(|method| emit_handler(scope, &api_type, &bounds, method));
+    let handlers = service.methods.iter().map(|method| {
+        if method.media.is_plain() {
+            emit_handler(scope, &api_type, &bounds, method)
+        } else {
+            super::rest_media::emit_handler(scope, &api_type, &bounds, method)
+        }
+    });
     let etags: Vec<Etags> = service.methods.iter().map(Etags::of).collect();
     let mut extractors = vec![quote!(RestRequest)];
     let untagged =
@@ -97,6 +100,12 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     {
         extractors.push(quote!(PathTail));
     }
+    // Streaming and raw handlers (`rest_media`) name what they use in full.
+    let media_imports = service
+        .methods
+        .iter()
+        .any(|m| !m.media.is_plain())
+        .then(|| quote!(#[allow(unused_imports)]));
     let doc = format!(
         " REST routes of `{}`, one per `google.api.http` rule, calling `api`.",
         service.full_name
@@ -113,6 +122,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         mod #module {
             use super::*;
             use axum::extract::{RawQuery, State};
+            #media_imports
             use runtime::rest::{#(#extractors),*};
 
             #(#handlers)*

@@ -95,6 +95,9 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         .iter()
         .map(|method| emit_method(scope, api, method));
     let grpc_methods = service.methods.iter().map(|method| {
+        if method.media.server_streaming {
+            return emit_grpc_stream(scope, &name, method);
+        }
         let rust_name = format_ident!("{}", method.rust_name());
         let input = scope.path(&method.input);
         let output = scope.path(&method.output);
@@ -169,6 +172,40 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     }
 }
 
+/// What a method answers its caller: the response, or for a server-streaming
+/// method a `runtime::stream::MessageStream` of responses.
+pub(super) fn answer_type(scope: &super::Scope, method: &Method) -> TokenStream {
+    let output = scope.path(&method.output);
+    if method.media.server_streaming {
+        quote!(::runtime::stream::MessageStream<#output>)
+    } else {
+        output
+    }
+}
+
+/// The tonic trait's server-streaming method: the stream the service method
+/// answers, ended by its first error as the call's status.
+fn emit_grpc_stream(scope: &super::Scope, api_type: &syn::Ident, method: &Method) -> TokenStream {
+    let rust_name = format_ident!("{}", method.rust_name());
+    let stream_type = format_ident!("{}Stream", method.name);
+    let input = scope.path(&method.input);
+    let output = scope.path(&method.output);
+    quote! {
+        type #stream_type = ::runtime::stream::GrpcStream<#output>;
+
+        async fn #rust_name(
+            &self,
+            request: tonic::Request<#input>,
+        ) -> Result<tonic::Response<Self::#stream_type>, tonic::Status> {
+            let caller = Caller::from_extensions(request.extensions());
+            let stream = #api_type::#rust_name(self, &caller, request.into_inner())
+                .await
+                .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            Ok(tonic::Response::new(::runtime::stream::grpc(stream, Self::DOMAIN)))
+        }
+    }
+}
+
 /// `library.loans.v1.LoanService` -> `loans.library`.
 fn runtime_domain(service_full_name: &str) -> String {
     let parts: Vec<&str> = service_full_name.split('.').collect();
@@ -192,7 +229,7 @@ fn emit_handler_trait(scope: &super::Scope, service: &Service) -> TokenStream {
         .map(|method| {
             let rust_name = format_ident!("{}", method.rust_name());
             let input = scope.path(&method.input);
-            let output = scope.path(&method.output);
+            let output = answer_type(scope, method);
             let doc = super::docs(&method.comments);
             quote! {
                 #doc
@@ -215,6 +252,7 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
     let rust_name = format_ident!("{}", method.rust_name());
     let input = scope.path(&method.input);
     let output = scope.path(&method.output);
+    let answer = answer_type(scope, method);
     let doc = super::docs(&method_comments(api, method));
     let body = match method
         .standard
@@ -226,7 +264,7 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
     };
     quote! {
         #doc
-        pub async fn #rust_name(&self, caller: &Caller, request: #input) -> Result<#output, Error> {
+        pub async fn #rust_name(&self, caller: &Caller, request: #input) -> Result<#answer, Error> {
             #body
         }
     }

@@ -17,6 +17,7 @@ mod annotate;
 mod http;
 mod json;
 mod legacy;
+mod media;
 mod names;
 mod resource;
 mod standard;
@@ -26,6 +27,7 @@ pub use http::{HttpRule, Verb};
 use http::{Reported, check_template_field, http_rule};
 pub use json::{Container, JsonField, JsonShape, JsonValue, NamedField, QueryKind};
 pub use legacy::{Conversion, View, ViewField};
+pub use media::{HTTP_BODY, HTTP_BODY_PATH, Media, RawRequest};
 pub use names::{NamePattern, RequestShape};
 pub use resource::{
     Behavior, Dependent, Field, FieldKind, FieldRule, PublicRule, Reach, Reference, Resource,
@@ -60,7 +62,8 @@ pub struct Package {
 #[derive(Clone, Debug)]
 pub struct Message {
     pub full_name: String,
-    /// The proto package it belongs to.
+    /// The proto package whose API file holds its impls: its own, or for
+    /// `google.api.HttpBody` (whose package has no API file) the first.
     pub package: String,
     pub rust_path: String,
     /// How the message reads and writes canonical JSON.
@@ -91,6 +94,8 @@ pub struct Method {
     pub input_type: String,
     pub output_type: String,
     pub http: HttpRule,
+    /// Streaming and raw (`google.api.HttpBody`) requests and responses.
+    pub media: Media,
     pub standard: Standard,
     /// The capability the caller needs (from the annotation files).
     pub capability: Option<String>,
@@ -190,6 +195,13 @@ impl Api {
         for message in reached_dependencies(pool, &messages) {
             package_index(&mut packages, message.package_name());
             collect_messages(&message, &mut messages);
+        }
+        // `google.api.HttpBody` as a request or response is no field's type.
+        if let Some(body) = media::http_body_message(pool)
+            && !messages.iter().any(|m| m.full_name == body.full_name)
+        {
+            package_index(&mut packages, &body.package);
+            messages.push(body);
         }
         packages.sort_by(|a, b| a.name.cmp(&b.name));
         messages.sort_by(|a, b| a.full_name.cmp(&b.full_name));
@@ -670,6 +682,18 @@ fn build_method(
     }
     let standard = standard_method(pool, method, views, &location, diagnostics);
     let (http, standard) = (http?, standard?);
+    let media = Media::of(method, &http, &location, diagnostics).ok()?;
+    if media.server_streaming && !matches!(standard, Standard::Custom) {
+        diagnostics.push(Diagnostic::new(
+            location.clone(),
+            format!(
+                "`{}` streams its responses, so it cannot be the standard method its name \
+                 and request make it: rename it",
+                method.name()
+            ),
+        ));
+        return None;
+    }
     Some(Method {
         name: method.name().to_owned(),
         comments: comments(method.path(), &file),
@@ -678,6 +702,7 @@ fn build_method(
         input_type: method.input().full_name().to_owned(),
         output_type: method.output().full_name().to_owned(),
         http,
+        media,
         standard,
         capability: None,
         anonymous: false,

@@ -10,6 +10,7 @@
 //! // health, `/openapi.json`, and error bodies for unknown routes.
 //! let router = widgets::Services::new(context())
 //!     .store(Arc::new(widgets::MemoryStore::default()))
+//!     .drawing_service(Arc::new(widgets::Drawings::default()))
 //!     .build()?;
 //! # Ok::<(), runtime::router::MissingHandlers>(())
 //! ```
@@ -18,6 +19,13 @@
 //! acting with full local access).
 
 include!(concat!(env!("OUT_DIR"), "/generated.rs"));
+
+mod drawings;
+
+/// Drawings of widgets, kept in memory: the hand-written custom methods of
+/// `widgets.v1.DrawingService` (`google.api.HttpBody` in and out, server
+/// streaming).
+pub use drawings::Drawings;
 
 /// Widgets and their parts in memory: the generated crate implements their
 /// storage traits for it, with the annotation files' rules (a widget with

@@ -16,7 +16,8 @@ use runtime::standard::ApiContext;
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let context = ApiContext::new(PageTokens::random(), Authorizer::allow_all());
-    let services = widgets::Services::new(context);
+    let services =
+        widgets::Services::new(context).drawing_service(Arc::new(widgets::Drawings::default()));
     let services = match std::env::args().skip_while(|arg| arg != "--sqlite").nth(1) {
         Some(path) => services.store(Arc::new(widgets::open_sqlite(path.as_ref()).await?)),
         None => services.store(Arc::new(widgets::MemoryStore::default())),

@@ -66,6 +66,7 @@ async fn serve() -> String {
     );
     let app = widgets::Services::new(context)
         .store(Arc::new(widgets::MemoryStore::default()))
+        .drawing_service(Arc::new(widgets::Drawings::default()))
         .layer(axum::middleware::from_fn(demo_caller))
         .build()
         .unwrap();
@@ -424,11 +425,13 @@ fn generated_wiring_names_services_without_a_handler() {
         names,
         [
             "widgets.v0.WidgetService",
+            "widgets.v1.DrawingService",
             "widgets.v1.PartService",
             "widgets.v1.WidgetService"
         ]
     );
-    assert!(missing.services.iter().all(|s| s.served_by == "store"));
+    let served_by: Vec<&str> = missing.services.iter().map(|s| s.served_by).collect();
+    assert_eq!(served_by, ["store", "drawing_service", "store", "store"]);
     assert!(
         missing
             .to_string()

@@ -35,6 +35,7 @@ async fn serve() -> String {
     );
     let app = widgets::Services::new(context)
         .store(Arc::new(widgets::MemoryStore::default()))
+        .drawing_service(Arc::new(widgets::Drawings::default()))
         .layer(axum::Extension(runtime::Caller::System))
         .cors(runtime::web::Cors::allow([ORIGIN]).unwrap())
         .build()

@@ -119,6 +119,7 @@ async fn serve(store: SqlStore) -> (String, tokio::task::JoinHandle<()>) {
     let context = ApiContext::new(PageTokens::new([7; 32]), Authorizer::allow_all());
     let app = widgets::Services::new(context)
         .store(Arc::new(store))
+        .drawing_service(Arc::new(widgets::Drawings::default()))
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();

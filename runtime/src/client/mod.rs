@@ -36,6 +36,7 @@ use std::time::Duration;
 use crate::json::JsonMessage;
 
 use crate::error::{Code, Error};
+use crate::stream::MessageStream;
 
 pub use pager::{items, pages};
 pub use tls::{HttpsConnector, Tls, is_loopback};
@@ -137,6 +138,46 @@ impl Retry {
             _ => return None,
         };
         Some(pause.min(self.max_backoff))
+    }
+}
+
+/// A raw body: its content type and data.
+pub type RawBody = (String, Vec<u8>);
+
+/// How a method's `google.api.HttpBody` bodies travel over REST (raw, not
+/// as JSON); gRPC carries them as any message. Generated clients fill it:
+/// the runtime does not name the generated `HttpBody`.
+pub struct RawBodies<Req, Resp> {
+    /// Takes the raw request body (content type, data) out of the request:
+    /// the whole request, or the field the rule's `body` names.
+    pub request: Option<fn(&mut Req) -> Option<RawBody>>,
+    /// The response (or each streamed chunk) from raw data and its content type.
+    pub response: Option<fn(String, Vec<u8>) -> Resp>,
+}
+
+impl<Req, Resp> Default for RawBodies<Req, Resp> {
+    fn default() -> Self {
+        RawBodies {
+            request: None,
+            response: None,
+        }
+    }
+}
+
+impl<Req, Resp> Clone for RawBodies<Req, Resp> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<Req, Resp> Copy for RawBodies<Req, Resp> {}
+
+impl<Req, Resp> fmt::Debug for RawBodies<Req, Resp> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RawBodies")
+            .field("request", &self.request.is_some())
+            .field("response", &self.response.is_some())
+            .finish()
     }
 }
 
@@ -259,10 +300,25 @@ impl Connection {
         Req: JsonMessage + Clone + 'static,
         Resp: JsonMessage + 'static,
     {
+        self.call_with(route, request, RawBodies::default()).await
+    }
+
+    /// [`Connection::call`] of a method with `google.api.HttpBody` request or
+    /// response bodies, which REST sends and reads raw as `raw` says.
+    pub async fn call_with<Req, Resp>(
+        &self,
+        route: &Route,
+        request: Req,
+        raw: RawBodies<Req, Resp>,
+    ) -> Result<Resp, Error>
+    where
+        Req: JsonMessage + Clone + 'static,
+        Resp: JsonMessage + 'static,
+    {
         let mut attempt = 1;
         // Only an attempt that may be followed by another needs a copy.
         while attempt < self.retry.attempts {
-            let result = self.attempt(route, request.clone()).await;
+            let result = self.attempt(route, request.clone(), raw).await;
             let pause = match &result {
                 Err(error) => self.retry.pause(attempt, error),
                 Ok(_) => None,
@@ -276,10 +332,15 @@ impl Connection {
             tokio::time::sleep(pause).await;
             attempt += 1;
         }
-        self.attempt(route, request).await
+        self.attempt(route, request, raw).await
     }
 
-    async fn attempt<Req, Resp>(&self, route: &Route, request: Req) -> Result<Resp, Error>
+    async fn attempt<Req, Resp>(
+        &self,
+        route: &Route,
+        request: Req,
+        raw: RawBodies<Req, Resp>,
+    ) -> Result<Resp, Error>
     where
         Req: JsonMessage + 'static,
         Resp: JsonMessage + 'static,
@@ -291,7 +352,60 @@ impl Connection {
         let call = async {
             match &self.transport {
                 Transport::Grpc { channel, url } => grpc(channel, url, route, request, token).await,
-                Transport::Rest(rest) => rest.call(route, request, token.as_deref()).await,
+                Transport::Rest(rest) => rest.call(route, request, token.as_deref(), raw).await,
+            }
+        };
+        tokio::time::timeout(self.timeout, call)
+            .await
+            .unwrap_or_else(|_| {
+                Err(Error::new(
+                    Code::DeadlineExceeded,
+                    "CLIENT_TIMEOUT",
+                    format!("no answer within {:?}", self.timeout),
+                ))
+            })
+    }
+}
+
+impl Connection {
+    /// Calls the server-streaming `route` with `request`: the messages as
+    /// the server sends them (gRPC messages, or NDJSON lines over REST), up
+    /// to the error that ends the stream, if any. The timeout bounds the
+    /// wait for the answer to start, not the stream; a stream is not retried.
+    pub async fn stream<Req, Resp>(
+        &self,
+        route: &Route,
+        request: Req,
+    ) -> Result<MessageStream<Resp>, Error>
+    where
+        Req: JsonMessage + 'static,
+        Resp: JsonMessage + Send + 'static,
+    {
+        self.stream_with(route, request, RawBodies::default()).await
+    }
+
+    /// [`Connection::stream`] of a method with `google.api.HttpBody` bodies:
+    /// over REST, a raw answer is read as chunks as they arrive.
+    pub async fn stream_with<Req, Resp>(
+        &self,
+        route: &Route,
+        request: Req,
+        raw: RawBodies<Req, Resp>,
+    ) -> Result<MessageStream<Resp>, Error>
+    where
+        Req: JsonMessage + 'static,
+        Resp: JsonMessage + Send + 'static,
+    {
+        let token = match &self.tokens {
+            Some(tokens) => Some(tokens.token().await?),
+            None => None,
+        };
+        let call = async {
+            match &self.transport {
+                Transport::Grpc { channel, url } => {
+                    grpc_stream(channel, url, route, request, token).await
+                }
+                Transport::Rest(rest) => rest.stream(route, request, token.as_deref(), raw).await,
             }
         };
         tokio::time::timeout(self.timeout, call)
@@ -336,6 +450,49 @@ where
         .await
         .map(tonic::Response::into_inner)
         .map_err(|status| tls::grpc_error(url, &status))
+}
+
+async fn grpc_stream<Req, Resp>(
+    channel: &tonic::transport::Channel,
+    url: &str,
+    route: &Route,
+    request: Req,
+    token: Option<String>,
+) -> Result<MessageStream<Resp>, Error>
+where
+    Req: prost::Message + 'static,
+    Resp: JsonMessage + Send + 'static,
+{
+    use futures_util::StreamExt;
+    let mut grpc = tonic::client::Grpc::new(channel.clone());
+    grpc.ready()
+        .await
+        .map_err(|e| unavailable(format!("cannot reach the server: {e}")))?;
+    let request = authorized(tonic::Request::new(request), token)?;
+    let path = http::uri::PathAndQuery::from_static(route.grpc_path);
+    let codec = tonic_prost::ProstCodec::<Req, Resp>::default();
+    let url: Arc<str> = url.into();
+    let stream = grpc
+        .server_streaming(request, path, codec)
+        .await
+        .map_err(|status| tls::grpc_error(&url, &status))?
+        .into_inner()
+        .map(move |item| item.map_err(|status| tls::grpc_error(&url, &status)));
+    Ok(crate::stream::until_error(Box::pin(stream)))
+}
+
+/// `request` with the bearer `token`, if any.
+fn authorized<T>(
+    mut request: tonic::Request<T>,
+    token: Option<String>,
+) -> Result<tonic::Request<T>, Error> {
+    if let Some(token) = token {
+        let value = format!("Bearer {token}")
+            .parse()
+            .map_err(|_| Error::invalid_field("token", "an API token is printable ASCII"))?;
+        request.metadata_mut().insert("authorization", value);
+    }
+    Ok(request)
 }
 
 fn unavailable(message: String) -> Error {

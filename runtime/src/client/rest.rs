@@ -10,9 +10,10 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::{Map, Value};
 
 use super::tls::{HttpsConnector, Tls};
-use super::{Route, unavailable};
+use super::{RawBodies, Route, unavailable};
 use crate::error::{Code, Error};
 use crate::json::{self, JsonMessage};
+use crate::stream::MessageStream;
 
 /// The largest answer read, as the gRPC transport's (tonic's default decoding
 /// limit): a server cannot make the client buffer without bound.
@@ -43,58 +44,228 @@ impl Rest {
         route: &Route,
         request: Req,
         token: Option<&str>,
+        raw: RawBodies<Req, Resp>,
     ) -> Result<Resp, Error>
     where
         Req: JsonMessage,
         Resp: JsonMessage,
     {
+        let accept = match raw.response {
+            Some(_) => "*/*",
+            None => "application/json",
+        };
+        let response = self.send(route, request, token, accept, raw).await?;
+        let status = response.status();
+        let content_type = content_type(response.headers());
+        let bytes = self.read(response.into_body()).await?;
+        if !status.is_success() {
+            return Err(Error::from_json(status, &bytes));
+        }
+        match raw.response {
+            Some(build) => Ok(build(content_type, bytes.to_vec())),
+            None => decode(&bytes),
+        }
+    }
+
+    /// Sends `request` by `route`, accepting `accept`; the answer's head.
+    async fn send<Req: JsonMessage, Resp>(
+        &self,
+        route: &Route,
+        mut request: Req,
+        token: Option<&str>,
+        accept: &'static str,
+        raw: RawBodies<Req, Resp>,
+    ) -> Result<http::Response<hyper::body::Incoming>, Error> {
+        let raw_body = raw.request.and_then(|take| take(&mut request));
         let (path_and_query, body) = encode(route, &request)?;
         let mut builder = http::Request::builder()
             .method(route.verb)
             .uri(format!("{}{path_and_query}", self.base_url))
-            .header(http::header::ACCEPT, "application/json");
+            .header(http::header::ACCEPT, accept);
         if let Some(token) = token {
             builder = builder.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
         }
-        let body = match body {
-            Some(body) => {
+        let body = match (raw_body, body) {
+            (Some((content_type, data)), _) => {
+                let content_type = match content_type.is_empty() {
+                    true => {
+                        http::HeaderValue::from_static(crate::rest::http_body::DEFAULT_CONTENT_TYPE)
+                    }
+                    false => http::HeaderValue::from_str(&content_type).map_err(|_| {
+                        Error::invalid_field("contentType", "not an HTTP header value")
+                    })?,
+                };
+                builder = builder.header(http::header::CONTENT_TYPE, content_type);
+                Full::new(Bytes::from(data))
+            }
+            (None, Some(body)) => {
                 builder = builder.header(http::header::CONTENT_TYPE, "application/json");
                 Full::new(Bytes::from(body))
             }
-            None => Full::default(),
+            (None, None) => Full::default(),
         };
         let request = builder
             .body(body)
             .map_err(|e| Error::invalid_field("token", format!("not a valid header: {e}")))?;
-        let response = self
-            .http
+        self.http
             .request(request)
             .await
-            .map_err(|e| super::tls::connect_error(&self.base_url, &e))?;
-        let status = response.status();
-        let bytes = Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
+            .map_err(|e| super::tls::connect_error(&self.base_url, &e))
+    }
+
+    /// A whole answer, at most [`MAX_RESPONSE_BYTES`].
+    async fn read(&self, body: hyper::body::Incoming) -> Result<Bytes, Error> {
+        Ok(Limited::new(body, MAX_RESPONSE_BYTES)
             .collect()
             .await
             .map_err(|e| {
                 if e.is::<LengthLimitError>() {
-                    Error::new(
-                        Code::ResourceExhausted,
-                        "RESPONSE_TOO_LARGE",
-                        format!(
-                            "the answer from {} is over {MAX_RESPONSE_BYTES} bytes",
-                            self.base_url
-                        ),
-                    )
+                    self.too_large()
                 } else {
-                    unavailable(format!("the answer from {} broke off: {e}", self.base_url))
+                    self.broke_off(e)
                 }
             })?
-            .to_bytes();
+            .to_bytes())
+    }
+
+    fn too_large(&self) -> Error {
+        Error::new(
+            Code::ResourceExhausted,
+            "RESPONSE_TOO_LARGE",
+            format!(
+                "the answer from {} is over {MAX_RESPONSE_BYTES} bytes",
+                self.base_url
+            ),
+        )
+    }
+
+    fn broke_off(&self, e: impl std::fmt::Display) -> Error {
+        unavailable(format!("the answer from {} broke off: {e}", self.base_url))
+    }
+
+    /// Calls the server-streaming `route`: each NDJSON line of the answer
+    /// decoded as it arrives, a `{"error": …}` line as the error ending it.
+    pub(super) async fn stream<Req, Resp>(
+        &self,
+        route: &Route,
+        request: Req,
+        token: Option<&str>,
+        raw: RawBodies<Req, Resp>,
+    ) -> Result<MessageStream<Resp>, Error>
+    where
+        Req: JsonMessage,
+        Resp: JsonMessage + Send + 'static,
+    {
+        let accept = match raw.response {
+            Some(_) => "*/*",
+            None => crate::rest::stream::NDJSON,
+        };
+        let response = self.send(route, request, token, accept, raw).await?;
+        let status = response.status();
         if !status.is_success() {
+            let bytes = self.read(response.into_body()).await?;
             return Err(Error::from_json(status, &bytes));
         }
-        decode(&bytes)
+        if let Some(build) = raw.response {
+            return Ok(self.chunks(response, build));
+        }
+        let lines = Lines {
+            rest: self.clone(),
+            body: response.into_body(),
+            buffer: Vec::new(),
+            ended: false,
+        };
+        let stream = futures_util::stream::unfold(lines, |mut lines| async move {
+            let line = lines.next_line().await?;
+            Some((line.and_then(|line| decode_line(&line)), lines))
+        });
+        Ok(crate::stream::until_error(Box::pin(stream)))
     }
+}
+
+impl Rest {
+    /// A raw streamed answer as chunks as they arrive, the first with the
+    /// answer's content type.
+    fn chunks<Resp: Send + 'static>(
+        &self,
+        response: http::Response<hyper::body::Incoming>,
+        build: fn(String, Vec<u8>) -> Resp,
+    ) -> MessageStream<Resp> {
+        let content_type = Some(content_type(response.headers()));
+        let state = (self.clone(), response.into_body(), content_type);
+        let chunks = futures_util::stream::unfold(state, move |mut state| async move {
+            loop {
+                let frame = match state.1.frame().await? {
+                    Ok(frame) => frame,
+                    Err(e) => return Some((Err(state.0.broke_off(e)), state)),
+                };
+                if let Ok(data) = frame.into_data() {
+                    let content_type = state.2.take().unwrap_or_default();
+                    return Some((Ok(build(content_type, data.to_vec())), state));
+                }
+            }
+        });
+        crate::stream::until_error(Box::pin(chunks))
+    }
+}
+
+/// The `Content-Type` of an answer, empty without one.
+fn content_type(headers: &http::HeaderMap) -> String {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The lines of a streamed answer, each at most [`MAX_RESPONSE_BYTES`].
+struct Lines {
+    rest: Rest,
+    body: hyper::body::Incoming,
+    buffer: Vec<u8>,
+    ended: bool,
+}
+
+impl Lines {
+    /// The next non-empty line, an error, or `None` at the end.
+    async fn next_line(&mut self) -> Option<Result<Vec<u8>, Error>> {
+        loop {
+            if let Some(at) = self.buffer.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.buffer.drain(..=at).collect();
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                return Some(Ok(line));
+            }
+            if self.buffer.len() > MAX_RESPONSE_BYTES {
+                return Some(Err(self.rest.too_large()));
+            }
+            if self.ended {
+                let rest = std::mem::take(&mut self.buffer);
+                return (!rest.iter().all(u8::is_ascii_whitespace)).then_some(Ok(rest));
+            }
+            match self.body.frame().await {
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        self.buffer.extend_from_slice(&data);
+                    }
+                }
+                Some(Err(e)) => return Some(Err(self.rest.broke_off(e))),
+                None => self.ended = true,
+            }
+        }
+    }
+}
+
+/// One NDJSON line: a message, or the error ending the stream.
+fn decode_line<Resp: JsonMessage>(line: &[u8]) -> Result<Resp, Error> {
+    if let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(line)
+        && object.len() == 1
+        && object.get("error").is_some_and(Value::is_object)
+    {
+        return Err(Error::from_json(http::StatusCode::OK, line));
+    }
+    decode(line)
 }
 
 /// The path with its query, and the JSON body, of `request` sent by `route`.

@@ -1,0 +1,140 @@
+//! REST handlers of methods whose bodies are not one JSON message each
+//! (`model::Media`): server streams, answered as NDJSON or Server-Sent
+//! Events (`runtime::rest::stream`), and `google.api.HttpBody` requests and
+//! responses, read and answered raw (`runtime::rest::http_body`).
+//!
+//! The request is bound as the JSON handlers bind it (query, path variable,
+//! JSON body), except that a raw body fills the `HttpBody` field the rule's
+//! `body` names, or is the whole request.
+
+use heck::ToLowerCamelCase;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::model::{HTTP_BODY_PATH, Method, RawRequest};
+
+pub fn emit_handler(
+    scope: &super::Scope,
+    api_type: &syn::Ident,
+    bounds: &TokenStream,
+    method: &Method,
+) -> TokenStream {
+    let name = format_ident!("{}", method.rust_name());
+    let (extractors, request) = bind_request(scope, method);
+    let call = quote! {
+        api.#name(&caller, request)
+            .await
+            .map_err(|error| error.in_domain(domain))?
+    };
+    let answer = match method.output.as_str() {
+        "()" => quote! {
+            #call;
+            Ok(axum::response::IntoResponse::into_response(::runtime::rest::Empty))
+        },
+        _ => {
+            let answer = answer(method);
+            quote! {
+                let answer = #call;
+                #answer
+            }
+        }
+    };
+    // Only a stream of messages reads `Accept` (NDJSON or events).
+    let headers = (method.media.server_streaming && !method.media.raw_response)
+        .then(|| quote!(headers: ::runtime::__codegen::http::HeaderMap,));
+    let doc = format!(
+        " `{} {}`",
+        format!("{:?}", method.http.verb).to_uppercase(),
+        method.http.template.source
+    );
+    quote! {
+        #[doc = #doc]
+        pub(super) async fn #name<S: #bounds>(
+            State(api): State<#api_type<S>>,
+            caller: Caller,
+            #headers
+            #(#extractors),*
+        ) -> Result<axum::response::Response, Error> {
+            let domain = #api_type::<S>::DOMAIN;
+            #request
+            #answer
+        }
+    }
+}
+
+/// The extractors after the common ones, and the statements binding
+/// `request`.
+fn bind_request(scope: &super::Scope, method: &Method) -> (Vec<TokenStream>, TokenStream) {
+    let input = scope.path(&method.input);
+    let http_body = scope.path(HTTP_BODY_PATH);
+    let raw_body = quote!(::runtime::rest::http_body::RawBody);
+    let into_http_body = quote! {
+        #http_body {
+            content_type: raw.content_type,
+            data: raw.data.into(),
+            extensions: Vec::new(),
+        }
+    };
+    if method.media.raw_request == Some(RawRequest::Whole) {
+        return (
+            vec![quote!(raw: #raw_body)],
+            quote!(let request: #input = #into_http_body;),
+        );
+    }
+    let mut extractors = Vec::new();
+    let mut steps = vec![quote!(.query(query.as_deref()))];
+    if let Some(variable) = &method.http.template.variable {
+        extractors.push(quote!(::runtime::rest::PathTail(path): ::runtime::rest::PathTail));
+        let field = &variable.field;
+        steps.push(quote!(.path(#field, path)));
+    }
+    extractors.push(quote!(RawQuery(query): RawQuery));
+    let mut fill = None;
+    match (&method.media.raw_request, &method.http.body) {
+        (Some(RawRequest::Field(field)), _) => {
+            extractors.push(quote!(raw: #raw_body));
+            let field = super::ident(field);
+            fill = Some(quote!(request.#field = Some(#into_http_body);));
+        }
+        (_, Some(body)) => {
+            extractors.push(quote!(::runtime::rest::Body(body): ::runtime::rest::Body));
+            let body = if body == "*" {
+                body.clone()
+            } else {
+                body.to_lower_camel_case()
+            };
+            steps.push(quote!(.body(#body, &body)));
+        }
+        (_, None) => {}
+    }
+    let mutable = fill.as_ref().map(|_| quote!(mut));
+    let request = quote! {
+        let #mutable request: #input = ::runtime::rest::RestRequest::new::<#input>()
+            #(#steps)*
+            .decode()
+            .map_err(|error| error.in_domain(domain))?;
+        #fill
+    };
+    (extractors, request)
+}
+
+/// The statements answering `answer`.
+fn answer(method: &Method) -> TokenStream {
+    let media = &method.media;
+    match (media.server_streaming, media.raw_response) {
+        (true, true) => quote! {
+            use ::runtime::__codegen::futures_util::StreamExt;
+            let chunks = answer.map(|chunk| chunk.map(|body| (body.content_type, body.data)));
+            ::runtime::rest::stream::respond_raw(Box::pin(chunks), domain).await
+        },
+        (true, false) => quote! {
+            ::runtime::rest::stream::respond(&headers, answer, domain).await
+        },
+        (false, true) => quote! {
+            ::runtime::rest::http_body::respond(&answer.content_type, answer.data)
+        },
+        (false, false) => quote! {
+            Ok(axum::response::IntoResponse::into_response(::runtime::rest::Json(answer)))
+        },
+    }
+}

@@ -1,0 +1,107 @@
+//! What a method's messages are on the wire beyond one JSON object each:
+//! server streaming (a stream of responses), and `google.api.HttpBody`
+//! (raw bytes of any media type) as the response, the request, or the
+//! request field the rule's `body` names.
+//!
+//! Client-streaming and bidirectional methods are refused here: neither
+//! transport's generated code serves them, and no `google.api.http` rule can.
+
+use prost_reflect::{DescriptorPool, Kind, MethodDescriptor};
+
+use super::http::Reported;
+use super::{HttpRule, JsonShape, Message, NamedField};
+use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+
+/// The full name of `google.api.HttpBody`.
+pub const HTTP_BODY: &str = "google.api.HttpBody";
+/// The Rust path prost gives `google.api.HttpBody`.
+pub const HTTP_BODY_PATH: &str = "crate::google::api::HttpBody";
+
+/// How a method's request and response travel.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Media {
+    /// The method answers a stream of responses (`returns (stream …)`).
+    pub server_streaming: bool,
+    /// The response is a `google.api.HttpBody`: REST answers its data raw.
+    pub raw_response: bool,
+    /// Where the raw REST request body goes, if the request takes one.
+    pub raw_request: Option<RawRequest>,
+}
+
+/// Where a raw request body goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RawRequest {
+    /// The request is a `google.api.HttpBody` (`body: "*"`).
+    Whole,
+    /// The request's field of this name (the rule's `body`) is one; path and
+    /// query fill the other fields.
+    Field(String),
+}
+
+impl Media {
+    /// Whether REST serves the method with the plain JSON handler.
+    pub fn is_plain(&self) -> bool {
+        *self == Media::default()
+    }
+
+    /// The method's media, or `Err` (reported) for client or bidirectional
+    /// streaming.
+    pub(super) fn of(
+        method: &MethodDescriptor,
+        http: &HttpRule,
+        location: &Location,
+        diagnostics: &mut Diagnostics,
+    ) -> Result<Media, Reported> {
+        if method.is_client_streaming() {
+            let kind = match method.is_server_streaming() {
+                true => "bidirectional streaming",
+                false => "client streaming",
+            };
+            diagnostics.push(
+                Diagnostic::new(
+                    location.clone(),
+                    format!(
+                        "`{}` is {kind} (`stream {}`): its `google.api.http` rule cannot be \
+                         served over REST, and the generator serves unary and server-streaming \
+                         methods only",
+                        method.name(),
+                        method.input().name()
+                    ),
+                )
+                .note("take one request message (a server stream may answer many)"),
+            );
+            return Err(Reported);
+        }
+        let raw_request = match http.body.as_deref() {
+            Some("*") if method.input().full_name() == HTTP_BODY => Some(RawRequest::Whole),
+            Some(field) => method
+                .input()
+                .get_field_by_name(field)
+                .filter(|field| !field.is_list())
+                .filter(
+                    |field| matches!(field.kind(), Kind::Message(m) if m.full_name() == HTTP_BODY),
+                )
+                .map(|field| RawRequest::Field(field.name().to_owned())),
+            None => None,
+        };
+        Ok(Media {
+            server_streaming: method.is_server_streaming(),
+            raw_response: method.output().full_name() == HTTP_BODY,
+            raw_request,
+        })
+    }
+}
+
+/// `google.api.HttpBody`, when a file imports it, as a message of the API
+/// (its canonical JSON, for fields of that type and gRPC-only transcoding),
+/// written with the messages of its own package.
+pub(super) fn http_body_message(pool: &DescriptorPool) -> Option<Message> {
+    let message = pool.get_message_by_name(HTTP_BODY)?;
+    Some(Message {
+        full_name: HTTP_BODY.to_owned(),
+        package: message.package_name().to_owned(),
+        rust_path: HTTP_BODY_PATH.to_owned(),
+        json: JsonShape::of(&message),
+        named_fields: NamedField::all(&message),
+    })
+}
