@@ -33,6 +33,7 @@ pub mod rest;
 pub mod root;
 pub mod rows;
 pub mod service;
+pub mod shapes;
 pub mod store;
 pub mod wiring;
 

@@ -18,6 +18,7 @@ mod http;
 mod json;
 mod legacy;
 mod resource;
+mod shapes;
 mod standard;
 mod storage;
 
@@ -30,6 +31,7 @@ pub use resource::{
 };
 use resource::{behavior, build_resource, field_kind};
 use standard::standard_method;
+pub use shapes::{DeleteShape, ListShape, Shape, Total, UpdateShape};
 pub use standard::{LIST_FILTERS, Paging, Standard};
 pub use storage::{AccessSubject, Column};
 
@@ -88,6 +90,8 @@ pub struct Method {
     pub output_type: String,
     pub http: HttpRule,
     pub standard: Standard,
+    /// How its messages are shaped, among the shapes the AIPs allow.
+    pub shape: Shape,
     /// The capability the caller needs (from the annotation files).
     pub capability: Option<String>,
     /// Whether the method needs no token (from the annotation files).
@@ -570,6 +574,7 @@ fn build_method(
         }
     };
     let standard = standard_method(pool, method, views, &location, diagnostics)?;
+    let shape = shapes::shape(pool, method, &standard, &location, diagnostics)?;
     check_template_field(method, &http, &location, diagnostics);
     Some(Method {
         name: method.name().to_owned(),
@@ -580,6 +585,7 @@ fn build_method(
         output_type: method.output().full_name().to_owned(),
         http,
         standard,
+        shape,
         capability: None,
         anonymous: false,
         location,

@@ -119,12 +119,7 @@ pub(super) fn standard_method(
                 resource: m.full_name().to_owned(),
             })
     } else if name.starts_with("List") {
-        method
-            .output()
-            .get_field_by_name("items")
-            .and_then(|f| f.kind().as_message().cloned())
-            .filter(|items| is_resource(items))
-            .map(|m| Standard::List {
+        super::shapes::list_items(&method.output(), is_resource).map(|(_, m)| Standard::List {
                 resource: m.full_name().to_owned(),
                 filters: list_filters(&method.input()),
                 paging: if method.input().get_field_by_name("page_token").is_some() {
@@ -170,13 +165,17 @@ pub(super) fn standard_method(
             );
             return None;
         }
-        diagnostics.push(Diagnostic::new(
+        let mut diagnostic = Diagnostic::new(
             location.clone(),
             format!(
                 "method `{name}` is named like a standard method but does not have the shape of one \
                  (see proto/README.md); rename it to implement it by hand"
             ),
-        ));
+        );
+        if name.starts_with("List") {
+            diagnostic = diagnostic.note(super::shapes::list_expectation(method));
+        }
+        diagnostics.push(diagnostic);
     }
     standard
 }
@@ -191,8 +190,9 @@ fn used_as_resource(method: &MethodDescriptor) -> Option<MessageDescriptor> {
             .parent_pool()
             .get_message_by_name(&format!("{package}.{rest}"))?
     } else if method.name().starts_with("List") {
-        let items = method.output().get_field_by_name("items")?;
-        items.kind().as_message()?.clone()
+        let output = method.output();
+        let items = super::shapes::list_items(&output, |_| true).map(|(field, _)| field);
+        items.or_else(|| output.get_field_by_name("items"))?.kind().as_message()?.clone()
     } else {
         method.output()
     };

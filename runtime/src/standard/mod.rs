@@ -21,7 +21,7 @@ pub use filters::{ListRequest, MAX_IDS};
 pub use get::get;
 pub use ids::{check_uid_lengths, parse_parent, parse_uid};
 pub use list::{LIST_BUDGET_TRUNCATIONS, ListPlan};
-pub use update::{plan_update, updated};
+pub use update::{plan_update, require_mask, updated};
 
 // Resource facts generated code has always named here.
 pub use crate::resource::{PageSizes, etag};

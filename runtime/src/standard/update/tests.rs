@@ -288,3 +288,19 @@ fn apply_reports_what_the_stored_value_reveals() {
     let error = update.apply(&stored).unwrap_err();
     assert_eq!(error.code(), Code::Aborted);
 }
+
+#[test]
+fn a_required_mask_must_name_fields() {
+    let absent = standard::require_mask(None).unwrap_err();
+    assert_eq!(absent.code(), Code::InvalidArgument);
+    assert!(format!("{absent:?}").contains("updateMask"), "{absent:?}");
+    let empty = FieldMask { paths: vec![] };
+    assert_eq!(
+        standard::require_mask(Some(&empty)).unwrap_err().code(),
+        Code::InvalidArgument
+    );
+    let named = FieldMask {
+        paths: vec!["display_name".into()],
+    };
+    assert!(standard::require_mask(Some(&named)).is_ok());
+}

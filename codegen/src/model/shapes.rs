@@ -1,0 +1,310 @@
+//! The shapes the AIPs allow a standard method's messages, beside the
+//! method it is ([`super::Standard`]): which field of a list response holds
+//! the items and which totals and paging fields it has (AIP-132, AIP-158),
+//! whether an Update's mask is REQUIRED (AIP-134), what a Delete answers and
+//! whether it takes an etag (AIP-135, AIP-154). Shapes the generator cannot
+//! serve are diagnostics naming the field and the shape expected.
+
+use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor, MethodDescriptor};
+
+use super::{Behavior, Method, RESOURCE_OPTION, Standard, behavior};
+use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+
+/// How a standard method's messages are shaped (see the module docs).
+#[derive(Clone, Debug, Default)]
+pub enum Shape {
+    /// Create, Get and custom methods: nothing to choose.
+    #[default]
+    Fixed,
+    List(ListShape),
+    Update(UpdateShape),
+    Delete(DeleteShape),
+}
+
+/// A list's response and request fields.
+#[derive(Clone, Debug)]
+pub struct ListShape {
+    /// The response's repeated field of resources: the resource's plural
+    /// (`books`, AIP-132) or `items` (the Platform API's convention).
+    pub items: String,
+    /// The total the response reports, if any.
+    pub total: Total,
+    /// The request has `skip` (AIP-158).
+    pub skip: bool,
+    /// The request has `order_by` (AIP-132).
+    pub order_by: bool,
+    /// The response has fields the generated list leaves at their defaults
+    /// (e.g. AIP-217's `unreachable`).
+    pub more: bool,
+}
+
+/// The total number of items a list response reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Total {
+    None,
+    /// `int32 total_size` (AIP-132).
+    Size,
+    /// `int32 total_count` (the Platform API's convention).
+    Count,
+}
+
+/// An Update's request.
+#[derive(Clone, Copy, Debug)]
+pub struct UpdateShape {
+    /// The request has `update_mask`.
+    pub has_mask: bool,
+    /// `update_mask` is REQUIRED: an absent or empty mask is refused.
+    pub mask_required: bool,
+}
+
+/// A Delete's request and answer.
+#[derive(Clone, Copy, Debug)]
+pub struct DeleteShape {
+    /// It answers the deleted resource (AIP-135 allows it) rather than
+    /// `google.protobuf.Empty`.
+    pub returns_resource: bool,
+    /// The request has an `etag` (optional, AIP-154).
+    pub etag: bool,
+}
+
+impl Method {
+    /// The list's shape (the Platform API's when the method is no list).
+    pub fn list_shape(&self) -> ListShape {
+        match &self.shape {
+            Shape::List(shape) => shape.clone(),
+            _ => ListShape {
+                items: "items".to_owned(),
+                total: Total::Count,
+                skip: true,
+                order_by: true,
+                more: false,
+            },
+        }
+    }
+
+    /// The Update's shape (a mask, optional, when the method is no update).
+    pub fn update_shape(&self) -> UpdateShape {
+        match &self.shape {
+            Shape::Update(shape) => *shape,
+            _ => UpdateShape {
+                has_mask: true,
+                mask_required: false,
+            },
+        }
+    }
+
+    /// The Delete's shape (`Empty` and an etag when the method is no delete).
+    pub fn delete_shape(&self) -> DeleteShape {
+        match &self.shape {
+            Shape::Delete(shape) => *shape,
+            _ => DeleteShape {
+                returns_resource: false,
+                etag: true,
+            },
+        }
+    }
+}
+
+/// The repeated field of a list response holding `is_resource` messages,
+/// named by their plural or `items`.
+pub(super) fn list_items(
+    response: &MessageDescriptor,
+    is_resource: impl Fn(&MessageDescriptor) -> bool,
+) -> Option<(FieldDescriptor, MessageDescriptor)> {
+    response.fields().find_map(|field| match field.kind() {
+        Kind::Message(m) if field.is_list() && is_resource(&m) => {
+            let named = field.name() == "items" || plural(&m).is_some_and(|p| p == field.name());
+            named.then_some((field, m))
+        }
+        _ => None,
+    })
+}
+
+/// The resource's `plural` (snake_case as a field names it, `bookCopies` ->
+/// `book_copies`), when declared.
+fn plural(message: &MessageDescriptor) -> Option<String> {
+    let options = message.options();
+    let (_, value) = options
+        .extensions()
+        .find(|(ext, _)| ext.full_name() == RESOURCE_OPTION)?;
+    let plural = value.as_message()?.get_field_by_name("plural")?;
+    let plural = plural.as_str()?;
+    (!plural.is_empty()).then(|| heck::ToSnakeCase::to_snake_case(plural))
+}
+
+/// What a method named `List…` lacks to be a list, for its diagnostic: the
+/// repeated field of a resource named otherwise, or none at all.
+pub(super) fn list_expectation(method: &MethodDescriptor) -> String {
+    let response = method.output();
+    let repeated = response.fields().find_map(|field| match field.kind() {
+        Kind::Message(m) if field.is_list() && plural(&m).is_some() => Some((field, m)),
+        _ => None,
+    });
+    match repeated {
+        Some((field, m)) => format!(
+            "`{}` has no repeated field of `{}` named `{}` (its plural) or `items` (`{}` is \
+             named otherwise); AIP-132 expects `repeated {} {} = 1;` and `string next_page_token = 2;`",
+            response.name(),
+            m.name(),
+            plural(&m).unwrap_or_default(),
+            field.name(),
+            m.name(),
+            plural(&m).unwrap_or_default(),
+        ),
+        None => format!(
+            "`{}` has no repeated field of a resource; AIP-132 expects `repeated <Resource> \
+             <plural> = 1;` (or `items`) and `string next_page_token = 2;`",
+            response.name()
+        ),
+    }
+}
+
+/// The shape of `method`'s messages, or diagnostics for shapes that cannot
+/// be served (reported at the method; `None` then).
+pub(super) fn shape(
+    pool: &DescriptorPool,
+    method: &MethodDescriptor,
+    standard: &Standard,
+    location: &Location,
+    diagnostics: &mut Diagnostics,
+) -> Option<Shape> {
+    let mut problems = Vec::new();
+    let shape = match standard {
+        Standard::List { paging, .. } => {
+            Shape::List(list_shape(method, *paging, &mut problems)?)
+        }
+        Standard::Update { body_field, .. } => {
+            Shape::Update(update_shape(pool, method, body_field, &mut problems))
+        }
+        Standard::Delete { resource } => Shape::Delete(delete_shape(method, resource, &mut problems)),
+        _ => Shape::Fixed,
+    };
+    let reported = !problems.is_empty();
+    for problem in problems {
+        diagnostics.push(Diagnostic::new(location.clone(), problem));
+    }
+    (!reported).then_some(shape)
+}
+
+fn list_shape(
+    method: &MethodDescriptor,
+    paging: super::Paging,
+    problems: &mut Vec<String>,
+) -> Option<ListShape> {
+    let (request, response) = (method.input(), method.output());
+    // Which messages are resources (or legacy views of one) was decided
+    // when the method was recognised as a list.
+    let (field, _) = list_items(&response, |_| true)?;
+    let int32 = |message: &MessageDescriptor, name: &str| {
+        message
+            .get_field_by_name(name)
+            .map(|f| matches!(f.kind(), Kind::Int32) && !f.is_list())
+    };
+    let string = |message: &MessageDescriptor, name: &str| {
+        message
+            .get_field_by_name(name)
+            .map(|f| matches!(f.kind(), Kind::String) && !f.is_list())
+    };
+    let total = match (int32(&response, "total_size"), int32(&response, "total_count")) {
+        (Some(true), _) => Total::Size,
+        (_, Some(true)) => Total::Count,
+        (None, None) => Total::None,
+        _ => {
+            problems.push(format!(
+                "`{}`: a list's total is `int32 total_size` (AIP-132) or `int32 total_count`",
+                response.name()
+            ));
+            Total::None
+        }
+    };
+    let mut expect = |message: &MessageDescriptor, ok: Option<bool>, field: &str, aip: &str| {
+        if ok != Some(true) {
+            problems.push(format!(
+                "`{}` of `{}` pages by token and needs `{field}` ({aip})",
+                message.name(),
+                method.name(),
+            ));
+        }
+    };
+    if paging == super::Paging::Token {
+        expect(&request, int32(&request, "page_size"), "int32 page_size", "AIP-158");
+        expect(&request, string(&request, "page_token"), "string page_token", "AIP-158");
+        expect(&response, string(&response, "next_page_token"), "string next_page_token", "AIP-158");
+        for (name, ok, ty) in [
+            ("skip", int32(&request, "skip"), "int32"),
+            ("order_by", string(&request, "order_by"), "string"),
+        ] {
+            if ok == Some(false) {
+                expect(&request, ok, &format!("{ty} {name}"), "AIP-132, when present");
+            }
+        }
+    }
+    Some(ListShape {
+        items: field.name().to_owned(),
+        total,
+        skip: int32(&request, "skip") == Some(true),
+        order_by: string(&request, "order_by") == Some(true),
+        more: response.fields().any(|f| {
+            ![field.name(), "next_page_token", "total_size", "total_count"].contains(&f.name())
+        }),
+    })
+}
+
+fn update_shape(
+    pool: &DescriptorPool,
+    method: &MethodDescriptor,
+    body_field: &str,
+    problems: &mut Vec<String>,
+) -> UpdateShape {
+    let request = method.input();
+    let mask = request.get_field_by_name("update_mask");
+    if let Some(field) = &mask
+        && !matches!(field.kind(), Kind::Message(m) if m.full_name() == "google.protobuf.FieldMask")
+    {
+        problems.push(format!(
+            "`{}.update_mask` is not a `google.protobuf.FieldMask` (AIP-134)",
+            request.name()
+        ));
+    }
+    if request.get_field_by_name("allow_missing").is_some() {
+        problems.push(format!(
+            "`{}.allow_missing` (create on update, AIP-134) is not served; remove the field, or \
+             implement `{}` by hand under another name",
+            request.name(),
+            method.name()
+        ));
+    }
+    UpdateShape {
+        // A request that is the resource itself replaces it: no mask.
+        has_mask: mask.is_some() && !body_field.is_empty(),
+        mask_required: mask.is_some_and(|field| behavior(pool, &field) == Behavior::Required),
+    }
+}
+
+fn delete_shape(method: &MethodDescriptor, resource: &str, problems: &mut Vec<String>) -> DeleteShape {
+    let output = method.output();
+    let returns_resource = output.full_name() == resource;
+    if !returns_resource && output.full_name() != "google.protobuf.Empty" {
+        problems.push(format!(
+            "`{}` answers `{}`; AIP-135 expects `google.protobuf.Empty` or the resource `{}`",
+            method.name(),
+            output.full_name(),
+            resource
+        ));
+    }
+    let etag = match method.input().get_field_by_name("etag") {
+        Some(field) if matches!(field.kind(), Kind::String) && !field.is_list() => true,
+        Some(_) => {
+            problems.push(format!(
+                "`{}.etag` is not a `string` (AIP-154)",
+                method.input().name()
+            ));
+            false
+        }
+        None => false,
+    };
+    DeleteShape {
+        returns_resource,
+        etag,
+    }
+}
