@@ -29,6 +29,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
     let constants = constants(resource);
     let text_rules = (!resource.rules.is_empty()).then(|| text_rules(resource));
     let json_len_bound = json_len_bound(resource, scope);
+    let managed = super::shapes::managed_accessors(resource);
     quote! {
         impl ::runtime::resource::Resource for #ty {
             const TYPE: &'static str = #type_name;
@@ -48,29 +49,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
                 self.uid = uid;
             }
 
-            fn create_time(&self) -> Option<&::prost_types::Timestamp> {
-                self.create_time.as_ref()
-            }
-
-            fn set_create_time(&mut self, time: ::prost_types::Timestamp) {
-                self.create_time = Some(time);
-            }
-
-            fn update_time(&self) -> Option<&::prost_types::Timestamp> {
-                self.update_time.as_ref()
-            }
-
-            fn set_update_time(&mut self, time: ::prost_types::Timestamp) {
-                self.update_time = Some(time);
-            }
-
-            fn etag(&self) -> &str {
-                &self.etag
-            }
-
-            fn set_etag(&mut self, etag: String) {
-                self.etag = etag;
-            }
+            #managed
 
             fn copy_field(&mut self, source: &Self, path: &str) {
                 match path {

@@ -602,7 +602,11 @@ impl<'a> Flow<'a> {
 }
 
 /// `let list = ListRequest { .. }` from the filter fields the request has.
-fn list_arguments(filters: &[String], paging: Paging, shape: &crate::model::ListShape) -> TokenStream {
+fn list_arguments(
+    filters: &[String],
+    paging: Paging,
+    shape: &crate::model::ListShape,
+) -> TokenStream {
     let mut fields = Vec::new();
     let mut uidp = false;
     // Each filter the request carries, read from its field (`LIST_FILTERS`).

@@ -4,7 +4,7 @@
 //! mask is REQUIRED, and what a Delete answers.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 
 use crate::model::{DeleteShape, ListShape, Total, UpdateShape};
 
@@ -72,4 +72,55 @@ pub fn read_before_delete(
             let etag = etag.or(Some(::runtime::resource::Resource::etag(&item)).filter(|etag| !etag.is_empty()));
         }
     })
+}
+
+/// `Resource`'s accessors of the optional managed fields: a resource
+/// without `create_time`, `update_time` or `etag` reads them unset and
+/// ignores what the standard flows would set (AIP-148, AIP-154).
+pub fn managed_accessors(resource: &crate::model::Resource) -> TokenStream {
+    let time = |name: &str| {
+        let (get, set) = (format_ident!("{name}"), format_ident!("set_{name}"));
+        match resource.has_top_field(name) {
+            true => quote! {
+                fn #get(&self) -> Option<&::prost_types::Timestamp> {
+                    self.#get.as_ref()
+                }
+
+                fn #set(&mut self, time: ::prost_types::Timestamp) {
+                    self.#get = Some(time);
+                }
+            },
+            false => quote! {
+                fn #get(&self) -> Option<&::prost_types::Timestamp> {
+                    None
+                }
+
+                fn #set(&mut self, _: ::prost_types::Timestamp) {}
+            },
+        }
+    };
+    let etag = match resource.has_etag() {
+        true => quote! {
+            fn etag(&self) -> &str {
+                &self.etag
+            }
+
+            fn set_etag(&mut self, etag: String) {
+                self.etag = etag;
+            }
+        },
+        false => quote! {
+            fn etag(&self) -> &str {
+                ""
+            }
+
+            fn set_etag(&mut self, _: String) {}
+        },
+    };
+    let (create_time, update_time) = (time("create_time"), time("update_time"));
+    quote! {
+        #create_time
+        #update_time
+        #etag
+    }
 }

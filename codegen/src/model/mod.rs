@@ -17,6 +17,7 @@ mod annotate;
 mod http;
 mod json;
 mod legacy;
+mod managed;
 mod resource;
 mod shapes;
 mod standard;
@@ -30,8 +31,8 @@ pub use resource::{
     Behavior, Dependent, Field, FieldKind, FieldRule, PublicRule, Reach, Reference, Resource,
 };
 use resource::{behavior, build_resource, field_kind};
-use standard::standard_method;
 pub use shapes::{DeleteShape, ListShape, Shape, Total, UpdateShape};
+use standard::standard_method;
 pub use standard::{LIST_FILTERS, Paging, Standard};
 pub use storage::{AccessSubject, Column};
 

@@ -238,17 +238,7 @@ pub(super) fn build_resource(
             ),
         ));
     }
-    for required in ["uid", "create_time", "update_time", "etag"] {
-        if message.get_field_by_name(required).is_none() {
-            diagnostics.push(Diagnostic::new(
-                location.clone(),
-                format!(
-                    "resource `{}` has no `{required}` field",
-                    message.full_name()
-                ),
-            ));
-        }
-    }
+    super::managed::check(message, &location, diagnostics);
     let mut fields = Vec::new();
     for field in message.fields() {
         let kind = field_kind(&field);

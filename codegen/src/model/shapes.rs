@@ -55,6 +55,8 @@ pub struct UpdateShape {
     pub has_mask: bool,
     /// `update_mask` is REQUIRED: an absent or empty mask is refused.
     pub mask_required: bool,
+    /// The resource has an `etag` (AIP-154), checked when the body sets it.
+    pub etag: bool,
 }
 
 /// A Delete's request and answer.
@@ -89,7 +91,18 @@ impl Method {
             _ => UpdateShape {
                 has_mask: true,
                 mask_required: false,
+                etag: true,
             },
+        }
+    }
+
+    /// Whether an Update or Delete takes an etag (`If-Match` over REST):
+    /// its resource has one, or its request (AIP-154).
+    pub fn takes_etag(&self) -> bool {
+        match &self.shape {
+            Shape::Update(shape) => shape.etag,
+            Shape::Delete(shape) => shape.etag,
+            _ => true,
         }
     }
 
@@ -170,13 +183,20 @@ pub(super) fn shape(
 ) -> Option<Shape> {
     let mut problems = Vec::new();
     let shape = match standard {
-        Standard::List { paging, .. } => {
-            Shape::List(list_shape(method, *paging, &mut problems)?)
+        Standard::List { paging, .. } => Shape::List(list_shape(method, *paging, &mut problems)?),
+        Standard::Update {
+            body_field,
+            resource,
+        } => Shape::Update(update_shape(
+            pool,
+            method,
+            body_field,
+            resource,
+            &mut problems,
+        )),
+        Standard::Delete { resource } => {
+            Shape::Delete(delete_shape(method, resource, &mut problems))
         }
-        Standard::Update { body_field, .. } => {
-            Shape::Update(update_shape(pool, method, body_field, &mut problems))
-        }
-        Standard::Delete { resource } => Shape::Delete(delete_shape(method, resource, &mut problems)),
         _ => Shape::Fixed,
     };
     let reported = !problems.is_empty();
@@ -205,7 +225,10 @@ fn list_shape(
             .get_field_by_name(name)
             .map(|f| matches!(f.kind(), Kind::String) && !f.is_list())
     };
-    let total = match (int32(&response, "total_size"), int32(&response, "total_count")) {
+    let total = match (
+        int32(&response, "total_size"),
+        int32(&response, "total_count"),
+    ) {
         (Some(true), _) => Total::Size,
         (_, Some(true)) => Total::Count,
         (None, None) => Total::None,
@@ -227,15 +250,35 @@ fn list_shape(
         }
     };
     if paging == super::Paging::Token {
-        expect(&request, int32(&request, "page_size"), "int32 page_size", "AIP-158");
-        expect(&request, string(&request, "page_token"), "string page_token", "AIP-158");
-        expect(&response, string(&response, "next_page_token"), "string next_page_token", "AIP-158");
+        expect(
+            &request,
+            int32(&request, "page_size"),
+            "int32 page_size",
+            "AIP-158",
+        );
+        expect(
+            &request,
+            string(&request, "page_token"),
+            "string page_token",
+            "AIP-158",
+        );
+        expect(
+            &response,
+            string(&response, "next_page_token"),
+            "string next_page_token",
+            "AIP-158",
+        );
         for (name, ok, ty) in [
             ("skip", int32(&request, "skip"), "int32"),
             ("order_by", string(&request, "order_by"), "string"),
         ] {
             if ok == Some(false) {
-                expect(&request, ok, &format!("{ty} {name}"), "AIP-132, when present");
+                expect(
+                    &request,
+                    ok,
+                    &format!("{ty} {name}"),
+                    "AIP-132, when present",
+                );
             }
         }
     }
@@ -254,6 +297,7 @@ fn update_shape(
     pool: &DescriptorPool,
     method: &MethodDescriptor,
     body_field: &str,
+    resource: &str,
     problems: &mut Vec<String>,
 ) -> UpdateShape {
     let request = method.input();
@@ -278,10 +322,17 @@ fn update_shape(
         // A request that is the resource itself replaces it: no mask.
         has_mask: mask.is_some() && !body_field.is_empty(),
         mask_required: mask.is_some_and(|field| behavior(pool, &field) == Behavior::Required),
+        etag: pool
+            .get_message_by_name(resource)
+            .is_some_and(|m| m.get_field_by_name("etag").is_some()),
     }
 }
 
-fn delete_shape(method: &MethodDescriptor, resource: &str, problems: &mut Vec<String>) -> DeleteShape {
+fn delete_shape(
+    method: &MethodDescriptor,
+    resource: &str,
+    problems: &mut Vec<String>,
+) -> DeleteShape {
     let output = method.output();
     let returns_resource = output.full_name() == resource;
     if !returns_resource && output.full_name() != "google.protobuf.Empty" {

@@ -120,14 +120,14 @@ pub(super) fn standard_method(
             })
     } else if name.starts_with("List") {
         super::shapes::list_items(&method.output(), is_resource).map(|(_, m)| Standard::List {
-                resource: m.full_name().to_owned(),
-                filters: list_filters(&method.input()),
-                paging: if method.input().get_field_by_name("page_token").is_some() {
-                    Paging::Token
-                } else {
-                    Paging::Offset
-                },
-            })
+            resource: m.full_name().to_owned(),
+            filters: list_filters(&method.input()),
+            paging: if method.input().get_field_by_name("page_token").is_some() {
+                Paging::Token
+            } else {
+                Paging::Offset
+            },
+        })
     } else if let Some(rest) = name.strip_prefix("Delete") {
         let package = method.parent_service().package_name().to_owned();
         method
@@ -192,7 +192,11 @@ fn used_as_resource(method: &MethodDescriptor) -> Option<MessageDescriptor> {
     } else if method.name().starts_with("List") {
         let output = method.output();
         let items = super::shapes::list_items(&output, |_| true).map(|(field, _)| field);
-        items.or_else(|| output.get_field_by_name("items"))?.kind().as_message()?.clone()
+        items
+            .or_else(|| output.get_field_by_name("items"))?
+            .kind()
+            .as_message()?
+            .clone()
     } else {
         method.output()
     };

@@ -40,10 +40,12 @@ pub async fn plan_update<R: Resource>(
 pub fn require_mask(mask: Option<&FieldMask>) -> Result<(), Error> {
     match mask {
         Some(mask) if !mask.paths.is_empty() => Ok(()),
-        _ => Err(Error::invalid_fields(vec![crate::error::FieldViolation::new(
-            "updateMask",
-            "required: name the fields to change, or `*` to replace them all",
-        )])),
+        _ => Err(Error::invalid_fields(vec![
+            crate::error::FieldViolation::new(
+                "updateMask",
+                "required: name the fields to change, or `*` to replace them all",
+            ),
+        ])),
     }
 }
 
