@@ -25,7 +25,7 @@ pub enum Shape {
 #[derive(Clone, Debug)]
 pub struct ListShape {
     /// The response's repeated field of resources: the resource's plural
-    /// (`books`, AIP-132) or `items` (the Platform API's convention).
+    /// (`books`, AIP-132) or `items`.
     pub items: String,
     /// The total the response reports, if any.
     pub total: Total,
@@ -44,7 +44,7 @@ pub enum Total {
     None,
     /// `int32 total_size` (AIP-132).
     Size,
-    /// `int32 total_count` (the Platform API's convention).
+    /// `int32 total_count` (beside `items` and `skip`, another convention).
     Count,
 }
 
@@ -70,7 +70,7 @@ pub struct DeleteShape {
 }
 
 impl Method {
-    /// The list's shape (the Platform API's when the method is no list).
+    /// The list's shape (`items`, `total_count`, `skip` and `order_by` when the method is no list).
     pub fn list_shape(&self) -> ListShape {
         match &self.shape {
             Shape::List(shape) => shape.clone(),
