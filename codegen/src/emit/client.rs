@@ -89,7 +89,7 @@ pub(super) fn method_names(service: &Service) -> Vec<String> {
             Standard::List { .. } => Some("list"),
             Standard::Update { .. } => Some("update"),
             Standard::Delete { .. } => Some("delete"),
-            Standard::Custom => None,
+            Standard::BatchGet { .. } | Standard::Custom => None,
         })
         .collect();
     service

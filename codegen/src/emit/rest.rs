@@ -159,7 +159,7 @@ impl Etags {
                 etag_field: "etag".to_owned(),
                 tagged: false,
             },
-            Standard::List { .. } | Standard::Custom => Etags::None,
+            Standard::List { .. } | Standard::BatchGet { .. } | Standard::Custom => Etags::None,
         }
     }
 

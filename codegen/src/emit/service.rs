@@ -414,6 +414,7 @@ impl<'a> Flow<'a> {
             } => self.list(filters, *paging, output),
             Standard::Update { body_field, .. } => self.update(body_field),
             Standard::Delete { .. } => self.delete(),
+            Standard::BatchGet { .. } => self.batch_get(standard, output),
             Standard::Custom => unreachable!("custom methods have no resource"),
         }
     }
@@ -589,6 +590,15 @@ impl<'a> Flow<'a> {
             };
             if deleted { Ok(#answer) } else { Err(standard::not_found::<#ty>(uid)) }
         }
+    }
+
+    fn batch_get(&self, standard: &Standard, output: &TokenStream) -> TokenStream {
+        let Standard::BatchGet { items_field, .. } = standard else {
+            unreachable!("a batch get")
+        };
+        let shown = self.edge.shown_items(items_field);
+        let (ty, capability, get) = (&self.ty, &self.capability, &self.store.get);
+        super::shapes::batch_get(standard, ty, capability, get, output, shown)
     }
 
     /// The administrator-only check of a write under a shared scope, for

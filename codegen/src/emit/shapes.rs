@@ -124,3 +124,39 @@ pub fn managed_accessors(resource: &crate::model::Resource) -> TokenStream {
         #etag
     }
 }
+
+/// The body of `BatchGet` (AIP-231): every key checked first (at most
+/// `runtime::standard::MAX_BATCH_GET`, each under `parent` when given), then
+/// each item read as its Get reads it (authorized on its own), in request
+/// order; the first failure (e.g. NOT_FOUND naming the item) answers all.
+pub fn batch_get(
+    standard: &crate::model::Standard,
+    ty: &TokenStream,
+    capability: &TokenStream,
+    get: &syn::Ident,
+    output: &TokenStream,
+    shown: TokenStream,
+) -> TokenStream {
+    let crate::model::Standard::BatchGet {
+        keys_field,
+        has_parent,
+        ..
+    } = standard
+    else {
+        unreachable!("a batch get")
+    };
+    let keys = super::ident(keys_field);
+    let label = heck::ToLowerCamelCase::to_lower_camel_case(keys_field.as_str());
+    let parent = match has_parent {
+        true => quote!(&request.parent),
+        false => quote!(""),
+    };
+    quote! {
+        let uids = standard::batch_uids::<#ty>(#label, &request.#keys, #parent)?;
+        let mut items = Vec::with_capacity(uids.len());
+        for uid in uids {
+            items.push(standard::get(&self.context, caller, #capability, uid, self.store.#get(uid)).await?);
+        }
+        Ok(#output { #shown })
+    }
+}

@@ -359,3 +359,40 @@ fn delete_shape(
         etag,
     }
 }
+
+/// What a method named `BatchGet…` must look like, for its diagnostic.
+pub(super) const BATCH_GET_EXPECTATION: &str = "AIP-231 expects a request with `repeated string \
+     uids` (or `names`) and an optional `string parent`, and a response with `repeated \
+     <Resource> <plural> = 1;` (or `items`)";
+
+/// `BatchGet<Plural>` (AIP-231): a request with repeated string `uids` (or
+/// `names`) and optionally `parent`, a response whose only field is the
+/// repeated resources (named by their plural or `items`).
+pub(super) fn batch_get(
+    method: &MethodDescriptor,
+    is_resource: impl Fn(&MessageDescriptor) -> bool,
+) -> Option<Standard> {
+    let (request, response) = (method.input(), method.output());
+    let keys = ["uids", "names"].into_iter().find_map(|name| {
+        let field = request.get_field_by_name(name)?;
+        (field.is_list() && matches!(field.kind(), Kind::String)).then_some(name)
+    })?;
+    let parent = request.get_field_by_name("parent");
+    if parent
+        .as_ref()
+        .is_some_and(|f| f.is_list() || !matches!(f.kind(), Kind::String))
+    {
+        return None;
+    }
+    let (items, resource) = list_items(&response, is_resource)?;
+    // Nothing else to fill in: other response fields are not served.
+    if response.fields().count() != 1 {
+        return None;
+    }
+    Some(Standard::BatchGet {
+        resource: resource.full_name().to_owned(),
+        keys_field: keys.to_owned(),
+        items_field: items.name().to_owned(),
+        has_parent: parent.is_some(),
+    })
+}

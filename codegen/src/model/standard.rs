@@ -33,6 +33,16 @@ pub enum Standard {
     Delete {
         resource: String,
     },
+    /// `BatchGet<Plural>` (AIP-231), see [`super::shapes::batch_get`].
+    BatchGet {
+        resource: String,
+        /// The request's repeated field of keys (`uids` or `names`).
+        keys_field: String,
+        /// The response's repeated field of resources (plural or `items`).
+        items_field: String,
+        /// The request has a `parent` all items must be directly under.
+        has_parent: bool,
+    },
     /// Any other method: implemented by hand through a generated handler trait.
     Custom,
 }
@@ -65,7 +75,8 @@ impl Standard {
             | Standard::Get { resource }
             | Standard::List { resource, .. }
             | Standard::Update { resource, .. }
-            | Standard::Delete { resource } => resource,
+            | Standard::Delete { resource }
+            | Standard::BatchGet { resource, .. } => resource,
             Standard::Custom => return None,
         })
     }
@@ -128,6 +139,8 @@ pub(super) fn standard_method(
                 Paging::Offset
             },
         })
+    } else if name.starts_with("BatchGet") {
+        super::shapes::batch_get(method, is_resource)
     } else if let Some(rest) = name.strip_prefix("Delete") {
         let package = method.parent_service().package_name().to_owned();
         method
@@ -174,6 +187,8 @@ pub(super) fn standard_method(
         );
         if name.starts_with("List") {
             diagnostic = diagnostic.note(super::shapes::list_expectation(method));
+        } else if name.starts_with("BatchGet") {
+            diagnostic = diagnostic.note(super::shapes::BATCH_GET_EXPECTATION);
         }
         diagnostics.push(diagnostic);
     }
@@ -181,7 +196,8 @@ pub(super) fn standard_method(
 }
 
 /// The message a method named like a standard method uses as its resource,
-/// resource or not: what `Delete<X>` names, a list's `items`, else the
+/// resource or not: what `Delete<X>` names, the items of a list or batch
+/// get (named by their plural or `items`), else the
 /// response (of `Create`, `Get` and `Update`).
 fn used_as_resource(method: &MethodDescriptor) -> Option<MessageDescriptor> {
     let message = if let Some(rest) = method.name().strip_prefix("Delete") {
@@ -189,7 +205,7 @@ fn used_as_resource(method: &MethodDescriptor) -> Option<MessageDescriptor> {
         method
             .parent_pool()
             .get_message_by_name(&format!("{package}.{rest}"))?
-    } else if method.name().starts_with("List") {
+    } else if method.name().starts_with("List") || method.name().starts_with("BatchGet") {
         let output = method.output();
         let items = super::shapes::list_items(&output, |_| true).map(|(field, _)| field);
         items

@@ -16,7 +16,9 @@ use runtime::paging::PageTokens;
 use runtime::standard::ApiContext;
 use serde_json::{Value, json};
 use widgets::widgets::v1::gadget_service_client::GadgetServiceClient;
-use widgets::widgets::v1::{DeleteGadgetRequest, Gadget, ListGadgetsRequest, UpdateGadgetRequest};
+use widgets::widgets::v1::{
+    BatchGetGadgetsRequest, DeleteGadgetRequest, Gadget, ListGadgetsRequest, UpdateGadgetRequest,
+};
 
 const WORKSHOP: &str = "1111111111111111111111111111111111111111";
 
@@ -100,8 +102,9 @@ async fn create(base: &str, name: &str, size: i32) -> String {
 
 async fn rest_shapes(base: &str) {
     let small = create(base, "small", 1).await;
-    create(base, "middle", 2).await;
-    create(base, "large", 3).await;
+    let middle = create(base, "middle", 2).await;
+    let large = create(base, "large", 3).await;
+    batch_get_rest(base, [&small, &middle, &large]).await;
 
     // AIP-132: the items in the plural's field, `totalSize`, no `skip`.
     let (status, _, page) = call(
@@ -197,6 +200,55 @@ async fn rest_shapes(base: &str) {
     assert_eq!(status, 404);
 }
 
+/// AIP-231 over REST: in the order asked, all or nothing, bounded.
+async fn batch_get_rest(base: &str, [small, middle, large]: [&str; 3]) {
+    let batch = |body: Value| call(base, "POST", "/v1/batch-get/gadgets", &[], Some(body));
+    let (status, _, found) = batch(json!({"uids": [large, small, middle]})).await;
+    assert_eq!(status, 200, "{found}");
+    let names: Vec<&str> = found["gadgets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["displayName"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["large", "small", "middle"]);
+    let (status, _, found) = batch(json!({"parent": WORKSHOP, "uids": [middle]})).await;
+    assert_eq!(
+        (status, found["gadgets"][0]["uid"].as_str()),
+        (200, Some(middle))
+    );
+
+    let missing = format!("{WORKSHOP}/00000000000000aa");
+    let (status, _, body) = batch(json!({"uids": [small, missing, "also missing"]})).await;
+    assert_eq!(
+        status, 400,
+        "every key is checked before any is read: {body}"
+    );
+    let (status, _, body) = batch(json!({"uids": [small, missing, large]})).await;
+    assert_eq!(status, 404, "{body}");
+    assert!(
+        body.to_string().contains(&missing),
+        "names the missing one: {body}"
+    );
+    assert!(body.get("gadgets").is_none(), "all or nothing: {body}");
+
+    let elsewhere = "2".repeat(40);
+    let (status, _, body) = batch(json!({"parent": elsewhere, "uids": [small]})).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        body["error"]["details"][1]["fieldViolations"][0]["field"], "uids[0]",
+        "{body}"
+    );
+
+    let too_many = vec![small; runtime::standard::MAX_BATCH_GET + 1];
+    let (status, _, body) = batch(json!({"uids": too_many})).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        body["error"]["details"][1]["fieldViolations"][0]["field"], "uids",
+        "{body}"
+    );
+}
+
 async fn grpc_shapes(base: &str) {
     let channel = tonic::transport::Endpoint::from_shared(base.to_owned())
         .unwrap()
@@ -216,6 +268,16 @@ async fn grpc_shapes(base: &str) {
     let sizes: Vec<i32> = page.gadgets.iter().map(|g| g.size).collect();
     assert_eq!(sizes, [3, 2]);
     let large = page.gadgets[0].uid.clone();
+    let batch = grpc
+        .batch_get_gadgets(BatchGetGadgetsRequest {
+            parent: String::new(),
+            uids: vec![page.gadgets[1].uid.clone(), large.clone()],
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let sizes: Vec<i32> = batch.gadgets.iter().map(|g| g.size).collect();
+    assert_eq!(sizes, [2, 3]);
 
     let refused = grpc
         .update_gadget(UpdateGadgetRequest {

@@ -3,6 +3,7 @@
 //! Generated service methods call these to validate a request and shape what
 //! storage receives; storage only runs queries.
 
+mod batch;
 mod context;
 mod create;
 mod delete;
@@ -13,6 +14,7 @@ mod ids;
 mod list;
 mod update;
 
+pub use batch::{MAX_BATCH_GET, batch_uids};
 pub use context::{ApiContext, LIST_BUDGET_BYTES};
 pub use create::{prepare_create, resolve_reference};
 pub use delete::delete_error;

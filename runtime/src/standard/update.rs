@@ -58,4 +58,4 @@ pub fn updated<R: Resource>(stored: Result<Option<R>, StoreError>, uid: &str) ->
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

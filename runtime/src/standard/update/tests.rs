@@ -21,7 +21,7 @@ use crate::store::StoreError;
 
 /// A resource with a field of every behaviour.
 #[derive(Clone, PartialEq, prost::Message)]
-struct Thing {
+pub(in crate::standard) struct Thing {
     #[prost(string, tag = "1")]
     uid: String,
     #[prost(string, tag = "2")]
