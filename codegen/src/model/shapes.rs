@@ -197,6 +197,10 @@ pub(super) fn shape(
         Standard::Delete { resource } => {
             Shape::Delete(delete_shape(method, resource, &mut problems))
         }
+        Standard::Custom => {
+            problems.extend(undelete(method));
+            Shape::Fixed
+        }
         _ => Shape::Fixed,
     };
     let reported = !problems.is_empty();
@@ -212,6 +216,13 @@ fn list_shape(
     problems: &mut Vec<String>,
 ) -> Option<ListShape> {
     let (request, response) = (method.input(), method.output());
+    if request.get_field_by_name("show_deleted").is_some() {
+        problems.push(format!(
+            "`{}.show_deleted` asks for soft-deleted items (AIP-164), which are not served yet: \
+             lists cannot hide them; remove the field (deletes are then final)",
+            request.name()
+        ));
+    }
     // Which messages are resources (or legacy views of one) was decided
     // when the method was recognised as a list.
     let (field, _) = list_items(&response, |_| true)?;
@@ -395,4 +406,26 @@ pub(super) fn batch_get(
         items_field: items.name().to_owned(),
         has_parent: parent.is_some(),
     })
+}
+
+/// Soft delete (AIP-164: `Undelete<X>` beside a `delete_time` on `X`) is not
+/// served yet: rather than a Delete that is final and an Undelete that
+/// cannot undo it, the method is refused.
+fn undelete(method: &MethodDescriptor) -> Option<String> {
+    let kind = method.name().strip_prefix("Undelete")?;
+    let package = method.parent_service().package_name().to_owned();
+    let resource = method
+        .parent_pool()
+        .get_message_by_name(&format!("{package}.{kind}"))
+        .filter(|m| plural(m).is_some())?;
+    Some(format!(
+        "`{}` undeletes `{kind}` (soft delete, AIP-164), which is not served yet: `Delete{kind}` \
+         deletes for good{}; remove `{}` (or rename it to implement it by hand)",
+        method.name(),
+        match resource.get_field_by_name("delete_time") {
+            Some(_) => ", and never sets `delete_time`",
+            None => "",
+        },
+        method.name(),
+    ))
 }
