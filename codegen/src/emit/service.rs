@@ -488,6 +488,7 @@ impl<'a> Flow<'a> {
         let items = self.edge.shown_items(&shape.items);
         let tail = super::shapes::list_response_tail(&shape);
         let unused_total = super::shapes::unused_total(&shape);
+        let filter = super::shapes::list_filter(&shape);
         let fetch = quote! {
             let page = self
                 .store
@@ -497,6 +498,7 @@ impl<'a> Flow<'a> {
         };
         match paging {
             Paging::Token => quote! {
+                #filter
                 #arguments
                 let plan = ListPlan::with_filters::<#ty>(&self.context, caller, #capability, #declared, list).await?;
                 #fetch

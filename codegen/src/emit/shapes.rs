@@ -38,6 +38,13 @@ pub fn list_paging(shape: &ListShape) -> TokenStream {
     }
 }
 
+/// The refusal of a non-empty AIP-160 `filter`, when the request has one.
+pub fn list_filter(shape: &ListShape) -> Option<TokenStream> {
+    shape
+        .filter
+        .then(|| quote!(standard::refuse_filter(&request.filter)?;))
+}
+
 /// The refusal of an absent or empty mask, when it is REQUIRED.
 pub fn required_mask(shape: &UpdateShape) -> Option<TokenStream> {
     (shape.has_mask && shape.mask_required)

@@ -33,6 +33,8 @@ pub struct ListShape {
     pub skip: bool,
     /// The request has `order_by` (AIP-132).
     pub order_by: bool,
+    /// The request has an AIP-160 `string filter`, refused unless empty.
+    pub filter: bool,
     /// The response has fields the generated list leaves at their defaults
     /// (e.g. AIP-217's `unreachable`).
     pub more: bool,
@@ -79,6 +81,7 @@ impl Method {
                 total: Total::Count,
                 skip: true,
                 order_by: true,
+                filter: false,
                 more: false,
             },
         }
@@ -298,6 +301,7 @@ fn list_shape(
         total,
         skip: int32(&request, "skip") == Some(true),
         order_by: string(&request, "order_by") == Some(true),
+        filter: string(&request, "filter") == Some(true),
         more: response.fields().any(|f| {
             ![field.name(), "next_page_token", "total_size", "total_count"].contains(&f.name())
         }),

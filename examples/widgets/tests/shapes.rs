@@ -139,6 +139,15 @@ async fn rest_shapes(base: &str) {
     .await;
     assert_eq!(rest["gadgets"][0]["size"], 3, "{rest}");
     assert_eq!(rest["nextPageToken"], "", "the last page: {rest}");
+    let (status, _, body) = call(base, "GET", "/v1/gadgets?filter=size%3E2", &[], None).await;
+    assert_eq!(
+        status, 400,
+        "a filter expression is refused, not ignored: {body}"
+    );
+    assert_eq!(
+        body["error"]["details"][1]["fieldViolations"][0]["field"], "filter",
+        "{body}"
+    );
     let (status, _, body) = call(base, "GET", "/v1/gadgets?skip=1", &[], None).await;
     assert_eq!(status, 400, "a request without `skip` takes none: {body}");
 
@@ -324,4 +333,89 @@ async fn aip_shapes_in_sqlite() {
     let base = serve(store).await;
     rest_shapes(&base).await;
     grpc_shapes(&base).await;
+}
+
+const ALICE: &str = "ffffffffffffffffffffffffffffffffffffffff/0000000000000001";
+
+/// Alice may read gadgets of workshop 1 only.
+struct AliceReadsWorkshopOne;
+
+impl runtime::auth::Access for AliceReadsWorkshopOne {
+    fn grants<'a>(
+        &'a self,
+        identity: &'a str,
+    ) -> runtime::auth::BoxFuture<'a, Result<runtime::auth::Grants, runtime::Error>> {
+        Box::pin(async move {
+            let mut grants = runtime::auth::Grants::default();
+            if identity == ALICE {
+                grants.add(WORKSHOP.to_owned(), ["gadgets.get".to_owned()]);
+            }
+            Ok(grants)
+        })
+    }
+}
+
+/// `x-identity: <uid>` acts as that identity; no header acts as the system.
+async fn identity(
+    mut request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let caller = match request.headers().get("x-identity") {
+        Some(uid) => Caller::Identity {
+            uid: uid.to_str().unwrap().to_owned(),
+            admin: false,
+        },
+        None => Caller::System,
+    };
+    request.extensions_mut().insert(caller);
+    next.run(request).await
+}
+
+#[tokio::test]
+async fn batch_get_authorizes_each_item_as_get_does() {
+    let context = ApiContext::new(
+        PageTokens::new([9; 32]),
+        Authorizer::new(Arc::new(AliceReadsWorkshopOne)),
+    );
+    let app = widgets::Services::new(context)
+        .store(Arc::new(widgets::MemoryStore::default()))
+        .layer(axum::middleware::from_fn(identity))
+        .build()
+        .unwrap();
+    let base = common::on_socket(app).await;
+    let mine = create(&base, "mine", 1).await;
+    let (status, _, theirs) = call(
+        &base,
+        "POST",
+        &format!("/v1/gadgets/{}", "2".repeat(40)),
+        &[],
+        Some(json!({"displayName": "theirs"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{theirs}");
+    let theirs = theirs["uid"].as_str().unwrap();
+    let alice = [("x-identity", ALICE)];
+    let batch = |uids: Value| {
+        call(
+            &base,
+            "POST",
+            "/v1/batch-get/gadgets",
+            &alice,
+            Some(json!({"uids": uids})),
+        )
+    };
+    let (status, _, found) = batch(json!([mine])).await;
+    assert_eq!(
+        (status, found["gadgets"][0]["uid"].as_str()),
+        (200, Some(mine.as_str()))
+    );
+    let (get_status, _, get_body) =
+        call(&base, "GET", &format!("/v1/gadgets/{theirs}"), &alice, None).await;
+    assert_eq!(get_status, 403, "{get_body}");
+    let (status, _, body) = batch(json!([mine, theirs])).await;
+    assert_eq!(
+        (status, &body),
+        (get_status, &get_body),
+        "as its Get answers"
+    );
 }
