@@ -184,7 +184,7 @@ pub(super) fn shape(
     location: &Location,
     diagnostics: &mut Diagnostics,
 ) -> Option<Shape> {
-    let mut problems = Vec::new();
+    let mut problems = Problems::default();
     let shape = match standard {
         Standard::List { paging, .. } => Shape::List(list_shape(method, *paging, &mut problems)?),
         Standard::Update {
@@ -201,14 +201,19 @@ pub(super) fn shape(
             Shape::Delete(delete_shape(method, resource, &mut problems))
         }
         Standard::Custom => {
-            problems.extend(undelete(method));
+            if let Some(problem) = undelete(method) {
+                problems.push(problem);
+            }
             Shape::Fixed
         }
         _ => Shape::Fixed,
     };
-    let reported = !problems.is_empty();
-    for problem in problems {
-        diagnostics.push(Diagnostic::new(location.clone(), problem));
+    let reported = !problems.0.is_empty();
+    for (at, problem) in problems.0 {
+        diagnostics.push(Diagnostic::new(
+            at.unwrap_or_else(|| location.clone()),
+            problem,
+        ));
     }
     (!reported).then_some(shape)
 }
@@ -216,11 +221,11 @@ pub(super) fn shape(
 fn list_shape(
     method: &MethodDescriptor,
     paging: super::Paging,
-    problems: &mut Vec<String>,
+    problems: &mut Problems,
 ) -> Option<ListShape> {
     let (request, response) = (method.input(), method.output());
-    if request.get_field_by_name("show_deleted").is_some() {
-        problems.push(format!(
+    if let Some(field) = request.get_field_by_name("show_deleted") {
+        problems.at(&field, format!(
             "`{}.show_deleted` asks for soft-deleted items (AIP-164), which are not served yet: \
              lists cannot hide them; remove the field (deletes are then final)",
             request.name()
@@ -313,20 +318,23 @@ fn update_shape(
     method: &MethodDescriptor,
     body_field: &str,
     resource: &str,
-    problems: &mut Vec<String>,
+    problems: &mut Problems,
 ) -> UpdateShape {
     let request = method.input();
     let mask = request.get_field_by_name("update_mask");
     if let Some(field) = &mask
         && !matches!(field.kind(), Kind::Message(m) if m.full_name() == "google.protobuf.FieldMask")
     {
-        problems.push(format!(
-            "`{}.update_mask` is not a `google.protobuf.FieldMask` (AIP-134)",
-            request.name()
-        ));
+        problems.at(
+            field,
+            format!(
+                "`{}.update_mask` is not a `google.protobuf.FieldMask` (AIP-134)",
+                request.name()
+            ),
+        );
     }
-    if request.get_field_by_name("allow_missing").is_some() {
-        problems.push(format!(
+    if let Some(field) = request.get_field_by_name("allow_missing") {
+        problems.at(&field, format!(
             "`{}.allow_missing` (create on update, AIP-134) is not served; remove the field, or \
              implement `{}` by hand under another name",
             request.name(),
@@ -343,11 +351,7 @@ fn update_shape(
     }
 }
 
-fn delete_shape(
-    method: &MethodDescriptor,
-    resource: &str,
-    problems: &mut Vec<String>,
-) -> DeleteShape {
+fn delete_shape(method: &MethodDescriptor, resource: &str, problems: &mut Problems) -> DeleteShape {
     let output = method.output();
     let returns_resource = output.full_name() == resource;
     if !returns_resource && output.full_name() != "google.protobuf.Empty" {
@@ -360,11 +364,14 @@ fn delete_shape(
     }
     let etag = match method.input().get_field_by_name("etag") {
         Some(field) if matches!(field.kind(), Kind::String) && !field.is_list() => true,
-        Some(_) => {
-            problems.push(format!(
-                "`{}.etag` is not a `string` (AIP-154)",
-                method.input().name()
-            ));
+        Some(field) => {
+            problems.at(
+                &field,
+                format!(
+                    "`{}.etag` is not a `string` (AIP-154)",
+                    method.input().name()
+                ),
+            );
             false
         }
         None => false,
@@ -432,4 +439,20 @@ fn undelete(method: &MethodDescriptor) -> Option<String> {
         },
         method.name(),
     ))
+}
+
+/// The problems of a method's shape, each at the field it is about, or at
+/// the method when a field is missing.
+#[derive(Default)]
+struct Problems(Vec<(Option<Location>, String)>);
+
+impl Problems {
+    fn push(&mut self, problem: String) {
+        self.0.push((None, problem));
+    }
+
+    fn at(&mut self, field: &FieldDescriptor, problem: String) {
+        let location = Location::of(&field.parent_file(), field.path());
+        self.0.push((Some(location), problem));
+    }
 }
