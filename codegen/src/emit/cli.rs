@@ -398,13 +398,14 @@ fn emit_run(api: &Api, collection: &Collection) -> TokenStream {
     let client = super::ident(&collection.resource.plural.to_snake_case());
     let item = super::ident(&collection.resource.singular.to_snake_case());
     let mut arms = Vec::new();
-    if let Some((_, list)) = &collection.list {
+    if let Some((method, list)) = &collection.list {
         let pages = format_ident!("{list}_pages");
+        let (items, total) = list_page_fields(method);
         arms.push(quote! {
             #name::List(list) => {
                 let pages = #client.#pages(json::from_value(list.request())?);
                 list.paging
-                    .answer(pages, |page| Page::new(&page.items, page.next_page_token, page.total_count))
+                    .answer(pages, |page| Page::new(&page.#items, page.next_page_token, #total))
                     .await
             }
         });
@@ -457,4 +458,16 @@ fn emit_run(api: &Api, collection: &Collection) -> TokenStream {
             }
         }
     }
+}
+
+/// The field of a list response holding its items, and its total (`0`
+/// when the response reports none), as a page of the command shows them.
+fn list_page_fields(method: &Method) -> (syn::Ident, TokenStream) {
+    let shape = method.list_shape();
+    let total = match shape.total {
+        crate::model::Total::Count => quote!(page.total_count),
+        crate::model::Total::Size => quote!(page.total_size),
+        crate::model::Total::None => quote!(0),
+    };
+    (super::ident(&shape.items), total)
 }

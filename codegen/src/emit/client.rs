@@ -91,7 +91,7 @@ pub(super) fn method_names(service: &Service) -> Vec<String> {
             Standard::List { .. } => Some("list"),
             Standard::Update { .. } => Some("update"),
             Standard::Delete { .. } => Some("delete"),
-            Standard::Custom => None,
+            Standard::BatchGet { .. } | Standard::Custom => None,
         })
         .collect();
     service
@@ -227,6 +227,7 @@ fn emit_pager(scope: &super::Scope, api: &Api, method: &Method, name: &str) -> T
         .map(|r| scope.path(&r.rust_path))
         .expect("a list method lists a resource");
     let list = super::ident(name);
+    let items = super::ident(&method.list_shape().items);
     let pages = format_ident!("{name}_pages");
     let stream = format_ident!("{name}_stream");
     let pages_doc = format!(
@@ -261,7 +262,7 @@ fn emit_pager(scope: &super::Scope, api: &Api, method: &Method, name: &str) -> T
                 move |request| self.#list(request),
                 |request, token| request.page_token = token,
                 |page| &page.next_page_token,
-                |page| page.items,
+                |page| page.#items,
             )
         }
     }

@@ -35,6 +35,7 @@ pub mod rest_media;
 pub mod root;
 pub mod rows;
 pub mod service;
+pub mod shapes;
 pub mod store;
 pub mod wiring;
 

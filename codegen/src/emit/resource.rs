@@ -31,6 +31,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
     let json_len_bound = json_len_bound(resource, scope);
     // The storage key: the uid, or the name of a name-keyed resource.
     let key = ident(key_field(resource));
+    let managed = super::shapes::managed_accessors(resource);
     quote! {
         impl ::runtime::resource::Resource for #ty {
             const TYPE: &'static str = #type_name;
@@ -50,29 +51,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
                 self.#key = uid;
             }
 
-            fn create_time(&self) -> Option<&::prost_types::Timestamp> {
-                self.create_time.as_ref()
-            }
-
-            fn set_create_time(&mut self, time: ::prost_types::Timestamp) {
-                self.create_time = Some(time);
-            }
-
-            fn update_time(&self) -> Option<&::prost_types::Timestamp> {
-                self.update_time.as_ref()
-            }
-
-            fn set_update_time(&mut self, time: ::prost_types::Timestamp) {
-                self.update_time = Some(time);
-            }
-
-            fn etag(&self) -> &str {
-                &self.etag
-            }
-
-            fn set_etag(&mut self, etag: String) {
-                self.etag = etag;
-            }
+            #managed
 
             fn copy_field(&mut self, source: &Self, path: &str) {
                 match path {

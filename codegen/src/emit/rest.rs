@@ -142,7 +142,8 @@ pub(super) enum Etags {
     /// etag, the field at this JSON path (`group.etag`, or `etag` when the
     /// request is the resource or a Delete's).
     IfMatch { etag_field: String, tagged: bool },
-    /// A view of an earlier version (no etags): `If-Match` is refused.
+    /// A view of an earlier version, or a resource or Delete request
+    /// without an etag: `If-Match` is refused.
     Refuse,
 }
 
@@ -150,7 +151,9 @@ impl Etags {
     pub(super) fn of(method: &Method) -> Self {
         let legacy = method.view.is_some();
         match &method.standard {
-            Standard::Update { .. } | Standard::Delete { .. } if legacy => Etags::Refuse,
+            Standard::Update { .. } | Standard::Delete { .. } if legacy || !method.takes_etag() => {
+                Etags::Refuse
+            }
             _ if legacy => Etags::None,
             Standard::Get { .. } => Etags::Answer,
             Standard::Create { .. } => Etags::Tag,
@@ -166,7 +169,7 @@ impl Etags {
                 etag_field: "etag".to_owned(),
                 tagged: false,
             },
-            Standard::List { .. } | Standard::Custom => Etags::None,
+            Standard::List { .. } | Standard::BatchGet { .. } | Standard::Custom => Etags::None,
         }
     }
 

@@ -370,13 +370,16 @@ impl<'a> Edge<'a> {
         }
     }
 
-    /// The `items` of a list response, from the resources listed.
-    fn shown_items(&self) -> TokenStream {
+    /// The items of a list response (in its field `field`), from the
+    /// resources listed.
+    fn shown_items(&self, field: &str) -> TokenStream {
+        let field = super::ident(field);
         match &self.view {
             Some((_, view)) => {
-                quote!(items: items.into_iter().map(<#view as ::runtime::legacy::View>::from_current).collect())
+                quote!(#field: items.into_iter().map(<#view as ::runtime::legacy::View>::from_current).collect())
             }
-            None => quote!(items),
+            None if field == "items" => quote!(items),
+            None => quote!(#field: items),
         }
     }
 
@@ -392,10 +395,10 @@ impl<'a> Edge<'a> {
     }
 
     /// The etag a delete must match, if any: legacy versions predate etags.
-    fn etag(&self) -> TokenStream {
+    fn etag(&self, shape: &crate::model::DeleteShape) -> TokenStream {
         match self.view {
             Some(_) => quote!(None),
-            None => quote!(Some(request.etag.as_str()).filter(|etag| !etag.is_empty())),
+            None => super::shapes::delete_etag(shape),
         }
     }
 }
@@ -411,6 +414,7 @@ struct Flow<'a> {
     /// `Some("groups.get")`, or `None` for a method that needs no token.
     capability: TokenStream,
     edge: Edge<'a>,
+    /// The method, for its AIP shape (`super::shapes`).
     method: &'a Method,
 }
 
@@ -454,6 +458,7 @@ impl<'a> Flow<'a> {
             } => self.list(filters, *paging, output),
             Standard::Update { body_field, .. } => self.update(body_field),
             Standard::Delete { .. } => self.delete(),
+            Standard::BatchGet { .. } => self.batch_get(standard, output),
             Standard::Custom => unreachable!("custom methods have no resource"),
         }
     }
@@ -521,11 +526,15 @@ impl<'a> Flow<'a> {
     fn list(&self, filters: &[String], paging: Paging, output: &TokenStream) -> TokenStream {
         let Flow { ty, capability, .. } = self;
         let list = &self.store.list;
-        let arguments = list_arguments(filters, paging);
+        let shape = self.method.list_shape();
+        let arguments = list_arguments(filters, paging, &shape);
         let within = self.within_parent();
         let arguments = quote!(#arguments #within);
         let declared = self.edge.filters(ty);
-        let items = self.edge.shown_items();
+        let items = self.edge.shown_items(&shape.items);
+        let tail = super::shapes::list_response_tail(&shape);
+        let unused_total = super::shapes::unused_total(&shape);
+        let filter = super::shapes::list_filter(&shape);
         let fetch = quote! {
             let page = self
                 .store
@@ -535,14 +544,15 @@ impl<'a> Flow<'a> {
         };
         match paging {
             Paging::Token => quote! {
+                #filter
                 #arguments
                 let plan = ListPlan::with_filters::<#ty>(&self.context, caller, #capability, #declared, list).await?;
                 #fetch
                 let (items, next_page_token, total_count) = plan.finish(&self.context, page);
+                #unused_total
                 Ok(#output {
                     #items,
-                    next_page_token,
-                    total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
+                    #tail
                 })
             },
             Paging::Offset => quote! {
@@ -571,6 +581,14 @@ impl<'a> Flow<'a> {
         let update = &self.store.update;
         let uid = self.edge.let_uid_of_update(ty);
         let [mask, patch] = self.edge.update_input(&field, &body_field);
+        let shape = self.method.update_shape();
+        // A request without a mask (a full replacement) changes every field
+        // it sets (AIP-134).
+        let mask = match shape.has_mask || !self.edge.is_current() {
+            true => mask,
+            false => quote!(None),
+        };
+        let required_mask = super::shapes::required_mask(&shape);
         let updated = self.edge.shown(quote!(updated));
         let shared = self.shared_write(quote!(::runtime::uidp::parent(uid).unwrap_or_default()));
         let uid_lengths = match &field {
@@ -584,6 +602,7 @@ impl<'a> Flow<'a> {
         quote! {
             #uid
             #uid_lengths
+            #required_mask
             self.context.authorize(caller, #capability, uid).await?;
             #shared
             let update = standard::plan_update(
@@ -599,19 +618,35 @@ impl<'a> Flow<'a> {
         let Flow { ty, capability, .. } = self;
         let delete = &self.store.delete;
         let uid = self.edge.let_uid(ty);
-        let etag = self.edge.etag();
+        let shape = self.method.delete_shape();
+        let etag = self.edge.etag(&shape);
+        let read = super::shapes::read_before_delete(&shape, ty, &self.store.get);
+        let answer = match shape.returns_resource {
+            true => self.edge.shown(quote!(item)),
+            false => quote!(()),
+        };
         let shared = self.shared_write(quote!(::runtime::uidp::parent(uid).unwrap_or_default()));
         quote! {
             #uid
             self.context.authorize(caller, #capability, uid).await?;
             #shared
             let etag = #etag;
+            #read
             let deleted = match self.store.#delete(uid, etag).await {
                 Ok(deleted) => deleted,
                 Err(error) => return Err(standard::delete_error::<#ty>(&self.context, caller, error, uid).await),
             };
-            if deleted { Ok(()) } else { Err(standard::not_found::<#ty>(uid)) }
+            if deleted { Ok(#answer) } else { Err(standard::not_found::<#ty>(uid)) }
         }
+    }
+
+    fn batch_get(&self, standard: &Standard, output: &TokenStream) -> TokenStream {
+        let Standard::BatchGet { items_field, .. } = standard else {
+            unreachable!("a batch get")
+        };
+        let shown = self.edge.shown_items(items_field);
+        let (ty, capability, get) = (&self.ty, &self.capability, &self.store.get);
+        super::shapes::batch_get(standard, ty, capability, get, output, shown)
     }
 
     /// The administrator-only check of a write under a shared scope, for
@@ -625,7 +660,11 @@ impl<'a> Flow<'a> {
 }
 
 /// `let list = ListRequest { .. }` from the filter fields the request has.
-fn list_arguments(filters: &[String], paging: Paging) -> TokenStream {
+fn list_arguments(
+    filters: &[String],
+    paging: Paging,
+    shape: &crate::model::ListShape,
+) -> TokenStream {
     let mut fields = Vec::new();
     let mut uidp = false;
     // Each filter the request carries, read from its field (`LIST_FILTERS`).
@@ -649,12 +688,7 @@ fn list_arguments(filters: &[String], paging: Paging) -> TokenStream {
         });
     }
     if paging == Paging::Token {
-        fields.push(quote! {
-            page_size: request.page_size,
-            page_token: &request.page_token,
-            skip: request.skip,
-            order_by: &request.order_by,
-        });
+        fields.push(super::shapes::list_paging(shape));
     }
     let uidp = uidp.then(|| quote!(let uidp = request.uidp.unwrap_or_default();));
     quote! {

@@ -179,7 +179,8 @@ impl Standard {
             | Standard::Get { resource }
             | Standard::List { resource, .. }
             | Standard::Update { resource, .. }
-            | Standard::Delete { resource } => *resource = name,
+            | Standard::Delete { resource }
+            | Standard::BatchGet { resource, .. } => *resource = name,
             Standard::Custom => {}
         }
     }

@@ -17,9 +17,11 @@ mod annotate;
 mod http;
 mod json;
 mod legacy;
+mod managed;
 mod media;
 mod names;
 mod resource;
+mod shapes;
 mod standard;
 mod storage;
 
@@ -33,6 +35,7 @@ pub use resource::{
     Behavior, Dependent, Field, FieldKind, FieldRule, PublicRule, Reach, Reference, Resource,
 };
 use resource::{behavior, build_resource, field_kind};
+pub use shapes::{DeleteShape, ListShape, Shape, Total, UpdateShape};
 use standard::standard_method;
 pub use standard::{LIST_FILTERS, Paging, Standard};
 pub use storage::{AccessSubject, Column};
@@ -97,6 +100,8 @@ pub struct Method {
     /// Streaming and raw (`google.api.HttpBody`) requests and responses.
     pub media: Media,
     pub standard: Standard,
+    /// How its messages are shaped, among the shapes the AIPs allow.
+    pub shape: Shape,
     /// The capability the caller needs (from the annotation files).
     pub capability: Option<String>,
     /// Whether the method needs no token (from the annotation files).
@@ -694,6 +699,7 @@ fn build_method(
         ));
         return None;
     }
+    let shape = shapes::shape(pool, method, &standard, &location, diagnostics)?;
     Some(Method {
         name: method.name().to_owned(),
         comments: comments(method.path(), &file),
@@ -704,6 +710,7 @@ fn build_method(
         http,
         media,
         standard,
+        shape,
         capability: None,
         anonymous: false,
         location,

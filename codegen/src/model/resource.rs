@@ -243,20 +243,7 @@ pub(super) fn build_resource(
     }
     let plural = string_field(option, "plural");
     let names = super::names::key_scheme(message, option, &plural, &location, diagnostics).ok()?;
-    for required in ["uid", "create_time", "update_time", "etag"] {
-        if required == "uid" && names.is_some() {
-            continue;
-        }
-        if message.get_field_by_name(required).is_none() {
-            diagnostics.push(Diagnostic::new(
-                location.clone(),
-                format!(
-                    "resource `{}` has no `{required}` field",
-                    message.full_name()
-                ),
-            ));
-        }
-    }
+    super::managed::check(message, names.is_some(), &location, diagnostics);
     let mut fields = Vec::new();
     for field in message.fields() {
         let kind = field_kind(&field);

@@ -33,6 +33,16 @@ pub enum Standard {
     Delete {
         resource: String,
     },
+    /// `BatchGet<Plural>` (AIP-231), see [`super::shapes::batch_get`].
+    BatchGet {
+        resource: String,
+        /// The request's repeated field of keys (`uids` or `names`).
+        keys_field: String,
+        /// The response's repeated field of resources (plural or `items`).
+        items_field: String,
+        /// The request has a `parent` all items must be directly under.
+        has_parent: bool,
+    },
     /// Any other method: implemented by hand through a generated handler trait.
     Custom,
 }
@@ -65,7 +75,8 @@ impl Standard {
             | Standard::Get { resource }
             | Standard::List { resource, .. }
             | Standard::Update { resource, .. }
-            | Standard::Delete { resource } => resource,
+            | Standard::Delete { resource }
+            | Standard::BatchGet { resource, .. } => resource,
             Standard::Custom => return None,
         })
     }
@@ -119,20 +130,17 @@ pub(super) fn standard_method(
                 resource: m.full_name().to_owned(),
             })
     } else if name.starts_with("List") {
-        method
-            .output()
-            .get_field_by_name("items")
-            .and_then(|f| f.kind().as_message().cloned())
-            .filter(|items| is_resource(items))
-            .map(|m| Standard::List {
-                resource: m.full_name().to_owned(),
-                filters: list_filters(&method.input()),
-                paging: if method.input().get_field_by_name("page_token").is_some() {
-                    Paging::Token
-                } else {
-                    Paging::Offset
-                },
-            })
+        super::shapes::list_items(&method.output(), is_resource).map(|(_, m)| Standard::List {
+            resource: m.full_name().to_owned(),
+            filters: list_filters(&method.input()),
+            paging: if method.input().get_field_by_name("page_token").is_some() {
+                Paging::Token
+            } else {
+                Paging::Offset
+            },
+        })
+    } else if name.starts_with("BatchGet") {
+        super::shapes::batch_get(method, is_resource)
     } else if let Some(rest) = name.strip_prefix("Delete") {
         let package = method.parent_service().package_name().to_owned();
         method
@@ -170,19 +178,26 @@ pub(super) fn standard_method(
             );
             return None;
         }
-        diagnostics.push(Diagnostic::new(
+        let mut diagnostic = Diagnostic::new(
             location.clone(),
             format!(
                 "method `{name}` is named like a standard method but does not have the shape of one \
                  (see proto/README.md); rename it to implement it by hand"
             ),
-        ));
+        );
+        if name.starts_with("List") {
+            diagnostic = diagnostic.note(super::shapes::list_expectation(method));
+        } else if name.starts_with("BatchGet") {
+            diagnostic = diagnostic.note(super::shapes::BATCH_GET_EXPECTATION);
+        }
+        diagnostics.push(diagnostic);
     }
     standard
 }
 
 /// The message a method named like a standard method uses as its resource,
-/// resource or not: what `Delete<X>` names, a list's `items`, else the
+/// resource or not: what `Delete<X>` names, the items of a list or batch
+/// get (named by their plural or `items`), else the
 /// response (of `Create`, `Get` and `Update`).
 fn used_as_resource(method: &MethodDescriptor) -> Option<MessageDescriptor> {
     let message = if let Some(rest) = method.name().strip_prefix("Delete") {
@@ -190,9 +205,14 @@ fn used_as_resource(method: &MethodDescriptor) -> Option<MessageDescriptor> {
         method
             .parent_pool()
             .get_message_by_name(&format!("{package}.{rest}"))?
-    } else if method.name().starts_with("List") {
-        let items = method.output().get_field_by_name("items")?;
-        items.kind().as_message()?.clone()
+    } else if method.name().starts_with("List") || method.name().starts_with("BatchGet") {
+        let output = method.output();
+        let items = super::shapes::list_items(&output, |_| true).map(|(field, _)| field);
+        items
+            .or_else(|| output.get_field_by_name("items"))?
+            .kind()
+            .as_message()?
+            .clone()
     } else {
         method.output()
     };

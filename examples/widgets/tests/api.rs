@@ -380,7 +380,7 @@ async fn a_legacy_version_shows_the_same_widgets() {
 #[tokio::test]
 async fn generated_wiring_answers_unknown_routes_and_methods_with_error_bodies() {
     let base = serve().await;
-    let (status, body) = call(&base, "GET", "/v1/gadgets", None, None).await;
+    let (status, body) = call(&base, "GET", "/v1/sprockets", None, None).await;
     assert_eq!(status, 404, "{body}");
     assert_eq!(body["error"]["code"], 404, "{body}");
     assert_eq!(body["error"]["status"], "NOT_FOUND", "{body}");
@@ -426,6 +426,7 @@ fn generated_wiring_names_services_without_a_handler() {
         [
             "widgets.v0.WidgetService",
             "widgets.v1.DrawingService",
+            "widgets.v1.GadgetService",
             "widgets.v1.PartService",
             "widgets.v1.WidgetService"
         ]

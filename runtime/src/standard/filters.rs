@@ -129,3 +129,29 @@ pub(super) fn checked_uid(
         }
     }
 }
+
+/// A list request's AIP-160 `filter` expression, which is not evaluated:
+/// an empty one is no filter, any other is INVALID_ARGUMENT naming
+/// `filter` rather than a list that ignores it.
+pub fn refuse_filter(filter: &str) -> Result<(), crate::error::Error> {
+    match filter.is_empty() {
+        true => Ok(()),
+        false => Err(crate::error::Error::invalid_fields(vec![
+            FieldViolation::new(
+                "filter",
+                "filter expressions are not supported; leave it empty",
+            ),
+        ])),
+    }
+}
+
+#[cfg(test)]
+mod filter_expression_tests {
+    #[test]
+    fn only_an_empty_filter_is_accepted() {
+        assert!(super::refuse_filter("").is_ok());
+        let error = super::refuse_filter("size > 2").unwrap_err();
+        assert_eq!(error.code(), crate::error::Code::InvalidArgument);
+        assert!(format!("{error:?}").contains("filter"));
+    }
+}

@@ -3,6 +3,7 @@
 //! Generated service methods call these to validate a request and shape what
 //! storage receives; storage only runs queries.
 
+mod batch;
 mod context;
 mod create;
 mod delete;
@@ -14,15 +15,16 @@ mod list;
 pub mod names;
 mod update;
 
+pub use batch::{MAX_BATCH_GET, batch_uids};
 pub use context::{ApiContext, LIST_BUDGET_BYTES};
 pub use create::{prepare_create, resolve_reference};
 pub use delete::delete_error;
 pub use errors::{not_found, store_error};
-pub use filters::{ListRequest, MAX_IDS};
+pub use filters::{ListRequest, MAX_IDS, refuse_filter};
 pub use get::get;
 pub use ids::{check_uid_lengths, parse_parent, parse_uid};
 pub use list::{LIST_BUDGET_TRUNCATIONS, ListPlan};
-pub use update::{plan_update, updated};
+pub use update::{plan_update, require_mask, updated};
 
 // Resource facts generated code has always named here.
 pub use crate::resource::{PageSizes, etag};

@@ -33,6 +33,22 @@ pub async fn plan_update<R: Resource>(
     Ok(update.holding(context.authorizer.held(caller, scope).await?, scope))
 }
 
+/// Refuses an absent or empty `update_mask` where the request declares it
+/// REQUIRED (AIP-134, AIP-203): INVALID_ARGUMENT naming `updateMask`.
+/// (An optional mask, absent, means every field the body sets: see
+/// [`Update::plan`].)
+pub fn require_mask(mask: Option<&FieldMask>) -> Result<(), Error> {
+    match mask {
+        Some(mask) if !mask.paths.is_empty() => Ok(()),
+        _ => Err(Error::invalid_fields(vec![
+            crate::error::FieldViolation::new(
+                "updateMask",
+                "required: name the fields to change, or `*` to replace them all",
+            ),
+        ])),
+    }
+}
+
 /// The item storage updated, or its refusal as the error model answers it;
 /// `None` (no such item) is NOT_FOUND.
 pub fn updated<R: Resource>(stored: Result<Option<R>, StoreError>, uid: &str) -> Result<R, Error> {
@@ -42,4 +58,4 @@ pub fn updated<R: Resource>(stored: Result<Option<R>, StoreError>, uid: &str) ->
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

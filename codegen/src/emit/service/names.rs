@@ -31,7 +31,8 @@ impl Flow<'_> {
             Standard::Get { .. } => Some(self.named_get()),
             Standard::Update { body_field, .. } => Some(self.named_update(body_field)),
             Standard::Delete { .. } => Some(self.named_delete()),
-            Standard::List { .. } | Standard::Custom => None,
+            // Keys are checked by the runtime's batch flow, either scheme.
+            Standard::List { .. } | Standard::BatchGet { .. } | Standard::Custom => None,
         }
     }
 

@@ -21,7 +21,7 @@ use crate::store::StoreError;
 
 /// A resource with a field of every behaviour.
 #[derive(Clone, PartialEq, prost::Message)]
-struct Thing {
+pub(in crate::standard) struct Thing {
     #[prost(string, tag = "1")]
     uid: String,
     #[prost(string, tag = "2")]
@@ -287,4 +287,20 @@ fn apply_reports_what_the_stored_value_reveals() {
     let update = Update::plan(Some(&mask(&["displayName"])), stale, "thing").unwrap();
     let error = update.apply(&stored).unwrap_err();
     assert_eq!(error.code(), Code::Aborted);
+}
+
+#[test]
+fn a_required_mask_must_name_fields() {
+    let absent = standard::require_mask(None).unwrap_err();
+    assert_eq!(absent.code(), Code::InvalidArgument);
+    assert!(format!("{absent:?}").contains("updateMask"), "{absent:?}");
+    let empty = FieldMask { paths: vec![] };
+    assert_eq!(
+        standard::require_mask(Some(&empty)).unwrap_err().code(),
+        Code::InvalidArgument
+    );
+    let named = FieldMask {
+        paths: vec!["display_name".into()],
+    };
+    assert!(standard::require_mask(Some(&named)).is_ok());
 }

@@ -1,0 +1,169 @@
+//! The parts of standard-method bodies that follow the method's AIP shape
+//! ([`crate::model::Shape`]): which field a list answers its items in and
+//! its total, which paging fields its request has, whether an Update's
+//! mask is REQUIRED, and what a Delete answers.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::model::{DeleteShape, ListShape, Total, UpdateShape};
+
+/// The fields of a token-paged list response after its items:
+/// `next_page_token`, the total the response reports, and defaults for the
+/// rest. Reads `next_page_token` and `total_count` (a `u64`).
+pub fn list_response_tail(shape: &ListShape) -> TokenStream {
+    let total = match shape.total {
+        Total::Count => quote!(total_count: i32::try_from(total_count).unwrap_or(i32::MAX),),
+        Total::Size => quote!(total_size: i32::try_from(total_count).unwrap_or(i32::MAX),),
+        Total::None => quote!(),
+    };
+    let more = shape.more.then(|| quote!(..Default::default()));
+    quote!(next_page_token, #total #more)
+}
+
+/// `let _ = total_count;` when the response reports no total.
+pub fn unused_total(shape: &ListShape) -> Option<TokenStream> {
+    (shape.total == Total::None).then(|| quote!(let _ = total_count;))
+}
+
+/// The paging fields of `ListRequest` read from a token-paged request.
+pub fn list_paging(shape: &ListShape) -> TokenStream {
+    let skip = shape.skip.then(|| quote!(skip: request.skip,));
+    let order_by = shape.order_by.then(|| quote!(order_by: &request.order_by,));
+    quote! {
+        page_size: request.page_size,
+        page_token: &request.page_token,
+        #skip
+        #order_by
+    }
+}
+
+/// The refusal of a non-empty AIP-160 `filter`, when the request has one.
+pub fn list_filter(shape: &ListShape) -> Option<TokenStream> {
+    shape
+        .filter
+        .then(|| quote!(standard::refuse_filter(&request.filter)?;))
+}
+
+/// The refusal of an absent or empty mask, when it is REQUIRED.
+pub fn required_mask(shape: &UpdateShape) -> Option<TokenStream> {
+    (shape.has_mask && shape.mask_required)
+        .then(|| quote!(standard::require_mask(request.update_mask.as_ref())?;))
+}
+
+/// The etag a Delete must match, from a request that has one (AIP-154).
+pub fn delete_etag(shape: &DeleteShape) -> TokenStream {
+    match shape.etag {
+        true => quote!(Some(request.etag.as_str()).filter(|etag| !etag.is_empty())),
+        false => quote!(None),
+    }
+}
+
+/// For a Delete answering the resource: reads it first (`let item`), and
+/// deletes it under the request's etag or else the one read, so that the
+/// item answered is the one deleted (a change in between is ABORTED, as a
+/// stale etag is).
+pub fn read_before_delete(
+    shape: &DeleteShape,
+    ty: &TokenStream,
+    get: &syn::Ident,
+) -> Option<TokenStream> {
+    shape.returns_resource.then(|| {
+        quote! {
+            let item = self
+                .store
+                .#get(uid)
+                .await
+                .map_err(|error| standard::store_error::<#ty>(error, uid, ""))?
+                .ok_or_else(|| standard::not_found::<#ty>(uid))?;
+            let etag = etag.or(Some(::runtime::resource::Resource::etag(&item)).filter(|etag| !etag.is_empty()));
+        }
+    })
+}
+
+/// `Resource`'s accessors of the optional managed fields: a resource
+/// without `create_time`, `update_time` or `etag` reads them unset and
+/// ignores what the standard flows would set (AIP-148, AIP-154).
+pub fn managed_accessors(resource: &crate::model::Resource) -> TokenStream {
+    let time = |name: &str| {
+        let (get, set) = (format_ident!("{name}"), format_ident!("set_{name}"));
+        match resource.has_top_field(name) {
+            true => quote! {
+                fn #get(&self) -> Option<&::prost_types::Timestamp> {
+                    self.#get.as_ref()
+                }
+
+                fn #set(&mut self, time: ::prost_types::Timestamp) {
+                    self.#get = Some(time);
+                }
+            },
+            false => quote! {
+                fn #get(&self) -> Option<&::prost_types::Timestamp> {
+                    None
+                }
+
+                fn #set(&mut self, _: ::prost_types::Timestamp) {}
+            },
+        }
+    };
+    let etag = match resource.has_etag() {
+        true => quote! {
+            fn etag(&self) -> &str {
+                &self.etag
+            }
+
+            fn set_etag(&mut self, etag: String) {
+                self.etag = etag;
+            }
+        },
+        false => quote! {
+            fn etag(&self) -> &str {
+                ""
+            }
+
+            fn set_etag(&mut self, _: String) {}
+        },
+    };
+    let (create_time, update_time) = (time("create_time"), time("update_time"));
+    quote! {
+        #create_time
+        #update_time
+        #etag
+    }
+}
+
+/// The body of `BatchGet` (AIP-231): every key checked first (at most
+/// `runtime::standard::MAX_BATCH_GET`, each under `parent` when given), then
+/// each item read as its Get reads it (authorized on its own), in request
+/// order; the first failure (e.g. NOT_FOUND naming the item) answers all.
+pub fn batch_get(
+    standard: &crate::model::Standard,
+    ty: &TokenStream,
+    capability: &TokenStream,
+    get: &syn::Ident,
+    output: &TokenStream,
+    shown: TokenStream,
+) -> TokenStream {
+    let crate::model::Standard::BatchGet {
+        keys_field,
+        has_parent,
+        ..
+    } = standard
+    else {
+        unreachable!("a batch get")
+    };
+    let keys = super::ident(keys_field);
+    let label = heck::ToLowerCamelCase::to_lower_camel_case(keys_field.as_str());
+    let parent = match has_parent {
+        true => quote!(&request.parent),
+        false => quote!(""),
+    };
+    quote! {
+        let uids = standard::batch_uids::<#ty>(#label, &request.#keys, #parent)?;
+        let mut items = Vec::with_capacity(uids.len());
+        for uid in uids {
+            items.push(standard::get(&self.context, caller, #capability, uid, self.store.#get(uid)).await?);
+        }
+        Ok(#output { #shown })
+    }
+}

@@ -1,0 +1,458 @@
+//! The shapes the AIPs allow a standard method's messages, beside the
+//! method it is ([`super::Standard`]): which field of a list response holds
+//! the items and which totals and paging fields it has (AIP-132, AIP-158),
+//! whether an Update's mask is REQUIRED (AIP-134), what a Delete answers and
+//! whether it takes an etag (AIP-135, AIP-154). Shapes the generator cannot
+//! serve are diagnostics naming the field and the shape expected.
+
+use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor, MethodDescriptor};
+
+use super::{Behavior, Method, RESOURCE_OPTION, Standard, behavior};
+use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+
+/// How a standard method's messages are shaped (see the module docs).
+#[derive(Clone, Debug, Default)]
+pub enum Shape {
+    /// Create, Get and custom methods: nothing to choose.
+    #[default]
+    Fixed,
+    List(ListShape),
+    Update(UpdateShape),
+    Delete(DeleteShape),
+}
+
+/// A list's response and request fields.
+#[derive(Clone, Debug)]
+pub struct ListShape {
+    /// The response's repeated field of resources: the resource's plural
+    /// (`books`, AIP-132) or `items`.
+    pub items: String,
+    /// The total the response reports, if any.
+    pub total: Total,
+    /// The request has `skip` (AIP-158).
+    pub skip: bool,
+    /// The request has `order_by` (AIP-132).
+    pub order_by: bool,
+    /// The request has an AIP-160 `string filter`, refused unless empty.
+    pub filter: bool,
+    /// The response has fields the generated list leaves at their defaults
+    /// (e.g. AIP-217's `unreachable`).
+    pub more: bool,
+}
+
+/// The total number of items a list response reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Total {
+    None,
+    /// `int32 total_size` (AIP-132).
+    Size,
+    /// `int32 total_count` (beside `items` and `skip`, another convention).
+    Count,
+}
+
+/// An Update's request.
+#[derive(Clone, Copy, Debug)]
+pub struct UpdateShape {
+    /// The request has `update_mask`.
+    pub has_mask: bool,
+    /// `update_mask` is REQUIRED: an absent or empty mask is refused.
+    pub mask_required: bool,
+    /// The resource has an `etag` (AIP-154), checked when the body sets it.
+    pub etag: bool,
+}
+
+/// A Delete's request and answer.
+#[derive(Clone, Copy, Debug)]
+pub struct DeleteShape {
+    /// It answers the deleted resource (AIP-135 allows it) rather than
+    /// `google.protobuf.Empty`.
+    pub returns_resource: bool,
+    /// The request has an `etag` (optional, AIP-154).
+    pub etag: bool,
+}
+
+impl Method {
+    /// The list's shape (`items`, `total_count`, `skip` and `order_by` when the method is no list).
+    pub fn list_shape(&self) -> ListShape {
+        match &self.shape {
+            Shape::List(shape) => shape.clone(),
+            _ => ListShape {
+                items: "items".to_owned(),
+                total: Total::Count,
+                skip: true,
+                order_by: true,
+                filter: false,
+                more: false,
+            },
+        }
+    }
+
+    /// The Update's shape (a mask, optional, when the method is no update).
+    pub fn update_shape(&self) -> UpdateShape {
+        match &self.shape {
+            Shape::Update(shape) => *shape,
+            _ => UpdateShape {
+                has_mask: true,
+                mask_required: false,
+                etag: true,
+            },
+        }
+    }
+
+    /// Whether an Update or Delete takes an etag (`If-Match` over REST):
+    /// its resource has one, or its request (AIP-154).
+    pub fn takes_etag(&self) -> bool {
+        match &self.shape {
+            Shape::Update(shape) => shape.etag,
+            Shape::Delete(shape) => shape.etag,
+            _ => true,
+        }
+    }
+
+    /// The Delete's shape (`Empty` and an etag when the method is no delete).
+    pub fn delete_shape(&self) -> DeleteShape {
+        match &self.shape {
+            Shape::Delete(shape) => *shape,
+            _ => DeleteShape {
+                returns_resource: false,
+                etag: true,
+            },
+        }
+    }
+}
+
+/// The repeated field of a list response holding `is_resource` messages,
+/// named by their plural or `items`.
+pub(super) fn list_items(
+    response: &MessageDescriptor,
+    is_resource: impl Fn(&MessageDescriptor) -> bool,
+) -> Option<(FieldDescriptor, MessageDescriptor)> {
+    response.fields().find_map(|field| match field.kind() {
+        Kind::Message(m) if field.is_list() && is_resource(&m) => {
+            let named = field.name() == "items" || plural(&m).is_some_and(|p| p == field.name());
+            named.then_some((field, m))
+        }
+        _ => None,
+    })
+}
+
+/// The resource's `plural` (snake_case as a field names it, `bookCopies` ->
+/// `book_copies`), when declared.
+fn plural(message: &MessageDescriptor) -> Option<String> {
+    let options = message.options();
+    let (_, value) = options
+        .extensions()
+        .find(|(ext, _)| ext.full_name() == RESOURCE_OPTION)?;
+    let plural = value.as_message()?.get_field_by_name("plural")?;
+    let plural = plural.as_str()?;
+    (!plural.is_empty()).then(|| heck::ToSnakeCase::to_snake_case(plural))
+}
+
+/// What a method named `List…` lacks to be a list, for its diagnostic: the
+/// repeated field of a resource named otherwise, or none at all.
+pub(super) fn list_expectation(method: &MethodDescriptor) -> String {
+    let response = method.output();
+    let repeated = response.fields().find_map(|field| match field.kind() {
+        Kind::Message(m) if field.is_list() && plural(&m).is_some() => Some((field, m)),
+        _ => None,
+    });
+    match repeated {
+        Some((field, m)) => format!(
+            "`{}` has no repeated field of `{}` named `{}` (its plural) or `items` (`{}` is \
+             named otherwise); AIP-132 expects `repeated {} {} = 1;` and `string next_page_token = 2;`",
+            response.name(),
+            m.name(),
+            plural(&m).unwrap_or_default(),
+            field.name(),
+            m.name(),
+            plural(&m).unwrap_or_default(),
+        ),
+        None => format!(
+            "`{}` has no repeated field of a resource; AIP-132 expects `repeated <Resource> \
+             <plural> = 1;` (or `items`) and `string next_page_token = 2;`",
+            response.name()
+        ),
+    }
+}
+
+/// The shape of `method`'s messages, or diagnostics for shapes that cannot
+/// be served (reported at the method; `None` then).
+pub(super) fn shape(
+    pool: &DescriptorPool,
+    method: &MethodDescriptor,
+    standard: &Standard,
+    location: &Location,
+    diagnostics: &mut Diagnostics,
+) -> Option<Shape> {
+    let mut problems = Problems::default();
+    let shape = match standard {
+        Standard::List { paging, .. } => Shape::List(list_shape(method, *paging, &mut problems)?),
+        Standard::Update {
+            body_field,
+            resource,
+        } => Shape::Update(update_shape(
+            pool,
+            method,
+            body_field,
+            resource,
+            &mut problems,
+        )),
+        Standard::Delete { resource } => {
+            Shape::Delete(delete_shape(method, resource, &mut problems))
+        }
+        Standard::Custom => {
+            if let Some(problem) = undelete(method) {
+                problems.push(problem);
+            }
+            Shape::Fixed
+        }
+        _ => Shape::Fixed,
+    };
+    let reported = !problems.0.is_empty();
+    for (at, problem) in problems.0 {
+        diagnostics.push(Diagnostic::new(
+            at.unwrap_or_else(|| location.clone()),
+            problem,
+        ));
+    }
+    (!reported).then_some(shape)
+}
+
+fn list_shape(
+    method: &MethodDescriptor,
+    paging: super::Paging,
+    problems: &mut Problems,
+) -> Option<ListShape> {
+    let (request, response) = (method.input(), method.output());
+    if let Some(field) = request.get_field_by_name("show_deleted") {
+        problems.at(&field, format!(
+            "`{}.show_deleted` asks for soft-deleted items (AIP-164), which are not served yet: \
+             lists cannot hide them; remove the field (deletes are then final)",
+            request.name()
+        ));
+    }
+    // Which messages are resources (or legacy views of one) was decided
+    // when the method was recognised as a list.
+    let (field, _) = list_items(&response, |_| true)?;
+    let int32 = |message: &MessageDescriptor, name: &str| {
+        message
+            .get_field_by_name(name)
+            .map(|f| matches!(f.kind(), Kind::Int32) && !f.is_list())
+    };
+    let string = |message: &MessageDescriptor, name: &str| {
+        message
+            .get_field_by_name(name)
+            .map(|f| matches!(f.kind(), Kind::String) && !f.is_list())
+    };
+    let total = match (
+        int32(&response, "total_size"),
+        int32(&response, "total_count"),
+    ) {
+        (Some(true), _) => Total::Size,
+        (_, Some(true)) => Total::Count,
+        (None, None) => Total::None,
+        _ => {
+            problems.push(format!(
+                "`{}`: a list's total is `int32 total_size` (AIP-132) or `int32 total_count`",
+                response.name()
+            ));
+            Total::None
+        }
+    };
+    let mut expect = |message: &MessageDescriptor, ok: Option<bool>, field: &str, aip: &str| {
+        if ok != Some(true) {
+            problems.push(format!(
+                "`{}` of `{}` pages by token and needs `{field}` ({aip})",
+                message.name(),
+                method.name(),
+            ));
+        }
+    };
+    if paging == super::Paging::Token {
+        expect(
+            &request,
+            int32(&request, "page_size"),
+            "int32 page_size",
+            "AIP-158",
+        );
+        expect(
+            &request,
+            string(&request, "page_token"),
+            "string page_token",
+            "AIP-158",
+        );
+        expect(
+            &response,
+            string(&response, "next_page_token"),
+            "string next_page_token",
+            "AIP-158",
+        );
+        for (name, ok, ty) in [
+            ("skip", int32(&request, "skip"), "int32"),
+            ("order_by", string(&request, "order_by"), "string"),
+        ] {
+            if ok == Some(false) {
+                expect(
+                    &request,
+                    ok,
+                    &format!("{ty} {name}"),
+                    "AIP-132, when present",
+                );
+            }
+        }
+    }
+    Some(ListShape {
+        items: field.name().to_owned(),
+        total,
+        skip: int32(&request, "skip") == Some(true),
+        order_by: string(&request, "order_by") == Some(true),
+        filter: string(&request, "filter") == Some(true),
+        more: response.fields().any(|f| {
+            ![field.name(), "next_page_token", "total_size", "total_count"].contains(&f.name())
+        }),
+    })
+}
+
+fn update_shape(
+    pool: &DescriptorPool,
+    method: &MethodDescriptor,
+    body_field: &str,
+    resource: &str,
+    problems: &mut Problems,
+) -> UpdateShape {
+    let request = method.input();
+    let mask = request.get_field_by_name("update_mask");
+    if let Some(field) = &mask
+        && !matches!(field.kind(), Kind::Message(m) if m.full_name() == "google.protobuf.FieldMask")
+    {
+        problems.at(
+            field,
+            format!(
+                "`{}.update_mask` is not a `google.protobuf.FieldMask` (AIP-134)",
+                request.name()
+            ),
+        );
+    }
+    if let Some(field) = request.get_field_by_name("allow_missing") {
+        problems.at(&field, format!(
+            "`{}.allow_missing` (create on update, AIP-134) is not served; remove the field, or \
+             implement `{}` by hand under another name",
+            request.name(),
+            method.name()
+        ));
+    }
+    UpdateShape {
+        // A request that is the resource itself replaces it: no mask.
+        has_mask: mask.is_some() && !body_field.is_empty(),
+        mask_required: mask.is_some_and(|field| behavior(pool, &field) == Behavior::Required),
+        etag: pool
+            .get_message_by_name(resource)
+            .is_some_and(|m| m.get_field_by_name("etag").is_some()),
+    }
+}
+
+fn delete_shape(method: &MethodDescriptor, resource: &str, problems: &mut Problems) -> DeleteShape {
+    let output = method.output();
+    let returns_resource = output.full_name() == resource;
+    if !returns_resource && output.full_name() != "google.protobuf.Empty" {
+        problems.push(format!(
+            "`{}` answers `{}`; AIP-135 expects `google.protobuf.Empty` or the resource `{}`",
+            method.name(),
+            output.full_name(),
+            resource
+        ));
+    }
+    let etag = match method.input().get_field_by_name("etag") {
+        Some(field) if matches!(field.kind(), Kind::String) && !field.is_list() => true,
+        Some(field) => {
+            problems.at(
+                &field,
+                format!(
+                    "`{}.etag` is not a `string` (AIP-154)",
+                    method.input().name()
+                ),
+            );
+            false
+        }
+        None => false,
+    };
+    DeleteShape {
+        returns_resource,
+        etag,
+    }
+}
+
+/// What a method named `BatchGet…` must look like, for its diagnostic.
+pub(super) const BATCH_GET_EXPECTATION: &str = "AIP-231 expects a request with `repeated string \
+     uids` (or `names`) and an optional `string parent`, and a response with `repeated \
+     <Resource> <plural> = 1;` (or `items`)";
+
+/// `BatchGet<Plural>` (AIP-231): a request with repeated string `uids` (or
+/// `names`) and optionally `parent`, a response whose only field is the
+/// repeated resources (named by their plural or `items`).
+pub(super) fn batch_get(
+    method: &MethodDescriptor,
+    is_resource: impl Fn(&MessageDescriptor) -> bool,
+) -> Option<Standard> {
+    let (request, response) = (method.input(), method.output());
+    let keys = ["uids", "names"].into_iter().find_map(|name| {
+        let field = request.get_field_by_name(name)?;
+        (field.is_list() && matches!(field.kind(), Kind::String)).then_some(name)
+    })?;
+    let parent = request.get_field_by_name("parent");
+    if parent
+        .as_ref()
+        .is_some_and(|f| f.is_list() || !matches!(f.kind(), Kind::String))
+    {
+        return None;
+    }
+    let (items, resource) = list_items(&response, is_resource)?;
+    // Nothing else to fill in: other response fields are not served.
+    if response.fields().count() != 1 {
+        return None;
+    }
+    Some(Standard::BatchGet {
+        resource: resource.full_name().to_owned(),
+        keys_field: keys.to_owned(),
+        items_field: items.name().to_owned(),
+        has_parent: parent.is_some(),
+    })
+}
+
+/// Soft delete (AIP-164: `Undelete<X>` beside a `delete_time` on `X`) is not
+/// served yet: rather than a Delete that is final and an Undelete that
+/// cannot undo it, the method is refused.
+fn undelete(method: &MethodDescriptor) -> Option<String> {
+    let kind = method.name().strip_prefix("Undelete")?;
+    let package = method.parent_service().package_name().to_owned();
+    let resource = method
+        .parent_pool()
+        .get_message_by_name(&format!("{package}.{kind}"))
+        .filter(|m| plural(m).is_some())?;
+    Some(format!(
+        "`{}` undeletes `{kind}` (soft delete, AIP-164), which is not served yet: `Delete{kind}` \
+         deletes for good{}; remove `{}` (or rename it to implement it by hand)",
+        method.name(),
+        match resource.get_field_by_name("delete_time") {
+            Some(_) => ", and never sets `delete_time`",
+            None => "",
+        },
+        method.name(),
+    ))
+}
+
+/// The problems of a method's shape, each at the field it is about, or at
+/// the method when a field is missing.
+#[derive(Default)]
+struct Problems(Vec<(Option<Location>, String)>);
+
+impl Problems {
+    fn push(&mut self, problem: String) {
+        self.0.push((None, problem));
+    }
+
+    fn at(&mut self, field: &FieldDescriptor, problem: String) {
+        let location = Location::of(&field.parent_file(), field.path());
+        self.0.push((Some(location), problem));
+    }
+}
