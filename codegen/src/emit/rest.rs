@@ -20,7 +20,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::service::{api_name, store_bounds};
-use crate::model::{Api, Method, Service, Standard};
+use crate::model::{Api, HttpRule, Method, Service, Standard};
 
 pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     let api_type = api_name(service);
@@ -34,26 +34,39 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     // same request (`POST /v1/shelves` creates at the root), unless another
     // method of the same verb owns that path.
     let mut bare = Vec::new();
+    // Runtime-matched prefix -> its bindings (key, verb, template, handler).
+    let mut matched: BTreeMap<&str, Vec<_>> = BTreeMap::new();
     for method in &service.methods {
-        let template = &method.http.template;
-        let handler = format_ident!("{}", method.rust_name());
-        let verb = method.http.verb.routing_fn();
-        let prefix = template.prefix();
-        let mut paths = Vec::new();
-        match &template.variable {
-            None => paths.push(prefix),
-            Some(variable) if variable.multi_segment => {
-                paths.push(format!("{prefix}/"));
-                paths.push(format!("{prefix}/{{*path}}"));
-                bare.push((prefix, verb, handler.clone()));
+        for (index, binding) in method.http.bindings().enumerate() {
+            let handler = handler_name(method, index);
+            let template = &binding.template;
+            if let Some(prefix) = &binding.matched_prefix {
+                matched.entry(prefix.as_str()).or_default().push((
+                    template.match_key(),
+                    binding.verb.method(),
+                    super::client::runtime_template(template),
+                    handler,
+                ));
+                continue;
             }
-            Some(_) => paths.push(format!("{prefix}/{{segment}}")),
-        }
-        for path in paths {
-            routes
-                .entry(path)
-                .or_default()
-                .push((verb, handler.clone()));
+            let verb = binding.verb.routing_fn();
+            let prefix = template.prefix();
+            let mut paths = Vec::new();
+            match template.axum_shape() {
+                None | Some(None) => paths.push(prefix),
+                Some(Some((_, true))) => {
+                    paths.push(format!("{prefix}/"));
+                    paths.push(format!("{prefix}/{{*path}}"));
+                    bare.push((prefix, verb, handler.clone()));
+                }
+                Some(Some((_, false))) => paths.push(format!("{prefix}/{{segment}}")),
+            }
+            for path in paths {
+                routes
+                    .entry(path)
+                    .or_default()
+                    .push((verb, handler.clone()));
+            }
         }
     }
     for (path, verb, handler) in bare {
@@ -70,32 +83,64 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         let first = chain.next().expect("a route has a handler");
         quote!(.route(#path, routing::#first #(.#chain)*))
     });
-    let handlers = service
+    let mut dispatchers = Vec::new();
+    let mut dispatch_routes = Vec::new();
+    for (number, (prefix, mut bindings)) in matched.into_iter().enumerate() {
+        bindings.sort_by(|a, b| a.0.cmp(&b.0));
+        let name = format_ident!("matched_{number}");
+        let paths = if prefix.is_empty() {
+            vec!["/".to_owned(), "/{*rest}".to_owned()]
+        } else {
+            vec![prefix.to_owned(), format!("{prefix}/"), format!("{prefix}/{{*rest}}")]
+        };
+        for path in paths {
+            dispatch_routes.push(quote!(.route(#path, routing::any(#module::#name::<S>))));
+        }
+        dispatchers.push(emit_dispatcher(&api_type, &bounds, &name, prefix, &bindings));
+    }
+    let bindings: Vec<(&Method, usize, &HttpRule, Etags)> = service
         .methods
         .iter()
-        .map(|method| emit_handler(scope, &api_type, &bounds, method));
-    let etags: Vec<Etags> = service.methods.iter().map(Etags::of).collect();
+        .flat_map(|method| {
+            method
+                .http
+                .bindings()
+                .enumerate()
+                .map(move |(index, binding)| (method, index, binding, Etags::of_binding(method, binding)))
+        })
+        .collect();
+    let handlers = bindings.iter().map(|(method, index, binding, etags)| {
+        let name = handler_name(method, *index);
+        emit_handler(scope, (&api_type, &bounds), method, (binding, etags), name)
+    });
     let mut extractors = vec![quote!(RestRequest)];
-    let untagged =
-        |(method, etags): (&Method, &Etags)| method.output != "()" && !etags.tags_answer();
-    if service.methods.iter().zip(&etags).any(untagged) {
+    let answers = |(method, _, binding, etags): &&(&Method, usize, &HttpRule, Etags)| {
+        method.output != "()" && binding.response_body.is_none() && !etags.tags_answer()
+    };
+    if bindings.iter().any(|b| answers(&b)) {
         extractors.insert(0, quote!(Json));
     }
-    if service.methods.iter().any(|m| m.http.body.is_some()) {
+    if bindings.iter().any(|(_, _, b, _)| b.body.is_some()) {
         extractors.insert(0, quote!(Body));
     }
-    if etags.iter().any(Etags::reads_headers) {
+    if bindings.iter().any(|(_, _, _, e)| e.reads_headers()) {
         extractors.push(quote!(Preconditions));
     }
-    if etags.iter().any(Etags::tags_answer) {
+    if bindings.iter().any(|(_, _, _, e)| e.tags_answer()) {
         extractors.push(quote!(Tagged));
     }
-    if service
-        .methods
-        .iter()
-        .any(|m| m.http.template.variable.is_some())
-    {
+    let axum_variable = |b: &HttpRule| b.matched_prefix.is_none() && !b.template.variables.is_empty();
+    if bindings.iter().any(|(_, _, b, _)| axum_variable(b)) {
         extractors.push(quote!(PathTail));
+    }
+    if bindings.iter().any(|(_, _, b, _)| b.matched_prefix.is_some()) {
+        extractors.push(quote!(PathVars));
+    }
+    if bindings
+        .iter()
+        .any(|(m, _, b, _)| m.output != "()" && b.response_body.is_some())
+    {
+        extractors.push(quote!(ResponseField));
     }
     let doc = format!(
         " REST routes of `{}`, one per `google.api.http` rule, calling `api`.",
@@ -107,6 +152,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             use axum::routing;
             axum::Router::new()
                 #(#route_calls)*
+                #(#dispatch_routes)*
                 .with_state(api)
         }
 
@@ -116,6 +162,54 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             use runtime::rest::{#(#extractors),*};
 
             #(#handlers)*
+            #(#dispatchers)*
+        }
+    }
+}
+
+/// The handler of a method's binding `index` (0: its rule itself).
+fn handler_name(method: &Method, index: usize) -> syn::Ident {
+    if index == 0 {
+        format_ident!("{}", method.rust_name())
+    } else {
+        format_ident!("{}_binding_{index}", method.name.to_snake_case())
+    }
+}
+
+/// The handler of the routes of a runtime-matched prefix: selects the
+/// binding (`runtime::rest::template::select`) and calls its handler.
+fn emit_dispatcher(
+    api_type: &syn::Ident,
+    bounds: &TokenStream,
+    name: &syn::Ident,
+    prefix: &str,
+    bindings: &[(crate::template::MatchKey, &str, TokenStream, syn::Ident)],
+) -> TokenStream {
+    let entries = bindings.iter().map(|(_, verb, template, _)| {
+        quote!(runtime::rest::template::Binding { method: #verb, template: #template })
+    });
+    let arms = bindings.iter().enumerate().map(|(index, (_, _, _, handler))| {
+        let pattern = if index + 1 == bindings.len() {
+            quote!(Ok(_))
+        } else {
+            let index = proc_macro2::Literal::usize_unsuffixed(index);
+            quote!(Ok(#index))
+        };
+        quote!(#pattern => Handler::call(#handler::<S>, request, api).await)
+    });
+    let doc = format!(" The bindings matched under `{}`, in precedence order.", if prefix.is_empty() { "/" } else { prefix });
+    quote! {
+        #[doc = #doc]
+        pub(super) async fn #name<S: #bounds>(
+            State(api): State<#api_type<S>>,
+            mut request: axum::extract::Request,
+        ) -> axum::response::Response {
+            use axum::handler::Handler;
+            const BINDINGS: &[runtime::rest::template::Binding] = &[#(#entries),*];
+            match runtime::rest::template::select(BINDINGS, &mut request) {
+                Err(refused) => refused,
+                #(#arms,)*
+            }
         }
     }
 }
@@ -160,6 +254,15 @@ impl Etags {
         }
     }
 
+    /// What the handler of `binding` does: nothing when it answers only a
+    /// field of the response (`response_body`), which is not the resource.
+    pub(super) fn of_binding(method: &Method, binding: &HttpRule) -> Self {
+        match binding.response_body {
+            Some(_) => Etags::None,
+            None => Etags::of(method),
+        }
+    }
+
     /// Whether the handler reads `If-Match` (and, for Get, `If-None-Match`).
     pub(super) fn reads_headers(&self) -> bool {
         !matches!(self, Etags::None | Etags::Tag)
@@ -176,13 +279,13 @@ impl Etags {
 
 fn emit_handler(
     scope: &super::Scope,
-    api_type: &syn::Ident,
-    bounds: &TokenStream,
+    (api_type, bounds): (&syn::Ident, &TokenStream),
     method: &Method,
+    (binding, etags): (&HttpRule, &Etags),
+    name: syn::Ident,
 ) -> TokenStream {
-    let name = format_ident!("{}", method.rust_name());
+    let call = format_ident!("{}", method.rust_name());
     let input = scope.path(&method.input);
-    let etags = Etags::of(method);
     let (output, answer) = if method.output == "()" {
         (
             quote!(runtime::rest::Empty),
@@ -190,8 +293,12 @@ fn emit_handler(
         )
     } else {
         let output = scope.path(&method.output);
-        match etags {
-            Etags::Answer => (
+        match (etags, &binding.response_body) {
+            (_, Some(field)) => (
+                quote!(ResponseField<#output>),
+                quote!(.map(|answer| ResponseField(answer, #field))),
+            ),
+            (Etags::Answer, None) => (
                 quote!(Tagged<#output>),
                 quote!(.and_then(|item| preconditions.answer(item))),
             ),
@@ -204,7 +311,10 @@ fn emit_handler(
         quote!(caller: Caller),
     ];
     let mut steps = vec![quote!(.query(query.as_deref()))];
-    if let Some(variable) = &method.http.template.variable {
+    let matched = binding.matched_prefix.is_some();
+    if matched {
+        extractors.push(quote!(PathVars(path): PathVars));
+    } else if let Some(Some((variable, _))) = binding.template.axum_shape() {
         extractors.push(quote!(PathTail(path): PathTail));
         let field = &variable.field;
         steps.push(quote!(.path(#field, path)));
@@ -213,7 +323,7 @@ fn emit_handler(
     if etags.reads_headers() {
         extractors.push(quote!(preconditions: Preconditions));
     }
-    if let Some(body) = &method.http.body {
+    if let Some(body) = &binding.body {
         extractors.push(quote!(Body(body): Body));
         let body = if body == "*" {
             body.clone()
@@ -222,7 +332,11 @@ fn emit_handler(
         };
         steps.push(quote!(.body(#body, &body)));
     }
-    match &etags {
+    if matched {
+        // After the body: what the path names, the body does not redirect.
+        steps.push(quote!(.path_vars(path)));
+    }
+    match etags {
         Etags::IfMatch { etag_field, .. } => {
             steps.push(quote!(.if_match(&preconditions, #etag_field)));
         }
@@ -231,8 +345,8 @@ fn emit_handler(
     }
     let doc = format!(
         " `{} {}`",
-        format!("{:?}", method.http.verb).to_uppercase(),
-        method.http.template.source
+        binding.verb.method(),
+        binding.template.source
     );
     quote! {
         #[doc = #doc]
@@ -241,7 +355,7 @@ fn emit_handler(
                 #(#steps)*
                 .decode()
                 .map_err(|error| error.in_domain(#api_type::<S>::DOMAIN))?;
-            api.#name(&caller, request)
+            api.#call(&caller, request)
                 .await
                 #answer
                 .map_err(|error| error.in_domain(#api_type::<S>::DOMAIN))

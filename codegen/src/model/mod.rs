@@ -15,6 +15,7 @@ use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 
 mod annotate;
 mod http;
+mod routes;
 mod json;
 mod legacy;
 mod resource;
@@ -22,7 +23,7 @@ mod standard;
 mod storage;
 
 pub use http::{HttpRule, Verb};
-use http::{Reported, check_template_field, http_rule};
+use http::{Reported, http_rule};
 pub use json::{Container, JsonField, JsonShape, JsonValue, NamedField, QueryKind};
 pub use legacy::{Conversion, View, ViewField};
 pub use resource::{
@@ -122,6 +123,7 @@ impl Api {
             .map(|view| view.rule.message.get_ref().as_str())
             .collect();
         let mut api = Self::build_from_descriptors(pool, &views, diagnostics);
+        api.plan_routes(diagnostics);
         api.check_generated_names(pool, diagnostics);
         if diagnostics.fatal() {
             // A message used as a resource is not one: the annotations, which
@@ -570,7 +572,6 @@ fn build_method(
         }
     };
     let standard = standard_method(pool, method, views, &location, diagnostics)?;
-    check_template_field(method, &http, &location, diagnostics);
     Some(Method {
         name: method.name().to_owned(),
         comments: comments(method.path(), &file),
