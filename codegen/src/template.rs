@@ -114,9 +114,10 @@ impl Parser<'_> {
     fn segment(&mut self, in_variable: bool) -> Result<(), TemplateError> {
         let start = self.at;
         match self.peek() {
-            Some(b'{') if in_variable => {
-                Err(error(start, "a variable's template must not contain variables"))
-            }
+            Some(b'{') if in_variable => Err(error(
+                start,
+                "a variable's template must not contain variables",
+            )),
             Some(b'{') => self.variable(),
             Some(b'*') => {
                 self.at += 1;
@@ -179,7 +180,10 @@ impl Parser<'_> {
             return Err(error(field_start, "invalid field path in variable"));
         }
         if self.variables.iter().any(|v| v.field == field) {
-            return Err(error(field_start, format!("field `{field}` is bound twice")));
+            return Err(error(
+                field_start,
+                format!("field `{field}` is bound twice"),
+            ));
         }
         let start = self.segments.len();
         match self.peek() {
@@ -225,7 +229,10 @@ impl PathTemplate {
                 let verb = parser.literal()?;
                 if verb.is_empty() || parser.peek().is_some() {
                     let column = if verb.is_empty() { start } else { parser.at };
-                    return Err(error(column, "a `:verb` is one literal ending the template"));
+                    return Err(error(
+                        column,
+                        "a `:verb` is one literal ending the template",
+                    ));
                 }
                 Some(verb)
             }

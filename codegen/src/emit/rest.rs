@@ -91,12 +91,18 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         let paths = if prefix.is_empty() {
             vec!["/".to_owned(), "/{*rest}".to_owned()]
         } else {
-            vec![prefix.to_owned(), format!("{prefix}/"), format!("{prefix}/{{*rest}}")]
+            vec![
+                prefix.to_owned(),
+                format!("{prefix}/"),
+                format!("{prefix}/{{*rest}}"),
+            ]
         };
         for path in paths {
             dispatch_routes.push(quote!(.route(#path, routing::any(#module::#name::<S>))));
         }
-        dispatchers.push(emit_dispatcher(&api_type, &bounds, &name, prefix, &bindings));
+        dispatchers.push(emit_dispatcher(
+            &api_type, &bounds, &name, prefix, &bindings,
+        ));
     }
     let bindings: Vec<(&Method, usize, &HttpRule, Etags)> = service
         .methods
@@ -106,7 +112,9 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
                 .http
                 .bindings()
                 .enumerate()
-                .map(move |(index, binding)| (method, index, binding, Etags::of_binding(method, binding)))
+                .map(move |(index, binding)| {
+                    (method, index, binding, Etags::of_binding(method, binding))
+                })
         })
         .collect();
     let handlers = bindings.iter().map(|(method, index, binding, etags)| {
@@ -129,11 +137,15 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     if bindings.iter().any(|(_, _, _, e)| e.tags_answer()) {
         extractors.push(quote!(Tagged));
     }
-    let axum_variable = |b: &HttpRule| b.matched_prefix.is_none() && !b.template.variables.is_empty();
+    let axum_variable =
+        |b: &HttpRule| b.matched_prefix.is_none() && !b.template.variables.is_empty();
     if bindings.iter().any(|(_, _, b, _)| axum_variable(b)) {
         extractors.push(quote!(PathTail));
     }
-    if bindings.iter().any(|(_, _, b, _)| b.matched_prefix.is_some()) {
+    if bindings
+        .iter()
+        .any(|(_, _, b, _)| b.matched_prefix.is_some())
+    {
         extractors.push(quote!(PathVars));
     }
     if bindings
@@ -188,16 +200,22 @@ fn emit_dispatcher(
     let entries = bindings.iter().map(|(_, verb, template, _)| {
         quote!(runtime::rest::template::Binding { method: #verb, template: #template })
     });
-    let arms = bindings.iter().enumerate().map(|(index, (_, _, _, handler))| {
-        let pattern = if index + 1 == bindings.len() {
-            quote!(Ok(_))
-        } else {
-            let index = proc_macro2::Literal::usize_unsuffixed(index);
-            quote!(Ok(#index))
-        };
-        quote!(#pattern => Handler::call(#handler::<S>, request, api).await)
-    });
-    let doc = format!(" The bindings matched under `{}`, in precedence order.", if prefix.is_empty() { "/" } else { prefix });
+    let arms = bindings
+        .iter()
+        .enumerate()
+        .map(|(index, (_, _, _, handler))| {
+            let pattern = if index + 1 == bindings.len() {
+                quote!(Ok(_))
+            } else {
+                let index = proc_macro2::Literal::usize_unsuffixed(index);
+                quote!(Ok(#index))
+            };
+            quote!(#pattern => Handler::call(#handler::<S>, request, api).await)
+        });
+    let doc = format!(
+        " The bindings matched under `{}`, in precedence order.",
+        if prefix.is_empty() { "/" } else { prefix }
+    );
     quote! {
         #[doc = #doc]
         pub(super) async fn #name<S: #bounds>(
@@ -313,7 +331,7 @@ fn emit_handler(
     let mut steps = vec![quote!(.query(query.as_deref()))];
     let matched = binding.matched_prefix.is_some();
     if matched {
-        extractors.push(quote!(PathVars(path): PathVars));
+        extractors.push(quote!(path: PathVars));
     } else if let Some(Some((variable, _))) = binding.template.axum_shape() {
         extractors.push(quote!(PathTail(path): PathTail));
         let field = &variable.field;
@@ -343,11 +361,7 @@ fn emit_handler(
         Etags::Refuse => steps.push(quote!(.without_etags(&preconditions))),
         Etags::None | Etags::Answer | Etags::Tag => {}
     }
-    let doc = format!(
-        " `{} {}`",
-        binding.verb.method(),
-        binding.template.source
-    );
+    let doc = format!(" `{} {}`", binding.verb.method(), binding.template.source);
     quote! {
         #[doc = #doc]
         pub(super) async fn #name<S: #bounds>(#(#extractors),*) -> Result<#output, Error> {

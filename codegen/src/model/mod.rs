@@ -15,10 +15,10 @@ use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 
 mod annotate;
 mod http;
-mod routes;
 mod json;
 mod legacy;
 mod resource;
+mod routes;
 mod standard;
 mod storage;
 

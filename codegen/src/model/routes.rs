@@ -93,7 +93,12 @@ impl Api {
         }
         let prefixes: Vec<Vec<String>> = (0..bindings.len())
             .filter(|&i| matched[i])
-            .map(|i| literals(&bindings[i].1.template).into_iter().map(str::to_owned).collect())
+            .map(|i| {
+                literals(&bindings[i].1.template)
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect()
+            })
             .collect();
         let mut routed: BTreeMap<String, BTreeMap<(usize, usize), At>> = BTreeMap::new();
         let mut assigned = Vec::new();

@@ -170,7 +170,11 @@ impl Template {
         while index < self.segments.len() {
             if let Some(variable) = variables.next_if(|v| v.start == index) {
                 path.push('/');
-                encode(&mut path, &value(variable.field), variable.multi_segment(self));
+                encode(
+                    &mut path,
+                    &value(variable.field),
+                    variable.multi_segment(self),
+                );
                 index = variable.end;
                 continue;
             }
@@ -254,7 +258,9 @@ fn decode(raw: &str, multi_segment: bool) -> Option<String> {
 /// `/` in multi-segment values).
 fn encode(out: &mut String, value: &str, multi_segment: bool) {
     for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) || (multi_segment && byte == b'/')
+        if byte.is_ascii_alphanumeric()
+            || b"-._~".contains(&byte)
+            || (multi_segment && byte == b'/')
         {
             out.push(char::from(byte));
         } else {
@@ -350,10 +356,13 @@ mod tests {
                 ("book.id", "b/c".to_owned()),
             ])
         );
-        assert_eq!(bound(&TWO, "/v1/shelves/s/books/b/x"), Some(vec![
-            ("parent", "shelves/s".to_owned()),
-            ("book.id", "b".to_owned()),
-        ]));
+        assert_eq!(
+            bound(&TWO, "/v1/shelves/s/books/b/x"),
+            Some(vec![
+                ("parent", "shelves/s".to_owned()),
+                ("book.id", "b".to_owned()),
+            ])
+        );
     }
 
     #[test]
@@ -372,7 +381,10 @@ mod tests {
     fn values_that_are_not_utf8_are_refused() {
         assert!(TAIL.bind("/v1/%FF").is_err());
         // A lone `%` is kept as written.
-        assert_eq!(bound(&TAIL, "/v1/a%zz"), Some(vec![("uid", "a%zz".to_owned())]));
+        assert_eq!(
+            bound(&TAIL, "/v1/a%zz"),
+            Some(vec![("uid", "a%zz".to_owned())])
+        );
     }
 
     #[test]
