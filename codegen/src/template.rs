@@ -374,7 +374,7 @@ mod tests {
         assert_eq!(t.axum_shape(), Some(None));
         let t = PathTemplate::parse("/a/{group.uid}").unwrap();
         assert_eq!(t.variables[0].field, "group.uid");
-        assert_eq!(t.axum_shape().unwrap().unwrap().1, false);
+        assert!(!t.axum_shape().unwrap().unwrap().1);
     }
 
     #[test]

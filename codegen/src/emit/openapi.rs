@@ -86,31 +86,10 @@ fn operations(
         .get_message_by_name(&method.input_type)
         .expect("methods come from the pool");
     let template = &binding.template;
-    let prefix = template.prefix();
     // A Get or List of a collection with public items: a token is optional.
     let api: &Api = schemas.api;
     let public_reads = api.public_reads(method).filter(|_| !method.anonymous);
-    let mut paths = Vec::new();
-    match template.axum_shape() {
-        Some(None) => paths.push((prefix, None)),
-        Some(Some((variable, _))) => {
-            let optional_parent = matches!(
-                method.standard,
-                Standard::Create {
-                    parent_required: false,
-                    ..
-                }
-            );
-            if optional_parent {
-                paths.push((format!("{prefix}/"), None));
-            }
-            paths.push((
-                format!("{prefix}/{{{}}}", variable.field),
-                Some(variable.field.as_str()),
-            ));
-        }
-        None => paths.push((openapi_path(template), None)),
-    }
+    let paths = openapi_paths(method, template);
     paths
         .into_iter()
         .map(|(path, path_field)| {
@@ -124,22 +103,7 @@ fn operations(
                     "schema": {"type": "string", "pattern": UIDP_PATTERN},
                 }));
             }
-            if template.axum_shape().is_none() {
-                for variable in &template.variables {
-                    let pattern = template.source[variable.column..]
-                        .split_once('}')
-                        .map_or("", |(v, _)| v)
-                        .split_once('=')
-                        .map_or("*", |(_, p)| p);
-                    parameters.push(json!({
-                        "name": variable.field,
-                        "in": "path",
-                        "required": true,
-                        "description": format!("Matches `{pattern}`; a `/` in it is sent as is."),
-                        "schema": {"type": "string"},
-                    }));
-                }
-            }
+            parameters.extend(pattern_parameters(template));
             let body = binding.body.as_deref();
             for field in input.fields() {
                 let bound = template.variables.iter().any(|v| v.field == field.name())
@@ -260,6 +224,63 @@ fn operation_id(tag: &str, method: &Method, root: bool, binding: usize) -> Strin
         format!("_{binding}")
     };
     format!("{}_{}{suffix}{binding}", tag.replace('.', "_"), method.name)
+}
+
+/// The OpenAPI paths of a template, each with the field of its UIDP path
+/// parameter (for the templates axum routes; see [`operations`]).
+fn openapi_paths<'a>(
+    method: &Method,
+    template: &'a PathTemplate,
+) -> Vec<(String, Option<&'a str>)> {
+    let prefix = template.prefix();
+    let mut paths = Vec::new();
+    match template.axum_shape() {
+        Some(None) => paths.push((prefix, None)),
+        Some(Some((variable, _))) => {
+            let optional_parent = matches!(
+                method.standard,
+                Standard::Create {
+                    parent_required: false,
+                    ..
+                }
+            );
+            if optional_parent {
+                paths.push((format!("{prefix}/"), None));
+            }
+            paths.push((
+                format!("{prefix}/{{{}}}", variable.field),
+                Some(variable.field.as_str()),
+            ));
+        }
+        None => paths.push((openapi_path(template), None)),
+    }
+    paths
+}
+
+/// The path parameters of a template axum does not route (see
+/// [`operations`]): one per variable, its pattern in the description.
+fn pattern_parameters(template: &PathTemplate) -> Vec<Value> {
+    if template.axum_shape().is_some() {
+        return Vec::new();
+    }
+    template
+        .variables
+        .iter()
+        .map(|variable| {
+            let pattern = template.source[variable.column..]
+                .split_once('}')
+                .map_or("", |(v, _)| v)
+                .split_once('=')
+                .map_or("*", |(_, p)| p);
+            json!({
+                "name": variable.field,
+                "in": "path",
+                "required": true,
+                "description": format!("Matches `{pattern}`; a `/` in it is sent as is."),
+                "schema": {"type": "string"},
+            })
+        })
+        .collect()
 }
 
 /// A template as an OpenAPI path (see [`operations`]).

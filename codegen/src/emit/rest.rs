@@ -28,6 +28,59 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     let routes_fn = format_ident!("{}_routes", service.name.to_snake_case());
     let module = format_ident!("{}_rest", service.name.to_snake_case());
 
+    let (route_calls, dispatch_routes, dispatchers) =
+        route_calls(service, &module, (&api_type, &bounds));
+    let bindings: Vec<(&Method, usize, &HttpRule, Etags)> = service
+        .methods
+        .iter()
+        .flat_map(|method| {
+            method
+                .http
+                .bindings()
+                .enumerate()
+                .map(move |(index, binding)| {
+                    (method, index, binding, Etags::of_binding(method, binding))
+                })
+        })
+        .collect();
+    let handlers = bindings.iter().map(|(method, index, binding, etags)| {
+        let name = handler_name(method, *index);
+        emit_handler(scope, (&api_type, &bounds), method, (binding, etags), name)
+    });
+    let extractors = extractors(&bindings);
+    let doc = format!(
+        " REST routes of `{}`, one per `google.api.http` rule, calling `api`.",
+        service.full_name
+    );
+    quote! {
+        #[doc = #doc]
+        pub fn #routes_fn<S: #bounds>(api: #api_type<S>) -> axum::Router {
+            use axum::routing;
+            axum::Router::new()
+                #(#route_calls)*
+                #(#dispatch_routes)*
+                .with_state(api)
+        }
+
+        mod #module {
+            use super::*;
+            use axum::extract::{RawQuery, State};
+            use runtime::rest::{#(#extractors),*};
+
+            #(#handlers)*
+            #(#dispatchers)*
+        }
+    }
+}
+
+/// The router's `.route` calls: axum routes (literal prefix, then
+/// `{segment}` or `{*path}`), and the routes of each runtime-matched prefix
+/// with their dispatchers (see `model::routes`).
+fn route_calls(
+    service: &Service,
+    module: &syn::Ident,
+    (api_type, bounds): (&syn::Ident, &TokenStream),
+) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>) {
     // axum path -> handlers (verb routing fn, handler name), in a stable order.
     let mut routes: BTreeMap<String, Vec<(&str, syn::Ident)>> = BTreeMap::new();
     // A trailing `{x=**}` may match nothing: the bare collection path is the
@@ -75,14 +128,17 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             handlers.push((verb, handler));
         }
     }
-    let route_calls = routes.iter().map(|(path, handlers)| {
-        let mut chain = handlers.iter().map(|(verb, handler)| {
-            let verb = format_ident!("{}", verb);
-            quote!(#verb(#module::#handler::<S>))
-        });
-        let first = chain.next().expect("a route has a handler");
-        quote!(.route(#path, routing::#first #(.#chain)*))
-    });
+    let route_calls = routes
+        .iter()
+        .map(|(path, handlers)| {
+            let mut chain = handlers.iter().map(|(verb, handler)| {
+                let verb = format_ident!("{}", verb);
+                quote!(#verb(#module::#handler::<S>))
+            });
+            let first = chain.next().expect("a route has a handler");
+            quote!(.route(#path, routing::#first #(.#chain)*))
+        })
+        .collect();
     let mut dispatchers = Vec::new();
     let mut dispatch_routes = Vec::new();
     for (number, (prefix, mut bindings)) in matched.into_iter().enumerate() {
@@ -100,27 +156,13 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         for path in paths {
             dispatch_routes.push(quote!(.route(#path, routing::any(#module::#name::<S>))));
         }
-        dispatchers.push(emit_dispatcher(
-            &api_type, &bounds, &name, prefix, &bindings,
-        ));
+        dispatchers.push(emit_dispatcher(api_type, bounds, &name, prefix, &bindings));
     }
-    let bindings: Vec<(&Method, usize, &HttpRule, Etags)> = service
-        .methods
-        .iter()
-        .flat_map(|method| {
-            method
-                .http
-                .bindings()
-                .enumerate()
-                .map(move |(index, binding)| {
-                    (method, index, binding, Etags::of_binding(method, binding))
-                })
-        })
-        .collect();
-    let handlers = bindings.iter().map(|(method, index, binding, etags)| {
-        let name = handler_name(method, *index);
-        emit_handler(scope, (&api_type, &bounds), method, (binding, etags), name)
-    });
+    (route_calls, dispatch_routes, dispatchers)
+}
+
+/// What the handlers of `bindings` import from `runtime::rest`.
+fn extractors(bindings: &[(&Method, usize, &HttpRule, Etags)]) -> Vec<TokenStream> {
     let mut extractors = vec![quote!(RestRequest)];
     let answers = |(method, _, binding, etags): &&(&Method, usize, &HttpRule, Etags)| {
         method.output != "()" && binding.response_body.is_none() && !etags.tags_answer()
@@ -154,29 +196,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     {
         extractors.push(quote!(ResponseField));
     }
-    let doc = format!(
-        " REST routes of `{}`, one per `google.api.http` rule, calling `api`.",
-        service.full_name
-    );
-    quote! {
-        #[doc = #doc]
-        pub fn #routes_fn<S: #bounds>(api: #api_type<S>) -> axum::Router {
-            use axum::routing;
-            axum::Router::new()
-                #(#route_calls)*
-                #(#dispatch_routes)*
-                .with_state(api)
-        }
-
-        mod #module {
-            use super::*;
-            use axum::extract::{RawQuery, State};
-            use runtime::rest::{#(#extractors),*};
-
-            #(#handlers)*
-            #(#dispatchers)*
-        }
-    }
+    extractors
 }
 
 /// The handler of a method's binding `index` (0: its rule itself).
@@ -225,7 +245,7 @@ fn emit_dispatcher(
             use axum::handler::Handler;
             const BINDINGS: &[runtime::rest::template::Binding] = &[#(#entries),*];
             match runtime::rest::template::select(BINDINGS, &mut request) {
-                Err(refused) => refused,
+                Err(refused) => *refused,
                 #(#arms,)*
             }
         }

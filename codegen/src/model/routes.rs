@@ -35,6 +35,9 @@ fn literals(template: &PathTemplate) -> Vec<&str> {
         .collect()
 }
 
+/// A binding with its service's full name and its method.
+type Bound<'a> = (&'a str, &'a super::Method, &'a HttpRule);
+
 /// Where a binding is: package, service, method and binding index.
 type At = (usize, usize, usize, usize);
 
@@ -169,8 +172,7 @@ impl Api {
 
     /// Two bindings of one verb matching the same requests.
     fn report_conflicts(&self, diagnostics: &mut Diagnostics) {
-        let mut seen: BTreeMap<(&str, MatchKey), Vec<(&str, &super::Method, &HttpRule)>> =
-            BTreeMap::new();
+        let mut seen: BTreeMap<(&str, MatchKey), Vec<Bound>> = BTreeMap::new();
         for service in self.packages.iter().flat_map(|p| &p.services) {
             for method in &service.methods {
                 for binding in method.http.bindings() {

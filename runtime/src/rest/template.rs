@@ -197,7 +197,7 @@ impl Template {
 /// `GET`, then template), with its [`PathVars`] put into the request's
 /// extensions; or the answer when none does: 404 (`ROUTE_NOT_FOUND`) or 405
 /// (`METHOD_NOT_ALLOWED`) with the error body, 400 for undecodable values.
-pub fn select(bindings: &[Binding], request: &mut Request) -> Result<usize, Response> {
+pub fn select(bindings: &[Binding], request: &mut Request) -> Result<usize, Box<Response>> {
     let method = request.method().as_str();
     let method = if method == "HEAD" { "GET" } else { method };
     let path = request.uri().path();
@@ -211,13 +211,13 @@ pub fn select(bindings: &[Binding], request: &mut Request) -> Result<usize, Resp
                 return Ok(index);
             }
             Ok(None) => {}
-            Err(error) => return Err(error.into_response()),
+            Err(error) => return Err(Box::new(error.into_response())),
         }
     }
     if bindings.iter().any(|b| b.template.is_match(path)) {
-        return Err(super::not_allowed(request.method(), path));
+        return Err(Box::new(super::not_allowed(request.method(), path)));
     }
-    Err(super::not_found(path, request.headers()))
+    Err(Box::new(super::not_found(path, request.headers())))
 }
 
 fn hex(byte: u8) -> Option<u8> {
