@@ -89,6 +89,25 @@ async fn additional_bindings_patterns_and_verbs_are_served() {
     .await;
     assert_eq!(status, 200, "{fetched}");
     assert_eq!(fetched["name"], "b-gear");
+    // `response_body: "name"` answers that field alone.
+    let (status, name) = call(&base, "GET", &format!("/v1/widgets/{}:name", uids[0]), None).await;
+    assert_eq!((status, name), (200, json!("b-gear")));
+    // `HEAD` is served as `GET`, without a body.
+    let (status, head) = call(
+        &base,
+        "HEAD",
+        &format!("/v1/widgets/{}:fetch", uids[0]),
+        None,
+    )
+    .await;
+    assert_eq!((status, head), (200, Value::Null));
+    // A value that is not UTF-8 once percent-decoded is a 400, not a panic.
+    let (status, body) = call(&base, "GET", "/v1/workshops/%FF/widgets/name", None).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        body["error"]["details"][1]["fieldViolations"][0]["field"],
+        "uidp.descendants_of"
+    );
     // The primary binding still answers the same widget.
     let (status, got) = call(&base, "GET", &format!("/v1/widgets/{}", uids[0]), None).await;
     assert_eq!((status, &got["name"]), (200, &json!("b-gear")));
