@@ -101,7 +101,7 @@ impl JsonMessage for Artifact {
             "updated_at" => wire::Field::text("updated_at"),
             "name" => wire::Field::text("name"),
             "description" => wire::Field::text("description"),
-            "ecosystem" => wire::Field::text("ecosystem"),
+            "ecosystem" => wire::Field::enumeration("ecosystem"),
             "latestVersion" | "latest_version" => wire::Field::text("latestVersion"),
             "versionCount" | "version_count" => wire::Field::text("versionCount"),
             _ => return None,

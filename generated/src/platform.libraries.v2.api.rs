@@ -113,7 +113,7 @@ impl JsonMessage for Artifact {
             "name" => wire::Field::text("name"),
             "description" => wire::Field::text("description"),
             "etag" => wire::Field::text("etag"),
-            "ecosystem" => wire::Field::text("ecosystem"),
+            "ecosystem" => wire::Field::enumeration("ecosystem"),
             "latestVersion" | "latest_version" => wire::Field::text("latestVersion"),
             "versionCount" | "version_count" => wire::Field::text("versionCount"),
             _ => return None,

@@ -229,7 +229,7 @@ impl JsonMessage for Severity {
     }
     fn json_field(name: &str) -> Option<wire::Field> {
         let field = match name {
-            "type" => wire::Field::text("type"),
+            "type" => wire::Field::enumeration("type"),
             "score" => wire::Field::text("score"),
             _ => return None,
         };

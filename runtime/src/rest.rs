@@ -278,8 +278,9 @@ impl RestRequest {
     }
 }
 
-/// A query value as JSON: booleans as booleans, everything else as a string
-/// (canonical JSON parsing accepts numbers, timestamps and masks as strings).
+/// A query value as JSON: booleans as booleans, enum numbers as numbers,
+/// everything else as a string (canonical JSON parsing accepts numbers,
+/// timestamps and masks as strings, and enums by name).
 fn query_value(kind: FieldKind, value: String) -> Option<Value> {
     match kind {
         FieldKind::Bool => match value.as_str() {
@@ -288,6 +289,10 @@ fn query_value(kind: FieldKind, value: String) -> Option<Value> {
             _ => None,
         },
         FieldKind::FieldMask => Some(Value::String(json::lower_camel_case(&value))),
+        FieldKind::Enum => Some(match value.parse::<i32>() {
+            Ok(number) => Value::from(number),
+            Err(_) => Value::String(value),
+        }),
         _ => Some(Value::String(value)),
     }
 }
@@ -550,6 +555,28 @@ mod tests {
             StatusCode::OK,
             "still serving"
         );
+    }
+
+    #[test]
+    fn enums_are_bound_from_the_query_by_name_or_number() {
+        assert_eq!(
+            query_value(FieldKind::Enum, "2".into()),
+            Some(Value::from(2))
+        );
+        assert_eq!(
+            query_value(FieldKind::Enum, "-1".into()),
+            Some(Value::from(-1))
+        );
+        assert_eq!(
+            query_value(FieldKind::Enum, "PYPI".into()),
+            Some(Value::String("PYPI".into()))
+        );
+        // Not an `i32`: left to decoding, which reports the field.
+        assert_eq!(
+            query_value(FieldKind::Enum, "99999999999".into()),
+            Some(Value::String("99999999999".into()))
+        );
+        assert_eq!(query_value(FieldKind::Bool, "yes".into()), None);
     }
 
     #[test]
