@@ -102,12 +102,15 @@ pub(super) fn http_rule(
             }
         }
     }
+    // A rule that names wrong fields is kept (reported, and the method
+    // checked further); one that does not parse is not.
     match primary {
-        Some(mut primary) if diagnostics.len() == before => {
+        Some(mut primary) => {
             primary.additional_bindings = additional_bindings;
             Some(Ok(primary))
         }
-        _ => Some(Err(Reported)),
+        None if diagnostics.len() > before => Some(Err(Reported)),
+        None => None,
     }
 }
 
