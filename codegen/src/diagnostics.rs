@@ -141,6 +141,16 @@ impl Diagnostics {
         self.push(diagnostic);
     }
 
+    /// How many problems were found so far.
+    pub fn len(&self) -> usize {
+        self.found.len()
+    }
+
+    /// Whether no problem was found so far.
+    pub fn is_empty(&self) -> bool {
+        self.found.is_empty()
+    }
+
     /// Whether a problem was added with [`Diagnostics::push_fatal`].
     pub fn fatal(&self) -> bool {
         self.fatal

@@ -116,8 +116,8 @@ fn broken_inputs_are_reported_with_positions() {
     let cases = [
         (
             r#"get: "/iam/v2/groups/{uid=**}"}"#,
-            r#"get: "/iam/v2/groups/{uid=groups/*}/x"}"#,
-            "platform/iam/v2/groups.proto:26:3: bad path template `/iam/v2/groups/{uid=groups/*}/x` of `GetGroup` at column 16: only the last segment may be a variable",
+            r#"get: "/iam/v2/groups/{uid=**}/x"}"#,
+            "platform/iam/v2/groups.proto:26:3: bad path template `/iam/v2/groups/{uid=**}/x` of `GetGroup` at column 21: `**` must be the last segment",
         ),
         (
             r#"get: "/iam/v2/groups/{uid=**}"}"#,

@@ -711,9 +711,24 @@ pub mod client {
         pub const CREATE_DOCUMENT: Route = Route {
             grpc_path: "/platform.advisory.v1.DocumentService/CreateDocument",
             verb: "POST",
-            prefix: "/advisory/v1/documents",
-            variable: Some("parent"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("advisory"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("documents"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "parent",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("document"),
+            response_body: None,
         };
         /// `CreateDocument` (`POST /advisory/v1/documents/{parent=**}`).
         ///
@@ -728,9 +743,24 @@ pub mod client {
         pub const GET_DOCUMENT: Route = Route {
             grpc_path: "/platform.advisory.v1.DocumentService/GetDocument",
             verb: "GET",
-            prefix: "/advisory/v1/documents",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("advisory"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("documents"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `GetDocument` (`GET /advisory/v1/documents/{id=**}`).
         ///
@@ -745,9 +775,17 @@ pub mod client {
         pub const LIST_DOCUMENTS: Route = Route {
             grpc_path: "/platform.advisory.v1.DocumentService/ListDocuments",
             verb: "GET",
-            prefix: "/advisory/v1/documents",
-            variable: None,
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("advisory"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("documents"),
+                ],
+                variables: &[],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `ListDocuments` (`GET /advisory/v1/documents`).
         ///
@@ -764,9 +802,24 @@ pub mod client {
         pub const UPDATE_DOCUMENT: Route = Route {
             grpc_path: "/platform.advisory.v1.DocumentService/UpdateDocument",
             verb: "PUT",
-            prefix: "/advisory/v1/documents",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("advisory"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("documents"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("*"),
+            response_body: None,
         };
         /// `UpdateDocument` (`PUT /advisory/v1/documents/{id=**}`).
         ///
@@ -783,9 +836,24 @@ pub mod client {
         pub const DELETE_DOCUMENT: Route = Route {
             grpc_path: "/platform.advisory.v1.DocumentService/DeleteDocument",
             verb: "DELETE",
-            prefix: "/advisory/v1/documents",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("advisory"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("documents"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `DeleteDocument` (`DELETE /advisory/v1/documents/{id=**}`).
         ///

@@ -1069,9 +1069,24 @@ pub mod client {
         pub const CREATE_DOCUMENT: Route = Route {
             grpc_path: "/platform.advisory.v2.DocumentService/CreateDocument",
             verb: "POST",
-            prefix: "/advisory/v2/documents",
-            variable: Some("parent"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("advisory"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("documents"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "parent",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("document"),
+            response_body: None,
         };
         /// `CreateDocument` (`POST /advisory/v2/documents/{parent=**}`).
         ///
@@ -1086,9 +1101,24 @@ pub mod client {
         pub const GET_DOCUMENT: Route = Route {
             grpc_path: "/platform.advisory.v2.DocumentService/GetDocument",
             verb: "GET",
-            prefix: "/advisory/v2/documents",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("advisory"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("documents"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `GetDocument` (`GET /advisory/v2/documents/{uid=**}`).
         ///
@@ -1103,9 +1133,17 @@ pub mod client {
         pub const LIST_DOCUMENTS: Route = Route {
             grpc_path: "/platform.advisory.v2.DocumentService/ListDocuments",
             verb: "GET",
-            prefix: "/advisory/v2/documents",
-            variable: None,
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("advisory"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("documents"),
+                ],
+                variables: &[],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `ListDocuments` (`GET /advisory/v2/documents`).
         ///
@@ -1149,9 +1187,24 @@ pub mod client {
         pub const UPDATE_DOCUMENT: Route = Route {
             grpc_path: "/platform.advisory.v2.DocumentService/UpdateDocument",
             verb: "PATCH",
-            prefix: "/advisory/v2/documents",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("advisory"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("documents"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("document"),
+            response_body: None,
         };
         /// `UpdateDocument` (`PATCH /advisory/v2/documents/{uid=**}`).
         ///
@@ -1166,9 +1219,24 @@ pub mod client {
         pub const DELETE_DOCUMENT: Route = Route {
             grpc_path: "/platform.advisory.v2.DocumentService/DeleteDocument",
             verb: "DELETE",
-            prefix: "/advisory/v2/documents",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("advisory"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("documents"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `DeleteDocument` (`DELETE /advisory/v2/documents/{uid=**}`).
         ///

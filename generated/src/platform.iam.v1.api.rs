@@ -2488,9 +2488,24 @@ pub mod client {
         pub const CREATE_GROUP: Route = Route {
             grpc_path: "/platform.iam.v1.GroupService/CreateGroup",
             verb: "POST",
-            prefix: "/iam/v1/groups",
-            variable: Some("parent"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("groups"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "parent",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("group"),
+            response_body: None,
         };
         /// `CreateGroup` (`POST /iam/v1/groups/{parent=**}`).
         ///
@@ -2506,9 +2521,17 @@ pub mod client {
         pub const LIST_GROUPS: Route = Route {
             grpc_path: "/platform.iam.v1.GroupService/ListGroups",
             verb: "GET",
-            prefix: "/iam/v1/groups",
-            variable: None,
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("groups"),
+                ],
+                variables: &[],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `ListGroups` (`GET /iam/v1/groups`).
         ///
@@ -2525,9 +2548,24 @@ pub mod client {
         pub const UPDATE_GROUP: Route = Route {
             grpc_path: "/platform.iam.v1.GroupService/UpdateGroup",
             verb: "PUT",
-            prefix: "/iam/v1/groups",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("groups"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("*"),
+            response_body: None,
         };
         /// `UpdateGroup` (`PUT /iam/v1/groups/{id=**}`).
         ///
@@ -2541,9 +2579,24 @@ pub mod client {
         pub const DELETE_GROUP: Route = Route {
             grpc_path: "/platform.iam.v1.GroupService/DeleteGroup",
             verb: "DELETE",
-            prefix: "/iam/v1/groups",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("groups"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `DeleteGroup` (`DELETE /iam/v1/groups/{id=**}`).
         ///
@@ -2571,9 +2624,24 @@ pub mod client {
         pub const CREATE_IDENTITY: Route = Route {
             grpc_path: "/platform.iam.v1.IdentityService/CreateIdentity",
             verb: "POST",
-            prefix: "/iam/v1/identities",
-            variable: Some("parent"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("identities"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "parent",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("identity"),
+            response_body: None,
         };
         /// `CreateIdentity` (`POST /iam/v1/identities/{parent=**}`).
         ///
@@ -2588,9 +2656,17 @@ pub mod client {
         pub const LIST_IDENTITIES: Route = Route {
             grpc_path: "/platform.iam.v1.IdentityService/ListIdentities",
             verb: "GET",
-            prefix: "/iam/v1/identities",
-            variable: None,
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("identities"),
+                ],
+                variables: &[],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `ListIdentities` (`GET /iam/v1/identities`).
         ///
@@ -2607,9 +2683,24 @@ pub mod client {
         pub const UPDATE_IDENTITY: Route = Route {
             grpc_path: "/platform.iam.v1.IdentityService/UpdateIdentity",
             verb: "PUT",
-            prefix: "/iam/v1/identities",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("identities"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("*"),
+            response_body: None,
         };
         /// `UpdateIdentity` (`PUT /iam/v1/identities/{id=**}`).
         ///
@@ -2626,9 +2717,24 @@ pub mod client {
         pub const DELETE_IDENTITY: Route = Route {
             grpc_path: "/platform.iam.v1.IdentityService/DeleteIdentity",
             verb: "DELETE",
-            prefix: "/iam/v1/identities",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("identities"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `DeleteIdentity` (`DELETE /iam/v1/identities/{id=**}`).
         ///
@@ -2656,9 +2762,24 @@ pub mod client {
         pub const CREATE_ROLE_BINDING: Route = Route {
             grpc_path: "/platform.iam.v1.RoleBindingService/CreateRoleBinding",
             verb: "POST",
-            prefix: "/iam/v1/rolebindings",
-            variable: Some("parent"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("rolebindings"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "parent",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("role_binding"),
+            response_body: None,
         };
         /// `CreateRoleBinding` (`POST /iam/v1/rolebindings/{parent=**}`).
         ///
@@ -2673,9 +2794,17 @@ pub mod client {
         pub const LIST_ROLE_BINDINGS: Route = Route {
             grpc_path: "/platform.iam.v1.RoleBindingService/ListRoleBindings",
             verb: "GET",
-            prefix: "/iam/v1/rolebindings",
-            variable: None,
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("rolebindings"),
+                ],
+                variables: &[],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `ListRoleBindings` (`GET /iam/v1/rolebindings`).
         ///
@@ -2692,9 +2821,24 @@ pub mod client {
         pub const UPDATE_ROLE_BINDING: Route = Route {
             grpc_path: "/platform.iam.v1.RoleBindingService/UpdateRoleBinding",
             verb: "PUT",
-            prefix: "/iam/v1/rolebindings",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("rolebindings"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("*"),
+            response_body: None,
         };
         /// `UpdateRoleBinding` (`PUT /iam/v1/rolebindings/{id=**}`).
         ///
@@ -2711,9 +2855,24 @@ pub mod client {
         pub const DELETE_ROLE_BINDING: Route = Route {
             grpc_path: "/platform.iam.v1.RoleBindingService/DeleteRoleBinding",
             verb: "DELETE",
-            prefix: "/iam/v1/rolebindings",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("rolebindings"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `DeleteRoleBinding` (`DELETE /iam/v1/rolebindings/{id=**}`).
         ///
@@ -2741,9 +2900,24 @@ pub mod client {
         pub const CREATE_ROLE: Route = Route {
             grpc_path: "/platform.iam.v1.RoleService/CreateRole",
             verb: "POST",
-            prefix: "/iam/v1/roles",
-            variable: Some("parent"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("roles"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "parent",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("role"),
+            response_body: None,
         };
         /// `CreateRole` (`POST /iam/v1/roles/{parent=**}`).
         ///
@@ -2758,9 +2932,17 @@ pub mod client {
         pub const LIST_ROLES: Route = Route {
             grpc_path: "/platform.iam.v1.RoleService/ListRoles",
             verb: "GET",
-            prefix: "/iam/v1/roles",
-            variable: None,
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("roles"),
+                ],
+                variables: &[],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `ListRoles` (`GET /iam/v1/roles`).
         ///
@@ -2777,9 +2959,24 @@ pub mod client {
         pub const UPDATE_ROLE: Route = Route {
             grpc_path: "/platform.iam.v1.RoleService/UpdateRole",
             verb: "PUT",
-            prefix: "/iam/v1/roles",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("roles"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("*"),
+            response_body: None,
         };
         /// `UpdateRole` (`PUT /iam/v1/roles/{id=**}`).
         ///
@@ -2793,9 +2990,24 @@ pub mod client {
         pub const DELETE_ROLE: Route = Route {
             grpc_path: "/platform.iam.v1.RoleService/DeleteRole",
             verb: "DELETE",
-            prefix: "/iam/v1/roles",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("roles"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `DeleteRole` (`DELETE /iam/v1/roles/{id=**}`).
         ///

@@ -4333,9 +4333,24 @@ pub mod client {
         pub const CREATE_GROUP: Route = Route {
             grpc_path: "/platform.iam.v2.GroupService/CreateGroup",
             verb: "POST",
-            prefix: "/iam/v2/groups",
-            variable: Some("parent"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("groups"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "parent",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("group"),
+            response_body: None,
         };
         /// `CreateGroup` (`POST /iam/v2/groups/{parent=**}`).
         ///
@@ -4351,9 +4366,24 @@ pub mod client {
         pub const GET_GROUP: Route = Route {
             grpc_path: "/platform.iam.v2.GroupService/GetGroup",
             verb: "GET",
-            prefix: "/iam/v2/groups",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("groups"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `GetGroup` (`GET /iam/v2/groups/{uid=**}`).
         ///
@@ -4368,9 +4398,17 @@ pub mod client {
         pub const LIST_GROUPS: Route = Route {
             grpc_path: "/platform.iam.v2.GroupService/ListGroups",
             verb: "GET",
-            prefix: "/iam/v2/groups",
-            variable: None,
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("groups"),
+                ],
+                variables: &[],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `ListGroups` (`GET /iam/v2/groups`).
         ///
@@ -4414,9 +4452,24 @@ pub mod client {
         pub const UPDATE_GROUP: Route = Route {
             grpc_path: "/platform.iam.v2.GroupService/UpdateGroup",
             verb: "PATCH",
-            prefix: "/iam/v2/groups",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("groups"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("group"),
+            response_body: None,
         };
         /// `UpdateGroup` (`PATCH /iam/v2/groups/{uid=**}`).
         ///
@@ -4431,9 +4484,24 @@ pub mod client {
         pub const DELETE_GROUP: Route = Route {
             grpc_path: "/platform.iam.v2.GroupService/DeleteGroup",
             verb: "DELETE",
-            prefix: "/iam/v2/groups",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("groups"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `DeleteGroup` (`DELETE /iam/v2/groups/{uid=**}`).
         ///
@@ -4460,9 +4528,24 @@ pub mod client {
         pub const CREATE_IDENTITY: Route = Route {
             grpc_path: "/platform.iam.v2.IdentityService/CreateIdentity",
             verb: "POST",
-            prefix: "/iam/v2/identities",
-            variable: Some("parent"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("identities"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "parent",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("identity"),
+            response_body: None,
         };
         /// `CreateIdentity` (`POST /iam/v2/identities/{parent=**}`).
         ///
@@ -4477,9 +4560,24 @@ pub mod client {
         pub const GET_IDENTITY: Route = Route {
             grpc_path: "/platform.iam.v2.IdentityService/GetIdentity",
             verb: "GET",
-            prefix: "/iam/v2/identities",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("identities"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `GetIdentity` (`GET /iam/v2/identities/{uid=**}`).
         ///
@@ -4494,9 +4592,17 @@ pub mod client {
         pub const LIST_IDENTITIES: Route = Route {
             grpc_path: "/platform.iam.v2.IdentityService/ListIdentities",
             verb: "GET",
-            prefix: "/iam/v2/identities",
-            variable: None,
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("identities"),
+                ],
+                variables: &[],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `ListIdentities` (`GET /iam/v2/identities`).
         ///
@@ -4540,9 +4646,24 @@ pub mod client {
         pub const UPDATE_IDENTITY: Route = Route {
             grpc_path: "/platform.iam.v2.IdentityService/UpdateIdentity",
             verb: "PATCH",
-            prefix: "/iam/v2/identities",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("identities"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("identity"),
+            response_body: None,
         };
         /// `UpdateIdentity` (`PATCH /iam/v2/identities/{uid=**}`).
         ///
@@ -4557,9 +4678,24 @@ pub mod client {
         pub const DELETE_IDENTITY: Route = Route {
             grpc_path: "/platform.iam.v2.IdentityService/DeleteIdentity",
             verb: "DELETE",
-            prefix: "/iam/v2/identities",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("identities"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `DeleteIdentity` (`DELETE /iam/v2/identities/{uid=**}`).
         ///
@@ -4586,9 +4722,24 @@ pub mod client {
         pub const CREATE_ROLE_BINDING: Route = Route {
             grpc_path: "/platform.iam.v2.RoleBindingService/CreateRoleBinding",
             verb: "POST",
-            prefix: "/iam/v2/roleBindings",
-            variable: Some("parent"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("roleBindings"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "parent",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("role_binding"),
+            response_body: None,
         };
         /// `CreateRoleBinding` (`POST /iam/v2/roleBindings/{parent=**}`).
         ///
@@ -4603,9 +4754,24 @@ pub mod client {
         pub const GET_ROLE_BINDING: Route = Route {
             grpc_path: "/platform.iam.v2.RoleBindingService/GetRoleBinding",
             verb: "GET",
-            prefix: "/iam/v2/roleBindings",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("roleBindings"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `GetRoleBinding` (`GET /iam/v2/roleBindings/{uid=**}`).
         ///
@@ -4620,9 +4786,17 @@ pub mod client {
         pub const LIST_ROLE_BINDINGS: Route = Route {
             grpc_path: "/platform.iam.v2.RoleBindingService/ListRoleBindings",
             verb: "GET",
-            prefix: "/iam/v2/roleBindings",
-            variable: None,
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("roleBindings"),
+                ],
+                variables: &[],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `ListRoleBindings` (`GET /iam/v2/roleBindings`).
         ///
@@ -4666,9 +4840,24 @@ pub mod client {
         pub const UPDATE_ROLE_BINDING: Route = Route {
             grpc_path: "/platform.iam.v2.RoleBindingService/UpdateRoleBinding",
             verb: "PATCH",
-            prefix: "/iam/v2/roleBindings",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("roleBindings"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("role_binding"),
+            response_body: None,
         };
         /// `UpdateRoleBinding` (`PATCH /iam/v2/roleBindings/{uid=**}`).
         ///
@@ -4683,9 +4872,24 @@ pub mod client {
         pub const DELETE_ROLE_BINDING: Route = Route {
             grpc_path: "/platform.iam.v2.RoleBindingService/DeleteRoleBinding",
             verb: "DELETE",
-            prefix: "/iam/v2/roleBindings",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("roleBindings"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `DeleteRoleBinding` (`DELETE /iam/v2/roleBindings/{uid=**}`).
         ///
@@ -4712,9 +4916,24 @@ pub mod client {
         pub const CREATE_ROLE: Route = Route {
             grpc_path: "/platform.iam.v2.RoleService/CreateRole",
             verb: "POST",
-            prefix: "/iam/v2/roles",
-            variable: Some("parent"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("roles"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "parent",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("role"),
+            response_body: None,
         };
         /// `CreateRole` (`POST /iam/v2/roles/{parent=**}`).
         ///
@@ -4729,9 +4948,24 @@ pub mod client {
         pub const GET_ROLE: Route = Route {
             grpc_path: "/platform.iam.v2.RoleService/GetRole",
             verb: "GET",
-            prefix: "/iam/v2/roles",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("roles"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `GetRole` (`GET /iam/v2/roles/{uid=**}`).
         ///
@@ -4746,9 +4980,17 @@ pub mod client {
         pub const LIST_ROLES: Route = Route {
             grpc_path: "/platform.iam.v2.RoleService/ListRoles",
             verb: "GET",
-            prefix: "/iam/v2/roles",
-            variable: None,
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("roles"),
+                ],
+                variables: &[],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `ListRoles` (`GET /iam/v2/roles`).
         ///
@@ -4792,9 +5034,24 @@ pub mod client {
         pub const UPDATE_ROLE: Route = Route {
             grpc_path: "/platform.iam.v2.RoleService/UpdateRole",
             verb: "PATCH",
-            prefix: "/iam/v2/roles",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("roles"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("role"),
+            response_body: None,
         };
         /// `UpdateRole` (`PATCH /iam/v2/roles/{uid=**}`).
         ///
@@ -4809,9 +5066,24 @@ pub mod client {
         pub const DELETE_ROLE: Route = Route {
             grpc_path: "/platform.iam.v2.RoleService/DeleteRole",
             verb: "DELETE",
-            prefix: "/iam/v2/roles",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("iam"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("roles"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `DeleteRole` (`DELETE /iam/v2/roles/{uid=**}`).
         ///

@@ -101,7 +101,7 @@ impl JsonMessage for Artifact {
             "updated_at" => wire::Field::text("updated_at"),
             "name" => wire::Field::text("name"),
             "description" => wire::Field::text("description"),
-            "ecosystem" => wire::Field::text("ecosystem"),
+            "ecosystem" => wire::Field::enumeration("ecosystem"),
             "latestVersion" | "latest_version" => wire::Field::text("latestVersion"),
             "versionCount" | "version_count" => wire::Field::text("versionCount"),
             _ => return None,
@@ -722,9 +722,24 @@ pub mod client {
         pub const CREATE_ARTIFACT: Route = Route {
             grpc_path: "/platform.libraries.v1.ArtifactService/CreateArtifact",
             verb: "POST",
-            prefix: "/libraries/v1/artifacts",
-            variable: Some("parent"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("libraries"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("artifacts"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "parent",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("artifact"),
+            response_body: None,
         };
         /// `CreateArtifact` (`POST /libraries/v1/artifacts/{parent=**}`).
         ///
@@ -739,9 +754,24 @@ pub mod client {
         pub const GET_ARTIFACT: Route = Route {
             grpc_path: "/platform.libraries.v1.ArtifactService/GetArtifact",
             verb: "GET",
-            prefix: "/libraries/v1/artifacts",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("libraries"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("artifacts"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `GetArtifact` (`GET /libraries/v1/artifacts/{id=**}`).
         ///
@@ -756,9 +786,17 @@ pub mod client {
         pub const LIST_ARTIFACTS: Route = Route {
             grpc_path: "/platform.libraries.v1.ArtifactService/ListArtifacts",
             verb: "GET",
-            prefix: "/libraries/v1/artifacts",
-            variable: None,
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("libraries"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("artifacts"),
+                ],
+                variables: &[],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `ListArtifacts` (`GET /libraries/v1/artifacts`).
         ///
@@ -775,9 +813,24 @@ pub mod client {
         pub const UPDATE_ARTIFACT: Route = Route {
             grpc_path: "/platform.libraries.v1.ArtifactService/UpdateArtifact",
             verb: "PUT",
-            prefix: "/libraries/v1/artifacts",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("libraries"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("artifacts"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("*"),
+            response_body: None,
         };
         /// `UpdateArtifact` (`PUT /libraries/v1/artifacts/{id=**}`).
         ///
@@ -794,9 +847,24 @@ pub mod client {
         pub const DELETE_ARTIFACT: Route = Route {
             grpc_path: "/platform.libraries.v1.ArtifactService/DeleteArtifact",
             verb: "DELETE",
-            prefix: "/libraries/v1/artifacts",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("libraries"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("artifacts"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `DeleteArtifact` (`DELETE /libraries/v1/artifacts/{id=**}`).
         ///

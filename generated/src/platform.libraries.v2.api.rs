@@ -113,7 +113,7 @@ impl JsonMessage for Artifact {
             "name" => wire::Field::text("name"),
             "description" => wire::Field::text("description"),
             "etag" => wire::Field::text("etag"),
-            "ecosystem" => wire::Field::text("ecosystem"),
+            "ecosystem" => wire::Field::enumeration("ecosystem"),
             "latestVersion" | "latest_version" => wire::Field::text("latestVersion"),
             "versionCount" | "version_count" => wire::Field::text("versionCount"),
             _ => return None,
@@ -1043,9 +1043,24 @@ pub mod client {
         pub const CREATE_ARTIFACT: Route = Route {
             grpc_path: "/platform.libraries.v2.ArtifactService/CreateArtifact",
             verb: "POST",
-            prefix: "/libraries/v2/artifacts",
-            variable: Some("parent"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("libraries"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("artifacts"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "parent",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("artifact"),
+            response_body: None,
         };
         /// `CreateArtifact` (`POST /libraries/v2/artifacts/{parent=**}`).
         ///
@@ -1060,9 +1075,24 @@ pub mod client {
         pub const GET_ARTIFACT: Route = Route {
             grpc_path: "/platform.libraries.v2.ArtifactService/GetArtifact",
             verb: "GET",
-            prefix: "/libraries/v2/artifacts",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("libraries"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("artifacts"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `GetArtifact` (`GET /libraries/v2/artifacts/{uid=**}`).
         ///
@@ -1077,9 +1107,17 @@ pub mod client {
         pub const LIST_ARTIFACTS: Route = Route {
             grpc_path: "/platform.libraries.v2.ArtifactService/ListArtifacts",
             verb: "GET",
-            prefix: "/libraries/v2/artifacts",
-            variable: None,
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("libraries"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("artifacts"),
+                ],
+                variables: &[],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `ListArtifacts` (`GET /libraries/v2/artifacts`).
         ///
@@ -1123,9 +1161,24 @@ pub mod client {
         pub const UPDATE_ARTIFACT: Route = Route {
             grpc_path: "/platform.libraries.v2.ArtifactService/UpdateArtifact",
             verb: "PATCH",
-            prefix: "/libraries/v2/artifacts",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("libraries"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("artifacts"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("artifact"),
+            response_body: None,
         };
         /// `UpdateArtifact` (`PATCH /libraries/v2/artifacts/{uid=**}`).
         ///
@@ -1140,9 +1193,24 @@ pub mod client {
         pub const DELETE_ARTIFACT: Route = Route {
             grpc_path: "/platform.libraries.v2.ArtifactService/DeleteArtifact",
             verb: "DELETE",
-            prefix: "/libraries/v2/artifacts",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("libraries"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("artifacts"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `DeleteArtifact` (`DELETE /libraries/v2/artifacts/{uid=**}`).
         ///

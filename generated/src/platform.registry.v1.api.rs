@@ -599,9 +599,24 @@ pub mod client {
         pub const CREATE_REPO: Route = Route {
             grpc_path: "/platform.registry.v1.RepoService/CreateRepo",
             verb: "POST",
-            prefix: "/registry/v1/repos",
-            variable: Some("parent"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("registry"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("repos"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "parent",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("repo"),
+            response_body: None,
         };
         /// `CreateRepo` (`POST /registry/v1/repos/{parent=**}`).
         ///
@@ -616,9 +631,17 @@ pub mod client {
         pub const LIST_REPOS: Route = Route {
             grpc_path: "/platform.registry.v1.RepoService/ListRepos",
             verb: "GET",
-            prefix: "/registry/v1/repos",
-            variable: None,
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("registry"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("repos"),
+                ],
+                variables: &[],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `ListRepos` (`GET /registry/v1/repos`).
         ///
@@ -635,9 +658,24 @@ pub mod client {
         pub const UPDATE_REPO: Route = Route {
             grpc_path: "/platform.registry.v1.RepoService/UpdateRepo",
             verb: "PUT",
-            prefix: "/registry/v1/repos",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("registry"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("repos"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("*"),
+            response_body: None,
         };
         /// `UpdateRepo` (`PUT /registry/v1/repos/{id=**}`).
         ///
@@ -651,9 +689,24 @@ pub mod client {
         pub const DELETE_REPO: Route = Route {
             grpc_path: "/platform.registry.v1.RepoService/DeleteRepo",
             verb: "DELETE",
-            prefix: "/registry/v1/repos",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("registry"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("repos"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `DeleteRepo` (`DELETE /registry/v1/repos/{id=**}`).
         ///

@@ -1022,9 +1022,24 @@ pub mod client {
         pub const CREATE_REPO: Route = Route {
             grpc_path: "/platform.registry.v2.RepoService/CreateRepo",
             verb: "POST",
-            prefix: "/registry/v2/repos",
-            variable: Some("parent"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("registry"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("repos"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "parent",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("repo"),
+            response_body: None,
         };
         /// `CreateRepo` (`POST /registry/v2/repos/{parent=**}`).
         ///
@@ -1039,9 +1054,24 @@ pub mod client {
         pub const GET_REPO: Route = Route {
             grpc_path: "/platform.registry.v2.RepoService/GetRepo",
             verb: "GET",
-            prefix: "/registry/v2/repos",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("registry"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("repos"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `GetRepo` (`GET /registry/v2/repos/{uid=**}`).
         ///
@@ -1056,9 +1086,17 @@ pub mod client {
         pub const LIST_REPOS: Route = Route {
             grpc_path: "/platform.registry.v2.RepoService/ListRepos",
             verb: "GET",
-            prefix: "/registry/v2/repos",
-            variable: None,
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("registry"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("repos"),
+                ],
+                variables: &[],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `ListRepos` (`GET /registry/v2/repos`).
         ///
@@ -1102,9 +1140,24 @@ pub mod client {
         pub const UPDATE_REPO: Route = Route {
             grpc_path: "/platform.registry.v2.RepoService/UpdateRepo",
             verb: "PATCH",
-            prefix: "/registry/v2/repos",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("registry"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("repos"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("repo"),
+            response_body: None,
         };
         /// `UpdateRepo` (`PATCH /registry/v2/repos/{uid=**}`).
         ///
@@ -1119,9 +1172,24 @@ pub mod client {
         pub const DELETE_REPO: Route = Route {
             grpc_path: "/platform.registry.v2.RepoService/DeleteRepo",
             verb: "DELETE",
-            prefix: "/registry/v2/repos",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("registry"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("repos"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `DeleteRepo` (`DELETE /registry/v2/repos/{uid=**}`).
         ///

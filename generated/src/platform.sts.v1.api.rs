@@ -193,9 +193,16 @@ pub mod client {
         pub const EXCHANGE_TOKEN: Route = Route {
             grpc_path: "/platform.sts.v1.TokenService/ExchangeToken",
             verb: "GET",
-            prefix: "/sts/exchange",
-            variable: None,
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("sts"),
+                    runtime::rest::template::Segment::Literal("exchange"),
+                ],
+                variables: &[],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `ExchangeToken` (`GET /sts/exchange`).
         ///

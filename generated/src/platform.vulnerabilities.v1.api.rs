@@ -282,7 +282,7 @@ impl JsonMessage for Severity {
     }
     fn json_field(name: &str) -> Option<wire::Field> {
         let field = match name {
-            "type" => wire::Field::text("type"),
+            "type" => wire::Field::enumeration("type"),
             "score" => wire::Field::text("score"),
             _ => return None,
         };
@@ -786,9 +786,24 @@ pub mod client {
         pub const CREATE_ADVISORY: Route = Route {
             grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/CreateAdvisory",
             verb: "POST",
-            prefix: "/vulnerabilities/v1/advisories",
-            variable: Some("parent"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("vulnerabilities"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("advisories"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "parent",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("advisory"),
+            response_body: None,
         };
         /// `CreateAdvisory` (`POST /vulnerabilities/v1/advisories/{parent=**}`).
         ///
@@ -803,9 +818,24 @@ pub mod client {
         pub const GET_ADVISORY: Route = Route {
             grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/GetAdvisory",
             verb: "GET",
-            prefix: "/vulnerabilities/v1/advisories",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("vulnerabilities"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("advisories"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `GetAdvisory` (`GET /vulnerabilities/v1/advisories/{id=**}`).
         ///
@@ -820,9 +850,17 @@ pub mod client {
         pub const LIST_ADVISORIES: Route = Route {
             grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/ListAdvisories",
             verb: "GET",
-            prefix: "/vulnerabilities/v1/advisories",
-            variable: None,
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("vulnerabilities"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("advisories"),
+                ],
+                variables: &[],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `ListAdvisories` (`GET /vulnerabilities/v1/advisories`).
         ///
@@ -839,9 +877,24 @@ pub mod client {
         pub const UPDATE_ADVISORY: Route = Route {
             grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/UpdateAdvisory",
             verb: "PUT",
-            prefix: "/vulnerabilities/v1/advisories",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("vulnerabilities"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("advisories"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: Some("*"),
+            response_body: None,
         };
         /// `UpdateAdvisory` (`PUT /vulnerabilities/v1/advisories/{id=**}`).
         ///
@@ -858,9 +911,24 @@ pub mod client {
         pub const DELETE_ADVISORY: Route = Route {
             grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/DeleteAdvisory",
             verb: "DELETE",
-            prefix: "/vulnerabilities/v1/advisories",
-            variable: Some("id"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("vulnerabilities"),
+                    runtime::rest::template::Segment::Literal("v1"),
+                    runtime::rest::template::Segment::Literal("advisories"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "id",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `DeleteAdvisory` (`DELETE /vulnerabilities/v1/advisories/{id=**}`).
         ///

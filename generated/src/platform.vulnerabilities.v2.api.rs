@@ -229,7 +229,7 @@ impl JsonMessage for Severity {
     }
     fn json_field(name: &str) -> Option<wire::Field> {
         let field = match name {
-            "type" => wire::Field::text("type"),
+            "type" => wire::Field::enumeration("type"),
             "score" => wire::Field::text("score"),
             _ => return None,
         };
@@ -860,9 +860,24 @@ pub mod client {
         pub const GET_ADVISORY: Route = Route {
             grpc_path: "/platform.vulnerabilities.v2.AdvisoryService/GetAdvisory",
             verb: "GET",
-            prefix: "/vulnerabilities/v2/advisories",
-            variable: Some("uid"),
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("vulnerabilities"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("advisories"),
+                    runtime::rest::template::Segment::Rest,
+                ],
+                variables: &[
+                    runtime::rest::template::Variable {
+                        field: "uid",
+                        start: 3,
+                        end: 4,
+                    },
+                ],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `GetAdvisory` (`GET /vulnerabilities/v2/advisories/{uid=**}`).
         ///
@@ -877,9 +892,17 @@ pub mod client {
         pub const LIST_ADVISORIES: Route = Route {
             grpc_path: "/platform.vulnerabilities.v2.AdvisoryService/ListAdvisories",
             verb: "GET",
-            prefix: "/vulnerabilities/v2/advisories",
-            variable: None,
+            template: runtime::rest::template::Template {
+                segments: &[
+                    runtime::rest::template::Segment::Literal("vulnerabilities"),
+                    runtime::rest::template::Segment::Literal("v2"),
+                    runtime::rest::template::Segment::Literal("advisories"),
+                ],
+                variables: &[],
+                verb: None,
+            },
             body: None,
+            response_body: None,
         };
         /// `ListAdvisories` (`GET /vulnerabilities/v2/advisories`).
         ///

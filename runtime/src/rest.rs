@@ -10,8 +10,10 @@
 pub mod conditional;
 pub mod http_body;
 pub mod stream;
+pub mod template;
 
 pub use conditional::{Preconditions, Tagged};
+pub use template::PathVars;
 
 use std::convert::Infallible;
 
@@ -97,6 +99,42 @@ impl RestRequest {
             None => field.to_owned(),
         };
         self.fields.insert(key, Value::String(value));
+        self
+    }
+
+    /// Binds the values of a runtime-matched template's variables, each to
+    /// its field (a dotted path through singular messages: `book.name`).
+    /// Bound after the body, they win over what the body says of them.
+    pub fn path_vars(mut self, vars: PathVars) -> Self {
+        for (field, value) in vars.0 {
+            if !field.contains('.') {
+                self = self.path(field, value);
+                continue;
+            }
+            let mut lookup = self.field;
+            let mut object = &mut self.fields;
+            let mut parts = field.split('.').peekable();
+            while let Some(part) = parts.next() {
+                let name = lookup(part).map_or_else(|| part.to_owned(), |f| f.json_name.to_owned());
+                if parts.peek().is_none() {
+                    object.insert(name, Value::String(value));
+                    break;
+                }
+                if let Some(FieldKind::Message(inner)) = lookup(part).map(|f| f.kind) {
+                    lookup = inner;
+                }
+                let entry = object
+                    .entry(name)
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if !entry.is_object() {
+                    *entry = Value::Object(Map::new());
+                }
+                let Value::Object(inner) = entry else {
+                    break;
+                };
+                object = inner;
+            }
+        }
         self
     }
 
@@ -242,8 +280,9 @@ impl RestRequest {
     }
 }
 
-/// A query value as JSON: booleans as booleans, everything else as a string
-/// (canonical JSON parsing accepts numbers, timestamps and masks as strings).
+/// A query value as JSON: booleans as booleans, enum numbers as numbers,
+/// everything else as a string (canonical JSON parsing accepts numbers,
+/// timestamps and masks as strings, and enums by name).
 fn query_value(kind: FieldKind, value: String) -> Option<Value> {
     match kind {
         FieldKind::Bool => match value.as_str() {
@@ -252,6 +291,10 @@ fn query_value(kind: FieldKind, value: String) -> Option<Value> {
             _ => None,
         },
         FieldKind::FieldMask => Some(Value::String(json::lower_camel_case(&value))),
+        FieldKind::Enum => Some(match value.parse::<i32>() {
+            Ok(number) => Value::from(number),
+            Err(_) => Value::String(value),
+        }),
         _ => Some(Value::String(value)),
     }
 }
@@ -273,11 +316,54 @@ impl<M: JsonMessage> IntoResponse for Json<M> {
     }
 }
 
+/// A successful response of a rule with `response_body`: only that field
+/// of the message (by its JSON name), as canonical JSON.
+#[derive(Debug)]
+pub struct ResponseField<M>(pub M, pub &'static str);
+
+impl<M: JsonMessage> IntoResponse for ResponseField<M> {
+    fn into_response(self) -> Response {
+        let field = M::json_field(self.1);
+        let name = field.map_or(self.1, |field| field.json_name);
+        let value = match serde_json::from_slice::<Value>(&json::to_vec(&self.0)) {
+            Ok(Value::Object(mut fields)) => fields.remove(name),
+            _ => None,
+        };
+        // Canonical JSON leaves a field at its default out: answer that
+        // default (`null` for scalars, which decoding reads as the default).
+        let value = value.unwrap_or_else(|| match field {
+            Some(field) if field.repeated => Value::Array(Vec::new()),
+            Some(Field {
+                kind: FieldKind::Message(_) | FieldKind::Map,
+                ..
+            }) => Value::Object(Map::new()),
+            Some(Field {
+                kind: FieldKind::Bool,
+                ..
+            }) => Value::Bool(false),
+            _ => Value::Null,
+        });
+        let body = value.to_string().into_bytes();
+        (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            body,
+        )
+            .into_response()
+    }
+}
+
 /// Fallback for paths no route matches: gRPC `UNIMPLEMENTED` for gRPC
 /// requests, a JSON `NOT_FOUND` otherwise.
 pub async fn fallback(request: axum::extract::Request) -> Response {
-    let path = request.uri().path().to_owned();
-    if is_grpc(request.headers()) {
+    not_found(request.uri().path(), request.headers())
+}
+
+/// The answer of [`fallback`] for `path`.
+pub(crate) fn not_found(path: &str, headers: &http::HeaderMap) -> Response {
+    if is_grpc(headers) {
         let status: tonic::Status = Error::new(
             Code::Unimplemented,
             "UNKNOWN_METHOD",
@@ -331,10 +417,15 @@ pub async fn catch_panic(
 
 /// Fallback for a matched path with a method it does not serve.
 pub async fn method_not_allowed(method: http::Method, uri: http::Uri) -> Response {
+    not_allowed(&method, uri.path())
+}
+
+/// The answer of [`method_not_allowed`].
+pub(crate) fn not_allowed(method: &http::Method, path: &str) -> Response {
     let error = Error::new(
         Code::InvalidArgument,
         "METHOD_NOT_ALLOWED",
-        format!("`{method}` is not served on `{}`", uri.path()),
+        format!("`{method}` is not served on `{path}`"),
     )
     .with_http_status(StatusCode::METHOD_NOT_ALLOWED);
     error.into_response()
@@ -466,6 +557,28 @@ mod tests {
             StatusCode::OK,
             "still serving"
         );
+    }
+
+    #[test]
+    fn enums_are_bound_from_the_query_by_name_or_number() {
+        assert_eq!(
+            query_value(FieldKind::Enum, "2".into()),
+            Some(Value::from(2))
+        );
+        assert_eq!(
+            query_value(FieldKind::Enum, "-1".into()),
+            Some(Value::from(-1))
+        );
+        assert_eq!(
+            query_value(FieldKind::Enum, "PYPI".into()),
+            Some(Value::String("PYPI".into()))
+        );
+        // Not an `i32`: left to decoding, which reports the field.
+        assert_eq!(
+            query_value(FieldKind::Enum, "99999999999".into()),
+            Some(Value::String("99999999999".into()))
+        );
+        assert_eq!(query_value(FieldKind::Bool, "yes".into()), None);
     }
 
     #[test]

@@ -174,8 +174,8 @@ fn id_field(api: &Api, method: &Method) -> String {
     let variable = method
         .http
         .template
-        .variable
-        .as_ref()
+        .variables
+        .first()
         .map_or("uid", |v| v.field.as_str());
     request_field(api, method, variable).unwrap_or_else(|| variable.to_owned())
 }

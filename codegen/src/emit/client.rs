@@ -18,6 +18,7 @@ use quote::{format_ident, quote};
 use crate::model::{
     Api, HTTP_BODY_PATH, Method, Package, Paging, RawRequest, Service, Standard, package_module,
 };
+use crate::template::{PathTemplate, Segment};
 
 /// The file the crate root includes.
 pub const FILE: &str = "client.rs";
@@ -117,16 +118,13 @@ fn emit_method(
     let route = format_ident!("{}", method.name.to_shouty_snake_case());
     let grpc_path = format!("/{}/{}", service.full_name, method.name);
     let verb = format!("{:?}", method.http.verb).to_uppercase();
-    let prefix = method.http.template.prefix();
-    let variable = match &method.http.template.variable {
-        Some(variable) => {
-            let field = &variable.field;
-            quote!(Some(#field))
-        }
-        None => quote!(None),
-    };
+    let template = runtime_template(&method.http.template);
     let body = match &method.http.body {
         Some(body) => quote!(Some(#body)),
+        None => quote!(None),
+    };
+    let response_body = match &method.http.response_body {
+        Some(field) => quote!(Some(#field)),
         None => quote!(None),
     };
     let input = scope.path(&method.input);
@@ -155,9 +153,9 @@ fn emit_method(
         pub const #route: Route = Route {
             grpc_path: #grpc_path,
             verb: #verb,
-            prefix: #prefix,
-            variable: #variable,
+            template: #template,
             body: #body,
+            response_body: #response_body,
         };
 
         #[doc = #doc]
@@ -355,4 +353,30 @@ fn version_key(package: &str) -> (u64, &str) {
         .and_then(|v| v.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
         .unwrap_or(0);
     (number, package)
+}
+
+/// A parsed template as the `runtime::rest::template::Template` constant.
+pub(super) fn runtime_template(template: &PathTemplate) -> TokenStream {
+    let segments = template.segments.iter().map(|segment| match segment {
+        Segment::Literal(text) => quote!(runtime::rest::template::Segment::Literal(#text)),
+        Segment::Any => quote!(runtime::rest::template::Segment::Any),
+        Segment::Rest => quote!(runtime::rest::template::Segment::Rest),
+    });
+    let variables = template.variables.iter().map(|variable| {
+        let field = &variable.field;
+        let start = proc_macro2::Literal::usize_unsuffixed(variable.start);
+        let end = proc_macro2::Literal::usize_unsuffixed(variable.end);
+        quote!(runtime::rest::template::Variable { field: #field, start: #start, end: #end })
+    });
+    let verb = match &template.verb {
+        Some(verb) => quote!(Some(#verb)),
+        None => quote!(None),
+    };
+    quote! {
+        runtime::rest::template::Template {
+            segments: &[#(#segments),*],
+            variables: &[#(#variables),*],
+            verb: #verb,
+        }
+    }
 }

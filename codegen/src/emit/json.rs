@@ -300,6 +300,7 @@ fn json_field(fields: &[NamedField], scope: &super::Scope) -> TokenStream {
         let mut described = match &field.kind {
             QueryKind::Text => quote!(wire::Field::text(#json_name)),
             QueryKind::Bool => quote!(wire::Field::boolean(#json_name)),
+            QueryKind::Enum => quote!(wire::Field::enumeration(#json_name)),
             QueryKind::FieldMask => quote!(wire::Field::field_mask(#json_name)),
             QueryKind::Map => quote!(wire::Field::map(#json_name)),
             QueryKind::Message(path) => {

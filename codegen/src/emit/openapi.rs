@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor};
 use serde_json::{Map, Value, json};
 
-use crate::model::{Api, Behavior, LIST_FILTERS, Method, Standard};
+use crate::model::{Api, Behavior, HttpRule, LIST_FILTERS, Method, Standard};
+use crate::template::{PathTemplate, Segment};
 
 /// What a UIDP looks like (CONTRACT §2); path variables of standard methods hold one.
 const UIDP_PATTERN: &str = "^[0-9a-f]{40}(/[0-9a-f]{16})*$";
@@ -33,9 +34,13 @@ pub fn emit(api: &Api, pool: &DescriptorPool, title: &str, version: &str) -> Str
             };
             for method in &service.methods {
                 let accepted = accepted_filters(api, method);
-                for (path, operation) in operations(&tag, method, accepted, pool, &mut schemas) {
-                    let verb = method.http.verb.routing_fn().to_owned();
-                    paths.entry(path).or_default().insert(verb, operation);
+                for (index, binding) in method.http.bindings().enumerate() {
+                    let operations =
+                        operations(&tag, method, (binding, index), accepted, pool, &mut schemas);
+                    for (path, operation) in operations {
+                        let verb = binding.verb.routing_fn().to_owned();
+                        paths.entry(path).or_default().insert(verb, operation);
+                    }
                 }
             }
         }
@@ -104,11 +109,18 @@ fn key_parameter(api: &Api, method: &Method, field: &str) -> Value {
     })
 }
 
-/// The OpenAPI path(s) of a method: a trailing `{x=**}` that may be empty
-/// (a root create) also gets the bare prefix.
+/// The OpenAPI path(s) of a method's binding: a trailing `{x=**}` that may
+/// be empty (a root create) also gets the bare prefix.
+///
+/// Any other template is written with each variable as one path parameter
+/// (`/v1/{name}:merge` for `/v1/{name=shelves/*}:merge`), its pattern in the
+/// parameter's description: OpenAPI has no multi-segment parameters nor
+/// custom verbs, so the value's `/` are sent as they are and `:merge` is
+/// literal text of the path. A `*` or `**` outside every variable is `-`.
 fn operations(
     tag: &str,
     method: &Method,
+    (binding, index): (&HttpRule, usize),
     accepted_filters: Option<&[String]>,
     pool: &DescriptorPool,
     schemas: &mut Schemas,
@@ -116,31 +128,11 @@ fn operations(
     let input = pool
         .get_message_by_name(&method.input_type)
         .expect("methods come from the pool");
-    let template = &method.http.template;
-    let prefix = template.prefix();
+    let template = &binding.template;
     // A Get or List of a collection with public items: a token is optional.
     let api: &Api = schemas.api;
     let public_reads = api.public_reads(method).filter(|_| !method.anonymous);
-    let mut paths = Vec::new();
-    match &template.variable {
-        None => paths.push((prefix, None)),
-        Some(variable) => {
-            let optional_parent = matches!(
-                method.standard,
-                Standard::Create {
-                    parent_required: false,
-                    ..
-                }
-            );
-            if optional_parent {
-                paths.push((format!("{prefix}/"), None));
-            }
-            paths.push((
-                format!("{prefix}/{{{}}}", variable.field),
-                Some(variable.field.as_str()),
-            ));
-        }
-    }
+    let paths = openapi_paths(method, template);
     paths
         .into_iter()
         .map(|(path, path_field)| {
@@ -148,9 +140,10 @@ fn operations(
             if let Some(field) = path_field {
                 parameters.push(key_parameter(api, method, field));
             }
-            let body = method.http.body.as_deref();
+            parameters.extend(pattern_parameters(template));
+            let body = binding.body.as_deref();
             for field in input.fields() {
-                let bound = template.variable.as_ref().is_some_and(|v| v.field == field.name())
+                let bound = template.variables.iter().any(|v| v.field == field.name())
                     || Some(field.name()) == body
                     || body == Some("*");
                 if !bound {
@@ -168,7 +161,7 @@ fn operations(
                 });
             }
             let mut operation = Map::new();
-            operation.insert("operationId".into(), json!(operation_id(tag, method, path_field.is_none() && template.variable.is_some())));
+            operation.insert("operationId".into(), json!(operation_id(tag, method, path_field.is_none() && matches!(template.axum_shape(), Some(Some(_))), index)));
             operation.insert("tags".into(), json!([tag]));
             let description = match public_reads {
                 Some(rule) => format!("{} {}", method.comments, rule.describe()).trim().to_owned(),
@@ -282,9 +275,95 @@ fn response_content(method: &Method, schema: Value) -> Value {
     }
 }
 
-fn operation_id(tag: &str, method: &Method, root: bool) -> String {
+fn operation_id(tag: &str, method: &Method, root: bool, binding: usize) -> String {
     let suffix = if root { "Root" } else { "" };
-    format!("{}_{}{suffix}", tag.replace('.', "_"), method.name)
+    let binding = if binding == 0 {
+        String::new()
+    } else {
+        format!("_{binding}")
+    };
+    format!("{}_{}{suffix}{binding}", tag.replace('.', "_"), method.name)
+}
+
+/// The OpenAPI paths of a template, each with the field of its UIDP path
+/// parameter (for the templates axum routes; see [`operations`]).
+fn openapi_paths<'a>(
+    method: &Method,
+    template: &'a PathTemplate,
+) -> Vec<(String, Option<&'a str>)> {
+    let prefix = template.prefix();
+    let mut paths = Vec::new();
+    match template.axum_shape() {
+        Some(None) => paths.push((prefix, None)),
+        Some(Some((variable, _))) => {
+            let optional_parent = matches!(
+                method.standard,
+                Standard::Create {
+                    parent_required: false,
+                    ..
+                }
+            );
+            if optional_parent {
+                paths.push((format!("{prefix}/"), None));
+            }
+            paths.push((
+                format!("{prefix}/{{{}}}", variable.field),
+                Some(variable.field.as_str()),
+            ));
+        }
+        None => paths.push((openapi_path(template), None)),
+    }
+    paths
+}
+
+/// The path parameters of a template axum does not route (see
+/// [`operations`]): one per variable, its pattern in the description.
+fn pattern_parameters(template: &PathTemplate) -> Vec<Value> {
+    if template.axum_shape().is_some() {
+        return Vec::new();
+    }
+    template
+        .variables
+        .iter()
+        .map(|variable| {
+            let pattern = template.source[variable.column..]
+                .split_once('}')
+                .map_or("", |(v, _)| v)
+                .split_once('=')
+                .map_or("*", |(_, p)| p);
+            json!({
+                "name": variable.field,
+                "in": "path",
+                "required": true,
+                "description": format!("Matches `{pattern}`; a `/` in it is sent as is."),
+                "schema": {"type": "string"},
+            })
+        })
+        .collect()
+}
+
+/// A template as an OpenAPI path (see [`operations`]).
+fn openapi_path(template: &PathTemplate) -> String {
+    let mut path = String::new();
+    let mut index = 0;
+    while index < template.segments.len() {
+        path.push('/');
+        if let Some(variable) = template.variables.iter().find(|v| v.start == index) {
+            path.push_str(&format!("{{{}}}", variable.field));
+            index = variable.end;
+            continue;
+        }
+        match &template.segments[index] {
+            Segment::Literal(text) => path.push_str(text),
+            Segment::Any | Segment::Rest => path.push('-'),
+        }
+        index += 1;
+    }
+    if let Some(verb) = &template.verb {
+        path.push(':');
+        path.push_str(verb);
+    }
+    path
 }
 
 /// The filters a list method accepts (`None` for other methods).

@@ -20,7 +20,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::service::{api_name, store_bounds};
-use crate::model::{Api, Method, Service, Standard};
+use crate::model::{Api, HttpRule, Method, Service, Standard};
 
 pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     let api_type = api_name(service);
@@ -28,78 +28,30 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     let routes_fn = format_ident!("{}_routes", service.name.to_snake_case());
     let module = format_ident!("{}_rest", service.name.to_snake_case());
 
-    // axum path -> handlers (verb routing fn, handler name), in a stable order.
-    let mut routes: BTreeMap<String, Vec<(&str, syn::Ident)>> = BTreeMap::new();
-    // A trailing `{x=**}` may match nothing: the bare collection path is the
-    // same request (`POST /v1/shelves` creates at the root), unless another
-    // method of the same verb owns that path.
-    let mut bare = Vec::new();
-    for method in &service.methods {
-        let template = &method.http.template;
-        let handler = format_ident!("{}", method.rust_name());
-        let verb = method.http.verb.routing_fn();
-        let prefix = template.prefix();
-        let mut paths = Vec::new();
-        match &template.variable {
-            None => paths.push(prefix),
-            Some(variable) if variable.multi_segment => {
-                paths.push(format!("{prefix}/"));
-                paths.push(format!("{prefix}/{{*path}}"));
-                bare.push((prefix, verb, handler.clone()));
-            }
-            Some(_) => paths.push(format!("{prefix}/{{segment}}")),
-        }
-        for path in paths {
-            routes
-                .entry(path)
-                .or_default()
-                .push((verb, handler.clone()));
-        }
-    }
-    for (path, verb, handler) in bare {
-        let handlers = routes.entry(path).or_default();
-        if !handlers.iter().any(|(taken, _)| *taken == verb) {
-            handlers.push((verb, handler));
-        }
-    }
-    let route_calls = routes.iter().map(|(path, handlers)| {
-        let mut chain = handlers.iter().map(|(verb, handler)| {
-            let verb = format_ident!("{}", verb);
-            quote!(#verb(#module::#handler::<S>))
-        });
-        let first = chain.next().expect("a route has a handler");
-        quote!(.route(#path, routing::#first #(.#chain)*))
-    });
-    let handlers = service.methods.iter().map(|method| {
-        if method.media.is_plain() {
-            emit_handler(scope, &api_type, &bounds, method)
-        } else {
-            super::rest_media::emit_handler(scope, &api_type, &bounds, method)
-        }
-    });
-    let etags: Vec<Etags> = service.methods.iter().map(Etags::of).collect();
-    let mut extractors = vec![quote!(RestRequest)];
-    let untagged =
-        |(method, etags): (&Method, &Etags)| method.output != "()" && !etags.tags_answer();
-    if service.methods.iter().zip(&etags).any(untagged) {
-        extractors.insert(0, quote!(Json));
-    }
-    if service.methods.iter().any(|m| m.http.body.is_some()) {
-        extractors.insert(0, quote!(Body));
-    }
-    if etags.iter().any(Etags::reads_headers) {
-        extractors.push(quote!(Preconditions));
-    }
-    if etags.iter().any(Etags::tags_answer) {
-        extractors.push(quote!(Tagged));
-    }
-    if service
+    let (route_calls, dispatch_routes, dispatchers) =
+        route_calls(service, &module, (&api_type, &bounds));
+    let bindings: Vec<(&Method, usize, &HttpRule, Etags)> = service
         .methods
         .iter()
-        .any(|m| m.http.template.variable.is_some())
-    {
-        extractors.push(quote!(PathTail));
-    }
+        .flat_map(|method| {
+            method
+                .http
+                .bindings()
+                .enumerate()
+                .map(move |(index, binding)| {
+                    (method, index, binding, Etags::of_binding(method, binding))
+                })
+        })
+        .collect();
+    let handlers = bindings.iter().map(|(method, index, binding, etags)| {
+        let name = handler_name(method, *index);
+        if method.media.is_plain() {
+            emit_handler(scope, (&api_type, &bounds), method, (binding, etags), name)
+        } else {
+            super::rest_media::emit_handler(scope, (&api_type, &bounds), method, binding, name)
+        }
+    });
+    let extractors = extractors(&bindings);
     // Streaming and raw handlers (`rest_media`) name what they use in full.
     let media_imports = service
         .methods
@@ -116,6 +68,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             use axum::routing;
             axum::Router::new()
                 #(#route_calls)*
+                #(#dispatch_routes)*
                 .with_state(api)
         }
 
@@ -126,6 +79,186 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             use runtime::rest::{#(#extractors),*};
 
             #(#handlers)*
+            #(#dispatchers)*
+        }
+    }
+}
+
+/// The router's `.route` calls: axum routes (literal prefix, then
+/// `{segment}` or `{*path}`), and the routes of each runtime-matched prefix
+/// with their dispatchers (see `model::routes`).
+fn route_calls(
+    service: &Service,
+    module: &syn::Ident,
+    (api_type, bounds): (&syn::Ident, &TokenStream),
+) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>) {
+    // axum path -> handlers (verb routing fn, handler name), in a stable order.
+    let mut routes: BTreeMap<String, Vec<(&str, syn::Ident)>> = BTreeMap::new();
+    // A trailing `{x=**}` may match nothing: the bare collection path is the
+    // same request (`POST /v1/shelves` creates at the root), unless another
+    // method of the same verb owns that path.
+    let mut bare = Vec::new();
+    // Runtime-matched prefix -> its bindings (key, verb, template, handler).
+    let mut matched: BTreeMap<&str, Vec<_>> = BTreeMap::new();
+    for method in &service.methods {
+        for (index, binding) in method.http.bindings().enumerate() {
+            let handler = handler_name(method, index);
+            let template = &binding.template;
+            if let Some(prefix) = &binding.matched_prefix {
+                matched.entry(prefix.as_str()).or_default().push((
+                    template.match_key(),
+                    binding.verb.method(),
+                    super::client::runtime_template(template),
+                    handler,
+                ));
+                continue;
+            }
+            let verb = binding.verb.routing_fn();
+            let prefix = template.prefix();
+            let mut paths = Vec::new();
+            match template.axum_shape() {
+                None | Some(None) => paths.push(prefix),
+                Some(Some((_, true))) => {
+                    paths.push(format!("{prefix}/"));
+                    paths.push(format!("{prefix}/{{*path}}"));
+                    bare.push((prefix, verb, handler.clone()));
+                }
+                Some(Some((_, false))) => paths.push(format!("{prefix}/{{segment}}")),
+            }
+            for path in paths {
+                routes
+                    .entry(path)
+                    .or_default()
+                    .push((verb, handler.clone()));
+            }
+        }
+    }
+    for (path, verb, handler) in bare {
+        let handlers = routes.entry(path).or_default();
+        if !handlers.iter().any(|(taken, _)| *taken == verb) {
+            handlers.push((verb, handler));
+        }
+    }
+    let route_calls = routes
+        .iter()
+        .map(|(path, handlers)| {
+            let mut chain = handlers.iter().map(|(verb, handler)| {
+                let verb = format_ident!("{}", verb);
+                quote!(#verb(#module::#handler::<S>))
+            });
+            let first = chain.next().expect("a route has a handler");
+            quote!(.route(#path, routing::#first #(.#chain)*))
+        })
+        .collect();
+    let mut dispatchers = Vec::new();
+    let mut dispatch_routes = Vec::new();
+    for (number, (prefix, mut bindings)) in matched.into_iter().enumerate() {
+        bindings.sort_by(|a, b| a.0.cmp(&b.0));
+        let name = format_ident!("matched_{number}");
+        let paths = if prefix.is_empty() {
+            vec!["/".to_owned(), "/{*rest}".to_owned()]
+        } else {
+            vec![
+                prefix.to_owned(),
+                format!("{prefix}/"),
+                format!("{prefix}/{{*rest}}"),
+            ]
+        };
+        for path in paths {
+            dispatch_routes.push(quote!(.route(#path, routing::any(#module::#name::<S>))));
+        }
+        dispatchers.push(emit_dispatcher(api_type, bounds, &name, prefix, &bindings));
+    }
+    (route_calls, dispatch_routes, dispatchers)
+}
+
+/// What the handlers of `bindings` import from `runtime::rest`.
+fn extractors(bindings: &[(&Method, usize, &HttpRule, Etags)]) -> Vec<TokenStream> {
+    let mut extractors = vec![quote!(RestRequest)];
+    let answers = |(method, _, binding, etags): &&(&Method, usize, &HttpRule, Etags)| {
+        method.output != "()" && binding.response_body.is_none() && !etags.tags_answer()
+    };
+    if bindings.iter().any(|b| answers(&b)) {
+        extractors.insert(0, quote!(Json));
+    }
+    if bindings.iter().any(|(_, _, b, _)| b.body.is_some()) {
+        extractors.insert(0, quote!(Body));
+    }
+    if bindings.iter().any(|(_, _, _, e)| e.reads_headers()) {
+        extractors.push(quote!(Preconditions));
+    }
+    if bindings.iter().any(|(_, _, _, e)| e.tags_answer()) {
+        extractors.push(quote!(Tagged));
+    }
+    let axum_variable =
+        |b: &HttpRule| b.matched_prefix.is_none() && !b.template.variables.is_empty();
+    if bindings.iter().any(|(_, _, b, _)| axum_variable(b)) {
+        extractors.push(quote!(PathTail));
+    }
+    if bindings
+        .iter()
+        .any(|(_, _, b, _)| b.matched_prefix.is_some())
+    {
+        extractors.push(quote!(PathVars));
+    }
+    if bindings
+        .iter()
+        .any(|(m, _, b, _)| m.output != "()" && b.response_body.is_some())
+    {
+        extractors.push(quote!(ResponseField));
+    }
+    extractors
+}
+
+/// The handler of a method's binding `index` (0: its rule itself).
+fn handler_name(method: &Method, index: usize) -> syn::Ident {
+    if index == 0 {
+        format_ident!("{}", method.rust_name())
+    } else {
+        format_ident!("{}_binding_{index}", method.name.to_snake_case())
+    }
+}
+
+/// The handler of the routes of a runtime-matched prefix: selects the
+/// binding (`runtime::rest::template::select`) and calls its handler.
+fn emit_dispatcher(
+    api_type: &syn::Ident,
+    bounds: &TokenStream,
+    name: &syn::Ident,
+    prefix: &str,
+    bindings: &[(crate::template::MatchKey, &str, TokenStream, syn::Ident)],
+) -> TokenStream {
+    let entries = bindings.iter().map(|(_, verb, template, _)| {
+        quote!(runtime::rest::template::Binding { method: #verb, template: #template })
+    });
+    let arms = bindings
+        .iter()
+        .enumerate()
+        .map(|(index, (_, _, _, handler))| {
+            let pattern = if index + 1 == bindings.len() {
+                quote!(Ok(_))
+            } else {
+                let index = proc_macro2::Literal::usize_unsuffixed(index);
+                quote!(Ok(#index))
+            };
+            quote!(#pattern => Handler::call(#handler::<S>, request, api).await)
+        });
+    let doc = format!(
+        " The bindings matched under `{}`, in precedence order.",
+        if prefix.is_empty() { "/" } else { prefix }
+    );
+    quote! {
+        #[doc = #doc]
+        pub(super) async fn #name<S: #bounds>(
+            State(api): State<#api_type<S>>,
+            mut request: axum::extract::Request,
+        ) -> axum::response::Response {
+            use axum::handler::Handler;
+            const BINDINGS: &[runtime::rest::template::Binding] = &[#(#entries),*];
+            match runtime::rest::template::select(BINDINGS, &mut request) {
+                Err(refused) => *refused,
+                #(#arms,)*
+            }
         }
     }
 }
@@ -173,6 +306,15 @@ impl Etags {
         }
     }
 
+    /// What the handler of `binding` does: nothing when it answers only a
+    /// field of the response (`response_body`), which is not the resource.
+    pub(super) fn of_binding(method: &Method, binding: &HttpRule) -> Self {
+        match binding.response_body {
+            Some(_) => Etags::None,
+            None => Etags::of(method),
+        }
+    }
+
     /// Whether the handler reads `If-Match` (and, for Get, `If-None-Match`).
     pub(super) fn reads_headers(&self) -> bool {
         !matches!(self, Etags::None | Etags::Tag)
@@ -189,13 +331,13 @@ impl Etags {
 
 fn emit_handler(
     scope: &super::Scope,
-    api_type: &syn::Ident,
-    bounds: &TokenStream,
+    (api_type, bounds): (&syn::Ident, &TokenStream),
     method: &Method,
+    (binding, etags): (&HttpRule, &Etags),
+    name: syn::Ident,
 ) -> TokenStream {
-    let name = format_ident!("{}", method.rust_name());
+    let call = format_ident!("{}", method.rust_name());
     let input = scope.path(&method.input);
-    let etags = Etags::of(method);
     let (output, answer) = if method.output == "()" {
         (
             quote!(runtime::rest::Empty),
@@ -203,8 +345,12 @@ fn emit_handler(
         )
     } else {
         let output = scope.path(&method.output);
-        match etags {
-            Etags::Answer => (
+        match (etags, &binding.response_body) {
+            (_, Some(field)) => (
+                quote!(ResponseField<#output>),
+                quote!(.map(|answer| ResponseField(answer, #field))),
+            ),
+            (Etags::Answer, None) => (
                 quote!(Tagged<#output>),
                 quote!(.and_then(|item| preconditions.answer(item))),
             ),
@@ -217,7 +363,10 @@ fn emit_handler(
         quote!(caller: Caller),
     ];
     let mut steps = vec![quote!(.query(query.as_deref()))];
-    if let Some(variable) = &method.http.template.variable {
+    let matched = binding.matched_prefix.is_some();
+    if matched {
+        extractors.push(quote!(path: PathVars));
+    } else if let Some(Some((variable, _))) = binding.template.axum_shape() {
         extractors.push(quote!(PathTail(path): PathTail));
         let field = &variable.field;
         steps.push(quote!(.path(#field, path)));
@@ -226,7 +375,7 @@ fn emit_handler(
     if etags.reads_headers() {
         extractors.push(quote!(preconditions: Preconditions));
     }
-    if let Some(body) = &method.http.body {
+    if let Some(body) = &binding.body {
         extractors.push(quote!(Body(body): Body));
         let body = if body == "*" {
             body.clone()
@@ -235,18 +384,18 @@ fn emit_handler(
         };
         steps.push(quote!(.body(#body, &body)));
     }
-    match &etags {
+    if matched {
+        // After the body: what the path names, the body does not redirect.
+        steps.push(quote!(.path_vars(path)));
+    }
+    match etags {
         Etags::IfMatch { etag_field, .. } => {
             steps.push(quote!(.if_match(&preconditions, #etag_field)));
         }
         Etags::Refuse => steps.push(quote!(.without_etags(&preconditions))),
         Etags::None | Etags::Answer | Etags::Tag => {}
     }
-    let doc = format!(
-        " `{} {}`",
-        format!("{:?}", method.http.verb).to_uppercase(),
-        method.http.template.source
-    );
+    let doc = format!(" `{} {}`", binding.verb.method(), binding.template.source);
     quote! {
         #[doc = #doc]
         pub(super) async fn #name<S: #bounds>(#(#extractors),*) -> Result<#output, Error> {
@@ -254,7 +403,7 @@ fn emit_handler(
                 #(#steps)*
                 .decode()
                 .map_err(|error| error.in_domain(#api_type::<S>::DOMAIN))?;
-            api.#name(&caller, request)
+            api.#call(&caller, request)
                 .await
                 #answer
                 .map_err(|error| error.in_domain(#api_type::<S>::DOMAIN))

@@ -11,18 +11,20 @@ use heck::ToLowerCamelCase;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use crate::model::{HTTP_BODY_PATH, Method, RawRequest};
+use crate::model::{HTTP_BODY_PATH, HttpRule, Method, RawRequest};
 
+/// The handler `name` of `binding` (one of `method`'s HTTP rules).
 pub fn emit_handler(
     scope: &super::Scope,
-    api_type: &syn::Ident,
-    bounds: &TokenStream,
+    (api_type, bounds): (&syn::Ident, &TokenStream),
     method: &Method,
+    binding: &HttpRule,
+    name: syn::Ident,
 ) -> TokenStream {
-    let name = format_ident!("{}", method.rust_name());
-    let (extractors, request) = bind_request(scope, method);
+    let call = format_ident!("{}", method.rust_name());
+    let (extractors, request) = bind_request(scope, method, binding);
     let call = quote! {
-        api.#name(&caller, request)
+        api.#call(&caller, request)
             .await
             .map_err(|error| error.in_domain(domain))?
     };
@@ -42,11 +44,7 @@ pub fn emit_handler(
     // Only a stream of messages reads `Accept` (NDJSON or events).
     let headers = (method.media.server_streaming && !method.media.raw_response)
         .then(|| quote!(headers: ::runtime::__codegen::http::HeaderMap,));
-    let doc = format!(
-        " `{} {}`",
-        format!("{:?}", method.http.verb).to_uppercase(),
-        method.http.template.source
-    );
+    let doc = format!(" `{} {}`", binding.verb.method(), binding.template.source);
     quote! {
         #[doc = #doc]
         pub(super) async fn #name<S: #bounds>(
@@ -64,7 +62,11 @@ pub fn emit_handler(
 
 /// The extractors after the common ones, and the statements binding
 /// `request`.
-fn bind_request(scope: &super::Scope, method: &Method) -> (Vec<TokenStream>, TokenStream) {
+fn bind_request(
+    scope: &super::Scope,
+    method: &Method,
+    binding: &HttpRule,
+) -> (Vec<TokenStream>, TokenStream) {
     let input = scope.path(&method.input);
     let http_body = scope.path(HTTP_BODY_PATH);
     let raw_body = quote!(::runtime::rest::http_body::RawBody);
@@ -83,14 +85,17 @@ fn bind_request(scope: &super::Scope, method: &Method) -> (Vec<TokenStream>, Tok
     }
     let mut extractors = Vec::new();
     let mut steps = vec![quote!(.query(query.as_deref()))];
-    if let Some(variable) = &method.http.template.variable {
+    let matched = binding.matched_prefix.is_some();
+    if matched {
+        extractors.push(quote!(path: ::runtime::rest::PathVars));
+    } else if let Some(Some((variable, _))) = binding.template.axum_shape() {
         extractors.push(quote!(::runtime::rest::PathTail(path): ::runtime::rest::PathTail));
         let field = &variable.field;
         steps.push(quote!(.path(#field, path)));
     }
     extractors.push(quote!(RawQuery(query): RawQuery));
     let mut fill = None;
-    match (&method.media.raw_request, &method.http.body) {
+    match (&method.media.raw_request, &binding.body) {
         (Some(RawRequest::Field(field)), _) => {
             extractors.push(quote!(raw: #raw_body));
             let field = super::ident(field);
@@ -106,6 +111,10 @@ fn bind_request(scope: &super::Scope, method: &Method) -> (Vec<TokenStream>, Tok
             steps.push(quote!(.body(#body, &body)));
         }
         (_, None) => {}
+    }
+    if matched {
+        // After the body: what the path names, the body does not redirect.
+        steps.push(quote!(.path_vars(path)));
     }
     let mutable = fill.as_ref().map(|_| quote!(mut));
     let request = quote! {

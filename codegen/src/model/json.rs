@@ -86,6 +86,7 @@ pub struct NamedField {
 pub enum QueryKind {
     Text,
     Bool,
+    Enum,
     FieldMask,
     Map,
     /// A message with its Rust path, whose fields follow a dot.
@@ -105,6 +106,7 @@ impl NamedField {
                 kind: match field.kind() {
                     _ if field.is_map() => QueryKind::Map,
                     Kind::Bool => QueryKind::Bool,
+                    Kind::Enum(_) => QueryKind::Enum,
                     Kind::Message(inner) => match inner.full_name() {
                         "google.protobuf.FieldMask" => QueryKind::FieldMask,
                         "google.protobuf.BoolValue" => QueryKind::Bool,

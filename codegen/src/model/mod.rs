@@ -21,12 +21,13 @@ mod managed;
 mod media;
 mod names;
 mod resource;
+mod routes;
 mod shapes;
 mod standard;
 mod storage;
 
 pub use http::{HttpRule, Verb};
-use http::{Reported, check_template_field, http_rule};
+use http::{Reported, http_rule};
 pub use json::{Container, JsonField, JsonShape, JsonValue, NamedField, QueryKind};
 pub use legacy::{Conversion, View, ViewField};
 pub use media::{HTTP_BODY, HTTP_BODY_PATH, Media, RawRequest};
@@ -158,6 +159,7 @@ impl Api {
             .map(|view| view.rule.message.get_ref().as_str())
             .collect();
         let mut api = Self::build_from_descriptors(pool, &views, diagnostics);
+        api.plan_routes(diagnostics);
         api.check_generated_names(pool, diagnostics);
         if diagnostics.fatal() {
             // A message used as a resource is not one: the annotations, which
@@ -682,9 +684,6 @@ fn build_method(
             None
         }
     };
-    if let Some(http) = &http {
-        check_template_field(method, http, &location, diagnostics);
-    }
     let standard = standard_method(pool, method, views, &location, diagnostics);
     let (http, standard) = (http?, standard?);
     let media = Media::of(method, &http, &location, diagnostics).ok()?;

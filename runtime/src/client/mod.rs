@@ -34,6 +34,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::json::JsonMessage;
+use crate::rest::template::Template;
 
 use crate::error::{Code, Error};
 use crate::stream::MessageStream;
@@ -49,26 +50,26 @@ pub struct Route {
     pub grpc_path: &'static str,
     /// The HTTP verb of the `google.api.http` rule (`GET`, `POST`, ...).
     pub verb: &'static str,
-    /// The rule's path up to its variable (`/v1/shelves`).
-    pub prefix: &'static str,
-    /// The request field the path's trailing variable binds (`parent`), if any.
-    pub variable: Option<&'static str>,
+    /// The rule's path template.
+    pub template: Template,
     /// The request field sent as the body, `*` for the whole request, if any.
     pub body: Option<&'static str>,
+    /// The response field the rule answers instead of the whole response
+    /// (`response_body`), if any.
+    pub response_body: Option<&'static str>,
 }
 
 impl Route {
     /// Whether a request for `path` is a call of this route, over gRPC or
-    /// over its HTTP rule (a rule with a variable: any value of it).
+    /// over its HTTP rule (with any non-empty value of each variable).
     pub fn is_path(&self, path: &str) -> bool {
         if path == self.grpc_path {
             return true;
         }
-        match (path.strip_prefix(self.prefix), self.variable) {
-            (Some(""), None) => true,
-            (Some(rest), Some(_)) => rest.len() > 1 && rest.starts_with('/'),
-            _ => false,
-        }
+        matches!(
+            self.template.bind(path),
+            Ok(Some(vars)) if vars.0.iter().all(|(_, value)| !value.is_empty())
+        )
     }
 }
 
@@ -541,24 +542,41 @@ mod tests {
         }
     }
 
-    const fn route(prefix: &'static str, variable: Option<&'static str>) -> Route {
+    const fn route(template: crate::rest::template::Template) -> Route {
         Route {
             grpc_path: "/pkg.Service/Method",
             verb: "GET",
-            prefix,
-            variable,
+            template,
             body: None,
+            response_body: None,
         }
     }
 
     #[test]
     fn a_route_is_called_at_its_grpc_path_or_its_rule() {
-        let fixed = route("/v1/exchange", None);
+        use crate::rest::template::{Segment, Template, Variable};
+        let fixed = route(Template {
+            segments: &[Segment::Literal("v1"), Segment::Literal("exchange")],
+            variables: &[],
+            verb: None,
+        });
         assert!(fixed.is_path("/pkg.Service/Method"));
         assert!(fixed.is_path("/v1/exchange"));
         assert!(!fixed.is_path("/v1/exchange/x"));
         assert!(!fixed.is_path("/v1/exchanges"));
-        let variable = route("/v1/shelves", Some("name"));
+        let variable = route(Template {
+            segments: &[
+                Segment::Literal("v1"),
+                Segment::Literal("shelves"),
+                Segment::Rest,
+            ],
+            variables: &[Variable {
+                field: "name",
+                start: 2,
+                end: 3,
+            }],
+            verb: None,
+        });
         assert!(variable.is_path("/v1/shelves/s1"));
         assert!(!variable.is_path("/v1/shelves"));
         assert!(!variable.is_path("/v1/shelves/"));

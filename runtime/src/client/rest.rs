@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use super::tls::{HttpsConnector, Tls};
 use super::{RawBodies, Route, unavailable};
 use crate::error::{Code, Error};
+use crate::json::wire::FieldKind;
 use crate::json::{self, JsonMessage};
 use crate::stream::MessageStream;
 
@@ -63,7 +64,7 @@ impl Rest {
         }
         match raw.response {
             Some(build) => Ok(build(content_type, bytes.to_vec())),
-            None => decode(&bytes),
+            None => decode(&bytes, route.response_body),
         }
     }
 
@@ -265,7 +266,7 @@ fn decode_line<Resp: JsonMessage>(line: &[u8]) -> Result<Resp, Error> {
     {
         return Err(Error::from_json(http::StatusCode::OK, line));
     }
-    decode(line)
+    decode(line, None)
 }
 
 /// The path with its query, and the JSON body, of `request` sent by `route`.
@@ -290,14 +291,9 @@ fn encode<Req: JsonMessage>(
     {
         fields.retain(|key, value| defaults.get(key) != Some(value));
     }
-    let mut path = route.prefix.to_owned();
-    if let Some(variable) = route.variable {
-        let value = fields.remove(&json_name(variable));
-        path.push('/');
-        path.push_str(&encode_path(
-            value.as_ref().and_then(Value::as_str).unwrap_or_default(),
-        ));
-    }
+    let mut path = route
+        .template
+        .expand(|field| take_path_value::<Req>(&mut fields, field));
     let body = match route.body {
         Some("*") => Some(Value::Object(std::mem::take(&mut fields))),
         Some(field) => Some(
@@ -354,20 +350,35 @@ fn append_query(query: &mut form_urlencoded::Serializer<'_, String>, key: &str, 
     }
 }
 
-/// Percent-encodes a path variable's value, keeping its `/` separators.
-fn encode_path(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
+/// Removes the string at `field` (a proto field path, `book.name`) from
+/// the request's JSON, for the path: what the path carries is not sent again.
+fn take_path_value<Req: JsonMessage>(fields: &mut Map<String, Value>, field: &str) -> String {
+    let mut lookup: fn(&str) -> Option<crate::json::wire::Field> = Req::json_field;
+    let mut object = fields;
+    let mut parts = field.split('.').peekable();
+    while let Some(part) = parts.next() {
+        let found = lookup(part);
+        let name = found.map_or(part, |f| f.json_name);
+        if parts.peek().is_none() {
+            return match object.remove(name) {
+                Some(Value::String(value)) => value,
+                _ => String::new(),
+            };
+        }
+        if let Some(FieldKind::Message(inner)) = found.map(|f| f.kind) {
+            lookup = inner;
+        }
+        match object.get_mut(name) {
+            Some(Value::Object(inner)) => object = inner,
+            _ => return String::new(),
         }
     }
-    out
+    String::new()
 }
 
-fn decode<Resp: JsonMessage>(bytes: &[u8]) -> Result<Resp, Error> {
+/// The response, read whole, or only its field `response_body` (which the
+/// rule answers alone).
+fn decode<Resp: JsonMessage>(bytes: &[u8], response_body: Option<&str>) -> Result<Resp, Error> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Resp::default());
     }
@@ -378,6 +389,17 @@ fn decode<Resp: JsonMessage>(bytes: &[u8]) -> Result<Resp, Error> {
             format!("the answer is not JSON: {e}"),
         )
     })?;
+    let value = match response_body {
+        Some(field) => {
+            let name = Resp::json_field(field).map_or(field, |f| f.json_name);
+            let mut whole = Map::new();
+            if !value.is_null() {
+                whole.insert(name.to_owned(), value);
+            }
+            Value::Object(whole)
+        }
+        None => value,
+    };
     json::from_value(value).map_err(|error| {
         Error::new(
             Code::Internal,
@@ -392,7 +414,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn path_values_keep_their_separators_and_escape_the_rest() {
-        assert_eq!(encode_path("ab/c d%"), "ab/c%20d%25");
+    fn nested_path_values_leave_the_request() {
+        let mut fields: Map<String, Value> =
+            serde_json::from_str(r#"{"book":{"name":"shelves/1","x":1},"y":2}"#).unwrap();
+        // An unknown message: names are taken as written.
+        assert_eq!(take_path_value::<()>(&mut fields, "book.name"), "shelves/1");
+        assert_eq!(
+            Value::Object(fields),
+            serde_json::json!({"book":{"x":1},"y":2})
+        );
     }
 }

@@ -134,6 +134,7 @@ fn check_fields<M: JsonMessage>(descriptor: &MessageDescriptor) -> Result<(), St
                 FieldKind::Map => field.is_map(),
                 FieldKind::Bool => bool_kind,
                 FieldKind::FieldMask => type_name == "google.protobuf.FieldMask",
+                FieldKind::Enum => matches!(field.kind(), Kind::Enum(_)) && !field.is_map(),
                 FieldKind::Message(inner) => message.as_ref().is_some_and(|message| {
                     !type_name.starts_with("google.protobuf.")
                         && message
@@ -142,6 +143,7 @@ fn check_fields<M: JsonMessage>(descriptor: &MessageDescriptor) -> Result<(), St
                 }),
                 FieldKind::Text => {
                     !field.is_map()
+                        && !matches!(field.kind(), Kind::Enum(_))
                         && !bool_kind
                         && (message.is_none()
                             || type_name.starts_with("google.protobuf.")

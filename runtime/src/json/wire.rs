@@ -44,6 +44,9 @@ pub enum FieldKind {
     Text,
     /// `true` or `false`.
     Bool,
+    /// An enum: by name, or by number (a query parameter's digits are
+    /// passed on as a JSON number, which canonical JSON reads as one).
+    Enum,
     /// A `google.protobuf.FieldMask`, given in either spelling.
     FieldMask,
     /// A map: not bindable from a query.
@@ -68,6 +71,10 @@ impl Field {
 
     pub const fn boolean(json_name: &'static str) -> Field {
         Field::of(json_name, FieldKind::Bool)
+    }
+
+    pub const fn enumeration(json_name: &'static str) -> Field {
+        Field::of(json_name, FieldKind::Enum)
     }
 
     pub const fn field_mask(json_name: &'static str) -> Field {
