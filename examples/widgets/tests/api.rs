@@ -432,7 +432,10 @@ fn generated_wiring_names_services_without_a_handler() {
         ]
     );
     let served_by: Vec<&str> = missing.services.iter().map(|s| s.served_by).collect();
-    assert_eq!(served_by, ["store", "drawing_service", "store", "store"]);
+    assert_eq!(
+        served_by,
+        ["store", "drawing_service", "store", "store", "store"]
+    );
     assert!(
         missing
             .to_string()

@@ -29,6 +29,7 @@ where
     let context = ApiContext::new(PageTokens::new([9; 32]), Authorizer::allow_all());
     let app = widgets::Services::new(context)
         .with(store)
+        .drawing_service(Arc::new(widgets::Drawings::default()))
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();
@@ -379,6 +380,7 @@ async fn batch_get_authorizes_each_item_as_get_does() {
     );
     let app = widgets::Services::new(context)
         .store(Arc::new(widgets::MemoryStore::default()))
+        .drawing_service(Arc::new(widgets::Drawings::default()))
         .layer(axum::middleware::from_fn(identity))
         .build()
         .unwrap();
