@@ -101,7 +101,14 @@ fn emit_children(node: &Node) -> Vec<TokenStream> {
                             pub use api::*;
                         )
                     });
+                    // The API of a package whose last part is `api` (`google.api`).
+                    let inception = (name == "api").then(|| {
+                        quote!(
+                            #[allow(clippy::module_inception)]
+                        )
+                    });
                     quote! {
+                        #inception
                         mod api {
                             include!(#file);
                         }
