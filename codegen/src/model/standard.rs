@@ -90,6 +90,9 @@ pub(super) fn standard_method(
     diagnostics: &mut Diagnostics,
 ) -> Option<Standard> {
     let name = method.name();
+    if !names_a_resource(method, views) {
+        return Some(Standard::Custom);
+    }
     // Resources, and legacy messages showing one (resolved to it later).
     let is_resource =
         |message: &MessageDescriptor| is_resource(message) || views.contains(&message.full_name());
@@ -240,6 +243,56 @@ fn list_filters(request: &MessageDescriptor) -> Vec<String> {
         })
         .map(|(filter, _)| (*filter).to_owned())
         .collect()
+}
+
+/// The verbs of standard methods, as their names start.
+const STANDARD_VERBS: &[&str] = &["BatchGet", "Create", "Get", "List", "Update", "Delete"];
+
+/// Whether `method`, named like a standard method, is meant as one: it takes
+/// or answers a resource (or a legacy view), or its name names one of its
+/// package (`GetBook`, `ListBooks`, `DeleteBooks`: a misspelt standard
+/// method). Other methods whose names start with a standard verb
+/// (`GetIamPolicy`, `GetCover` answering a `google.api.HttpBody`,
+/// `ListenEvents`) are custom methods.
+fn names_a_resource(method: &MethodDescriptor, views: &[&str]) -> bool {
+    let name = method.name();
+    let Some(subject) = STANDARD_VERBS
+        .iter()
+        .find_map(|verb| name.strip_prefix(verb))
+    else {
+        return false;
+    };
+    let shown = |m: &MessageDescriptor| is_resource(m) || views.contains(&m.full_name());
+    // A message it takes or answers that is (or holds) a resource or view.
+    let holds = |m: &MessageDescriptor| {
+        shown(m)
+            || m.fields()
+                .any(|f| f.kind().as_message().is_some_and(|inner| shown(inner)))
+    };
+    if holds(&method.input()) || holds(&method.output()) {
+        return true;
+    }
+    // `GetBook` answering a `Book` that lacks its resource option.
+    if used_as_resource(method).is_some_and(|m| m.name() == subject) {
+        return true;
+    }
+    let package = method.parent_service().package_name();
+    method
+        .parent_pool()
+        .all_messages()
+        .filter(|m| m.package_name() == package && shown(m))
+        .any(|m| m.name() == subject || plural_name(&m).as_deref() == Some(subject))
+}
+
+/// The resource's plural as a method names it (`books` → `Books`).
+fn plural_name(message: &MessageDescriptor) -> Option<String> {
+    use heck::ToUpperCamelCase;
+    let options = message.options();
+    let (_, option) = options
+        .extensions()
+        .find(|(ext, _)| ext.full_name() == RESOURCE_OPTION)?;
+    let plural = option.as_message()?.get_field_by_name("plural")?;
+    Some(plural.as_str()?.to_upper_camel_case())
 }
 
 fn is_resource(message: &MessageDescriptor) -> bool {
