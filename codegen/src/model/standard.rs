@@ -33,7 +33,7 @@ pub enum Standard {
     Delete {
         resource: String,
     },
-    /// `BatchGet<Plural>` (AIP-231), see [`super::shapes::batch_get`].
+    /// `BatchGet<Plural>` (AIP-231), shaped as `model::shapes` checks.
     BatchGet {
         resource: String,
         /// The request's repeated field of keys (`uids` or `names`).

@@ -130,12 +130,16 @@ impl Flow<'_> {
     fn named_delete(&self) -> TokenStream {
         let Flow { ty, capability, .. } = self;
         let delete = &self.store.delete;
-        let shape = &self.method.names;
-        let etag = match shape.etag {
-            true => quote!(Some(request.etag.as_str()).filter(|etag| !etag.is_empty())),
-            false => quote!(None),
+        let names = &self.method.names;
+        // The AIP-135 shape: the etag it may carry, whether it answers the item.
+        let shape = self.method.delete_shape();
+        let etag = super::super::shapes::delete_etag(&shape);
+        let read = super::super::shapes::read_before_delete(&shape, ty, &self.store.get);
+        let answer = match shape.returns_resource {
+            true => quote!(item),
+            false => quote!(()),
         };
-        let result = match forced_delete_name(self.resource).filter(|_| shape.force) {
+        let result = match forced_delete_name(self.resource).filter(|_| names.force) {
             Some(forced) => quote! {
                 if request.force {
                     self.store.#forced(uid, etag).await
@@ -150,11 +154,12 @@ impl Flow<'_> {
             let uid = request.name.as_str();
             self.context.authorize(caller, #capability, uid).await?;
             let etag = #etag;
+            #read
             let deleted = match #result {
                 Ok(deleted) => deleted,
                 Err(error) => return Err(standard::delete_error::<#ty>(&self.context, caller, error, uid).await),
             };
-            if deleted { Ok(()) } else { Err(standard::not_found::<#ty>(uid)) }
+            if deleted { Ok(#answer) } else { Err(standard::not_found::<#ty>(uid)) }
         }
     }
 }
