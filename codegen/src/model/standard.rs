@@ -281,7 +281,7 @@ fn names_a_resource(method: &MethodDescriptor, views: &[&str]) -> bool {
     let holds = |m: &MessageDescriptor| {
         shown(m)
             || m.fields()
-                .any(|f| f.kind().as_message().is_some_and(|inner| shown(inner)))
+                .any(|f| f.kind().as_message().is_some_and(&shown))
     };
     if holds(&method.input()) || holds(&method.output()) {
         return true;
