@@ -239,7 +239,7 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
     /// The JSON name of the timestamp marking soft-deleted items (AIP-164:
     /// `deleteTime`, when the API declares `Undelete<X>`), kept in a
     /// column; `None` when deletes are final. Lists hide items whose time
-    /// is set unless asked to show them ([`crate::store::Matching::live_only`]).
+    /// is set unless asked to show them (the store's `Matching::live_only`).
     const DELETE_TIME: Option<&'static str> = None;
 
     /// The key of the item a stored item with key `key` lives under, if

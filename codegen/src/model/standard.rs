@@ -149,11 +149,8 @@ pub(super) fn standard_method(
             },
         })
     } else if name.starts_with("Undelete") {
-        match super::shapes::undelete(method) {
-            Some(standard) => Some(standard),
-            // Not a resource's: a custom method implemented by hand.
-            None => return Some(Standard::Custom),
-        }
+        // Not a resource's: a custom method implemented by hand.
+        return Some(super::shapes::undelete(method).unwrap_or(Standard::Custom));
     } else if name.starts_with("BatchGet") {
         super::shapes::batch_get(method, is_resource)
     } else if let Some(rest) = name.strip_prefix("Delete") {
