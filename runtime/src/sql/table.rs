@@ -243,6 +243,15 @@ pub(super) fn check_rules(tables: &HashMap<&'static str, Table>) -> Result<(), S
                 rule.field()
             ));
         }
+        // Soft-deleted items are found by their time: a number, 0 when unset.
+        if let Some(field) = table.delete_time
+            && let Some(column) = table.columns.iter().find(|c| c.field == field)
+            && !column.integer
+        {
+            problems.push(format!(
+                "`{name}` keeps `{field}` as text; soft deletes need it as an `i64` with `#[row(timestamp)]`"
+            ));
+        }
     }
     if problems.is_empty() {
         return Ok(());
