@@ -29,6 +29,23 @@ pub struct Update<R> {
     /// What the caller holds at the item's parent, for resources whose
     /// fields grant capabilities ([`Resource::grants_capabilities`]).
     held: Option<(Held, String)>,
+    /// A change of fields, a soft delete or an undelete (AIP-164).
+    lifecycle: Lifecycle,
+}
+
+/// What an [`Update`] does to an item of a soft-deleting collection
+/// ([`Resource::DELETE_TIME`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lifecycle {
+    /// Changes fields of a live item; a soft-deleted one is
+    /// FAILED_PRECONDITION (AIP-164: soft-deleted items are not mutable).
+    Change,
+    /// Sets the delete time of a live item; an item already deleted is
+    /// NOT_FOUND (AIP-164).
+    SoftDelete,
+    /// Clears the delete time of a deleted item; a live one is
+    /// ALREADY_EXISTS (AIP-164).
+    Undelete,
 }
 
 impl<R: Resource> Update<R> {
@@ -105,7 +122,32 @@ impl<R: Resource> Update<R> {
             paths,
             body_field,
             held: None,
+            lifecycle: Lifecycle::Change,
         })
+    }
+
+    /// A soft delete (AIP-164): sets the item's delete time (and its update
+    /// time and etag, as any change does), under `etag` when given.
+    pub fn soft_delete(etag: Option<&str>) -> Self {
+        Self::lifecycle(etag, Lifecycle::SoftDelete)
+    }
+
+    /// An undelete (AIP-164): clears the delete time of a soft-deleted
+    /// item, under `etag` when given.
+    pub fn undelete(etag: Option<&str>) -> Self {
+        Self::lifecycle(etag, Lifecycle::Undelete)
+    }
+
+    fn lifecycle(etag: Option<&str>, lifecycle: Lifecycle) -> Self {
+        let mut patch = R::default();
+        patch.set_etag(etag.unwrap_or_default().to_owned());
+        Update {
+            patch,
+            paths: Vec::new(),
+            body_field: "",
+            held: None,
+            lifecycle,
+        }
     }
 
     /// Lets the update add capabilities to [`Resource::must_hold`] fields
@@ -132,6 +174,49 @@ impl<R: Resource> Update<R> {
             )
             .with_resource(R::TYPE, stored.uid()));
         }
+        if R::DELETE_TIME.is_some() {
+            return self.apply_lifecycle(stored);
+        }
+        self.apply_change(stored)
+    }
+
+    /// [`Self::apply`] on an item of a soft-deleting collection.
+    fn apply_lifecycle(&self, stored: &R) -> Result<R, Error> {
+        let deleted = stored.delete_time().is_some();
+        let mut merged = stored.clone();
+        match (self.lifecycle, deleted) {
+            (Lifecycle::Change, false) => return self.apply_change(stored),
+            (Lifecycle::Change, true) => {
+                return Err(Error::failed_precondition(
+                    "DELETED",
+                    format!(
+                        "{} `{}` is deleted: undelete it before changing it",
+                        R::TYPE,
+                        stored.uid()
+                    ),
+                    Vec::new(),
+                )
+                .with_resource(R::TYPE, stored.uid()));
+            }
+            (Lifecycle::SoftDelete, true) => {
+                return Err(Error::not_found(R::TYPE, stored.uid()).in_domain(R::domain()));
+            }
+            (Lifecycle::Undelete, false) => {
+                return Err(Error::new(
+                    Code::AlreadyExists,
+                    "NOT_DELETED",
+                    format!("{} `{}` is not deleted", R::TYPE, stored.uid()),
+                )
+                .with_resource(R::TYPE, stored.uid()));
+            }
+            (Lifecycle::SoftDelete, false) => merged.set_delete_time(Some(time::now())),
+            (Lifecycle::Undelete, true) => merged.set_delete_time(None),
+        }
+        Ok(stamped(stored, merged))
+    }
+
+    /// [`Self::apply`] of a change of fields.
+    fn apply_change(&self, stored: &R) -> Result<R, Error> {
         let mut violations: Vec<FieldViolation> = self
             .paths
             .iter()
@@ -174,16 +259,21 @@ impl<R: Resource> Update<R> {
             // Nothing changes: neither the update time nor the etag moves.
             return Ok(merged);
         }
-        let now = time::now();
-        let previous = stored
-            .update_time()
-            .map(time::to_micros)
-            .unwrap_or_default();
-        let advanced = time::to_micros(&now).max(previous + 1);
-        merged.set_update_time(time::from_micros(advanced));
-        merged.set_etag(crate::resource::etag(&merged));
-        Ok(merged)
+        Ok(stamped(stored, merged))
     }
+}
+
+/// `merged` with its update time advanced past `stored`'s and a new etag.
+fn stamped<R: Resource>(stored: &R, mut merged: R) -> R {
+    let now = time::now();
+    let previous = stored
+        .update_time()
+        .map(time::to_micros)
+        .unwrap_or_default();
+    let advanced = time::to_micros(&now).max(previous + 1);
+    merged.set_update_time(time::from_micros(advanced));
+    merged.set_etag(crate::resource::etag(&merged));
+    merged
 }
 
 impl<R> Update<R> {

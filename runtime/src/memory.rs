@@ -175,6 +175,7 @@ fn matches<R: Resource>(matching: &Matching, item: &R) -> bool {
         _ => None,
     };
     matching.matches(item.uid(), name.as_deref())
+        && (!matching.live_only || item.delete_time().is_none())
 }
 
 fn in_hierarchy<R: Resource>(filter: &Hierarchy, uid: &str) -> bool {

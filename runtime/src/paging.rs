@@ -146,6 +146,7 @@ impl QueryBinding {
             uids,
             name,
             root_only,
+            live_only,
         } = matching;
         // Values are length-prefixed: no name can spell another filter.
         if let Some(uids) = uids {
@@ -159,6 +160,9 @@ impl QueryBinding {
         }
         if *root_only {
             hasher.update(b"\0root");
+        }
+        if *live_only {
+            hasher.update(b"\0live");
         }
         for term in order_by {
             hasher.update(format!("\0{}\0{}", term.field, term.descending));

@@ -236,6 +236,11 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
     /// (AIP-122, [`crate::names`]); `None` for UIDP-keyed items. Either way
     /// [`Resource::uid`] returns the storage key: the uid, or the name.
     const NAMES: Option<crate::names::Pattern> = None;
+    /// The JSON name of the timestamp marking soft-deleted items (AIP-164:
+    /// `deleteTime`, when the API declares `Undelete<X>`), kept in a
+    /// column; `None` when deletes are final. Lists hide items whose time
+    /// is set unless asked to show them (the store's `Matching::live_only`).
+    const DELETE_TIME: Option<&'static str> = None;
 
     /// The key of the item a stored item with key `key` lives under, if
     /// any: its UIDP's parent, or its name minus the last `collection/id`.
@@ -254,6 +259,15 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
     fn set_update_time(&mut self, time: Timestamp);
     fn etag(&self) -> &str;
     fn set_etag(&mut self, etag: String);
+    /// When the item was soft-deleted (AIP-164); always `None` when
+    /// [`Self::DELETE_TIME`] is.
+    fn delete_time(&self) -> Option<&Timestamp> {
+        None
+    }
+    /// Marks the item soft-deleted, or live again with `None`.
+    fn set_delete_time(&mut self, time: Option<Timestamp>) {
+        let _ = time;
+    }
 
     /// Copies the field at `path` (a proto path from [`Self::FIELDS`]) from `source`.
     fn copy_field(&mut self, source: &Self, path: &str);

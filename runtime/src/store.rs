@@ -141,6 +141,12 @@ pub struct Matching {
     pub name: Option<String>,
     /// Only root-level items (those without a parent).
     pub root_only: bool,
+    /// Only items that are not soft-deleted (whose
+    /// [`Resource::DELETE_TIME`](crate::resource::Resource::DELETE_TIME)
+    /// is unset): what a list of a soft-deleting collection shows unless
+    /// its request sets `show_deleted` (AIP-164). Storage decides it, so
+    /// paging and totals count only the items shown.
+    pub live_only: bool,
 }
 
 impl Matching {
@@ -149,7 +155,8 @@ impl Matching {
         *self == Matching::default()
     }
 
-    /// Whether an item with this uid and name meets every condition.
+    /// Whether an item with this uid and name meets every condition but
+    /// [`Self::live_only`], which the store checks on the item.
     pub fn matches(&self, uid: &str, name: Option<&str>) -> bool {
         self.uids
             .as_ref()

@@ -92,7 +92,7 @@ pub(super) fn method_names(service: &Service) -> Vec<String> {
             Standard::List { .. } => Some("list"),
             Standard::Update { .. } => Some("update"),
             Standard::Delete { .. } => Some("delete"),
-            Standard::BatchGet { .. } | Standard::Custom => None,
+            Standard::Undelete { .. } | Standard::BatchGet { .. } | Standard::Custom => None,
         })
         .collect();
     service

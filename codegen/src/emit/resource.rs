@@ -32,6 +32,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
     // The storage key: the uid, or the name of a name-keyed resource.
     let key = ident(key_field(resource));
     let managed = super::shapes::managed_accessors(resource);
+    let soft_delete = super::shapes::soft_delete(resource);
     quote! {
         impl ::runtime::resource::Resource for #ty {
             const TYPE: &'static str = #type_name;
@@ -52,6 +53,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             }
 
             #managed
+            #soft_delete
 
             fn copy_field(&mut self, source: &Self, path: &str) {
                 match path {

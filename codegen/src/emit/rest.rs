@@ -302,7 +302,11 @@ impl Etags {
                 etag_field: "etag".to_owned(),
                 tagged: false,
             },
-            Standard::List { .. } | Standard::BatchGet { .. } | Standard::Custom => Etags::None,
+            // An Undelete's etag is a request field (AIP-164).
+            Standard::List { .. }
+            | Standard::BatchGet { .. }
+            | Standard::Undelete { .. }
+            | Standard::Custom => Etags::None,
         }
     }
 

@@ -458,6 +458,7 @@ impl<'a> Flow<'a> {
             } => self.list(filters, *paging, output),
             Standard::Update { body_field, .. } => self.update(body_field),
             Standard::Delete { .. } => self.delete(),
+            Standard::Undelete { .. } => self.undelete(),
             Standard::BatchGet { .. } => self.batch_get(standard, output),
             Standard::Custom => unreachable!("custom methods have no resource"),
         }
@@ -626,6 +627,16 @@ impl<'a> Flow<'a> {
             false => quote!(()),
         };
         let shared = self.shared_write(quote!(::runtime::uidp::parent(uid).unwrap_or_default()));
+        if shape.soft {
+            let answer = shape.returns_resource.then_some(answer);
+            let rest = super::shapes::lifecycle(ty, &self.store.update, etag, false, answer);
+            return quote! {
+                #uid
+                self.context.authorize(caller, #capability, uid).await?;
+                #shared
+                #rest
+            };
+        }
         quote! {
             #uid
             self.context.authorize(caller, #capability, uid).await?;
@@ -637,6 +648,22 @@ impl<'a> Flow<'a> {
                 Err(error) => return Err(standard::delete_error::<#ty>(&self.context, caller, error, uid).await),
             };
             if deleted { Ok(#answer) } else { Err(standard::not_found::<#ty>(uid)) }
+        }
+    }
+
+    /// `Undelete<X>` (AIP-164) of a UIDP-keyed resource.
+    fn undelete(&self) -> TokenStream {
+        let Flow { ty, capability, .. } = self;
+        let uid = self.edge.let_uid(ty);
+        let etag = self.edge.etag(&self.method.delete_shape());
+        let answer = Some(self.edge.shown(quote!(item)));
+        let shared = self.shared_write(quote!(::runtime::uidp::parent(uid).unwrap_or_default()));
+        let rest = super::shapes::lifecycle(ty, &self.store.update, etag, true, answer);
+        quote! {
+            #uid
+            self.context.authorize(caller, #capability, uid).await?;
+            #shared
+            #rest
         }
     }
 

@@ -30,11 +30,15 @@ pub fn unused_total(shape: &ListShape) -> Option<TokenStream> {
 pub fn list_paging(shape: &ListShape) -> TokenStream {
     let skip = shape.skip.then(|| quote!(skip: request.skip,));
     let order_by = shape.order_by.then(|| quote!(order_by: &request.order_by,));
+    let show_deleted = shape
+        .show_deleted
+        .then(|| quote!(show_deleted: request.show_deleted,));
     quote! {
         page_size: request.page_size,
         page_token: &request.page_token,
         #skip
         #order_by
+        #show_deleted
     }
 }
 
@@ -77,6 +81,50 @@ pub fn read_before_delete(
                 .map_err(|error| standard::store_error::<#ty>(error, uid, ""))?
                 .ok_or_else(|| standard::not_found::<#ty>(uid))?;
             let etag = etag.or(Some(::runtime::resource::Resource::etag(&item)).filter(|etag| !etag.is_empty()));
+        }
+    })
+}
+
+/// The rest of a soft delete or an undelete (AIP-164) of the item `uid`,
+/// once authorized: an update of the item's delete time, under `etag`,
+/// answering the item (`item`) when `answer` is given.
+pub fn lifecycle(
+    ty: &TokenStream,
+    update: &syn::Ident,
+    etag: TokenStream,
+    undelete: bool,
+    answer: Option<TokenStream>,
+) -> TokenStream {
+    let plan = match undelete {
+        true => quote!(undelete),
+        false => quote!(soft_delete),
+    };
+    let (item, answer) = match answer {
+        Some(answer) => (quote!(item), answer),
+        None => (quote!(_item), quote!(())),
+    };
+    quote! {
+        let etag = #etag;
+        let update = ::runtime::mask::Update::<#ty>::#plan(etag);
+        let #item = standard::updated(self.store.#update(uid, &update).await, uid)?;
+        Ok(#answer)
+    }
+}
+
+/// `Resource`'s delete time (AIP-164) of a resource with soft deletes:
+/// `DELETE_TIME` and its accessors.
+pub fn soft_delete(resource: &crate::model::Resource) -> Option<TokenStream> {
+    resource.soft_delete.then(|| {
+        quote! {
+            const DELETE_TIME: Option<&'static str> = Some("deleteTime");
+
+            fn delete_time(&self) -> Option<&::prost_types::Timestamp> {
+                self.delete_time.as_ref()
+            }
+
+            fn set_delete_time(&mut self, time: Option<::prost_types::Timestamp>) {
+                self.delete_time = time;
+            }
         }
     })
 }

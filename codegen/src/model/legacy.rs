@@ -180,6 +180,7 @@ impl Standard {
             | Standard::List { resource, .. }
             | Standard::Update { resource, .. }
             | Standard::Delete { resource }
+            | Standard::Undelete { resource }
             | Standard::BatchGet { resource, .. } => *resource = name,
             Standard::Custom => {}
         }

@@ -285,6 +285,7 @@ impl Api {
                 Standard::List { .. } if nested && !shape.parent => Some(("parent", "AIP-132")),
                 Standard::Get { .. } if !shape.name => Some(("name", "AIP-131")),
                 Standard::Delete { .. } if !shape.name => Some(("name", "AIP-135")),
+                Standard::Undelete { .. } if !shape.name => Some(("name", "AIP-164")),
                 _ => None,
             };
             let unserved = match &method.standard {

@@ -53,6 +53,9 @@ pub struct Resource {
     /// The resource name pattern when items are keyed by their `name`
     /// (AIP-122, see `model::names`); `None` when keyed by UIDP `uid`s.
     pub names: Option<super::names::NamePattern>,
+    /// Deletes are soft (AIP-164): the resource has a `delete_time` and the
+    /// API declares `Undelete<X>` for it ([`super::shapes::soft_deletes`]).
+    pub soft_delete: bool,
 }
 
 impl Resource {
@@ -305,6 +308,7 @@ pub(super) fn build_resource(
         max_depth: None,
         shared: false,
         names,
+        soft_delete: super::shapes::soft_deletes(message),
     };
     super::names::name_is_identifier(&mut resource);
     Some(resource)

@@ -2,8 +2,10 @@
 //! method it is ([`super::Standard`]): which field of a list response holds
 //! the items and which totals and paging fields it has (AIP-132, AIP-158),
 //! whether an Update's mask is REQUIRED (AIP-134), what a Delete answers and
-//! whether it takes an etag (AIP-135, AIP-154). Shapes the generator cannot
-//! serve are diagnostics naming the field and the shape expected.
+//! whether it takes an etag (AIP-135, AIP-154), and soft deletes (AIP-164:
+//! a resource with `delete_time` whose API declares `Undelete<X>`, a list's
+//! `show_deleted`). Shapes the generator cannot serve are diagnostics naming
+//! the field and the shape expected.
 
 use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor, MethodDescriptor};
 
@@ -38,6 +40,8 @@ pub struct ListShape {
     /// The response has fields the generated list leaves at their defaults
     /// (e.g. AIP-217's `unreachable`).
     pub more: bool,
+    /// The request has AIP-164 `bool show_deleted` (the resource soft-deletes).
+    pub show_deleted: bool,
 }
 
 /// The total number of items a list response reports.
@@ -61,7 +65,8 @@ pub struct UpdateShape {
     pub etag: bool,
 }
 
-/// A Delete's request and answer.
+/// A Delete's request and answer (an Undelete's too: it answers the
+/// resource, and may take an etag).
 #[derive(Clone, Copy, Debug)]
 pub struct DeleteShape {
     /// It answers the deleted resource (AIP-135 allows it) rather than
@@ -69,6 +74,8 @@ pub struct DeleteShape {
     pub returns_resource: bool,
     /// The request has an `etag` (optional, AIP-154).
     pub etag: bool,
+    /// The resource soft-deletes (AIP-164): a Delete sets `delete_time`.
+    pub soft: bool,
 }
 
 impl Method {
@@ -83,6 +90,7 @@ impl Method {
                 order_by: true,
                 filter: false,
                 more: false,
+                show_deleted: false,
             },
         }
     }
@@ -116,6 +124,7 @@ impl Method {
             _ => DeleteShape {
                 returns_resource: false,
                 etag: true,
+                soft: false,
             },
         }
     }
@@ -200,11 +209,8 @@ pub(super) fn shape(
         Standard::Delete { resource } => {
             Shape::Delete(delete_shape(method, resource, &mut problems))
         }
-        Standard::Custom => {
-            if let Some(problem) = undelete(method) {
-                problems.push(problem);
-            }
-            Shape::Fixed
+        Standard::Undelete { resource } => {
+            Shape::Delete(undelete_shape(method, resource, &mut problems))
         }
         _ => Shape::Fixed,
     };
@@ -224,16 +230,13 @@ fn list_shape(
     problems: &mut Problems,
 ) -> Option<ListShape> {
     let (request, response) = (method.input(), method.output());
-    if let Some(field) = request.get_field_by_name("show_deleted") {
-        problems.at(&field, format!(
-            "`{}.show_deleted` asks for soft-deleted items (AIP-164), which are not served yet: \
-             lists cannot hide them; remove the field (deletes are then final)",
-            request.name()
-        ));
-    }
     // Which messages are resources (or legacy views of one) was decided
     // when the method was recognised as a list.
-    let (field, _) = list_items(&response, |_| true)?;
+    let (field, resource) = list_items(&response, |_| true)?;
+    let show_deleted = request.get_field_by_name("show_deleted");
+    if let Some(show) = &show_deleted {
+        show_deleted_problem(&request, show, &resource, problems);
+    }
     let int32 = |message: &MessageDescriptor, name: &str| {
         message
             .get_field_by_name(name)
@@ -310,7 +313,40 @@ fn list_shape(
         more: response.fields().any(|f| {
             ![field.name(), "next_page_token", "total_size", "total_count"].contains(&f.name())
         }),
+        show_deleted: show_deleted.is_some(),
     })
+}
+
+/// What is wrong with a list request's `show_deleted`: not a `bool`, or a
+/// list of a resource whose deletes are final.
+fn show_deleted_problem(
+    request: &MessageDescriptor,
+    field: &FieldDescriptor,
+    resource: &MessageDescriptor,
+    problems: &mut Problems,
+) {
+    if !matches!(field.kind(), Kind::Bool) || field.is_list() {
+        problems.at(
+            field,
+            format!(
+                "`{}.show_deleted` is not a `bool` (AIP-164)",
+                request.name()
+            ),
+        );
+    } else if !soft_deletes(resource) {
+        problems.at(
+            field,
+            format!(
+                "`{}.show_deleted` asks for soft-deleted `{}` items (AIP-164), but its deletes are \
+             final: soft deletes need `google.protobuf.Timestamp delete_time` in `{}` and an \
+             `Undelete{}` method; remove the field or declare both",
+                request.name(),
+                resource.name(),
+                resource.name(),
+                resource.name(),
+            ),
+        );
+    }
 }
 
 fn update_shape(
@@ -362,6 +398,19 @@ fn delete_shape(method: &MethodDescriptor, resource: &str, problems: &mut Proble
             resource
         ));
     }
+    let soft = method
+        .parent_pool()
+        .get_message_by_name(resource)
+        .is_some_and(|m| soft_deletes(&m));
+    DeleteShape {
+        returns_resource,
+        soft,
+        ..delete_shape_etag(method, problems)
+    }
+}
+
+/// A Delete's or Undelete's request `etag`, if it has one (AIP-154).
+fn delete_shape_etag(method: &MethodDescriptor, problems: &mut Problems) -> DeleteShape {
     let etag = match method.input().get_field_by_name("etag") {
         Some(field) if matches!(field.kind(), Kind::String) && !field.is_list() => true,
         Some(field) => {
@@ -377,8 +426,52 @@ fn delete_shape(method: &MethodDescriptor, resource: &str, problems: &mut Proble
         None => false,
     };
     DeleteShape {
-        returns_resource,
+        returns_resource: false,
         etag,
+        soft: false,
+    }
+}
+
+/// An `Undelete<X>` (AIP-164): `X` has a `delete_time`, the request its
+/// key (`name` or `uid`) and optionally an `etag`, the answer is `X`.
+fn undelete_shape(
+    method: &MethodDescriptor,
+    resource: &str,
+    problems: &mut Problems,
+) -> DeleteShape {
+    let (request, output) = (method.input(), method.output());
+    let kind = resource.rsplit('.').next().unwrap_or(resource);
+    let message = method.parent_pool().get_message_by_name(resource);
+    if !message.as_ref().is_some_and(has_delete_time) {
+        problems.push(format!(
+            "`{}` undeletes `{kind}` (soft delete, AIP-164), but `{kind}` has no \
+             `google.protobuf.Timestamp delete_time` to mark deleted items: add \
+             `google.protobuf.Timestamp delete_time = <n> [(google.api.field_behavior) = \
+             OUTPUT_ONLY];` to `{kind}`, or remove `{}` (or rename it to implement it by hand)",
+            method.name(),
+            method.name(),
+        ));
+    }
+    if output.full_name() != resource {
+        problems.push(format!(
+            "`{}` answers `{}`; AIP-164 expects the resource `{resource}`",
+            method.name(),
+            output.full_name(),
+        ));
+    }
+    let key = ["name", "uid"]
+        .into_iter()
+        .find_map(|name| request.get_field_by_name(name));
+    if !key.is_some_and(|f| matches!(f.kind(), Kind::String) && !f.is_list()) {
+        problems.push(format!(
+            "`{}` has no `string name` (or `uid`) naming the item to undelete (AIP-164)",
+            request.name()
+        ));
+    }
+    DeleteShape {
+        returns_resource: true,
+        soft: true,
+        ..delete_shape_etag(method, problems)
     }
 }
 
@@ -419,26 +512,39 @@ pub(super) fn batch_get(
     })
 }
 
-/// Soft delete (AIP-164: `Undelete<X>` beside a `delete_time` on `X`) is not
-/// served yet: rather than a Delete that is final and an Undelete that
-/// cannot undo it, the method is refused.
-fn undelete(method: &MethodDescriptor) -> Option<String> {
+/// `Undelete<X>` of a resource `X` of the method's package (AIP-164); its
+/// shape is checked with the method's ([`undelete_shape`]). `None` when `X`
+/// is no resource: a custom method then.
+pub(super) fn undelete(method: &MethodDescriptor) -> Option<Standard> {
     let kind = method.name().strip_prefix("Undelete")?;
     let package = method.parent_service().package_name().to_owned();
     let resource = method
         .parent_pool()
         .get_message_by_name(&format!("{package}.{kind}"))
         .filter(|m| plural(m).is_some())?;
-    Some(format!(
-        "`{}` undeletes `{kind}` (soft delete, AIP-164), which is not served yet: `Delete{kind}` \
-         deletes for good{}; remove `{}` (or rename it to implement it by hand)",
-        method.name(),
-        match resource.get_field_by_name("delete_time") {
-            Some(_) => ", and never sets `delete_time`",
-            None => "",
-        },
-        method.name(),
-    ))
+    Some(Standard::Undelete {
+        resource: resource.full_name().to_owned(),
+    })
+}
+
+/// Whether `message` has a single `google.protobuf.Timestamp delete_time`.
+fn has_delete_time(message: &MessageDescriptor) -> bool {
+    message.get_field_by_name("delete_time").is_some_and(|f| {
+        !f.is_list()
+            && matches!(f.kind(), Kind::Message(m) if m.full_name() == "google.protobuf.Timestamp")
+    })
+}
+
+/// Whether the resource `message` soft-deletes (AIP-164): it has a
+/// `google.protobuf.Timestamp delete_time` and a service of its package
+/// declares `Undelete<X>` for it.
+pub(crate) fn soft_deletes(message: &MessageDescriptor) -> bool {
+    let undelete = format!("Undelete{}", message.name());
+    has_delete_time(message)
+        && message.parent_pool().services().any(|service| {
+            service.package_name() == message.package_name()
+                && service.methods().any(|m| m.name() == undelete)
+        })
 }
 
 /// The problems of a method's shape, each at the field it is about, or at

@@ -43,6 +43,11 @@ pub enum Standard {
         /// The request has a `parent` all items must be directly under.
         has_parent: bool,
     },
+    /// `Undelete<X>` (AIP-164) of a resource with soft deletes, keyed by
+    /// `name` or `uid`, answering the resource.
+    Undelete {
+        resource: String,
+    },
     /// Any other method: implemented by hand through a generated handler trait.
     Custom,
 }
@@ -76,6 +81,7 @@ impl Standard {
             | Standard::List { resource, .. }
             | Standard::Update { resource, .. }
             | Standard::Delete { resource }
+            | Standard::Undelete { resource }
             | Standard::BatchGet { resource, .. } => resource,
             Standard::Custom => return None,
         })
@@ -142,6 +148,9 @@ pub(super) fn standard_method(
                 Paging::Offset
             },
         })
+    } else if name.starts_with("Undelete") {
+        // Not a resource's: a custom method implemented by hand.
+        return Some(super::shapes::undelete(method).unwrap_or(Standard::Custom));
     } else if name.starts_with("BatchGet") {
         super::shapes::batch_get(method, is_resource)
     } else if let Some(rest) = name.strip_prefix("Delete") {
@@ -246,7 +255,9 @@ fn list_filters(request: &MessageDescriptor) -> Vec<String> {
 }
 
 /// The verbs of standard methods, as their names start.
-const STANDARD_VERBS: &[&str] = &["BatchGet", "Create", "Get", "List", "Update", "Delete"];
+const STANDARD_VERBS: &[&str] = &[
+    "BatchGet", "Create", "Get", "List", "Update", "Delete", "Undelete",
+];
 
 /// Whether `method`, named like a standard method, is meant as one: it takes
 /// or answers a resource (or a legacy view), or its name names one of its
@@ -267,7 +278,7 @@ fn names_a_resource(method: &MethodDescriptor, views: &[&str]) -> bool {
     let holds = |m: &MessageDescriptor| {
         shown(m)
             || m.fields()
-                .any(|f| f.kind().as_message().is_some_and(|inner| shown(inner)))
+                .any(|f| f.kind().as_message().is_some_and(&shown))
     };
     if holds(&method.input()) || holds(&method.output()) {
         return true;

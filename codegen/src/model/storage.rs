@@ -41,7 +41,8 @@ impl Api {
     /// those `order_by` names (in its order), then, in the message's field
     /// order, the `name` filter's field, its references, the fields by which
     /// its items keep others from being deleted, and the field its public
-    /// items are known by. `uid` and `parent` have columns in every table.
+    /// items are known by, and the delete time of a resource with soft
+    /// deletes. `uid` and `parent` have columns in every table.
     pub fn columns(&self, resource: &Resource) -> Vec<Column> {
         let mut needed: Vec<&str> = resource.order_by.iter().map(String::as_str).collect();
         if resource.filters.iter().any(|filter| filter == "name") {
@@ -50,6 +51,10 @@ impl Api {
         needed.extend(resource.references.iter().map(|r| r.json_name.as_str()));
         needed.extend(self.blocking_fields(resource));
         needed.extend(resource.public.as_ref().map(PublicRule::field));
+        // Lists hide soft-deleted items by their delete time (AIP-164).
+        if resource.soft_delete {
+            needed.push("deleteTime");
+        }
         let position = |json_name: &str| needed.iter().position(|n| *n == json_name);
         let mut columns: Vec<(usize, Column)> = resource
             .fields

@@ -2,7 +2,8 @@
 //! `shelves/{shelf}` (a top-level collection), a book
 //! `shelves/{shelf}/books/{book}`. The parent relation, the collection ids
 //! and the existence of a book's shelf come from those patterns; ids are
-//! chosen by the client (`shelf_id`, `book_id`) or by the server. Declared
+//! chosen by the client (`shelf_id`, `book_id`) or by the server. Books
+//! and the UIDP-keyed `archive.v1` records soft-delete (AIP-164). Declared
 //! in `proto/`, generated in `build.rs`, served by the generated
 //! [`Services`] over either of the library's stores.
 

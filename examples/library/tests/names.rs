@@ -2,7 +2,7 @@
 //! memory, on SQLite and (when `E2E_DATABASE_URL` names a server) on
 //! PostgreSQL: client-chosen and generated ids, the parent from the
 //! pattern (checked on create, scoping lists), deletes of a parent with
-//! children refused, then forced.
+//! children refused, then forced; soft deletes of books (AIP-164).
 
 use std::sync::Arc;
 
@@ -10,8 +10,8 @@ use http_body_util::BodyExt;
 use library::library::v1::book_service_client::BookServiceClient;
 use library::library::v1::shelf_service_client::ShelfServiceClient;
 use library::library::v1::{
-    Book, CreateBookRequest, CreateShelfRequest, DeleteShelfRequest, GetBookRequest,
-    ListBooksRequest, Shelf,
+    Book, CreateBookRequest, CreateShelfRequest, DeleteBookRequest, DeleteShelfRequest,
+    GetBookRequest, ListBooksRequest, Shelf, UndeleteBookRequest, UpdateBookRequest,
 };
 use library::{MemoryStore, SqlStore};
 use runtime::Caller;
@@ -61,11 +61,12 @@ async fn create(base: &str, path: &str, body: Value) -> String {
 async fn names(base: &str, path: &str) -> Vec<String> {
     let mut names = Vec::new();
     let mut token = String::new();
+    let join = if path.contains('?') { '&' } else { '?' };
     loop {
         let (status, page) = call(
             base,
             "GET",
-            &format!("{path}?pageSize=1&pageToken={token}"),
+            &format!("{path}{join}pageSize=1&pageToken={token}"),
             None,
         )
         .await;
@@ -369,10 +370,190 @@ async fn races(base: &str) {
     }
 }
 
+/// Soft delete over REST (AIP-164): a deleted book is still read, hidden
+/// from lists unless `showDeleted` (paging and totals count what is
+/// shown), cannot change, and comes back by `:undelete`.
+async fn soft_delete(base: &str) {
+    create(base, "/v1/shelves?shelfId=soft", json!({"theme": "soft"})).await;
+    for id in ["a", "b", "c"] {
+        let path = format!("/v1/books/shelves/soft?bookId={id}");
+        create(base, &path, json!({"title": id})).await;
+    }
+    let b = "shelves/soft/books/b";
+    let (status, deleted) = call(base, "DELETE", &format!("/v1/book/{b}"), None).await;
+    assert_eq!(status, 200, "{deleted}");
+    assert_eq!(deleted["name"], b);
+    assert!(deleted["deleteTime"].is_string(), "{deleted}");
+    // Deleting it again: it is not found (AIP-164).
+    let (status, body) = call(base, "DELETE", &format!("/v1/book/{b}"), None).await;
+    assert_eq!(status, 404, "{body}");
+    let (status, read) = call(base, "GET", &format!("/v1/book/{b}"), None).await;
+    assert_eq!(status, 200, "{read}");
+    assert_eq!(read["deleteTime"], deleted["deleteTime"]);
+    assert_eq!(read["etag"], deleted["etag"]);
+
+    let live = names(base, "/v1/books/shelves/soft").await;
+    assert_eq!(live, ["shelves/soft/books/a", "shelves/soft/books/c"]);
+    let all = names(base, "/v1/books/shelves/soft?showDeleted=true").await;
+    assert_eq!(all.len(), 3, "{all:?}");
+    let (_, page) = call(base, "GET", "/v1/books/shelves/soft?pageSize=1", None).await;
+    assert_eq!(page["totalCount"], 2, "{page}");
+    // A token of the list hiding deleted books does not page the other.
+    let token = page["nextPageToken"].as_str().unwrap().to_owned();
+    let path = format!("/v1/books/shelves/soft?showDeleted=true&pageToken={token}");
+    let (status, body) = call(base, "GET", &path, None).await;
+    assert_eq!(status, 400, "{body}");
+    let path = "/v1/books/shelves/soft?showDeleted=true&pageSize=1";
+    let (_, page) = call(base, "GET", path, None).await;
+    assert_eq!(page["totalCount"], 3, "{page}");
+    assert_eq!(
+        names(base, "/v1/books/shelves/-").await.len(),
+        names(base, "/v1/books/shelves/-?showDeleted=true")
+            .await
+            .len()
+            - 1
+    );
+
+    // A deleted book cannot change (AIP-164: FAILED_PRECONDITION).
+    let patch = json!({"name": b, "title": "changed"});
+    let path = format!("/v1/book/{b}?updateMask=title");
+    let (status, body) = call(base, "PATCH", &path, Some(patch.clone())).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["status"], "FAILED_PRECONDITION", "{body}");
+
+    // Undelete: a live book is ALREADY_EXISTS (AIP-164), a missing one
+    // NOT_FOUND, a stale etag ABORTED.
+    let undelete = |name: &str| format!("/v1/book/{name}:undelete");
+    let (status, body) = call(
+        base,
+        "POST",
+        &undelete("shelves/soft/books/a"),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["error"]["status"], "ALREADY_EXISTS", "{body}");
+    let (status, body) = call(
+        base,
+        "POST",
+        &undelete("shelves/soft/books/nope"),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(status, 404, "{body}");
+    let stale = json!({"etag": "\"stale\""});
+    let (status, body) = call(base, "POST", &undelete(b), Some(stale)).await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["error"]["status"], "ABORTED", "{body}");
+    let (status, back) = call(
+        base,
+        "POST",
+        &undelete(b),
+        Some(json!({"etag": read["etag"]})),
+    )
+    .await;
+    assert_eq!(status, 200, "{back}");
+    assert!(back.get("deleteTime").is_none(), "{back}");
+    assert_ne!(back["etag"], read["etag"]);
+    assert_eq!(names(base, "/v1/books/shelves/soft").await.len(), 3);
+    let (status, changed) = call(base, "PATCH", &path, Some(patch)).await;
+    assert_eq!(status, 200, "{changed}");
+    assert_eq!(changed["title"], "changed");
+}
+
+/// Soft delete over gRPC.
+async fn soft_delete_grpc(base: &str) {
+    let channel = tonic::transport::Endpoint::from_shared(base.to_owned())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut shelves = ShelfServiceClient::new(channel.clone());
+    let mut books = BookServiceClient::new(channel);
+    shelves
+        .create_shelf(CreateShelfRequest {
+            shelf_id: "soft-grpc".into(),
+            shelf: Some(Shelf {
+                theme: "soft".into(),
+                ..Default::default()
+            }),
+        })
+        .await
+        .unwrap();
+    for id in ["x", "y"] {
+        books
+            .create_book(CreateBookRequest {
+                parent: "shelves/soft-grpc".into(),
+                book_id: id.into(),
+                book: Some(Book {
+                    title: id.into(),
+                    ..Default::default()
+                }),
+            })
+            .await
+            .unwrap();
+    }
+    let name = "shelves/soft-grpc/books/x".to_owned();
+    let deleted = books
+        .delete_book(DeleteBookRequest {
+            name: name.clone(),
+            etag: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(deleted.delete_time.is_some());
+    let list = |show_deleted: bool| ListBooksRequest {
+        parent: "shelves/soft-grpc".into(),
+        show_deleted,
+        ..Default::default()
+    };
+    let page = books.list_books(list(false)).await.unwrap().into_inner();
+    assert_eq!((page.items.len(), page.total_count), (1, 1));
+    assert_eq!(page.items[0].name, "shelves/soft-grpc/books/y");
+    let page = books.list_books(list(true)).await.unwrap().into_inner();
+    assert_eq!((page.items.len(), page.total_count), (2, 2));
+    let update = UpdateBookRequest {
+        book: Some(Book {
+            name: name.clone(),
+            title: "changed".into(),
+            ..Default::default()
+        }),
+        update_mask: Some(prost_types::FieldMask {
+            paths: vec!["title".into()],
+        }),
+    };
+    let refused = books.update_book(update.clone()).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::FailedPrecondition);
+    let back = books
+        .undelete_book(UndeleteBookRequest {
+            name: name.clone(),
+            etag: deleted.etag.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(back.delete_time.is_none());
+    let again = books
+        .undelete_book(UndeleteBookRequest {
+            name: name.clone(),
+            etag: String::new(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(again.code(), tonic::Code::AlreadyExists);
+    let changed = books.update_book(update).await.unwrap().into_inner();
+    assert_eq!(changed.title, "changed");
+    let page = books.list_books(list(false)).await.unwrap().into_inner();
+    assert_eq!(page.total_count, 2);
+}
+
 async fn exercise(base: &str) {
     ids_and_parents(base).await;
     grpc(base).await;
     races(base).await;
+    soft_delete(base).await;
+    soft_delete_grpc(base).await;
 }
 
 #[tokio::test]
@@ -409,48 +590,5 @@ async fn store_closed(database: postgres::Database) {
     database.drop_it().await;
 }
 
-mod postgres {
-    use sqlx::Connection;
-
-    /// A database of its own on the server, dropped by [`Database::drop_it`].
-    pub struct Database {
-        name: String,
-        server: String,
-        pub url: String,
-    }
-
-    impl Database {
-        pub async fn create(server: &str) -> Database {
-            sqlx::any::install_default_drivers();
-            let name = format!("library_test_{}", &runtime::uidp::new_root()[..16]);
-            let mut connection = sqlx::AnyConnection::connect(server).await.unwrap();
-            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-                .execute(&mut connection)
-                .await
-                .unwrap();
-            connection.close().await.ok();
-            let (address, query) = server.split_once('?').unwrap_or((server, ""));
-            let (root, _) = address.rsplit_once('/').expect("a database URL");
-            let query = if query.is_empty() {
-                String::new()
-            } else {
-                format!("?{query}")
-            };
-            Database {
-                url: format!("{root}/{name}{query}"),
-                name,
-                server: server.to_owned(),
-            }
-        }
-
-        pub async fn drop_it(self) {
-            if let Ok(mut connection) = sqlx::AnyConnection::connect(&self.server).await {
-                let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
-                sqlx::query(sqlx::AssertSqlSafe(sql))
-                    .execute(&mut connection)
-                    .await
-                    .ok();
-            }
-        }
-    }
-}
+#[path = "common/postgres.rs"]
+mod postgres;

@@ -42,6 +42,8 @@ pub struct Table {
     order_by: &'static [&'static str],
     filters: &'static [&'static str],
     public: Option<Public>,
+    /// The soft-delete time's field (JSON name), kept in a column.
+    delete_time: Option<&'static str>,
     /// Decodes a stored body and reads the named columns' values (filling a
     /// column added to an existing table).
     pub(super) values_of: ValuesOf,
@@ -76,6 +78,7 @@ impl Table {
             order_by: R::<W>::ORDER_BY,
             filters: R::<W>::FILTERS,
             public: R::<W>::PUBLIC,
+            delete_time: R::<W>::DELETE_TIME,
             values_of: values_of::<R<W>>,
         }
     }
@@ -217,6 +220,7 @@ pub(super) fn check_rules(tables: &HashMap<&'static str, Table>) -> Result<(), S
             .iter()
             .map(|field| (*field, "order_by"))
             .chain(table.public.map(|rule| (rule.field(), "public items")))
+            .chain(table.delete_time.map(|field| (field, "soft delete")))
             .chain(table.access_subject.map(|field| (field, "access subjects")))
             .chain(
                 table
@@ -237,6 +241,15 @@ pub(super) fn check_rules(tables: &HashMap<&'static str, Table>) -> Result<(), S
             problems.push(format!(
                 "`{name}` keeps `{}` as text; public items need it as a number (a `bool`, or an `i64` with `#[row(timestamp)]`)",
                 rule.field()
+            ));
+        }
+        // Soft-deleted items are found by their time: a number, 0 when unset.
+        if let Some(field) = table.delete_time
+            && let Some(column) = table.columns.iter().find(|c| c.field == field)
+            && !column.integer
+        {
+            problems.push(format!(
+                "`{name}` keeps `{field}` as text; soft deletes need it as an `i64` with `#[row(timestamp)]`"
             ));
         }
     }
@@ -889,6 +902,18 @@ fn matching_filter(
             column.name,
             bind(arguments, name.clone())
         ));
+    }
+    if matching.live_only {
+        // Soft-deleted items have a delete time (microseconds), others 0.
+        match table.delete_time.filter(|field| table.has_column(field)) {
+            Some(field) => conditions.push(format!("{} = 0", table.column(field))),
+            None => {
+                return Err(StoreError::backend(std::io::Error::other(format!(
+                    "table `{}` has no delete time column to hide soft-deleted items",
+                    table.name
+                ))));
+            }
+        }
     }
     if matching.root_only {
         // Roots are stored with an empty parent.

@@ -32,6 +32,8 @@ pub struct ListRequest<'a> {
     pub page_token: &'a str,
     pub skip: i32,
     pub order_by: &'a str,
+    /// AIP-164 `show_deleted`: soft-deleted items are listed too.
+    pub show_deleted: bool,
 }
 
 impl ListRequest<'_> {
@@ -111,6 +113,7 @@ impl ListRequest<'_> {
                 .filter(|name| !name.is_empty())
                 .map(str::to_owned),
             root_only: self.in_root,
+            live_only: false,
         }
     }
 }

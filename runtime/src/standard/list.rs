@@ -110,7 +110,8 @@ impl ListPlan {
             }
         };
         // Filters are expanded only for a caller allowed to list.
-        let matching = request.matching();
+        let mut matching = request.matching();
+        matching.live_only = R::DELETE_TIME.is_some() && !request.show_deleted;
         let binding = QueryBinding::new(R::TYPE, &filter, &matching, &order_by, public.is_some());
         let after = match request.page_token {
             "" => None,

@@ -30,7 +30,11 @@ impl Flow<'_> {
             Standard::Create { body_field, .. } => Some(self.named_create(body_field)),
             Standard::Get { .. } => Some(self.named_get()),
             Standard::Update { body_field, .. } => Some(self.named_update(body_field)),
+            Standard::Delete { .. } if self.method.delete_shape().soft => {
+                Some(self.named_lifecycle(false))
+            }
             Standard::Delete { .. } => Some(self.named_delete()),
+            Standard::Undelete { .. } => Some(self.named_lifecycle(true)),
             // Keys are checked by the runtime's batch flow, either scheme.
             Standard::List { .. } | Standard::BatchGet { .. } | Standard::Custom => None,
         }
@@ -124,6 +128,24 @@ impl Flow<'_> {
             .await?;
             let updated = standard::updated(self.store.#update(uid, &update).await, uid)?;
             Ok(updated)
+        }
+    }
+
+    /// A soft delete or an undelete (AIP-164) of a name-keyed resource.
+    fn named_lifecycle(&self, undelete: bool) -> TokenStream {
+        let Flow { ty, capability, .. } = self;
+        let etag = match self.method.names.etag {
+            true => quote!(Some(request.etag.as_str()).filter(|etag| !etag.is_empty())),
+            false => quote!(None),
+        };
+        let answer =
+            (undelete || self.method.delete_shape().returns_resource).then(|| quote!(item));
+        let rest = crate::emit::shapes::lifecycle(ty, &self.store.update, etag, undelete, answer);
+        quote! {
+            standard::names::parse_name::<#ty>("name", &request.name)?;
+            let uid = request.name.as_str();
+            self.context.authorize(caller, #capability, uid).await?;
+            #rest
         }
     }
 

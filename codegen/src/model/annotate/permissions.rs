@@ -125,6 +125,7 @@ fn resource_and_verb(standard: &Standard) -> Option<(&str, &'static str)> {
         Standard::List { resource, .. } => Some((resource, "list")),
         Standard::Update { resource, .. } => Some((resource, "update")),
         Standard::Delete { resource } => Some((resource, "delete")),
+        Standard::Undelete { resource } => Some((resource, "undelete")),
         // Each item is authorized as its Get is.
         Standard::BatchGet { resource, .. } => Some((resource, "get")),
         Standard::Custom => None,

@@ -304,3 +304,6 @@ fn a_required_mask_must_name_fields() {
     };
     assert!(standard::require_mask(Some(&named)).is_ok());
 }
+
+#[path = "soft_delete.rs"]
+mod soft_delete;
