@@ -14,7 +14,9 @@ target=$(realpath -m "${CARGO_TARGET_DIR:-$root/target}")/outside
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for example in "${@:-bookshelf}"; do
+examples=("$@")
+[ $# -gt 0 ] || examples=(bookshelf press)
+for example in "${examples[@]}"; do
   crate="$work/$example"
   mkdir -p "$crate"
   (cd "$root/examples/$example" && tar -c --exclude=./target --exclude=./Cargo.lock .) | tar -x -C "$crate"

@@ -117,7 +117,10 @@ impl Flow<'_> {
             true => quote!(request.update_mask.as_ref()),
             false => quote!(None),
         };
+        // A REQUIRED mask (AIP-134) must name fields.
+        let required = super::super::shapes::required_mask(&self.method.update_shape());
         quote! {
+            #required
             let name = request.#field.as_ref().map(|body| body.name.clone()).unwrap_or_default();
             standard::names::parse_name::<#ty>(#name_path, &name)?;
             let uid = name.as_str();
