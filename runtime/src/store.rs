@@ -142,7 +142,7 @@ pub struct Matching {
     /// Only root-level items (those without a parent).
     pub root_only: bool,
     /// Only items that are not soft-deleted (whose
-    /// [`Resource::DELETE_TIME`](crate::resource::Resource::DELETE_TIME)
+    /// [`Resource::DELETE_TIME`]
     /// is unset): what a list of a soft-deleting collection shows unless
     /// its request sets `show_deleted` (AIP-164). Storage decides it, so
     /// paging and totals count only the items shown.

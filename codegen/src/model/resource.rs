@@ -54,7 +54,7 @@ pub struct Resource {
     /// (AIP-122, see `model::names`); `None` when keyed by UIDP `uid`s.
     pub names: Option<super::names::NamePattern>,
     /// Deletes are soft (AIP-164): the resource has a `delete_time` and the
-    /// API declares `Undelete<X>` for it ([`super::shapes::soft_deletes`]).
+    /// API declares `Undelete<X>` for it (as `model::shapes` decides).
     pub soft_delete: bool,
 }
 
