@@ -19,6 +19,7 @@ async fn serve() -> String {
     let context = ApiContext::new(PageTokens::new([5; 32]), Authorizer::allow_all());
     let app = widgets::Services::new(context)
         .store(Arc::new(widgets::MemoryStore::default()))
+        .drawing_service(Arc::new(widgets::Drawings::default()))
         .layer(axum::middleware::from_fn(system_caller))
         .build()
         .unwrap();
