@@ -24,6 +24,13 @@ pub struct Annotations {
     pub views: Vec<ViewDecl>,
 }
 
+impl Annotations {
+    /// Whether no annotation file states anything (an API without them).
+    pub fn is_empty(&self) -> bool {
+        self.collections.is_empty() && self.defaults.is_empty() && self.views.is_empty()
+    }
+}
+
 /// A `[collection.legacy]` table and where it was declared.
 #[derive(Debug)]
 pub struct ViewDecl {

@@ -588,3 +588,55 @@ async fn generated_client(base: &str) {
         assert_eq!(missing.code(), runtime::error::Code::NotFound);
     }
 }
+
+/// Grants nothing to anyone.
+struct NoGrants;
+
+impl runtime::auth::Access for NoGrants {
+    fn grants<'a>(
+        &'a self,
+        _identity: &'a str,
+    ) -> runtime::auth::BoxFuture<'a, Result<runtime::auth::Grants, runtime::Error>> {
+        Box::pin(async { Ok(runtime::auth::Grants::default()) })
+    }
+}
+
+/// An API without annotation files declares no access rules: an
+/// authenticated identity holding no grant at all calls every method.
+#[tokio::test]
+async fn no_annotation_file_means_any_authenticated_caller() {
+    let context = ApiContext::new(
+        PageTokens::new([4; 32]),
+        Authorizer::new(Arc::new(NoGrants)),
+    );
+    let caller = Caller::Identity {
+        uid: "1".repeat(40),
+        admin: false,
+    };
+    let router = press::Services::new(context)
+        .press(Arc::new(Catalog::new(MemoryStore::default())))
+        .layer(axum::Extension(caller))
+        .build()
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let base = format!("http://{address}");
+    let (status, created) = call(
+        &base,
+        "POST",
+        "/v1/publishers?publisherId=p",
+        Some(json!({"displayName": "P"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{created}");
+    for (method, path) in [
+        ("GET", "/v1/publishers/p"),
+        ("GET", "/v1/publishers"),
+        ("PATCH", "/v1/publishers/p?updateMask=displayName"),
+        ("DELETE", "/v1/publishers/p"),
+    ] {
+        let (status, answer) = call(&base, method, path, Some(json!({"displayName": "Q"}))).await;
+        assert_eq!(status, 200, "{method} {path}: {answer}");
+    }
+}

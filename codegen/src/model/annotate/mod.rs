@@ -47,9 +47,13 @@ impl Api {
         for resolved in resolved {
             self.apply(resolved);
         }
-        // Stated in annotations, else in the proto's option, else the default.
+        // Stated in annotations, else in the proto's option, else the default;
+        // an API without annotation files declares no access rules: any
+        // caller the server authenticates may call it.
         self.apply_permission_option(pool, annotations, diagnostics);
-        self.default_capabilities();
+        if !annotations.is_empty() {
+            self.default_capabilities();
+        }
         self.apply_defaults(pool, annotations, diagnostics);
         self.resolve_read_capabilities();
     }
