@@ -21,6 +21,9 @@ const SEARCHED: u64 = 1000;
 const EXPORT_PAGE: u64 = 100;
 /// The largest cover kept.
 const MAX_COVER: usize = 1 << 20;
+/// The image types a cover may have: raster images only (an SVG may hold
+/// script, and a cover is served back on the API's origin).
+const COVER_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
 
 /// A store, with the books' covers beside it (in memory: an example).
 #[derive(Debug)]
@@ -60,7 +63,8 @@ fn check_parent(parent: &str) -> Result<(), Error> {
     }
 }
 
-/// Up to `limit` books of `parent` after the book named `after`, by name.
+/// Up to `limit` books of `parent` after the book named `after`, by name;
+/// withdrawn (soft-deleted) books are left out, as List leaves them out.
 async fn books<B: Backend>(
     store: &B,
     parent: &str,
@@ -69,7 +73,10 @@ async fn books<B: Backend>(
 ) -> Result<Page<Book>, StoreError> {
     let query = ListQuery {
         filter: Hierarchy::ChildrenOf(parent.to_owned()),
-        matching: Matching::default(),
+        matching: Matching {
+            live_only: true,
+            ..Matching::default()
+        },
         order_by: vec![OrderBy {
             field: "uid".to_owned(),
             descending: false,
@@ -120,12 +127,10 @@ impl<B: Backend> PressHandler for Catalog<B> {
         let Some(cover) = request.cover else {
             return Err(Error::invalid_field("cover", "required"));
         };
-        // Only images: a cover is served back with its content type, on
-        // the API's origin.
-        if !cover.content_type.starts_with("image/") {
+        if !COVER_TYPES.contains(&cover.content_type.as_str()) {
             return Err(Error::invalid_field(
                 "cover.contentType",
-                "must be an image type (`image/…`)",
+                format!("must be one of: {}", COVER_TYPES.join(", ")),
             ));
         }
         if cover.data.len() > MAX_COVER {

@@ -417,6 +417,11 @@ async fn covers(base: &str) {
     )
     .await;
     assert_eq!(status, 400, "{}", String::from_utf8_lossy(&body));
+    // An SVG may hold script: not a cover served on the API's origin.
+    let svg = b"<svg><script>alert(1)</script></svg>".to_vec();
+    let svg_type = [("content-type", "image/svg+xml")];
+    let (status, _, body) = exchange(base, "PUT", path, &svg_type, svg).await;
+    assert_eq!(status, 400, "{}", String::from_utf8_lossy(&body));
     let (status, _, _) = exchange(
         base,
         "GET",
@@ -489,6 +494,18 @@ async fn deletes(base: &str) {
     )
     .await;
     assert_eq!(count(&every), 3, "{every}");
+    // Search and export leave a withdrawn book out, as List does.
+    let (_, found) = call(
+        base,
+        "POST",
+        "/v1/publishers/penguin/books:search",
+        Some(json!({"query": "dune"})),
+    )
+    .await;
+    assert_eq!(count(&found), 1, "{found}");
+    let export = "/v1/publishers/penguin/books:export";
+    let (_, _, lines) = exchange(base, "GET", export, &[], Vec::new()).await;
+    assert_eq!(String::from_utf8(lines).unwrap().lines().count(), 2);
     let (status, frozen) = call(
         base,
         "PATCH",
