@@ -44,6 +44,17 @@ pub fn prepare_create<R: Resource>(
         }
         uidp::new_child(parent)
     };
+    new_item(resource, body_field, uid)
+}
+
+/// The body of a Create (`resource`, at request field `body_field`) as a new
+/// item keyed `key`: output-only fields cleared, REQUIRED fields and value
+/// rules checked (every violation at once), times and etag set.
+pub(super) fn new_item<R: Resource>(
+    resource: Option<R>,
+    body_field: &str,
+    key: String,
+) -> Result<R, Error> {
     let mut resource = resource.unwrap_or_default();
     resource.keep_output_only(None);
     let mut violations: Vec<FieldViolation> = resource
@@ -55,7 +66,7 @@ pub fn prepare_create<R: Resource>(
     if !violations.is_empty() {
         return Err(Error::invalid_fields(violations));
     }
-    resource.set_uid(uid);
+    resource.set_uid(key);
     let now = time::now();
     resource.set_create_time(now);
     resource.set_update_time(now);

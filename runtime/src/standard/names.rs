@@ -7,8 +7,7 @@
 
 use crate::error::{Error, FieldViolation};
 use crate::names::{self, Pattern};
-use crate::resource::{Resource, etag};
-use crate::time;
+use crate::resource::Resource;
 
 /// The pattern of `R` (one matching nothing for a UIDP-keyed resource,
 /// whose generated code never calls these).
@@ -51,27 +50,11 @@ pub fn prepare_create<R: Resource>(
     resource: Option<R>,
     body_field: &str,
 ) -> Result<R, Error> {
-    let mut resource = resource.unwrap_or_default();
-    resource.keep_output_only(None);
-    let mut violations: Vec<FieldViolation> = resource
-        .missing_required()
-        .into_iter()
-        .map(|f| FieldViolation::new(crate::json::field_path(body_field, f.json_path), "required"))
-        .collect();
-    violations.extend(resource.check_values(body_field));
-    if !violations.is_empty() {
-        return Err(Error::invalid_fields(violations));
-    }
     let id = match id {
         "" => names::new_id(),
         id => id.to_owned(),
     };
-    resource.set_uid(pattern::<R>().child(parent, &id));
-    let now = time::now();
-    resource.set_create_time(now);
-    resource.set_update_time(now);
-    resource.set_etag(etag(&resource));
-    Ok(resource)
+    super::create::new_item(resource, body_field, pattern::<R>().child(parent, &id))
 }
 
 /// What a List's `parent` scopes the list to, as
