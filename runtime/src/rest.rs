@@ -474,19 +474,24 @@ impl<S: Send + Sync> axum::extract::FromRequest<S> for Body {
             )
             .with_http_status(StatusCode::UNSUPPORTED_MEDIA_TYPE));
         }
-        let declared = request
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|length| length.to_str().ok()?.parse::<u64>().ok());
-        if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
-            // Refused before reading: no need to wait for what is not wanted.
-            return Err(body_too_large());
-        }
-        let bytes = axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES)
-            .await
-            .map_err(|_| body_too_large())?;
-        Ok(Body(bytes))
+        Ok(Body(read_body(request).await?))
     }
+}
+
+/// The request's body, at most [`MAX_BODY_BYTES`]: a larger one is refused,
+/// before reading when its `Content-Length` says so.
+pub(crate) async fn read_body(request: axum::extract::Request) -> Result<bytes::Bytes, Error> {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|length| length.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+        // Refused before reading: no need to wait for what is not wanted.
+        return Err(body_too_large());
+    }
+    axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES)
+        .await
+        .map_err(|_| body_too_large())
 }
 
 /// The response of methods returning `google.protobuf.Empty`: `{}`.

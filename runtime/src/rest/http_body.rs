@@ -2,7 +2,7 @@
 //! answers its raw `data` with its `content_type` ([`respond`]); a method
 //! whose request is one, or whose `body` field is one, takes the raw request
 //! body and its `Content-Type` ([`RawBody`]), at most
-//! [`MAX_BODY_BYTES`] like JSON bodies.
+//! [`MAX_BODY_BYTES`](super::MAX_BODY_BYTES) like JSON bodies.
 //!
 //! The runtime does not name the generated `HttpBody` message: generated
 //! handlers move its `content_type` and `data` in and out.
@@ -11,14 +11,13 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 
-use super::{MAX_BODY_BYTES, body_too_large};
 use crate::error::{Code, Error};
 
 /// The media type of raw data sent or answered without one.
 pub const DEFAULT_CONTENT_TYPE: &str = "application/octet-stream";
 
 /// A raw request body, of any content type, at most
-/// [`MAX_BODY_BYTES`].
+/// [`MAX_BODY_BYTES`](super::MAX_BODY_BYTES).
 #[derive(Debug, Default)]
 pub struct RawBody {
     /// The request's `Content-Type`, empty when it sent none.
@@ -41,16 +40,7 @@ impl<S: Send + Sync> axum::extract::FromRequest<S> for RawBody {
                 .with_http_status(StatusCode::BAD_REQUEST)
             })?,
         };
-        let declared = request
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|length| length.to_str().ok()?.parse::<u64>().ok());
-        if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
-            return Err(body_too_large());
-        }
-        let data = axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES)
-            .await
-            .map_err(|_| body_too_large())?;
+        let data = super::read_body(request).await?;
         Ok(RawBody { content_type, data })
     }
 }
