@@ -568,7 +568,7 @@ impl<
 /// REST routes of `platform.advisory.v1.DocumentService`, one per `google.api.http` rule, calling `api`.
 pub fn document_service_routes<S: crate::platform::advisory::v2::DocumentStore>(
     api: DocumentServiceApi<S>,
-) -> axum::Router {
+) -> runtime::rest::ServiceRoutes {
     use axum::routing;
     axum::Router::new()
         .route(
@@ -593,6 +593,7 @@ pub fn document_service_routes<S: crate::platform::advisory::v2::DocumentStore>(
                 .delete(document_service_rest::delete_document::<S>),
         )
         .with_state(api)
+        .into()
 }
 mod document_service_rest {
     use super::*;

@@ -925,7 +925,7 @@ for DocumentServiceApi<S> {
 /// REST routes of `platform.advisory.v2.DocumentService`, one per `google.api.http` rule, calling `api`.
 pub fn document_service_routes<S: DocumentStore>(
     api: DocumentServiceApi<S>,
-) -> axum::Router {
+) -> runtime::rest::ServiceRoutes {
     use axum::routing;
     axum::Router::new()
         .route(
@@ -950,6 +950,7 @@ pub fn document_service_routes<S: DocumentStore>(
                 .delete(document_service_rest::delete_document::<S>),
         )
         .with_state(api)
+        .into()
 }
 mod document_service_rest {
     use super::*;

@@ -2028,7 +2028,7 @@ for RoleServiceApi<S> {
 /// REST routes of `platform.iam.v1.GroupService`, one per `google.api.http` rule, calling `api`.
 pub fn group_service_routes<S: crate::platform::iam::v2::GroupStore>(
     api: GroupServiceApi<S>,
-) -> axum::Router {
+) -> runtime::rest::ServiceRoutes {
     use axum::routing;
     axum::Router::new()
         .route(
@@ -2051,6 +2051,7 @@ pub fn group_service_routes<S: crate::platform::iam::v2::GroupStore>(
                 .delete(group_service_rest::delete_group::<S>),
         )
         .with_state(api)
+        .into()
 }
 mod group_service_rest {
     use super::*;
@@ -2134,7 +2135,7 @@ mod group_service_rest {
 /// REST routes of `platform.iam.v1.IdentityService`, one per `google.api.http` rule, calling `api`.
 pub fn identity_service_routes<S: crate::platform::iam::v2::IdentityStore>(
     api: IdentityServiceApi<S>,
-) -> axum::Router {
+) -> runtime::rest::ServiceRoutes {
     use axum::routing;
     axum::Router::new()
         .route(
@@ -2157,6 +2158,7 @@ pub fn identity_service_routes<S: crate::platform::iam::v2::IdentityStore>(
                 .delete(identity_service_rest::delete_identity::<S>),
         )
         .with_state(api)
+        .into()
 }
 mod identity_service_rest {
     use super::*;
@@ -2241,7 +2243,7 @@ mod identity_service_rest {
 pub fn role_binding_service_routes<
     S: crate::platform::iam::v2::IdentityStore + crate::platform::iam::v2::RoleStore
         + crate::platform::iam::v2::RoleBindingStore,
->(api: RoleBindingServiceApi<S>) -> axum::Router {
+>(api: RoleBindingServiceApi<S>) -> runtime::rest::ServiceRoutes {
     use axum::routing;
     axum::Router::new()
         .route(
@@ -2264,6 +2266,7 @@ pub fn role_binding_service_routes<
                 .delete(role_binding_service_rest::delete_role_binding::<S>),
         )
         .with_state(api)
+        .into()
 }
 mod role_binding_service_rest {
     use super::*;
@@ -2365,7 +2368,7 @@ mod role_binding_service_rest {
 /// REST routes of `platform.iam.v1.RoleService`, one per `google.api.http` rule, calling `api`.
 pub fn role_service_routes<S: crate::platform::iam::v2::RoleStore>(
     api: RoleServiceApi<S>,
-) -> axum::Router {
+) -> runtime::rest::ServiceRoutes {
     use axum::routing;
     axum::Router::new()
         .route(
@@ -2388,6 +2391,7 @@ pub fn role_service_routes<S: crate::platform::iam::v2::RoleStore>(
                 .delete(role_service_rest::delete_role::<S>),
         )
         .with_state(api)
+        .into()
 }
 mod role_service_rest {
     use super::*;

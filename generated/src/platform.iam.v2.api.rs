@@ -3796,7 +3796,9 @@ impl<S: RoleStore> super::role_service_server::RoleService for RoleServiceApi<S>
     }
 }
 /// REST routes of `platform.iam.v2.GroupService`, one per `google.api.http` rule, calling `api`.
-pub fn group_service_routes<S: GroupStore>(api: GroupServiceApi<S>) -> axum::Router {
+pub fn group_service_routes<S: GroupStore>(
+    api: GroupServiceApi<S>,
+) -> runtime::rest::ServiceRoutes {
     use axum::routing;
     axum::Router::new()
         .route(
@@ -3821,6 +3823,7 @@ pub fn group_service_routes<S: GroupStore>(api: GroupServiceApi<S>) -> axum::Rou
                 .delete(group_service_rest::delete_group::<S>),
         )
         .with_state(api)
+        .into()
 }
 mod group_service_rest {
     use super::*;
@@ -3922,7 +3925,7 @@ mod group_service_rest {
 /// REST routes of `platform.iam.v2.IdentityService`, one per `google.api.http` rule, calling `api`.
 pub fn identity_service_routes<S: IdentityStore>(
     api: IdentityServiceApi<S>,
-) -> axum::Router {
+) -> runtime::rest::ServiceRoutes {
     use axum::routing;
     axum::Router::new()
         .route(
@@ -3947,6 +3950,7 @@ pub fn identity_service_routes<S: IdentityStore>(
                 .delete(identity_service_rest::delete_identity::<S>),
         )
         .with_state(api)
+        .into()
 }
 mod identity_service_rest {
     use super::*;
@@ -4048,7 +4052,7 @@ mod identity_service_rest {
 /// REST routes of `platform.iam.v2.RoleBindingService`, one per `google.api.http` rule, calling `api`.
 pub fn role_binding_service_routes<S: IdentityStore + RoleStore + RoleBindingStore>(
     api: RoleBindingServiceApi<S>,
-) -> axum::Router {
+) -> runtime::rest::ServiceRoutes {
     use axum::routing;
     axum::Router::new()
         .route(
@@ -4073,6 +4077,7 @@ pub fn role_binding_service_routes<S: IdentityStore + RoleStore + RoleBindingSto
                 .delete(role_binding_service_rest::delete_role_binding::<S>),
         )
         .with_state(api)
+        .into()
 }
 mod role_binding_service_rest {
     use super::*;
@@ -4190,7 +4195,9 @@ mod role_binding_service_rest {
     }
 }
 /// REST routes of `platform.iam.v2.RoleService`, one per `google.api.http` rule, calling `api`.
-pub fn role_service_routes<S: RoleStore>(api: RoleServiceApi<S>) -> axum::Router {
+pub fn role_service_routes<S: RoleStore>(
+    api: RoleServiceApi<S>,
+) -> runtime::rest::ServiceRoutes {
     use axum::routing;
     axum::Router::new()
         .route(
@@ -4215,6 +4222,7 @@ pub fn role_service_routes<S: RoleStore>(api: RoleServiceApi<S>) -> axum::Router
                 .delete(role_service_rest::delete_role::<S>),
         )
         .with_state(api)
+        .into()
 }
 mod role_service_rest {
     use super::*;

@@ -574,7 +574,7 @@ impl<
 /// REST routes of `platform.libraries.v1.ArtifactService`, one per `google.api.http` rule, calling `api`.
 pub fn artifact_service_routes<S: crate::platform::libraries::v2::ArtifactStore>(
     api: ArtifactServiceApi<S>,
-) -> axum::Router {
+) -> runtime::rest::ServiceRoutes {
     use axum::routing;
     axum::Router::new()
         .route(
@@ -599,6 +599,7 @@ pub fn artifact_service_routes<S: crate::platform::libraries::v2::ArtifactStore>
                 .delete(artifact_service_rest::delete_artifact::<S>),
         )
         .with_state(api)
+        .into()
 }
 mod artifact_service_rest {
     use super::*;

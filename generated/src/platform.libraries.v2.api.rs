@@ -901,7 +901,7 @@ for ArtifactServiceApi<S> {
 /// REST routes of `platform.libraries.v2.ArtifactService`, one per `google.api.http` rule, calling `api`.
 pub fn artifact_service_routes<S: ArtifactStore>(
     api: ArtifactServiceApi<S>,
-) -> axum::Router {
+) -> runtime::rest::ServiceRoutes {
     use axum::routing;
     axum::Router::new()
         .route(
@@ -926,6 +926,7 @@ pub fn artifact_service_routes<S: ArtifactStore>(
                 .delete(artifact_service_rest::delete_artifact::<S>),
         )
         .with_state(api)
+        .into()
 }
 mod artifact_service_rest {
     use super::*;

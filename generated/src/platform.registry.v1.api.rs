@@ -476,7 +476,7 @@ for RepoServiceApi<S> {
 /// REST routes of `platform.registry.v1.RepoService`, one per `google.api.http` rule, calling `api`.
 pub fn repo_service_routes<S: crate::platform::registry::v2::RepoStore>(
     api: RepoServiceApi<S>,
-) -> axum::Router {
+) -> runtime::rest::ServiceRoutes {
     use axum::routing;
     axum::Router::new()
         .route(
@@ -499,6 +499,7 @@ pub fn repo_service_routes<S: crate::platform::registry::v2::RepoStore>(
                 .delete(repo_service_rest::delete_repo::<S>),
         )
         .with_state(api)
+        .into()
 }
 mod repo_service_rest {
     use super::*;

@@ -880,7 +880,9 @@ impl<S: RepoStore> super::repo_service_server::RepoService for RepoServiceApi<S>
     }
 }
 /// REST routes of `platform.registry.v2.RepoService`, one per `google.api.http` rule, calling `api`.
-pub fn repo_service_routes<S: RepoStore>(api: RepoServiceApi<S>) -> axum::Router {
+pub fn repo_service_routes<S: RepoStore>(
+    api: RepoServiceApi<S>,
+) -> runtime::rest::ServiceRoutes {
     use axum::routing;
     axum::Router::new()
         .route(
@@ -905,6 +907,7 @@ pub fn repo_service_routes<S: RepoStore>(api: RepoServiceApi<S>) -> axum::Router
                 .delete(repo_service_rest::delete_repo::<S>),
         )
         .with_state(api)
+        .into()
 }
 mod repo_service_rest {
     use super::*;

@@ -147,11 +147,12 @@ for TokenServiceApi<S> {
 /// REST routes of `platform.sts.v1.TokenService`, one per `google.api.http` rule, calling `api`.
 pub fn token_service_routes<S: TokenServiceHandler>(
     api: TokenServiceApi<S>,
-) -> axum::Router {
+) -> runtime::rest::ServiceRoutes {
     use axum::routing;
     axum::Router::new()
         .route("/sts/exchange", routing::get(token_service_rest::exchange_token::<S>))
         .with_state(api)
+        .into()
 }
 mod token_service_rest {
     use super::*;

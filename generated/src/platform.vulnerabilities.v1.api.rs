@@ -633,7 +633,7 @@ impl<
 /// REST routes of `platform.vulnerabilities.v1.AdvisoryService`, one per `google.api.http` rule, calling `api`.
 pub fn advisory_service_routes<S: crate::platform::vulnerabilities::v2::AdvisoryStore>(
     api: AdvisoryServiceApi<S>,
-) -> axum::Router {
+) -> runtime::rest::ServiceRoutes {
     use axum::routing;
     axum::Router::new()
         .route(
@@ -658,6 +658,7 @@ pub fn advisory_service_routes<S: crate::platform::vulnerabilities::v2::Advisory
                 .delete(advisory_service_rest::delete_advisory::<S>),
         )
         .with_state(api)
+        .into()
 }
 mod advisory_service_rest {
     use super::*;

@@ -786,7 +786,7 @@ for AdvisoryServiceApi<S> {
 /// REST routes of `platform.vulnerabilities.v2.AdvisoryService`, one per `google.api.http` rule, calling `api`.
 pub fn advisory_service_routes<S: AdvisoryStore>(
     api: AdvisoryServiceApi<S>,
-) -> axum::Router {
+) -> runtime::rest::ServiceRoutes {
     use axum::routing;
     axum::Router::new()
         .route(
@@ -802,6 +802,7 @@ pub fn advisory_service_routes<S: AdvisoryStore>(
             routing::get(advisory_service_rest::get_advisory::<S>),
         )
         .with_state(api)
+        .into()
 }
 mod advisory_service_rest {
     use super::*;

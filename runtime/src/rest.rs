@@ -9,10 +9,12 @@
 
 pub mod conditional;
 pub mod http_body;
+pub mod routes;
 pub mod stream;
 pub mod template;
 
 pub use conditional::{Preconditions, Tagged};
+pub use routes::ServiceRoutes;
 pub use template::PathVars;
 
 use std::convert::Infallible;

@@ -52,6 +52,8 @@ use tonic::server::NamedService;
 use tonic::service::Routes;
 use tower::{Layer, Service};
 
+use crate::rest::ServiceRoutes;
+
 /// What a generated crate describes of its API (its `API` constant).
 #[derive(Clone, Copy, Debug)]
 pub struct Api {
@@ -83,7 +85,7 @@ type AddLayer = Box<dyn FnOnce(Router) -> Router + Send>;
 pub struct ApiRouter {
     api: Api,
     /// By full service name: serving a service again replaces it.
-    services: BTreeMap<&'static str, (AddGrpc, Router)>,
+    services: BTreeMap<&'static str, (AddGrpc, ServiceRoutes)>,
     /// Resource types a served store does not keep.
     unkept: Vec<&'static str>,
     layers: Vec<AddLayer>,
@@ -132,8 +134,10 @@ impl ApiRouter {
     }
 
     /// Serves one service: its tonic service (named by
-    /// [`NamedService::NAME`]) and its REST routes.
-    pub fn serve<G>(&mut self, grpc: G, rest: Router) -> &mut Self
+    /// [`NamedService::NAME`]) and its REST routes (an axum router, or a
+    /// generated `x_routes` function's [`ServiceRoutes`], whose
+    /// runtime-matched bindings are mounted with every other service's).
+    pub fn serve<G>(&mut self, grpc: G, rest: impl Into<ServiceRoutes>) -> &mut Self
     where
         G: Service<http::Request<tonic::body::Body>, Error = Infallible>
             + NamedService
@@ -145,7 +149,7 @@ impl ApiRouter {
         G::Future: Send + 'static,
     {
         let add: AddGrpc = Box::new(move |routes: Routes| routes.add_service(grpc));
-        self.services.insert(G::NAME, (add, rest));
+        self.services.insert(G::NAME, (add, rest.into()));
         self
     }
 
@@ -230,7 +234,7 @@ impl ApiRouter {
                     .build_v1alpha()
                     .expect("the embedded descriptor set is valid"),
             );
-        let mut rest = extra;
+        let mut rest = ServiceRoutes::from(extra);
         for (name, (add_grpc, routes)) in services {
             // The reporter is new and not shared yet: its lock is free.
             health
@@ -240,6 +244,7 @@ impl ApiRouter {
             grpc = add_grpc(grpc);
             rest = rest.merge(routes);
         }
+        let rest = rest.into_router();
         let openapi = api.openapi_json;
         let mut router = grpc
             .into_axum_router()

@@ -118,7 +118,7 @@ fn emit_method(
     let route = format_ident!("{}", method.name.to_shouty_snake_case());
     let grpc_path = format!("/{}/{}", service.full_name, method.name);
     let verb = format!("{:?}", method.http.verb).to_uppercase();
-    let template = runtime_template(&method.http.template);
+    let template = runtime_template(&method.http.template, quote!(runtime::rest::template::));
     let body = match &method.http.body {
         Some(body) => quote!(Some(#body)),
         None => quote!(None),
@@ -355,25 +355,27 @@ fn version_key(package: &str) -> (u64, &str) {
     (number, package)
 }
 
-/// A parsed template as the `runtime::rest::template::Template` constant.
-pub(super) fn runtime_template(template: &PathTemplate) -> TokenStream {
+/// A parsed template as the `runtime::rest::template::Template` constant,
+/// its types named after `path` (`runtime::rest::template::`, or nothing
+/// where they are imported).
+pub(super) fn runtime_template(template: &PathTemplate, path: TokenStream) -> TokenStream {
     let segments = template.segments.iter().map(|segment| match segment {
-        Segment::Literal(text) => quote!(runtime::rest::template::Segment::Literal(#text)),
-        Segment::Any => quote!(runtime::rest::template::Segment::Any),
-        Segment::Rest => quote!(runtime::rest::template::Segment::Rest),
+        Segment::Literal(text) => quote!(#path Segment::Literal(#text)),
+        Segment::Any => quote!(#path Segment::Any),
+        Segment::Rest => quote!(#path Segment::Rest),
     });
     let variables = template.variables.iter().map(|variable| {
         let field = &variable.field;
         let start = proc_macro2::Literal::usize_unsuffixed(variable.start);
         let end = proc_macro2::Literal::usize_unsuffixed(variable.end);
-        quote!(runtime::rest::template::Variable { field: #field, start: #start, end: #end })
+        quote!(#path Variable { field: #field, start: #start, end: #end })
     });
     let verb = match &template.verb {
         Some(verb) => quote!(Some(#verb)),
         None => quote!(None),
     };
     quote! {
-        runtime::rest::template::Template {
+        #path Template {
             segments: &[#(#segments),*],
             variables: &[#(#variables),*],
             verb: #verb,

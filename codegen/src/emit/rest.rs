@@ -28,8 +28,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     let routes_fn = format_ident!("{}_routes", service.name.to_snake_case());
     let module = format_ident!("{}_rest", service.name.to_snake_case());
 
-    let (route_calls, dispatch_routes, dispatchers) =
-        route_calls(service, &module, (&api_type, &bounds));
+    let (route_calls, matched_calls) = route_calls(service, &module);
     let bindings: Vec<(&Method, usize, &HttpRule, Etags)> = service
         .methods
         .iter()
@@ -62,14 +61,46 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         " REST routes of `{}`, one per `google.api.http` rule, calling `api`.",
         service.full_name
     );
-    quote! {
-        #[doc = #doc]
-        pub fn #routes_fn<S: #bounds>(api: #api_type<S>) -> axum::Router {
-            use axum::routing;
+    // The router takes the last handle on `api` unless bindings follow.
+    let routes = if matched_calls.is_empty() {
+        quote! {
             axum::Router::new()
                 #(#route_calls)*
-                #(#dispatch_routes)*
                 .with_state(api)
+                .into()
+        }
+    } else {
+        quote! {
+            let router = axum::Router::new()
+                #(#route_calls)*
+                .with_state(api.clone());
+            runtime::rest::ServiceRoutes::new(router)
+                #(#matched_calls)*
+        }
+    };
+    let matched_imports = (!matched_calls.is_empty()).then(|| {
+        let variables = service
+            .methods
+            .iter()
+            .flat_map(|m| m.http.bindings())
+            .any(|b| b.matched_prefix.is_some() && !b.template.variables.is_empty());
+        let variable = variables.then(|| quote!(, Variable));
+        quote! {
+            use axum::handler::Handler;
+            use runtime::rest::template::{Binding, Segment, Template #variable};
+        }
+    });
+    let routing_import = (!route_calls.is_empty()).then(|| {
+        quote!(
+            use axum::routing;
+        )
+    });
+    quote! {
+        #[doc = #doc]
+        pub fn #routes_fn<S: #bounds>(api: #api_type<S>) -> runtime::rest::ServiceRoutes {
+            #routing_import
+            #matched_imports
+            #routes
         }
 
         mod #module {
@@ -79,38 +110,29 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             use runtime::rest::{#(#extractors),*};
 
             #(#handlers)*
-            #(#dispatchers)*
         }
     }
 }
 
-/// The router's `.route` calls: axum routes (literal prefix, then
-/// `{segment}` or `{*path}`), and the routes of each runtime-matched prefix
-/// with their dispatchers (see `model::routes`).
-fn route_calls(
-    service: &Service,
-    module: &syn::Ident,
-    (api_type, bounds): (&syn::Ident, &TokenStream),
-) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>) {
+/// The router's `.route` calls (axum routes: literal prefix, then
+/// `{segment}` or `{*path}`) and the `.matched` calls of the bindings
+/// matched at run time under the prefix `model::routes` chose.
+fn route_calls(service: &Service, module: &syn::Ident) -> (Vec<TokenStream>, Vec<TokenStream>) {
     // axum path -> handlers (verb routing fn, handler name), in a stable order.
     let mut routes: BTreeMap<String, Vec<(&str, syn::Ident)>> = BTreeMap::new();
     // A trailing `{x=**}` may match nothing: the bare collection path is the
     // same request (`POST /v1/shelves` creates at the root), unless another
     // method of the same verb owns that path.
     let mut bare = Vec::new();
-    // Runtime-matched prefix -> its bindings (key, verb, template, handler).
-    let mut matched: BTreeMap<&str, Vec<_>> = BTreeMap::new();
+    let mut matched = Vec::new();
     for method in &service.methods {
         for (index, binding) in method.http.bindings().enumerate() {
             let handler = handler_name(method, index);
             let template = &binding.template;
             if let Some(prefix) = &binding.matched_prefix {
-                matched.entry(prefix.as_str()).or_default().push((
-                    template.match_key(),
-                    binding.verb.method(),
-                    super::client::runtime_template(template),
-                    handler,
-                ));
+                let verb = binding.verb.method();
+                let template = super::client::runtime_template(template, quote!());
+                matched.push((prefix, verb, template, handler));
                 continue;
             }
             let verb = binding.verb.routing_fn();
@@ -150,26 +172,27 @@ fn route_calls(
             quote!(.route(#path, routing::#first #(.#chain)*))
         })
         .collect();
-    let mut dispatchers = Vec::new();
-    let mut dispatch_routes = Vec::new();
-    for (number, (prefix, mut bindings)) in matched.into_iter().enumerate() {
-        bindings.sort_by(|a, b| a.0.cmp(&b.0));
-        let name = format_ident!("matched_{number}");
-        let paths = if prefix.is_empty() {
-            vec!["/".to_owned(), "/{*rest}".to_owned()]
-        } else {
-            vec![
-                prefix.to_owned(),
-                format!("{prefix}/"),
-                format!("{prefix}/{{*rest}}"),
-            ]
-        };
-        for path in paths {
-            dispatch_routes.push(quote!(.route(#path, routing::any(#module::#name::<S>))));
-        }
-        dispatchers.push(emit_dispatcher(api_type, bounds, &name, prefix, &bindings));
-    }
-    (route_calls, dispatch_routes, dispatchers)
+    // The last binding takes the last handle on `api`.
+    let last = matched.len().saturating_sub(1);
+    let matched = matched
+        .into_iter()
+        .enumerate()
+        .map(|(index, (prefix, verb, template, handler))| {
+            let api = if index == last {
+                quote!(api)
+            } else {
+                quote!(api.clone())
+            };
+            quote! {
+                .matched(
+                    #prefix,
+                    Binding { method: #verb, template: #template },
+                    #module::#handler::<S>.with_state(#api),
+                )
+            }
+        })
+        .collect();
+    (route_calls, matched)
 }
 
 /// What the handlers of `bindings` import from `runtime::rest`.
@@ -216,50 +239,6 @@ fn handler_name(method: &Method, index: usize) -> syn::Ident {
         format_ident!("{}", method.rust_name())
     } else {
         format_ident!("{}_binding_{index}", method.name.to_snake_case())
-    }
-}
-
-/// The handler of the routes of a runtime-matched prefix: selects the
-/// binding (`runtime::rest::template::select`) and calls its handler.
-fn emit_dispatcher(
-    api_type: &syn::Ident,
-    bounds: &TokenStream,
-    name: &syn::Ident,
-    prefix: &str,
-    bindings: &[(crate::template::MatchKey, &str, TokenStream, syn::Ident)],
-) -> TokenStream {
-    let entries = bindings.iter().map(|(_, verb, template, _)| {
-        quote!(runtime::rest::template::Binding { method: #verb, template: #template })
-    });
-    let arms = bindings
-        .iter()
-        .enumerate()
-        .map(|(index, (_, _, _, handler))| {
-            let pattern = if index + 1 == bindings.len() {
-                quote!(Ok(_))
-            } else {
-                let index = proc_macro2::Literal::usize_unsuffixed(index);
-                quote!(Ok(#index))
-            };
-            quote!(#pattern => Handler::call(#handler::<S>, request, api).await)
-        });
-    let doc = format!(
-        " The bindings matched under `{}`, in precedence order.",
-        if prefix.is_empty() { "/" } else { prefix }
-    );
-    quote! {
-        #[doc = #doc]
-        pub(super) async fn #name<S: #bounds>(
-            State(api): State<#api_type<S>>,
-            mut request: axum::extract::Request,
-        ) -> axum::response::Response {
-            use axum::handler::Handler;
-            const BINDINGS: &[runtime::rest::template::Binding] = &[#(#entries),*];
-            match runtime::rest::template::select(BINDINGS, &mut request) {
-                Err(refused) => *refused,
-                #(#arms,)*
-            }
-        }
     }
 }
 

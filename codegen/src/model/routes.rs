@@ -15,8 +15,10 @@
 //! Two bindings of one HTTP verb with the same match key (the same segments
 //! and verb, whatever their variables are named) match the same requests:
 //! precedence cannot choose, and that is a diagnostic naming both methods.
-//! So is a prefix that two services would both route (their routers are
-//! merged; each service's matcher only knows its own methods).
+//!
+//! Prefixes are chosen over the whole API: bindings of several services
+//! may share one, and are matched together once the services' routes are
+//! merged (`runtime::rest::ServiceRoutes`).
 
 use std::collections::BTreeMap;
 
@@ -103,7 +105,6 @@ impl Api {
                     .collect()
             })
             .collect();
-        let mut routed: BTreeMap<String, BTreeMap<(usize, usize), At>> = BTreeMap::new();
         let mut assigned = Vec::new();
         for (i, (at, binding)) in bindings.iter().enumerate() {
             if !matched[i] {
@@ -119,16 +120,7 @@ impl Api {
                 .min_by_key(|prefix| prefix.len())
                 .expect("a matched binding's own prefix is a prefix");
             let prefix: String = shortest.iter().map(|l| format!("/{l}")).collect();
-            routed
-                .entry(prefix.clone())
-                .or_default()
-                .insert((at.0, at.1), *at);
             assigned.push((*at, prefix));
-        }
-        for (prefix, services) in &routed {
-            if services.len() > 1 {
-                self.report_shared_prefix(prefix, services, diagnostics);
-            }
         }
         for ((p, s, m, b), prefix) in assigned {
             let http = &mut self.packages[p].services[s].methods[m].http;
@@ -139,35 +131,6 @@ impl Api {
             };
             binding.matched_prefix = Some(prefix);
         }
-    }
-
-    fn report_shared_prefix(
-        &self,
-        prefix: &str,
-        services: &BTreeMap<(usize, usize), At>,
-        diagnostics: &mut Diagnostics,
-    ) {
-        let mut methods = services.values().map(|(p, s, m, _)| {
-            let service = &self.packages[*p].services[*s];
-            (service, &service.methods[*m])
-        });
-        let (first_service, first) = methods.next().expect("two services");
-        let mut diagnostic = Diagnostic::new(
-            first.location.clone(),
-            format!(
-                "templates under `{}` of `{}` need the path matcher, and other services route under it too: \
-                 serve the paths under one prefix from one service",
-                if prefix.is_empty() { "/" } else { prefix },
-                first_service.full_name,
-            ),
-        );
-        for (service, method) in methods {
-            diagnostic = diagnostic.note(format!(
-                "`{}` of `{}` at {} routes under it",
-                method.name, service.full_name, method.location
-            ));
-        }
-        diagnostics.push(diagnostic);
     }
 
     /// Two bindings of one verb matching the same requests.

@@ -115,16 +115,16 @@ async fn ids_and_parents(base: &str) {
 
     let dune = create(
         base,
-        "/v1/books/shelves/fiction?bookId=dune",
+        "/v1/shelves/fiction/books?bookId=dune",
         json!({"title": "Dune"}),
     )
     .await;
     assert_eq!(dune, "shelves/fiction/books/dune");
-    let emma = create(base, "/v1/books/shelves/fiction", json!({"title": "Emma"})).await;
+    let emma = create(base, "/v1/shelves/fiction/books", json!({"title": "Emma"})).await;
     assert!(emma.starts_with("shelves/fiction/books/"), "{emma}");
     let odyssey = create(
         base,
-        &format!("/v1/books/{poetry}?bookId=odyssey"),
+        &format!("/v1/{poetry}/books?bookId=odyssey"),
         json!({"title": "Odyssey"}),
     )
     .await;
@@ -132,32 +132,32 @@ async fn ids_and_parents(base: &str) {
     // The same id under another parent is another book.
     create(
         base,
-        &format!("/v1/books/{poetry}?bookId=dune"),
+        &format!("/v1/{poetry}/books?bookId=dune"),
         json!({"title": "Dune (poem)"}),
     )
     .await;
 
-    // The parent must match its pattern, and exist.
-    for bad in [
-        "shelves",
-        "shelves/fiction/books/dune",
-        "books/fiction",
-        "shelves/-",
-    ] {
-        let (status, body) = call(
-            base,
-            "POST",
-            &format!("/v1/books/{bad}"),
-            Some(json!({"title": "x"})),
-        )
-        .await;
-        assert_eq!(status, 400, "{bad}: {body}");
-        assert_eq!(violated_field(&body), "parent");
+    // The parent must match its pattern (a path the template does not
+    // take routes nowhere; gRPC, where any text can be sent, checks the
+    // rest), with no wildcard, and exist.
+    for bad in ["shelves/fiction/books/dune", "books/fiction"] {
+        let path = format!("/v1/{bad}/books");
+        let (status, body) = call(base, "POST", &path, Some(json!({"title": "x"}))).await;
+        assert_eq!(status, 404, "{bad}: {body}");
+        assert_eq!(body["error"]["details"][0]["reason"], "ROUTE_NOT_FOUND");
     }
     let (status, body) = call(
         base,
         "POST",
-        "/v1/books/shelves/missing",
+        "/v1/shelves/-/books",
+        Some(json!({"title": "x"})),
+    )
+    .await;
+    assert_eq!((status, violated_field(&body)), (400, "parent"), "{body}");
+    let (status, body) = call(
+        base,
+        "POST",
+        "/v1/shelves/missing/books",
         Some(json!({"title": "Lost"})),
     )
     .await;
@@ -172,58 +172,81 @@ async fn ids_and_parents(base: &str) {
     );
 
     // Get by name; names of another shape are refused before any lookup.
-    let (status, book) = call(base, "GET", &format!("/v1/book/{dune}"), None).await;
+    let (status, book) = call(base, "GET", &format!("/v1/{dune}"), None).await;
     assert_eq!((status, &book["title"]), (200, &json!("Dune")), "{book}");
-    let (status, body) = call(base, "GET", "/v1/book/shelves/fiction/books/nope", None).await;
+    let (status, body) = call(base, "GET", "/v1/shelves/fiction/books/nope", None).await;
     assert_eq!(status, 404, "{body}");
-    let (status, body) = call(base, "GET", "/v1/book/shelves/fiction", None).await;
-    assert_eq!((status, violated_field(&body)), (400, "name"), "{body}");
+    // A shelf's name is a shelf's path, in another service.
+    let (status, shelf) = call(base, "GET", "/v1/shelves/fiction", None).await;
+    assert_eq!(
+        (status, &shelf["theme"]),
+        (200, &json!("fiction")),
+        "{shelf}"
+    );
 
     // List's parent scopes the list; `shelves/-` is every shelf's.
-    let mut on_fiction = names(base, "/v1/books/shelves/fiction").await;
+    let mut on_fiction = names(base, "/v1/shelves/fiction/books").await;
     on_fiction.sort();
     let mut expected = vec![dune.clone(), emma.clone()];
     expected.sort();
     assert_eq!(on_fiction, expected);
-    assert_eq!(names(base, &format!("/v1/books/{poetry}")).await.len(), 2);
-    assert_eq!(names(base, "/v1/books/shelves/-").await.len(), 4);
-    assert_eq!(names(base, "/v1/books/shelves/empty").await.len(), 0);
-    let (_, page) = call(base, "GET", "/v1/books/shelves/fiction", None).await;
+    assert_eq!(names(base, &format!("/v1/{poetry}/books")).await.len(), 2);
+    assert_eq!(names(base, "/v1/shelves/-/books").await.len(), 4);
+    assert_eq!(names(base, "/v1/shelves/empty/books").await.len(), 0);
+    let (_, page) = call(base, "GET", "/v1/shelves/fiction/books", None).await;
     assert_eq!(page["totalCount"], 2, "{page}");
-    let (status, body) = call(base, "GET", "/v1/books/shelves/-/books/-", None).await;
-    assert_eq!((status, violated_field(&body)), (400, "parent"), "{body}");
+    let (status, body) = call(base, "GET", "/v1/shelves/-/books/-/books", None).await;
+    assert_eq!(status, 404, "{body}");
     assert_eq!(names(base, "/v1/shelves").await.len(), 2);
 
     // Update names the item in the body; the name itself never changes.
     let patch = json!({"name": "shelves/fiction", "theme": "science fiction"});
-    let (status, shelf) = call(base, "PATCH", "/v1/shelf?updateMask=theme", Some(patch)).await;
+    let (status, shelf) = call(
+        base,
+        "PATCH",
+        "/v1/shelves/fiction?updateMask=theme",
+        Some(patch),
+    )
+    .await;
     assert_eq!(
         (status, &shelf["theme"]),
         (200, &json!("science fiction")),
         "{shelf}"
     );
     let patch = json!({"name": "shelves/fiction", "theme": "x"});
-    let (status, body) = call(base, "PATCH", "/v1/shelf?updateMask=name", Some(patch)).await;
+    let (status, body) = call(
+        base,
+        "PATCH",
+        "/v1/shelves/fiction?updateMask=name",
+        Some(patch),
+    )
+    .await;
     assert_eq!(status, 400, "{body}");
     let patch = json!({"name": "shelves/nope", "theme": "x"});
-    let (status, body) = call(base, "PATCH", "/v1/shelf?updateMask=theme", Some(patch)).await;
+    let (status, body) = call(
+        base,
+        "PATCH",
+        "/v1/shelves/nope?updateMask=theme",
+        Some(patch),
+    )
+    .await;
     assert_eq!(status, 404, "{body}");
 
     // A shelf with books is not deleted, unless forced; then its books go too.
-    let (status, body) = call(base, "DELETE", "/v1/shelf/shelves/fiction", None).await;
+    let (status, body) = call(base, "DELETE", "/v1/shelves/fiction", None).await;
     assert_eq!(status, 400, "{body}");
     assert_eq!(body["error"]["status"], "FAILED_PRECONDITION");
     assert!(body.to_string().contains(&dune), "names the books: {body}");
-    let (status, body) = call(base, "DELETE", "/v1/shelf/shelves/fiction?force=true", None).await;
+    let (status, body) = call(base, "DELETE", "/v1/shelves/fiction?force=true", None).await;
     assert_eq!((status, body), (200, json!({})));
-    let (status, _) = call(base, "GET", &format!("/v1/book/{dune}"), None).await;
+    let (status, _) = call(base, "GET", &format!("/v1/{dune}"), None).await;
     assert_eq!(status, 404);
-    let (status, _) = call(base, "GET", "/v1/shelf/shelves/fiction", None).await;
+    let (status, _) = call(base, "GET", "/v1/shelves/fiction", None).await;
     assert_eq!(status, 404);
-    let mut left = names(base, "/v1/books/shelves/-").await;
+    let mut left = names(base, "/v1/shelves/-/books").await;
     left.sort();
     assert_eq!(left, [format!("{poetry}/books/dune"), odyssey]);
-    let (_, page) = call(base, "GET", "/v1/books/shelves/fiction", None).await;
+    let (_, page) = call(base, "GET", "/v1/shelves/fiction/books", None).await;
     assert_eq!(page["totalCount"], 0, "{page}");
     // The id is free again.
     create(
@@ -232,7 +255,7 @@ async fn ids_and_parents(base: &str) {
         json!({"theme": "again"}),
     )
     .await;
-    assert!(names(base, "/v1/books/shelves/fiction").await.is_empty());
+    assert!(names(base, "/v1/shelves/fiction/books").await.is_empty());
 }
 
 /// The same rules over gRPC.
@@ -290,7 +313,35 @@ async fn grpc(base: &str) {
         .await
         .unwrap_err();
     assert_eq!(status.code(), tonic::Code::AlreadyExists, "{status:?}");
-    let status = books.create_book(book("drama", "x")).await.unwrap_err();
+    for bad in [
+        "drama",
+        "shelves",
+        "shelves/drama/books/hamlet",
+        "books/drama",
+        "shelves/-",
+        "shelves/drama/",
+    ] {
+        let status = books.create_book(book(bad, "x")).await.unwrap_err();
+        assert_eq!(
+            status.code(),
+            tonic::Code::InvalidArgument,
+            "{bad}: {status:?}"
+        );
+    }
+    let status = books
+        .get_book(GetBookRequest {
+            name: "shelves/drama".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+    let status = books
+        .list_books(ListBooksRequest {
+            parent: "shelves/-/books/-".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
     assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
 
     let got = books
@@ -338,21 +389,21 @@ async fn races(base: &str) {
             .map(|index| {
                 let base = base.to_owned();
                 tokio::spawn(async move {
-                    let path = format!("/v1/books/shelves/race?bookId=b{index}");
+                    let path = format!("/v1/shelves/race/books?bookId=b{index}");
                     call(&base, "POST", &path, Some(json!({"title": "x"})))
                         .await
                         .0
                 })
             })
             .collect();
-        let path = format!("/v1/shelf/shelves/race?force={force}");
+        let path = format!("/v1/shelves/race?force={force}");
         let (deleted, body) = call(base, "DELETE", &path, None).await;
         for create in creates {
             let status = create.await.unwrap();
             assert!(status == 200 || status == 404, "create answered {status}");
         }
-        let (shelf, _) = call(base, "GET", "/v1/shelf/shelves/race", None).await;
-        let left = names(base, "/v1/books/shelves/race").await;
+        let (shelf, _) = call(base, "GET", "/v1/shelves/race", None).await;
+        let left = names(base, "/v1/shelves/race/books").await;
         match deleted {
             200 => {
                 assert_eq!(shelf, 404);
@@ -362,7 +413,7 @@ async fn races(base: &str) {
                 assert!(!force, "a forced delete failed: {body}");
                 assert_eq!(body["error"]["status"], "FAILED_PRECONDITION", "{body}");
                 assert_eq!(shelf, 200);
-                let path = "/v1/shelf/shelves/race?force=true";
+                let path = "/v1/shelves/race?force=true";
                 let (status, body) = call(base, "DELETE", path, None).await;
                 assert_eq!(status, 200, "{body}");
             }
@@ -376,39 +427,39 @@ async fn races(base: &str) {
 async fn soft_delete(base: &str) {
     create(base, "/v1/shelves?shelfId=soft", json!({"theme": "soft"})).await;
     for id in ["a", "b", "c"] {
-        let path = format!("/v1/books/shelves/soft?bookId={id}");
+        let path = format!("/v1/shelves/soft/books?bookId={id}");
         create(base, &path, json!({"title": id})).await;
     }
     let b = "shelves/soft/books/b";
-    let (status, deleted) = call(base, "DELETE", &format!("/v1/book/{b}"), None).await;
+    let (status, deleted) = call(base, "DELETE", &format!("/v1/{b}"), None).await;
     assert_eq!(status, 200, "{deleted}");
     assert_eq!(deleted["name"], b);
     assert!(deleted["deleteTime"].is_string(), "{deleted}");
     // Deleting it again: it is not found (AIP-164).
-    let (status, body) = call(base, "DELETE", &format!("/v1/book/{b}"), None).await;
+    let (status, body) = call(base, "DELETE", &format!("/v1/{b}"), None).await;
     assert_eq!(status, 404, "{body}");
-    let (status, read) = call(base, "GET", &format!("/v1/book/{b}"), None).await;
+    let (status, read) = call(base, "GET", &format!("/v1/{b}"), None).await;
     assert_eq!(status, 200, "{read}");
     assert_eq!(read["deleteTime"], deleted["deleteTime"]);
     assert_eq!(read["etag"], deleted["etag"]);
 
-    let live = names(base, "/v1/books/shelves/soft").await;
+    let live = names(base, "/v1/shelves/soft/books").await;
     assert_eq!(live, ["shelves/soft/books/a", "shelves/soft/books/c"]);
-    let all = names(base, "/v1/books/shelves/soft?showDeleted=true").await;
+    let all = names(base, "/v1/shelves/soft/books?showDeleted=true").await;
     assert_eq!(all.len(), 3, "{all:?}");
-    let (_, page) = call(base, "GET", "/v1/books/shelves/soft?pageSize=1", None).await;
+    let (_, page) = call(base, "GET", "/v1/shelves/soft/books?pageSize=1", None).await;
     assert_eq!(page["totalCount"], 2, "{page}");
     // A token of the list hiding deleted books does not page the other.
     let token = page["nextPageToken"].as_str().unwrap().to_owned();
-    let path = format!("/v1/books/shelves/soft?showDeleted=true&pageToken={token}");
+    let path = format!("/v1/shelves/soft/books?showDeleted=true&pageToken={token}");
     let (status, body) = call(base, "GET", &path, None).await;
     assert_eq!(status, 400, "{body}");
-    let path = "/v1/books/shelves/soft?showDeleted=true&pageSize=1";
+    let path = "/v1/shelves/soft/books?showDeleted=true&pageSize=1";
     let (_, page) = call(base, "GET", path, None).await;
     assert_eq!(page["totalCount"], 3, "{page}");
     assert_eq!(
-        names(base, "/v1/books/shelves/-").await.len(),
-        names(base, "/v1/books/shelves/-?showDeleted=true")
+        names(base, "/v1/shelves/-/books").await.len(),
+        names(base, "/v1/shelves/-/books?showDeleted=true")
             .await
             .len()
             - 1
@@ -416,14 +467,14 @@ async fn soft_delete(base: &str) {
 
     // A deleted book cannot change (AIP-164: FAILED_PRECONDITION).
     let patch = json!({"name": b, "title": "changed"});
-    let path = format!("/v1/book/{b}?updateMask=title");
+    let path = format!("/v1/{b}?updateMask=title");
     let (status, body) = call(base, "PATCH", &path, Some(patch.clone())).await;
     assert_eq!(status, 400, "{body}");
     assert_eq!(body["error"]["status"], "FAILED_PRECONDITION", "{body}");
 
     // Undelete: a live book is ALREADY_EXISTS (AIP-164), a missing one
     // NOT_FOUND, a stale etag ABORTED.
-    let undelete = |name: &str| format!("/v1/book/{name}:undelete");
+    let undelete = |name: &str| format!("/v1/{name}:undelete");
     let (status, body) = call(
         base,
         "POST",
@@ -455,7 +506,7 @@ async fn soft_delete(base: &str) {
     assert_eq!(status, 200, "{back}");
     assert!(back.get("deleteTime").is_none(), "{back}");
     assert_ne!(back["etag"], read["etag"]);
-    assert_eq!(names(base, "/v1/books/shelves/soft").await.len(), 3);
+    assert_eq!(names(base, "/v1/shelves/soft/books").await.len(), 3);
     let (status, changed) = call(base, "PATCH", &path, Some(patch)).await;
     assert_eq!(status, 200, "{changed}");
     assert_eq!(changed["title"], "changed");

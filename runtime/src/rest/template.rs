@@ -24,8 +24,9 @@ use std::convert::Infallible;
 
 use crate::error::{Error, FieldViolation};
 
-/// One segment of a template.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One segment of a template, ordered by precedence: a literal before `*`
+/// before `**`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Segment {
     /// Exactly this text.
     Literal(&'static str),
@@ -83,6 +84,14 @@ impl Variable {
 }
 
 impl Template {
+    /// Orders templates by precedence: segment by segment (a literal before
+    /// `*` before `**`), then with a `:verb` before without. Of two templates
+    /// that match a path, the one ordered first is chosen; the generator
+    /// refuses two with the same segments and verb.
+    pub fn precedence(&self) -> impl Ord + use<> {
+        (self.segments, self.verb.is_none(), self.verb)
+    }
+
     /// Whether `path` (percent-encoded, as in the request line) matches.
     pub fn is_match(&self, path: &str) -> bool {
         self.spans(path, |_, _| true)
