@@ -138,10 +138,12 @@ pub struct FieldRules {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReferenceRule {
-    /// The collection id of the target.
-    pub collection: String,
-    /// `ancestors` (the item's parent or above) or `root` (under the same root).
-    pub reach: String,
+    /// The collection id of the target; by default the collection of the
+    /// type the field's `google.api.resource_reference` names.
+    pub collection: Option<String>,
+    /// `ancestors` (the item's parent or above, the default) or `root`
+    /// (under the same root).
+    pub reach: Option<String>,
     /// A repeated string field of the target holding capabilities that the
     /// reference confers: the caller must hold each of them at the item's group.
     pub grants: Option<String>,

@@ -497,7 +497,7 @@ fn emit_imports(api: &Api, package: &crate::model::Package, shadowed: &[&str]) -
     let mut created = methods()
         .filter(|m| matches!(m.standard, Standard::Create { .. }))
         .filter_map(|m| api.resource(m.standard.resource()?));
-    if created.any(|r| !r.references.is_empty() || r.has_must_hold()) {
+    if created.any(|r| !r.resolved_references().is_empty() || r.has_must_hold()) {
         imports.push(quote!(
             use runtime::resource::Resource;
         ));

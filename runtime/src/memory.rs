@@ -309,6 +309,32 @@ impl MemoryStore {
             .is_some_and(|collection| collection.contains(uid))
     }
 
+    /// `ReferenceNotFound` for the first reference field of `resource` that
+    /// names no stored item, among those that differ from `previous` (all
+    /// on an insert); an empty field names nothing.
+    fn check_references<R: Resource>(
+        &self,
+        resource: &R,
+        previous: Option<&R>,
+    ) -> Result<(), StoreError> {
+        let missing = R::REFERENCES.iter().find(|reference| {
+            let value = resource.sort_value(reference.field);
+            if previous.is_some_and(|previous| previous.sort_value(reference.field) == value) {
+                return false;
+            }
+            match value {
+                SortValue::Text(key) => {
+                    !key.is_empty() && !self.contains(reference.resource_type, &key)
+                }
+                SortValue::Int(_) => true,
+            }
+        });
+        match missing {
+            Some(reference) => Err(StoreError::ReferenceNotFound(reference.field)),
+            None => Ok(()),
+        }
+    }
+
     /// Holds off other checked writes while the guard lives.
     fn write_lock(&self) -> std::sync::MutexGuard<'_, ()> {
         self.writes
@@ -325,18 +351,7 @@ impl Backend for MemoryStore {
             // Roots, and parents stored outside the API.
             _ => true,
         };
-        if let Some(reference) =
-            R::REFERENCES
-                .iter()
-                .find(|reference| match resource.sort_value(reference.field) {
-                    SortValue::Text(uid) => {
-                        !uid.is_empty() && !self.contains(reference.resource_type, &uid)
-                    }
-                    SortValue::Int(_) => true,
-                })
-        {
-            return Err(StoreError::ReferenceNotFound(reference.field));
-        }
+        self.check_references(resource, None)?;
         self.collection::<R>().insert(resource, parent_exists)
     }
 
@@ -353,7 +368,19 @@ impl Backend for MemoryStore {
         uid: &str,
         update: &Update<R>,
     ) -> Result<Option<R>, StoreError> {
-        self.collection::<R>().update(uid, update)
+        if R::REFERENCES.is_empty() {
+            return self.collection::<R>().update(uid, update);
+        }
+        // Every update of `R` holds the write lock: the item checked is the
+        // one updated. The check runs outside the collection's lock, which
+        // a reference to an item of the same collection would take again.
+        let _write = self.write_lock();
+        let collection = self.collection::<R>();
+        if let Some(stored) = collection.get(uid)? {
+            let merged = update.apply(&stored).map_err(StoreError::Rejected)?;
+            self.check_references(&merged, Some(&stored))?;
+        }
+        collection.update(uid, update)
     }
 
     async fn delete<R: Resource>(&self, uid: &str, etag: Option<&str>) -> Result<bool, StoreError> {

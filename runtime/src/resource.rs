@@ -61,13 +61,20 @@ pub enum Reach {
     Ancestors,
     /// Anywhere under the same root.
     Root,
+    /// Any item of the target's collection: a reference between resources
+    /// keyed by names (declared by `google.api.resource_reference`), which
+    /// no UIDP hierarchy scopes. Storage checks it on create and on every
+    /// update that changes it.
+    Anywhere,
 }
 
-/// A field holding the uid of an item of another collection (declared in
-/// the annotation files). Generated create methods check that the target
+/// A field holding the key of an item of another collection (declared in
+/// the annotation files, or by the field's `google.api.resource_reference`).
+/// Generated create methods of UIDP-keyed resources check that the target
 /// exists and is within [`Reach`] (or directly under a shared scope, see
-/// `ApiContext::with_shared_scope`); storage checks again
-/// inside its insert transaction.
+/// `ApiContext::with_shared_scope`); storage checks again inside its insert
+/// transaction, and inside the update transaction of an update that
+/// changes the field.
 #[derive(Clone, Copy, Debug)]
 pub struct Reference {
     /// The JSON name of the referring field.

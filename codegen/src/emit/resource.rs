@@ -239,6 +239,7 @@ fn references(resource: &Resource) -> Option<TokenStream> {
         let reach = match r.reach {
             Reach::Ancestors => quote!(Ancestors),
             Reach::Root => quote!(Root),
+            Reach::Anywhere => quote!(Anywhere),
         };
         quote! {
             Reference {

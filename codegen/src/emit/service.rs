@@ -50,7 +50,7 @@ pub fn store_bounds(scope: &super::Scope, api: &Api, service: &Service) -> Token
     let referenced: Vec<&str> = resources
         .iter()
         .filter_map(|name| api.resource(name))
-        .flat_map(|resource| &resource.references)
+        .flat_map(|resource| resource.resolved_references())
         .map(|reference| reference.target.as_str())
         .collect();
     resources.extend(referenced);

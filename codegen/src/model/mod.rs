@@ -20,6 +20,7 @@ mod legacy;
 mod managed;
 mod media;
 mod names;
+mod references;
 mod resource;
 mod routes;
 mod shapes;
@@ -169,6 +170,7 @@ impl Api {
         api.resolve_views(pool, annotations, diagnostics);
         api.annotate(pool, annotations, diagnostics);
         api.link_names(diagnostics);
+        api.option_references(pool, diagnostics);
         api.resolve_read_capabilities();
         api.check_access_subjects(annotations, diagnostics);
         api

@@ -328,7 +328,8 @@ impl Api {
                     names.location.clone(),
                     format!(
                         "`{}` is keyed by resource names; annotation `references`, `max_depth` and \
-                         `shared` apply to UIDP-keyed resources only",
+                         `shared` apply to UIDP-keyed resources only (a field's \
+                         `google.api.resource_reference` declares a reference between named resources)",
                         resource.full_name
                     ),
                 ));

@@ -59,6 +59,16 @@ pub struct Resource {
 }
 
 impl Resource {
+    /// The references its generated Create resolves (reach, and the target
+    /// for what it grants): a UIDP-keyed resource's. Storage alone checks
+    /// those between name-keyed resources.
+    pub fn resolved_references(&self) -> &[Reference] {
+        match self.names {
+            None => &self.references,
+            Some(_) => &[],
+        }
+    }
+
     /// Whether some field's values must be held by whoever writes them.
     pub fn has_must_hold(&self) -> bool {
         self.rules.iter().any(|rule| rule.must_hold)
@@ -112,7 +122,8 @@ pub struct Dependent {
     pub read_capability: Option<String>,
 }
 
-/// A field holding the uid of an item of another collection.
+/// A field holding the key of an item of another collection (annotation
+/// `references`, or the field's `google.api.resource_reference`).
 #[derive(Clone, Debug)]
 pub struct Reference {
     /// Proto name of the referring field, e.g. `role`.
@@ -134,6 +145,8 @@ pub struct Reference {
 pub enum Reach {
     Ancestors,
     Root,
+    /// A reference between name-keyed resources: no hierarchy scopes it.
+    Anywhere,
 }
 
 /// Constraints on one top-level field's values.

@@ -599,8 +599,80 @@ async fn soft_delete_grpc(base: &str) {
     assert_eq!(page.total_count, 2);
 }
 
+/// A reference between named resources, declared by the field's
+/// `google.api.resource_reference` alone: the book it names must exist when
+/// it is set on create or changed on update, over REST and gRPC; an update
+/// leaving it alone does not look again.
+async fn references(base: &str) {
+    create(base, "/v1/shelves?shelfId=series", json!({"theme": "x"})).await;
+    create(base, "/v1/shelves?shelfId=gone", json!({"theme": "x"})).await;
+    let on = |shelf: &str, id: &str| format!("/v1/shelves/{shelf}/books?bookId={id}");
+    let first = create(base, &on("series", "first"), json!({"title": "1"})).await;
+    let missing = json!({"title": "2", "sequel": "shelves/series/books/nope"});
+    let (status, body) = call(base, "POST", &on("series", "second"), Some(missing)).await;
+    assert_eq!(
+        (status, violated_field(&body)),
+        (400, "book.sequel"),
+        "{body}"
+    );
+    let sequel = json!({"title": "2", "sequel": first});
+    let second = create(base, &on("series", "second"), sequel).await;
+    let elsewhere = create(base, &on("gone", "other"), json!({"title": "3"})).await;
+
+    let patch = |sequel: &str| {
+        let body = json!({"title": "2", "sequel": sequel});
+        let path = format!("/v1/{second}?updateMask=sequel");
+        async move { call(base, "PATCH", &path, Some(body)).await }
+    };
+    let (status, body) = patch("shelves/series/books/nope").await;
+    assert_eq!(
+        (status, violated_field(&body)),
+        (400, "book.sequel"),
+        "{body}"
+    );
+    let (status, body) = patch("").await;
+    assert_eq!((status, &body["title"]), (200, &json!("2")), "{body}");
+    let (status, body) = patch(&elsewhere).await;
+    assert_eq!(
+        (status, &body["sequel"]),
+        (200, &json!(elsewhere)),
+        "{body}"
+    );
+    // Its target gone, the book still changes where the reference does not.
+    let (status, _) = call(base, "DELETE", "/v1/shelves/gone?force=true", None).await;
+    assert_eq!(status, 200);
+    let path = format!("/v1/{second}?updateMask=title");
+    let (status, body) = call(base, "PATCH", &path, Some(json!({"title": "2b"}))).await;
+    assert_eq!(
+        (status, &body["sequel"]),
+        (200, &json!(elsewhere)),
+        "{body}"
+    );
+
+    let channel = tonic::transport::Endpoint::from_shared(base.to_owned())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let status = BookServiceClient::new(channel)
+        .create_book(CreateBookRequest {
+            parent: "shelves/series".into(),
+            book_id: "third".into(),
+            book: Some(Book {
+                title: "3".into(),
+                sequel: "shelves/gone/books/other".into(),
+                ..Default::default()
+            }),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+    assert!(status.message().contains("sequel"), "{status:?}");
+}
+
 async fn exercise(base: &str) {
     ids_and_parents(base).await;
+    references(base).await;
     grpc(base).await;
     races(base).await;
     soft_delete(base).await;

@@ -332,14 +332,8 @@ impl Table {
             _ => None,
         };
         let mut transaction = begin_write(store).await?;
-        // The items reference fields name must still exist when this commits:
-        // PostgreSQL holds a share lock on them (a concurrent delete waits),
-        // SQLite's write lock already serialises the two.
-        let share = match store.dialect {
-            Dialect::Postgres => " FOR SHARE",
-            Dialect::Sqlite => "",
-        };
-        // So must the parent. A delete locks its row (`FOR UPDATE`), looks
+        // The parent must still exist when this commits (as must the items
+        // reference fields name, `check_references`). A delete locks its row (`FOR UPDATE`), looks
         // for dependents, then deletes it; under READ COMMITTED each
         // statement sees what committed before it began. Delete first: the
         // share lock below waits for the delete to end, then finds the row
@@ -350,6 +344,7 @@ impl Table {
         // dependents, as groups list every child collection). Either way one
         // of the two fails.
         if let Some((table, parent)) = parent {
+            let share = share_lock(store.dialect);
             let sql = format!("SELECT 1 FROM {} WHERE uid = $1{share}", table.name);
             let found = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(parent.to_owned())
@@ -360,24 +355,8 @@ impl Table {
                 return Err(StoreError::ParentNotFound);
             }
         }
-        for reference in self.references {
-            let target = store.table_of(reference.resource_type)?;
-            let sql = format!("SELECT 1 FROM {} WHERE uid = $1{share}", target.name);
-            let uid = match resource.sort_value(reference.field) {
-                // An optional reference left empty names nothing.
-                SortValue::Text(uid) if uid.is_empty() => continue,
-                SortValue::Text(uid) => uid,
-                SortValue::Int(_) => return Err(StoreError::ReferenceNotFound(reference.field)),
-            };
-            let found = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(uid)
-                .fetch_optional(&mut *transaction)
-                .await
-                .map_err(backend_error)?;
-            if found.is_none() {
-                return Err(StoreError::ReferenceNotFound(reference.field));
-            }
-        }
+        self.check_references(store, &mut transaction, resource, None)
+            .await?;
         let query = self.bind_row::<R>(sqlx::query(sqlx::AssertSqlSafe(sql)), resource);
         match query.execute(&mut *transaction).await {
             Ok(_) => {}
@@ -393,6 +372,43 @@ impl Table {
         )
         .await?;
         self.commit(transaction, &[self.subject_of(resource)]).await
+    }
+
+    /// `ReferenceNotFound` unless each reference field of `resource` that
+    /// differs from `previous` (all of them on an insert) names a stored
+    /// item, which stays until `transaction` ends: PostgreSQL holds a share
+    /// lock on it (a concurrent delete waits), SQLite's write lock already
+    /// serialises the two. An empty field names nothing.
+    async fn check_references<R: Resource>(
+        &self,
+        store: &SqlStore,
+        transaction: &mut sqlx::Transaction<'static, Any>,
+        resource: &R,
+        previous: Option<&R>,
+    ) -> Result<(), StoreError> {
+        let share = share_lock(store.dialect);
+        for reference in self.references {
+            let value = resource.sort_value(reference.field);
+            if previous.is_some_and(|previous| previous.sort_value(reference.field) == value) {
+                continue;
+            }
+            let key = match value {
+                SortValue::Text(key) if key.is_empty() => continue,
+                SortValue::Text(key) => key,
+                SortValue::Int(_) => return Err(StoreError::ReferenceNotFound(reference.field)),
+            };
+            let target = store.table_of(reference.resource_type)?;
+            let sql = format!("SELECT 1 FROM {} WHERE uid = $1{share}", target.name);
+            let found = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(key)
+                .fetch_optional(&mut **transaction)
+                .await
+                .map_err(backend_error)?;
+            if found.is_none() {
+                return Err(StoreError::ReferenceNotFound(reference.field));
+            }
+        }
+        Ok(())
     }
 
     /// Adds `sign` × `counts` to the stored counters, in the caller's transaction.
@@ -695,6 +711,8 @@ impl Table {
         };
         let stored: R = decode(&row)?;
         let merged = update.apply(&stored).map_err(StoreError::Rejected)?;
+        self.check_references(store, &mut transaction, &merged, Some(&stored))
+            .await?;
         let assignments: String = self
             .columns
             .iter()
@@ -812,6 +830,16 @@ impl Counts {
 
 /// What locks a row read for a write: PostgreSQL locks the row; SQLite's
 /// `BEGIN IMMEDIATE` already holds the database's write lock.
+/// What keeps a row read in a write transaction from being deleted until
+/// it ends: PostgreSQL's share lock (a concurrent delete waits); SQLite's
+/// write lock already serialises the two.
+fn share_lock(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Postgres => " FOR SHARE",
+        Dialect::Sqlite => "",
+    }
+}
+
 fn row_lock(dialect: Dialect) -> &'static str {
     match dialect {
         Dialect::Postgres => " FOR UPDATE",

@@ -74,6 +74,7 @@ pub(super) fn unusable(reference: &Reference) -> String {
     let place = match reference.reach {
         Reach::Ancestors => "under this parent or one above it",
         Reach::Root => "under the same root",
+        Reach::Anywhere => return format!("must be the name of an existing {kind}"),
     };
     format!("must be the uid of an existing {kind} {place}")
 }

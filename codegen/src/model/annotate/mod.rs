@@ -32,6 +32,13 @@ impl Api {
             .find(|r| r.plural == collection)
     }
 
+    pub(super) fn resource_by_type(&self, type_name: &str) -> Option<&Resource> {
+        self.packages
+            .iter()
+            .flat_map(|p| &p.resources)
+            .find(|r| r.type_name == type_name)
+    }
+
     /// Applies the annotation files, reporting every name that does not resolve.
     pub(super) fn annotate(
         &mut self,

@@ -92,17 +92,41 @@ impl Api {
     ) -> Option<Reference> {
         let value = rule.get_ref();
         let field = reference_field(table, name, diagnostics)?;
-        let Some(target) = self.resource_by_collection(&value.collection) else {
+        let declared = super::super::references::option_type(pool, &field);
+        let target = match (&value.collection, &declared) {
+            (Some(collection), _) => self.resource_by_collection(collection).ok_or_else(|| {
+                format!("`references` names unknown collection `{collection}`")
+            }),
+            (None, Some(type_name)) => self.resource_by_type(type_name).ok_or_else(|| {
+                format!(
+                    "`{}`'s `google.api.resource_reference` names `{type_name}`, no resource of the API",
+                    field.name()
+                )
+            }),
+            (None, None) => Err(format!(
+                "`references` entry `{}` names no `collection`, and the field has no \
+                 `google.api.resource_reference` naming its type",
+                field.name()
+            )),
+        };
+        let target = match target {
+            Ok(target) => target,
+            Err(problem) => {
+                diagnostics.push(Diagnostic::new(table.at(rule), problem));
+                return None;
+            }
+        };
+        if let Some(type_name) = declared.filter(|declared| *declared != target.type_name) {
             diagnostics.push(Diagnostic::new(
                 table.at(rule),
                 format!(
-                    "`references` names unknown collection `{}`",
-                    value.collection
+                    "`references` says `{}` names a `{}`, its `google.api.resource_reference` a `{type_name}`",
+                    field.name(),
+                    target.type_name
                 ),
             ));
-            return None;
-        };
-        let reach = match value.reach.as_str() {
+        }
+        let reach = match value.reach.as_deref().unwrap_or("ancestors") {
             "ancestors" => Reach::Ancestors,
             "root" => Reach::Root,
             other => {
