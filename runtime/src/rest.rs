@@ -165,6 +165,19 @@ impl RestRequest {
         self
     }
 
+    /// Refuses every query parameter: under `body: "*"` the body holds every
+    /// field the path does not (`google/api/http.proto`), so a parameter
+    /// would be a second, conflicting way to set one.
+    pub fn no_query(mut self, query: Option<&str>) -> Self {
+        for (key, _) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+            self.violations.push(FieldViolation::new(
+                key,
+                "not a query parameter: the body holds every field the path does not",
+            ));
+        }
+        self
+    }
+
     /// Binds query parameters: `a.b=v` sets nested field `a.b`; repeated
     /// fields collect every occurrence. Both JSON and proto names are accepted.
     pub fn query(mut self, query: Option<&str>) -> Self {

@@ -345,7 +345,12 @@ fn emit_handler(
         quote!(State(api): State<#api_type<S>>),
         quote!(caller: Caller),
     ];
-    let mut steps = vec![quote!(.query(query.as_deref()))];
+    // Under `body: "*"` the body holds every field the path does not; the
+    // earlier versions' routes keep accepting parameters as they did.
+    let mut steps = match binding.body.as_deref() {
+        Some("*") if method.view.is_none() => vec![quote!(.no_query(query.as_deref()))],
+        _ => vec![quote!(.query(query.as_deref()))],
+    };
     let matched = binding.matched_prefix.is_some();
     if matched {
         extractors.push(quote!(path: PathVars));

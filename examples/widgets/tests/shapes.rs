@@ -250,6 +250,16 @@ async fn batch_get_rest(base: &str, [small, middle, large]: [&str; 3]) {
         "{body}"
     );
 
+    // Under `body: "*"` the body holds every field: a query parameter is
+    // refused, not bound beside it.
+    let path = format!("/v1/batch-get/gadgets?uids={large}");
+    let (status, _, body) = call(base, "POST", &path, &[], Some(json!({"uids": [small]}))).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        body["error"]["details"][1]["fieldViolations"][0]["field"], "uids",
+        "{body}"
+    );
+
     let too_many = vec![small; runtime::standard::MAX_BATCH_GET + 1];
     let (status, _, body) = batch(json!({"uids": too_many})).await;
     assert_eq!(status, 400, "{body}");
