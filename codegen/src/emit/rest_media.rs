@@ -84,7 +84,7 @@ fn bind_request(
         );
     }
     let mut extractors = Vec::new();
-    let mut steps = vec![quote!(.query(query.as_deref()))];
+    let mut steps = vec![super::rest::query_step(method, binding)];
     let matched = binding.matched_prefix.is_some();
     if matched {
         extractors.push(quote!(path: ::runtime::rest::PathVars));
