@@ -483,6 +483,7 @@ impl<'a> Flow<'a> {
         });
         let body = self.edge.received(&field, &body_field);
         let created = self.edge.shown(quote!(resource));
+        let dry_run = self.dry_create(&created);
         let shared = self.shared_write(quote!(&request.parent));
         // UIDPs in the body longer than the API allows are refused
         // before authorization, alike with or without a token.
@@ -504,6 +505,7 @@ impl<'a> Flow<'a> {
             let resource = standard::prepare_create(caller, &request.parent, #body, #body_field)?;
             #references
             #must_hold
+            #dry_run
             self.store
                 .#insert(&resource)
                 .await
@@ -579,7 +581,7 @@ impl<'a> Flow<'a> {
         // Empty for a full replacement, whose request is the resource.
         let field = (!body_field.is_empty()).then(|| super::ident(body_field));
         let body_field = body_field.to_lower_camel_case();
-        let update = &self.store.update;
+        let apply = super::shapes::apply_update(ty, self.store_writes(), &self.method.writes);
         let uid = self.edge.let_uid_of_update(ty);
         let [mask, patch] = self.edge.update_input(&field, &body_field);
         let shape = self.method.update_shape();
@@ -610,7 +612,7 @@ impl<'a> Flow<'a> {
                 &self.context, caller, uid, #mask, #patch, #body_field,
             )
             .await?;
-            let updated = standard::updated(self.store.#update(uid, &update).await, uid)?;
+            let updated = #apply?;
             Ok(#updated)
         }
     }
@@ -627,9 +629,18 @@ impl<'a> Flow<'a> {
             false => quote!(()),
         };
         let shared = self.shared_write(quote!(::runtime::uidp::parent(uid).unwrap_or_default()));
+        let writes = &self.method.writes;
+        let finish = super::shapes::finish_delete(
+            ty,
+            &self.store.get,
+            writes,
+            quote!(self.store.#delete(uid, etag).await),
+            answer.clone(),
+        );
         if shape.soft {
             let answer = shape.returns_resource.then_some(answer);
-            let rest = super::shapes::lifecycle(ty, &self.store.update, etag, false, answer);
+            let rest =
+                super::shapes::lifecycle(ty, self.store_writes(), writes, (etag, false), answer);
             return quote! {
                 #uid
                 self.context.authorize(caller, #capability, uid).await?;
@@ -643,11 +654,7 @@ impl<'a> Flow<'a> {
             #shared
             let etag = #etag;
             #read
-            let deleted = match self.store.#delete(uid, etag).await {
-                Ok(deleted) => deleted,
-                Err(error) => return Err(standard::delete_error::<#ty>(&self.context, caller, error, uid).await),
-            };
-            if deleted { Ok(#answer) } else { Err(standard::not_found::<#ty>(uid)) }
+            #finish
         }
     }
 
@@ -658,7 +665,13 @@ impl<'a> Flow<'a> {
         let etag = self.edge.etag(&self.method.delete_shape());
         let answer = Some(self.edge.shown(quote!(item)));
         let shared = self.shared_write(quote!(::runtime::uidp::parent(uid).unwrap_or_default()));
-        let rest = super::shapes::lifecycle(ty, &self.store.update, etag, true, answer);
+        let rest = super::shapes::lifecycle(
+            ty,
+            self.store_writes(),
+            &self.method.writes,
+            (etag, true),
+            answer,
+        );
         quote! {
             #uid
             self.context.authorize(caller, #capability, uid).await?;
@@ -674,6 +687,20 @@ impl<'a> Flow<'a> {
         let shown = self.edge.shown_items(items_field);
         let (ty, capability, get) = (&self.ty, &self.capability, &self.store.get);
         super::shapes::batch_get(standard, ty, capability, get, output, shown)
+    }
+
+    /// The storage trait's get and update methods of the resource.
+    fn store_writes(&self) -> (&syn::Ident, &syn::Ident) {
+        (&self.store.get, &self.store.update)
+    }
+
+    /// A Create's early answer when the request asks `validate_only`
+    /// (AIP-163): every check has run, nothing is written.
+    fn dry_create(&self, created: &TokenStream) -> Option<TokenStream> {
+        self.method
+            .writes
+            .validate_only
+            .then(|| quote!(if request.validate_only { return Ok(#created); }))
     }
 
     /// The administrator-only check of a write under a shared scope, for

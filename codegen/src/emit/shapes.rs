@@ -6,7 +6,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use crate::model::{DeleteShape, ListShape, Total, UpdateShape};
+use crate::model::{DeleteShape, ListShape, Total, UpdateShape, WriteOptions};
 
 /// The fields of a token-paged list response after its items:
 /// `next_page_token`, the total the response reports, and defaults for the
@@ -85,14 +85,75 @@ pub fn read_before_delete(
     })
 }
 
+/// The item `update` makes of the item `uid` (a `Result`): stored, or,
+/// when the request asks `validate_only` (AIP-163), applied to the stored
+/// item and written nowhere. `store` names the storage trait's get and
+/// update methods.
+pub fn apply_update(
+    ty: &TokenStream,
+    (get, update): (&syn::Ident, &syn::Ident),
+    writes: &WriteOptions,
+) -> TokenStream {
+    let write = quote!(standard::updated(self.store.#update(uid, &update).await, uid));
+    match writes.validate_only {
+        false => write,
+        true => quote! {
+            if request.validate_only {
+                standard::dry_update::<#ty>(self.store.#get(uid).await, &update, uid)
+            } else {
+                #write
+            }
+        },
+    }
+}
+
+/// The end of a Delete of the item `uid` by `result` (the store's delete
+/// call), once authorized and under `etag`: `answer`, or NOT_FOUND for a
+/// missing item unless the request has `allow_missing` (AIP-135). When the
+/// request asks `validate_only` (AIP-163), the item is read, not deleted.
+pub fn finish_delete(
+    ty: &TokenStream,
+    get: &syn::Ident,
+    writes: &WriteOptions,
+    result: TokenStream,
+    answer: TokenStream,
+) -> TokenStream {
+    let write = quote! {
+        match #result {
+            Ok(deleted) => deleted,
+            Err(error) => return Err(standard::delete_error::<#ty>(&self.context, caller, error, uid).await),
+        }
+    };
+    let deleted = match writes.validate_only {
+        false => write,
+        true => quote! {
+            if request.validate_only {
+                standard::dry_delete::<#ty>(self.store.#get(uid).await, etag, uid)?
+            } else {
+                #write
+            }
+        },
+    };
+    // `allow_missing` is served where the answer is `()`, which a missing
+    // item answers too.
+    let done = match writes.allow_missing {
+        true => quote!(deleted || request.allow_missing),
+        false => quote!(deleted),
+    };
+    quote! {
+        let deleted = #deleted;
+        if #done { Ok(#answer) } else { Err(standard::not_found::<#ty>(uid)) }
+    }
+}
+
 /// The rest of a soft delete or an undelete (AIP-164) of the item `uid`,
 /// once authorized: an update of the item's delete time, under `etag`,
 /// answering the item (`item`) when `answer` is given.
 pub fn lifecycle(
     ty: &TokenStream,
-    update: &syn::Ident,
-    etag: TokenStream,
-    undelete: bool,
+    store: (&syn::Ident, &syn::Ident),
+    writes: &WriteOptions,
+    (etag, undelete): (TokenStream, bool),
     answer: Option<TokenStream>,
 ) -> TokenStream {
     let plan = match undelete {
@@ -103,10 +164,11 @@ pub fn lifecycle(
         Some(answer) => (quote!(item), answer),
         None => (quote!(_item), quote!(())),
     };
+    let apply = apply_update(ty, store, writes);
     quote! {
         let etag = #etag;
         let update = ::runtime::mask::Update::<#ty>::#plan(etag);
-        let #item = standard::updated(self.store.#update(uid, &update).await, uid)?;
+        let #item = #apply?;
         Ok(#answer)
     }
 }

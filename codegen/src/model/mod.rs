@@ -26,6 +26,7 @@ mod routes;
 mod shapes;
 mod standard;
 mod storage;
+mod writes;
 
 pub use http::{HttpRule, Verb};
 use http::{Reported, http_rule};
@@ -41,6 +42,7 @@ pub use shapes::{DeleteShape, ListShape, Shape, Total, UpdateShape};
 use standard::standard_method;
 pub use standard::{LIST_FILTERS, Paging, Standard};
 pub use storage::{AccessSubject, Column};
+pub use writes::WriteOptions;
 
 /// Every package of the API that declares services or resources.
 #[derive(Clone, Debug)]
@@ -115,6 +117,8 @@ pub struct Method {
     pub view: Option<String>,
     /// The request fields a method of a name-keyed resource reads.
     pub names: RequestShape,
+    /// `validate_only` and `allow_missing` of a write's request.
+    pub writes: WriteOptions,
 }
 
 impl Method {
@@ -701,6 +705,7 @@ fn build_method(
         return None;
     }
     let shape = shapes::shape(pool, method, &standard, &location, diagnostics)?;
+    let writes = writes::write_options(method, &standard, &shape, &location, diagnostics)?;
     Some(Method {
         name: method.name().to_owned(),
         comments: comments(method.path(), &file),
@@ -717,5 +722,6 @@ fn build_method(
         location,
         view: None,
         names: names::request_shape(method),
+        writes,
     })
 }

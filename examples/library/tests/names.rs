@@ -274,6 +274,7 @@ async fn grpc(base: &str) {
                 theme: "drama".into(),
                 ..Default::default()
             }),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -365,8 +366,8 @@ async fn grpc(base: &str) {
 
     let delete = |force| DeleteShelfRequest {
         name: "shelves/drama".into(),
-        etag: String::new(),
         force,
+        ..Default::default()
     };
     let status = shelves.delete_shelf(delete(false)).await.unwrap_err();
     assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
@@ -528,6 +529,7 @@ async fn soft_delete_grpc(base: &str) {
                 theme: "soft".into(),
                 ..Default::default()
             }),
+            ..Default::default()
         })
         .await
         .unwrap();
@@ -548,7 +550,7 @@ async fn soft_delete_grpc(base: &str) {
     let deleted = books
         .delete_book(DeleteBookRequest {
             name: name.clone(),
-            etag: String::new(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -573,6 +575,7 @@ async fn soft_delete_grpc(base: &str) {
         update_mask: Some(prost_types::FieldMask {
             paths: vec!["title".into()],
         }),
+        ..Default::default()
     };
     let refused = books.update_book(update.clone()).await.unwrap_err();
     assert_eq!(refused.code(), tonic::Code::FailedPrecondition);
@@ -670,8 +673,80 @@ async fn references(base: &str) {
     assert!(status.message().contains("sequel"), "{status:?}");
 }
 
+/// `validate_only` (AIP-163) checks a create, an update and deletes (soft
+/// and final) and answers what they would, writing nothing; refusals are
+/// the same as the writes'. `allow_missing` (AIP-135) makes deleting a
+/// missing shelf succeed.
+async fn dry_runs(base: &str) {
+    let (status, shelf) = call(
+        base,
+        "POST",
+        "/v1/shelves?shelfId=dry&validateOnly=true",
+        Some(json!({"theme": "dry"})),
+    )
+    .await;
+    assert_eq!(
+        (status, &shelf["name"]),
+        (200, &json!("shelves/dry")),
+        "{shelf}"
+    );
+    assert_eq!(call(base, "GET", "/v1/shelves/dry", None).await.0, 404);
+    let path = "/v1/shelves?shelfId=Dry&validateOnly=true";
+    let (status, body) = call(base, "POST", path, Some(json!({"theme": "x"}))).await;
+    assert_eq!((status, violated_field(&body)), (400, "shelfId"), "{body}");
+
+    create(base, "/v1/shelves?shelfId=dry", json!({"theme": "dry"})).await;
+    let path = "/v1/shelves/dry/books?bookId=b";
+    let book = call(base, "POST", path, Some(json!({"title": "b"})))
+        .await
+        .1;
+    let b = "/v1/shelves/dry/books/b";
+    let path = format!("{b}?updateMask=title&validateOnly=true");
+    let (status, would) = call(base, "PATCH", &path, Some(json!({"title": "new"}))).await;
+    assert_eq!((status, &would["title"]), (200, &json!("new")), "{would}");
+    let stale = json!({"title": "new", "etag": "\"stale\""});
+    let (status, body) = call(base, "PATCH", &path, Some(stale)).await;
+    assert_eq!(
+        (status, &body["error"]["status"]),
+        (409, &json!("ABORTED")),
+        "{body}"
+    );
+    let path = format!("{b}?validateOnly=true");
+    let (status, would) = call(base, "DELETE", &path, None).await;
+    assert!(status == 200 && would["deleteTime"].is_string(), "{would}");
+    let (_, read) = call(base, "GET", b, None).await;
+    assert_eq!(read, book, "nothing changed");
+
+    create(base, "/v1/shelves?shelfId=dry-empty", json!({"theme": "x"})).await;
+    let path = "/v1/shelves/dry-empty?validateOnly=true";
+    assert_eq!(call(base, "DELETE", path, None).await, (200, json!({})));
+    assert_eq!(
+        call(base, "GET", "/v1/shelves/dry-empty", None).await.0,
+        200
+    );
+    let path = "/v1/shelves/dry-empty?validateOnly=true&etag=stale";
+    assert_eq!(call(base, "DELETE", path, None).await.0, 409);
+
+    for path in [
+        "/v1/shelves/missing",
+        "/v1/shelves/missing?validateOnly=true",
+    ] {
+        assert_eq!(call(base, "DELETE", path, None).await.0, 404, "{path}");
+        let path = format!(
+            "{path}{}allowMissing=true",
+            if path.contains('?') { '&' } else { '?' }
+        );
+        assert_eq!(
+            call(base, "DELETE", &path, None).await,
+            (200, json!({})),
+            "{path}"
+        );
+    }
+}
+
 async fn exercise(base: &str) {
     ids_and_parents(base).await;
+    dry_runs(base).await;
     references(base).await;
     grpc(base).await;
     races(base).await;

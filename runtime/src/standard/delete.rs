@@ -41,3 +41,21 @@ pub async fn delete_error<R: Resource>(
     }
     error
 }
+
+/// Whether the item `uid` (read as `stored`) would be deleted, deleting
+/// nothing (AIP-163 `validate_only`): false when it is missing, ABORTED
+/// when `etag` is not its etag. Dependents that would refuse the delete
+/// are not looked for.
+pub fn dry_delete<R: Resource>(
+    stored: Result<Option<R>, StoreError>,
+    etag: Option<&str>,
+    uid: &str,
+) -> Result<bool, Error> {
+    match stored.map_err(|error| store_error::<R>(error, uid, ""))? {
+        None => Ok(false),
+        Some(item) if etag.is_some_and(|etag| etag != item.etag()) => {
+            Err(store_error::<R>(StoreError::EtagMismatch, uid, ""))
+        }
+        Some(_) => Ok(true),
+    }
+}

@@ -18,13 +18,13 @@ mod update;
 pub use batch::{MAX_BATCH_GET, batch_uids};
 pub use context::{ApiContext, LIST_BUDGET_BYTES};
 pub use create::{prepare_create, resolve_reference};
-pub use delete::delete_error;
+pub use delete::{delete_error, dry_delete};
 pub use errors::{not_found, store_error};
 pub use filters::{ListRequest, MAX_IDS, refuse_filter};
 pub use get::get;
 pub use ids::{check_uid_lengths, parse_parent, parse_uid};
 pub use list::{LIST_BUDGET_TRUNCATIONS, ListPlan};
-pub use update::{plan_update, require_mask, updated};
+pub use update::{dry_update, plan_update, require_mask, updated};
 
 // Resource facts generated code has always named here.
 pub use crate::resource::{PageSizes, etag};

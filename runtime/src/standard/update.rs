@@ -57,5 +57,20 @@ pub fn updated<R: Resource>(stored: Result<Option<R>, StoreError>, uid: &str) ->
         .ok_or_else(|| not_found::<R>(uid))
 }
 
+/// What `update` would make of the item `uid` (read as `stored`), written
+/// nowhere (AIP-163 `validate_only`): NOT_FOUND for a missing item, the
+/// update's own refusals (a stale etag, a soft-deleted item), otherwise
+/// the item as a real update would answer it.
+pub fn dry_update<R: Resource>(
+    stored: Result<Option<R>, StoreError>,
+    update: &Update<R>,
+    uid: &str,
+) -> Result<R, Error> {
+    let stored = updated(stored, uid)?;
+    update
+        .apply(&stored)
+        .map_err(|error| store_error::<R>(StoreError::Rejected(error), uid, ""))
+}
+
 #[cfg(test)]
 pub(super) mod tests;

@@ -72,6 +72,7 @@ impl Flow<'_> {
         let field = super::super::ident(body_field);
         let body_json = body_field.to_lower_camel_case();
         let insert = &self.store.insert;
+        let dry_run = self.dry_create(&quote!(resource));
         let parent = self.parent();
         let (id, checked_id) = match self.method.names.id_field(resource) {
             Some(id_field) => {
@@ -88,6 +89,7 @@ impl Flow<'_> {
             standard::names::parse_create::<#ty>(#parent, #checked_id)?;
             self.context.authorize(caller, #capability, #parent).await?;
             let resource = standard::names::prepare_create::<#ty>(#parent, #id, request.#field, #body_json)?;
+            #dry_run
             self.store
                 .#insert(&resource)
                 .await
@@ -112,7 +114,7 @@ impl Flow<'_> {
         let field = super::super::ident(body_field);
         let body_json = body_field.to_lower_camel_case();
         let name_path = format!("{body_json}.name");
-        let update = &self.store.update;
+        let apply = crate::emit::shapes::apply_update(ty, self.store_writes(), &self.method.writes);
         let mask = match self.method.names.update_mask {
             true => quote!(request.update_mask.as_ref()),
             false => quote!(None),
@@ -129,7 +131,7 @@ impl Flow<'_> {
                 &self.context, caller, uid, #mask, request.#field.unwrap_or_default(), #body_json,
             )
             .await?;
-            let updated = standard::updated(self.store.#update(uid, &update).await, uid)?;
+            let updated = #apply?;
             Ok(updated)
         }
     }
@@ -143,7 +145,13 @@ impl Flow<'_> {
         };
         let answer =
             (undelete || self.method.delete_shape().returns_resource).then(|| quote!(item));
-        let rest = crate::emit::shapes::lifecycle(ty, &self.store.update, etag, undelete, answer);
+        let rest = crate::emit::shapes::lifecycle(
+            ty,
+            self.store_writes(),
+            &self.method.writes,
+            (etag, undelete),
+            answer,
+        );
         quote! {
             standard::names::parse_name::<#ty>("name", &request.name)?;
             let uid = request.name.as_str();
@@ -174,17 +182,20 @@ impl Flow<'_> {
             },
             None => quote!(self.store.#delete(uid, etag).await),
         };
+        let finish = crate::emit::shapes::finish_delete(
+            ty,
+            &self.store.get,
+            &self.method.writes,
+            result,
+            answer,
+        );
         quote! {
             standard::names::parse_name::<#ty>("name", &request.name)?;
             let uid = request.name.as_str();
             self.context.authorize(caller, #capability, uid).await?;
             let etag = #etag;
             #read
-            let deleted = match #result {
-                Ok(deleted) => deleted,
-                Err(error) => return Err(standard::delete_error::<#ty>(&self.context, caller, error, uid).await),
-            };
-            if deleted { Ok(#answer) } else { Err(standard::not_found::<#ty>(uid)) }
+            #finish
         }
     }
 }

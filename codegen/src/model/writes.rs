@@ -1,0 +1,98 @@
+//! Request fields that change what a standard write does: AIP-163
+//! `bool validate_only` (Create, Update, Delete, Undelete: every check runs,
+//! nothing is written, the answer is what the write would answer) and
+//! AIP-135 `bool allow_missing` on a Delete answering `Empty` (deleting a
+//! missing item succeeds). Anything else spelled like them is a diagnostic:
+//! a server that ignored either would write when asked not to, or refuse
+//! what the client declared fine.
+
+use prost_reflect::{Kind, MethodDescriptor};
+
+use super::Standard;
+use super::shapes::Shape;
+use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+
+/// What a write's request asks beyond the write itself.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WriteOptions {
+    /// `validate_only`: check, but write nothing.
+    pub validate_only: bool,
+    /// `allow_missing` of a Delete: a missing item is not an error.
+    pub allow_missing: bool,
+}
+
+/// The write options of `method`'s request, or `None` once a field of that
+/// name that cannot be served is reported.
+pub(super) fn write_options(
+    method: &MethodDescriptor,
+    standard: &Standard,
+    shape: &Shape,
+    location: &Location,
+    diagnostics: &mut Diagnostics,
+) -> Option<WriteOptions> {
+    let writes = matches!(
+        standard,
+        Standard::Create { .. }
+            | Standard::Update { .. }
+            | Standard::Delete { .. }
+            | Standard::Undelete { .. }
+    );
+    let request = method.input();
+    let mut options = WriteOptions::default();
+    let mut reported = false;
+    let mut refuse = |field: &prost_reflect::FieldDescriptor, problem: String| {
+        let at = Location::of(&field.parent_file(), field.path());
+        diagnostics.push(
+            Diagnostic::new(at, problem).note(format!("in `{}` at {location}", method.name())),
+        );
+        reported = true;
+    };
+    let is_bool = |field: &prost_reflect::FieldDescriptor| {
+        matches!(field.kind(), Kind::Bool) && !field.is_list()
+    };
+    if let Some(field) = request
+        .get_field_by_name("validate_only")
+        .filter(|_| writes)
+    {
+        match is_bool(&field) {
+            true => options.validate_only = true,
+            false => refuse(
+                &field,
+                format!(
+                    "`{}.validate_only` is not a `bool` (AIP-163)",
+                    request.name()
+                ),
+            ),
+        }
+    }
+    if let (Standard::Delete { .. }, Some(field)) =
+        (standard, request.get_field_by_name("allow_missing"))
+    {
+        let delete = match shape {
+            Shape::Delete(delete) => *delete,
+            _ => unreachable!("a Delete has a delete shape"),
+        };
+        if !is_bool(&field) {
+            refuse(
+                &field,
+                format!(
+                    "`{}.allow_missing` is not a `bool` (AIP-135)",
+                    request.name()
+                ),
+            );
+        } else if delete.returns_resource || delete.soft {
+            refuse(
+                &field,
+                format!(
+                    "`{}.allow_missing` is served on a Delete answering `google.protobuf.Empty` only: \
+                     `{}` answers the resource, which a missing item does not have",
+                    request.name(),
+                    method.name()
+                ),
+            );
+        } else {
+            options.allow_missing = true;
+        }
+    }
+    (!reported).then_some(options)
+}
