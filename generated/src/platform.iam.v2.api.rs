@@ -1491,7 +1491,6 @@ impl ::runtime::resource::Resource for Group {
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
         match field {
-            "uid" => SortValue::Text(self.uid.clone()),
             "createTime" => {
                 SortValue::Int(
                     self
@@ -1709,7 +1708,6 @@ impl ::runtime::resource::Resource for Identity {
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
         match field {
-            "uid" => SortValue::Text(self.uid.clone()),
             "createTime" => {
                 SortValue::Int(
                     self
@@ -1913,7 +1911,6 @@ impl ::runtime::resource::Resource for RoleBinding {
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
         match field {
-            "uid" => SortValue::Text(self.uid.clone()),
             "createTime" => {
                 SortValue::Int(
                     self
@@ -2143,7 +2140,6 @@ impl ::runtime::resource::Resource for Role {
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
         match field {
-            "uid" => SortValue::Text(self.uid.clone()),
             "createTime" => {
                 SortValue::Int(
                     self

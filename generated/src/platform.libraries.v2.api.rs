@@ -472,7 +472,6 @@ impl ::runtime::resource::Resource for Artifact {
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
         match field {
-            "uid" => SortValue::Text(self.uid.clone()),
             "createTime" => {
                 SortValue::Int(
                     self

@@ -465,7 +465,6 @@ impl ::runtime::resource::Resource for Advisory {
     fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
         use ::runtime::resource::SortValue;
         match field {
-            "uid" => SortValue::Text(self.uid.clone()),
             "createTime" => {
                 SortValue::Int(
                     self

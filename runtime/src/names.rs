@@ -253,6 +253,24 @@ pub fn new_id() -> String {
     id
 }
 
+/// A new random UUID (version 4), AIP-148's form of a server-assigned
+/// `uid`: `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`.
+pub fn new_uuid() -> String {
+    let mut bytes = [0u8; 16];
+    rand::rng().fill_bytes(&mut bytes);
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
 /// The parent of a stored name: the name minus its last `collection/id`
 /// pair; `None` for an item of a top-level collection.
 pub fn parent(name: &str) -> Option<&str> {
@@ -267,6 +285,19 @@ mod tests {
 
     const BOOKS: Pattern = Pattern::new(&["shelves", "books"]);
     const SHELVES: Pattern = Pattern::new(&["shelves"]);
+
+    #[test]
+    fn uuids_are_version_4() {
+        let uuid = new_uuid();
+        let parts: Vec<&str> = uuid.split('-').collect();
+        assert_eq!(
+            parts.iter().map(|p| p.len()).collect::<Vec<_>>(),
+            [8, 4, 4, 4, 12]
+        );
+        assert!(parts[2].starts_with('4'), "{uuid}");
+        assert!(matches!(&parts[3][..1], "8" | "9" | "a" | "b"), "{uuid}");
+        assert_ne!(uuid, new_uuid());
+    }
 
     #[test]
     fn names_match_their_pattern_only() {

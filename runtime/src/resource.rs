@@ -260,6 +260,10 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
 
     fn uid(&self) -> &str;
     fn set_uid(&mut self, uid: String);
+
+    /// Sets AIP-148's server-assigned `uid` of a resource keyed by names
+    /// (set once, on create); resources without one ignore it.
+    fn set_system_uid(&mut self, _uid: String) {}
     fn create_time(&self) -> Option<&Timestamp>;
     fn set_create_time(&mut self, time: Timestamp);
     fn update_time(&self) -> Option<&Timestamp>;

@@ -33,6 +33,21 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
     let key = ident(key_field(resource));
     let managed = super::shapes::managed_accessors(resource);
     let soft_delete = super::shapes::soft_delete(resource);
+    // AIP-148's `uid` beside the name of a name-keyed resource: `uid()` is
+    // still the storage key, the name.
+    let aip_uid = resource.names.is_some()
+        && resource
+            .fields
+            .iter()
+            .any(|f| f.parent.is_none() && f.name == "uid" && f.string);
+    let key_getter_lint = aip_uid.then(|| quote!(#[allow(clippy::misnamed_getters)]));
+    let system_uid = aip_uid.then(|| {
+        quote! {
+            fn set_system_uid(&mut self, uid: String) {
+                self.uid = uid;
+            }
+        }
+    });
     quote! {
         impl ::runtime::resource::Resource for #ty {
             const TYPE: &'static str = #type_name;
@@ -44,6 +59,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             };
             const ORDER_BY: &'static [&'static str] = &[#(#order_by),*];
 
+            #key_getter_lint
             fn uid(&self) -> &str {
                 &self.#key
             }
@@ -51,6 +67,8 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             fn set_uid(&mut self, uid: String) {
                 self.#key = uid;
             }
+
+            #system_uid
 
             #managed
             #soft_delete
@@ -112,11 +130,12 @@ fn field_spec(field: &Field) -> TokenStream {
 
 /// The `sort_value` arm of each top-level scalar or timestamp field.
 fn sort_arms(resource: &Resource) -> Vec<TokenStream> {
-    let sortable = |f: &&Field| f.parent.is_none() && f.oneof.is_none() && !f.optional;
     resource
         .fields
         .iter()
-        .filter(sortable)
+        // `uid` is the storage key's term (the name, for a name-keyed
+        // resource whose AIP-148 `uid` is another field): the default arm.
+        .filter(|field| field.sortable() && field.name != "uid")
         .filter_map(|field| {
             let json = &field.json_name;
             let name = ident(&field.name);

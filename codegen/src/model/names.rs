@@ -1,8 +1,9 @@
 //! Key schemes: which field identifies a resource's items, decided from the
 //! proto.
 //!
-//! - A resource with a `uid` field is keyed by UIDPs (parents and
-//!   hierarchy filters from the annotation files).
+//! - A resource with a `uid` field and no name pattern of collection pairs
+//!   (a pattern such as `{uid}`) is keyed by UIDPs (parents and hierarchy
+//!   filters from the annotation files).
 //! - Otherwise a resource with a `string name` field and a
 //!   `google.api.resource` pattern of `collection/{id}` pairs
 //!   (`shelves/{shelf}/books/{book}`) is keyed by its name (AIP-122): the
@@ -100,9 +101,6 @@ pub(super) fn key_scheme(
     location: &Location,
     diagnostics: &mut Diagnostics,
 ) -> Result<Option<NamePattern>, ()> {
-    if message.get_field_by_name("uid").is_some() {
-        return Ok(None);
-    }
     let full_name = message.full_name();
     let patterns: Vec<String> = option
         .get_field_by_name("pattern")
@@ -118,6 +116,16 @@ pub(super) fn key_scheme(
     let name_ok = name_field
         .as_ref()
         .is_some_and(|f| f.kind() == Kind::String && !f.is_list());
+    // A `uid` beside a name and a pattern of collection pairs is AIP-148's
+    // server-assigned id, not the key; UIDP-keyed resources declare
+    // the pattern `{uid}`.
+    let named = name_ok
+        && patterns
+            .first()
+            .is_some_and(|pattern| parse_pattern(pattern, location).is_some());
+    if message.get_field_by_name("uid").is_some() && !named {
+        return Ok(None);
+    }
     let Some(pattern) = patterns.first().filter(|_| name_ok) else {
         let what = match (&name_field, patterns.is_empty()) {
             (Some(_), _) if !name_ok => "its `name` field is not a single `string`",

@@ -187,6 +187,21 @@ pub struct Field {
 }
 
 impl Field {
+    /// Whether items can be ordered by it (`order_by`, storage's sort
+    /// values): a top-level single string, number, bool or timestamp, not
+    /// in a oneof and without presence (an unset `optional` or wrapper has
+    /// no value to order by); not bytes.
+    pub fn sortable(&self) -> bool {
+        let kind = match self.kind {
+            FieldKind::Text => self.string,
+            FieldKind::Number | FieldKind::Float | FieldKind::Bool | FieldKind::Timestamp => true,
+            FieldKind::Message | FieldKind::Repeated => false,
+        };
+        kind && self.parent.is_none() && self.oneof.is_none() && !self.optional
+    }
+}
+
+impl Field {
     pub fn path(&self) -> String {
         match &self.parent {
             Some((parent, _)) => format!("{parent}.{}", self.name),
@@ -327,13 +342,18 @@ pub(super) fn build_resource(
     Some(resource)
 }
 
-/// A `string` or `repeated string` field (not a map).
+/// A `string` or `repeated string` field (not a map), whose values are
+/// `String`s.
 fn is_string(field: &FieldDescriptor) -> bool {
     field.kind() == Kind::String && !field.is_map()
 }
 
-/// A scalar with explicit presence outside a real oneof (proto3 `optional`).
+/// A scalar with explicit presence outside a real oneof (proto3 `optional`,
+/// or a wrapper type).
 fn is_optional(field: &FieldDescriptor) -> bool {
+    if wrapped(field).is_some() {
+        return field.containing_oneof().is_none();
+    }
     field.supports_presence()
         && !matches!(field.kind(), Kind::Message(_))
         && field
@@ -347,9 +367,28 @@ fn is_int64(field: &FieldDescriptor) -> bool {
         && matches!(field.kind(), Kind::Int64 | Kind::Sint64 | Kind::Sfixed64)
 }
 
+/// The `value` field of a `google.protobuf` wrapper (`Int32Value`, ...),
+/// which prost holds as `Option` of the scalar, as a proto3 `optional`.
+fn wrapped(field: &FieldDescriptor) -> Option<FieldDescriptor> {
+    match field.kind() {
+        Kind::Message(message)
+            if !field.is_list()
+                && message.package_name() == "google.protobuf"
+                && message.name().ends_with("Value")
+                && message.fields().len() == 1 =>
+        {
+            message.get_field_by_name("value")
+        }
+        _ => None,
+    }
+}
+
 pub(super) fn field_kind(field: &FieldDescriptor) -> FieldKind {
     if field.is_list() || field.is_map() {
         return FieldKind::Repeated;
+    }
+    if let Some(value) = wrapped(field) {
+        return field_kind(&value);
     }
     match field.kind() {
         Kind::String | Kind::Bytes => FieldKind::Text,

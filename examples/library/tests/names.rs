@@ -618,8 +618,14 @@ async fn references(base: &str) {
         (400, "book.sequel"),
         "{body}"
     );
-    let sequel = json!({"title": "2", "sequel": first});
-    let second = create(base, &on("series", "second"), sequel).await;
+    // AIP-148: the server assigns a `uid`, whatever the body says, and it
+    // stays.
+    let sequel = json!({"title": "2", "sequel": first, "uid": "mine"});
+    let (status, created) = call(base, "POST", &on("series", "second"), Some(sequel)).await;
+    assert_eq!(status, 200, "{created}");
+    let second = created["name"].as_str().unwrap().to_owned();
+    let uid = created["uid"].as_str().unwrap().to_owned();
+    assert_eq!((uid.len(), &uid[14..15]), (36, "4"), "a UUID v4: {uid}");
     let elsewhere = create(base, &on("gone", "other"), json!({"title": "3"})).await;
 
     let patch = |sequel: &str| {
@@ -651,6 +657,7 @@ async fn references(base: &str) {
         (200, &json!(elsewhere)),
         "{body}"
     );
+    assert_eq!(body["uid"], json!(uid), "{body}");
 
     let channel = tonic::transport::Endpoint::from_shared(base.to_owned())
         .unwrap()

@@ -54,7 +54,10 @@ pub fn prepare_create<R: Resource>(
         "" => names::new_id(),
         id => id.to_owned(),
     };
-    super::create::new_item(resource, body_field, pattern::<R>().child(parent, &id))
+    let mut item =
+        super::create::new_item(resource, body_field, pattern::<R>().child(parent, &id))?;
+    item.set_system_uid(names::new_uuid());
+    Ok(item)
 }
 
 /// What a List's `parent` scopes the list to, as

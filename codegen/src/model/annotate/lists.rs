@@ -3,31 +3,31 @@
 
 use super::Table;
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::model::{Api, FieldKind, LIST_FILTERS, Paging, Standard, field_kind};
+use crate::model::{Api, LIST_FILTERS, Paging, Standard};
 
 /// The JSON names of the fields `order_by` accepts: scalars and timestamps.
 pub(super) fn order_by(table: &Table, diagnostics: &mut Diagnostics) -> Vec<String> {
     let mut order_by = Vec::new();
     for name in &table.collection.order_by {
+        let sortable = |field: &prost_reflect::FieldDescriptor| {
+            table
+                .resource
+                .fields
+                .iter()
+                // A oneof member is reported on its own (`refuse_oneof_members`).
+                .any(|f| {
+                    f.parent.is_none()
+                        && f.name == field.name()
+                        && (f.sortable() || f.oneof.is_some())
+                })
+        };
         match table.field(name.get_ref()) {
-            Some(field)
-                if !field.is_list()
-                    && !field.is_map()
-                    && matches!(
-                        field_kind(&field),
-                        FieldKind::Text
-                            | FieldKind::Number
-                            | FieldKind::Bool
-                            | FieldKind::Float
-                            | FieldKind::Timestamp
-                    ) =>
-            {
-                order_by.push(field.json_name().to_owned());
-            }
+            Some(field) if sortable(&field) => order_by.push(field.json_name().to_owned()),
             Some(_) => diagnostics.push(Diagnostic::new(
                 table.at(name),
                 format!(
-                    "`{}` of `{}` cannot be ordered by: only scalar fields and timestamps can",
+                    "`{}` of `{}` cannot be ordered by: only single string, number, bool and timestamp \
+                     fields outside oneofs and without presence (`optional`, wrappers) can",
                     name.get_ref(),
                     table.id
                 ),
