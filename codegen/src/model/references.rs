@@ -99,15 +99,7 @@ impl Api {
                 };
                 found.push((
                     resource.full_name.clone(),
-                    Reference {
-                        field: field.name().to_owned(),
-                        json_name: field.json_name().to_owned(),
-                        target: target.full_name.clone(),
-                        collection: target.plural.clone(),
-                        resource_type: target.type_name.clone(),
-                        reach,
-                        grants: None,
-                    },
+                    Reference::new(&field, target, reach),
                 ));
             }
         }

@@ -140,6 +140,21 @@ pub struct Reference {
     pub grants: Option<String>,
 }
 
+impl Reference {
+    /// `field` referencing items of `target`, conferring nothing.
+    pub(super) fn new(field: &FieldDescriptor, target: &Resource, reach: Reach) -> Reference {
+        Reference {
+            field: field.name().to_owned(),
+            json_name: field.json_name().to_owned(),
+            target: target.full_name.clone(),
+            collection: target.plural.clone(),
+            resource_type: target.type_name.clone(),
+            reach,
+            grants: None,
+        }
+    }
+}
+
 /// Where a reference's target may live (see `runtime::resource::Reach`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reach {

@@ -152,13 +152,8 @@ impl Api {
             grants = Some(field.name().to_owned());
         }
         Some(Reference {
-            field: field.name().to_owned(),
-            json_name: field.json_name().to_owned(),
-            target: target.full_name.clone(),
-            collection: target.plural.clone(),
-            resource_type: target.type_name.clone(),
-            reach,
             grants,
+            ..Reference::new(&field, target, reach)
         })
     }
 
