@@ -90,7 +90,8 @@ pub const BUNDLED: &[(&str, &str)] = &[
         include_str!("../proto/google/rpc/status.proto"),
     ),
     // The common protos users import (googleapis `google/api/client.proto`,
-    // `launch_stage.proto` and `google/type`), shipped so they need no copy.
+    // `launch_stage.proto`, `field_info.proto`, `routing.proto` and
+    // `google/type`), shipped so they need no copy.
     (
         "google/api/client.proto",
         include_str!("../proto/google/api/client.proto"),
@@ -98,6 +99,14 @@ pub const BUNDLED: &[(&str, &str)] = &[
     (
         "google/api/launch_stage.proto",
         include_str!("../proto/google/api/launch_stage.proto"),
+    ),
+    (
+        "google/api/field_info.proto",
+        include_str!("../proto/google/api/field_info.proto"),
+    ),
+    (
+        "google/api/routing.proto",
+        include_str!("../proto/google/api/routing.proto"),
     ),
     (
         "google/type/calendar_period.proto",
