@@ -69,6 +69,12 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
                 .with_state(api)
                 .into()
         }
+    } else if route_calls.is_empty() {
+        // Every binding is matched at run time: no axum router to build.
+        quote! {
+            runtime::rest::ServiceRoutes::default()
+                #(#matched_calls)*
+        }
     } else {
         quote! {
             let router = axum::Router::new()
