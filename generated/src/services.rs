@@ -290,6 +290,15 @@ impl Services {
         self.router.routes(routes);
         self
     }
+    /// Serves the web console at `/console/` ([`CONSOLE`], see
+    /// `runtime::console`), e.g.
+    /// `.console(runtime::console::Console::new(&CONSOLE))`: its pages
+    /// act as the signed-in caller through this router, and offer
+    /// only what the services' authorizer lets that caller do.
+    pub fn console(mut self, console: runtime::console::Console) -> Self {
+        self.router.console(console, self.context.authorizer.clone());
+        self
+    }
     /// The router, or every service left without a handler.
     pub fn build(
         self,
@@ -546,3 +555,341 @@ pub fn tables<T: runtime::row::TableOf>() -> Vec<T> {
         T::of::<crate::platform::vulnerabilities::v2::AdvisoryColumns>(),
     ])
 }
+/// The web console's view of the API (`runtime::console`): every
+/// resource's collection and the routes of its standard methods.
+/// [`Services::console`] serves it.
+pub static CONSOLE: runtime::console::Schema = runtime::console::Schema {
+    title: "platform",
+    descriptor_set: FILE_DESCRIPTOR_SET,
+    collections: &[
+        runtime::console::schema::Collection {
+            create: Some(runtime::console::schema::Create {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::advisory::v2::client::DocumentService::CREATE_DOCUMENT,
+                    capability: Some("documents.create"),
+                },
+                body: "document",
+                id: None,
+            }),
+            get: Some(runtime::console::schema::Action {
+                route: &crate::platform::advisory::v2::client::DocumentService::GET_DOCUMENT,
+                capability: Some("documents.get"),
+            }),
+            list: Some(runtime::console::schema::List {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::advisory::v2::client::DocumentService::LIST_DOCUMENTS,
+                    capability: Some("documents.list"),
+                },
+                items: "items",
+                total: Some("totalCount"),
+                parent_query: Some("uidp.children_of"),
+                order_by: true,
+                filters: &["uidp.descendants_of", "name"],
+                in_root: false,
+            }),
+            update: Some(runtime::console::schema::Update {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::advisory::v2::client::DocumentService::UPDATE_DOCUMENT,
+                    capability: Some("documents.update"),
+                },
+                body: "document",
+                mask: true,
+            }),
+            delete: Some(runtime::console::schema::Delete {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::advisory::v2::client::DocumentService::DELETE_DOCUMENT,
+                    capability: Some("documents.delete"),
+                },
+                etag: true,
+            }),
+            ..runtime::console::schema::Collection::of::<
+                crate::platform::advisory::v2::Document,
+            >("documents", "document", "platform.advisory.v2.Document")
+        },
+        runtime::console::schema::Collection {
+            create: Some(runtime::console::schema::Create {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::iam::v2::client::GroupService::CREATE_GROUP,
+                    capability: Some("groups.create"),
+                },
+                body: "group",
+                id: None,
+            }),
+            get: Some(runtime::console::schema::Action {
+                route: &crate::platform::iam::v2::client::GroupService::GET_GROUP,
+                capability: Some("groups.get"),
+            }),
+            list: Some(runtime::console::schema::List {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::iam::v2::client::GroupService::LIST_GROUPS,
+                    capability: Some("groups.list"),
+                },
+                items: "items",
+                total: Some("totalCount"),
+                parent_query: Some("uidp.children_of"),
+                order_by: true,
+                filters: &["uidp.descendants_of", "uidp.ancestors_of", "name"],
+                in_root: true,
+            }),
+            update: Some(runtime::console::schema::Update {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::iam::v2::client::GroupService::UPDATE_GROUP,
+                    capability: Some("groups.update"),
+                },
+                body: "group",
+                mask: true,
+            }),
+            delete: Some(runtime::console::schema::Delete {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::iam::v2::client::GroupService::DELETE_GROUP,
+                    capability: Some("groups.delete"),
+                },
+                etag: true,
+            }),
+            ..runtime::console::schema::Collection::of::<
+                crate::platform::iam::v2::Group,
+            >("groups", "group", "platform.iam.v2.Group")
+        },
+        runtime::console::schema::Collection {
+            create: Some(runtime::console::schema::Create {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::iam::v2::client::IdentityService::CREATE_IDENTITY,
+                    capability: Some("identities.create"),
+                },
+                body: "identity",
+                id: None,
+            }),
+            get: Some(runtime::console::schema::Action {
+                route: &crate::platform::iam::v2::client::IdentityService::GET_IDENTITY,
+                capability: Some("identities.get"),
+            }),
+            list: Some(runtime::console::schema::List {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::iam::v2::client::IdentityService::LIST_IDENTITIES,
+                    capability: Some("identities.list"),
+                },
+                items: "items",
+                total: Some("totalCount"),
+                parent_query: Some("uidp.children_of"),
+                order_by: true,
+                filters: &["uidp.descendants_of", "name"],
+                in_root: true,
+            }),
+            update: Some(runtime::console::schema::Update {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::iam::v2::client::IdentityService::UPDATE_IDENTITY,
+                    capability: Some("identities.update"),
+                },
+                body: "identity",
+                mask: true,
+            }),
+            delete: Some(runtime::console::schema::Delete {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::iam::v2::client::IdentityService::DELETE_IDENTITY,
+                    capability: Some("identities.delete"),
+                },
+                etag: true,
+            }),
+            ..runtime::console::schema::Collection::of::<
+                crate::platform::iam::v2::Identity,
+            >("identities", "identity", "platform.iam.v2.Identity")
+        },
+        runtime::console::schema::Collection {
+            create: Some(runtime::console::schema::Create {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::iam::v2::client::RoleBindingService::CREATE_ROLE_BINDING,
+                    capability: Some("roleBindings.create"),
+                },
+                body: "roleBinding",
+                id: None,
+            }),
+            get: Some(runtime::console::schema::Action {
+                route: &crate::platform::iam::v2::client::RoleBindingService::GET_ROLE_BINDING,
+                capability: Some("roleBindings.get"),
+            }),
+            list: Some(runtime::console::schema::List {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::iam::v2::client::RoleBindingService::LIST_ROLE_BINDINGS,
+                    capability: Some("roleBindings.list"),
+                },
+                items: "items",
+                total: Some("totalCount"),
+                parent_query: Some("uidp.children_of"),
+                order_by: true,
+                filters: &["uidp.descendants_of", "name"],
+                in_root: false,
+            }),
+            update: Some(runtime::console::schema::Update {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::iam::v2::client::RoleBindingService::UPDATE_ROLE_BINDING,
+                    capability: Some("roleBindings.update"),
+                },
+                body: "roleBinding",
+                mask: true,
+            }),
+            delete: Some(runtime::console::schema::Delete {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::iam::v2::client::RoleBindingService::DELETE_ROLE_BINDING,
+                    capability: Some("roleBindings.delete"),
+                },
+                etag: true,
+            }),
+            ..runtime::console::schema::Collection::of::<
+                crate::platform::iam::v2::RoleBinding,
+            >("roleBindings", "roleBinding", "platform.iam.v2.RoleBinding")
+        },
+        runtime::console::schema::Collection {
+            create: Some(runtime::console::schema::Create {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::iam::v2::client::RoleService::CREATE_ROLE,
+                    capability: Some("roles.create"),
+                },
+                body: "role",
+                id: None,
+            }),
+            get: Some(runtime::console::schema::Action {
+                route: &crate::platform::iam::v2::client::RoleService::GET_ROLE,
+                capability: Some("roles.get"),
+            }),
+            list: Some(runtime::console::schema::List {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::iam::v2::client::RoleService::LIST_ROLES,
+                    capability: Some("roles.list"),
+                },
+                items: "items",
+                total: Some("totalCount"),
+                parent_query: Some("uidp.children_of"),
+                order_by: true,
+                filters: &["uidp.descendants_of", "name"],
+                in_root: false,
+            }),
+            update: Some(runtime::console::schema::Update {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::iam::v2::client::RoleService::UPDATE_ROLE,
+                    capability: Some("roles.update"),
+                },
+                body: "role",
+                mask: true,
+            }),
+            delete: Some(runtime::console::schema::Delete {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::iam::v2::client::RoleService::DELETE_ROLE,
+                    capability: Some("roles.delete"),
+                },
+                etag: true,
+            }),
+            ..runtime::console::schema::Collection::of::<
+                crate::platform::iam::v2::Role,
+            >("roles", "role", "platform.iam.v2.Role")
+        },
+        runtime::console::schema::Collection {
+            create: Some(runtime::console::schema::Create {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::libraries::v2::client::ArtifactService::CREATE_ARTIFACT,
+                    capability: Some("artifacts.create"),
+                },
+                body: "artifact",
+                id: None,
+            }),
+            get: Some(runtime::console::schema::Action {
+                route: &crate::platform::libraries::v2::client::ArtifactService::GET_ARTIFACT,
+                capability: Some("artifacts.get"),
+            }),
+            list: Some(runtime::console::schema::List {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::libraries::v2::client::ArtifactService::LIST_ARTIFACTS,
+                    capability: Some("artifacts.list"),
+                },
+                items: "items",
+                total: Some("totalCount"),
+                parent_query: Some("uidp.children_of"),
+                order_by: true,
+                filters: &["uidp.descendants_of", "name"],
+                in_root: false,
+            }),
+            update: Some(runtime::console::schema::Update {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::libraries::v2::client::ArtifactService::UPDATE_ARTIFACT,
+                    capability: Some("artifacts.update"),
+                },
+                body: "artifact",
+                mask: true,
+            }),
+            delete: Some(runtime::console::schema::Delete {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::libraries::v2::client::ArtifactService::DELETE_ARTIFACT,
+                    capability: Some("artifacts.delete"),
+                },
+                etag: true,
+            }),
+            ..runtime::console::schema::Collection::of::<
+                crate::platform::libraries::v2::Artifact,
+            >("artifacts", "artifact", "platform.libraries.v2.Artifact")
+        },
+        runtime::console::schema::Collection {
+            create: Some(runtime::console::schema::Create {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::registry::v2::client::RepoService::CREATE_REPO,
+                    capability: Some("repos.create"),
+                },
+                body: "repo",
+                id: None,
+            }),
+            get: Some(runtime::console::schema::Action {
+                route: &crate::platform::registry::v2::client::RepoService::GET_REPO,
+                capability: Some("repos.get"),
+            }),
+            list: Some(runtime::console::schema::List {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::registry::v2::client::RepoService::LIST_REPOS,
+                    capability: Some("repos.list"),
+                },
+                items: "items",
+                total: Some("totalCount"),
+                parent_query: Some("uidp.children_of"),
+                order_by: true,
+                filters: &["uidp.descendants_of", "name"],
+                in_root: false,
+            }),
+            update: Some(runtime::console::schema::Update {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::registry::v2::client::RepoService::UPDATE_REPO,
+                    capability: Some("repos.update"),
+                },
+                body: "repo",
+                mask: true,
+            }),
+            delete: Some(runtime::console::schema::Delete {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::registry::v2::client::RepoService::DELETE_REPO,
+                    capability: Some("repos.delete"),
+                },
+                etag: true,
+            }),
+            ..runtime::console::schema::Collection::of::<
+                crate::platform::registry::v2::Repo,
+            >("repos", "repo", "platform.registry.v2.Repo")
+        },
+        runtime::console::schema::Collection {
+            get: Some(runtime::console::schema::Action {
+                route: &crate::platform::vulnerabilities::v2::client::AdvisoryService::GET_ADVISORY,
+                capability: Some("advisories.get"),
+            }),
+            list: Some(runtime::console::schema::List {
+                action: runtime::console::schema::Action {
+                    route: &crate::platform::vulnerabilities::v2::client::AdvisoryService::LIST_ADVISORIES,
+                    capability: Some("advisories.list"),
+                },
+                items: "items",
+                total: Some("totalCount"),
+                parent_query: Some("uidp.children_of"),
+                order_by: true,
+                filters: &["uidp.descendants_of", "name"],
+                in_root: false,
+            }),
+            ..runtime::console::schema::Collection::of::<
+                crate::platform::vulnerabilities::v2::Advisory,
+            >("advisories", "advisory", "platform.vulnerabilities.v2.Advisory")
+        },
+    ],
+};

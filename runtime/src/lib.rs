@@ -38,6 +38,7 @@
 //! - [`uidp`], [`names`], [`time`]: identifiers (UIDPs and AIP-122 resource
 //!   names, the two key schemes) and timestamps.
 //! - [`probe`]: `/healthz` and `/readyz`, for any API.
+//! - [`console`]: a web console for any API, at `/console/` on its port.
 
 pub mod auth;
 #[cfg(feature = "cli")]
@@ -45,6 +46,7 @@ pub mod cli;
 pub mod client;
 #[cfg(feature = "testing")]
 pub mod conformance;
+pub mod console;
 pub mod context;
 pub mod error;
 pub mod grpc;

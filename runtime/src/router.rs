@@ -94,6 +94,8 @@ pub struct ApiRouter {
     /// `/healthz` and `/readyz`, outside the layers.
     probes: Option<crate::probe::Probes>,
     cors: crate::web::Cors,
+    /// The web console and the authorizer its pages ask.
+    console: Option<(crate::console::Console, crate::auth::Authorizer)>,
 }
 
 impl fmt::Debug for ApiRouter {
@@ -116,6 +118,7 @@ impl ApiRouter {
             extra: Router::new(),
             probes: None,
             cors: crate::web::Cors::none(),
+            console: None,
         }
     }
 
@@ -123,6 +126,19 @@ impl ApiRouter {
     /// default: no CORS header is sent).
     pub fn cors(&mut self, cors: crate::web::Cors) -> &mut Self {
         self.cors = cors;
+        self
+    }
+
+    /// Serves the web console at `/console/` ([`crate::console`]): its pages
+    /// behind the same layers as the API (they see the caller authentication
+    /// names), its sessions outside them, its calls through the built router.
+    /// `authorizer` (the services' own) decides which actions pages offer.
+    pub fn console(
+        &mut self,
+        console: crate::console::Console,
+        authorizer: crate::auth::Authorizer,
+    ) -> &mut Self {
+        self.console = Some((console, authorizer));
         self
     }
 
@@ -214,8 +230,16 @@ impl ApiRouter {
             extra,
             probes,
             cors,
+            console,
             unkept: _,
         } = self;
+        let (extra, console) = match console {
+            Some((console, authorizer)) => {
+                let (pages, sessions, handle) = console.into_parts(authorizer);
+                (extra.merge(pages), Some((sessions, handle)))
+            }
+            None => (extra, None),
+        };
         crate::error::set_default_domain(api.error_domain);
 
         let (health, health_service) = tonic_health::server::health_reporter();
@@ -261,6 +285,12 @@ impl ApiRouter {
         for layer in layers {
             router = layer(router);
         }
+        if let Some((sessions, _)) = &console {
+            router = router.layer(axum::middleware::from_fn_with_state(
+                (sessions.clone(), crate::console::PREFIX),
+                crate::console::session::attach,
+            ));
+        }
         if let Some(probes) = probes {
             let probes = probes
                 .routes()
@@ -275,6 +305,9 @@ impl ApiRouter {
                 state,
                 crate::web::cors,
             ));
+        }
+        if let Some((_, handle)) = console {
+            handle.set(router.clone());
         }
         Ok(router)
     }

@@ -24,6 +24,7 @@
 pub mod backend;
 pub mod cli;
 pub mod client;
+pub mod console;
 pub mod json;
 pub mod legacy;
 pub mod messages;

@@ -35,6 +35,7 @@ const RESERVED: &[&str] = &[
     "probes",
     "cors",
     "routes",
+    "console",
     "build",
 ];
 
@@ -94,6 +95,7 @@ pub fn emit(api: &Api) -> TokenStream {
         .map(|s| emit_handled(api, s));
 
     let tables = super::rows::emit_tables(api);
+    let console = super::console::emit(api);
     let messages = api.messages.iter().map(|message| {
         let ty = super::path(&message.rust_path);
         quote!(visitor.visit::<#ty>();)
@@ -171,6 +173,16 @@ pub fn emit(api: &Api) -> TokenStream {
                 self
             }
 
+            /// Serves the web console at `/console/` ([`CONSOLE`], see
+            /// `runtime::console`), e.g.
+            /// `.console(runtime::console::Console::new(&CONSOLE))`: its pages
+            /// act as the signed-in caller through this router, and offer
+            /// only what the services' authorizer lets that caller do.
+            pub fn console(mut self, console: runtime::console::Console) -> Self {
+                self.router.console(console, self.context.authorizer.clone());
+                self
+            }
+
             /// The router, or every service left without a handler.
             pub fn build(
                 self,
@@ -182,6 +194,8 @@ pub fn emit(api: &Api) -> TokenStream {
         #stores
 
         #tables
+
+        #console
     }
 }
 

@@ -44,6 +44,8 @@ pub struct Parts {
     pub rate_limit: Option<RateLimit>,
     /// Origins whose browsers may call the API.
     pub cors: runtime::web::Cors,
+    /// The web console served at `/console/`.
+    pub console: runtime::console::Console,
 }
 
 /// What routes mounted beside the generated ones are built from: the store
@@ -83,6 +85,7 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
     let mut services = generated::Services::new(context)
         .probes(Probes::new((*store).clone()))
         .cors(parts.cors)
+        .console(parts.console)
         .store(store)
         .token_service(Arc::new(exchange));
     // Layers added later run first: observe, authenticate, note the

@@ -136,6 +136,8 @@ pub async fn serve_with(
             serve_metrics: config.serve_metrics,
             rate_limit: config.rate_limit,
             cors: config.cors,
+            console: runtime::console::Console::new(&generated::CONSOLE)
+                .secure_cookies(tls.is_some()),
         },
         mount,
     )?;

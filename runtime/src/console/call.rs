@@ -1,0 +1,181 @@
+//! The console's calls of the API: in-process REST requests through the
+//! API's own router, carrying the session's token, so every page sees and
+//! does exactly what its caller may over the wire.
+
+use std::sync::{Arc, OnceLock};
+
+use axum::Router;
+use axum::body::Body;
+use http::{HeaderValue, Method, StatusCode, header};
+use serde_json::Value;
+use tower::ServiceExt;
+
+/// Bytes of an answer the console reads at most (a list page stays under
+/// the API's own budget, 4 MiB by default).
+const ANSWER_LIMIT: usize = 16 << 20;
+
+/// The API's router, set once it is built (the console is part of it).
+#[derive(Clone, Default)]
+pub struct ApiHandle(Arc<OnceLock<Router>>);
+
+impl std::fmt::Debug for ApiHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiHandle")
+    }
+}
+
+impl ApiHandle {
+    /// Sets the router calls go through. The router holds the console,
+    /// which holds this handle: the two live as long as each other.
+    pub fn set(&self, router: Router) {
+        let _ = self.0.set(router);
+    }
+
+    /// Calls `method path` (with its query) as the caller `authorization`
+    /// names, with a JSON body; the JSON answer, or why it failed.
+    pub async fn call(
+        &self,
+        authorization: Option<&HeaderValue>,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, Failure> {
+        let router = self
+            .0
+            .get()
+            .cloned()
+            .ok_or_else(|| Failure::internal("the API is not built"))?;
+        let mut request = http::Request::builder().method(method).uri(path);
+        if let Some(value) = authorization {
+            request = request.header(header::AUTHORIZATION, value);
+        }
+        let body = match body {
+            Some(json) => {
+                request = request.header(header::CONTENT_TYPE, "application/json");
+                Body::from(serde_json::to_vec(json).map_err(Failure::internal)?)
+            }
+            None => Body::empty(),
+        };
+        let request = request.body(body).map_err(Failure::internal)?;
+        let response = router.oneshot(request).await.map_err(Failure::internal)?;
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), ANSWER_LIMIT)
+            .await
+            .map_err(Failure::internal)?;
+        let json: Value = if bytes.is_empty() {
+            Value::Object(Default::default())
+        } else {
+            serde_json::from_slice(&bytes).map_err(Failure::internal)?
+        };
+        if status.is_success() {
+            Ok(json)
+        } else {
+            Err(Failure::from_error_body(status, &json))
+        }
+    }
+}
+
+/// An error the API answered, as the console shows it.
+#[derive(Clone, Debug, Default)]
+pub struct Failure {
+    pub status: StatusCode,
+    /// The canonical code, e.g. `ABORTED`.
+    pub code: String,
+    pub message: String,
+    /// `BadRequest` field violations: `(field, description)`.
+    pub violations: Vec<(String, String)>,
+    /// `PreconditionFailure` violations, in words.
+    pub preconditions: Vec<String>,
+}
+
+impl Failure {
+    fn internal(error: impl std::fmt::Display) -> Self {
+        tracing::error!(%error, "console call failed");
+        Failure {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            code: "INTERNAL".to_owned(),
+            message: "the console could not reach the API".to_owned(),
+            ..Failure::default()
+        }
+    }
+
+    /// A refusal of the console's own (e.g. a form without its CSRF token).
+    pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
+        Failure {
+            status,
+            code: code.to_owned(),
+            message: message.into(),
+            ..Failure::default()
+        }
+    }
+
+    /// Reads the API's `{"error": …}` body.
+    fn from_error_body(status: StatusCode, body: &Value) -> Self {
+        let error = &body["error"];
+        let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
+        let mut failure = Failure {
+            status,
+            code: text(&error["status"]),
+            message: text(&error["message"]),
+            ..Failure::default()
+        };
+        for detail in error["details"].as_array().into_iter().flatten() {
+            for violation in detail["fieldViolations"].as_array().into_iter().flatten() {
+                failure
+                    .violations
+                    .push((text(&violation["field"]), text(&violation["description"])));
+            }
+            for violation in detail["violations"].as_array().into_iter().flatten() {
+                let subject = text(&violation["subject"]);
+                let description = text(&violation["description"]);
+                failure.preconditions.push(match subject.is_empty() {
+                    true => description,
+                    false => format!("{description} ({subject})"),
+                });
+            }
+        }
+        if failure.code.is_empty() {
+            failure.code = status.canonical_reason().unwrap_or("ERROR").to_uppercase();
+        }
+        failure
+    }
+
+    /// The code as a CSS class (`aborted`).
+    pub fn class(&self) -> String {
+        self.code.to_lowercase()
+    }
+
+    /// What the failure means for the person at the console.
+    pub fn explanation(&self) -> &'static str {
+        match self.code.as_str() {
+            "ABORTED" => {
+                "This item changed since the form was opened: reload it to see the current values, then make the change again."
+            }
+            "PERMISSION_DENIED" => "You may not do this here: your roles do not grant it.",
+            "FAILED_PRECONDITION" => "This cannot be done while the following holds:",
+            "INVALID_ARGUMENT" => "Some values were not accepted; see the notes beside the fields.",
+            "NOT_FOUND" => "There is no such item, or it is gone.",
+            "ALREADY_EXISTS" => "An item with this key exists already.",
+            "UNAUTHENTICATED" => "Your session has ended: sign in again.",
+            "CSRF" => {
+                "This form did not come from this console (its security token is missing or wrong): open the page again and resubmit."
+            }
+            _ => "The request failed.",
+        }
+    }
+
+    /// The violations of fields under `prefix` (the request's body field),
+    /// keyed by the field's JSON path inside the resource.
+    pub fn field_violations(&self, prefix: &str) -> Vec<(String, String)> {
+        self.violations
+            .iter()
+            .map(|(field, description)| {
+                let inner = field
+                    .strip_prefix(prefix)
+                    .and_then(|rest| rest.strip_prefix('.'))
+                    .unwrap_or(field);
+                (inner.to_owned(), description.clone())
+            })
+            .collect()
+    }
+}

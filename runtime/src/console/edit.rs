@@ -1,0 +1,489 @@
+//! Writing pages: create and edit forms, and delete confirmations. Every
+//! POST checks the session's CSRF token and the request's `Origin` first.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::response::Response;
+use axum::{Extension, Form};
+use http::{HeaderMap, Method, StatusCode, Uri};
+use serde_json::{Map, Value};
+
+use super::call::Failure;
+use super::form::{self, FormField};
+use super::pages::{Visit, encode, item_href, key_of, label, parent_key, render, see_other};
+use super::schema::Collection;
+use super::session::Session;
+use super::view::{DeletePage, FormPage};
+use super::{PREFIX, Shared};
+use crate::context::Caller;
+
+/// The `parent` a create form is for.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(super) struct Parent {
+    #[serde(default)]
+    parent: String,
+}
+
+/// A submitted form: its fields in order.
+type Fields = Vec<(String, String)>;
+
+fn field<'a>(form: &'a Fields, name: &str) -> &'a str {
+    form.iter()
+        .find(|(key, _)| key == name)
+        .map_or("", |(_, value)| value)
+}
+
+/// Refuses a POST whose CSRF token is not its session's, or whose `Origin`
+/// is another site.
+pub(super) fn check_post(visit: &Visit, headers: &HeaderMap, form: &Fields) -> Result<(), Failure> {
+    if super::signin::same_origin(headers) && visit.session.csrf_matches(field(form, "csrf")) {
+        Ok(())
+    } else {
+        Err(Failure::new(
+            StatusCode::FORBIDDEN,
+            "CSRF",
+            "the form's security token is missing or wrong, or it was posted from another site",
+        ))
+    }
+}
+
+impl Shared {
+    /// The form fields of `collection`, references offered as choices from
+    /// what the caller can list of their collections.
+    async fn form_fields(
+        &self,
+        visit: &Visit,
+        collection: &Collection,
+        creating: bool,
+    ) -> Vec<FormField> {
+        let Some(message) = self.pool.get_message_by_name(collection.message) else {
+            return Vec::new();
+        };
+        let mut fields = form::fields(collection, &message, creating);
+        for field in fields.iter_mut().filter(|f| !f.read_only) {
+            let Some(target) = field.reference.and_then(|id| self.schema.collection(id)) else {
+                continue;
+            };
+            let query = [("pageSize".to_owned(), target.page_sizes.max.to_string())];
+            match self.list_page(visit, target, "", &query).await {
+                Ok((items, _, _)) => {
+                    field.options = items
+                        .iter()
+                        .map(|item| {
+                            let key = key_of(target, item);
+                            let text = label(target, item);
+                            let text = if text == key {
+                                key.clone()
+                            } else {
+                                format!("{text} ({key})")
+                            };
+                            (key, text)
+                        })
+                        .collect();
+                }
+                Err(_) => field.widget = "text",
+            }
+        }
+        fields
+    }
+
+    fn form_page(
+        &self,
+        visit: &Visit,
+        collection: &'static Collection,
+        title: String,
+        action: String,
+        cancel: String,
+    ) -> FormPage {
+        FormPage {
+            chrome: self.chrome(visit, title),
+            action,
+            cancel,
+            editing: false,
+            etag: String::new(),
+            id_field: collection.create.and_then(|c| c.id),
+            id_value: String::new(),
+            fields: Vec::new(),
+        }
+    }
+}
+
+/// Marks each violation of `failure` on its field; the rest stay in the
+/// failure, shown above the form.
+fn mark(fields: &mut [FormField], failure: &Failure, body: &str) {
+    for (path, description) in failure.field_violations(body) {
+        if let Some(field) = fields.iter_mut().find(|f| {
+            f.path == path
+                || path.starts_with(&format!("{}.", f.path))
+                || path.starts_with(&format!("{}[", f.path))
+        }) {
+            field.violation = Some(description);
+        }
+    }
+}
+
+macro_rules! visit {
+    ($shared:expr, $session:expr, $caller:expr, $headers:expr, $uri:expr, $id:expr) => {{
+        let visit = match Visit::of($session, $caller, &$headers, &$uri) {
+            Ok(visit) => visit,
+            Err(redirect) => return redirect,
+        };
+        match $shared.collection(&visit, &$id) {
+            Ok(collection) => (visit, collection),
+            Err(page) => return page,
+        }
+    }};
+}
+
+pub(super) async fn new_form(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    Query(Parent { parent }): Query<Parent>,
+    session: Option<Extension<Session>>,
+    caller: Caller,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    let (visit, collection) = visit!(shared, session, caller, headers, uri, id);
+    if collection.create.is_none() {
+        return shared.failure(
+            &visit,
+            Failure::new(
+                StatusCode::NOT_FOUND,
+                "NOT_FOUND",
+                "items of this collection are not created here",
+            ),
+        );
+    }
+    let mut page = shared.form_page(
+        &visit,
+        collection,
+        format!("New {}", collection.singular),
+        uri.to_string(),
+        cancel(collection, &parent),
+    );
+    page.chrome.crumbs = parent_crumbs(&shared, &visit, collection, &parent).await;
+    page.fields = shared.form_fields(&visit, collection, true).await;
+    render(StatusCode::OK, &page)
+}
+
+/// Where leaving a form for an item under `parent` goes.
+fn cancel(collection: &Collection, parent: &str) -> String {
+    format!("{PREFIX}{}?parent={}", collection.id, encode(parent))
+}
+
+async fn parent_crumbs(
+    shared: &Shared,
+    visit: &Visit,
+    collection: &Collection,
+    parent: &str,
+) -> Vec<super::view::Link> {
+    let Some(owner) = collection
+        .parent_type
+        .and_then(|t| shared.schema.of_type(t))
+    else {
+        return Vec::new();
+    };
+    if parent.is_empty() {
+        return Vec::new();
+    }
+    let mut crumbs = shared.crumbs(visit, owner, parent).await;
+    let text = match shared.get_item(visit, owner, parent).await {
+        Ok(item) => label(owner, &item),
+        Err(_) => parent.to_owned(),
+    };
+    crumbs.push(super::view::Link {
+        href: item_href(owner, parent),
+        text,
+        id: owner.id,
+    });
+    crumbs
+}
+
+pub(super) async fn create(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    Query(Parent { parent }): Query<Parent>,
+    session: Option<Extension<Session>>,
+    caller: Caller,
+    headers: HeaderMap,
+    uri: Uri,
+    Form(submitted): Form<Fields>,
+) -> Response {
+    let (visit, collection) = visit!(shared, session, caller, headers, uri, id);
+    if let Err(failure) = check_post(&visit, &headers, &submitted) {
+        return shared.failure(&visit, failure);
+    }
+    let Some(create) = collection.create else {
+        return shared.failure(
+            &visit,
+            Failure::new(
+                StatusCode::NOT_FOUND,
+                "NOT_FOUND",
+                "items of this collection are not created here",
+            ),
+        );
+    };
+    let mut fields = shared.form_fields(&visit, collection, true).await;
+    let (resource, _) = form::read(&mut fields, &submitted);
+    let chosen_id = field(&submitted, "_id").trim().to_owned();
+    let route = create.action.route;
+    let mut path = route.template.expand(|_| parent.clone());
+    let body = match route.body {
+        Some("*") => {
+            let mut request = Map::new();
+            request.insert(create.body.to_owned(), Value::Object(resource));
+            if let (Some(name), false) = (create.id, chosen_id.is_empty()) {
+                request.insert(name.to_owned(), Value::String(chosen_id.clone()));
+            }
+            if !route.template.variables.iter().any(|v| v.field == "parent") && !parent.is_empty() {
+                request.insert("parent".to_owned(), Value::String(parent.clone()));
+            }
+            Value::Object(request)
+        }
+        _ => {
+            let query =
+                super::pages::query_string(create.id.map(|name| (name, chosen_id.as_str())));
+            if !query.is_empty() {
+                path = format!("{path}?{query}");
+            }
+            Value::Object(resource)
+        }
+    };
+    match shared.call(&visit, Method::POST, &path, Some(&body)).await {
+        Ok(item) => see_other(&item_href(collection, &key_of(collection, &item))),
+        Err(failure) => {
+            let mut page = shared.form_page(
+                &visit,
+                collection,
+                format!("New {}", collection.singular),
+                uri.to_string(),
+                cancel(collection, &parent),
+            );
+            page.chrome.crumbs = parent_crumbs(&shared, &visit, collection, &parent).await;
+            mark(&mut fields, &failure, create.body);
+            page.fields = fields;
+            page.id_value = chosen_id;
+            let status = failure.status;
+            page.chrome.error = Some(failure);
+            render(status, &page)
+        }
+    }
+}
+
+pub(super) async fn edit_form(
+    State(shared): State<Arc<Shared>>,
+    Path((id, key)): Path<(String, String)>,
+    session: Option<Extension<Session>>,
+    caller: Caller,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    let (visit, collection) = visit!(shared, session, caller, headers, uri, id);
+    let item = match shared.get_item(&visit, collection, &key).await {
+        Ok(item) => item,
+        Err(failure) => return shared.failure(&visit, failure),
+    };
+    let mut page = shared.form_page(
+        &visit,
+        collection,
+        format!("Edit {}", label(collection, &item)),
+        uri.to_string(),
+        item_href(collection, &key),
+    );
+    page.chrome.crumbs = shared.crumbs(&visit, collection, &key).await;
+    page.editing = true;
+    page.id_field = None;
+    page.etag = item["etag"].as_str().unwrap_or_default().to_owned();
+    page.fields = shared.form_fields(&visit, collection, false).await;
+    form::fill(&mut page.fields, &item);
+    render(StatusCode::OK, &page)
+}
+
+pub(super) async fn update(
+    State(shared): State<Arc<Shared>>,
+    Path((id, key)): Path<(String, String)>,
+    session: Option<Extension<Session>>,
+    caller: Caller,
+    headers: HeaderMap,
+    uri: Uri,
+    Form(submitted): Form<Fields>,
+) -> Response {
+    let (visit, collection) = visit!(shared, session, caller, headers, uri, id);
+    if let Err(failure) = check_post(&visit, &headers, &submitted) {
+        return shared.failure(&visit, failure);
+    }
+    let Some(update) = collection.update else {
+        return shared.failure(
+            &visit,
+            Failure::new(
+                StatusCode::NOT_FOUND,
+                "NOT_FOUND",
+                "items of this collection are not changed here",
+            ),
+        );
+    };
+    let mut fields = shared.form_fields(&visit, collection, false).await;
+    let (mut resource, changed) = form::read(&mut fields, &submitted);
+    if changed.is_empty() {
+        return see_other(&item_href(collection, &key));
+    }
+    // Only the changed fields are sent, and named in the mask.
+    let mut body = Map::new();
+    for path in &changed {
+        if let Some(value) = take(&mut resource, path) {
+            form::insert(&mut body, path, value);
+        }
+    }
+    let etag = field(&submitted, "etag");
+    if !etag.is_empty() {
+        body.insert("etag".to_owned(), Value::String(etag.to_owned()));
+    }
+    let route = update.action.route;
+    let mut path = route.template.expand(|_| key.clone());
+    let mask = changed.join(",");
+    let body = match (route.body, update.body.is_empty()) {
+        (Some("*"), false) => {
+            let mut request = Map::new();
+            request.insert(update.body.to_owned(), Value::Object(body));
+            if update.mask {
+                request.insert("updateMask".to_owned(), Value::String(mask));
+            }
+            Value::Object(request)
+        }
+        _ => {
+            if update.mask {
+                path = format!("{path}?updateMask={}", encode(&mask));
+            }
+            Value::Object(body)
+        }
+    };
+    match shared.call(&visit, Method::PATCH, &path, Some(&body)).await {
+        Ok(_) => see_other(&item_href(collection, &key)),
+        Err(failure) => {
+            let mut page = shared.form_page(
+                &visit,
+                collection,
+                format!("Edit {key}"),
+                uri.to_string(),
+                item_href(collection, &key),
+            );
+            page.chrome.crumbs = shared.crumbs(&visit, collection, &key).await;
+            page.editing = true;
+            page.id_field = None;
+            page.etag = etag.to_owned();
+            // The values shown stay the ones typed; the originals stay the
+            // ones read, so a stale form stays stale until reloaded.
+            restore_originals(&mut fields, &submitted);
+            mark(&mut fields, &failure, update.body);
+            page.fields = fields;
+            let status = failure.status;
+            page.chrome.error = Some(failure);
+            render(status, &page)
+        }
+    }
+}
+
+/// Keeps what the user typed as the values shown (read-only fields show
+/// nothing new).
+fn restore_originals(fields: &mut [FormField], submitted: &Fields) {
+    for field in fields.iter_mut().filter(|f| f.read_only) {
+        field.value = self::field(submitted, &format!("orig.{}", field.path)).to_owned();
+    }
+}
+
+/// Removes the value at a dotted path.
+fn take(object: &mut Map<String, Value>, path: &str) -> Option<Value> {
+    match path.split_once('.') {
+        None => object.remove(path),
+        Some((head, rest)) => match object.get_mut(head) {
+            Some(Value::Object(inner)) => take(inner, rest),
+            _ => None,
+        },
+    }
+}
+
+pub(super) async fn delete_form(
+    State(shared): State<Arc<Shared>>,
+    Path((id, key)): Path<(String, String)>,
+    session: Option<Extension<Session>>,
+    caller: Caller,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    let (visit, collection) = visit!(shared, session, caller, headers, uri, id);
+    let item = match shared.get_item(&visit, collection, &key).await {
+        Ok(item) => item,
+        Err(failure) => return shared.failure(&visit, failure),
+    };
+    let text = label(collection, &item);
+    let mut page = DeletePage {
+        chrome: shared.chrome(&visit, format!("Delete {text}")),
+        action: uri.to_string(),
+        cancel: item_href(collection, &key),
+        kind: collection.singular,
+        label: text,
+        key: key.clone(),
+        etag: item["etag"].as_str().unwrap_or_default().to_owned(),
+    };
+    page.chrome.crumbs = shared.crumbs(&visit, collection, &key).await;
+    render(StatusCode::OK, &page)
+}
+
+pub(super) async fn delete(
+    State(shared): State<Arc<Shared>>,
+    Path((id, key)): Path<(String, String)>,
+    session: Option<Extension<Session>>,
+    caller: Caller,
+    headers: HeaderMap,
+    uri: Uri,
+    Form(submitted): Form<Fields>,
+) -> Response {
+    let (visit, collection) = visit!(shared, session, caller, headers, uri, id);
+    if let Err(failure) = check_post(&visit, &headers, &submitted) {
+        return shared.failure(&visit, failure);
+    }
+    let Some(delete) = collection.delete else {
+        return shared.failure(
+            &visit,
+            Failure::new(
+                StatusCode::NOT_FOUND,
+                "NOT_FOUND",
+                "items of this collection are not deleted here",
+            ),
+        );
+    };
+    let mut path = delete.action.route.template.expand(|_| key.clone());
+    let etag = field(&submitted, "etag");
+    if delete.etag && !etag.is_empty() {
+        path = format!("{path}?etag={}", encode(etag));
+    }
+    match shared.call(&visit, Method::DELETE, &path, None).await {
+        Ok(_) => {
+            let parent = parent_key(collection, &key).unwrap_or_default();
+            let owner = collection
+                .parent_type
+                .and_then(|t| shared.schema.of_type(t));
+            match owner {
+                Some(owner) if !parent.is_empty() => see_other(&item_href(owner, parent)),
+                _ => see_other(&format!("{PREFIX}{}", collection.id)),
+            }
+        }
+        Err(failure) => {
+            let mut page = DeletePage {
+                chrome: shared.chrome(&visit, format!("Delete {key}")),
+                action: uri.to_string(),
+                cancel: item_href(collection, &key),
+                kind: collection.singular,
+                label: key.clone(),
+                key: key.clone(),
+                etag: etag.to_owned(),
+            };
+            page.chrome.crumbs = shared.crumbs(&visit, collection, &key).await;
+            let status = failure.status;
+            page.chrome.error = Some(failure);
+            render(status, &page)
+        }
+    }
+}

@@ -1,0 +1,717 @@
+//! Reading pages: home, lists and items, and what every page shares
+//! (signed-in checks, links, labels, breadcrumbs, rendering).
+
+use std::sync::Arc;
+
+use askama::Template;
+use axum::Extension;
+use axum::extract::{Path, Query, State};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use serde_json::Value;
+
+use super::call::Failure;
+use super::schema::{Collection, Keys};
+use super::session::Session;
+use super::view::{Child, Chrome, Home, ItemPage, Link, ListPage, Roots, Row, Shown};
+use super::{PREFIX, Shared};
+use crate::context::{Caller, Held};
+
+/// Items of a child collection shown on its parent's page.
+const CHILD_PREVIEW: u32 = 20;
+/// Ancestors shown in breadcrumbs at most.
+const MAX_CRUMBS: usize = 32;
+/// Page tokens of earlier pages a list's links carry, for "previous".
+const MAX_TRAIL: usize = 8;
+
+pub(super) fn see_other(location: &str) -> Response {
+    Redirect::to(location).into_response()
+}
+
+/// Renders a page with `status`.
+pub(super) fn render(status: StatusCode, page: &impl Template) -> Response {
+    match page.render() {
+        Ok(html) => (status, Html(html)).into_response(),
+        Err(error) => {
+            tracing::error!(%error, "console page failed to render");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the page failed to render",
+            )
+                .into_response()
+        }
+    }
+}
+
+/// A query string of the pairs whose value is not empty.
+pub(super) fn query_string<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    for (key, value) in pairs.into_iter().filter(|(_, value)| !value.is_empty()) {
+        query.append_pair(key, value);
+    }
+    query.finish()
+}
+
+/// Percent-encodes a query value or key segment.
+pub(super) fn encode(value: &str) -> String {
+    form_urlencoded::byte_serialize(value.as_bytes()).collect()
+}
+
+/// A signed-in request: its session, caller and `Authorization`.
+pub(super) struct Visit {
+    pub session: Session,
+    pub caller: Caller,
+    pub authorization: Option<HeaderValue>,
+}
+
+impl Visit {
+    /// The visit, or the redirect to the sign-in page (back here after).
+    pub fn of(
+        session: Option<Extension<Session>>,
+        caller: Caller,
+        headers: &HeaderMap,
+        uri: &Uri,
+    ) -> Result<Self, Response> {
+        match session {
+            Some(Extension(session)) => Ok(Visit {
+                session,
+                caller,
+                authorization: headers.get(header::AUTHORIZATION).cloned(),
+            }),
+            None => {
+                let here = uri.path_and_query().map_or(PREFIX, |p| p.as_str());
+                Err(see_other(&format!("{PREFIX}signin?next={}", encode(here))))
+            }
+        }
+    }
+}
+
+impl Shared {
+    pub(super) fn chrome(&self, visit: &Visit, title: impl Into<String>) -> Chrome {
+        Chrome {
+            title: title.into(),
+            api: self.schema.title,
+            prefix: PREFIX,
+            csrf: visit.session.csrf.clone(),
+            ..Chrome::default()
+        }
+    }
+
+    pub(super) async fn call(
+        &self,
+        visit: &Visit,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, Failure> {
+        self.api
+            .call(visit.authorization.as_ref(), method, path, body)
+            .await
+    }
+
+    /// Whether the caller may use `capability` on `target` (any caller may
+    /// when the method names none; the API decides again either way).
+    pub(super) async fn may(&self, visit: &Visit, capability: Option<&str>, target: &str) -> bool {
+        let Some(capability) = capability else {
+            return true;
+        };
+        match self.authorizer.held(&visit.caller, target).await {
+            Ok(Held::All) => true,
+            Ok(Held::Only(held)) => held.contains(capability),
+            Err(_) => false,
+        }
+    }
+
+    /// The collection with id `id`, or a 404 page.
+    pub(super) fn collection(
+        &self,
+        visit: &Visit,
+        id: &str,
+    ) -> Result<&'static Collection, Response> {
+        self.schema.collection(id).ok_or_else(|| {
+            self.failure(
+                visit,
+                Failure::new(
+                    StatusCode::NOT_FOUND,
+                    "NOT_FOUND",
+                    format!("no collection `{id}`"),
+                ),
+            )
+        })
+    }
+
+    /// A page showing only `failure`.
+    pub(super) fn failure(&self, visit: &Visit, failure: Failure) -> Response {
+        let status = failure.status;
+        let mut chrome = self.chrome(visit, failure.code.clone());
+        chrome.error = Some(failure);
+        render(
+            status,
+            &super::view::Message {
+                chrome,
+                back: PREFIX.to_owned(),
+            },
+        )
+    }
+
+    /// The GET of one item.
+    pub(super) async fn get_item(
+        &self,
+        visit: &Visit,
+        collection: &Collection,
+        key: &str,
+    ) -> Result<Value, Failure> {
+        let get = collection.get.ok_or_else(|| {
+            Failure::new(
+                StatusCode::NOT_FOUND,
+                "NOT_FOUND",
+                "items of this collection cannot be read",
+            )
+        })?;
+        let path = get.route.template.expand(|_| key.to_owned());
+        self.call(visit, Method::GET, &path, None).await
+    }
+
+    /// Breadcrumbs: the home page, then each ancestor of `key`, outermost first.
+    pub(super) async fn crumbs(
+        &self,
+        visit: &Visit,
+        collection: &Collection,
+        key: &str,
+    ) -> Vec<Link> {
+        let mut ancestors = Vec::new();
+        let (mut parent_type, mut current) = (collection.parent_type, parent_key(collection, key));
+        while let (Some(kind), Some(parent)) = (parent_type, current) {
+            let Some(owner) = self.schema.of_type(kind) else {
+                break;
+            };
+            if ancestors.len() == MAX_CRUMBS || parent.is_empty() {
+                break;
+            }
+            let text = match self.get_item(visit, owner, parent).await {
+                Ok(item) => label(owner, &item),
+                Err(_) => parent.to_owned(),
+            };
+            ancestors.push(Link {
+                href: item_href(owner, parent),
+                text,
+                id: owner.id,
+            });
+            parent_type = owner.parent_type;
+            current = parent_key(owner, parent);
+        }
+        ancestors.push(Link {
+            href: PREFIX.to_owned(),
+            text: "Home".to_owned(),
+            id: "",
+        });
+        ancestors.reverse();
+        ancestors
+    }
+}
+
+/// The key of the item `key` lives under.
+pub(super) fn parent_key<'a>(collection: &Collection, key: &'a str) -> Option<&'a str> {
+    match collection.keys {
+        Keys::Uidp => crate::uidp::parent(key),
+        Keys::Names => crate::names::parent(key),
+    }
+}
+
+pub(super) fn item_href(collection: &Collection, key: &str) -> String {
+    format!("{PREFIX}{}/item/{}", collection.id, key_path(key))
+}
+
+/// A key as path segments (each percent-encoded, `/` kept).
+pub(super) fn key_path(key: &str) -> String {
+    key.split('/').map(encode).collect::<Vec<_>>().join("/")
+}
+
+pub(super) fn key_of(collection: &Collection, item: &Value) -> String {
+    item[collection.key_field()]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// How an item is named on pages: its display name, title or (UIDP-keyed)
+/// name, else its key.
+pub(super) fn label(collection: &Collection, item: &Value) -> String {
+    let names: &[&str] = match collection.keys {
+        Keys::Uidp => &["displayName", "title", "name"],
+        Keys::Names => &["displayName", "title"],
+    };
+    names
+        .iter()
+        .filter_map(|name| item[*name].as_str())
+        .find(|text| !text.is_empty())
+        .map_or_else(|| key_of(collection, item), str::to_owned)
+}
+
+fn link_to(collection: &'static Collection, item: &Value) -> Link {
+    Link {
+        href: item_href(collection, &key_of(collection, item)),
+        text: label(collection, item),
+        id: collection.id,
+    }
+}
+
+pub(super) async fn home(
+    State(shared): State<Arc<Shared>>,
+    session: Option<Extension<Session>>,
+    caller: Caller,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    let visit = match Visit::of(session, caller, &headers, &uri) {
+        Ok(visit) => visit,
+        Err(redirect) => return redirect,
+    };
+    let mut roots = Vec::new();
+    let mut collections = Vec::new();
+    for collection in shared
+        .schema
+        .collections
+        .iter()
+        .filter(|c| c.list.is_some())
+    {
+        let top = collection.parent_type.is_none()
+            || collection.parent_type == Some(collection.resource_type);
+        let listable = collection.keys == Keys::Uidp || collection.parent_type.is_none();
+        if listable {
+            collections.push(Link {
+                href: format!("{PREFIX}{}", collection.id),
+                text: collection.id.to_owned(),
+                id: collection.id,
+            });
+        }
+        if !top {
+            continue;
+        }
+        let query = root_query(collection);
+        let items = match shared.list_page(&visit, collection, "", &query).await {
+            Ok((items, _, _)) => items.iter().map(|item| link_to(collection, item)).collect(),
+            Err(_) => Vec::new(),
+        };
+        roots.push(Roots {
+            title: collection.id.to_owned(),
+            items,
+        });
+    }
+    let chrome = shared.chrome(&visit, shared.schema.title);
+    super::pages::render(
+        StatusCode::OK,
+        &Home {
+            chrome,
+            roots,
+            collections,
+        },
+    )
+}
+
+/// The query listing a collection's top-level items: `uidp.in_root` when
+/// declared.
+fn root_query(collection: &Collection) -> Vec<(String, String)> {
+    let in_root = collection.list.is_some_and(|list| list.in_root);
+    let mut query = vec![(
+        "pageSize".to_owned(),
+        collection.page_sizes.default.to_string(),
+    )];
+    if in_root {
+        query.push(("uidp.in_root".to_owned(), "true".to_owned()));
+    }
+    query
+}
+
+impl Shared {
+    /// One page of `collection` under `parent` (any when empty) with
+    /// `query` (page size, token, order, filters): its items, next page
+    /// token and total.
+    pub(super) async fn list_page(
+        &self,
+        visit: &Visit,
+        collection: &Collection,
+        parent: &str,
+        query: &[(String, String)],
+    ) -> Result<(Vec<Value>, String, Option<String>), Failure> {
+        let list = collection.list.ok_or_else(|| {
+            Failure::new(
+                StatusCode::NOT_FOUND,
+                "NOT_FOUND",
+                "this collection cannot be listed",
+            )
+        })?;
+        let mut path = list.action.route.template.expand(|_| parent.to_owned());
+        let scope = list
+            .parent_query
+            .filter(|_| !parent.is_empty())
+            .map(|name| (name, parent));
+        let params = query_string(
+            scope
+                .into_iter()
+                .chain(query.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
+        );
+        if !params.is_empty() {
+            path = format!("{path}?{params}");
+        }
+        let page = self.call(visit, Method::GET, &path, None).await?;
+        let items = page[list.items].as_array().cloned().unwrap_or_default();
+        let next = page["nextPageToken"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let total = list.total.map(|field| match &page[field] {
+            Value::Null => "0".to_owned(),
+            value => super::form::display(value, "text"),
+        });
+        Ok((items, next, total))
+    }
+}
+
+/// What a list page was asked for.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(super) struct ListQuery {
+    #[serde(default)]
+    parent: String,
+    /// Read as text: numbers do not survive `flatten`.
+    #[serde(default, rename = "pageSize")]
+    page_size: String,
+    #[serde(default, rename = "pageToken")]
+    page_token: String,
+    #[serde(default, rename = "orderBy")]
+    order_by: String,
+    /// Tokens of the pages before this one, space-separated.
+    #[serde(default)]
+    trail: String,
+    #[serde(flatten)]
+    rest: std::collections::BTreeMap<String, String>,
+}
+
+pub(super) async fn list(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    Query(query): Query<ListQuery>,
+    session: Option<Extension<Session>>,
+    caller: Caller,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    let visit = match Visit::of(session, caller, &headers, &uri) {
+        Ok(visit) => visit,
+        Err(redirect) => return redirect,
+    };
+    let collection = match shared.collection(&visit, &id) {
+        Ok(collection) => collection,
+        Err(page) => return page,
+    };
+    let Some(list) = collection.list else {
+        return shared.failure(
+            &visit,
+            Failure::new(
+                StatusCode::NOT_FOUND,
+                "NOT_FOUND",
+                "this collection cannot be listed",
+            ),
+        );
+    };
+    let page_size = query
+        .page_size
+        .parse()
+        .unwrap_or(collection.page_sizes.default)
+        .clamp(1, collection.page_sizes.max);
+    let filters: Vec<(String, String)> = list
+        .filters
+        .iter()
+        .map(|name| {
+            (
+                name.to_string(),
+                query.rest.get(*name).cloned().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let mut asked = filters.clone();
+    asked.push(("pageSize".to_owned(), page_size.to_string()));
+    asked.push(("pageToken".to_owned(), query.page_token.clone()));
+    if list.order_by {
+        asked.push(("orderBy".to_owned(), query.order_by.clone()));
+    }
+    let mut chrome = shared.chrome(&visit, collection.id);
+    if !query.parent.is_empty()
+        && let Some(owner) = collection
+            .parent_type
+            .and_then(|t| shared.schema.of_type(t))
+    {
+        chrome.crumbs = shared.crumbs(&visit, owner, &query.parent).await;
+        let text = match shared.get_item(&visit, owner, &query.parent).await {
+            Ok(item) => label(owner, &item),
+            Err(_) => query.parent.clone(),
+        };
+        chrome.crumbs.push(Link {
+            href: item_href(owner, &query.parent),
+            text,
+            id: owner.id,
+        });
+        chrome.title = format!(
+            "{} in {}",
+            collection.id,
+            chrome.crumbs.last().map_or("", |c| c.text.as_str())
+        );
+    }
+    let (items, next, total) = match shared
+        .list_page(&visit, collection, &query.parent, &asked)
+        .await
+    {
+        Ok(page) => page,
+        Err(failure) => {
+            chrome.error = Some(failure);
+            (Vec::new(), String::new(), None)
+        }
+    };
+    let columns_of: Vec<&str> = collection
+        .order_by
+        .iter()
+        .copied()
+        .filter(|f| *f != "uid")
+        .take(3)
+        .collect();
+    let rows = items
+        .iter()
+        .map(|item| {
+            let link = link_to(collection, item);
+            let cells = columns_of
+                .iter()
+                .map(|f| super::form::display(&item[*f], "text"))
+                .collect();
+            Row {
+                href: link.href,
+                text: link.text,
+                cells,
+            }
+        })
+        .collect();
+    let page_link = |token: &str, trail: &[&str]| {
+        let mut params = form_urlencoded::Serializer::new(String::new());
+        for (key, value) in filters.iter().chain(
+            [
+                ("parent".to_owned(), query.parent.clone()),
+                ("orderBy".to_owned(), query.order_by.clone()),
+            ]
+            .iter(),
+        ) {
+            if !value.is_empty() {
+                params.append_pair(key, value);
+            }
+        }
+        params.append_pair("pageSize", &page_size.to_string());
+        if !token.is_empty() {
+            params.append_pair("pageToken", token);
+        }
+        if !trail.is_empty() {
+            params.append_pair("trail", &trail.join(" "));
+        }
+        format!("{PREFIX}{}?{}", collection.id, params.finish())
+    };
+    let trail: Vec<&str> = query.trail.split(' ').filter(|t| !t.is_empty()).collect();
+    let on_first = query.page_token.is_empty();
+    let previous = (!on_first).then(|| {
+        let (back, rest) = trail
+            .split_last()
+            .map_or(("", &[][..]), |(last, rest)| (*last, rest));
+        page_link(if back == "-" { "" } else { back }, rest)
+    });
+    let next = (!next.is_empty()).then(|| {
+        let mut forward: Vec<&str> = trail
+            .iter()
+            .copied()
+            .skip(trail.len().saturating_sub(MAX_TRAIL - 1))
+            .collect();
+        forward.push(if on_first { "-" } else { &query.page_token });
+        page_link(&next, &forward)
+    });
+    let create = match collection.create {
+        Some(create)
+            if shared
+                .may_create(&visit, collection, create.action.capability, &query.parent)
+                .await =>
+        {
+            Some(format!(
+                "{PREFIX}{}/new?parent={}",
+                collection.id,
+                encode(&query.parent)
+            ))
+        }
+        _ => None,
+    };
+    let mut order_choices = vec![(String::new(), "default".to_owned())];
+    for field in collection.order_by.iter().filter(|_| list.order_by) {
+        order_choices.push((field.to_string(), field.to_string()));
+        order_choices.push((format!("{field} desc"), format!("{field} (descending)")));
+    }
+    let page = ListPage {
+        chrome,
+        parent: query.parent.clone(),
+        total,
+        order_choices: if list.order_by {
+            order_choices
+        } else {
+            Vec::new()
+        },
+        order_by: query.order_by.clone(),
+        page_size,
+        max_page_size: collection.page_sizes.max,
+        filters,
+        create,
+        columns: std::iter::once(collection.singular.to_owned())
+            .chain(columns_of.iter().map(|c| c.to_string()))
+            .collect(),
+        rows,
+        previous,
+        next,
+    };
+    render(StatusCode::OK, &page)
+}
+
+impl Shared {
+    /// Whether the caller may create items of `collection` under `parent`
+    /// (a UIDP-keyed item at the top level: the administrator only).
+    pub(super) async fn may_create(
+        &self,
+        visit: &Visit,
+        collection: &Collection,
+        capability: Option<&str>,
+        parent: &str,
+    ) -> bool {
+        if parent.is_empty() && collection.keys == Keys::Uidp {
+            return visit.caller.is_admin();
+        }
+        self.may(visit, capability, parent).await
+    }
+}
+
+pub(super) async fn item(
+    State(shared): State<Arc<Shared>>,
+    Path((id, key)): Path<(String, String)>,
+    session: Option<Extension<Session>>,
+    caller: Caller,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    let visit = match Visit::of(session, caller, &headers, &uri) {
+        Ok(visit) => visit,
+        Err(redirect) => return redirect,
+    };
+    let collection = match shared.collection(&visit, &id) {
+        Ok(collection) => collection,
+        Err(page) => return page,
+    };
+    let item = match shared.get_item(&visit, collection, &key).await {
+        Ok(item) => item,
+        Err(failure) => return shared.failure(&visit, failure),
+    };
+    let mut chrome = shared.chrome(&visit, label(collection, &item));
+    chrome.crumbs = shared.crumbs(&visit, collection, &key).await;
+    let fields = shown_fields(&shared, collection, &item);
+    let mut children = Vec::new();
+    // Items like this one first (the tree), then the other collections.
+    let mut under: Vec<_> = shared
+        .schema
+        .children_of(collection.resource_type)
+        .filter(|c| c.list.is_some())
+        .collect();
+    under.sort_by_key(|c| c.resource_type != collection.resource_type);
+    for child in under {
+        children.push(shared.child(&visit, child, &key).await);
+    }
+    let edit = match collection.update {
+        Some(update) if shared.may(&visit, update.action.capability, &key).await => {
+            Some(format!("{PREFIX}{}/edit/{}", collection.id, key_path(&key)))
+        }
+        _ => None,
+    };
+    let delete =
+        match collection.delete {
+            Some(delete) if shared.may(&visit, delete.action.capability, &key).await => Some(
+                format!("{PREFIX}{}/delete/{}", collection.id, key_path(&key)),
+            ),
+            _ => None,
+        };
+    let page = ItemPage {
+        chrome,
+        kind: collection.singular,
+        key,
+        edit,
+        delete,
+        fields,
+        children,
+    };
+    render(StatusCode::OK, &page)
+}
+
+/// The top-level fields of an item in declaration order (then any the
+/// schema does not list), references as links.
+fn shown_fields(shared: &Shared, collection: &Collection, item: &Value) -> Vec<Shown> {
+    let Value::Object(object) = item else {
+        return Vec::new();
+    };
+    let declared = collection
+        .fields
+        .iter()
+        .map(|f| f.json_path)
+        .filter(|path| !path.contains('.'));
+    let mut names: Vec<&str> = declared.filter(|name| object.contains_key(*name)).collect();
+    let undeclared: Vec<&str> = object
+        .keys()
+        .map(String::as_str)
+        .filter(|name| !names.contains(name))
+        .collect();
+    names.extend(undeclared);
+    names
+        .into_iter()
+        .map(|name| (name.to_owned(), &object[name]))
+        .map(|(name, value)| {
+            let href = collection
+                .reference(&name)
+                .and_then(|r| shared.schema.collection(r.collection))
+                .zip(value.as_str().filter(|v| !v.is_empty()))
+                .map(|(target, key)| item_href(target, key));
+            Shown {
+                name,
+                value: super::form::display(value, "lines"),
+                href,
+            }
+        })
+        .collect()
+}
+
+impl Shared {
+    /// A collection under the item `parent`, with its first items.
+    async fn child(&self, visit: &Visit, child: &'static Collection, parent: &str) -> Child {
+        let query = [("pageSize".to_owned(), CHILD_PREVIEW.to_string())];
+        let items = match self.list_page(visit, child, parent, &query).await {
+            Ok((items, _, _)) => items.iter().map(|item| link_to(child, item)).collect(),
+            Err(_) => Vec::new(),
+        };
+        let create = match child.create {
+            Some(create)
+                if self
+                    .may_create(visit, child, create.action.capability, parent)
+                    .await =>
+            {
+                Some(format!(
+                    "{PREFIX}{}/new?parent={}",
+                    child.id,
+                    encode(parent)
+                ))
+            }
+            _ => None,
+        };
+        Child {
+            id: child.id,
+            singular: child.singular,
+            href: format!("{PREFIX}{}?parent={}", child.id, encode(parent)),
+            text: child.id.to_owned(),
+            items,
+            create,
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! Console sessions: a random id in an HttpOnly, SameSite=Strict cookie
+//! (Secure under TLS), naming the API token it was opened with and a CSRF
+//! token, kept in memory until the token expires or the caller signs out.
+//!
+//! The cookie opens console pages only: [`attach`] turns it into the
+//! request's `Authorization` header for paths under the console's prefix,
+//! and for no other path, so the API itself never accepts it (a cross-site
+//! request carrying the cookie reaches only console forms, which check the
+//! CSRF token).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use http::{HeaderValue, StatusCode, header};
+
+/// The cookie holding the session id.
+pub const COOKIE: &str = "console_session";
+/// Sessions kept at most; the one closest to expiry makes room.
+const CAPACITY: usize = 10_000;
+/// How long a session lasts when its token says nothing of its expiry.
+const DEFAULT_LIFETIME: Duration = Duration::from_secs(3600);
+
+/// One signed-in browser.
+#[derive(Clone)]
+pub struct Session {
+    id: String,
+    /// The API token requests of this session carry (empty: none).
+    token: String,
+    /// The value every form of this session must post back.
+    pub csrf: String,
+    expires: Instant,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// Whether `value` is this session's CSRF token (compared in constant time).
+    pub fn csrf_matches(&self, value: &str) -> bool {
+        let (a, b) = (self.csrf.as_bytes(), value.as_bytes());
+        a.len() == b.len() && a.iter().zip(b).fold(0, |acc, (x, y)| acc | (x ^ y)) == 0
+    }
+}
+
+/// Every open session, and how their cookies are written.
+#[derive(Debug, Clone)]
+pub struct Sessions {
+    open: Arc<Mutex<HashMap<String, Session>>>,
+    /// The path the cookie is scoped to (`/console/`).
+    path: &'static str,
+    /// Cookies are `Secure` (the console is served over TLS).
+    secure: bool,
+}
+
+impl Sessions {
+    pub fn new(path: &'static str, secure: bool) -> Self {
+        Sessions {
+            open: Arc::default(),
+            path,
+            secure,
+        }
+    }
+
+    /// Opens a session for `token` and answers it with its cookie.
+    pub fn open(&self, token: String) -> (Session, HeaderValue) {
+        let lifetime = token_lifetime(&token).unwrap_or(DEFAULT_LIFETIME);
+        let session = Session {
+            id: random_id(),
+            token,
+            csrf: random_id(),
+            expires: Instant::now() + lifetime,
+        };
+        let mut open = self.open.lock().expect("sessions lock");
+        if open.len() >= CAPACITY {
+            let now = Instant::now();
+            open.retain(|_, s| s.expires > now);
+        }
+        if open.len() >= CAPACITY
+            && let Some(oldest) = open
+                .values()
+                .min_by_key(|s| s.expires)
+                .map(|s| s.id.clone())
+        {
+            open.remove(&oldest);
+        }
+        open.insert(session.id.clone(), session.clone());
+        let cookie = self.cookie(&session.id, lifetime.as_secs());
+        (session, cookie)
+    }
+
+    /// Closes the session, answering the cookie that clears it.
+    pub fn close(&self, session: &Session) -> HeaderValue {
+        self.open.lock().expect("sessions lock").remove(&session.id);
+        self.cookie("", 0)
+    }
+
+    /// The live session a request's cookie names.
+    fn find(&self, headers: &http::HeaderMap) -> Option<Session> {
+        let id = cookie_value(headers, COOKIE)?;
+        let mut open = self.open.lock().expect("sessions lock");
+        match open.get(id) {
+            Some(session) if session.expires > Instant::now() => Some(session.clone()),
+            Some(_) => {
+                open.remove(id);
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn cookie(&self, value: &str, max_age: u64) -> HeaderValue {
+        let secure = if self.secure { "; Secure" } else { "" };
+        HeaderValue::from_str(&format!(
+            "{COOKIE}={value}; Path={}; Max-Age={max_age}; HttpOnly; SameSite=Strict{secure}",
+            self.path
+        ))
+        .expect("cookie values are ASCII")
+    }
+}
+
+/// 32 random bytes, URL-safe.
+fn random_id() -> String {
+    URL_SAFE_NO_PAD.encode(rand::random::<[u8; 32]>())
+}
+
+/// The value of cookie `name` among the request's cookies.
+fn cookie_value<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value)
+}
+
+/// How long a JWT has left (its `exp`), read without verifying it: the
+/// API verifies the token on every call, this only ends the session with it.
+fn token_lifetime(token: &str) -> Option<Duration> {
+    let payload = token.split('.').nth(1)?;
+    let claims: serde_json::Value =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+    let exp = claims.get("exp")?.as_u64()?;
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_secs();
+    Some(Duration::from_secs(exp.saturating_sub(now)))
+}
+
+/// Runs a console request as its session's caller: the session becomes a
+/// request extension and its token the `Authorization` header (any header
+/// the browser sent is dropped). Requests outside `prefix` pass untouched.
+/// A console request the API's authentication refuses (a revoked or
+/// expired token) closes the session and goes to the sign-in page.
+pub async fn attach(
+    State((sessions, prefix)): State<(Sessions, &'static str)>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if !request.uri().path().starts_with(prefix) {
+        return next.run(request).await;
+    }
+    request.headers_mut().remove(header::AUTHORIZATION);
+    let session = sessions.find(request.headers());
+    if let Some(session) = &session {
+        if !session.token.is_empty()
+            && let Ok(value) = HeaderValue::from_str(&format!("Bearer {}", session.token))
+        {
+            request.headers_mut().insert(header::AUTHORIZATION, value);
+        }
+        request.extensions_mut().insert(session.clone());
+    }
+    let response = next.run(request).await;
+    match session {
+        Some(session) if response.status() == StatusCode::UNAUTHORIZED => {
+            let cookie = sessions.close(&session);
+            let mut redirect = super::pages::see_other(&format!("{prefix}signin")).into_response();
+            redirect.headers_mut().insert(header::SET_COOKIE, cookie);
+            redirect
+        }
+        _ => response,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cookies_are_read_by_name_and_sessions_expire_with_their_token() {
+        let sessions = Sessions::new("/console/", true);
+        let (session, cookie) = sessions.open("not-a-jwt".to_owned());
+        let cookie = cookie.to_str().unwrap().to_owned();
+        assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"));
+        assert!(cookie.contains("Secure") && cookie.contains("Path=/console/"));
+        let mut headers = http::HeaderMap::new();
+        let id = cookie.split(';').next().unwrap().to_owned();
+        headers.insert(header::COOKIE, format!("other=1; {id}").parse().unwrap());
+        assert!(sessions.find(&headers).is_some());
+        assert!(session.csrf_matches(&session.csrf.clone()));
+        assert!(!session.csrf_matches("forged"));
+        sessions.close(&session);
+        assert!(sessions.find(&headers).is_none());
+
+        let exp = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            - 5;
+        let claims = URL_SAFE_NO_PAD.encode(format!("{{\"exp\":{exp}}}"));
+        let (_, cookie) = sessions.open(format!("h.{claims}.s"));
+        let id = cookie
+            .to_str()
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_owned();
+        headers.insert(header::COOKIE, id.parse().unwrap());
+        assert!(
+            sessions.find(&headers).is_none(),
+            "an expired token's session is closed"
+        );
+    }
+}

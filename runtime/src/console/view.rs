@@ -1,0 +1,149 @@
+//! The console's pages: askama templates (`templates/console/`), whose
+//! output is HTML-escaped throughout.
+
+use askama::Template;
+
+use super::call::Failure;
+use super::form::FormField;
+
+/// What every page shows around its content.
+#[derive(Debug, Default)]
+pub struct Chrome {
+    pub title: String,
+    /// The API's title.
+    pub api: &'static str,
+    /// Where the console is served, `/console/`.
+    pub prefix: &'static str,
+    /// The session's CSRF token; empty when signed out.
+    pub csrf: String,
+    pub crumbs: Vec<Link>,
+    /// At most one: what went wrong.
+    pub error: Option<Failure>,
+}
+
+/// A link and its text.
+#[derive(Debug, Default)]
+pub struct Link {
+    pub href: String,
+    pub text: String,
+    /// The collection id, for collection links.
+    pub id: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "console/signin.html")]
+pub struct SignIn {
+    pub chrome: Chrome,
+    pub next: String,
+    /// The issuer's name, when sign-in through OIDC is configured.
+    pub oidc: Option<String>,
+}
+
+/// A section of the home page: the top-level items of one collection.
+#[derive(Debug)]
+pub struct Roots {
+    pub title: String,
+    pub items: Vec<Link>,
+}
+
+#[derive(Template)]
+#[template(path = "console/home.html")]
+pub struct Home {
+    pub chrome: Chrome,
+    pub roots: Vec<Roots>,
+    pub collections: Vec<Link>,
+}
+
+/// One item of a list.
+#[derive(Debug)]
+pub struct Row {
+    pub href: String,
+    pub text: String,
+    pub cells: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "console/list.html")]
+pub struct ListPage {
+    pub chrome: Chrome,
+    pub parent: String,
+    pub total: Option<String>,
+    /// `(value, text)` of each `order_by` choice.
+    pub order_choices: Vec<(String, String)>,
+    pub order_by: String,
+    pub page_size: u32,
+    pub max_page_size: u32,
+    /// `(query parameter, value)` of each declared filter.
+    pub filters: Vec<(String, String)>,
+    pub create: Option<String>,
+    pub columns: Vec<String>,
+    pub rows: Vec<Row>,
+    pub previous: Option<String>,
+    pub next: Option<String>,
+}
+
+/// One field of an item page.
+#[derive(Debug)]
+pub struct Shown {
+    pub name: String,
+    pub value: String,
+    /// Where a reference leads.
+    pub href: Option<String>,
+}
+
+/// A collection under an item, with its first items.
+#[derive(Debug)]
+pub struct Child {
+    pub id: &'static str,
+    pub singular: &'static str,
+    pub href: String,
+    pub text: String,
+    pub items: Vec<Link>,
+    pub create: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "console/item.html")]
+pub struct ItemPage {
+    pub chrome: Chrome,
+    pub kind: &'static str,
+    pub key: String,
+    pub edit: Option<String>,
+    pub delete: Option<String>,
+    pub fields: Vec<Shown>,
+    pub children: Vec<Child>,
+}
+
+#[derive(Template)]
+#[template(path = "console/form.html")]
+pub struct FormPage {
+    pub chrome: Chrome,
+    pub action: String,
+    pub cancel: String,
+    /// An edit form (which carries the values it was opened with).
+    pub editing: bool,
+    pub etag: String,
+    /// The client-chosen id's field, on create.
+    pub id_field: Option<&'static str>,
+    pub id_value: String,
+    pub fields: Vec<FormField>,
+}
+
+#[derive(Template)]
+#[template(path = "console/delete.html")]
+pub struct DeletePage {
+    pub chrome: Chrome,
+    pub action: String,
+    pub cancel: String,
+    pub kind: &'static str,
+    pub label: String,
+    pub key: String,
+    pub etag: String,
+}
+
+#[derive(Template)]
+#[template(path = "console/message.html")]
+pub struct Message {
+    pub chrome: Chrome,
+    pub back: String,
+}
