@@ -8,6 +8,7 @@ mod browsers;
 mod client;
 mod collections;
 mod conformance;
+mod console;
 mod faults;
 mod filters;
 mod grants;

@@ -12,11 +12,15 @@ use serde_json::{Map, Value};
 use super::call::Failure;
 use super::form::{self, FormField};
 use super::pages::{Visit, encode, item_href, key_of, label, parent_key, render, see_other};
-use super::schema::Collection;
+use super::schema::{Collection, Keys};
 use super::session::Session;
 use super::view::{DeletePage, FormPage};
 use super::{PREFIX, Shared};
 use crate::context::Caller;
+
+/// Ancestors whose items a reference form lists at most (a hierarchy is
+/// at most this deep by default).
+const REFERENCE_SCOPES: usize = crate::uidp::DEFAULT_MAX_DEPTH;
 
 /// The `parent` a create form is for.
 #[derive(Debug, Default, serde::Deserialize)]
@@ -49,12 +53,13 @@ pub(super) fn check_post(visit: &Visit, headers: &HeaderMap, form: &Fields) -> R
 }
 
 impl Shared {
-    /// The form fields of `collection`, references offered as choices from
-    /// what the caller can list of their collections.
+    /// The form fields of `collection` for an item under `parent`,
+    /// references offered as choices (see [`Shared::choices`]).
     async fn form_fields(
         &self,
         visit: &Visit,
         collection: &Collection,
+        parent: &str,
         creating: bool,
     ) -> Vec<FormField> {
         let Some(message) = self.pool.get_message_by_name(collection.message) else {
@@ -65,27 +70,57 @@ impl Shared {
             let Some(target) = field.reference.and_then(|id| self.schema.collection(id)) else {
                 continue;
             };
-            let query = [("pageSize".to_owned(), target.page_sizes.max.to_string())];
-            match self.list_page(visit, target, "", &query).await {
-                Ok((items, _, _)) => {
-                    field.options = items
-                        .iter()
-                        .map(|item| {
-                            let key = key_of(target, item);
-                            let text = label(target, item);
-                            let text = if text == key {
-                                key.clone()
-                            } else {
-                                format!("{text} ({key})")
-                            };
-                            (key, text)
-                        })
-                        .collect();
-                }
-                Err(_) => field.widget = "text",
+            match self.choices(visit, target, parent).await {
+                Some(options) => field.options = options,
+                None => field.widget = "text",
             }
         }
         fields
+    }
+
+    /// The items of `target` a reference from under `parent` may name, as
+    /// the caller can list them: those directly under `parent` and under
+    /// each of its ancestors (UIDP-keyed; where references reach), then a
+    /// first page of all it can see (items shared from elsewhere). `None`
+    /// when none of it can be listed: the form asks for a key instead.
+    async fn choices(
+        &self,
+        visit: &Visit,
+        target: &Collection,
+        parent: &str,
+    ) -> Option<Vec<(String, String)>> {
+        let query = [("pageSize".to_owned(), target.page_sizes.max.to_string())];
+        let mut scopes = Vec::new();
+        if target.keys == Keys::Uidp && target.list.is_some_and(|l| l.parent_query.is_some()) {
+            let mut scope = Some(parent).filter(|p| !p.is_empty());
+            while let Some(at) = scope.filter(|_| scopes.len() <= REFERENCE_SCOPES) {
+                scopes.push(at.to_owned());
+                scope = crate::uidp::parent(at);
+            }
+        }
+        scopes.push(String::new());
+        let mut options: Vec<(String, String)> = Vec::new();
+        let mut listed = false;
+        for scope in &scopes {
+            let Ok((items, _, _)) = self.list_page(visit, target, scope, &query).await else {
+                continue;
+            };
+            listed = true;
+            for item in &items {
+                let key = key_of(target, item);
+                if options.iter().any(|(known, _)| *known == key) {
+                    continue;
+                }
+                let text = label(target, item);
+                let text = if text == key {
+                    key.clone()
+                } else {
+                    format!("{text} ({key})")
+                };
+                options.push((key, text));
+            }
+        }
+        listed.then_some(options)
     }
 
     fn form_page(
@@ -101,6 +136,9 @@ impl Shared {
             action,
             cancel,
             editing: false,
+            ask_parent: false,
+            parent: String::new(),
+            root_allowed: false,
             etag: String::new(),
             id_field: collection.create.and_then(|c| c.id),
             id_value: String::new(),
@@ -164,7 +202,9 @@ pub(super) async fn new_form(
         cancel(collection, &parent),
     );
     page.chrome.crumbs = parent_crumbs(&shared, &visit, collection, &parent).await;
-    page.fields = shared.form_fields(&visit, collection, true).await;
+    page.fields = shared.form_fields(&visit, collection, &parent, true).await;
+    page.ask_parent = parent.is_empty();
+    page.root_allowed = collection.keys == Keys::Uidp && visit.caller.is_admin();
     render(StatusCode::OK, &page)
 }
 
@@ -225,7 +265,13 @@ pub(super) async fn create(
             ),
         );
     };
-    let mut fields = shared.form_fields(&visit, collection, true).await;
+    let asked = parent.is_empty();
+    let parent = if asked {
+        field(&submitted, "_parent").trim().to_owned()
+    } else {
+        parent
+    };
+    let mut fields = shared.form_fields(&visit, collection, &parent, true).await;
     let (resource, _) = form::read(&mut fields, &submitted);
     let chosen_id = field(&submitted, "_id").trim().to_owned();
     let route = create.action.route;
@@ -265,6 +311,9 @@ pub(super) async fn create(
             mark(&mut fields, &failure, create.body);
             page.fields = fields;
             page.id_value = chosen_id;
+            page.ask_parent = asked;
+            page.parent = parent;
+            page.root_allowed = collection.keys == Keys::Uidp && visit.caller.is_admin();
             let status = failure.status;
             page.chrome.error = Some(failure);
             render(status, &page)
@@ -296,7 +345,14 @@ pub(super) async fn edit_form(
     page.editing = true;
     page.id_field = None;
     page.etag = item["etag"].as_str().unwrap_or_default().to_owned();
-    page.fields = shared.form_fields(&visit, collection, false).await;
+    page.fields = shared
+        .form_fields(
+            &visit,
+            collection,
+            parent_key(collection, &key).unwrap_or_default(),
+            false,
+        )
+        .await;
     form::fill(&mut page.fields, &item);
     render(StatusCode::OK, &page)
 }
@@ -324,7 +380,14 @@ pub(super) async fn update(
             ),
         );
     };
-    let mut fields = shared.form_fields(&visit, collection, false).await;
+    let mut fields = shared
+        .form_fields(
+            &visit,
+            collection,
+            parent_key(collection, &key).unwrap_or_default(),
+            false,
+        )
+        .await;
     let (mut resource, changed) = form::read(&mut fields, &submitted);
     if changed.is_empty() {
         return see_other(&item_href(collection, &key));

@@ -123,6 +123,12 @@ pub struct FormPage {
     /// An edit form (which carries the values it was opened with).
     pub editing: bool,
     pub etag: String,
+    /// Asks for the parent (a create form opened without one).
+    pub ask_parent: bool,
+    /// The parent typed.
+    pub parent: String,
+    /// A top-level item may be created (UIDP-keyed, by the administrator).
+    pub root_allowed: bool,
     /// The client-chosen id's field, on create.
     pub id_field: Option<&'static str>,
     pub id_value: String,
