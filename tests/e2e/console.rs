@@ -5,12 +5,8 @@
 //! deletes in words. The walk in a real browser is
 //! `tests/interop/console_walk.py`.
 
-use bytes::Bytes;
 use e2e::{Method, StatusCode, TestServer};
-use http::HeaderMap;
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use runtime::console::testing::Browser;
 use serde_json::json;
 
 /// A new group under the platform's root for one test (tests on
@@ -26,138 +22,16 @@ async fn organization(server: &TestServer) -> String {
         .await
 }
 
-/// A page as the console answered it.
-struct Page {
-    status: StatusCode,
-    headers: HeaderMap,
-    html: String,
-}
-
-impl Page {
-    fn location(&self) -> &str {
-        self.headers
-            .get("location")
-            .map_or("", |v| v.to_str().unwrap())
-    }
-
-    /// The CSRF token of the page's forms.
-    fn csrf(&self) -> String {
-        let start = self
-            .html
-            .find("name=\"csrf\" value=\"")
-            .expect("a form with a CSRF token")
-            + 19;
-        self.html[start..].split('"').next().unwrap().to_owned()
-    }
-
-    /// The value of the first hidden input `name`.
-    fn hidden(&self, name: &str) -> String {
-        let marker = format!("name=\"{name}\" value=\"");
-        let start = self
-            .html
-            .find(&marker)
-            .unwrap_or_else(|| panic!("no input {name}"))
-            + marker.len();
-        self.html[start..].split('"').next().unwrap().to_owned()
-    }
-}
-
-/// A browser of one console: its session cookie, if any.
-struct Browser<'a> {
-    server: &'a TestServer,
-    cookie: Option<String>,
-}
-
-impl<'a> Browser<'a> {
-    fn new(server: &'a TestServer) -> Self {
-        Browser {
-            server,
-            cookie: None,
-        }
-    }
-
-    async fn send(
-        &self,
-        method: Method,
-        path: &str,
-        form: Option<&[(&str, &str)]>,
-        headers: &[(&str, &str)],
-    ) -> Page {
-        let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-        let mut request = http::Request::builder()
-            .method(method)
-            .uri(format!("http://{}{path}", self.server.address));
-        if let Some(cookie) = &self.cookie {
-            request = request.header("cookie", cookie);
-        }
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        let body = match form {
-            Some(fields) => {
-                request = request.header("content-type", "application/x-www-form-urlencoded");
-                form_urlencoded::Serializer::new(String::new())
-                    .extend_pairs(fields)
-                    .finish()
-            }
-            None => String::new(),
-        };
-        let response = client
-            .request(request.body(Full::new(Bytes::from(body))).unwrap())
-            .await
-            .expect("the server answers");
-        let status = response.status();
-        let headers = response.headers().clone();
-        let html = String::from_utf8(
-            response
-                .into_body()
-                .collect()
-                .await
-                .unwrap()
-                .to_bytes()
-                .to_vec(),
-        )
-        .unwrap();
-        Page {
-            status,
-            headers,
-            html,
-        }
-    }
-
-    async fn get(&self, path: &str) -> Page {
-        self.send(Method::GET, path, None, &[]).await
-    }
-
-    async fn post(&self, path: &str, form: &[(&str, &str)]) -> Page {
-        self.send(Method::POST, path, Some(form), &[]).await
-    }
-
-    /// Signs in with `token`, keeping the session cookie.
-    async fn sign_in(&mut self, token: &str) -> Page {
-        let page = self
-            .post(
-                "/console/signin",
-                &[("token", token), ("next", "/console/")],
-            )
-            .await;
-        assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.html);
-        let cookie = page
-            .headers
-            .get("set-cookie")
-            .expect("a session cookie")
-            .to_str()
-            .unwrap();
-        self.cookie = Some(cookie.split(';').next().unwrap().to_owned());
-        page
-    }
+/// A browser of `server`'s console.
+fn browser(server: &TestServer) -> Browser {
+    Browser::new(format!("http://{}", server.address))
 }
 
 #[tokio::test]
 async fn a_session_opens_with_a_token_the_api_accepts_and_closes_at_sign_out() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path()).await;
-    let mut browser = Browser::new(&server);
+    let mut browser = browser(&server);
     let closed = browser.get("/console/groups").await;
     assert_eq!(closed.status, StatusCode::SEE_OTHER);
     assert_eq!(
@@ -227,7 +101,7 @@ async fn a_session_opens_with_a_token_the_api_accepts_and_closes_at_sign_out() {
 async fn sign_in_goes_back_only_to_console_pages() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path()).await;
-    let browser = Browser::new(&server);
+    let browser = browser(&server);
     for (next, expected) in [
         ("/console/groups?pageSize=5", "/console/groups?pageSize=5"),
         ("https://evil.example/", "/console/"),
@@ -264,7 +138,7 @@ async fn forms_need_their_csrf_token_and_this_origin() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path()).await;
     let root = organization(&server).await;
-    let mut browser = Browser::new(&server);
+    let mut browser = browser(&server);
     browser.sign_in(&server.admin_token).await;
     let form = browser
         .get(&format!("/console/groups/new?parent={root}"))
@@ -319,7 +193,7 @@ async fn pages_escape_names_and_carry_the_policy_headers() {
         .rest()
         .create(&format!("/iam/v2/groups/{root}"), json!({"name": hostile}))
         .await;
-    let mut browser = Browser::new(&server);
+    let mut browser = browser(&server);
     browser.sign_in(&server.admin_token).await;
     let page = browser.get(&format!("/console/groups/item/{uid}")).await;
     assert_eq!(page.status, StatusCode::OK);
@@ -361,7 +235,7 @@ async fn a_viewer_is_offered_no_writes_and_is_refused_them() {
     let viewer = server
         .member(&root, "viewer-person", &viewer_role, &root)
         .await;
-    let mut browser = Browser::new(&server);
+    let mut browser = browser(&server);
     browser.sign_in(&viewer.token).await;
     let item = browser.get(&format!("/console/groups/item/{root}")).await;
     assert_eq!(item.status, StatusCode::OK, "{}", item.html);
@@ -424,7 +298,7 @@ async fn edits_send_the_changed_fields_with_the_etag_read_and_refusals_are_expla
     admin
         .create(&format!("/iam/v2/groups/{team}"), json!({"name": "sub"}))
         .await;
-    let mut browser = Browser::new(&server);
+    let mut browser = browser(&server);
     browser.sign_in(&server.admin_token).await;
 
     let form = browser.get(&format!("/console/groups/edit/{team}")).await;
@@ -531,7 +405,7 @@ async fn role_bindings_choose_their_role_and_identity_from_the_collections() {
         )
         .await;
     let viewer = server.builtin_role("viewer").await;
-    let mut browser = Browser::new(&server);
+    let mut browser = browser(&server);
     browser.sign_in(&server.admin_token).await;
     let form = browser
         .get(&format!("/console/roleBindings/new?parent={team}"))

@@ -91,13 +91,20 @@ impl Shared {
     ) -> Option<Vec<(String, String)>> {
         let query = [("pageSize".to_owned(), target.page_sizes.max.to_string())];
         let mut scopes = Vec::new();
-        if target.keys == Keys::Uidp && target.list.is_some_and(|l| l.parent_query.is_some()) {
-            let mut scope = Some(parent).filter(|p| !p.is_empty());
-            while let Some(at) = scope.filter(|_| scopes.len() <= REFERENCE_SCOPES) {
-                scopes.push(at.to_owned());
-                scope = crate::uidp::parent(at);
+        match target.names {
+            None if target.list.is_some_and(|l| l.parent_query.is_some()) => {
+                let mut scope = Some(parent).filter(|p| !p.is_empty());
+                while let Some(at) = scope.filter(|_| scopes.len() <= REFERENCE_SCOPES) {
+                    scopes.push(at.to_owned());
+                    scope = crate::uidp::parent(at);
+                }
             }
+            Some(pattern) if pattern.has_parent() && pattern.parent_matches(parent) => {
+                scopes.push(parent.to_owned());
+            }
+            _ => {}
         }
+        // Everything the caller sees (under every parent, for names).
         scopes.push(String::new());
         let mut options: Vec<(String, String)> = Vec::new();
         let mut listed = false;

@@ -19,8 +19,8 @@ pub struct FormField {
     pub required: bool,
     /// Shown read-only (OUTPUT_ONLY; IMMUTABLE after creation).
     pub read_only: bool,
-    /// `text`, `textarea`, `number`, `checkbox`, `select`, `lines`
-    /// (repeated values, one per line), `pairs` (a map, `key=value` per
+    /// `text`, `textarea`, `number`, `checkbox`, `select`, `multi` (a
+    /// repeated enum), `lines` (other repeated values, one per line), `pairs` (a map, `key=value` per
     /// line), `timestamp` or `json`.
     pub widget: &'static str,
     /// The value as the input shows it.
@@ -40,6 +40,15 @@ impl FormField {
     pub fn checked(&self) -> bool {
         self.value == "true"
     }
+
+    /// Whether `option` is among the values shown (a select's one, or a
+    /// multiple select's lines).
+    pub fn selected(&self, option: &str) -> bool {
+        match self.widget {
+            "multi" => self.value.lines().any(|line| line == option),
+            _ => self.value == option,
+        }
+    }
 }
 
 /// The leaf fields of `collection` (a nested message's fields, not the
@@ -54,6 +63,8 @@ pub fn fields(
         .fields
         .iter()
         .filter(|spec| !is_container(collection.fields, spec))
+        // The form carries the etag it read by itself.
+        .filter(|spec| spec.json_path != "etag")
         .filter(|spec| !(creating && spec.behavior == Behavior::OutputOnly))
         .filter_map(|spec| {
             let field = descriptor(message, spec.path)?;
@@ -94,7 +105,7 @@ fn form_field(
     let reference = collection.reference(spec.json_path).map(|r| r.collection);
     let widget = widget(collection, spec, field, reference.is_some());
     let options = match &kind {
-        Kind::Enum(e) if !field.is_list() => e
+        Kind::Enum(e) if !field.is_map() => e
             .values()
             .map(|v| (v.name().to_owned(), v.name().to_owned()))
             .collect(),
@@ -160,10 +171,10 @@ fn widget(
         };
     }
     if field.is_list() {
-        return if field.kind().as_message().is_some() {
-            "json"
-        } else {
-            "lines"
+        return match field.kind() {
+            Kind::Message(_) => "json",
+            Kind::Enum(_) => "multi",
+            _ => "lines",
         };
     }
     match field.kind() {
@@ -207,7 +218,7 @@ pub fn display(value: &Value, widget: &str) -> String {
         (Value::Null, _) => String::new(),
         (Value::String(text), _) => text.clone(),
         (Value::Bool(flag), _) => flag.to_string(),
-        (Value::Array(items), "lines") => items
+        (Value::Array(items), "lines" | "multi") => items
             .iter()
             .map(|item| display(item, "text"))
             .collect::<Vec<_>>()
@@ -235,13 +246,17 @@ pub fn fill(fields: &mut [FormField], item: &Value) {
 
 /// A submitted form's value of `field` as the input shows it.
 pub fn submitted(form: &[(String, String)], field: &FormField) -> String {
-    let value = form
+    let mut values = form
         .iter()
-        .find(|(key, _)| *key == field.path)
+        .filter(|(key, _)| *key == field.path)
         .map(|(_, v)| v.trim_end_matches(['\r', '\n']).replace("\r\n", "\n"));
     match field.widget {
-        "checkbox" => value.is_some_and(|v| v == "on" || v == "true").to_string(),
-        _ => value.unwrap_or_default(),
+        "checkbox" => values
+            .next()
+            .is_some_and(|v| v == "on" || v == "true")
+            .to_string(),
+        "multi" => values.collect::<Vec<_>>().join("\n"),
+        _ => values.next().unwrap_or_default(),
     }
 }
 
@@ -253,7 +268,7 @@ pub fn parse(field: &FormField, text: &str) -> Option<Value> {
     }
     Some(match field.widget {
         "checkbox" => Value::Bool(text == "true"),
-        "lines" => Value::Array(
+        "lines" | "multi" => Value::Array(
             text.lines()
                 .map(str::trim)
                 .filter(|line| !line.is_empty())

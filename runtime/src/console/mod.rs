@@ -44,6 +44,8 @@ mod pages;
 pub mod schema;
 pub mod session;
 mod signin;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod view;
 
 use std::sync::Arc;

@@ -277,8 +277,7 @@ pub(super) async fn home(
     {
         let top = collection.parent_type.is_none()
             || collection.parent_type == Some(collection.resource_type);
-        let listable = collection.keys == Keys::Uidp || collection.parent_type.is_none();
-        if listable {
+        {
             collections.push(Link {
                 href: format!("{PREFIX}{}", collection.id),
                 text: collection.id.to_owned(),
@@ -341,6 +340,12 @@ impl Shared {
                 "this collection cannot be listed",
             )
         })?;
+        let any = collection.any_parent();
+        let parent = if parent.is_empty() {
+            any.as_str()
+        } else {
+            parent
+        };
         let mut path = list.action.route.template.expand(|_| parent.to_owned());
         let scope = list
             .parent_query

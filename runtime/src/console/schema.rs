@@ -4,6 +4,7 @@
 //! and enum values from the API's descriptors, and everything else here.
 
 use crate::client::Route;
+use crate::names::Pattern;
 use crate::resource::{FieldSpec, PageSizes, Reference, Resource, TextRule};
 
 /// The console's view of a whole API.
@@ -62,6 +63,8 @@ pub struct Collection {
     /// The resource type of the items this one's live under, when stored.
     pub parent_type: Option<&'static str>,
     pub keys: Keys,
+    /// The name pattern of items keyed by names.
+    pub names: Option<Pattern>,
     /// Every field and nested field, with its behaviour.
     pub fields: &'static [FieldSpec],
     /// Fields `order_by` may name (JSON names).
@@ -96,6 +99,7 @@ impl Collection {
                 Some(_) => Keys::Names,
                 None => Keys::Uidp,
             },
+            names: R::NAMES,
             fields: R::FIELDS,
             order_by: R::ORDER_BY,
             page_sizes: R::PAGE_SIZES,
@@ -114,6 +118,22 @@ impl Collection {
         match self.keys {
             Keys::Uidp => "uid",
             Keys::Names => "name",
+        }
+    }
+
+    /// The parent that lists items under every parent: AIP-159's `-` for
+    /// each id of a name-keyed pattern (`shelves/-`); empty otherwise.
+    pub fn any_parent(&self) -> String {
+        match self.names {
+            Some(pattern) if pattern.has_parent() => {
+                let parents = &pattern.collections[..pattern.collections.len() - 1];
+                parents
+                    .iter()
+                    .map(|c| format!("{c}/-"))
+                    .collect::<Vec<_>>()
+                    .join("/")
+            }
+            _ => String::new(),
         }
     }
 
