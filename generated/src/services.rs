@@ -290,15 +290,6 @@ impl Services {
         self.router.routes(routes);
         self
     }
-    /// Serves the web console at `/console/` ([`CONSOLE`], see
-    /// `runtime::console`), e.g.
-    /// `.console(runtime::console::Console::new(&CONSOLE))`: its pages
-    /// act as the signed-in caller through this router, and offer
-    /// only what the services' authorizer lets that caller do.
-    pub fn console(mut self, console: runtime::console::Console) -> Self {
-        self.router.console(console, self.context.authorizer.clone());
-        self
-    }
     /// The router, or every service left without a handler.
     pub fn build(
         self,
@@ -893,3 +884,14 @@ pub static CONSOLE: runtime::console::Schema = runtime::console::Schema {
         },
     ],
 };
+impl Services {
+    /// Serves the web console at `/console/` ([`CONSOLE`], see
+    /// `runtime::console`), e.g.
+    /// `.console(runtime::console::Console::new(&CONSOLE))`: its pages
+    /// act as the signed-in caller through this router, and offer
+    /// only what the services' authorizer lets that caller do.
+    pub fn console(mut self, console: runtime::console::Console) -> Self {
+        self.router.console(console, self.context.authorizer.clone());
+        self
+    }
+}

@@ -40,6 +40,18 @@ pub fn emit(api: &Api) -> TokenStream {
             descriptor_set: FILE_DESCRIPTOR_SET,
             collections: &[#(#collections),*],
         };
+
+        impl Services {
+            /// Serves the web console at `/console/` ([`CONSOLE`], see
+            /// `runtime::console`), e.g.
+            /// `.console(runtime::console::Console::new(&CONSOLE))`: its pages
+            /// act as the signed-in caller through this router, and offer
+            /// only what the services' authorizer lets that caller do.
+            pub fn console(mut self, console: runtime::console::Console) -> Self {
+                self.router.console(console, self.context.authorizer.clone());
+                self
+            }
+        }
     }
 }
 

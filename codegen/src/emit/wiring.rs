@@ -96,17 +96,10 @@ pub fn emit(api: &Api) -> TokenStream {
 
     let tables = super::rows::emit_tables(api);
     let console = super::console::emit(api);
-    let messages = api.messages.iter().map(|message| {
-        let ty = super::path(&message.rust_path);
-        quote!(visitor.visit::<#ty>();)
-    });
+    let visitor = emit_visitor(api);
 
     quote! {
-        /// Calls `visitor` with every message type of the API (tests check
-        /// each: `runtime::json::conformance`).
-        pub fn visit_messages(visitor: &mut impl runtime::json::MessageVisitor) {
-            #(#messages)*
-        }
+        #visitor
 
         /// Every capability a method of the API requires, sorted.
         pub const CAPABILITIES: &[&str] = &[#(#capabilities),*];
@@ -173,16 +166,6 @@ pub fn emit(api: &Api) -> TokenStream {
                 self
             }
 
-            /// Serves the web console at `/console/` ([`CONSOLE`], see
-            /// `runtime::console`), e.g.
-            /// `.console(runtime::console::Console::new(&CONSOLE))`: its pages
-            /// act as the signed-in caller through this router, and offer
-            /// only what the services' authorizer lets that caller do.
-            pub fn console(mut self, console: runtime::console::Console) -> Self {
-                self.router.console(console, self.context.authorizer.clone());
-                self
-            }
-
             /// The router, or every service left without a handler.
             pub fn build(
                 self,
@@ -196,6 +179,21 @@ pub fn emit(api: &Api) -> TokenStream {
         #tables
 
         #console
+    }
+}
+
+/// `visit_messages`, which names every message type of the API.
+fn emit_visitor(api: &Api) -> TokenStream {
+    let messages = api.messages.iter().map(|message| {
+        let ty = super::path(&message.rust_path);
+        quote!(visitor.visit::<#ty>();)
+    });
+    quote! {
+        /// Calls `visitor` with every message type of the API (tests check
+        /// each: `runtime::json::conformance`).
+        pub fn visit_messages(visitor: &mut impl runtime::json::MessageVisitor) {
+            #(#messages)*
+        }
     }
 }
 

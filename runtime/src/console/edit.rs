@@ -208,7 +208,7 @@ pub(super) async fn new_form(
         uri.to_string(),
         cancel(collection, &parent),
     );
-    page.chrome.crumbs = parent_crumbs(&shared, &visit, collection, &parent).await;
+    page.chrome.crumbs = shared.crumbs_to(&visit, collection, &parent).await;
     page.fields = shared.form_fields(&visit, collection, &parent, true).await;
     page.ask_parent = parent.is_empty();
     page.root_allowed = collection.keys == Keys::Uidp && visit.caller.is_admin();
@@ -218,34 +218,6 @@ pub(super) async fn new_form(
 /// Where leaving a form for an item under `parent` goes.
 fn cancel(collection: &Collection, parent: &str) -> String {
     format!("{PREFIX}{}?parent={}", collection.id, encode(parent))
-}
-
-async fn parent_crumbs(
-    shared: &Shared,
-    visit: &Visit,
-    collection: &Collection,
-    parent: &str,
-) -> Vec<super::view::Link> {
-    let Some(owner) = collection
-        .parent_type
-        .and_then(|t| shared.schema.of_type(t))
-    else {
-        return Vec::new();
-    };
-    if parent.is_empty() {
-        return Vec::new();
-    }
-    let mut crumbs = shared.crumbs(visit, owner, parent).await;
-    let text = match shared.get_item(visit, owner, parent).await {
-        Ok(item) => label(owner, &item),
-        Err(_) => parent.to_owned(),
-    };
-    crumbs.push(super::view::Link {
-        href: item_href(owner, parent),
-        text,
-        id: owner.id,
-    });
-    crumbs
 }
 
 pub(super) async fn create(
@@ -314,7 +286,7 @@ pub(super) async fn create(
                 uri.to_string(),
                 cancel(collection, &parent),
             );
-            page.chrome.crumbs = parent_crumbs(&shared, &visit, collection, &parent).await;
+            page.chrome.crumbs = shared.crumbs_to(&visit, collection, &parent).await;
             mark(&mut fields, &failure, create.body);
             page.fields = fields;
             page.id_value = chosen_id;
@@ -541,12 +513,16 @@ pub(super) async fn delete(
             }
         }
         Err(failure) => {
+            let text = match shared.get_item(&visit, collection, &key).await {
+                Ok(item) => label(collection, &item),
+                Err(_) => key.clone(),
+            };
             let mut page = DeletePage {
-                chrome: shared.chrome(&visit, format!("Delete {key}")),
+                chrome: shared.chrome(&visit, format!("Delete {text}")),
                 action: uri.to_string(),
                 cancel: item_href(collection, &key),
                 kind: collection.singular,
-                label: key.clone(),
+                label: text,
                 key: key.clone(),
                 etag: etag.to_owned(),
             };

@@ -39,6 +39,7 @@
 pub mod call;
 mod edit;
 pub mod form;
+mod list;
 pub mod oidc;
 mod pages;
 pub mod schema;
@@ -142,7 +143,7 @@ fn routes(shared: Arc<Shared>) -> Router {
         .route("/console/signout", axum::routing::post(signin::sign_out))
         .route("/console/oidc/start", get(signin::oidc_start))
         .route("/console/oidc/callback", get(signin::oidc_callback))
-        .route("/console/{collection}", get(pages::list))
+        .route("/console/{collection}", get(list::list))
         .route("/console/{collection}/item/{*key}", get(pages::item))
         .route(
             "/console/{collection}/new",

@@ -65,7 +65,7 @@ pub struct Oidc {
 #[derive(Clone, Debug)]
 pub struct Exchange {
     /// Path and query of the REST call, the identity as `{identity}`, e.g.
-    /// `/sts/exchange?aud=https%3A%2F%2Fapi.example&identity={identity}`.
+    /// `/v1/tokens:exchange?audience=https%3A%2F%2Fapi.example&identity={identity}`.
     pub path: String,
     /// The JSON field of the answer holding the API token.
     pub token_field: String,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use askama::Template;
 use axum::Extension;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use serde_json::Value;
@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::call::Failure;
 use super::schema::{Collection, Keys};
 use super::session::Session;
-use super::view::{Child, Chrome, Home, ItemPage, Link, ListPage, Roots, Row, Shown};
+use super::view::{Child, Chrome, Home, ItemPage, Link, Roots, Shown};
 use super::{PREFIX, Shared};
 use crate::context::{Caller, Held};
 
@@ -21,8 +21,6 @@ use crate::context::{Caller, Held};
 const CHILD_PREVIEW: u32 = 20;
 /// Ancestors shown in breadcrumbs at most.
 const MAX_CRUMBS: usize = 32;
-/// Page tokens of earlier pages a list's links carry, for "previous".
-const MAX_TRAIL: usize = 8;
 
 pub(super) fn see_other(location: &str) -> Response {
     Redirect::to(location).into_response()
@@ -210,6 +208,35 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// Breadcrumbs to `parent`, where items of `collection` live: its
+    /// ancestors, then itself (none at the top level).
+    pub(super) async fn crumbs_to(
+        &self,
+        visit: &Visit,
+        collection: &Collection,
+        parent: &str,
+    ) -> Vec<Link> {
+        let Some(owner) = collection.parent_type.and_then(|t| self.schema.of_type(t)) else {
+            return Vec::new();
+        };
+        if parent.is_empty() {
+            return Vec::new();
+        }
+        let mut crumbs = self.crumbs(visit, owner, parent).await;
+        let text = match self.get_item(visit, owner, parent).await {
+            Ok(item) => label(owner, &item),
+            Err(_) => parent.to_owned(),
+        };
+        crumbs.push(Link {
+            href: item_href(owner, parent),
+            text,
+            id: owner.id,
+        });
+        crumbs
+    }
+}
+
 /// The key of the item `key` lives under.
 pub(super) fn parent_key<'a>(collection: &Collection, key: &'a str) -> Option<&'a str> {
     match collection.keys {
@@ -248,7 +275,7 @@ pub(super) fn label(collection: &Collection, item: &Value) -> String {
         .map_or_else(|| key_of(collection, item), str::to_owned)
 }
 
-fn link_to(collection: &'static Collection, item: &Value) -> Link {
+pub(super) fn link_to(collection: &'static Collection, item: &Value) -> Link {
     Link {
         href: item_href(collection, &key_of(collection, item)),
         text: label(collection, item),
@@ -371,209 +398,6 @@ impl Shared {
         });
         Ok((items, next, total))
     }
-}
-
-/// What a list page was asked for.
-#[derive(Debug, Default, serde::Deserialize)]
-pub(super) struct ListQuery {
-    #[serde(default)]
-    parent: String,
-    /// Read as text: numbers do not survive `flatten`.
-    #[serde(default, rename = "pageSize")]
-    page_size: String,
-    #[serde(default, rename = "pageToken")]
-    page_token: String,
-    #[serde(default, rename = "orderBy")]
-    order_by: String,
-    /// Tokens of the pages before this one, space-separated.
-    #[serde(default)]
-    trail: String,
-    #[serde(flatten)]
-    rest: std::collections::BTreeMap<String, String>,
-}
-
-pub(super) async fn list(
-    State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    Query(query): Query<ListQuery>,
-    session: Option<Extension<Session>>,
-    caller: Caller,
-    headers: HeaderMap,
-    uri: Uri,
-) -> Response {
-    let visit = match Visit::of(session, caller, &headers, &uri) {
-        Ok(visit) => visit,
-        Err(redirect) => return redirect,
-    };
-    let collection = match shared.collection(&visit, &id) {
-        Ok(collection) => collection,
-        Err(page) => return page,
-    };
-    let Some(list) = collection.list else {
-        return shared.failure(
-            &visit,
-            Failure::new(
-                StatusCode::NOT_FOUND,
-                "NOT_FOUND",
-                "this collection cannot be listed",
-            ),
-        );
-    };
-    let page_size = query
-        .page_size
-        .parse()
-        .unwrap_or(collection.page_sizes.default)
-        .clamp(1, collection.page_sizes.max);
-    let filters: Vec<(String, String)> = list
-        .filters
-        .iter()
-        .map(|name| {
-            (
-                name.to_string(),
-                query.rest.get(*name).cloned().unwrap_or_default(),
-            )
-        })
-        .collect();
-    let mut asked = filters.clone();
-    asked.push(("pageSize".to_owned(), page_size.to_string()));
-    asked.push(("pageToken".to_owned(), query.page_token.clone()));
-    if list.order_by {
-        asked.push(("orderBy".to_owned(), query.order_by.clone()));
-    }
-    let mut chrome = shared.chrome(&visit, collection.id);
-    if !query.parent.is_empty()
-        && let Some(owner) = collection
-            .parent_type
-            .and_then(|t| shared.schema.of_type(t))
-    {
-        chrome.crumbs = shared.crumbs(&visit, owner, &query.parent).await;
-        let text = match shared.get_item(&visit, owner, &query.parent).await {
-            Ok(item) => label(owner, &item),
-            Err(_) => query.parent.clone(),
-        };
-        chrome.crumbs.push(Link {
-            href: item_href(owner, &query.parent),
-            text,
-            id: owner.id,
-        });
-        chrome.title = format!(
-            "{} in {}",
-            collection.id,
-            chrome.crumbs.last().map_or("", |c| c.text.as_str())
-        );
-    }
-    let (items, next, total) = match shared
-        .list_page(&visit, collection, &query.parent, &asked)
-        .await
-    {
-        Ok(page) => page,
-        Err(failure) => {
-            chrome.error = Some(failure);
-            (Vec::new(), String::new(), None)
-        }
-    };
-    let columns_of: Vec<&str> = collection
-        .order_by
-        .iter()
-        .copied()
-        .filter(|f| *f != "uid")
-        .take(3)
-        .collect();
-    let rows = items
-        .iter()
-        .map(|item| {
-            let link = link_to(collection, item);
-            let cells = columns_of
-                .iter()
-                .map(|f| super::form::display(&item[*f], "text"))
-                .collect();
-            Row {
-                href: link.href,
-                text: link.text,
-                cells,
-            }
-        })
-        .collect();
-    let page_link = |token: &str, trail: &[&str]| {
-        let mut params = form_urlencoded::Serializer::new(String::new());
-        for (key, value) in filters.iter().chain(
-            [
-                ("parent".to_owned(), query.parent.clone()),
-                ("orderBy".to_owned(), query.order_by.clone()),
-            ]
-            .iter(),
-        ) {
-            if !value.is_empty() {
-                params.append_pair(key, value);
-            }
-        }
-        params.append_pair("pageSize", &page_size.to_string());
-        if !token.is_empty() {
-            params.append_pair("pageToken", token);
-        }
-        if !trail.is_empty() {
-            params.append_pair("trail", &trail.join(" "));
-        }
-        format!("{PREFIX}{}?{}", collection.id, params.finish())
-    };
-    let trail: Vec<&str> = query.trail.split(' ').filter(|t| !t.is_empty()).collect();
-    let on_first = query.page_token.is_empty();
-    let previous = (!on_first).then(|| {
-        let (back, rest) = trail
-            .split_last()
-            .map_or(("", &[][..]), |(last, rest)| (*last, rest));
-        page_link(if back == "-" { "" } else { back }, rest)
-    });
-    let next = (!next.is_empty()).then(|| {
-        let mut forward: Vec<&str> = trail
-            .iter()
-            .copied()
-            .skip(trail.len().saturating_sub(MAX_TRAIL - 1))
-            .collect();
-        forward.push(if on_first { "-" } else { &query.page_token });
-        page_link(&next, &forward)
-    });
-    let create = match collection.create {
-        Some(create)
-            if shared
-                .may_create(&visit, collection, create.action.capability, &query.parent)
-                .await =>
-        {
-            Some(format!(
-                "{PREFIX}{}/new?parent={}",
-                collection.id,
-                encode(&query.parent)
-            ))
-        }
-        _ => None,
-    };
-    let mut order_choices = vec![(String::new(), "default".to_owned())];
-    for field in collection.order_by.iter().filter(|_| list.order_by) {
-        order_choices.push((field.to_string(), field.to_string()));
-        order_choices.push((format!("{field} desc"), format!("{field} (descending)")));
-    }
-    let page = ListPage {
-        chrome,
-        parent: query.parent.clone(),
-        total,
-        order_choices: if list.order_by {
-            order_choices
-        } else {
-            Vec::new()
-        },
-        order_by: query.order_by.clone(),
-        page_size,
-        max_page_size: collection.page_sizes.max,
-        filters,
-        create,
-        columns: std::iter::once(collection.singular.to_owned())
-            .chain(columns_of.iter().map(|c| c.to_string()))
-            .collect(),
-        rows,
-        previous,
-        next,
-    };
-    render(StatusCode::OK, &page)
 }
 
 impl Shared {

@@ -10,7 +10,7 @@ use crate::resource::{FieldSpec, PageSizes, Reference, Resource, TextRule};
 /// The console's view of a whole API.
 #[derive(Clone, Copy, Debug)]
 pub struct Schema {
-    /// Shown in the page titles, e.g. `platform`.
+    /// Shown in the page titles, e.g. `library`.
     pub title: &'static str,
     /// The encoded descriptors of every proto (field kinds, enum values).
     pub descriptor_set: &'static [u8],
@@ -58,7 +58,7 @@ pub struct Collection {
     pub singular: &'static str,
     /// The full proto name of the resource message.
     pub message: &'static str,
-    /// e.g. `iam.platform/Group`.
+    /// e.g. `library.example.com/Shelf`.
     pub resource_type: &'static str,
     /// The resource type of the items this one's live under, when stored.
     pub parent_type: Option<&'static str>,

@@ -182,7 +182,8 @@ pub async fn attach(
     match session {
         Some(session) if response.status() == StatusCode::UNAUTHORIZED => {
             let cookie = sessions.close(&session);
-            let mut redirect = super::pages::see_other(&format!("{prefix}signin")).into_response();
+            let mut redirect =
+                axum::response::Redirect::to(&format!("{prefix}signin")).into_response();
             redirect.headers_mut().insert(header::SET_COOKIE, cookie);
             redirect
         }
