@@ -3,20 +3,18 @@
 
 use std::sync::Arc;
 
+use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
-use axum::{Extension, Form};
-use http::{HeaderMap, Method, StatusCode, Uri};
+use http::{Method, StatusCode};
 use serde_json::{Map, Value};
 
 use super::call::Failure;
 use super::form::{self, FormField};
 use super::pages::{Visit, encode, item_href, key_of, label, parent_key, render, see_other};
 use super::schema::{Collection, Keys};
-use super::session::Session;
 use super::view::{DeletePage, FormPage};
 use super::{PREFIX, Shared};
-use crate::context::Caller;
 
 /// Ancestors whose items a reference form lists at most (a hierarchy is
 /// at most this deep by default).
@@ -40,8 +38,8 @@ fn field<'a>(form: &'a Fields, name: &str) -> &'a str {
 
 /// Refuses a POST whose CSRF token is not its session's, or whose `Origin`
 /// is another site.
-pub(super) fn check_post(visit: &Visit, headers: &HeaderMap, form: &Fields) -> Result<(), Failure> {
-    if super::signin::same_origin(headers) && visit.session.csrf_matches(field(form, "csrf")) {
+pub(super) fn check_post(visit: &Visit, form: &Fields) -> Result<(), Failure> {
+    if visit.same_origin && visit.session.csrf_matches(field(form, "csrf")) {
         Ok(())
     } else {
         Err(Failure::new(
@@ -168,29 +166,23 @@ fn mark(fields: &mut [FormField], failure: &Failure, body: &str) {
     }
 }
 
-macro_rules! visit {
-    ($shared:expr, $session:expr, $caller:expr, $headers:expr, $uri:expr, $id:expr) => {{
-        let visit = match Visit::of($session, $caller, &$headers, &$uri) {
-            Ok(visit) => visit,
-            Err(redirect) => return redirect,
-        };
-        match $shared.collection(&visit, &$id) {
-            Ok(collection) => (visit, collection),
-            Err(page) => return page,
+/// The collection a handler's path names, or the page saying there is none.
+macro_rules! collection {
+    ($shared:expr, $visit:expr, $id:expr) => {
+        match $shared.collection(&$id) {
+            Ok(collection) => collection,
+            Err(failure) => return $shared.failure(&$visit, failure),
         }
-    }};
+    };
 }
 
 pub(super) async fn new_form(
     State(shared): State<Arc<Shared>>,
     Path(id): Path<String>,
     Query(Parent { parent }): Query<Parent>,
-    session: Option<Extension<Session>>,
-    caller: Caller,
-    headers: HeaderMap,
-    uri: Uri,
+    visit: Visit,
 ) -> Response {
-    let (visit, collection) = visit!(shared, session, caller, headers, uri, id);
+    let collection = collection!(shared, visit, id);
     if collection.create.is_none() {
         return shared.failure(
             &visit,
@@ -205,7 +197,7 @@ pub(super) async fn new_form(
         &visit,
         collection,
         format!("New {}", collection.singular),
-        uri.to_string(),
+        visit.here.clone(),
         cancel(collection, &parent),
     );
     page.chrome.crumbs = shared.crumbs_to(&visit, collection, &parent).await;
@@ -224,14 +216,11 @@ pub(super) async fn create(
     State(shared): State<Arc<Shared>>,
     Path(id): Path<String>,
     Query(Parent { parent }): Query<Parent>,
-    session: Option<Extension<Session>>,
-    caller: Caller,
-    headers: HeaderMap,
-    uri: Uri,
+    visit: Visit,
     Form(submitted): Form<Fields>,
 ) -> Response {
-    let (visit, collection) = visit!(shared, session, caller, headers, uri, id);
-    if let Err(failure) = check_post(&visit, &headers, &submitted) {
+    let collection = collection!(shared, visit, id);
+    if let Err(failure) = check_post(&visit, &submitted) {
         return shared.failure(&visit, failure);
     }
     let Some(create) = collection.create else {
@@ -283,7 +272,7 @@ pub(super) async fn create(
                 &visit,
                 collection,
                 format!("New {}", collection.singular),
-                uri.to_string(),
+                visit.here.clone(),
                 cancel(collection, &parent),
             );
             page.chrome.crumbs = shared.crumbs_to(&visit, collection, &parent).await;
@@ -303,12 +292,9 @@ pub(super) async fn create(
 pub(super) async fn edit_form(
     State(shared): State<Arc<Shared>>,
     Path((id, key)): Path<(String, String)>,
-    session: Option<Extension<Session>>,
-    caller: Caller,
-    headers: HeaderMap,
-    uri: Uri,
+    visit: Visit,
 ) -> Response {
-    let (visit, collection) = visit!(shared, session, caller, headers, uri, id);
+    let collection = collection!(shared, visit, id);
     let item = match shared.get_item(&visit, collection, &key).await {
         Ok(item) => item,
         Err(failure) => return shared.failure(&visit, failure),
@@ -317,7 +303,7 @@ pub(super) async fn edit_form(
         &visit,
         collection,
         format!("Edit {}", label(collection, &item)),
-        uri.to_string(),
+        visit.here.clone(),
         item_href(collection, &key),
     );
     page.chrome.crumbs = shared.crumbs(&visit, collection, &key).await;
@@ -339,14 +325,11 @@ pub(super) async fn edit_form(
 pub(super) async fn update(
     State(shared): State<Arc<Shared>>,
     Path((id, key)): Path<(String, String)>,
-    session: Option<Extension<Session>>,
-    caller: Caller,
-    headers: HeaderMap,
-    uri: Uri,
+    visit: Visit,
     Form(submitted): Form<Fields>,
 ) -> Response {
-    let (visit, collection) = visit!(shared, session, caller, headers, uri, id);
-    if let Err(failure) = check_post(&visit, &headers, &submitted) {
+    let collection = collection!(shared, visit, id);
+    if let Err(failure) = check_post(&visit, &submitted) {
         return shared.failure(&visit, failure);
     }
     let Some(update) = collection.update else {
@@ -408,7 +391,7 @@ pub(super) async fn update(
                 &visit,
                 collection,
                 format!("Edit {key}"),
-                uri.to_string(),
+                visit.here.clone(),
                 item_href(collection, &key),
             );
             page.chrome.crumbs = shared.crumbs(&visit, collection, &key).await;
@@ -449,12 +432,9 @@ fn take(object: &mut Map<String, Value>, path: &str) -> Option<Value> {
 pub(super) async fn delete_form(
     State(shared): State<Arc<Shared>>,
     Path((id, key)): Path<(String, String)>,
-    session: Option<Extension<Session>>,
-    caller: Caller,
-    headers: HeaderMap,
-    uri: Uri,
+    visit: Visit,
 ) -> Response {
-    let (visit, collection) = visit!(shared, session, caller, headers, uri, id);
+    let collection = collection!(shared, visit, id);
     let item = match shared.get_item(&visit, collection, &key).await {
         Ok(item) => item,
         Err(failure) => return shared.failure(&visit, failure),
@@ -462,7 +442,7 @@ pub(super) async fn delete_form(
     let text = label(collection, &item);
     let mut page = DeletePage {
         chrome: shared.chrome(&visit, format!("Delete {text}")),
-        action: uri.to_string(),
+        action: visit.here.clone(),
         cancel: item_href(collection, &key),
         kind: collection.singular,
         label: text,
@@ -476,14 +456,11 @@ pub(super) async fn delete_form(
 pub(super) async fn delete(
     State(shared): State<Arc<Shared>>,
     Path((id, key)): Path<(String, String)>,
-    session: Option<Extension<Session>>,
-    caller: Caller,
-    headers: HeaderMap,
-    uri: Uri,
+    visit: Visit,
     Form(submitted): Form<Fields>,
 ) -> Response {
-    let (visit, collection) = visit!(shared, session, caller, headers, uri, id);
-    if let Err(failure) = check_post(&visit, &headers, &submitted) {
+    let collection = collection!(shared, visit, id);
+    if let Err(failure) = check_post(&visit, &submitted) {
         return shared.failure(&visit, failure);
     }
     let Some(delete) = collection.delete else {
@@ -519,7 +496,7 @@ pub(super) async fn delete(
             };
             let mut page = DeletePage {
                 chrome: shared.chrome(&visit, format!("Delete {text}")),
-                action: uri.to_string(),
+                action: visit.here.clone(),
                 cancel: item_href(collection, &key),
                 kind: collection.singular,
                 label: text,

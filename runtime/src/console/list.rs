@@ -6,19 +6,16 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::Extension;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
-use http::{HeaderMap, StatusCode, Uri};
+use http::StatusCode;
 use serde_json::Value;
 
 use super::call::Failure;
 use super::pages::{Visit, encode, link_to, query_string, render};
 use super::schema::{Collection, List};
-use super::session::Session;
 use super::view::{ListPage, Row};
 use super::{PREFIX, Shared};
-use crate::context::Caller;
 
 /// Page tokens of earlier pages a list's links carry, for "previous".
 const MAX_TRAIL: usize = 8;
@@ -48,18 +45,11 @@ pub(super) async fn list(
     State(shared): State<Arc<Shared>>,
     Path(id): Path<String>,
     Query(query): Query<ListQuery>,
-    session: Option<Extension<Session>>,
-    caller: Caller,
-    headers: HeaderMap,
-    uri: Uri,
+    visit: Visit,
 ) -> Response {
-    let visit = match Visit::of(session, caller, &headers, &uri) {
-        Ok(visit) => visit,
-        Err(redirect) => return redirect,
-    };
-    let collection = match shared.collection(&visit, &id) {
+    let collection = match shared.collection(&id) {
         Ok(collection) => collection,
-        Err(page) => return page,
+        Err(failure) => return shared.failure(&visit, failure),
     };
     let Some(list) = collection.list else {
         let failure = Failure::new(

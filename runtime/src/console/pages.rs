@@ -4,10 +4,11 @@
 use std::sync::Arc;
 
 use askama::Template;
-use axum::Extension;
-use axum::extract::{Path, State};
+
+use axum::extract::{FromRequestParts, Path, State};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use http::request::Parts;
+use http::{HeaderValue, Method, StatusCode, header};
 use serde_json::Value;
 
 use super::call::Failure;
@@ -55,32 +56,39 @@ pub(super) fn encode(value: &str) -> String {
     form_urlencoded::byte_serialize(value.as_bytes()).collect()
 }
 
-/// A signed-in request: its session, caller and `Authorization`.
+/// A signed-in request: its session, caller and `Authorization`, where it
+/// was sent and whether from this site. Extracting it from a request
+/// without a session answers the redirect to the sign-in page (back here
+/// after).
 pub(super) struct Visit {
     pub session: Session,
     pub caller: Caller,
     pub authorization: Option<HeaderValue>,
+    /// The path and query asked for.
+    pub here: String,
+    /// The request's `Origin`, when sent, is this host.
+    pub same_origin: bool,
 }
 
-impl Visit {
-    /// The visit, or the redirect to the sign-in page (back here after).
-    pub fn of(
-        session: Option<Extension<Session>>,
-        caller: Caller,
-        headers: &HeaderMap,
-        uri: &Uri,
-    ) -> Result<Self, Response> {
-        match session {
-            Some(Extension(session)) => Ok(Visit {
-                session,
-                caller,
-                authorization: headers.get(header::AUTHORIZATION).cloned(),
-            }),
-            None => {
-                let here = uri.path_and_query().map_or(PREFIX, |p| p.as_str());
-                Err(see_other(&format!("{PREFIX}signin?next={}", encode(here))))
-            }
-        }
+impl FromRequestParts<Arc<Shared>> for Visit {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, _: &Arc<Shared>) -> Result<Self, Response> {
+        let here = parts
+            .uri
+            .path_and_query()
+            .map_or(PREFIX, |p| p.as_str())
+            .to_owned();
+        let Some(session) = parts.extensions.get::<Session>().cloned() else {
+            return Err(see_other(&format!("{PREFIX}signin?next={}", encode(&here))));
+        };
+        Ok(Visit {
+            session,
+            caller: Caller::from_extensions(&parts.extensions),
+            authorization: parts.headers.get(header::AUTHORIZATION).cloned(),
+            same_origin: super::signin::same_origin(&parts.headers),
+            here,
+        })
     }
 }
 
@@ -120,22 +128,16 @@ impl Shared {
         }
     }
 
-    /// The collection with id `id`, or a 404 page.
-    pub(super) fn collection(
-        &self,
-        visit: &Visit,
-        id: &str,
-    ) -> Result<&'static Collection, Response> {
-        self.schema.collection(id).ok_or_else(|| {
-            self.failure(
-                visit,
-                Failure::new(
-                    StatusCode::NOT_FOUND,
-                    "NOT_FOUND",
-                    format!("no collection `{id}`"),
-                ),
+    /// The collection with id `id`.
+    pub(super) fn collection(&self, id: &str) -> Result<&'static Collection, Failure> {
+        let missing = || {
+            Failure::new(
+                StatusCode::NOT_FOUND,
+                "NOT_FOUND",
+                format!("no collection `{}`", crate::error::excerpt(id)),
             )
-        })
+        };
+        self.schema.collection(id).ok_or_else(missing)
     }
 
     /// A page showing only `failure`.
@@ -283,17 +285,7 @@ pub(super) fn link_to(collection: &'static Collection, item: &Value) -> Link {
     }
 }
 
-pub(super) async fn home(
-    State(shared): State<Arc<Shared>>,
-    session: Option<Extension<Session>>,
-    caller: Caller,
-    headers: HeaderMap,
-    uri: Uri,
-) -> Response {
-    let visit = match Visit::of(session, caller, &headers, &uri) {
-        Ok(visit) => visit,
-        Err(redirect) => return redirect,
-    };
+pub(super) async fn home(State(shared): State<Arc<Shared>>, visit: Visit) -> Response {
     let mut roots = Vec::new();
     let mut collections = Vec::new();
     for collection in shared
@@ -420,18 +412,11 @@ impl Shared {
 pub(super) async fn item(
     State(shared): State<Arc<Shared>>,
     Path((id, key)): Path<(String, String)>,
-    session: Option<Extension<Session>>,
-    caller: Caller,
-    headers: HeaderMap,
-    uri: Uri,
+    visit: Visit,
 ) -> Response {
-    let visit = match Visit::of(session, caller, &headers, &uri) {
-        Ok(visit) => visit,
-        Err(redirect) => return redirect,
-    };
-    let collection = match shared.collection(&visit, &id) {
+    let collection = match shared.collection(&id) {
         Ok(collection) => collection,
-        Err(page) => return page,
+        Err(failure) => return shared.failure(&visit, failure),
     };
     let item = match shared.get_item(&visit, collection, &key).await {
         Ok(item) => item,
