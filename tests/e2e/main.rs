@@ -9,6 +9,7 @@ mod client;
 mod collections;
 mod conformance;
 mod console;
+mod console_oidc;
 mod faults;
 mod filters;
 mod grants;

@@ -44,8 +44,8 @@ pub struct Parts {
     pub rate_limit: Option<RateLimit>,
     /// Origins whose browsers may call the API.
     pub cors: runtime::web::Cors,
-    /// The web console served at `/console/`.
-    pub console: runtime::console::Console,
+    /// The web console served at `/console/`, if any.
+    pub console: Option<runtime::console::Console>,
 }
 
 /// What routes mounted beside the generated ones are built from: the store
@@ -85,9 +85,11 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
     let mut services = generated::Services::new(context)
         .probes(Probes::new((*store).clone()))
         .cors(parts.cors)
-        .console(parts.console)
         .store(store)
         .token_service(Arc::new(exchange));
+    if let Some(console) = parts.console {
+        services = services.console(console);
+    }
     // Layers added later run first: observe, authenticate, note the
     // caller for the log, rate-limit, then the handler.
     if let Some(limit) = parts.rate_limit {

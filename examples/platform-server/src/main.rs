@@ -11,6 +11,7 @@ use std::time::Duration;
 use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
 
+mod console_flags;
 mod cors_flags;
 mod storage_flags;
 mod telemetry;
@@ -137,6 +138,8 @@ struct Args {
     #[command(flatten)]
     cors: cors_flags::CorsFlags,
     #[command(flatten)]
+    console: console_flags::ConsoleFlags,
+    #[command(flatten)]
     tls: tls_flags::TlsFlags,
     #[command(subcommand)]
     command: Option<Command>,
@@ -205,7 +208,15 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
+    let console = match args.console.config() {
+        Ok(console) => console,
+        Err(error) => {
+            tracing::error!("{error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let config = platform_server::Config {
+        console,
         data_dir: args.data_dir,
         keys_dir: args.keys_dir,
         database_url: args.database_url,
