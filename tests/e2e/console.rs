@@ -108,6 +108,8 @@ async fn sign_in_goes_back_only_to_console_pages() {
         ("//evil.example/", "/console/"),
         ("/console//evil.example/", "/console/"),
         ("/iam/v2/groups", "/console/"),
+        ("/console/caf\u{e9}", "/console/"),
+        ("/console/a\r\nSet-Cookie: x=1", "/console/"),
     ] {
         let page = browser
             .post(
@@ -295,7 +297,7 @@ async fn edits_send_the_changed_fields_with_the_etag_read_and_refusals_are_expla
             json!({"name": "team", "description": "old"}),
         )
         .await;
-    admin
+    let sub = admin
         .create(&format!("/iam/v2/groups/{team}"), json!({"name": "sub"}))
         .await;
     let mut browser = browser(&server);
@@ -380,6 +382,11 @@ async fn edits_send_the_changed_fields_with_the_etag_read_and_refusals_are_expla
         delete.html.contains("class=\"error failed_precondition\"")
             && delete.html.contains("<ul class=\"preconditions\"><li>"),
         "{}",
+        delete.html
+    );
+    assert!(
+        delete.html.contains(&format!("<li>A group ({sub}) still depends on it: delete it first.</li>")),
+        "in words: {}",
         delete.html
     );
     assert_eq!(

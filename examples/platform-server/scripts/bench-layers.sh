@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # What the serving layers cost on the GET route: the production server
-# started four ways on the same data, each measured with
+# started five ways on the same data, each measured with
 # `wrk -t2 -c64 -d<duration>` on `GET /iam/v2/groups/{uid}` (admin token),
 # every variant once per round, the order reversed between rounds, the
 # median req/s kept and reported as a ratio to the plain variant:
+#   bare     plain, and no web console (--no-console: no session layer)
 #   plain    no access log (RUST_LOG=info,access=off), no metrics, plain HTTP
+#            (the console served, as by default)
 #   access   the access log on (text, to a file), the default
 #   metrics  the access log and --metrics (counted, histogram, in-flight)
 #   tls      the access log, --metrics, and TLS (wrk over HTTPS, keep-alive:
@@ -50,6 +52,7 @@ chmod 600 "$work_dir/server.key"
 start() {
   SERVER_LOG=info SERVER_FLAGS=()
   case $1 in
+    bare) SERVER_LOG=info,access=off SERVER_FLAGS=(--no-console) ;;
     plain) SERVER_LOG=info,access=off ;;
     access) ;;
     metrics) SERVER_FLAGS=(--metrics) ;;
@@ -65,7 +68,7 @@ seeded=$(python3 "$bench_dir/seed.py" "$SERVER_URL" "$SERVER_DATA/admin.token" 1
 CHILD=$(jq -r '.children[500]' <<<"$seeded")
 stop_server "$work_dir"
 
-variants=(plain access metrics tls)
+variants=(bare plain access metrics tls)
 declare -A rates
 measure() { # VARIANT
   local out rate failed

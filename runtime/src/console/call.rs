@@ -86,6 +86,9 @@ pub struct Failure {
     pub violations: Vec<(String, String)>,
     /// `PreconditionFailure` violations, in words.
     pub preconditions: Vec<String>,
+    /// The same violations as the API sent them: `(type, subject,
+    /// description)`.
+    pub precondition_details: Vec<(String, String, String)>,
 }
 
 impl Failure {
@@ -129,9 +132,13 @@ impl Failure {
                 let subject = text(&violation["subject"]);
                 let description = text(&violation["description"]);
                 failure.preconditions.push(match subject.is_empty() {
-                    true => description,
+                    true => description.clone(),
                     false => format!("{description} ({subject})"),
                 });
+                let kind = text(&violation["type"]);
+                failure
+                    .precondition_details
+                    .push((kind, subject, description));
             }
         }
         if failure.code.is_empty() {

@@ -306,7 +306,9 @@ pub(super) async fn edit_form(
         visit.here.clone(),
         item_href(collection, &key),
     );
-    page.chrome.crumbs = shared.crumbs(&visit, collection, &key).await;
+    page.chrome.crumbs = shared
+        .crumbs_through(&visit, collection, &key, label(collection, &item))
+        .await;
     page.editing = true;
     page.id_field = None;
     page.etag = item["etag"].as_str().unwrap_or_default().to_owned();
@@ -394,7 +396,9 @@ pub(super) async fn update(
                 visit.here.clone(),
                 item_href(collection, &key),
             );
-            page.chrome.crumbs = shared.crumbs(&visit, collection, &key).await;
+            page.chrome.crumbs = shared
+                .crumbs_through(&visit, collection, &key, key.clone())
+                .await;
             page.editing = true;
             page.id_field = None;
             page.etag = etag.to_owned();
@@ -449,7 +453,9 @@ pub(super) async fn delete_form(
         key: key.clone(),
         etag: item["etag"].as_str().unwrap_or_default().to_owned(),
     };
-    page.chrome.crumbs = shared.crumbs(&visit, collection, &key).await;
+    page.chrome.crumbs = shared
+        .crumbs_through(&visit, collection, &key, page.label.clone())
+        .await;
     render(StatusCode::OK, &page)
 }
 
@@ -503,9 +509,11 @@ pub(super) async fn delete(
                 key: key.clone(),
                 etag: etag.to_owned(),
             };
-            page.chrome.crumbs = shared.crumbs(&visit, collection, &key).await;
+            page.chrome.crumbs = shared
+                .crumbs_through(&visit, collection, &key, page.label.clone())
+                .await;
             let status = failure.status;
-            page.chrome.error = Some(failure);
+            page.chrome.error = Some(shared.explained(failure));
             render(status, &page)
         }
     }

@@ -115,10 +115,6 @@ pub(super) struct Callback {
     error: String,
 }
 
-fn random() -> String {
-    URL_SAFE_NO_PAD.encode(rand::random::<[u8; 32]>())
-}
-
 /// The PKCE `S256` challenge of `verifier`.
 pub fn challenge(verifier: &str) -> String {
     URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
@@ -149,9 +145,9 @@ impl Flow {
     }
 
     pub(super) fn start(&self, start: Start) -> Response {
-        let state = random();
-        let verifier = random();
-        let nonce = random();
+        let state = super::session::random_id();
+        let verifier = super::session::random_id();
+        let nonce = super::session::random_id();
         let mut query = form_urlencoded::Serializer::new(String::new());
         query
             .append_pair("response_type", "code")
@@ -218,7 +214,7 @@ impl Flow {
                 crate::error::excerpt(&callback.error)
             )));
         }
-        let browser = cookie(headers, STATE_COOKIE).unwrap_or_default();
+        let browser = super::session::cookie_value(headers, STATE_COOKIE).unwrap_or_default();
         let pending = {
             let mut pending = self.pending.lock().expect("pending lock");
             // Taken whatever follows: a state is used once.
@@ -233,7 +229,11 @@ impl Flow {
             refused("this sign-in was not started in this browser, or took too long: start again")
         })?;
         let id_token = self.redeem(&callback.code, &pending.verifier).await?;
-        if claim(&id_token, "nonce").as_deref() != Some(pending.nonce.as_str()) {
+        if super::session::claim(&id_token, "nonce")
+            .as_ref()
+            .and_then(|n| n.as_str())
+            != Some(pending.nonce.as_str())
+        {
             return Err(refused(
                 "the identity token does not answer this sign-in (nonce)",
             ));
@@ -316,24 +316,6 @@ impl Flow {
     }
 }
 
-/// A claim of a JWT, read without verifying it (the exchange verifies).
-fn claim(token: &str, name: &str) -> Option<String> {
-    let payload = URL_SAFE_NO_PAD.decode(token.split('.').nth(1)?).ok()?;
-    let claims: serde_json::Value = serde_json::from_slice(&payload).ok()?;
-    claims[name].as_str().map(str::to_owned)
-}
-
-fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(key, _)| *key == name)
-        .map(|(_, value)| value)
-}
-
 /// Clears the pending sign-in's cookie.
 pub(super) fn clear_state_cookie() -> HeaderValue {
     HeaderValue::from_str(&format!(
@@ -346,7 +328,7 @@ pub(super) fn clear_state_cookie() -> HeaderValue {
 /// new SameSite=Strict session cookie goes with it (it would not on a
 /// redirect chain that started at the issuer).
 pub(super) fn continue_to(next: &str) -> Response {
-    let next = askama_escape(next);
+    let next = escape_attribute(next);
     Html(format!(
         "<!doctype html><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"0;url={next}\">\
          <title>Signed in</title><p>Signed in. <a href=\"{next}\">Continue</a></p>"
@@ -355,7 +337,7 @@ pub(super) fn continue_to(next: &str) -> Response {
 }
 
 /// Escapes text for an HTML attribute.
-fn askama_escape(text: &str) -> String {
+fn escape_attribute(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('"', "&quot;")
         .replace('<', "&lt;")

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use askama::Template;
 
 use axum::extract::{FromRequestParts, Path, State};
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::{Html, IntoResponse, Response};
 use http::request::Parts;
 use http::{HeaderValue, Method, StatusCode, header};
 use serde_json::Value;
@@ -23,8 +23,11 @@ const CHILD_PREVIEW: u32 = 20;
 /// Ancestors shown in breadcrumbs at most.
 const MAX_CRUMBS: usize = 32;
 
+/// A 303 to `location`, or to the console's home when `location` cannot
+/// be a header (never a panic on what a request carried).
 pub(super) fn see_other(location: &str) -> Response {
-    Redirect::to(location).into_response()
+    let location = HeaderValue::from_str(location).unwrap_or(HeaderValue::from_static(PREFIX));
+    (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response()
 }
 
 /// Renders a page with `status`.
@@ -140,11 +143,29 @@ impl Shared {
         self.schema.collection(id).ok_or_else(missing)
     }
 
+    /// `failure` with its PreconditionFailure told in the console's words:
+    /// a dependent item of a collection it knows is named by its kind and
+    /// key (`A group (…) still depends on it: delete it first`).
+    pub(super) fn explained(&self, mut failure: Failure) -> Failure {
+        for (i, (kind, subject, description)) in failure.precondition_details.iter().enumerate() {
+            let dependent = description
+                .strip_suffix(" depends on this resource")
+                .and_then(|t| self.schema.of_type(t));
+            if let (Some(dependent), "DEPENDENT_RESOURCE") = (dependent, kind.as_str()) {
+                failure.preconditions[i] = format!(
+                    "A {} ({subject}) still depends on it: delete it first.",
+                    dependent.singular
+                );
+            }
+        }
+        failure
+    }
+
     /// A page showing only `failure`.
     pub(super) fn failure(&self, visit: &Visit, failure: Failure) -> Response {
         let status = failure.status;
         let mut chrome = self.chrome(visit, failure.code.clone());
-        chrome.error = Some(failure);
+        chrome.error = Some(self.explained(failure));
         render(
             status,
             &super::view::Message {
@@ -211,6 +232,24 @@ impl Shared {
 }
 
 impl Shared {
+    /// Breadcrumbs to the item `key` itself, named `text` (for its edit and
+    /// delete pages).
+    pub(super) async fn crumbs_through(
+        &self,
+        visit: &Visit,
+        collection: &Collection,
+        key: &str,
+        text: String,
+    ) -> Vec<Link> {
+        let mut crumbs = self.crumbs(visit, collection, key).await;
+        crumbs.push(Link {
+            href: item_href(collection, key),
+            text,
+            id: collection.id,
+        });
+        crumbs
+    }
+
     /// Breadcrumbs to `parent`, where items of `collection` live: its
     /// ancestors, then itself (none at the top level).
     pub(super) async fn crumbs_to(

@@ -23,6 +23,9 @@ use http::{HeaderValue, StatusCode, header};
 pub const COOKIE: &str = "console_session";
 /// Sessions kept at most; the one closest to expiry makes room.
 const CAPACITY: usize = 10_000;
+/// Sessions one identity (a token's `sub`) keeps at most: signing in again
+/// and again ends that identity's own oldest sessions, nobody else's.
+const PER_IDENTITY: usize = 32;
 /// How long a session lasts when its token says nothing of its expiry.
 const DEFAULT_LIFETIME: Duration = Duration::from_secs(3600);
 
@@ -32,6 +35,8 @@ pub struct Session {
     id: String,
     /// The API token requests of this session carry (empty: none).
     token: String,
+    /// Whom the token names (its `sub`; empty when it names nobody).
+    identity: String,
     /// The value every form of this session must post back.
     pub csrf: String,
     expires: Instant,
@@ -72,14 +77,26 @@ impl Sessions {
 
     /// Opens a session for `token` and answers it with its cookie.
     pub fn open(&self, token: String) -> (Session, HeaderValue) {
-        let lifetime = token_lifetime(&token).unwrap_or(DEFAULT_LIFETIME);
+        let lifetime = claim(&token, "exp")
+            .and_then(|exp| exp.as_u64())
+            .map_or(DEFAULT_LIFETIME, lifetime_until);
+        let identity = claim(&token, "sub")
+            .and_then(|sub| sub.as_str().map(str::to_owned))
+            .unwrap_or_default();
         let session = Session {
             id: random_id(),
+            identity,
             token,
             csrf: random_id(),
             expires: Instant::now() + lifetime,
         };
         let mut open = self.open.lock().expect("sessions lock");
+        let mine = open.values().filter(|s| s.identity == session.identity);
+        if mine.clone().count() >= PER_IDENTITY
+            && let Some(oldest) = mine.min_by_key(|s| s.expires).map(|s| s.id.clone())
+        {
+            open.remove(&oldest);
+        }
         if open.len() >= CAPACITY {
             let now = Instant::now();
             open.retain(|_, s| s.expires > now);
@@ -128,12 +145,12 @@ impl Sessions {
 }
 
 /// 32 random bytes, URL-safe.
-fn random_id() -> String {
+pub(super) fn random_id() -> String {
     URL_SAFE_NO_PAD.encode(rand::random::<[u8; 32]>())
 }
 
 /// The value of cookie `name` among the request's cookies.
-fn cookie_value<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
+pub(super) fn cookie_value<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()
@@ -144,15 +161,22 @@ fn cookie_value<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str>
         .map(|(_, value)| value)
 }
 
-/// How long a JWT has left (its `exp`), read without verifying it: the
-/// API verifies the token on every call, this only ends the session with it.
-fn token_lifetime(token: &str) -> Option<Duration> {
+/// A claim of a JWT, read without verifying it: the API verifies the token
+/// on every call; this only ends the session with it and counts sessions
+/// per identity.
+pub(super) fn claim(token: &str, name: &str) -> Option<serde_json::Value> {
     let payload = token.split('.').nth(1)?;
-    let claims: serde_json::Value =
+    let mut claims: serde_json::Value =
         serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
-    let exp = claims.get("exp")?.as_u64()?;
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_secs();
-    Some(Duration::from_secs(exp.saturating_sub(now)))
+    Some(claims.get_mut(name)?.take())
+}
+
+/// How long until `exp` (seconds since the epoch).
+fn lifetime_until(exp: u64) -> Duration {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Duration::from_secs(exp.saturating_sub(now))
 }
 
 /// Runs a console request as its session's caller: the session becomes a
@@ -230,5 +254,25 @@ mod tests {
             sessions.find(&headers).is_none(),
             "an expired token's session is closed"
         );
+    }
+
+    #[test]
+    fn one_identity_signing_in_again_and_again_ends_only_its_own_sessions() {
+        let sessions = Sessions::new("/console/", false);
+        let token = |sub: &str| {
+            let claims = URL_SAFE_NO_PAD.encode(format!("{{\"sub\":\"{sub}\"}}"));
+            format!("h.{claims}.s")
+        };
+        let (other, _) = sessions.open(token("someone-else"));
+        for _ in 0..PER_IDENTITY * 3 {
+            sessions.open(token("flooder"));
+        }
+        let open = sessions.open.lock().unwrap();
+        assert!(
+            open.contains_key(&other.id),
+            "another identity's session stays"
+        );
+        let flooder = open.values().filter(|s| s.identity == "flooder").count();
+        assert_eq!(flooder, PER_IDENTITY);
     }
 }

@@ -24,7 +24,7 @@ pub(super) struct Next {
 /// another site (`//host`, `/\host`) or a path outside the console.
 pub(super) fn safe_next(next: &str) -> &str {
     let inside = next.starts_with(PREFIX)
-        && !next.contains(['\\', '\r', '\n'])
+        && next.bytes().all(|b| b.is_ascii_graphic() && b != b'\\')
         && !next[PREFIX.len()..].starts_with('/');
     if inside { next } else { PREFIX }
 }
@@ -231,6 +231,9 @@ mod tests {
             "/console/groups?parent=a"
         );
         for hostile in [
+            "/console/\u{e9}",
+            "/console/a b",
+            "/console/a\tb",
             "https://evil.example/",
             "//evil.example/",
             "/console//evil.example",
