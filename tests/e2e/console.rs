@@ -385,7 +385,9 @@ async fn edits_send_the_changed_fields_with_the_etag_read_and_refusals_are_expla
         delete.html
     );
     assert!(
-        delete.html.contains(&format!("<li>A group ({sub}) still depends on it: delete it first.</li>")),
+        delete.html.contains(&format!(
+            "<li>A group ({sub}) still depends on it: delete it first.</li>"
+        )),
         "in words: {}",
         delete.html
     );

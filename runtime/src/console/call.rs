@@ -84,11 +84,18 @@ pub struct Failure {
     pub message: String,
     /// `BadRequest` field violations: `(field, description)`.
     pub violations: Vec<(String, String)>,
-    /// `PreconditionFailure` violations, in words.
-    pub preconditions: Vec<String>,
-    /// The same violations as the API sent them: `(type, subject,
-    /// description)`.
-    pub precondition_details: Vec<(String, String, String)>,
+    /// `PreconditionFailure` violations.
+    pub preconditions: Vec<Precondition>,
+}
+
+/// One `PreconditionFailure` violation, and how the console words it.
+#[derive(Clone, Debug, Default)]
+pub struct Precondition {
+    pub kind: String,
+    pub subject: String,
+    pub description: String,
+    /// What the page says.
+    pub words: String,
 }
 
 impl Failure {
@@ -131,14 +138,17 @@ impl Failure {
             for violation in detail["violations"].as_array().into_iter().flatten() {
                 let subject = text(&violation["subject"]);
                 let description = text(&violation["description"]);
-                failure.preconditions.push(match subject.is_empty() {
+                let words = match subject.is_empty() {
                     true => description.clone(),
                     false => format!("{description} ({subject})"),
-                });
+                };
                 let kind = text(&violation["type"]);
-                failure
-                    .precondition_details
-                    .push((kind, subject, description));
+                failure.preconditions.push(Precondition {
+                    kind,
+                    subject,
+                    description,
+                    words,
+                });
             }
         }
         if failure.code.is_empty() {

@@ -166,6 +166,26 @@ fn mark(fields: &mut [FormField], failure: &Failure, body: &str) {
     }
 }
 
+/// The method `verb` (`created`, ...) stands for, when the collection has it.
+fn offered<T>(method: Option<T>, verb: &str) -> Result<T, Failure> {
+    method.ok_or_else(|| {
+        let message = format!("items of this collection are not {verb} here");
+        Failure::new(StatusCode::NOT_FOUND, "NOT_FOUND", message)
+    })
+}
+
+/// The collection a POST's path names, once its form's CSRF token and
+/// origin are checked; or the page refusing it.
+macro_rules! posted {
+    ($shared:expr, $visit:expr, $id:expr, $form:expr) => {{
+        let collection = collection!($shared, $visit, $id);
+        if let Err(failure) = check_post(&$visit, &$form) {
+            return $shared.failure(&$visit, failure);
+        }
+        collection
+    }};
+}
+
 /// The collection a handler's path names, or the page saying there is none.
 macro_rules! collection {
     ($shared:expr, $visit:expr, $id:expr) => {
@@ -183,15 +203,8 @@ pub(super) async fn new_form(
     visit: Visit,
 ) -> Response {
     let collection = collection!(shared, visit, id);
-    if collection.create.is_none() {
-        return shared.failure(
-            &visit,
-            Failure::new(
-                StatusCode::NOT_FOUND,
-                "NOT_FOUND",
-                "items of this collection are not created here",
-            ),
-        );
+    if let Err(failure) = offered(collection.create, "created") {
+        return shared.failure(&visit, failure);
     }
     let mut page = shared.form_page(
         &visit,
@@ -219,19 +232,10 @@ pub(super) async fn create(
     visit: Visit,
     Form(submitted): Form<Fields>,
 ) -> Response {
-    let collection = collection!(shared, visit, id);
-    if let Err(failure) = check_post(&visit, &submitted) {
-        return shared.failure(&visit, failure);
-    }
-    let Some(create) = collection.create else {
-        return shared.failure(
-            &visit,
-            Failure::new(
-                StatusCode::NOT_FOUND,
-                "NOT_FOUND",
-                "items of this collection are not created here",
-            ),
-        );
+    let collection = posted!(shared, visit, id, submitted);
+    let create = match offered(collection.create, "created") {
+        Ok(create) => create,
+        Err(failure) => return shared.failure(&visit, failure),
     };
     let asked = parent.is_empty();
     let parent = if asked {
@@ -330,19 +334,10 @@ pub(super) async fn update(
     visit: Visit,
     Form(submitted): Form<Fields>,
 ) -> Response {
-    let collection = collection!(shared, visit, id);
-    if let Err(failure) = check_post(&visit, &submitted) {
-        return shared.failure(&visit, failure);
-    }
-    let Some(update) = collection.update else {
-        return shared.failure(
-            &visit,
-            Failure::new(
-                StatusCode::NOT_FOUND,
-                "NOT_FOUND",
-                "items of this collection are not changed here",
-            ),
-        );
+    let collection = posted!(shared, visit, id, submitted);
+    let update = match offered(collection.update, "changed") {
+        Ok(update) => update,
+        Err(failure) => return shared.failure(&visit, failure),
     };
     let mut fields = shared
         .form_fields(
@@ -465,19 +460,10 @@ pub(super) async fn delete(
     visit: Visit,
     Form(submitted): Form<Fields>,
 ) -> Response {
-    let collection = collection!(shared, visit, id);
-    if let Err(failure) = check_post(&visit, &submitted) {
-        return shared.failure(&visit, failure);
-    }
-    let Some(delete) = collection.delete else {
-        return shared.failure(
-            &visit,
-            Failure::new(
-                StatusCode::NOT_FOUND,
-                "NOT_FOUND",
-                "items of this collection are not deleted here",
-            ),
-        );
+    let collection = posted!(shared, visit, id, submitted);
+    let delete = match offered(collection.delete, "deleted") {
+        Ok(delete) => delete,
+        Err(failure) => return shared.failure(&visit, failure),
     };
     let mut path = delete.action.route.template.expand(|_| key.clone());
     let etag = field(&submitted, "etag");

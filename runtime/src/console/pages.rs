@@ -147,14 +147,15 @@ impl Shared {
     /// a dependent item of a collection it knows is named by its kind and
     /// key (`A group (…) still depends on it: delete it first`).
     pub(super) fn explained(&self, mut failure: Failure) -> Failure {
-        for (i, (kind, subject, description)) in failure.precondition_details.iter().enumerate() {
-            let dependent = description
+        for why in &mut failure.preconditions {
+            let dependent = why
+                .description
                 .strip_suffix(" depends on this resource")
                 .and_then(|t| self.schema.of_type(t));
-            if let (Some(dependent), "DEPENDENT_RESOURCE") = (dependent, kind.as_str()) {
-                failure.preconditions[i] = format!(
-                    "A {} ({subject}) still depends on it: delete it first.",
-                    dependent.singular
+            if let (Some(dependent), "DEPENDENT_RESOURCE") = (dependent, why.kind.as_str()) {
+                why.words = format!(
+                    "A {} ({}) still depends on it: delete it first.",
+                    dependent.singular, why.subject
                 );
             }
         }
