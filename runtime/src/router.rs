@@ -235,8 +235,8 @@ impl ApiRouter {
         } = self;
         let (extra, console) = match console {
             Some((console, authorizer)) => {
-                let (pages, sessions, handle) = console.into_parts(authorizer);
-                (extra.merge(pages), Some((sessions, handle)))
+                let (pages, gate, handle) = console.into_parts(authorizer);
+                (extra.merge(pages), Some((gate, handle)))
             }
             None => (extra, None),
         };
@@ -285,9 +285,9 @@ impl ApiRouter {
         for layer in layers {
             router = layer(router);
         }
-        if let Some((sessions, _)) = &console {
+        if let Some((gate, _)) = &console {
             router = router.layer(axum::middleware::from_fn_with_state(
-                (sessions.clone(), crate::console::PREFIX),
+                gate.clone(),
                 crate::console::session::attach,
             ));
         }

@@ -451,3 +451,45 @@ async fn role_bindings_choose_their_role_and_identity_from_the_collections() {
     assert!(made.location().ends_with(binding["uid"].as_str().unwrap()));
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_member_bound_below_the_top_finds_its_groups_at_home() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let org = organization(&server).await;
+    let admin = server.rest();
+    let team = admin
+        .create(
+            &format!("/iam/v2/groups/{org}"),
+            json!({"name": "the team"}),
+        )
+        .await;
+    admin
+        .create(
+            &format!("/iam/v2/groups/{team}"),
+            json!({"name": "its squad"}),
+        )
+        .await;
+    let viewer = server.builtin_role("viewer").await;
+    let member = server.member(&org, "team member", &viewer, &team).await;
+    let mut browser = browser(&server);
+    browser.sign_in(&member.token).await;
+    let home = browser.get("/console/").await;
+    assert!(
+        home.html.contains(&format!(
+            "href=\"/console/groups/item/{team}\">the team</a>"
+        )),
+        "{}",
+        home.html
+    );
+    assert!(
+        !home.html.contains("its squad"),
+        "its squad is under the team: {}",
+        home.html
+    );
+    assert!(
+        !home.html.contains("console test"),
+        "the organization is not the member's to see"
+    );
+    server.stop().await;
+}

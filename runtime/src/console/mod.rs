@@ -99,10 +99,7 @@ impl Console {
     /// pages see the caller the authentication layer names), the sessions
     /// layer to put outside every layer, and the handle to give the built
     /// router.
-    pub fn into_parts(
-        self,
-        authorizer: Authorizer,
-    ) -> (Router, session::Sessions, call::ApiHandle) {
+    pub fn into_parts(self, authorizer: Authorizer) -> (Router, session::Gate, call::ApiHandle) {
         let pool = DescriptorPool::decode(self.schema.descriptor_set)
             .expect("the generated descriptor set decodes");
         let sessions = session::Sessions::new(PREFIX, self.secure);
@@ -118,7 +115,11 @@ impl Console {
             authorizer,
             oidc: flow,
         });
-        (routes(shared), sessions, api)
+        let gate = session::Gate {
+            sessions,
+            schema: self.schema,
+        };
+        (routes(shared), gate, api)
     }
 }
 
@@ -164,6 +165,21 @@ fn routes(shared: Arc<Shared>) -> Router {
         .with_state(shared)
 }
 
+/// Whether `rest` (a path after [`PREFIX`]) is one of [`routes`]' pages.
+fn is_page(schema: &Schema, rest: &str) -> bool {
+    let mut segments = rest.split('/');
+    let first = segments.next().unwrap_or_default();
+    let second = segments.next();
+    match first {
+        "" | "signin" | "signout" => second.is_none(),
+        "oidc" | "assets" => true,
+        collection if schema.collection(collection).is_some() => {
+            matches!(second, None | Some("new" | "item" | "edit" | "delete"))
+        }
+        _ => false,
+    }
+}
+
 async fn stylesheet() -> Response {
     let mut response = Response::new(include_str!("../../assets/console.css").into());
     response.headers_mut().insert(
@@ -206,4 +222,31 @@ async fn headers(State(shared): State<Arc<Shared>>, request: Request, next: Next
         headers.insert(name, HeaderValue::from_static(value));
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static SCHEMA: Schema = Schema {
+        title: "t",
+        descriptor_set: &[],
+        collections: &[],
+    };
+
+    #[test]
+    fn the_session_goes_to_the_consoles_pages_only() {
+        for page in [
+            "",
+            "signin",
+            "signout",
+            "oidc/callback",
+            "assets/console.css",
+        ] {
+            assert!(is_page(&SCHEMA, page), "{page}");
+        }
+        for other in ["signin/x", "v1/things", "things/item/a", "../v1/x"] {
+            assert!(!is_page(&SCHEMA, other), "{other}");
+        }
+    }
 }

@@ -326,38 +326,33 @@ pub(super) fn link_to(collection: &'static Collection, item: &Value) -> Link {
 }
 
 pub(super) async fn home(State(shared): State<Arc<Shared>>, visit: Visit) -> Response {
+    let listed = || {
+        shared
+            .schema
+            .collections
+            .iter()
+            .filter(|c| c.list.is_some())
+    };
+    let collections = listed()
+        .map(|c| Link {
+            href: format!("{PREFIX}{}", c.id),
+            text: c.id.to_owned(),
+            id: c.id,
+        })
+        .collect();
     let mut roots = Vec::new();
-    let mut collections = Vec::new();
-    for collection in shared
-        .schema
-        .collections
-        .iter()
-        .filter(|c| c.list.is_some())
+    for collection in
+        listed().filter(|c| c.parent_type.is_none() || c.parent_type == Some(c.resource_type))
     {
-        let top = collection.parent_type.is_none()
-            || collection.parent_type == Some(collection.resource_type);
-        {
-            collections.push(Link {
-                href: format!("{PREFIX}{}", collection.id),
-                text: collection.id.to_owned(),
-                id: collection.id,
-            });
-        }
-        if !top {
-            continue;
-        }
-        let query = root_query(collection);
-        let items = match shared.list_page(&visit, collection, "", &query).await {
-            Ok((items, _, _)) => items.iter().map(|item| link_to(collection, item)).collect(),
-            Err(_) => Vec::new(),
-        };
+        let items = shared.tops(&visit, collection).await;
+        let items = items.iter().map(|item| link_to(collection, item)).collect();
         roots.push(Roots {
             title: collection.id.to_owned(),
             items,
         });
     }
     let chrome = shared.chrome(&visit, shared.schema.title);
-    super::pages::render(
+    render(
         StatusCode::OK,
         &Home {
             chrome,
@@ -365,6 +360,42 @@ pub(super) async fn home(State(shared): State<Arc<Shared>>, visit: Visit) -> Res
             collections,
         },
     )
+}
+
+impl Shared {
+    /// The highest items of `collection` the caller can see: its top level
+    /// (`uidp.in_root`, where declared), or, for a caller who sees none of
+    /// it (bound further down), the first page of what it sees without
+    /// those whose parent is on that page too.
+    async fn tops(&self, visit: &Visit, collection: &Collection) -> Vec<Value> {
+        let query = root_query(collection);
+        let items = match self.list_page(visit, collection, "", &query).await {
+            Ok((items, _, _)) => items,
+            Err(_) => Vec::new(),
+        };
+        let in_root = collection.list.is_some_and(|l| l.in_root);
+        if !items.is_empty() || !in_root {
+            return items;
+        }
+        let query = [(
+            "pageSize".to_owned(),
+            collection.page_sizes.default.to_string(),
+        )];
+        let Ok((visible, _, _)) = self.list_page(visit, collection, "", &query).await else {
+            return Vec::new();
+        };
+        let keys: Vec<String> = visible
+            .iter()
+            .map(|item| key_of(collection, item))
+            .collect();
+        visible
+            .into_iter()
+            .filter(|item| {
+                let key = key_of(collection, item);
+                parent_key(collection, &key).is_none_or(|parent| !keys.iter().any(|k| k == parent))
+            })
+            .collect()
+    }
 }
 
 /// The query listing a collection's top-level items: `uidp.in_root` when

@@ -179,20 +179,32 @@ fn lifetime_until(exp: u64) -> Duration {
     Duration::from_secs(exp.saturating_sub(now))
 }
 
-/// Runs a console request as its session's caller: the session becomes a
-/// request extension and its token the `Authorization` header (any header
-/// the browser sent is dropped). Requests outside `prefix` pass untouched.
-/// A console request the API's authentication refuses (a revoked or
-/// expired token) closes the session and goes to the sign-in page.
-pub async fn attach(
-    State((sessions, prefix)): State<(Sessions, &'static str)>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    if !request.uri().path().starts_with(prefix) {
+/// What the session layer reads: the sessions, and which paths are the
+/// console's pages.
+#[derive(Clone, Debug)]
+pub struct Gate {
+    pub(super) sessions: Sessions,
+    pub(super) schema: &'static super::Schema,
+}
+
+/// Runs a console page's request as its session's caller: the session
+/// becomes a request extension and its token the `Authorization` header.
+/// Any `Authorization` a browser sends under the console's prefix is
+/// dropped, and only the console's own pages get the session: whatever
+/// else an API serves under that prefix sees an anonymous request. A page
+/// the API's authentication refuses (a revoked or expired token) closes the
+/// session and goes to the sign-in page.
+pub async fn attach(State(gate): State<Gate>, mut request: Request, next: Next) -> Response {
+    let prefix = gate.sessions.path;
+    let Some(rest) = request.uri().path().strip_prefix(prefix) else {
+        return next.run(request).await;
+    };
+    let page = super::is_page(gate.schema, rest);
+    request.headers_mut().remove(header::AUTHORIZATION);
+    if !page {
         return next.run(request).await;
     }
-    request.headers_mut().remove(header::AUTHORIZATION);
+    let sessions = &gate.sessions;
     let session = sessions.find(request.headers());
     if let Some(session) = &session {
         if !session.token.is_empty()
