@@ -10,6 +10,8 @@ use http::{HeaderValue, Method, StatusCode, header};
 use serde_json::Value;
 use tower::ServiceExt;
 
+use crate::error::Error;
+
 /// Bytes of an answer the console reads at most (a list page stays under
 /// the API's own budget, 4 MiB by default).
 const ANSWER_LIMIT: usize = 16 << 20;
@@ -62,16 +64,13 @@ impl ApiHandle {
         let bytes = axum::body::to_bytes(response.into_body(), ANSWER_LIMIT)
             .await
             .map_err(Failure::internal)?;
-        let json: Value = if bytes.is_empty() {
-            Value::Object(Default::default())
-        } else {
-            serde_json::from_slice(&bytes).map_err(Failure::internal)?
-        };
-        if status.is_success() {
-            Ok(json)
-        } else {
-            Err(Failure::from_error_body(status, &json))
+        if !status.is_success() {
+            return Err(Failure::from_error(&Error::from_json(status, &bytes)));
         }
+        if bytes.is_empty() {
+            return Ok(Value::Object(Default::default()));
+        }
+        serde_json::from_slice(&bytes).map_err(Failure::internal)
     }
 }
 
@@ -119,42 +118,33 @@ impl Failure {
         }
     }
 
-    /// Reads the API's `{"error": …}` body.
-    fn from_error_body(status: StatusCode, body: &Value) -> Self {
-        let error = &body["error"];
-        let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
-        let mut failure = Failure {
-            status,
-            code: text(&error["status"]),
-            message: text(&error["message"]),
-            ..Failure::default()
-        };
-        for detail in error["details"].as_array().into_iter().flatten() {
-            for violation in detail["fieldViolations"].as_array().into_iter().flatten() {
-                failure
-                    .violations
-                    .push((text(&violation["field"]), text(&violation["description"])));
-            }
-            for violation in detail["violations"].as_array().into_iter().flatten() {
-                let subject = text(&violation["subject"]);
-                let description = text(&violation["description"]);
-                let words = match subject.is_empty() {
-                    true => description.clone(),
-                    false => format!("{description} ({subject})"),
-                };
-                let kind = text(&violation["type"]);
-                failure.preconditions.push(Precondition {
-                    kind,
-                    subject,
-                    description,
-                    words,
-                });
-            }
+    /// The API's error, as the client transports read it
+    /// ([`Error::from_json`]).
+    fn from_error(error: &Error) -> Self {
+        let preconditions = error
+            .precondition_violations()
+            .iter()
+            .map(|v| Precondition {
+                kind: v.r#type.clone(),
+                subject: v.subject.clone(),
+                description: v.description.clone(),
+                words: match v.subject.is_empty() {
+                    true => v.description.clone(),
+                    false => format!("{} ({})", v.description, v.subject),
+                },
+            })
+            .collect();
+        Failure {
+            status: error.http_status(),
+            code: error.code().name().to_owned(),
+            message: error.message().to_owned(),
+            violations: error
+                .field_violations()
+                .iter()
+                .map(|v| (v.field.clone(), v.description.clone()))
+                .collect(),
+            preconditions,
         }
-        if failure.code.is_empty() {
-            failure.code = status.canonical_reason().unwrap_or("ERROR").to_uppercase();
-        }
-        failure
     }
 
     /// The code as a CSS class (`aborted`).

@@ -12,7 +12,7 @@ use http::StatusCode;
 use serde_json::Value;
 
 use super::call::Failure;
-use super::pages::{Visit, encode, link_to, query_string, render};
+use super::pages::{Visit, encode, link_to, may_create, query_string, render};
 use super::schema::{Collection, List};
 use super::view::{ListPage, Row};
 use super::{PREFIX, Shared};
@@ -96,20 +96,25 @@ pub(super) async fn list(
         query: &query,
         page_size,
     };
-    let create = match collection.create {
-        Some(create)
-            if shared
-                .may_create(&visit, collection, create.action.capability, &query.parent)
-                .await =>
-        {
-            Some(format!(
+    let held = shared.held(&visit, &query.parent).await;
+    let create = collection
+        .create
+        .filter(|create| {
+            may_create(
+                &visit,
+                &held,
+                collection,
+                create.action.capability,
+                &query.parent,
+            )
+        })
+        .map(|_| {
+            format!(
                 "{PREFIX}{}/new?parent={}",
                 collection.id,
                 encode(&query.parent)
-            ))
-        }
-        _ => None,
-    };
+            )
+        });
     let (columns, rows) = table(collection, &items);
     let page = ListPage {
         parent: query.parent.clone(),

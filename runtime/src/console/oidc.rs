@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
@@ -328,21 +328,10 @@ pub(super) fn clear_state_cookie() -> HeaderValue {
 /// new SameSite=Strict session cookie goes with it (it would not on a
 /// redirect chain that started at the issuer).
 pub(super) fn continue_to(next: &str) -> Response {
-    let next = escape_attribute(next);
-    Html(format!(
-        "<!doctype html><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"0;url={next}\">\
-         <title>Signed in</title><p>Signed in. <a href=\"{next}\">Continue</a></p>"
-    ))
-    .into_response()
-}
-
-/// Escapes text for an HTML attribute.
-fn escape_attribute(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('\'', "&#39;")
+    let page = super::view::Continue {
+        next: next.to_owned(),
+    };
+    super::pages::render(StatusCode::OK, &page)
 }
 
 #[cfg(test)]

@@ -118,17 +118,13 @@ impl Shared {
             .await
     }
 
-    /// Whether the caller may use `capability` on `target` (any caller may
-    /// when the method names none; the API decides again either way).
-    pub(super) async fn may(&self, visit: &Visit, capability: Option<&str>, target: &str) -> bool {
-        let Some(capability) = capability else {
-            return true;
-        };
-        match self.authorizer.held(&visit.caller, target).await {
-            Ok(Held::All) => true,
-            Ok(Held::Only(held)) => held.contains(capability),
-            Err(_) => false,
-        }
+    /// The capabilities the caller holds on `target` (none when they cannot
+    /// be read), asked once per page for every action it offers there.
+    pub(super) async fn held(&self, visit: &Visit, target: &str) -> Held {
+        self.authorizer
+            .held(&visit.caller, target)
+            .await
+            .unwrap_or(Held::Only(Default::default()))
     }
 
     /// The collection with id `id`.
@@ -463,21 +459,29 @@ impl Shared {
     }
 }
 
-impl Shared {
-    /// Whether the caller may create items of `collection` under `parent`
-    /// (a UIDP-keyed item at the top level: the administrator only).
-    pub(super) async fn may_create(
-        &self,
-        visit: &Visit,
-        collection: &Collection,
-        capability: Option<&str>,
-        parent: &str,
-    ) -> bool {
-        if parent.is_empty() && collection.keys == Keys::Uidp {
-            return visit.caller.is_admin();
-        }
-        self.may(visit, capability, parent).await
+/// Whether `held` allows `capability` (any caller may use a method that
+/// names none; the API decides again either way).
+pub(super) fn allows(held: &Held, capability: Option<&str>) -> bool {
+    match (held, capability) {
+        (_, None) | (Held::All, _) => true,
+        (Held::Only(held), Some(capability)) => held.contains(capability),
     }
+}
+
+/// Whether the caller, holding `held` at `parent`, may create items of
+/// `collection` there (a UIDP-keyed item at the top level: the
+/// administrator only).
+pub(super) fn may_create(
+    visit: &Visit,
+    held: &Held,
+    collection: &Collection,
+    capability: Option<&str>,
+    parent: &str,
+) -> bool {
+    if parent.is_empty() && collection.keys == Keys::Uidp {
+        return visit.caller.is_admin();
+    }
+    allows(held, capability)
 }
 
 pub(super) async fn item(
@@ -504,22 +508,18 @@ pub(super) async fn item(
         .filter(|c| c.list.is_some())
         .collect();
     under.sort_by_key(|c| c.resource_type != collection.resource_type);
+    let held = shared.held(&visit, &key).await;
     for child in under {
-        children.push(shared.child(&visit, child, &key).await);
+        children.push(shared.child(&visit, &held, child, &key).await);
     }
-    let edit = match collection.update {
-        Some(update) if shared.may(&visit, update.action.capability, &key).await => {
-            Some(format!("{PREFIX}{}/edit/{}", collection.id, key_path(&key)))
-        }
-        _ => None,
-    };
-    let delete =
-        match collection.delete {
-            Some(delete) if shared.may(&visit, delete.action.capability, &key).await => Some(
-                format!("{PREFIX}{}/delete/{}", collection.id, key_path(&key)),
-            ),
-            _ => None,
-        };
+    let edit = collection
+        .update
+        .filter(|update| allows(&held, update.action.capability))
+        .map(|_| format!("{PREFIX}{}/edit/{}", collection.id, key_path(&key)));
+    let delete = collection
+        .delete
+        .filter(|delete| allows(&held, delete.action.capability))
+        .map(|_| format!("{PREFIX}{}/delete/{}", collection.id, key_path(&key)));
     let page = ItemPage {
         chrome,
         kind: collection.singular,
@@ -570,26 +570,22 @@ fn shown_fields(shared: &Shared, collection: &Collection, item: &Value) -> Vec<S
 
 impl Shared {
     /// A collection under the item `parent`, with its first items.
-    async fn child(&self, visit: &Visit, child: &'static Collection, parent: &str) -> Child {
+    async fn child(
+        &self,
+        visit: &Visit,
+        held: &Held,
+        child: &'static Collection,
+        parent: &str,
+    ) -> Child {
         let query = [("pageSize".to_owned(), CHILD_PREVIEW.to_string())];
         let items = match self.list_page(visit, child, parent, &query).await {
             Ok((items, _, _)) => items.iter().map(|item| link_to(child, item)).collect(),
             Err(_) => Vec::new(),
         };
-        let create = match child.create {
-            Some(create)
-                if self
-                    .may_create(visit, child, create.action.capability, parent)
-                    .await =>
-            {
-                Some(format!(
-                    "{PREFIX}{}/new?parent={}",
-                    child.id,
-                    encode(parent)
-                ))
-            }
-            _ => None,
-        };
+        let create = child
+            .create
+            .filter(|create| may_create(visit, held, child, create.action.capability, parent))
+            .map(|_| format!("{PREFIX}{}/new?parent={}", child.id, encode(parent)));
         Child {
             id: child.id,
             singular: child.singular,

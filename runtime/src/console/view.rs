@@ -153,3 +153,10 @@ pub struct Message {
     pub chrome: Chrome,
     pub back: String,
 }
+
+/// After an OIDC sign-in: on to `next` by a same-site navigation.
+#[derive(Template)]
+#[template(path = "console/continue.html")]
+pub struct Continue {
+    pub next: String,
+}
