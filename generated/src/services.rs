@@ -551,7 +551,7 @@ pub fn tables<T: runtime::row::TableOf>() -> Vec<T> {
 /// [`Services::console`] serves it.
 pub static CONSOLE: runtime::console::Schema = runtime::console::Schema {
     title: "platform",
-    descriptor_set: FILE_DESCRIPTOR_SET,
+    descriptors: || &DESCRIPTOR_POOL,
     collections: &[
         runtime::console::schema::Collection {
             create: Some(runtime::console::schema::Create {

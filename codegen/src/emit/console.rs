@@ -37,7 +37,7 @@ pub fn emit(api: &Api) -> TokenStream {
         /// [`Services::console`] serves it.
         pub static CONSOLE: runtime::console::Schema = runtime::console::Schema {
             title: #title,
-            descriptor_set: FILE_DESCRIPTOR_SET,
+            descriptors: || &DESCRIPTOR_POOL,
             collections: &[#(#collections),*],
         };
 

@@ -100,8 +100,7 @@ impl Console {
     /// layer to put outside every layer, and the handle to give the built
     /// router.
     pub fn into_parts(self, authorizer: Authorizer) -> (Router, session::Gate, call::ApiHandle) {
-        let pool = DescriptorPool::decode(self.schema.descriptor_set)
-            .expect("the generated descriptor set decodes");
+        let pool = (self.schema.descriptors)();
         let sessions = session::Sessions::new(PREFIX, self.secure);
         let api = call::ApiHandle::default();
         let flow = self.oidc.map(oidc::Flow::new);
@@ -128,7 +127,7 @@ struct Shared {
     /// The Content-Security-Policy of every page.
     policy: HeaderValue,
     schema: &'static Schema,
-    pool: DescriptorPool,
+    pool: &'static DescriptorPool,
     api: call::ApiHandle,
     sessions: session::Sessions,
     authorizer: Authorizer,
@@ -230,7 +229,11 @@ mod tests {
 
     static SCHEMA: Schema = Schema {
         title: "t",
-        descriptor_set: &[],
+        descriptors: || {
+            static NONE: std::sync::LazyLock<DescriptorPool> =
+                std::sync::LazyLock::new(DescriptorPool::new);
+            &NONE
+        },
         collections: &[],
     };
 

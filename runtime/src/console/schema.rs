@@ -3,6 +3,8 @@
 //! generated crate's `CONSOLE`). Plain data: the console reads field kinds
 //! and enum values from the API's descriptors, and everything else here.
 
+use prost_reflect::DescriptorPool;
+
 use crate::client::Route;
 use crate::names::Pattern;
 use crate::resource::{FieldSpec, PageSizes, Reference, Resource, TextRule};
@@ -12,8 +14,9 @@ use crate::resource::{FieldSpec, PageSizes, Reference, Resource, TextRule};
 pub struct Schema {
     /// Shown in the page titles, e.g. `library`.
     pub title: &'static str,
-    /// The encoded descriptors of every proto (field kinds, enum values).
-    pub descriptor_set: &'static [u8],
+    /// The API's descriptors, decoded once for the whole crate (field
+    /// kinds, enum values): the generated `DESCRIPTOR_POOL`.
+    pub descriptors: fn() -> &'static DescriptorPool,
     pub collections: &'static [Collection],
 }
 
