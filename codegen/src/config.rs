@@ -484,6 +484,9 @@ fn emit_imports(api: &Api, package: &crate::model::Package, shadowed: &[&str]) -
     }
     if has(|s| !matches!(s, Standard::Custom)) {
         imports.push(quote!(
+            use runtime::auth::Need;
+        ));
+        imports.push(quote!(
             use runtime::standard;
         ));
     }

@@ -355,7 +355,7 @@ fn capability_of<'a>(api: &'a str, method: &str) -> &'a str {
         .find("pub async fn")
         .map_or(body.len(), |end| end + 1)];
     assert!(
-        body.contains(&format!("Some(\"{capability}\")")),
+        body.contains(&format!("Need::Capability(\"{capability}\")")),
         "`{method}` authorizes `{capability}`"
     );
     capability

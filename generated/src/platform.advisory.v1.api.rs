@@ -3,6 +3,7 @@ use super::*;
 use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
+use runtime::auth::Need;
 use runtime::standard;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::__codegen::serde::Serializer;
@@ -338,7 +339,9 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
         standard::parse_parent::<
             crate::platform::advisory::v2::Document,
         >(&request.parent, true)?;
-        self.context.authorize(caller, Some("documents.create"), &request.parent).await?;
+        self.context
+            .authorize(caller, Need::Capability("documents.create"), &request.parent)
+            .await?;
         let resource = standard::prepare_create(
             caller,
             &request.parent,
@@ -370,7 +373,7 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
         let item = standard::get(
                 &self.context,
                 caller,
-                Some("documents.get"),
+                Need::Capability("documents.get"),
                 uid,
                 self.store.get_document(uid),
             )
@@ -403,7 +406,7 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
         >(
                 &self.context,
                 caller,
-                Some("documents.list"),
+                Need::Capability("documents.list"),
                 &["id", "name", "children_of", "descendants_of"],
                 list,
                 request.offset,
@@ -443,7 +446,7 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
             crate::platform::advisory::v2::Document,
         >("id", &request.id)?
             .to_owned();
-        self.context.authorize(caller, Some("documents.update"), uid).await?;
+        self.context.authorize(caller, Need::Capability("documents.update"), uid).await?;
         let update = standard::plan_update(
                 &self.context,
                 caller,
@@ -470,7 +473,7 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
         let uid = standard::parse_uid::<
             crate::platform::advisory::v2::Document,
         >("id", &request.id)?;
-        self.context.authorize(caller, Some("documents.delete"), uid).await?;
+        self.context.authorize(caller, Need::Capability("documents.delete"), uid).await?;
         let etag = None;
         let deleted = match self.store.delete_document(uid, etag).await {
             Ok(deleted) => deleted,

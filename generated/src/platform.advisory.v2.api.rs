@@ -3,6 +3,7 @@ use super::*;
 use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
+use runtime::auth::Need;
 use runtime::standard;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::mask::Update;
@@ -721,7 +722,9 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         request: CreateDocumentRequest,
     ) -> Result<Document, Error> {
         standard::parse_parent::<Document>(&request.parent, true)?;
-        self.context.authorize(caller, Some("documents.create"), &request.parent).await?;
+        self.context
+            .authorize(caller, Need::Capability("documents.create"), &request.parent)
+            .await?;
         let resource = standard::prepare_create(
             caller,
             &request.parent,
@@ -748,7 +751,7 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         let item = standard::get(
                 &self.context,
                 caller,
-                Some("documents.get"),
+                Need::Capability("documents.get"),
                 uid,
                 self.store.get_document(uid),
             )
@@ -782,7 +785,7 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         >(
                 &self.context,
                 caller,
-                Some("documents.list"),
+                Need::Capability("documents.list"),
                 <Document as ::runtime::resource::Resource>::FILTERS,
                 list,
             )
@@ -808,7 +811,7 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         request: UpdateDocumentRequest,
     ) -> Result<Document, Error> {
         let uid = standard::parse_uid::<Document>("uid", &request.uid)?;
-        self.context.authorize(caller, Some("documents.update"), uid).await?;
+        self.context.authorize(caller, Need::Capability("documents.update"), uid).await?;
         let update = standard::plan_update(
                 &self.context,
                 caller,
@@ -833,7 +836,7 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         request: DeleteDocumentRequest,
     ) -> Result<(), Error> {
         let uid = standard::parse_uid::<Document>("uid", &request.uid)?;
-        self.context.authorize(caller, Some("documents.delete"), uid).await?;
+        self.context.authorize(caller, Need::Capability("documents.delete"), uid).await?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
         let deleted = match self.store.delete_document(uid, etag).await {
             Ok(deleted) => deleted,

@@ -3,6 +3,7 @@ use super::*;
 use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
+use runtime::auth::Need;
 use runtime::standard;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::resource::Resource;
@@ -1063,7 +1064,9 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
         standard::parse_parent::<
             crate::platform::iam::v2::Group,
         >(&request.parent, false)?;
-        self.context.authorize(caller, Some("groups.create"), &request.parent).await?;
+        self.context
+            .authorize(caller, Need::Capability("groups.create"), &request.parent)
+            .await?;
         let resource = standard::prepare_create(
             caller,
             &request.parent,
@@ -1107,7 +1110,7 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
         >(
                 &self.context,
                 caller,
-                Some("groups.list"),
+                Need::Capability("groups.list"),
                 &["id", "name", "children_of", "descendants_of"],
                 list,
                 request.offset,
@@ -1147,7 +1150,7 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
             crate::platform::iam::v2::Group,
         >("id", &request.id)?
             .to_owned();
-        self.context.authorize(caller, Some("groups.update"), uid).await?;
+        self.context.authorize(caller, Need::Capability("groups.update"), uid).await?;
         let update = standard::plan_update(
                 &self.context,
                 caller,
@@ -1174,7 +1177,7 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
         let uid = standard::parse_uid::<
             crate::platform::iam::v2::Group,
         >("id", &request.id)?;
-        self.context.authorize(caller, Some("groups.delete"), uid).await?;
+        self.context.authorize(caller, Need::Capability("groups.delete"), uid).await?;
         let etag = None;
         let deleted = match self.store.delete_group(uid, etag).await {
             Ok(deleted) => deleted,
@@ -1292,7 +1295,7 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
             crate::platform::iam::v2::Identity,
         >(&request.parent, true)?;
         self.context
-            .authorize(caller, Some("identities.create"), &request.parent)
+            .authorize(caller, Need::Capability("identities.create"), &request.parent)
             .await?;
         self.context
             .require_shared_write::<
@@ -1341,7 +1344,7 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
         >(
                 &self.context,
                 caller,
-                Some("identities.list"),
+                Need::Capability("identities.list"),
                 &["id", "name", "children_of", "descendants_of"],
                 list,
                 request.offset,
@@ -1381,7 +1384,9 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
             crate::platform::iam::v2::Identity,
         >("id", &request.id)?
             .to_owned();
-        self.context.authorize(caller, Some("identities.update"), uid).await?;
+        self.context
+            .authorize(caller, Need::Capability("identities.update"), uid)
+            .await?;
         self.context
             .require_shared_write::<
                 crate::platform::iam::v2::Identity,
@@ -1412,7 +1417,9 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
         let uid = standard::parse_uid::<
             crate::platform::iam::v2::Identity,
         >("id", &request.id)?;
-        self.context.authorize(caller, Some("identities.delete"), uid).await?;
+        self.context
+            .authorize(caller, Need::Capability("identities.delete"), uid)
+            .await?;
         self.context
             .require_shared_write::<
                 crate::platform::iam::v2::Identity,
@@ -1561,7 +1568,7 @@ impl<
             crate::platform::iam::v2::RoleBinding,
         >(body.as_ref(), "roleBinding")?;
         self.context
-            .authorize(caller, Some("roleBindings.create"), &request.parent)
+            .authorize(caller, Need::Capability("roleBindings.create"), &request.parent)
             .await?;
         let resource = standard::prepare_create(
             caller,
@@ -1642,7 +1649,7 @@ impl<
         >(
                 &self.context,
                 caller,
-                Some("roleBindings.list"),
+                Need::Capability("roleBindings.list"),
                 &["id", "name", "children_of", "descendants_of"],
                 list,
                 request.offset,
@@ -1682,7 +1689,9 @@ impl<
             crate::platform::iam::v2::RoleBinding,
         >("id", &request.id)?
             .to_owned();
-        self.context.authorize(caller, Some("roleBindings.update"), uid).await?;
+        self.context
+            .authorize(caller, Need::Capability("roleBindings.update"), uid)
+            .await?;
         let update = standard::plan_update(
                 &self.context,
                 caller,
@@ -1709,7 +1718,9 @@ impl<
         let uid = standard::parse_uid::<
             crate::platform::iam::v2::RoleBinding,
         >("id", &request.id)?;
-        self.context.authorize(caller, Some("roleBindings.delete"), uid).await?;
+        self.context
+            .authorize(caller, Need::Capability("roleBindings.delete"), uid)
+            .await?;
         let etag = None;
         let deleted = match self.store.delete_role_binding(uid, etag).await {
             Ok(deleted) => deleted,
@@ -1837,7 +1848,9 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
         request: CreateRoleRequest,
     ) -> Result<Role, Error> {
         standard::parse_parent::<crate::platform::iam::v2::Role>(&request.parent, true)?;
-        self.context.authorize(caller, Some("roles.create"), &request.parent).await?;
+        self.context
+            .authorize(caller, Need::Capability("roles.create"), &request.parent)
+            .await?;
         self.context
             .require_shared_write::<
                 crate::platform::iam::v2::Role,
@@ -1886,7 +1899,7 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
         >(
                 &self.context,
                 caller,
-                Some("roles.list"),
+                Need::Capability("roles.list"),
                 &["id", "name", "children_of", "descendants_of"],
                 list,
                 request.offset,
@@ -1926,7 +1939,7 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
             crate::platform::iam::v2::Role,
         >("id", &request.id)?
             .to_owned();
-        self.context.authorize(caller, Some("roles.update"), uid).await?;
+        self.context.authorize(caller, Need::Capability("roles.update"), uid).await?;
         self.context
             .require_shared_write::<
                 crate::platform::iam::v2::Role,
@@ -1957,7 +1970,7 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
         let uid = standard::parse_uid::<
             crate::platform::iam::v2::Role,
         >("id", &request.id)?;
-        self.context.authorize(caller, Some("roles.delete"), uid).await?;
+        self.context.authorize(caller, Need::Capability("roles.delete"), uid).await?;
         self.context
             .require_shared_write::<
                 crate::platform::iam::v2::Role,

@@ -3,6 +3,7 @@ use super::*;
 use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
+use runtime::auth::Need;
 use runtime::standard;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::resource::Resource;
@@ -2815,7 +2816,9 @@ impl<S: GroupStore> GroupServiceApi<S> {
         request: CreateGroupRequest,
     ) -> Result<Group, Error> {
         standard::parse_parent::<Group>(&request.parent, false)?;
-        self.context.authorize(caller, Some("groups.create"), &request.parent).await?;
+        self.context
+            .authorize(caller, Need::Capability("groups.create"), &request.parent)
+            .await?;
         let resource = standard::prepare_create(
             caller,
             &request.parent,
@@ -2842,7 +2845,7 @@ impl<S: GroupStore> GroupServiceApi<S> {
         let item = standard::get(
                 &self.context,
                 caller,
-                Some("groups.get"),
+                Need::Capability("groups.get"),
                 uid,
                 self.store.get_group(uid),
             )
@@ -2876,7 +2879,7 @@ impl<S: GroupStore> GroupServiceApi<S> {
         >(
                 &self.context,
                 caller,
-                Some("groups.list"),
+                Need::Capability("groups.list"),
                 <Group as ::runtime::resource::Resource>::FILTERS,
                 list,
             )
@@ -2902,7 +2905,7 @@ impl<S: GroupStore> GroupServiceApi<S> {
         request: UpdateGroupRequest,
     ) -> Result<Group, Error> {
         let uid = standard::parse_uid::<Group>("uid", &request.uid)?;
-        self.context.authorize(caller, Some("groups.update"), uid).await?;
+        self.context.authorize(caller, Need::Capability("groups.update"), uid).await?;
         let update = standard::plan_update(
                 &self.context,
                 caller,
@@ -2927,7 +2930,7 @@ impl<S: GroupStore> GroupServiceApi<S> {
         request: DeleteGroupRequest,
     ) -> Result<(), Error> {
         let uid = standard::parse_uid::<Group>("uid", &request.uid)?;
-        self.context.authorize(caller, Some("groups.delete"), uid).await?;
+        self.context.authorize(caller, Need::Capability("groups.delete"), uid).await?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
         let deleted = match self.store.delete_group(uid, etag).await {
             Ok(deleted) => deleted,
@@ -3046,7 +3049,7 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
     ) -> Result<Identity, Error> {
         standard::parse_parent::<Identity>(&request.parent, true)?;
         self.context
-            .authorize(caller, Some("identities.create"), &request.parent)
+            .authorize(caller, Need::Capability("identities.create"), &request.parent)
             .await?;
         self.context.require_shared_write::<Identity>(caller, &request.parent)?;
         let resource = standard::prepare_create(
@@ -3075,7 +3078,7 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         let item = standard::get(
                 &self.context,
                 caller,
-                Some("identities.get"),
+                Need::Capability("identities.get"),
                 uid,
                 self.store.get_identity(uid),
             )
@@ -3109,7 +3112,7 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         >(
                 &self.context,
                 caller,
-                Some("identities.list"),
+                Need::Capability("identities.list"),
                 <Identity as ::runtime::resource::Resource>::FILTERS,
                 list,
             )
@@ -3135,7 +3138,9 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         request: UpdateIdentityRequest,
     ) -> Result<Identity, Error> {
         let uid = standard::parse_uid::<Identity>("uid", &request.uid)?;
-        self.context.authorize(caller, Some("identities.update"), uid).await?;
+        self.context
+            .authorize(caller, Need::Capability("identities.update"), uid)
+            .await?;
         self.context
             .require_shared_write::<
                 Identity,
@@ -3164,7 +3169,9 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         request: DeleteIdentityRequest,
     ) -> Result<(), Error> {
         let uid = standard::parse_uid::<Identity>("uid", &request.uid)?;
-        self.context.authorize(caller, Some("identities.delete"), uid).await?;
+        self.context
+            .authorize(caller, Need::Capability("identities.delete"), uid)
+            .await?;
         self.context
             .require_shared_write::<
                 Identity,
@@ -3310,7 +3317,7 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         let body = request.role_binding;
         standard::check_uid_lengths::<RoleBinding>(body.as_ref(), "roleBinding")?;
         self.context
-            .authorize(caller, Some("roleBindings.create"), &request.parent)
+            .authorize(caller, Need::Capability("roleBindings.create"), &request.parent)
             .await?;
         let resource = standard::prepare_create(
             caller,
@@ -3377,7 +3384,7 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         let item = standard::get(
                 &self.context,
                 caller,
-                Some("roleBindings.get"),
+                Need::Capability("roleBindings.get"),
                 uid,
                 self.store.get_role_binding(uid),
             )
@@ -3411,7 +3418,7 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         >(
                 &self.context,
                 caller,
-                Some("roleBindings.list"),
+                Need::Capability("roleBindings.list"),
                 <RoleBinding as ::runtime::resource::Resource>::FILTERS,
                 list,
             )
@@ -3440,7 +3447,9 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         standard::check_uid_lengths::<
             RoleBinding,
         >(request.role_binding.as_ref(), "roleBinding")?;
-        self.context.authorize(caller, Some("roleBindings.update"), uid).await?;
+        self.context
+            .authorize(caller, Need::Capability("roleBindings.update"), uid)
+            .await?;
         let update = standard::plan_update(
                 &self.context,
                 caller,
@@ -3465,7 +3474,9 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         request: DeleteRoleBindingRequest,
     ) -> Result<(), Error> {
         let uid = standard::parse_uid::<RoleBinding>("uid", &request.uid)?;
-        self.context.authorize(caller, Some("roleBindings.delete"), uid).await?;
+        self.context
+            .authorize(caller, Need::Capability("roleBindings.delete"), uid)
+            .await?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
         let deleted = match self.store.delete_role_binding(uid, etag).await {
             Ok(deleted) => deleted,
@@ -3602,7 +3613,9 @@ impl<S: RoleStore> RoleServiceApi<S> {
         request: CreateRoleRequest,
     ) -> Result<Role, Error> {
         standard::parse_parent::<Role>(&request.parent, true)?;
-        self.context.authorize(caller, Some("roles.create"), &request.parent).await?;
+        self.context
+            .authorize(caller, Need::Capability("roles.create"), &request.parent)
+            .await?;
         self.context.require_shared_write::<Role>(caller, &request.parent)?;
         let resource = standard::prepare_create(
             caller,
@@ -3631,7 +3644,7 @@ impl<S: RoleStore> RoleServiceApi<S> {
         let item = standard::get(
                 &self.context,
                 caller,
-                Some("roles.get"),
+                Need::Capability("roles.get"),
                 uid,
                 self.store.get_role(uid),
             )
@@ -3665,7 +3678,7 @@ impl<S: RoleStore> RoleServiceApi<S> {
         >(
                 &self.context,
                 caller,
-                Some("roles.list"),
+                Need::Capability("roles.list"),
                 <Role as ::runtime::resource::Resource>::FILTERS,
                 list,
             )
@@ -3691,7 +3704,7 @@ impl<S: RoleStore> RoleServiceApi<S> {
         request: UpdateRoleRequest,
     ) -> Result<Role, Error> {
         let uid = standard::parse_uid::<Role>("uid", &request.uid)?;
-        self.context.authorize(caller, Some("roles.update"), uid).await?;
+        self.context.authorize(caller, Need::Capability("roles.update"), uid).await?;
         self.context
             .require_shared_write::<
                 Role,
@@ -3720,7 +3733,7 @@ impl<S: RoleStore> RoleServiceApi<S> {
         request: DeleteRoleRequest,
     ) -> Result<(), Error> {
         let uid = standard::parse_uid::<Role>("uid", &request.uid)?;
-        self.context.authorize(caller, Some("roles.delete"), uid).await?;
+        self.context.authorize(caller, Need::Capability("roles.delete"), uid).await?;
         self.context
             .require_shared_write::<
                 Role,

@@ -3,6 +3,7 @@ use super::*;
 use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
+use runtime::auth::Need;
 use runtime::standard;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::__codegen::serde::Serializer;
@@ -344,7 +345,9 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
         standard::parse_parent::<
             crate::platform::libraries::v2::Artifact,
         >(&request.parent, true)?;
-        self.context.authorize(caller, Some("artifacts.create"), &request.parent).await?;
+        self.context
+            .authorize(caller, Need::Capability("artifacts.create"), &request.parent)
+            .await?;
         let resource = standard::prepare_create(
             caller,
             &request.parent,
@@ -376,7 +379,7 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
         let item = standard::get(
                 &self.context,
                 caller,
-                Some("artifacts.get"),
+                Need::Capability("artifacts.get"),
                 uid,
                 self.store.get_artifact(uid),
             )
@@ -409,7 +412,7 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
         >(
                 &self.context,
                 caller,
-                Some("artifacts.list"),
+                Need::Capability("artifacts.list"),
                 &["id", "name", "children_of", "descendants_of"],
                 list,
                 request.offset,
@@ -449,7 +452,7 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
             crate::platform::libraries::v2::Artifact,
         >("id", &request.id)?
             .to_owned();
-        self.context.authorize(caller, Some("artifacts.update"), uid).await?;
+        self.context.authorize(caller, Need::Capability("artifacts.update"), uid).await?;
         let update = standard::plan_update(
                 &self.context,
                 caller,
@@ -476,7 +479,7 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
         let uid = standard::parse_uid::<
             crate::platform::libraries::v2::Artifact,
         >("id", &request.id)?;
-        self.context.authorize(caller, Some("artifacts.delete"), uid).await?;
+        self.context.authorize(caller, Need::Capability("artifacts.delete"), uid).await?;
         let etag = None;
         let deleted = match self.store.delete_artifact(uid, etag).await {
             Ok(deleted) => deleted,

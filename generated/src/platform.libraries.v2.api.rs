@@ -3,6 +3,7 @@ use super::*;
 use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
+use runtime::auth::Need;
 use runtime::standard;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::mask::Update;
@@ -697,7 +698,9 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         request: CreateArtifactRequest,
     ) -> Result<Artifact, Error> {
         standard::parse_parent::<Artifact>(&request.parent, true)?;
-        self.context.authorize(caller, Some("artifacts.create"), &request.parent).await?;
+        self.context
+            .authorize(caller, Need::Capability("artifacts.create"), &request.parent)
+            .await?;
         let resource = standard::prepare_create(
             caller,
             &request.parent,
@@ -724,7 +727,7 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         let item = standard::get(
                 &self.context,
                 caller,
-                Some("artifacts.get"),
+                Need::Capability("artifacts.get"),
                 uid,
                 self.store.get_artifact(uid),
             )
@@ -758,7 +761,7 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         >(
                 &self.context,
                 caller,
-                Some("artifacts.list"),
+                Need::Capability("artifacts.list"),
                 <Artifact as ::runtime::resource::Resource>::FILTERS,
                 list,
             )
@@ -784,7 +787,7 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         request: UpdateArtifactRequest,
     ) -> Result<Artifact, Error> {
         let uid = standard::parse_uid::<Artifact>("uid", &request.uid)?;
-        self.context.authorize(caller, Some("artifacts.update"), uid).await?;
+        self.context.authorize(caller, Need::Capability("artifacts.update"), uid).await?;
         let update = standard::plan_update(
                 &self.context,
                 caller,
@@ -809,7 +812,7 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         request: DeleteArtifactRequest,
     ) -> Result<(), Error> {
         let uid = standard::parse_uid::<Artifact>("uid", &request.uid)?;
-        self.context.authorize(caller, Some("artifacts.delete"), uid).await?;
+        self.context.authorize(caller, Need::Capability("artifacts.delete"), uid).await?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
         let deleted = match self.store.delete_artifact(uid, etag).await {
             Ok(deleted) => deleted,

@@ -3,6 +3,7 @@ use super::*;
 use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
+use runtime::auth::Need;
 use runtime::standard;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::__codegen::serde::Serializer;
@@ -298,7 +299,9 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
         standard::parse_parent::<
             crate::platform::registry::v2::Repo,
         >(&request.parent, true)?;
-        self.context.authorize(caller, Some("repos.create"), &request.parent).await?;
+        self.context
+            .authorize(caller, Need::Capability("repos.create"), &request.parent)
+            .await?;
         let resource = standard::prepare_create(
             caller,
             &request.parent,
@@ -342,7 +345,7 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
         >(
                 &self.context,
                 caller,
-                Some("repos.list"),
+                Need::Capability("repos.list"),
                 &["id", "name", "children_of", "descendants_of"],
                 list,
                 request.offset,
@@ -382,7 +385,7 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
             crate::platform::registry::v2::Repo,
         >("id", &request.id)?
             .to_owned();
-        self.context.authorize(caller, Some("repos.update"), uid).await?;
+        self.context.authorize(caller, Need::Capability("repos.update"), uid).await?;
         let update = standard::plan_update(
                 &self.context,
                 caller,
@@ -409,7 +412,7 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
         let uid = standard::parse_uid::<
             crate::platform::registry::v2::Repo,
         >("id", &request.id)?;
-        self.context.authorize(caller, Some("repos.delete"), uid).await?;
+        self.context.authorize(caller, Need::Capability("repos.delete"), uid).await?;
         let etag = None;
         let deleted = match self.store.delete_repo(uid, etag).await {
             Ok(deleted) => deleted,

@@ -3,6 +3,7 @@ use super::*;
 use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
+use runtime::auth::Need;
 use runtime::standard;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::mask::Update;
@@ -699,7 +700,9 @@ impl<S: RepoStore> RepoServiceApi<S> {
         request: CreateRepoRequest,
     ) -> Result<Repo, Error> {
         standard::parse_parent::<Repo>(&request.parent, true)?;
-        self.context.authorize(caller, Some("repos.create"), &request.parent).await?;
+        self.context
+            .authorize(caller, Need::Capability("repos.create"), &request.parent)
+            .await?;
         let resource = standard::prepare_create(
             caller,
             &request.parent,
@@ -726,7 +729,7 @@ impl<S: RepoStore> RepoServiceApi<S> {
         let item = standard::get(
                 &self.context,
                 caller,
-                Some("repos.get"),
+                Need::Capability("repos.get"),
                 uid,
                 self.store.get_repo(uid),
             )
@@ -760,7 +763,7 @@ impl<S: RepoStore> RepoServiceApi<S> {
         >(
                 &self.context,
                 caller,
-                Some("repos.list"),
+                Need::Capability("repos.list"),
                 <Repo as ::runtime::resource::Resource>::FILTERS,
                 list,
             )
@@ -786,7 +789,7 @@ impl<S: RepoStore> RepoServiceApi<S> {
         request: UpdateRepoRequest,
     ) -> Result<Repo, Error> {
         let uid = standard::parse_uid::<Repo>("uid", &request.uid)?;
-        self.context.authorize(caller, Some("repos.update"), uid).await?;
+        self.context.authorize(caller, Need::Capability("repos.update"), uid).await?;
         let update = standard::plan_update(
                 &self.context,
                 caller,
@@ -811,7 +814,7 @@ impl<S: RepoStore> RepoServiceApi<S> {
         request: DeleteRepoRequest,
     ) -> Result<(), Error> {
         let uid = standard::parse_uid::<Repo>("uid", &request.uid)?;
-        self.context.authorize(caller, Some("repos.delete"), uid).await?;
+        self.context.authorize(caller, Need::Capability("repos.delete"), uid).await?;
         let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
         let deleted = match self.store.delete_repo(uid, etag).await {
             Ok(deleted) => deleted,

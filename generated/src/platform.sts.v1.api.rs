@@ -118,11 +118,16 @@ impl<S: TokenServiceHandler> TokenServiceApi<S> {
     /// Exchanges the identity token sent as the bearer token (an OIDC JWT whose
     /// `iss` and `sub` match the identity's `claimMatch` and whose `aud` is this
     /// API) for an API token of that identity, valid for one hour.
+    ///
+    /// Needs a token.
     pub async fn exchange_token(
         &self,
         caller: &Caller,
         request: ExchangeTokenRequest,
     ) -> Result<ExchangeTokenResponse, Error> {
+        if caller.is_anonymous() {
+            return Err(runtime::auth::token_required());
+        }
         self.store.exchange_token(caller, request).await
     }
 }

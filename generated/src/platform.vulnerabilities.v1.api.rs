@@ -3,6 +3,7 @@ use super::*;
 use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
+use runtime::auth::Need;
 use runtime::standard;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::__codegen::serde::Serializer;
@@ -398,7 +399,7 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
             crate::platform::vulnerabilities::v2::Advisory,
         >(&request.parent, true)?;
         self.context
-            .authorize(caller, Some("advisories.create"), &request.parent)
+            .authorize(caller, Need::Capability("advisories.create"), &request.parent)
             .await?;
         let resource = standard::prepare_create(
             caller,
@@ -431,7 +432,7 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
         let item = standard::get(
                 &self.context,
                 caller,
-                Some("advisories.get"),
+                Need::Capability("advisories.get"),
                 uid,
                 self.store.get_advisory(uid),
             )
@@ -464,7 +465,7 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
         >(
                 &self.context,
                 caller,
-                Some("advisories.list"),
+                Need::Capability("advisories.list"),
                 &["id", "name", "children_of", "descendants_of"],
                 list,
                 request.offset,
@@ -504,7 +505,9 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
             crate::platform::vulnerabilities::v2::Advisory,
         >("id", &request.id)?
             .to_owned();
-        self.context.authorize(caller, Some("advisories.update"), uid).await?;
+        self.context
+            .authorize(caller, Need::Capability("advisories.update"), uid)
+            .await?;
         let update = standard::plan_update(
                 &self.context,
                 caller,
@@ -531,7 +534,9 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
         let uid = standard::parse_uid::<
             crate::platform::vulnerabilities::v2::Advisory,
         >("id", &request.id)?;
-        self.context.authorize(caller, Some("advisories.delete"), uid).await?;
+        self.context
+            .authorize(caller, Need::Capability("advisories.delete"), uid)
+            .await?;
         let etag = None;
         let deleted = match self.store.delete_advisory(uid, etag).await {
             Ok(deleted) => deleted,

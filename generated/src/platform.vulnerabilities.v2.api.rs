@@ -3,6 +3,7 @@ use super::*;
 use runtime::__codegen::{axum, tonic};
 use runtime::standard::ApiContext;
 use runtime::{Caller, Error};
+use runtime::auth::Need;
 use runtime::standard;
 use runtime::standard::{ListPlan, ListRequest};
 use runtime::mask::Update;
@@ -698,7 +699,7 @@ impl<S: AdvisoryStore> AdvisoryServiceApi<S> {
         let item = standard::get(
                 &self.context,
                 caller,
-                Some("advisories.get"),
+                Need::Capability("advisories.get"),
                 uid,
                 self.store.get_advisory(uid),
             )
@@ -732,7 +733,7 @@ impl<S: AdvisoryStore> AdvisoryServiceApi<S> {
         >(
                 &self.context,
                 caller,
-                Some("advisories.list"),
+                Need::Capability("advisories.list"),
                 <Advisory as ::runtime::resource::Resource>::FILTERS,
                 list,
             )

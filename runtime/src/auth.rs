@@ -268,7 +268,8 @@ impl Authorizer {
         }
     }
 
-    /// Allows every caller everything (embedded use and tests only).
+    /// Allows every authenticated caller everything (embedded use and
+    /// tests only); an anonymous caller still gets only what needs no token.
     pub fn allow_all() -> Self {
         Authorizer { access: None }
     }
@@ -283,7 +284,7 @@ impl Authorizer {
         target: &str,
     ) -> Result<(), Error> {
         let Some(access) = &self.access else {
-            return Ok(());
+            return require_token(caller);
         };
         match caller {
             Caller::System => Ok(()),
@@ -301,15 +302,12 @@ impl Authorizer {
 
     /// The capabilities `caller` holds on `target`.
     pub async fn held(&self, caller: &Caller, target: &str) -> Result<Held, Error> {
-        let Some(access) = &self.access else {
-            return Ok(Held::All);
-        };
-        match caller {
-            Caller::System | Caller::Identity { admin: true, .. } => Ok(Held::All),
-            Caller::Identity { uid, .. } => {
+        match (caller, &self.access) {
+            (Caller::Anonymous | Caller::Presented { .. }, _) => Ok(Held::Only(BTreeSet::new())),
+            (_, None) | (Caller::System | Caller::Identity { admin: true, .. }, _) => Ok(Held::All),
+            (Caller::Identity { uid, .. }, Some(access)) => {
                 Ok(Held::Only(access.grants(uid).await?.held_at(target)))
             }
-            Caller::Anonymous | Caller::Presented { .. } => Ok(Held::Only(BTreeSet::new())),
         }
     }
 
@@ -322,7 +320,7 @@ impl Authorizer {
         filter: Hierarchy,
     ) -> Result<Hierarchy, Error> {
         let Some(access) = &self.access else {
-            return Ok(filter);
+            return require_token(caller).map(|()| filter);
         };
         match (caller, &filter) {
             (Caller::System | Caller::Identity { admin: true, .. }, _) => Ok(filter),
@@ -338,6 +336,40 @@ impl Authorizer {
             )),
             (Caller::Anonymous | Caller::Presented { .. }, _) => Err(token_required()),
         }
+    }
+}
+
+/// What a method needs of its caller: generated from the annotation files
+/// (`anonymous`, `permissions`, the default `<collection>.<verb>`) and
+/// checked by the standard methods (`ApiContext::authorize`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need<'a> {
+    /// Nothing: anyone may call the method, with or without a token
+    /// (declared `anonymous`).
+    Nothing,
+    /// An authenticated caller, whatever it holds (an API without access
+    /// rules: no annotation file).
+    Token,
+    /// An authenticated caller holding this capability on the target.
+    Capability(&'a str),
+}
+
+impl<'a> Need<'a> {
+    /// The capability needed, if any.
+    pub fn capability(self) -> Option<&'a str> {
+        match self {
+            Need::Capability(capability) => Some(capability),
+            Need::Nothing | Need::Token => None,
+        }
+    }
+}
+
+/// Ok for an authenticated caller (an identity, or trusted local access);
+/// UNAUTHENTICATED for anyone else.
+pub fn require_token(caller: &Caller) -> Result<(), Error> {
+    match caller {
+        Caller::System | Caller::Identity { .. } => Ok(()),
+        Caller::Anonymous | Caller::Presented { .. } => Err(token_required()),
     }
 }
 

@@ -260,7 +260,14 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
         .and_then(|name| api.resource(name))
     {
         Some(resource) => Flow::new(scope, api, method, resource).body(&method.standard, &output),
-        None => quote!(self.store.#rust_name(caller, request).await),
+        // The handler reads the caller; nobody reaches it without
+        // credentials (a presented token is the handler's to verify).
+        None => quote! {
+            if caller.is_anonymous() {
+                return Err(runtime::auth::token_required());
+            }
+            self.store.#rust_name(caller, request).await
+        },
     };
     quote! {
         #doc
@@ -278,7 +285,7 @@ fn method_comments(api: &Api, method: &Method) -> String {
         (Some(capability), false) => {
             comments.push_str(&format!("\n\nRequires the `{capability}` capability."));
         }
-        (None, false) => {}
+        (None, false) => comments.push_str("\n\nNeeds a token."),
     }
     if let Some(rule) = api.public_reads(method).filter(|_| !method.anonymous) {
         comments.push_str(&format!(" {}", rule.describe()));
@@ -411,7 +418,8 @@ struct Flow<'a> {
     /// The resource's Rust type.
     ty: TokenStream,
     store: StoreMethods,
-    /// `Some("groups.get")`, or `None` for a method that needs no token.
+    /// What the method needs of its caller: `Need::Capability("groups.get")`,
+    /// `Need::Token` (no access rules), or `Need::Nothing` (anonymous).
     capability: TokenStream,
     edge: Edge<'a>,
     /// The method, for its AIP shape (`super::shapes`).
@@ -426,8 +434,9 @@ impl<'a> Flow<'a> {
         resource: &'a Resource,
     ) -> Self {
         let capability = match (&method.capability, method.anonymous) {
-            (Some(capability), false) => quote!(Some(#capability)),
-            _ => quote!(None),
+            (_, true) => quote!(Need::Nothing),
+            (Some(capability), false) => quote!(Need::Capability(#capability)),
+            (None, false) => quote!(Need::Token),
         };
         Flow {
             scope,

@@ -28,6 +28,7 @@ use generated::platform::iam::v2::{Group, GroupStore, ResourceLimits};
 use platform_server::Shared;
 use platform_server::store::SqlStore;
 use prost_types::Timestamp;
+use runtime::auth::Need;
 use runtime::standard::{self, ApiContext, ListPlan, ListRequest};
 use runtime::{Caller, Error};
 use serde::{Deserialize, Serialize, Serializer};
@@ -131,7 +132,7 @@ impl Baseline {
     async fn get(&self, caller: &Caller, uid: &str) -> Result<Group, Error> {
         let uid = runtime::uidp::parse("uid", uid)?;
         self.context
-            .authorize(caller, Some("groups.get"), uid)
+            .authorize(caller, Need::Capability("groups.get"), uid)
             .await?;
         self.store
             .get_group(uid)
@@ -148,7 +149,7 @@ impl Baseline {
             ..Default::default()
         };
         let plan =
-            ListPlan::new::<Group>(&self.context, caller, Some("groups.list"), request).await?;
+            ListPlan::new::<Group>(&self.context, caller, Need::Capability("groups.list"), request).await?;
         let page = self
             .store
             .list_groups(&plan.query)

@@ -657,3 +657,71 @@ async fn no_annotation_file_means_any_authenticated_caller() {
         assert_eq!(status, 200, "{method} {path}: {answer}");
     }
 }
+
+/// Without annotation files every method needs an authenticated caller:
+/// behind an authentication layer that lets anonymous callers through (as
+/// one must for public reads), nobody without a token reads or writes,
+/// over REST or gRPC, standard and custom methods alike, whichever
+/// authorizer the server uses.
+#[tokio::test]
+async fn no_annotation_file_refuses_anonymous_callers() {
+    for authorizer in [
+        Authorizer::allow_all(),
+        Authorizer::new(Arc::new(NoGrants)),
+    ] {
+        let context = ApiContext::new(PageTokens::new([5; 32]), authorizer);
+        let store = MemoryStore::default();
+        let router = press::Services::new(context)
+            .press(Arc::new(Catalog::new(store)))
+            .layer(axum::Extension(Caller::Anonymous))
+            .build()
+            .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+        let base = format!("http://{address}");
+        for (method, path) in [
+            ("POST", "/v1/publishers?publisherId=p"),
+            ("GET", "/v1/publishers/p"),
+            ("GET", "/v1/publishers"),
+            ("PATCH", "/v1/publishers/p?updateMask=displayName"),
+            ("DELETE", "/v1/publishers/p"),
+            ("POST", "/v1/publishers/p/books?bookId=b"),
+            ("POST", "/v1/publishers/p/books/b:undelete"),
+            ("GET", "/v1/publishers/p/books:search?query=x"),
+            ("GET", "/v1/publishers/p/books:export"),
+        ] {
+            let (status, answer) =
+                call(&base, method, path, Some(json!({"displayName": "Q"}))).await;
+            assert_eq!(status, 401, "{method} {path}: {answer}");
+            assert_eq!(answer["error"]["status"], "UNAUTHENTICATED", "{answer}");
+        }
+        let (status, _, _) = exchange(
+            &base,
+            "PUT",
+            "/v1/publishers/p/books/b/cover",
+            &[("content-type", "image/png")],
+            b"png".to_vec(),
+        )
+        .await;
+        assert_eq!(status, 401, "an anonymous upload");
+
+        let press = press::Client::new(Connection::grpc(&base).unwrap()).publishers();
+        let created = press
+            .create_publisher(CreatePublisherRequest {
+                publisher: Some(Publisher::default()),
+                publisher_id: "p".into(),
+            })
+            .await;
+        assert_eq!(
+            created.unwrap_err().code(),
+            runtime::Code::Unauthenticated
+        );
+        let read = press
+            .get_book(GetBookRequest {
+                name: "publishers/p/books/b".into(),
+            })
+            .await;
+        assert_eq!(read.unwrap_err().code(), runtime::Code::Unauthenticated);
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::auth::Authorizer;
+use crate::auth::{Authorizer, Need};
 use crate::context::Caller;
 use crate::error::{Code, Error};
 use crate::paging::PageTokens;
@@ -113,16 +113,12 @@ impl ApiContext {
         .in_domain(R::domain()))
     }
 
-    /// Checks `capability` on `target`; `None` means the method needs no token.
-    pub async fn authorize(
-        &self,
-        caller: &Caller,
-        capability: Option<&str>,
-        target: &str,
-    ) -> Result<(), Error> {
-        match capability {
-            Some(capability) => self.authorizer.check(caller, capability, target).await,
-            None => Ok(()),
+    /// Checks that `caller` has what the method needs on `target`.
+    pub async fn authorize(&self, caller: &Caller, need: Need<'_>, target: &str) -> Result<(), Error> {
+        match need {
+            Need::Nothing => Ok(()),
+            Need::Token => crate::auth::require_token(caller),
+            Need::Capability(capability) => self.authorizer.check(caller, capability, target).await,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `Delete` (AIP-135): why an item could not be deleted.
 
 use super::{ApiContext, store_error};
+use crate::auth::Need;
 use crate::context::Caller;
 use crate::error::Error;
 use crate::resource::Resource;
@@ -21,11 +22,12 @@ pub async fn delete_error<R: Resource>(
     let mut visible = Vec::new();
     let mut hidden = 0;
     for (kind, name) in dependents {
-        let capability = R::DEPENDENTS
+        let need = R::DEPENDENTS
             .iter()
             .find(|d| d.resource_type == kind)
-            .and_then(|d| d.read_capability);
-        if context.authorize(caller, capability, &name).await.is_ok() {
+            .and_then(|d| d.read_capability)
+            .map_or(Need::Token, Need::Capability);
+        if context.authorize(caller, need, &name).await.is_ok() {
             visible.push((kind, name));
         } else {
             hidden += 1;

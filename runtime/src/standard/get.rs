@@ -3,6 +3,7 @@
 use std::future::Future;
 
 use super::{ApiContext, not_found, store_error};
+use crate::auth::Need;
 use crate::context::Caller;
 use crate::error::Error;
 use crate::resource::Resource;
@@ -16,11 +17,11 @@ use crate::store::StoreError;
 pub async fn get<R: Resource>(
     context: &ApiContext,
     caller: &Caller,
-    capability: Option<&str>,
+    need: Need<'_>,
     uid: &str,
     fetch: impl Future<Output = Result<Option<R>, StoreError>>,
 ) -> Result<R, Error> {
-    match context.authorize(caller, capability, uid).await {
+    match context.authorize(caller, need, uid).await {
         Ok(()) => fetch
             .await
             .map_err(|error| store_error::<R>(error, uid, ""))?

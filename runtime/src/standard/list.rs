@@ -2,6 +2,7 @@
 
 use super::filters::checked_uid;
 use super::{ApiContext, ListRequest};
+use crate::auth::Need;
 use crate::context::Caller;
 use crate::error::{Code, Error, FieldViolation};
 use crate::paging::QueryBinding;
@@ -23,16 +24,18 @@ pub struct ListPlan {
 
 impl ListPlan {
     /// Validates a list request for `R`, reporting every problem at once,
-    /// then restricts it to what `caller` may see: `capability` on the
-    /// filter, the caller's grants without one, public items for anonymous
-    /// callers of collections with public items. `None` lists without a token.
+    /// then restricts it to what `caller` may see: the capability `need`
+    /// names on the filter, the caller's grants without one, public items
+    /// for anonymous callers of collections with public items.
+    /// [`Need::Nothing`] lists without a token, [`Need::Token`] lists
+    /// everything for any authenticated caller.
     pub async fn new<R: Resource>(
         context: &ApiContext,
         caller: &Caller,
-        capability: Option<&str>,
+        need: Need<'_>,
         request: ListRequest<'_>,
     ) -> Result<Self, Error> {
-        Self::with_filters::<R>(context, caller, capability, R::FILTERS, request).await
+        Self::with_filters::<R>(context, caller, need, R::FILTERS, request).await
     }
 
     /// As [`ListPlan::new`], accepting the declared filters `filters`
@@ -40,7 +43,7 @@ impl ListPlan {
     pub async fn with_filters<R: Resource>(
         context: &ApiContext,
         caller: &Caller,
-        capability: Option<&str>,
+        need: Need<'_>,
         filters: &[&str],
         request: ListRequest<'_>,
     ) -> Result<Self, Error> {
@@ -84,12 +87,16 @@ impl ListPlan {
         if !violations.is_empty() {
             return Err(Error::invalid_fields(violations));
         }
-        let (filter, public) = match (capability, R::PUBLIC) {
-            (None, _) => (filter, None),
-            (Some(_), Some(rule)) if caller.is_anonymous() => {
+        let (filter, public) = match (need, R::PUBLIC) {
+            (Need::Nothing, _) => (filter, None),
+            (Need::Token | Need::Capability(_), Some(rule)) if caller.is_anonymous() => {
                 (filter, Some(PublicItems::Only(rule)))
             }
-            (Some(capability), public_rule) => {
+            (Need::Token, _) => {
+                crate::auth::require_token(caller)?;
+                (filter, None)
+            }
+            (Need::Capability(capability), public_rule) => {
                 match context
                     .authorizer
                     .list_scope(caller, capability, filter.clone())
@@ -174,7 +181,7 @@ impl ListPlan {
     pub async fn full<R: Resource>(
         context: &ApiContext,
         caller: &Caller,
-        capability: Option<&str>,
+        need: Need<'_>,
         filters: &[&str],
         request: ListRequest<'_>,
         offset: i32,
@@ -191,7 +198,7 @@ impl ListPlan {
             return Err(Error::invalid_fields(violations));
         }
         let mut plan =
-            match Self::with_filters::<R>(context, caller, capability, filters, request).await {
+            match Self::with_filters::<R>(context, caller, need, filters, request).await {
                 Ok(plan) => plan,
                 Err(denied) if denied.code() == Code::PermissionDenied => return Ok(None),
                 Err(error) => return Err(error),
