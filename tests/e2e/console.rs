@@ -493,3 +493,35 @@ async fn a_member_bound_below_the_top_finds_its_groups_at_home() {
     );
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_key_or_parent_that_names_nothing_is_refused_before_any_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let mut browser = browser(&server);
+    browser.sign_in(&server.admin_token).await;
+    // 64 KB of uid-shaped segments: once a breadcrumb and a call per prefix.
+    let long = format!(
+        "{}{}",
+        "a".repeat(40),
+        "/0123456789abcdef".repeat(64 << 10 >> 4)
+    );
+    for (path, status) in [
+        (format!("/console/roleBindings?parent={long}"), StatusCode::BAD_REQUEST),
+        (format!("/console/roleBindings/new?parent={long}"), StatusCode::BAD_REQUEST),
+        (format!("/console/groups?parent={long}"), StatusCode::BAD_REQUEST),
+        (format!("/console/groups/item/{long}"), StatusCode::NOT_FOUND),
+        (format!("/console/groups/edit/{long}"), StatusCode::NOT_FOUND),
+        (format!("/console/groups/delete/{long}"), StatusCode::NOT_FOUND),
+    ] {
+        let page = browser.get(&path).await;
+        assert_eq!(page.status, status, "{}: {}", &path[..40], page.html);
+        assert!(
+            page.html.len() < 16 << 10,
+            "{}: a page of {} bytes",
+            &path[..40],
+            page.html.len()
+        );
+    }
+    server.stop().await;
+}

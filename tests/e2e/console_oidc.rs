@@ -24,6 +24,8 @@ struct Asked {
     challenge: String,
     nonce: String,
     redirect_uri: String,
+    /// The code was redeemed (a code is good once).
+    redeemed: bool,
 }
 
 struct StandIn {
@@ -43,6 +45,7 @@ async fn authorize(
         challenge: query["code_challenge"].clone(),
         nonce: query["nonce"].clone(),
         redirect_uri: query["redirect_uri"].clone(),
+        redeemed: false,
     };
     Redirect::to(&format!(
         "{}?code=the-code&state={}",
@@ -57,13 +60,14 @@ async fn token(
     State(issuer): State<Arc<StandIn>>,
     Form(form): Form<HashMap<String, String>>,
 ) -> Response {
-    let asked = issuer.asked.lock().unwrap();
+    let mut asked = issuer.asked.lock().unwrap();
     let verifier = form.get("code_verifier").cloned().unwrap_or_default();
     let challenge =
         URL_SAFE_NO_PAD.encode(<sha2::Sha256 as sha2::Digest>::digest(verifier.as_bytes()));
     if form.get("code").map(String::as_str) != Some("the-code")
         || challenge != asked.challenge
         || form["redirect_uri"] != asked.redirect_uri
+        || std::mem::replace(&mut asked.redeemed, true)
     {
         return (
             StatusCode::BAD_REQUEST,
@@ -162,38 +166,21 @@ async fn sign_in_through_an_issuer_with_pkce() {
         .expect("back to the console")
         .to_owned();
 
-    // The callback in another browser (no state cookie) is refused, and
-    // spends the state.
-    let elsewhere = Browser::new(&base).get(&callback).await;
-    assert_eq!(
-        elsewhere.status,
-        StatusCode::UNAUTHORIZED,
-        "{}",
-        elsewhere.html
-    );
+    // The callback in another browser (no state cookie, or a forged one)
+    // is refused, and cancels nothing: the state is the browser's.
+    for forged in [None, Some(format!("console_oidc={}", "A".repeat(80)))] {
+        let mut elsewhere = Browser::new(&base);
+        elsewhere.cookie = forged;
+        let elsewhere = elsewhere.get(&callback).await;
+        assert_eq!(
+            elsewhere.status,
+            StatusCode::UNAUTHORIZED,
+            "{}",
+            elsewhere.html
+        );
+        assert!(set_cookie(&elsewhere, "console_session").is_none());
+    }
     browser.cookie = Some(state_cookie.clone());
-    let replayed = browser.get(&callback).await;
-    assert_eq!(
-        replayed.status,
-        StatusCode::UNAUTHORIZED,
-        "a state is used once: {}",
-        replayed.html
-    );
-
-    // A fresh sign-in, finished in the browser that started it.
-    browser.cookie = None;
-    let start = browser
-        .get(&format!(
-            "/console/oidc/start?identity={identity}&next=%2Fconsole%2Fgroups"
-        ))
-        .await;
-    browser.cookie = set_cookie(&start, "console_oidc");
-    let at_issuer = Browser::new("").get(start.location()).await;
-    let callback = at_issuer
-        .location()
-        .strip_prefix(BASE_URL)
-        .unwrap()
-        .to_owned();
     let done = browser.get(&callback).await;
     assert_eq!(done.status, StatusCode::OK, "{}", done.html);
     assert!(
@@ -203,6 +190,14 @@ async fn sign_in_through_an_issuer_with_pkce() {
     );
     let session = set_cookie(&done, "console_session").expect("a session");
     assert!(!done.html.contains("eyJ"), "no token on the page");
+    // The issuer redeems a code once: the same answer again signs nobody in.
+    let replayed = browser.get(&callback).await;
+    assert_eq!(
+        replayed.status,
+        StatusCode::UNAUTHORIZED,
+        "{}",
+        replayed.html
+    );
     browser.cookie = Some(session);
     let groups = browser.get("/console/groups").await;
     assert_eq!(
@@ -241,5 +236,44 @@ async fn a_code_without_its_verifier_signs_nobody_in() {
         refused.html
     );
     assert!(set_cookie(&refused, "console_session").is_none());
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn anonymous_starts_keep_nothing_and_cannot_crowd_out_a_sign_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _issuer, identity) = world(dir.path()).await;
+    let base = format!("http://{}", server.address);
+    let mut browser = Browser::new(&base);
+    let start = browser
+        .get(&format!("/console/oidc/start?identity={identity}"))
+        .await;
+    browser.cookie = set_cookie(&start, "console_oidc");
+    let at_issuer = Browser::new("").get(start.location()).await;
+    let callback = at_issuer
+        .location()
+        .strip_prefix(BASE_URL)
+        .unwrap()
+        .to_owned();
+
+    // More starts than the server ever kept (10,000), from anyone: each
+    // is the starting browser's cookie, the server keeps none of them.
+    let flooder = Browser::new(&base);
+    for i in 0..10_500 {
+        let start = flooder
+            .get(&format!("/console/oidc/start?identity=x{i}&next=%2Fconsole%2F"))
+            .await;
+        assert_eq!(start.status, StatusCode::SEE_OTHER);
+    }
+    // An identity too long for any uid is refused, not carried.
+    let long = flooder
+        .get(&format!("/console/oidc/start?identity={}", "a".repeat(60 << 10)))
+        .await;
+    assert_eq!(long.status, StatusCode::BAD_REQUEST, "{}", long.html);
+    assert!(set_cookie(&long, "console_oidc").is_none());
+
+    let done = browser.get(&callback).await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.html);
+    assert!(set_cookie(&done, "console_session").is_some());
     server.stop().await;
 }

@@ -2,10 +2,13 @@
 //! API's own router, carrying the session's token, so every page sees and
 //! does exactly what its caller may over the wire.
 
+use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 
 use axum::Router;
 use axum::body::Body;
+use axum::extract::{ConnectInfo, FromRequestParts};
+use http::request::Parts;
 use http::{HeaderValue, Method, StatusCode, header};
 use serde_json::Value;
 use tower::ServiceExt;
@@ -33,11 +36,11 @@ impl ApiHandle {
         let _ = self.0.set(router);
     }
 
-    /// Calls `method path` (with its query) as the caller `authorization`
-    /// names, with a JSON body; the JSON answer, or why it failed.
+    /// Calls `method path` (with its query) for `asker`, with a JSON body;
+    /// the JSON answer, or why it failed.
     pub async fn call(
         &self,
-        authorization: Option<&HeaderValue>,
+        asker: &Asker,
         method: Method,
         path: &str,
         body: Option<&Value>,
@@ -48,8 +51,11 @@ impl ApiHandle {
             .cloned()
             .ok_or_else(|| Failure::internal("the API is not built"))?;
         let mut request = http::Request::builder().method(method).uri(path);
-        if let Some(value) = authorization {
+        if let Some(value) = &asker.authorization {
             request = request.header(header::AUTHORIZATION, value);
+        }
+        if let Some(peer) = asker.peer {
+            request = request.extension(ConnectInfo(peer));
         }
         let body = match body {
             Some(json) => {
@@ -71,6 +77,49 @@ impl ApiHandle {
             return Ok(Value::Object(Default::default()));
         }
         serde_json::from_slice(&bytes).map_err(Failure::internal)
+    }
+}
+
+/// Whom a console call is made for: the bearer token it carries, and the
+/// address of the client whose page asked for it, so that the API's limits
+/// count the call against that client (never against one bucket every
+/// console visitor shares).
+#[derive(Clone, Debug, Default)]
+pub struct Asker {
+    pub authorization: Option<HeaderValue>,
+    pub peer: Option<SocketAddr>,
+}
+
+impl Asker {
+    /// The same client, carrying `authorization` instead.
+    pub fn with_authorization(&self, authorization: HeaderValue) -> Self {
+        Asker {
+            authorization: Some(authorization),
+            peer: self.peer,
+        }
+    }
+
+    /// The same client, without a token.
+    pub fn anonymous(&self) -> Self {
+        Asker {
+            authorization: None,
+            peer: self.peer,
+        }
+    }
+}
+
+/// A page request's `Authorization` (the session's token) and client address.
+impl<S: Send + Sync> FromRequestParts<S> for Asker {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(Asker {
+            authorization: parts.headers.get(header::AUTHORIZATION).cloned(),
+            peer: parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|ConnectInfo(peer)| *peer),
+        })
     }
 }
 
@@ -184,5 +233,37 @@ impl Failure {
                 (inner.to_owned(), description.clone())
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The API's limits key anonymous callers by address: each console
+    /// call carries the address of the client whose page made it.
+    #[tokio::test]
+    async fn calls_carry_the_address_of_the_client_they_are_made_for() {
+        let echo = axum::routing::get(|peer: Option<ConnectInfo<SocketAddr>>| async move {
+            axum::Json(serde_json::json!({
+                "peer": peer.map(|ConnectInfo(peer)| peer.to_string())
+            }))
+        });
+        let api = ApiHandle::default();
+        api.set(Router::new().route("/peer", echo));
+        for peer in ["192.0.2.7:5000", "[2001:db8::1]:443"] {
+            let asker = Asker {
+                authorization: None,
+                peer: Some(peer.parse().unwrap()),
+            };
+            let answer = api.call(&asker, Method::GET, "/peer", None).await.unwrap();
+            assert_eq!(answer["peer"], peer);
+            let bearer = HeaderValue::from_static("Bearer t");
+            let answer = api
+                .call(&asker.with_authorization(bearer), Method::GET, "/peer", None)
+                .await
+                .unwrap();
+            assert_eq!(answer["peer"], peer, "the token exchange's call too");
+        }
     }
 }

@@ -177,8 +177,8 @@ fn offered<T>(method: Option<T>, verb: &str) -> Result<T, Failure> {
 /// The collection a POST's path names, once its form's CSRF token and
 /// origin are checked; or the page refusing it.
 macro_rules! posted {
-    ($shared:expr, $visit:expr, $id:expr, $form:expr) => {{
-        let collection = collection!($shared, $visit, $id);
+    ($shared:expr, $visit:expr, $form:expr, $id:expr $(, $key:expr)?) => {{
+        let collection = collection!($shared, $visit, $id $(, $key)?);
         if let Err(failure) = check_post(&$visit, &$form) {
             return $shared.failure(&$visit, failure);
         }
@@ -186,10 +186,17 @@ macro_rules! posted {
     }};
 }
 
-/// The collection a handler's path names, or the page saying there is none.
+/// The collection a handler's path names (and its item, when the path has
+/// a key), or the page saying there is none.
 macro_rules! collection {
     ($shared:expr, $visit:expr, $id:expr) => {
         match $shared.collection(&$id) {
+            Ok(collection) => collection,
+            Err(failure) => return $shared.failure(&$visit, failure),
+        }
+    };
+    ($shared:expr, $visit:expr, $id:expr, $key:expr) => {
+        match $shared.keyed(&$id, &$key) {
             Ok(collection) => collection,
             Err(failure) => return $shared.failure(&$visit, failure),
         }
@@ -203,7 +210,9 @@ pub(super) async fn new_form(
     visit: Visit,
 ) -> Response {
     let collection = collection!(shared, visit, id);
-    if let Err(failure) = offered(collection.create, "created") {
+    if let Err(failure) = offered(collection.create, "created")
+        .and_then(|_| shared.check_parent(collection, &parent))
+    {
         return shared.failure(&visit, failure);
     }
     let mut page = shared.form_page(
@@ -232,7 +241,7 @@ pub(super) async fn create(
     visit: Visit,
     Form(submitted): Form<Fields>,
 ) -> Response {
-    let collection = posted!(shared, visit, id, submitted);
+    let collection = posted!(shared, visit, submitted, id);
     let create = match offered(collection.create, "created") {
         Ok(create) => create,
         Err(failure) => return shared.failure(&visit, failure),
@@ -243,7 +252,13 @@ pub(super) async fn create(
     } else {
         parent
     };
-    let mut fields = shared.form_fields(&visit, collection, &parent, true).await;
+    // A parent typed into the form is the API's to refuse (beside its
+    // field); only a valid one is walked for choices and breadcrumbs.
+    let walked = match collection.is_parent(&parent) {
+        true => parent.as_str(),
+        false => "",
+    };
+    let mut fields = shared.form_fields(&visit, collection, walked, true).await;
     let (resource, _) = form::read(&mut fields, &submitted);
     let chosen_id = field(&submitted, "_id").trim().to_owned();
     let route = create.action.route;
@@ -279,7 +294,7 @@ pub(super) async fn create(
                 visit.here.clone(),
                 cancel(collection, &parent),
             );
-            page.chrome.crumbs = shared.crumbs_to(&visit, collection, &parent).await;
+            page.chrome.crumbs = shared.crumbs_to(&visit, collection, walked).await;
             mark(&mut fields, &failure, create.body);
             page.fields = fields;
             page.id_value = chosen_id;
@@ -298,7 +313,7 @@ pub(super) async fn edit_form(
     Path((id, key)): Path<(String, String)>,
     visit: Visit,
 ) -> Response {
-    let collection = collection!(shared, visit, id);
+    let collection = collection!(shared, visit, id, key);
     let item = match shared.get_item(&visit, collection, &key).await {
         Ok(item) => item,
         Err(failure) => return shared.failure(&visit, failure),
@@ -334,7 +349,7 @@ pub(super) async fn update(
     visit: Visit,
     Form(submitted): Form<Fields>,
 ) -> Response {
-    let collection = posted!(shared, visit, id, submitted);
+    let collection = posted!(shared, visit, submitted, id, key);
     let update = match offered(collection.update, "changed") {
         Ok(update) => update,
         Err(failure) => return shared.failure(&visit, failure),
@@ -433,7 +448,7 @@ pub(super) async fn delete_form(
     Path((id, key)): Path<(String, String)>,
     visit: Visit,
 ) -> Response {
-    let collection = collection!(shared, visit, id);
+    let collection = collection!(shared, visit, id, key);
     let item = match shared.get_item(&visit, collection, &key).await {
         Ok(item) => item,
         Err(failure) => return shared.failure(&visit, failure),
@@ -460,7 +475,7 @@ pub(super) async fn delete(
     visit: Visit,
     Form(submitted): Form<Fields>,
 ) -> Response {
-    let collection = posted!(shared, visit, id, submitted);
+    let collection = posted!(shared, visit, submitted, id, key);
     let delete = match offered(collection.delete, "deleted") {
         Ok(delete) => delete,
         Err(failure) => return shared.failure(&visit, failure),

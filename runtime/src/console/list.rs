@@ -47,7 +47,10 @@ pub(super) async fn list(
     Query(query): Query<ListQuery>,
     visit: Visit,
 ) -> Response {
-    let collection = match shared.collection(&id) {
+    let collection = match shared
+        .collection(&id)
+        .and_then(|c| shared.check_parent(c, &query.parent).map(|()| c))
+    {
         Ok(collection) => collection,
         Err(failure) => return shared.failure(&visit, failure),
     };

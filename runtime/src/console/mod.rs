@@ -42,6 +42,7 @@ pub mod form;
 mod list;
 pub mod oidc;
 mod pages;
+mod pending;
 pub mod schema;
 pub mod session;
 mod signin;
@@ -103,7 +104,7 @@ impl Console {
         let pool = (self.schema.descriptors)();
         let sessions = session::Sessions::new(PREFIX, self.secure);
         let api = call::ApiHandle::default();
-        let flow = self.oidc.map(oidc::Flow::new);
+        let flow = self.oidc.map(|oidc| oidc::Flow::new(oidc, self.secure));
         let policy = policy(flow.as_ref().and_then(oidc::Flow::issuer_origin));
         let shared = Arc::new(Shared {
             policy,

@@ -1,12 +1,14 @@
 //! Sign-in through an OIDC issuer: the authorization-code flow with PKCE
 //! (RFC 7636, `S256`), then the identity token exchanged for an API token.
 //!
-//! 1. `GET /console/oidc/start?identity=…` keeps a pending sign-in (a random
-//!    `state`, PKCE verifier and nonce) on the server, binds it to the
-//!    browser with a short-lived cookie, and redirects to the issuer's
-//!    authorization endpoint with the verifier's challenge.
+//! 1. `GET /console/oidc/start?identity=…` gives the browser a pending
+//!    sign-in (a random `state`, PKCE verifier and nonce, the identity and
+//!    where to go after) in a short-lived cookie sealed by the server
+//!    ([`super::pending`]): the server keeps nothing for it. Then it
+//!    redirects to the issuer's authorization endpoint with the verifier's
+//!    challenge.
 //! 2. The issuer redirects back to `/console/oidc/callback?code=…&state=…`.
-//!    The state must be pending and the browser's; the code is redeemed at
+//!    The browser's sealed cookie must carry that state; the code is redeemed at
 //!    the token endpoint with the verifier (so a code intercepted on the way
 //!    back is useless alone); the identity token's nonce must be the one
 //!    sent.
@@ -15,9 +17,7 @@
 //!    verifies issuer, signature and audience), or is used as it is when no
 //!    exchange is configured. A session opens as for a pasted token.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::response::{IntoResponse, Redirect, Response};
 use base64::Engine;
@@ -30,15 +30,14 @@ use hyper_util::rt::TokioExecutor;
 use sha2::{Digest, Sha256};
 
 use super::PREFIX;
-use super::call::{ApiHandle, Failure};
+use super::call::{ApiHandle, Asker, Failure};
+use super::pending::{self, Pending, Seal};
 use crate::client::Tls;
 
-/// The cookie binding a pending sign-in to the browser that started it.
+/// The cookie holding the browser's pending sign-in: `__Host-` prefixed
+/// (no other host or path may set it) when it is `Secure`.
 const STATE_COOKIE: &str = "console_oidc";
-/// How long a sign-in may take at the issuer.
-const PENDING_LIFETIME: Duration = Duration::from_secs(600);
-/// Sign-ins pending at most; the oldest makes room.
-const MAX_PENDING: usize = 10_000;
+const SECURE_STATE_COOKIE: &str = "__Host-console_oidc";
 /// The largest token endpoint answer read.
 const MAX_TOKEN_ANSWER: usize = 64 << 10;
 
@@ -71,20 +70,13 @@ pub struct Exchange {
     pub token_field: String,
 }
 
-/// A sign-in waiting for the issuer.
-struct Pending {
-    verifier: String,
-    nonce: String,
-    identity: String,
-    next: String,
-    started: Instant,
-}
-
-/// The configured issuer and the sign-ins pending there.
+/// The configured issuer, and the key sealing sign-ins pending there.
 #[derive(Clone)]
 pub(super) struct Flow {
     oidc: Oidc,
-    pending: Arc<Mutex<HashMap<String, Pending>>>,
+    seal: Seal,
+    /// Cookies are `Secure` (the console is served over TLS).
+    secure: bool,
 }
 
 impl std::fmt::Debug for Flow {
@@ -125,10 +117,11 @@ fn refused(message: impl Into<String>) -> Failure {
 }
 
 impl Flow {
-    pub(super) fn new(oidc: Oidc) -> Self {
+    pub(super) fn new(oidc: Oidc, secure: bool) -> Self {
         Flow {
             oidc,
-            pending: Arc::default(),
+            seal: Seal::random(),
+            secure,
         }
     }
 
@@ -144,19 +137,38 @@ impl Flow {
         Some(&url[..end])
     }
 
-    pub(super) fn start(&self, start: Start) -> Response {
-        let state = super::session::random_id();
-        let verifier = super::session::random_id();
-        let nonce = super::session::random_id();
+    pub(super) fn start(&self, start: Start) -> Result<Response, Failure> {
+        if start.identity.len() > pending::MAX_IDENTITY {
+            return Err(Failure::new(
+                StatusCode::BAD_REQUEST,
+                "INVALID_ARGUMENT",
+                format!(
+                    "an identity is at most {} characters",
+                    pending::MAX_IDENTITY
+                ),
+            ));
+        }
+        let next = match start.next.len() <= pending::MAX_NEXT {
+            true => super::signin::safe_next(&start.next),
+            false => PREFIX,
+        };
+        let pending = Pending {
+            state: super::session::random_id(),
+            verifier: super::session::random_id(),
+            nonce: super::session::random_id(),
+            identity: start.identity,
+            next: next.to_owned(),
+            expires: pending::now() + pending::LIFETIME.as_secs(),
+        };
         let mut query = form_urlencoded::Serializer::new(String::new());
         query
             .append_pair("response_type", "code")
             .append_pair("client_id", &self.oidc.client_id)
             .append_pair("redirect_uri", &self.oidc.redirect_uri)
             .append_pair("scope", "openid")
-            .append_pair("state", &state)
-            .append_pair("nonce", &nonce)
-            .append_pair("code_challenge", &challenge(&verifier))
+            .append_pair("state", &pending.state)
+            .append_pair("nonce", &pending.nonce)
+            .append_pair("code_challenge", &challenge(&pending.verifier))
             .append_pair("code_challenge_method", "S256");
         let separator = if self.oidc.authorization_endpoint.contains('?') {
             '&'
@@ -168,64 +180,63 @@ impl Flow {
             self.oidc.authorization_endpoint,
             query.finish()
         );
-        let mut pending = self.pending.lock().expect("pending lock");
-        pending.retain(|_, p| p.started.elapsed() < PENDING_LIFETIME);
-        if pending.len() >= MAX_PENDING
-            && let Some(oldest) = pending
-                .iter()
-                .min_by_key(|(_, p)| p.started)
-                .map(|(k, _)| k.clone())
-        {
-            pending.remove(&oldest);
-        }
-        pending.insert(
-            state.clone(),
-            Pending {
-                verifier,
-                nonce,
-                identity: start.identity,
-                next: start.next,
-                started: Instant::now(),
-            },
-        );
         let mut response = Redirect::to(&location).into_response();
-        // Lax: the issuer's redirect back is a top-level navigation from
-        // another site, which a Strict cookie would not come back with.
-        let cookie = format!(
-            "{STATE_COOKIE}={state}; Path={PREFIX}oidc/; Max-Age=600; HttpOnly; SameSite=Lax"
-        );
-        response.headers_mut().insert(
-            header::SET_COOKIE,
-            HeaderValue::from_str(&cookie).expect("ASCII"),
-        );
-        response
+        let cookie = self.state_cookie(&self.seal.seal(&pending), pending::LIFETIME.as_secs());
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+        Ok(response)
+    }
+
+    /// The cookie holding a sealed pending sign-in. Lax: the issuer's
+    /// redirect back is a top-level navigation from another site, which a
+    /// Strict cookie would not come back with.
+    fn state_cookie(&self, value: &str, max_age: u64) -> HeaderValue {
+        let (name, path, secure) = match self.secure {
+            true => (SECURE_STATE_COOKIE, "/", "; Secure"),
+            false => (STATE_COOKIE, "/console/oidc/", ""),
+        };
+        HeaderValue::from_str(&format!(
+            "{name}={value}; Path={path}; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}"
+        ))
+        .expect("sealed values are base64url")
+    }
+
+    /// Clears the pending sign-in's cookie.
+    pub(super) fn clear_state_cookie(&self) -> HeaderValue {
+        self.state_cookie("", 0)
+    }
+
+    /// The browser's pending sign-in that `state` answers: sealed here,
+    /// unexpired, and with that state. Nothing is consumed, so a callback
+    /// forged with a learnt state cancels nobody's sign-in (the issuer
+    /// redeems a code once, and success clears the cookie).
+    fn pending(&self, headers: &HeaderMap, state: &str) -> Option<Pending> {
+        let name = match self.secure {
+            true => SECURE_STATE_COOKIE,
+            false => STATE_COOKIE,
+        };
+        let pending = self.seal.open(super::session::cookie_value(headers, name)?)?;
+        let same = pending.state.len() == state.len()
+            && pending
+                .state
+                .bytes()
+                .zip(state.bytes())
+                .fold(0, |acc, (a, b)| acc | (a ^ b))
+                == 0;
+        same.then_some(pending)
     }
 
     /// The API token and where to go, for an answer from the issuer.
     pub(super) async fn finish(
         &self,
         api: &ApiHandle,
+        asker: &Asker,
         headers: &HeaderMap,
         callback: Callback,
     ) -> Result<(String, String), Failure> {
         if !callback.error.is_empty() {
-            return Err(refused(format!(
-                "the issuer refused the sign-in: {}",
-                crate::error::excerpt(&callback.error)
-            )));
+            return Err(refused(issuer_refusal(&callback.error)));
         }
-        let browser = super::session::cookie_value(headers, STATE_COOKIE).unwrap_or_default();
-        let pending = {
-            let mut pending = self.pending.lock().expect("pending lock");
-            // Taken whatever follows: a state is used once.
-            let found = pending.remove(&callback.state);
-            found.filter(|p| {
-                p.started.elapsed() < PENDING_LIFETIME
-                    && !browser.is_empty()
-                    && browser == callback.state
-            })
-        };
-        let pending = pending.ok_or_else(|| {
+        let pending = self.pending(headers, &callback.state).ok_or_else(|| {
             refused("this sign-in was not started in this browser, or took too long: start again")
         })?;
         let id_token = self.redeem(&callback.code, &pending.verifier).await?;
@@ -246,7 +257,9 @@ impl Flow {
                     .replace("{identity}", &super::pages::encode(&pending.identity));
                 let bearer = HeaderValue::from_str(&format!("Bearer {id_token}"))
                     .map_err(|_| refused("the identity token is not printable"))?;
-                let answer = api.call(Some(&bearer), Method::GET, &path, None).await?;
+                let answer = api
+                    .call(&asker.with_authorization(bearer), Method::GET, &path, None)
+                    .await?;
                 answer[exchange.token_field.as_str()]
                     .as_str()
                     .map(str::to_owned)
@@ -316,12 +329,32 @@ impl Flow {
     }
 }
 
-/// Clears the pending sign-in's cookie.
-pub(super) fn clear_state_cookie() -> HeaderValue {
-    HeaderValue::from_str(&format!(
-        "{STATE_COOKIE}=; Path={PREFIX}oidc/; Max-Age=0; HttpOnly; SameSite=Lax"
-    ))
-    .expect("ASCII")
+/// What the sign-in page says of an issuer's `error`: one of the codes
+/// OAuth 2.0 and OpenID Connect define, named, and nothing else of what the
+/// redirect carried (anyone can send a browser here with any text).
+fn issuer_refusal(error: &str) -> String {
+    const CODES: &[&str] = &[
+        "access_denied",
+        "invalid_request",
+        "unauthorized_client",
+        "unsupported_response_type",
+        "invalid_scope",
+        "server_error",
+        "temporarily_unavailable",
+        "interaction_required",
+        "login_required",
+        "account_selection_required",
+        "consent_required",
+        "invalid_request_uri",
+        "invalid_request_object",
+        "request_not_supported",
+        "request_uri_not_supported",
+        "registration_not_supported",
+    ];
+    match CODES.iter().find(|code| **code == error) {
+        Some(code) => format!("the issuer refused the sign-in ({code})"),
+        None => "the issuer refused the sign-in".to_owned(),
+    }
 }
 
 /// A page that continues to `next` with a same-site navigation, so that the
@@ -345,5 +378,77 @@ mod tests {
             challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
             "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
         );
+    }
+
+    fn flow(secure: bool) -> Flow {
+        Flow::new(
+            Oidc {
+                name: "issuer".into(),
+                authorization_endpoint: "https://issuer.example/authorize".into(),
+                token_endpoint: "https://issuer.example/token".into(),
+                client_id: "console".into(),
+                client_secret: None,
+                redirect_uri: "https://api.example/console/oidc/callback".into(),
+                tls: Tls::new(),
+                exchange: None,
+            },
+            secure,
+        )
+    }
+
+    fn started(flow: &Flow, identity: &str) -> (String, HeaderMap) {
+        let start = Start {
+            identity: identity.into(),
+            next: "/console/groups".into(),
+        };
+        let response = flow.start(start).unwrap();
+        let cookie = response.headers()[header::SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let mut headers = HeaderMap::new();
+        let pair = cookie.split(';').next().unwrap();
+        headers.insert(header::COOKIE, pair.parse().unwrap());
+        (cookie, headers)
+    }
+
+    #[test]
+    fn the_state_cookie_is_secure_and_host_only_under_tls() {
+        let (cookie, _) = started(&flow(true), "someone");
+        assert!(cookie.starts_with("__Host-console_oidc="), "{cookie}");
+        assert!(cookie.contains("; Secure") && cookie.contains("; Path=/;"), "{cookie}");
+        assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"));
+        let (cookie, _) = started(&flow(false), "someone");
+        assert!(cookie.starts_with("console_oidc=") && !cookie.contains("Secure"));
+    }
+
+    #[test]
+    fn a_pending_sign_in_is_the_browsers_and_answers_its_own_state_only() {
+        let flow = flow(true);
+        let (_, headers) = started(&flow, "someone");
+        let value = super::super::session::cookie_value(&headers, SECURE_STATE_COOKIE).unwrap();
+        let state = flow.seal.open(value).unwrap().state;
+        assert_eq!(flow.pending(&headers, "another").map(|p| p.identity), None);
+        assert_eq!(
+            flow.pending(&headers, &state).map(|p| p.identity).as_deref(),
+            Some("someone"),
+            "a refused callback consumed nothing"
+        );
+        assert!(flow.pending(&HeaderMap::new(), &state).is_none());
+        let too_long = Start {
+            identity: "a".repeat(pending::MAX_IDENTITY + 1),
+            next: String::new(),
+        };
+        assert_eq!(flow.start(too_long).unwrap_err().status, StatusCode::BAD_REQUEST);
+    }
+
+    #[test]
+    fn an_issuers_error_is_named_only_when_it_is_a_defined_code() {
+        assert_eq!(
+            issuer_refusal("access_denied"),
+            "the issuer refused the sign-in (access_denied)"
+        );
+        let spoof = "access_denied. Your account is locked: call +1 555 0100";
+        assert_eq!(issuer_refusal(spoof), "the issuer refused the sign-in");
     }
 }

@@ -11,7 +11,7 @@ use http::request::Parts;
 use http::{HeaderValue, Method, StatusCode, header};
 use serde_json::Value;
 
-use super::call::Failure;
+use super::call::{Asker, Failure};
 use super::schema::{Collection, Keys};
 use super::session::Session;
 use super::view::{Child, Chrome, Home, ItemPage, Link, Roots, Shown};
@@ -66,7 +66,8 @@ pub(super) fn encode(value: &str) -> String {
 pub(super) struct Visit {
     pub session: Session,
     pub caller: Caller,
-    pub authorization: Option<HeaderValue>,
+    /// The session's token and the client's address, for the API calls.
+    pub asker: Asker,
     /// The path and query asked for.
     pub here: String,
     /// The request's `Origin`, when sent, is this host.
@@ -76,7 +77,7 @@ pub(super) struct Visit {
 impl FromRequestParts<Arc<Shared>> for Visit {
     type Rejection = Response;
 
-    async fn from_request_parts(parts: &mut Parts, _: &Arc<Shared>) -> Result<Self, Response> {
+    async fn from_request_parts(parts: &mut Parts, shared: &Arc<Shared>) -> Result<Self, Response> {
         let here = parts
             .uri
             .path_and_query()
@@ -88,8 +89,8 @@ impl FromRequestParts<Arc<Shared>> for Visit {
         Ok(Visit {
             session,
             caller: Caller::from_extensions(&parts.extensions),
-            authorization: parts.headers.get(header::AUTHORIZATION).cloned(),
-            same_origin: super::signin::same_origin(&parts.headers),
+            asker: Asker::from_request_parts(parts, shared).await.unwrap_or_default(),
+            same_origin: super::signin::same_origin(&parts.headers, &parts.uri),
             here,
         })
     }
@@ -114,7 +115,7 @@ impl Shared {
         body: Option<&Value>,
     ) -> Result<Value, Failure> {
         self.api
-            .call(visit.authorization.as_ref(), method, path, body)
+            .call(&visit.asker, method, path, body)
             .await
     }
 
@@ -137,6 +138,42 @@ impl Shared {
             )
         };
         self.schema.collection(id).ok_or_else(missing)
+    }
+
+    /// The collection with id `id` and its item `key`, refused (before any
+    /// call of the API, whatever the key's size) when `key` cannot name one.
+    pub(super) fn keyed(&self, id: &str, key: &str) -> Result<&'static Collection, Failure> {
+        let collection = self.collection(id)?;
+        match collection.is_key(key) {
+            true => Ok(collection),
+            false => Err(Failure::new(
+                StatusCode::NOT_FOUND,
+                "NOT_FOUND",
+                format!(
+                    "`{}` is not the key of a {}",
+                    crate::error::excerpt(key),
+                    collection.singular
+                ),
+            )),
+        }
+    }
+
+    /// INVALID_ARGUMENT, before any call of the API, for a `parent` no item
+    /// of `collection` can live under: breadcrumbs and reference choices
+    /// then walk at most the ancestors of a valid key.
+    pub(super) fn check_parent(&self, collection: &Collection, parent: &str) -> Result<(), Failure> {
+        match collection.is_parent(parent) {
+            true => Ok(()),
+            false => Err(Failure::new(
+                StatusCode::BAD_REQUEST,
+                "INVALID_ARGUMENT",
+                format!(
+                    "`{}` is not a parent of {}",
+                    crate::error::excerpt(parent),
+                    collection.id
+                ),
+            )),
+        }
     }
 
     /// `failure` with its PreconditionFailure told in the console's words:
@@ -489,7 +526,7 @@ pub(super) async fn item(
     Path((id, key)): Path<(String, String)>,
     visit: Visit,
 ) -> Response {
-    let collection = match shared.collection(&id) {
+    let collection = match shared.keyed(&id, &key) {
         Ok(collection) => collection,
         Err(failure) => return shared.failure(&visit, failure),
     };

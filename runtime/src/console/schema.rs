@@ -68,6 +68,8 @@ pub struct Collection {
     pub keys: Keys,
     /// The name pattern of items keyed by names.
     pub names: Option<Pattern>,
+    /// Levels a UIDP-keyed hierarchy may have below its root.
+    pub max_depth: usize,
     /// Every field and nested field, with its behaviour.
     pub fields: &'static [FieldSpec],
     /// Fields `order_by` may name (JSON names).
@@ -103,6 +105,7 @@ impl Collection {
                 None => Keys::Uidp,
             },
             names: R::NAMES,
+            max_depth: R::MAX_DEPTH,
             fields: R::FIELDS,
             order_by: R::ORDER_BY,
             page_sizes: R::PAGE_SIZES,
@@ -114,6 +117,27 @@ impl Collection {
             update: None,
             delete: None,
         }
+    }
+
+    /// Whether `key` can name an item of this collection. A key longer
+    /// than the longest one is refused by its length alone, so whatever a
+    /// request carries, this costs no more than a valid key.
+    pub fn is_key(&self, key: &str) -> bool {
+        match self.names {
+            Some(pattern) => pattern.matches(key),
+            None => crate::uidp::is_valid_within(key, self.max_depth),
+        }
+    }
+
+    /// Whether items of this collection can live under `parent`: empty
+    /// (the top level, or everywhere), an item's key, or for names a
+    /// parent ending in AIP-159's `-` (every parent).
+    pub fn is_parent(&self, parent: &str) -> bool {
+        parent.is_empty()
+            || match self.names {
+                Some(pattern) => pattern.has_parent() && pattern.list_scope(parent).is_ok(),
+                None => crate::uidp::is_valid_within(parent, self.max_depth),
+            }
     }
 
     /// The JSON name of the key field.

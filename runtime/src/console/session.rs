@@ -1,5 +1,5 @@
 //! Console sessions: a random id in an HttpOnly, SameSite=Strict cookie
-//! (Secure under TLS), naming the API token it was opened with and a CSRF
+//! (under TLS `Secure` and `__Host-` prefixed), naming the API token it was opened with and a CSRF
 //! token, kept in memory until the token expires or the caller signs out.
 //!
 //! The cookie opens console pages only: [`attach`] turns it into the
@@ -19,8 +19,12 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::{HeaderValue, StatusCode, header};
 
-/// The cookie holding the session id.
+/// The cookie holding the session id, over plain HTTP.
 pub const COOKIE: &str = "console_session";
+/// The cookie holding the session id under TLS: `__Host-` prefixed, so that
+/// browsers take it only from this host, `Secure`, for the path `/` (no
+/// sibling subdomain can plant one). The API itself never reads it.
+pub const SECURE_COOKIE: &str = "__Host-console_session";
 /// Sessions kept at most; the one closest to expiry makes room.
 const CAPACITY: usize = 10_000;
 /// Sessions one identity (a token's `sub`) keeps at most: signing in again
@@ -122,7 +126,7 @@ impl Sessions {
 
     /// The live session a request's cookie names.
     fn find(&self, headers: &http::HeaderMap) -> Option<Session> {
-        let id = cookie_value(headers, COOKIE)?;
+        let id = cookie_value(headers, self.cookie_name())?;
         let mut open = self.open.lock().expect("sessions lock");
         match open.get(id) {
             Some(session) if session.expires > Instant::now() => Some(session.clone()),
@@ -134,11 +138,21 @@ impl Sessions {
         }
     }
 
+    fn cookie_name(&self) -> &'static str {
+        match self.secure {
+            true => SECURE_COOKIE,
+            false => COOKIE,
+        }
+    }
+
     fn cookie(&self, value: &str, max_age: u64) -> HeaderValue {
-        let secure = if self.secure { "; Secure" } else { "" };
+        let (path, secure) = match self.secure {
+            true => ("/", "; Secure"),
+            false => (self.path, ""),
+        };
         HeaderValue::from_str(&format!(
-            "{COOKIE}={value}; Path={}; Max-Age={max_age}; HttpOnly; SameSite=Strict{secure}",
-            self.path
+            "{}={value}; Path={path}; Max-Age={max_age}; HttpOnly; SameSite=Strict{secure}",
+            self.cookie_name()
         ))
         .expect("cookie values are ASCII")
     }
@@ -236,7 +250,9 @@ mod tests {
         let (session, cookie) = sessions.open("not-a-jwt".to_owned());
         let cookie = cookie.to_str().unwrap().to_owned();
         assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"));
-        assert!(cookie.contains("Secure") && cookie.contains("Path=/console/"));
+        assert!(cookie.starts_with("__Host-console_session="));
+        assert!(cookie.contains("; Secure") && cookie.contains("; Path=/;"));
+        assert!(!cookie.contains("Domain"));
         let mut headers = http::HeaderMap::new();
         let id = cookie.split(';').next().unwrap().to_owned();
         headers.insert(header::COOKIE, format!("other=1; {id}").parse().unwrap());

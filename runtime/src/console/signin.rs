@@ -5,9 +5,9 @@ use std::sync::Arc;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Form};
-use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 
-use super::call::Failure;
+use super::call::{Asker, Failure};
 use super::pages::{render, see_other};
 use super::session::Session;
 use super::view::{Chrome, SignIn};
@@ -48,10 +48,10 @@ impl Shared {
 
     /// Whether the API accepts `token`: a first page of a top-level list,
     /// as that caller, is not refused as unauthenticated.
-    pub(super) async fn accepts(&self, token: &str) -> Result<(), Failure> {
-        let authorization = match token {
-            "" => None,
-            token => Some(
+    pub(super) async fn accepts(&self, asker: &Asker, token: &str) -> Result<(), Failure> {
+        let asker = match token {
+            "" => asker.anonymous(),
+            token => asker.with_authorization(
                 HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
                     Failure::new(
                         StatusCode::BAD_REQUEST,
@@ -73,7 +73,7 @@ impl Shared {
         );
         match self
             .api
-            .call(authorization.as_ref(), Method::GET, &path, None)
+            .call(&asker, Method::GET, &path, None)
             .await
         {
             Err(failure) if failure.status == StatusCode::UNAUTHORIZED => Err(failure),
@@ -108,10 +108,12 @@ pub(super) struct Submitted {
 
 pub(super) async fn submit(
     State(shared): State<Arc<Shared>>,
+    asker: Asker,
     headers: HeaderMap,
+    uri: Uri,
     Form(form): Form<Submitted>,
 ) -> Response {
-    if !same_origin(&headers) {
+    if !same_origin(&headers, &uri) {
         let failure = Failure::new(
             StatusCode::FORBIDDEN,
             "CSRF",
@@ -120,7 +122,7 @@ pub(super) async fn submit(
         return shared.sign_in_page(&form.next, Some(failure));
     }
     let token = form.token.trim().to_owned();
-    if let Err(failure) = shared.accepts(&token).await {
+    if let Err(failure) = shared.accepts(&asker, &token).await {
         let failure = Failure {
             message: format!("the API did not accept this token: {}", failure.message),
             ..failure
@@ -130,16 +132,20 @@ pub(super) async fn submit(
     shared.signed_in(token, &form.next)
 }
 
-/// Whether a POST's `Origin`, when sent, is this host.
-pub(super) fn same_origin(headers: &HeaderMap) -> bool {
-    match (headers.get(header::ORIGIN), headers.get(header::HOST)) {
-        (None, _) => true,
-        (Some(origin), Some(host)) => origin
-            .to_str()
-            .ok()
-            .and_then(|origin| origin.split_once("://"))
-            .is_some_and(|(_, authority)| host.as_bytes() == authority.as_bytes()),
-        (Some(_), None) => false,
+/// Whether a POST's `Origin`, when sent, is this host: the request's
+/// authority, which HTTP/2 sends as `:authority` (the URI's) and HTTP/1.1
+/// as `Host`. A request naming neither is not same-origin.
+pub(super) fn same_origin(headers: &HeaderMap, uri: &Uri) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let host = match uri.authority() {
+        Some(authority) => Some(authority.as_str().as_bytes()),
+        None => headers.get(header::HOST).map(HeaderValue::as_bytes),
+    };
+    match (origin.to_str().ok().and_then(|o| o.split_once("://")), host) {
+        (Some((_, authority)), Some(host)) => host == authority.as_bytes(),
+        _ => false,
     }
 }
 
@@ -177,7 +183,9 @@ pub(super) async fn oidc_start(
     Query(start): Query<super::oidc::Start>,
 ) -> Response {
     match &shared.oidc {
-        Some(flow) => flow.start(start),
+        Some(flow) => flow
+            .start(start)
+            .unwrap_or_else(|failure| shared.sign_in_page("", Some(failure))),
         None => shared.sign_in_page(
             "",
             Some(Failure::new(
@@ -193,6 +201,7 @@ pub(super) async fn oidc_start(
 /// API token, and a session.
 pub(super) async fn oidc_callback(
     State(shared): State<Arc<Shared>>,
+    asker: Asker,
     headers: HeaderMap,
     Query(callback): Query<super::oidc::Callback>,
 ) -> Response {
@@ -206,14 +215,14 @@ pub(super) async fn oidc_callback(
             )),
         );
     };
-    match flow.finish(&shared.api, &headers, callback).await {
+    match flow.finish(&shared.api, &asker, &headers, callback).await {
         Ok((token, next)) => {
             let (_, cookie) = shared.sessions.open(token);
             let mut response = super::oidc::continue_to(safe_next(&next));
             response.headers_mut().append(header::SET_COOKIE, cookie);
             response
                 .headers_mut()
-                .append(header::SET_COOKIE, super::oidc::clear_state_cookie());
+                .append(header::SET_COOKIE, flow.clear_state_cookie());
             response
         }
         Err(failure) => shared.sign_in_page("", Some(failure)),
@@ -222,7 +231,29 @@ pub(super) async fn oidc_callback(
 
 #[cfg(test)]
 mod tests {
-    use super::safe_next;
+    use super::*;
+
+    #[test]
+    fn the_origin_is_compared_with_the_authority_http_2_sends_as_its_uri() {
+        let origin = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ORIGIN, value.parse().unwrap());
+            headers
+        };
+        // HTTP/2: `:authority` is the URI's; there is no `Host`.
+        let h2: Uri = "https://api.example:8443/console/signin".parse().unwrap();
+        assert!(same_origin(&origin("https://api.example:8443"), &h2));
+        assert!(!same_origin(&origin("https://evil.example"), &h2));
+        // HTTP/1.1: the path alone, and `Host`.
+        let h1: Uri = "/console/signin".parse().unwrap();
+        let mut headers = origin("http://api.example");
+        assert!(!same_origin(&headers, &h1), "neither `Host` nor an authority");
+        headers.insert(header::HOST, "api.example".parse().unwrap());
+        assert!(same_origin(&headers, &h1));
+        headers.insert(header::HOST, "evil.example".parse().unwrap());
+        assert!(!same_origin(&headers, &h1));
+        assert!(same_origin(&HeaderMap::new(), &h1), "no Origin: not a browser's cross-site post");
+    }
 
     #[test]
     fn sign_in_goes_only_to_console_paths() {
