@@ -247,11 +247,13 @@ impl TokenServiceHandler for TokenExchange {
             }),
             Some(refusal) => {
                 match &refusal {
+                    // The message may quote the token's unverified claims:
+                    // an excerpt, as a quoted value.
                     Refusal::Token(error) => tracing::info!(
                         identity = identity_uid,
                         reason = error.reason(),
-                        "token exchange refused: {}",
-                        error.message()
+                        detail = ?runtime::error::excerpt(error.message()),
+                        "token exchange refused"
                     ),
                     Refusal::UnknownIdentity | Refusal::ClaimMismatch => {
                         tracing::info!(identity = identity_uid, ?refusal, "token exchange refused")

@@ -10,7 +10,12 @@ use opentelemetry_sdk::trace::SdkTracerProvider;
 use runtime::observe::Metrics;
 use runtime::observe::trace::LogFormat;
 use runtime::ratelimit::RateLimit;
+use runtime::serve::{Limits, Server};
 use tracing_subscriber::EnvFilter;
+
+/// Connections the `--metrics-listen` listener holds at once; more wait in
+/// its backlog.
+pub const METRICS_CONNECTIONS: usize = 16;
 
 /// Logs, metrics, traces and rate limits.
 #[derive(Debug, clap::Args)]
@@ -108,13 +113,8 @@ impl Telemetry {
             let listener = tokio::net::TcpListener::bind(address)
                 .await
                 .map_err(|e| format!("cannot listen on {address} for metrics: {e}"))?;
-            let router = metrics.router();
             tracing::info!(%address, "serving metrics");
-            tokio::spawn(async move {
-                if let Err(error) = axum::serve(listener, router).await {
-                    tracing::error!(%error, "metrics listener failed");
-                }
-            });
+            serve_metrics(listener, metrics.router());
         }
         Ok(Some(metrics))
     }
@@ -128,5 +128,53 @@ impl Telemetry {
     pub fn rate_limit(&self) -> Option<RateLimit> {
         self.rate_limit
             .map(|rate| RateLimit::per_second(rate, self.rate_burst.unwrap_or(rate)))
+    }
+}
+
+/// Serves the metrics `router` on `listener` from now on, with the API
+/// port's timeouts and at most [`METRICS_CONNECTIONS`] connections
+/// (scrapers are few): idle clients there cannot hold the descriptors the
+/// API port needs.
+pub fn serve_metrics(listener: tokio::net::TcpListener, router: axum::Router) {
+    let server = Server::new(listener, router).limits(Limits {
+        max_connections: METRICS_CONNECTIONS,
+        ..Limits::default()
+    });
+    tokio::spawn(server.serve(std::future::pending()));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+    use tokio::time::timeout;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn idle_clients_of_the_metrics_listener_hold_only_its_own_few_connections() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let router = axum::Router::new().route("/metrics", axum::routing::get(|| async { "up 1\n" }));
+        serve_metrics(listener, router);
+        let mut idle = Vec::new();
+        for _ in 0..METRICS_CONNECTIONS {
+            idle.push(TcpStream::connect(address).await.unwrap());
+        }
+        let mut late = TcpStream::connect(address).await.unwrap();
+        late.write_all(b"GET /metrics HTTP/1.1\r\nhost: m\r\nconnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = Vec::new();
+        let waiting = timeout(Duration::from_millis(500), late.read_to_end(&mut answer)).await;
+        assert!(waiting.is_err(), "answered past the cap: {answer:?}");
+        drop(idle.pop());
+        timeout(Duration::from_secs(10), late.read_to_end(&mut answer))
+            .await
+            .expect("served once a connection closes")
+            .unwrap();
+        assert!(answer.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&answer));
     }
 }

@@ -39,6 +39,7 @@
 //! a method other than the standard HTTP ones is `OTHER`.
 
 pub mod access;
+pub mod lines;
 pub mod metrics;
 pub mod trace;
 

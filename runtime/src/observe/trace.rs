@@ -70,7 +70,7 @@ where
 {
     let lines = match format {
         LogFormat::Text => tracing_subscriber::fmt::layer()
-            .with_writer(writer)
+            .with_writer(super::lines::OneLine::new(writer, ansi))
             .with_ansi(ansi)
             .boxed(),
         LogFormat::Json => tracing_subscriber::fmt::layer()
