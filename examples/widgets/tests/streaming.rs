@@ -109,6 +109,11 @@ async fn http_body_is_taken_and_answered_raw_over_rest() {
     assert_eq!(answer.status, 200);
     assert_eq!(answer.header("content-type"), "image/png");
     assert_eq!(answer.header("x-content-type-options"), "nosniff");
+    // Raw data is sandboxed: an uploaded page never runs as this origin.
+    assert_eq!(
+        answer.header("content-security-policy"),
+        "sandbox; default-src 'none'"
+    );
     assert_eq!(&answer.body[..], PNG);
 
     // A request that is an `HttpBody` is the raw body.

@@ -3,7 +3,7 @@
 //! [`crate::rest::RestRequest`]), and the canonical JSON answer becomes the
 //! response message.
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
@@ -170,12 +170,7 @@ impl Rest {
         if let Some(build) = raw.response {
             return Ok(self.chunks(response, build));
         }
-        let lines = Lines {
-            rest: self.clone(),
-            body: response.into_body(),
-            buffer: Vec::new(),
-            ended: false,
-        };
+        let lines = Lines::new(self.clone(), response.into_body());
         let stream = futures_util::stream::unfold(lines, |mut lines| async move {
             let line = lines.next_line().await?;
             Some((line.and_then(|line| decode_line(&line)), lines))
@@ -223,38 +218,91 @@ fn content_type(headers: &http::HeaderMap) -> String {
 struct Lines {
     rest: Rest,
     body: hyper::body::Incoming,
-    buffer: Vec<u8>,
+    buffer: LineBuffer,
     ended: bool,
 }
 
 impl Lines {
+    fn new(rest: Rest, body: hyper::body::Incoming) -> Self {
+        Lines {
+            rest,
+            body,
+            buffer: LineBuffer::default(),
+            ended: false,
+        }
+    }
+
     /// The next non-empty line, an error, or `None` at the end.
-    async fn next_line(&mut self) -> Option<Result<Vec<u8>, Error>> {
+    async fn next_line(&mut self) -> Option<Result<Bytes, Error>> {
         loop {
-            if let Some(at) = self.buffer.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.buffer.drain(..=at).collect();
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
+            if let Some(line) = self.buffer.next_line() {
                 return Some(Ok(line));
             }
-            if self.buffer.len() > MAX_RESPONSE_BYTES {
+            if self.buffer.pending() > MAX_RESPONSE_BYTES {
                 return Some(Err(self.rest.too_large()));
             }
             if self.ended {
-                let rest = std::mem::take(&mut self.buffer);
-                return (!rest.iter().all(u8::is_ascii_whitespace)).then_some(Ok(rest));
+                return self.buffer.last_line().map(Ok);
             }
             match self.body.frame().await {
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data() {
-                        self.buffer.extend_from_slice(&data);
+                        self.buffer.push(&data);
                     }
                 }
                 Some(Err(e)) => return Some(Err(self.rest.broke_off(e))),
                 None => self.ended = true,
             }
         }
+    }
+}
+
+/// Bytes received and not yet split into lines.
+///
+/// Each byte is looked at once whatever the frames' sizes (the search for
+/// the next `\n` resumes where the last one stopped), and a line is split
+/// off the front without moving what follows it, so a hostile server's
+/// many small frames or many lines cost time linear in what it sends.
+#[derive(Debug, Default)]
+struct LineBuffer {
+    bytes: BytesMut,
+    /// Leading bytes of `bytes` known to hold no `\n`.
+    scanned: usize,
+    /// Bytes looked at for a `\n`, in all.
+    inspected: usize,
+}
+
+impl LineBuffer {
+    fn push(&mut self, data: &[u8]) {
+        self.bytes.extend_from_slice(data);
+    }
+
+    fn pending(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The next complete non-empty line.
+    fn next_line(&mut self) -> Option<Bytes> {
+        loop {
+            let unscanned = &self.bytes[self.scanned..];
+            let found = unscanned.iter().position(|b| *b == b'\n');
+            self.inspected += found.map_or(unscanned.len(), |at| at + 1);
+            let Some(at) = found else {
+                self.scanned = self.bytes.len();
+                return None;
+            };
+            let line = self.bytes.split_to(self.scanned + at + 1).freeze();
+            self.scanned = 0;
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                return Some(line);
+            }
+        }
+    }
+
+    /// What is left at the end of the answer, unless blank.
+    fn last_line(&mut self) -> Option<Bytes> {
+        let rest = self.bytes.split().freeze();
+        (!rest.iter().all(u8::is_ascii_whitespace)).then_some(rest)
     }
 }
 
@@ -423,5 +471,31 @@ mod tests {
             Value::Object(fields),
             serde_json::json!({"book":{"x":1},"y":2})
         );
+    }
+
+    #[test]
+    fn a_hostile_servers_frames_and_lines_are_read_in_linear_time() {
+        // One long line in one-byte frames: each byte is looked at once.
+        let mut buffer = LineBuffer::default();
+        let line = 20_000;
+        for _ in 0..line {
+            buffer.push(b"x");
+            assert_eq!(buffer.next_line(), None);
+        }
+        buffer.push(b"\n");
+        assert_eq!(buffer.next_line().map(|l| l.len()), Some(line + 1));
+        assert_eq!(buffer.inspected, line + 1);
+
+        // Many short lines in one frame: none moves the others.
+        let mut buffer = LineBuffer::default();
+        buffer.push(&b"{}\n\n".repeat(10_000));
+        let lines = std::iter::from_fn(|| buffer.next_line()).count();
+        assert_eq!((lines, buffer.inspected, buffer.pending()), (10_000, 40_000, 0));
+
+        buffer.push(b"{\"a\":1}");
+        assert_eq!(buffer.next_line(), None);
+        assert_eq!(buffer.last_line().as_deref(), Some(&b"{\"a\":1}"[..]));
+        buffer.push(b"  ");
+        assert_eq!(buffer.last_line(), None, "a blank end is no line");
     }
 }

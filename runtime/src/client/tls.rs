@@ -179,9 +179,10 @@ pub type HttpsConnector =
     hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>;
 
 /// Whether `host` (a URI's host: a name, an IPv4 address or a bracketed
-/// IPv6 address) is this machine's loopback.
+/// IPv6 address) is this machine's loopback. Only `localhost` itself: the
+/// resolver answers it from the hosts file, but sends the fully qualified
+/// `localhost.` to the network's DNS, which may answer anything.
 pub fn is_loopback(host: &str) -> bool {
-    let host = host.strip_suffix('.').unwrap_or(host);
     if host.eq_ignore_ascii_case("localhost") {
         return true;
     }
@@ -311,7 +312,6 @@ mod tests {
         for host in [
             "localhost",
             "LOCALHOST",
-            "localhost.",
             "127.0.0.1",
             "127.4.5.6",
             "[::1]",
@@ -321,6 +321,8 @@ mod tests {
         }
         for host in [
             "example.com",
+            "localhost.",
+            "LOCALHOST.",
             "localhost.example.com",
             "evil-localhost",
             "10.0.0.1",

@@ -67,15 +67,22 @@ pub fn respond(content_type: &str, data: Vec<u8>) -> Result<Response, Error> {
     response
         .headers_mut()
         .insert(header::CONTENT_TYPE, content_type);
-    Ok(with_nosniff(response))
+    Ok(sandboxed(response))
 }
 
 /// Browsers take the declared type as it is (the data is the application's,
-/// not the API's: no guessing it is a page).
-pub(super) fn with_nosniff(mut response: Response) -> Response {
-    response.headers_mut().insert(
+/// not the API's: no guessing it is a page), and whatever the type, a page
+/// opened from it is sandboxed: a unique origin, no script, no forms, so
+/// data a user uploaded cannot act as the API's (or the console's) origin.
+pub(super) fn sandboxed(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("sandbox; default-src 'none'"),
     );
     response
 }

@@ -146,7 +146,7 @@ pub async fn respond_raw(
                 Err(std::io::Error::other(error.message().to_owned()))
             }
         });
-    Ok(super::http_body::with_nosniff(streaming_response(
+    Ok(super::http_body::sandboxed(streaming_response(
         content_type,
         axum::body::Body::from_stream(body),
     )))
