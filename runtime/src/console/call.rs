@@ -244,7 +244,8 @@ mod tests {
     /// call carries the address of the client whose page made it.
     #[tokio::test]
     async fn calls_carry_the_address_of_the_client_they_are_made_for() {
-        let echo = axum::routing::get(|peer: Option<ConnectInfo<SocketAddr>>| async move {
+        let echo = axum::routing::get(|request: axum::extract::Request| async move {
+            let peer = request.extensions().get::<ConnectInfo<SocketAddr>>();
             axum::Json(serde_json::json!({
                 "peer": peer.map(|ConnectInfo(peer)| peer.to_string())
             }))
