@@ -507,12 +507,30 @@ async fn a_key_or_parent_that_names_nothing_is_refused_before_any_call() {
         "/0123456789abcdef".repeat(64 << 10 >> 4)
     );
     for (path, status) in [
-        (format!("/console/roleBindings?parent={long}"), StatusCode::BAD_REQUEST),
-        (format!("/console/roleBindings/new?parent={long}"), StatusCode::BAD_REQUEST),
-        (format!("/console/groups?parent={long}"), StatusCode::BAD_REQUEST),
-        (format!("/console/groups/item/{long}"), StatusCode::NOT_FOUND),
-        (format!("/console/groups/edit/{long}"), StatusCode::NOT_FOUND),
-        (format!("/console/groups/delete/{long}"), StatusCode::NOT_FOUND),
+        (
+            format!("/console/roleBindings?parent={long}"),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            format!("/console/roleBindings/new?parent={long}"),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            format!("/console/groups?parent={long}"),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            format!("/console/groups/item/{long}"),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            format!("/console/groups/edit/{long}"),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            format!("/console/groups/delete/{long}"),
+            StatusCode::NOT_FOUND,
+        ),
     ] {
         let page = browser.get(&path).await;
         assert_eq!(page.status, status, "{}: {}", &path[..40], page.html);

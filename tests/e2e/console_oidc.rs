@@ -261,13 +261,18 @@ async fn anonymous_starts_keep_nothing_and_cannot_crowd_out_a_sign_in() {
     let flooder = Browser::new(&base);
     for i in 0..10_500 {
         let start = flooder
-            .get(&format!("/console/oidc/start?identity=x{i}&next=%2Fconsole%2F"))
+            .get(&format!(
+                "/console/oidc/start?identity=x{i}&next=%2Fconsole%2F"
+            ))
             .await;
         assert_eq!(start.status, StatusCode::SEE_OTHER);
     }
     // An identity too long for any uid is refused, not carried.
     let long = flooder
-        .get(&format!("/console/oidc/start?identity={}", "a".repeat(60 << 10)))
+        .get(&format!(
+            "/console/oidc/start?identity={}",
+            "a".repeat(60 << 10)
+        ))
         .await;
     assert_eq!(long.status, StatusCode::BAD_REQUEST, "{}", long.html);
     assert!(set_cookie(&long, "console_oidc").is_none());

@@ -148,8 +148,13 @@ impl Baseline {
             page_token: &params.page_token,
             ..Default::default()
         };
-        let plan =
-            ListPlan::new::<Group>(&self.context, caller, Need::Capability("groups.list"), request).await?;
+        let plan = ListPlan::new::<Group>(
+            &self.context,
+            caller,
+            Need::Capability("groups.list"),
+            request,
+        )
+        .await?;
         let page = self
             .store
             .list_groups(&plan.query)

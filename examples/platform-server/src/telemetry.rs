@@ -157,7 +157,8 @@ mod tests {
     async fn idle_clients_of_the_metrics_listener_hold_only_its_own_few_connections() {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
-        let router = axum::Router::new().route("/metrics", axum::routing::get(|| async { "up 1\n" }));
+        let router =
+            axum::Router::new().route("/metrics", axum::routing::get(|| async { "up 1\n" }));
         serve_metrics(listener, router);
         let mut idle = Vec::new();
         for _ in 0..METRICS_CONNECTIONS {
@@ -175,6 +176,10 @@ mod tests {
             .await
             .expect("served once a connection closes")
             .unwrap();
-        assert!(answer.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&answer));
+        assert!(
+            answer.starts_with(b"HTTP/1.1 200"),
+            "{}",
+            String::from_utf8_lossy(&answer)
+        );
     }
 }

@@ -665,10 +665,7 @@ async fn no_annotation_file_means_any_authenticated_caller() {
 /// authorizer the server uses.
 #[tokio::test]
 async fn no_annotation_file_refuses_anonymous_callers() {
-    for authorizer in [
-        Authorizer::allow_all(),
-        Authorizer::new(Arc::new(NoGrants)),
-    ] {
+    for authorizer in [Authorizer::allow_all(), Authorizer::new(Arc::new(NoGrants))] {
         let context = ApiContext::new(PageTokens::new([5; 32]), authorizer);
         let store = MemoryStore::default();
         let router = press::Services::new(context)
@@ -713,10 +710,7 @@ async fn no_annotation_file_refuses_anonymous_callers() {
                 publisher_id: "p".into(),
             })
             .await;
-        assert_eq!(
-            created.unwrap_err().code(),
-            runtime::Code::Unauthenticated
-        );
+        assert_eq!(created.unwrap_err().code(), runtime::Code::Unauthenticated);
         let read = press
             .get_book(GetBookRequest {
                 name: "publishers/p/books/b".into(),

@@ -490,7 +490,10 @@ mod tests {
         let mut buffer = LineBuffer::default();
         buffer.push(&b"{}\n\n".repeat(10_000));
         let lines = std::iter::from_fn(|| buffer.next_line()).count();
-        assert_eq!((lines, buffer.inspected, buffer.pending()), (10_000, 40_000, 0));
+        assert_eq!(
+            (lines, buffer.inspected, buffer.pending()),
+            (10_000, 40_000, 0)
+        );
 
         buffer.push(b"{\"a\":1}");
         assert_eq!(buffer.next_line(), None);

@@ -261,7 +261,12 @@ mod tests {
             assert_eq!(answer["peer"], peer);
             let bearer = HeaderValue::from_static("Bearer t");
             let answer = api
-                .call(&asker.with_authorization(bearer), Method::GET, "/peer", None)
+                .call(
+                    &asker.with_authorization(bearer),
+                    Method::GET,
+                    "/peer",
+                    None,
+                )
                 .await
                 .unwrap();
             assert_eq!(answer["peer"], peer, "the token exchange's call too");

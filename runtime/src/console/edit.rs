@@ -210,8 +210,8 @@ pub(super) async fn new_form(
     visit: Visit,
 ) -> Response {
     let collection = collection!(shared, visit, id);
-    if let Err(failure) = offered(collection.create, "created")
-        .and_then(|_| shared.check_parent(collection, &parent))
+    if let Err(failure) =
+        offered(collection.create, "created").and_then(|_| shared.check_parent(collection, &parent))
     {
         return shared.failure(&visit, failure);
     }

@@ -214,7 +214,9 @@ impl Flow {
             true => SECURE_STATE_COOKIE,
             false => STATE_COOKIE,
         };
-        let pending = self.seal.open(super::session::cookie_value(headers, name)?)?;
+        let pending = self
+            .seal
+            .open(super::session::cookie_value(headers, name)?)?;
         let same = pending.state.len() == state.len()
             && pending
                 .state
@@ -416,7 +418,10 @@ mod tests {
     fn the_state_cookie_is_secure_and_host_only_under_tls() {
         let (cookie, _) = started(&flow(true), "someone");
         assert!(cookie.starts_with("__Host-console_oidc="), "{cookie}");
-        assert!(cookie.contains("; Secure") && cookie.contains("; Path=/;"), "{cookie}");
+        assert!(
+            cookie.contains("; Secure") && cookie.contains("; Path=/;"),
+            "{cookie}"
+        );
         assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"));
         let (cookie, _) = started(&flow(false), "someone");
         assert!(cookie.starts_with("console_oidc=") && !cookie.contains("Secure"));
@@ -430,7 +435,9 @@ mod tests {
         let state = flow.seal.open(value).unwrap().state;
         assert_eq!(flow.pending(&headers, "another").map(|p| p.identity), None);
         assert_eq!(
-            flow.pending(&headers, &state).map(|p| p.identity).as_deref(),
+            flow.pending(&headers, &state)
+                .map(|p| p.identity)
+                .as_deref(),
             Some("someone"),
             "a refused callback consumed nothing"
         );
@@ -439,7 +446,10 @@ mod tests {
             identity: "a".repeat(pending::MAX_IDENTITY + 1),
             next: String::new(),
         };
-        assert_eq!(flow.start(too_long).unwrap_err().status, StatusCode::BAD_REQUEST);
+        assert_eq!(
+            flow.start(too_long).unwrap_err().status,
+            StatusCode::BAD_REQUEST
+        );
     }
 
     #[test]

@@ -89,7 +89,9 @@ impl FromRequestParts<Arc<Shared>> for Visit {
         Ok(Visit {
             session,
             caller: Caller::from_extensions(&parts.extensions),
-            asker: Asker::from_request_parts(parts, shared).await.unwrap_or_default(),
+            asker: Asker::from_request_parts(parts, shared)
+                .await
+                .unwrap_or_default(),
             same_origin: super::signin::same_origin(&parts.headers, &parts.uri),
             here,
         })
@@ -114,9 +116,7 @@ impl Shared {
         path: &str,
         body: Option<&Value>,
     ) -> Result<Value, Failure> {
-        self.api
-            .call(&visit.asker, method, path, body)
-            .await
+        self.api.call(&visit.asker, method, path, body).await
     }
 
     /// The capabilities the caller holds on `target` (none when they cannot
@@ -161,7 +161,11 @@ impl Shared {
     /// INVALID_ARGUMENT, before any call of the API, for a `parent` no item
     /// of `collection` can live under: breadcrumbs and reference choices
     /// then walk at most the ancestors of a valid key.
-    pub(super) fn check_parent(&self, collection: &Collection, parent: &str) -> Result<(), Failure> {
+    pub(super) fn check_parent(
+        &self,
+        collection: &Collection,
+        parent: &str,
+    ) -> Result<(), Failure> {
         match collection.is_parent(parent) {
             true => Ok(()),
             false => Err(Failure::new(

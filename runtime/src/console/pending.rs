@@ -64,7 +64,8 @@ impl Seal {
         let mut mac = self.mac();
         mac.update(payload.as_bytes());
         mac.verify_slice(&URL_SAFE_NO_PAD.decode(tag).ok()?).ok()?;
-        let pending: Pending = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+        let pending: Pending =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
         (pending.expires > now()).then_some(pending)
     }
 }
@@ -107,7 +108,11 @@ mod tests {
             })
             .unwrap(),
         );
-        assert_eq!(seal.open(&format!("{forged}.{tag}")), None, "changed payload");
+        assert_eq!(
+            seal.open(&format!("{forged}.{tag}")),
+            None,
+            "changed payload"
+        );
         assert_eq!(seal.open(payload), None, "no tag");
         assert_eq!(seal.open(""), None);
     }

@@ -71,11 +71,7 @@ impl Shared {
             "{}?pageSize=1",
             list.action.route.template.expand(|_| String::new())
         );
-        match self
-            .api
-            .call(&asker, Method::GET, &path, None)
-            .await
-        {
+        match self.api.call(&asker, Method::GET, &path, None).await {
             Err(failure) if failure.status == StatusCode::UNAUTHORIZED => Err(failure),
             _ => Ok(()),
         }
@@ -247,12 +243,18 @@ mod tests {
         // HTTP/1.1: the path alone, and `Host`.
         let h1: Uri = "/console/signin".parse().unwrap();
         let mut headers = origin("http://api.example");
-        assert!(!same_origin(&headers, &h1), "neither `Host` nor an authority");
+        assert!(
+            !same_origin(&headers, &h1),
+            "neither `Host` nor an authority"
+        );
         headers.insert(header::HOST, "api.example".parse().unwrap());
         assert!(same_origin(&headers, &h1));
         headers.insert(header::HOST, "evil.example".parse().unwrap());
         assert!(!same_origin(&headers, &h1));
-        assert!(same_origin(&HeaderMap::new(), &h1), "no Origin: not a browser's cross-site post");
+        assert!(
+            same_origin(&HeaderMap::new(), &h1),
+            "no Origin: not a browser's cross-site post"
+        );
     }
 
     #[test]

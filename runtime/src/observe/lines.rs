@@ -49,7 +49,8 @@ impl<W: Write> Write for Escaping<W> {
             None => (buf, &b""[..]),
         };
         let ansi = self.ansi;
-        let unsafe_byte = |b: &u8| (*b < 0x20 && *b != b'\t' && !(ansi && *b == 0x1b)) || *b == 0x7f;
+        let unsafe_byte =
+            |b: &u8| (*b < 0x20 && *b != b'\t' && !(ansi && *b == 0x1b)) || *b == 0x7f;
         if !body.iter().any(unsafe_byte) {
             self.inner.write_all(buf)?;
             return Ok(buf.len());

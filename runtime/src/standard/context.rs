@@ -114,7 +114,12 @@ impl ApiContext {
     }
 
     /// Checks that `caller` has what the method needs on `target`.
-    pub async fn authorize(&self, caller: &Caller, need: Need<'_>, target: &str) -> Result<(), Error> {
+    pub async fn authorize(
+        &self,
+        caller: &Caller,
+        need: Need<'_>,
+        target: &str,
+    ) -> Result<(), Error> {
         match need {
             Need::Nothing => Ok(()),
             Need::Token => crate::auth::require_token(caller),

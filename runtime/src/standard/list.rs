@@ -197,12 +197,12 @@ impl ListPlan {
         if !violations.is_empty() {
             return Err(Error::invalid_fields(violations));
         }
-        let mut plan =
-            match Self::with_filters::<R>(context, caller, need, filters, request).await {
-                Ok(plan) => plan,
-                Err(denied) if denied.code() == Code::PermissionDenied => return Ok(None),
-                Err(error) => return Err(error),
-            };
+        let mut plan = match Self::with_filters::<R>(context, caller, need, filters, request).await
+        {
+            Ok(plan) => plan,
+            Err(denied) if denied.code() == Code::PermissionDenied => return Ok(None),
+            Err(error) => return Err(error),
+        };
         plan.query.skip = offset as u64;
         plan.query.limit = match limit {
             0 => i64::MAX as u64,
