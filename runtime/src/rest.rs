@@ -23,6 +23,7 @@ use axum::extract::{FromRequestParts, RawPathParams};
 use axum::response::{IntoResponse, Response};
 use http::request::Parts;
 use http::{HeaderValue, StatusCode, header};
+use http_body_util::BodyExt;
 use serde_json::{Map, Value};
 
 use crate::error::{Code, Error, FieldViolation};
@@ -493,20 +494,53 @@ impl<S: Send + Sync> axum::extract::FromRequest<S> for Body {
     }
 }
 
-/// The request's body, at most [`MAX_BODY_BYTES`]: a larger one is refused,
-/// before reading when its `Content-Length` says so.
+/// Bytes past [`MAX_BODY_BYTES`] read and dropped before a body is refused
+/// as too large: a client still sending a body a little too large then
+/// reads the 413 (HTTP/1 keeps the connection; HTTP/2 ends the stream
+/// cleanly) instead of losing it to a reset of its unfinished upload. A body
+/// larger still is refused at once, by its `Content-Length` when it has one;
+/// one that stops coming while it is dropped is answered at the body
+/// timeout (408), like any stalled body.
+pub const DISCARDED_BODY_BYTES: usize = MAX_BODY_BYTES / 2;
+
+/// The request's body, at most [`MAX_BODY_BYTES`]: a larger one is refused
+/// (see [`DISCARDED_BODY_BYTES`]).
 pub(crate) async fn read_body(request: axum::extract::Request) -> Result<bytes::Bytes, Error> {
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|length| length.to_str().ok()?.parse::<u64>().ok());
-    if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
-        // Refused before reading: no need to wait for what is not wanted.
+    let mut body = request.into_body();
+    if let Some(length) = declared.filter(|length| *length > MAX_BODY_BYTES as u64) {
+        if length <= (MAX_BODY_BYTES + DISCARDED_BODY_BYTES) as u64 {
+            discard(&mut body, MAX_BODY_BYTES + DISCARDED_BODY_BYTES).await;
+        }
         return Err(body_too_large());
     }
-    axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES)
+    match http_body_util::Limited::new(&mut body, MAX_BODY_BYTES)
+        .collect()
         .await
-        .map_err(|_| body_too_large())
+    {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+            discard(&mut body, DISCARDED_BODY_BYTES).await;
+            Err(body_too_large())
+        }
+        Err(_) => Err(body_too_large()),
+    }
+}
+
+/// Reads and drops the rest of `body` while it stays within `allowance`
+/// bytes (the body timeout bounds how long).
+async fn discard(body: &mut axum::body::Body, mut allowance: usize) {
+    while let Some(Ok(frame)) = body.frame().await {
+        if let Ok(data) = frame.into_data() {
+            let Some(left) = allowance.checked_sub(data.len()) else {
+                return;
+            };
+            allowance = left;
+        }
+    }
 }
 
 /// The response of methods returning `google.protobuf.Empty`: `{}`.

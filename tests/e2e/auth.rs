@@ -376,11 +376,13 @@ async fn bad_tokens_are_refused_precisely_on_both_transports() {
             unauthenticated,
             "AUTHORIZATION_MALFORMED",
         ),
+        // A custom method is refused without credentials before its
+        // handler runs, as every method is.
         exchange(bad(
             "exchange without a token",
             None,
             unauthenticated,
-            "IDENTITY_TOKEN_REQUIRED",
+            "TOKEN_REQUIRED",
         )),
         // The exchange answers every identity token it refuses alike, so
         // that no answer tells whether an identity exists (CONTRACT §7).

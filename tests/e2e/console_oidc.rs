@@ -138,6 +138,26 @@ fn set_cookie(page: &runtime::console::testing::Page, name: &str) -> Option<Stri
         .map(|v| v.split(';').next().unwrap().to_owned())
 }
 
+/// Starts a sign-in for `identity` in `browser` (which keeps its state
+/// cookie) and signs in at the issuer: the callback the issuer sends the
+/// browser back to.
+async fn at_issuer(browser: &mut Browser, identity: &str) -> String {
+    let start = browser
+        .get(&format!(
+            "/console/oidc/start?identity={identity}&next=%2Fconsole%2Fgroups"
+        ))
+        .await;
+    assert_eq!(start.status, StatusCode::SEE_OTHER);
+    browser.cookie =
+        Some(set_cookie(&start, "console_oidc").expect("the sign-in is bound to this browser"));
+    let at_issuer = Browser::new("").get(start.location()).await;
+    at_issuer
+        .location()
+        .strip_prefix(BASE_URL)
+        .expect("back to the console")
+        .to_owned()
+}
+
 #[tokio::test]
 async fn sign_in_through_an_issuer_with_pkce() {
     let dir = tempfile::tempdir().unwrap();
@@ -151,20 +171,7 @@ async fn sign_in_through_an_issuer_with_pkce() {
         page.html
     );
 
-    let start = browser
-        .get(&format!(
-            "/console/oidc/start?identity={identity}&next=%2Fconsole%2Fgroups"
-        ))
-        .await;
-    assert_eq!(start.status, StatusCode::SEE_OTHER);
-    let state_cookie =
-        set_cookie(&start, "console_oidc").expect("the sign-in is bound to this browser");
-    let at_issuer = Browser::new("").get(start.location()).await;
-    let callback = at_issuer
-        .location()
-        .strip_prefix(BASE_URL)
-        .expect("back to the console")
-        .to_owned();
+    let callback = at_issuer(&mut browser, &identity).await;
 
     // The callback in another browser (no state cookie, or a forged one)
     // is refused, and cancels nothing: the state is the browser's.
@@ -180,7 +187,6 @@ async fn sign_in_through_an_issuer_with_pkce() {
         );
         assert!(set_cookie(&elsewhere, "console_session").is_none());
     }
-    browser.cookie = Some(state_cookie.clone());
     let done = browser.get(&callback).await;
     assert_eq!(done.status, StatusCode::OK, "{}", done.html);
     assert!(
@@ -216,18 +222,9 @@ async fn a_code_without_its_verifier_signs_nobody_in() {
     let (server, issuer, identity) = world(dir.path()).await;
     let base = format!("http://{}", server.address);
     let mut browser = Browser::new(&base);
-    let start = browser
-        .get(&format!("/console/oidc/start?identity={identity}"))
-        .await;
-    browser.cookie = set_cookie(&start, "console_oidc");
-    let at_issuer = Browser::new("").get(start.location()).await;
+    let callback = at_issuer(&mut browser, &identity).await;
     // Someone else's challenge: the console's verifier no longer answers it.
     issuer.asked.lock().unwrap().challenge = "another-challenge".to_owned();
-    let callback = at_issuer
-        .location()
-        .strip_prefix(BASE_URL)
-        .unwrap()
-        .to_owned();
     let refused = browser.get(&callback).await;
     assert_eq!(refused.status, StatusCode::UNAUTHORIZED, "{}", refused.html);
     assert!(
@@ -245,16 +242,7 @@ async fn anonymous_starts_keep_nothing_and_cannot_crowd_out_a_sign_in() {
     let (server, _issuer, identity) = world(dir.path()).await;
     let base = format!("http://{}", server.address);
     let mut browser = Browser::new(&base);
-    let start = browser
-        .get(&format!("/console/oidc/start?identity={identity}"))
-        .await;
-    browser.cookie = set_cookie(&start, "console_oidc");
-    let at_issuer = Browser::new("").get(start.location()).await;
-    let callback = at_issuer
-        .location()
-        .strip_prefix(BASE_URL)
-        .unwrap()
-        .to_owned();
+    let callback = at_issuer(&mut browser, &identity).await;
 
     // More starts than the server ever kept (10,000), from anyone: each
     // is the starting browser's cookie, the server keeps none of them.

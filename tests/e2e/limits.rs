@@ -9,6 +9,7 @@
 //! before the timeout either.
 
 use std::net::SocketAddr;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -479,5 +480,55 @@ async fn http2_connections_advertise_the_stream_limit() {
         .map(|entry| u32::from_be_bytes([entry[2], entry[3], entry[4], entry[5]]));
     assert_eq!(limit, Some(7));
     drop(stream);
+    server.stop().await;
+}
+
+/// `curl` posting `file` as a create over `version`: its exit code and
+/// what it printed (the answer, then its status). curl reports a stream
+/// reset or a connection closed under its unfinished upload as an error
+/// instead of reading the answer sent before it, as browsers may too.
+async fn curl_create(
+    server: &TestServer,
+    version: &str,
+    chunked: bool,
+    file: &Path,
+) -> (i32, String) {
+    let mut curl = std::process::Command::new("curl");
+    curl.args(["-sS", version, "-X", "POST", "--data-binary"])
+        .arg(format!("@{}", file.display()))
+        .args(["-H", "content-type: application/json", "-H"])
+        .arg(format!("authorization: Bearer {}", server.admin_token))
+        .args(["-w", "\n%{http_code}"])
+        .arg(format!("http://{}/iam/v2/groups/", server.address));
+    if chunked {
+        curl.args(["-H", "transfer-encoding: chunked"]);
+    }
+    let output = tokio::task::spawn_blocking(move || curl.output())
+        .await
+        .unwrap()
+        .expect("curl is installed (.ci/run installs it)");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    (output.status.code().unwrap_or(-1), text)
+}
+
+/// A client still sending a body a little over the limit when the server
+/// refuses it reads the 413: over HTTP/2 the stream ends cleanly instead of
+/// being reset, over HTTP/1.1 the connection is not closed under the
+/// upload. The server reads and drops up to 512 KiB past the limit first.
+#[tokio::test]
+async fn a_body_a_little_too_large_is_answered_413_while_it_is_still_sent() {
+    let (server, dir) = TestServer::start_configured(|_| {}).await;
+    let limit = runtime::rest::MAX_BODY_BYTES;
+    for (length, chunked) in [(limit + 1, false), (limit + (512 << 10), true)] {
+        let file = dir.path().join(format!("body-{length}.json"));
+        std::fs::write(&file, vec![b' '; length]).unwrap();
+        for version in ["--http2-prior-knowledge", "--http1.1"] {
+            let (code, answer) = curl_create(&server, version, chunked, &file).await;
+            assert_eq!(code, 0, "{version}, {length} bytes: {answer}");
+            assert!(answer.ends_with("\n413"), "{version}: {answer}");
+            assert!(answer.contains("BODY_TOO_LARGE"), "{answer}");
+        }
+    }
     server.stop().await;
 }

@@ -20,11 +20,17 @@ use serde_json::{Value, json};
 
 /// Serves the API over `store` on an ephemeral port; its base URL.
 async fn serve<B: Backend>(store: B) -> String {
-    let context = ApiContext::new(PageTokens::new([3; 32]), Authorizer::allow_all());
+    // Every request acts as the system; a real server authenticates here.
+    serve_as(store, Authorizer::allow_all(), Caller::System).await
+}
+
+/// Serves the API over `store`, every request from `caller`, decided by
+/// `authorizer`; its base URL.
+async fn serve_as<B: Backend>(store: B, authorizer: Authorizer, caller: Caller) -> String {
+    let context = ApiContext::new(PageTokens::new([3; 32]), authorizer);
     let router = press::Services::new(context)
         .press(Arc::new(Catalog::new(store)))
-        // Every request acts as the system; a real server authenticates here.
-        .layer(axum::Extension(Caller::System))
+        .layer(axum::Extension(caller))
         .build()
         .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -622,23 +628,12 @@ impl runtime::auth::Access for NoGrants {
 /// authenticated identity holding no grant at all calls every method.
 #[tokio::test]
 async fn no_annotation_file_means_any_authenticated_caller() {
-    let context = ApiContext::new(
-        PageTokens::new([4; 32]),
-        Authorizer::new(Arc::new(NoGrants)),
-    );
     let caller = Caller::Identity {
         uid: "1".repeat(40),
         admin: false,
     };
-    let router = press::Services::new(context)
-        .press(Arc::new(Catalog::new(MemoryStore::default())))
-        .layer(axum::Extension(caller))
-        .build()
-        .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    let base = format!("http://{address}");
+    let authorizer = Authorizer::new(Arc::new(NoGrants));
+    let base = serve_as(MemoryStore::default(), authorizer, caller).await;
     let (status, created) = call(
         &base,
         "POST",
@@ -666,17 +661,7 @@ async fn no_annotation_file_means_any_authenticated_caller() {
 #[tokio::test]
 async fn no_annotation_file_refuses_anonymous_callers() {
     for authorizer in [Authorizer::allow_all(), Authorizer::new(Arc::new(NoGrants))] {
-        let context = ApiContext::new(PageTokens::new([5; 32]), authorizer);
-        let store = MemoryStore::default();
-        let router = press::Services::new(context)
-            .press(Arc::new(Catalog::new(store)))
-            .layer(axum::Extension(Caller::Anonymous))
-            .build()
-            .unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-        let base = format!("http://{address}");
+        let base = serve_as(MemoryStore::default(), authorizer, Caller::Anonymous).await;
         for (method, path) in [
             ("POST", "/v1/publishers?publisherId=p"),
             ("GET", "/v1/publishers/p"),
