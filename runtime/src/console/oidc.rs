@@ -148,10 +148,7 @@ impl Flow {
                 ),
             ));
         }
-        let next = match start.next.len() <= pending::MAX_NEXT {
-            true => super::signin::safe_next(&start.next),
-            false => PREFIX,
-        };
+        let next = super::signin::safe_next(&start.next);
         let pending = Pending {
             state: super::session::random_id(),
             verifier: super::session::random_id(),
@@ -191,8 +188,8 @@ impl Flow {
     /// Strict cookie would not come back with.
     fn state_cookie(&self, value: &str, max_age: u64) -> HeaderValue {
         let (name, path, secure) = match self.secure {
-            true => (SECURE_STATE_COOKIE, "/", "; Secure"),
-            false => (STATE_COOKIE, "/console/oidc/", ""),
+            true => (SECURE_STATE_COOKIE, "/".to_owned(), "; Secure"),
+            false => (STATE_COOKIE, format!("{PREFIX}oidc/"), ""),
         };
         HeaderValue::from_str(&format!(
             "{name}={value}; Path={path}; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}"

@@ -84,7 +84,8 @@ impl FromRequestParts<Arc<Shared>> for Visit {
             .map_or(PREFIX, |p| p.as_str())
             .to_owned();
         let Some(session) = parts.extensions.get::<Session>().cloned() else {
-            return Err(see_other(&format!("{PREFIX}signin?next={}", encode(&here))));
+            let next = super::signin::safe_next(&here);
+            return Err(see_other(&format!("{PREFIX}signin?next={}", encode(next))));
         };
         Ok(Visit {
             session,

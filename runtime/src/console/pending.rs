@@ -15,8 +15,6 @@ pub(super) const LIFETIME: Duration = Duration::from_secs(600);
 /// The longest `identity` a sign-in carries (a uid is at most 312
 /// characters): the sealed cookie stays far below browsers' 4 KB.
 pub(super) const MAX_IDENTITY: usize = 512;
-/// The longest `next` a sign-in carries; a longer one goes home.
-pub(super) const MAX_NEXT: usize = 1024;
 
 /// A sign-in waiting for the issuer.
 #[derive(Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

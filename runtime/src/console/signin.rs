@@ -20,10 +20,15 @@ pub(super) struct Next {
     next: String,
 }
 
+/// The longest `next` kept; a longer one goes home (a page or cookie never
+/// carries more than this of what a request chose).
+pub(super) const MAX_NEXT: usize = 1024;
+
 /// `next` when it is a console path, else the console's home: never
 /// another site (`//host`, `/\host`) or a path outside the console.
 pub(super) fn safe_next(next: &str) -> &str {
-    let inside = next.starts_with(PREFIX)
+    let inside = next.len() <= MAX_NEXT
+        && next.starts_with(PREFIX)
         && next.bytes().all(|b| b.is_ascii_graphic() && b != b'\\')
         && !next[PREFIX.len()..].starts_with('/');
     if inside { next } else { PREFIX }
@@ -274,6 +279,7 @@ mod tests {
             "/other",
             "",
             "/console",
+            &format!("/console/groups?parent={}", "a".repeat(MAX_NEXT)),
         ] {
             assert_eq!(safe_next(hostile), "/console/", "{hostile}");
         }
