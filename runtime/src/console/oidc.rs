@@ -3,10 +3,9 @@
 //!
 //! 1. `GET /console/oidc/start?identity=…` gives the browser a pending
 //!    sign-in (a random `state`, PKCE verifier and nonce, the identity and
-//!    where to go after) in a short-lived cookie sealed by the server
-//!    ([`super::pending`]): the server keeps nothing for it. Then it
-//!    redirects to the issuer's authorization endpoint with the verifier's
-//!    challenge.
+//!    where to go after) in a short-lived cookie the server seals with a key
+//!    of its own: the server keeps nothing for it. Then it redirects to the
+//!    issuer's authorization endpoint with the verifier's challenge.
 //! 2. The issuer redirects back to `/console/oidc/callback?code=…&state=…`.
 //!    The browser's sealed cookie must carry that state; the code is redeemed at
 //!    the token endpoint with the verifier (so a code intercepted on the way
