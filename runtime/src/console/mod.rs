@@ -39,6 +39,7 @@
 pub mod call;
 mod edit;
 pub mod form;
+mod guard;
 mod list;
 pub mod oidc;
 mod pages;

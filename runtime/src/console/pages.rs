@@ -84,7 +84,7 @@ impl FromRequestParts<Arc<Shared>> for Visit {
             .map_or(PREFIX, |p| p.as_str())
             .to_owned();
         let Some(session) = parts.extensions.get::<Session>().cloned() else {
-            let next = super::signin::safe_next(&here);
+            let next = super::guard::safe_next(&here);
             return Err(see_other(&format!("{PREFIX}signin?next={}", encode(next))));
         };
         Ok(Visit {
@@ -93,7 +93,7 @@ impl FromRequestParts<Arc<Shared>> for Visit {
             asker: Asker::from_request_parts(parts, shared)
                 .await
                 .unwrap_or_default(),
-            same_origin: super::signin::same_origin(&parts.headers, &parts.uri),
+            same_origin: super::guard::same_origin(&parts.headers, &parts.uri),
             here,
         })
     }

@@ -16,6 +16,11 @@ pub(super) const LIFETIME: Duration = Duration::from_secs(600);
 /// characters): the sealed cookie stays far below browsers' 4 KB.
 pub(super) const MAX_IDENTITY: usize = 512;
 
+/// The longest `next` kept, here or anywhere in the console; a longer one
+/// goes home (a page or cookie never carries more than this of what a
+/// request chose).
+pub(super) const MAX_NEXT: usize = 1024;
+
 /// A sign-in waiting for the issuer.
 #[derive(Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) struct Pending {
