@@ -662,19 +662,27 @@ async fn no_annotation_file_means_any_authenticated_caller() {
 async fn no_annotation_file_refuses_anonymous_callers() {
     for authorizer in [Authorizer::allow_all(), Authorizer::new(Arc::new(NoGrants))] {
         let base = serve_as(MemoryStore::default(), authorizer, Caller::Anonymous).await;
-        for (method, path) in [
-            ("POST", "/v1/publishers?publisherId=p"),
-            ("GET", "/v1/publishers/p"),
-            ("GET", "/v1/publishers"),
-            ("PATCH", "/v1/publishers/p?updateMask=displayName"),
-            ("DELETE", "/v1/publishers/p"),
-            ("POST", "/v1/publishers/p/books?bookId=b"),
-            ("POST", "/v1/publishers/p/books/b:undelete"),
-            ("GET", "/v1/publishers/p/books:search?query=x"),
-            ("GET", "/v1/publishers/p/books:export"),
+        let (publisher, book) = (json!({"displayName": "Q"}), json!({"title": "Q"}));
+        for (method, path, body) in [
+            ("POST", "/v1/publishers?publisherId=p", Some(&publisher)),
+            ("GET", "/v1/publishers/p", None),
+            ("GET", "/v1/publishers", None),
+            (
+                "PATCH",
+                "/v1/publishers/p?updateMask=displayName",
+                Some(&publisher),
+            ),
+            ("DELETE", "/v1/publishers/p", None),
+            ("POST", "/v1/publishers/p/books?bookId=b", Some(&book)),
+            (
+                "POST",
+                "/v1/publishers/p/books/b:undelete",
+                Some(&json!({})),
+            ),
+            ("GET", "/v1/publishers/p/books:search?query=x", None),
+            ("GET", "/v1/publishers/p/books:export", None),
         ] {
-            let (status, answer) =
-                call(&base, method, path, Some(json!({"displayName": "Q"}))).await;
+            let (status, answer) = call(&base, method, path, body.cloned()).await;
             assert_eq!(status, 401, "{method} {path}: {answer}");
             assert_eq!(answer["error"]["status"], "UNAUTHENTICATED", "{answer}");
         }
