@@ -45,6 +45,7 @@ pub mod oidc;
 mod pages;
 mod pending;
 pub mod schema;
+mod seal;
 pub mod session;
 mod signin;
 #[cfg(feature = "testing")]

@@ -30,7 +30,8 @@ use sha2::{Digest, Sha256};
 
 use super::PREFIX;
 use super::call::{ApiHandle, Asker, Failure};
-use super::pending::{self, Pending, Seal};
+use super::pending::{self, Pending};
+use super::seal::{self, Seal};
 use crate::client::Tls;
 
 /// The cookie holding the browser's pending sign-in: `__Host-` prefixed
@@ -158,7 +159,7 @@ impl Flow {
             nonce: super::session::random_id(),
             identity: start.identity,
             next,
-            expires: pending::now() + pending::LIFETIME.as_secs(),
+            expires: seal::now() + pending::LIFETIME.as_secs(),
         };
         let mut query = form_urlencoded::Serializer::new(String::new());
         query
@@ -181,7 +182,7 @@ impl Flow {
             query.finish()
         );
         let mut response = Redirect::to(&location).into_response();
-        let cookie = self.state_cookie(&self.seal.seal(&pending), pending::LIFETIME.as_secs());
+        let cookie = self.state_cookie(&pending.sealed(&self.seal), pending::LIFETIME.as_secs());
         response.headers_mut().insert(header::SET_COOKIE, cookie);
         Ok(response)
     }
@@ -214,17 +215,8 @@ impl Flow {
             true => SECURE_STATE_COOKIE,
             false => STATE_COOKIE,
         };
-        let pending = self
-            .seal
-            .open(super::session::cookie_value(headers, name)?)?;
-        let same = pending.state.len() == state.len()
-            && pending
-                .state
-                .bytes()
-                .zip(state.bytes())
-                .fold(0, |acc, (a, b)| acc | (a ^ b))
-                == 0;
-        same.then_some(pending)
+        let pending = Pending::opened(&self.seal, super::session::cookie_value(headers, name)?)?;
+        seal::same_secret(&pending.state, state).then_some(pending)
     }
 
     /// The API token and where to go, for an answer from the issuer.
@@ -432,7 +424,7 @@ mod tests {
         let flow = flow(true);
         let (_, headers) = started(&flow, "someone");
         let value = super::super::session::cookie_value(&headers, SECURE_STATE_COOKIE).unwrap();
-        let state = flow.seal.open(value).unwrap().state;
+        let state = Pending::opened(&flow.seal, value).unwrap().state;
         assert_eq!(flow.pending(&headers, "another").map(|p| p.identity), None);
         assert_eq!(
             flow.pending(&headers, &state)

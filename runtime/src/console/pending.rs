@@ -1,14 +1,11 @@
-//! A pending OIDC sign-in, kept by the browser that started it: a cookie
-//! sealed with a key of this process (HMAC-SHA256), so the server keeps
-//! nothing for an anonymous start, no start can evict or slow another, and
-//! nobody without the cookie can cancel or finish a sign-in.
+//! A pending OIDC sign-in, kept by the browser that started it in a cookie
+//! sealed by this process ([`super::seal`]), so the server keeps nothing
+//! for an anonymous start, no start can evict or slow another, and nobody
+//! without the cookie can cancel or finish a sign-in.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+use super::seal::{Seal, now};
 
 /// How long a sign-in may take at the issuer.
 pub(super) const LIFETIME: Duration = Duration::from_secs(600);
@@ -34,50 +31,17 @@ pub(super) struct Pending {
     pub expires: u64,
 }
 
-/// Seals and opens pending sign-ins with a key of this process.
-#[derive(Clone)]
-pub(super) struct Seal {
-    key: [u8; 32],
-}
-
-impl Seal {
-    pub(super) fn random() -> Self {
-        Seal {
-            key: rand::random(),
-        }
+impl Pending {
+    /// The cookie value keeping this sign-in, sealed by `seal`.
+    pub(super) fn sealed(&self, seal: &Seal) -> String {
+        seal.seal(&serde_json::to_vec(self).unwrap_or_default())
     }
 
-    fn mac(&self) -> Hmac<Sha256> {
-        Hmac::new_from_slice(&self.key).expect("HMAC takes keys of any length")
-    }
-
-    /// The cookie value of `pending`: its JSON and its MAC, each base64url.
-    pub(super) fn seal(&self, pending: &Pending) -> String {
-        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(pending).unwrap_or_default());
-        let mut mac = self.mac();
-        mac.update(payload.as_bytes());
-        let tag = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
-        format!("{payload}.{tag}")
-    }
-
-    /// The sign-in `value` seals, if this process sealed it (checked in
-    /// constant time) and it has not expired.
-    pub(super) fn open(&self, value: &str) -> Option<Pending> {
-        let (payload, tag) = value.split_once('.')?;
-        let mut mac = self.mac();
-        mac.update(payload.as_bytes());
-        mac.verify_slice(&URL_SAFE_NO_PAD.decode(tag).ok()?).ok()?;
-        let pending: Pending =
-            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+    /// The sign-in `value` keeps, if `seal` sealed it and it has not expired.
+    pub(super) fn opened(seal: &Seal, value: &str) -> Option<Self> {
+        let pending: Pending = serde_json::from_slice(&seal.open(value)?).ok()?;
         (pending.expires > now()).then_some(pending)
     }
-}
-
-/// Seconds since the epoch.
-pub(super) fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 #[cfg(test)]
@@ -96,27 +60,13 @@ mod tests {
     }
 
     #[test]
-    fn only_this_processs_unexpired_untouched_seals_open() {
+    fn a_sealed_sign_in_opens_until_it_expires() {
         let seal = Seal::random();
         let expires = now() + 60;
-        let live = seal.seal(&pending(expires));
-        assert_eq!(seal.open(&live), Some(pending(expires)));
-        assert_eq!(Seal::random().open(&live), None, "another key");
-        assert_eq!(seal.open(&seal.seal(&pending(now() - 1))), None, "expired");
-        let (payload, tag) = live.split_once('.').unwrap();
-        let forged = URL_SAFE_NO_PAD.encode(
-            serde_json::to_vec(&Pending {
-                identity: "someone-else".into(),
-                ..pending(expires)
-            })
-            .unwrap(),
-        );
-        assert_eq!(
-            seal.open(&format!("{forged}.{tag}")),
-            None,
-            "changed payload"
-        );
-        assert_eq!(seal.open(payload), None, "no tag");
-        assert_eq!(seal.open(""), None);
+        let live = pending(expires).sealed(&seal);
+        assert_eq!(Pending::opened(&seal, &live), Some(pending(expires)));
+        assert_eq!(Pending::opened(&Seal::random(), &live), None, "another key");
+        let expired = pending(now() - 1).sealed(&seal);
+        assert_eq!(Pending::opened(&seal, &expired), None, "expired");
     }
 }

@@ -1,6 +1,9 @@
 //! Console sessions: a random id in an HttpOnly, SameSite=Strict cookie
-//! (under TLS `Secure` and `__Host-` prefixed), naming the API token it was opened with and a CSRF
-//! token, kept in memory until the token expires or the caller signs out.
+//! (under TLS `Secure` and `__Host-` prefixed), naming the API token it was
+//! opened with and a CSRF token, kept in memory until the token expires or
+//! the caller signs out. A session without a token acts as nobody: the
+//! server keeps nothing for it, its cookie holds its CSRF token and expiry,
+//! sealed.
 //!
 //! The cookie opens console pages only: [`attach`] turns it into the
 //! request's `Authorization` header for paths under the console's prefix,
@@ -10,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -18,6 +21,8 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::{HeaderValue, StatusCode, header};
+
+use super::seal::{Seal, now};
 
 /// The cookie holding the session id, over plain HTTP.
 pub const COOKIE: &str = "console_session";
@@ -55,15 +60,25 @@ impl std::fmt::Debug for Session {
 impl Session {
     /// Whether `value` is this session's CSRF token (compared in constant time).
     pub fn csrf_matches(&self, value: &str) -> bool {
-        let (a, b) = (self.csrf.as_bytes(), value.as_bytes());
-        a.len() == b.len() && a.iter().zip(b).fold(0, |acc, (x, y)| acc | (x ^ y)) == 0
+        super::seal::same_secret(&self.csrf, value)
     }
+}
+
+/// What the cookie of a session opened without a token holds (sealed):
+/// such a session acts as nobody, so the server keeps nothing for it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Tokenless {
+    csrf: String,
+    /// Seconds since the epoch.
+    expires: u64,
 }
 
 /// Every open session, and how their cookies are written.
 #[derive(Debug, Clone)]
 pub struct Sessions {
     open: Arc<Mutex<HashMap<String, Session>>>,
+    /// Seals the cookies of sessions without a token.
+    seal: Seal,
     /// The path the cookie is scoped to (`/console/`).
     path: &'static str,
     /// Cookies are `Secure` (the console is served over TLS).
@@ -74,13 +89,18 @@ impl Sessions {
     pub fn new(path: &'static str, secure: bool) -> Self {
         Sessions {
             open: Arc::default(),
+            seal: Seal::random(),
             path,
             secure,
         }
     }
 
-    /// Opens a session for `token` and answers it with its cookie.
+    /// Opens a session for `token` and answers it with its cookie. Without
+    /// a token nothing is kept: the cookie holds the session, sealed.
     pub fn open(&self, token: String) -> (Session, HeaderValue) {
+        if token.is_empty() {
+            return self.open_tokenless();
+        }
         let lifetime = claim(&token, "exp")
             .and_then(|exp| exp.as_u64())
             .map_or(DEFAULT_LIFETIME, lifetime_until);
@@ -118,6 +138,38 @@ impl Sessions {
         (session, cookie)
     }
 
+    fn open_tokenless(&self) -> (Session, HeaderValue) {
+        let kept = Tokenless {
+            csrf: random_id(),
+            expires: now() + DEFAULT_LIFETIME.as_secs(),
+        };
+        let id = self
+            .seal
+            .seal(&serde_json::to_vec(&kept).unwrap_or_default());
+        let cookie = self.cookie(&id, DEFAULT_LIFETIME.as_secs());
+        let session = Session {
+            id,
+            token: String::new(),
+            identity: String::new(),
+            csrf: kept.csrf,
+            expires: Instant::now() + DEFAULT_LIFETIME,
+        };
+        (session, cookie)
+    }
+
+    /// The session without a token that the cookie value `id` seals.
+    fn tokenless(&self, id: &str) -> Option<Session> {
+        let kept: Tokenless = serde_json::from_slice(&self.seal.open(id)?).ok()?;
+        let left = kept.expires.checked_sub(now()).filter(|left| *left > 0)?;
+        Some(Session {
+            id: id.to_owned(),
+            token: String::new(),
+            identity: String::new(),
+            csrf: kept.csrf,
+            expires: Instant::now() + Duration::from_secs(left),
+        })
+    }
+
     /// Closes the session, answering the cookie that clears it.
     pub fn close(&self, session: &Session) -> HeaderValue {
         self.open.lock().expect("sessions lock").remove(&session.id);
@@ -127,6 +179,9 @@ impl Sessions {
     /// The live session a request's cookie names.
     fn find(&self, headers: &http::HeaderMap) -> Option<Session> {
         let id = cookie_value(headers, self.cookie_name())?;
+        if let Some(session) = self.tokenless(id) {
+            return Some(session);
+        }
         let mut open = self.open.lock().expect("sessions lock");
         match open.get(id) {
             Some(session) if session.expires > Instant::now() => Some(session.clone()),
@@ -186,10 +241,7 @@ pub(super) fn claim(token: &str, name: &str) -> Option<serde_json::Value> {
 
 /// How long until `exp` (seconds since the epoch).
 fn lifetime_until(exp: u64) -> Duration {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    Duration::from_secs(exp.saturating_sub(now))
+    Duration::from_secs(exp.saturating_sub(now()))
 }
 
 /// What the session layer reads: the sessions, and which paths are the
@@ -262,11 +314,7 @@ mod tests {
         sessions.close(&session);
         assert!(sessions.find(&headers).is_none());
 
-        let exp = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_secs()
-            - 5;
+        let exp = now() - 5;
         let claims = URL_SAFE_NO_PAD.encode(format!("{{\"exp\":{exp}}}"));
         let (_, cookie) = sessions.open(format!("h.{claims}.s"));
         let id = cookie
@@ -301,5 +349,34 @@ mod tests {
         );
         let flooder = open.values().filter(|s| s.identity == "flooder").count();
         assert_eq!(flooder, PER_IDENTITY);
+    }
+
+    #[test]
+    fn sessions_without_a_token_keep_nothing_and_cannot_push_out_anyone() {
+        let sessions = Sessions::new("/console/", false);
+        let (someone, _) = sessions.open("h.e30.s".to_owned());
+        let mut cookies = Vec::new();
+        for _ in 0..CAPACITY + PER_IDENTITY {
+            let (session, cookie) = sessions.open(String::new());
+            cookies.push((session, cookie));
+        }
+        let open = sessions.open.lock().unwrap().clone();
+        assert_eq!(open.len(), 1, "nothing kept for sessions without a token");
+        assert!(open.contains_key(&someone.id));
+
+        let (session, cookie) = &cookies[0];
+        let pair = cookie.to_str().unwrap().split(';').next().unwrap();
+        let mut headers = http::HeaderMap::new();
+        headers.insert(header::COOKIE, pair.parse().unwrap());
+        let found = sessions
+            .find(&headers)
+            .expect("the cookie holds the session");
+        assert!(found.token.is_empty() && found.csrf_matches(&session.csrf));
+        let forged = pair.replace('.', "x.");
+        headers.insert(header::COOKIE, forged.parse().unwrap());
+        assert!(
+            sessions.find(&headers).is_none(),
+            "a changed cookie opens nothing"
+        );
     }
 }
