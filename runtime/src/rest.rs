@@ -383,7 +383,7 @@ pub(crate) fn not_found(path: &str, headers: &http::HeaderMap) -> Response {
         let status: tonic::Status = Error::new(
             Code::Unimplemented,
             "UNKNOWN_METHOD",
-            format!("no gRPC method `{path}`"),
+            format!("no gRPC method `{}`", crate::error::excerpt(path)),
         )
         .into();
         return status.into_http();
@@ -391,7 +391,7 @@ pub(crate) fn not_found(path: &str, headers: &http::HeaderMap) -> Response {
     Error::new(
         Code::NotFound,
         "ROUTE_NOT_FOUND",
-        format!("no API route matches `{path}`"),
+        format!("no API route matches `{}`", crate::error::excerpt(path)),
     )
     .into_response()
 }
@@ -441,7 +441,11 @@ pub(crate) fn not_allowed(method: &http::Method, path: &str) -> Response {
     let error = Error::new(
         Code::InvalidArgument,
         "METHOD_NOT_ALLOWED",
-        format!("`{method}` is not served on `{path}`"),
+        format!(
+            "`{}` is not served on `{}`",
+            crate::error::excerpt(method.as_str()),
+            crate::error::excerpt(path)
+        ),
     )
     .with_http_status(StatusCode::METHOD_NOT_ALLOWED);
     error.into_response()
@@ -642,5 +646,26 @@ mod tests {
             "resourceLimits.clusters,name"
         );
         assert_eq!(json::lower_camel_case("*"), "*");
+    }
+
+    #[tokio::test]
+    async fn refusals_of_unknown_paths_quote_an_excerpt_of_them() {
+        let path = format!("/{}", "a".repeat(60_000));
+        let method = http::Method::from_bytes("X".repeat(10_000).as_bytes()).unwrap();
+        let mut grpc = http::HeaderMap::new();
+        grpc.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/grpc"),
+        );
+        for response in [
+            not_found(&path, &http::HeaderMap::new()),
+            not_allowed(&method, &path),
+        ] {
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            assert!(body.len() < 2048, "an answer of {} bytes", body.len());
+        }
+        let status = not_found(&path, &grpc);
+        let message = status.headers()["grpc-message"].len();
+        assert!(message < 1024, "a grpc-message of {message} bytes");
     }
 }
