@@ -161,6 +161,14 @@ impl Flow {
             next,
             expires: seal::now() + pending::LIFETIME.as_secs(),
         };
+        let mut response = Redirect::to(&self.authorization_url(&pending)).into_response();
+        let cookie = self.state_cookie(&pending.sealed(&self.seal), pending::LIFETIME.as_secs());
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+        Ok(response)
+    }
+
+    /// Where the browser signs in at the issuer for `pending`.
+    fn authorization_url(&self, pending: &Pending) -> String {
         let mut query = form_urlencoded::Serializer::new(String::new());
         query
             .append_pair("response_type", "code")
@@ -176,15 +184,11 @@ impl Flow {
         } else {
             '?'
         };
-        let location = format!(
+        format!(
             "{}{separator}{}",
             self.oidc.authorization_endpoint,
             query.finish()
-        );
-        let mut response = Redirect::to(&location).into_response();
-        let cookie = self.state_cookie(&pending.sealed(&self.seal), pending::LIFETIME.as_secs());
-        response.headers_mut().insert(header::SET_COOKIE, cookie);
-        Ok(response)
+        )
     }
 
     /// The cookie holding a sealed pending sign-in. Lax: the issuer's
