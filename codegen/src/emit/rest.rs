@@ -248,16 +248,6 @@ fn handler_name(method: &Method, index: usize) -> syn::Ident {
     }
 }
 
-/// How a handler binds the query string: as fields, or, under `body: "*"`
-/// (the body holds every field the path does not), not at all; the earlier
-/// versions' routes keep accepting parameters as they did.
-pub(super) fn query_step(method: &Method, binding: &HttpRule) -> TokenStream {
-    match binding.body.as_deref() {
-        Some("*") if method.view.is_none() => quote!(.no_query(query.as_deref())),
-        _ => quote!(.query(query.as_deref())),
-    }
-}
-
 /// What a handler does with entity-tags (`runtime::rest::conditional`).
 pub(super) enum Etags {
     /// Nothing: the method answers no resource (List, custom methods).
@@ -361,7 +351,7 @@ fn emit_handler(
         quote!(State(api): State<#api_type<S>>),
         quote!(caller: Caller),
     ];
-    let mut steps = vec![query_step(method, binding)];
+    let mut steps = vec![super::rest_media::query_step(method, binding)];
     let matched = binding.matched_prefix.is_some();
     if matched {
         extractors.push(quote!(path: PathVars));

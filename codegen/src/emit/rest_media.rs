@@ -13,6 +13,16 @@ use quote::{format_ident, quote};
 
 use crate::model::{HTTP_BODY_PATH, HttpRule, Method, RawRequest};
 
+/// How a handler (JSON or not) binds the query string: as fields, or, under `body: "*"`
+/// (the body holds every field the path does not), not at all; the earlier
+/// versions' routes keep accepting parameters as they did.
+pub(super) fn query_step(method: &Method, binding: &HttpRule) -> TokenStream {
+    match binding.body.as_deref() {
+        Some("*") if method.view.is_none() => quote!(.no_query(query.as_deref())),
+        _ => quote!(.query(query.as_deref())),
+    }
+}
+
 /// The handler `name` of `binding` (one of `method`'s HTTP rules).
 pub fn emit_handler(
     scope: &super::Scope,
@@ -84,7 +94,7 @@ fn bind_request(
         );
     }
     let mut extractors = Vec::new();
-    let mut steps = vec![super::rest::query_step(method, binding)];
+    let mut steps = vec![query_step(method, binding)];
     let matched = binding.matched_prefix.is_some();
     if matched {
         extractors.push(quote!(path: ::runtime::rest::PathVars));
