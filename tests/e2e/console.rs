@@ -540,3 +540,40 @@ async fn a_key_or_parent_that_names_nothing_is_refused_before_any_call() {
     }
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_local_identity_is_created_without_the_optional_claim() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let root = organization(&server).await;
+    let mut browser = browser(&server);
+    browser.sign_in(&server.admin_token).await;
+    let path = format!("/console/identities/new?parent={root}");
+    let form = browser.get(&path).await;
+    assert!(
+        form.html
+            .contains("<input id=\"f-name\" name=\"name\" value=\"\" required>"),
+        "{}",
+        form.html
+    );
+    // Required inside the claim, which is optional: the browser must not
+    // insist on them.
+    for field in ["claimMatch.issuer", "claimMatch.subject"] {
+        let input = format!("<input id=\"f-{field}\" name=\"{field}\" value=\"\">");
+        assert!(form.html.contains(&input), "{field}: {}", form.html);
+    }
+    // What a browser posts: every input, the claim's left empty.
+    let made = browser
+        .post(
+            &path,
+            &[
+                ("csrf", &form.csrf()),
+                ("name", "local"),
+                ("claimMatch.issuer", ""),
+                ("claimMatch.subject", ""),
+            ],
+        )
+        .await;
+    assert_eq!(made.status, StatusCode::SEE_OTHER, "{}", made.html);
+    server.stop().await;
+}

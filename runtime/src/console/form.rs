@@ -68,9 +68,26 @@ pub fn fields(
         .filter(|spec| !(creating && spec.behavior == Behavior::OutputOnly))
         .filter_map(|spec| {
             let field = descriptor(message, spec.path)?;
-            Some(form_field(collection, spec, &field, creating))
+            let mut form_field = form_field(collection, spec, &field, creating);
+            form_field.required &= enclosing_required(collection, message, spec.path);
+            Some(form_field)
         })
         .collect()
+}
+
+/// Whether every message field holding the field at `path` is required: a
+/// required field of an optional message (an identity's
+/// `claimMatch.issuer`) is required only once that message is given, which
+/// the API checks, so the form does not insist on it.
+fn enclosing_required(collection: &Collection, message: &MessageDescriptor, path: &str) -> bool {
+    path.match_indices('.').all(|(end, _)| {
+        let enclosing = &path[..end];
+        let stated = collection
+            .fields
+            .iter()
+            .any(|spec| spec.path == enclosing && spec.behavior == Behavior::Required);
+        stated || descriptor(message, enclosing).is_some_and(|field| declared_required(&field))
+    })
 }
 
 fn is_container(all: &[FieldSpec], spec: &FieldSpec) -> bool {
