@@ -254,9 +254,10 @@ pub(super) async fn create(
     };
     // A parent typed into the form is the API's to refuse (beside its
     // field); only a valid one is walked for choices and breadcrumbs.
-    let walked = match collection.is_parent(&parent) {
-        true => parent.as_str(),
-        false => "",
+    let walked = if collection.is_parent(&parent) {
+        parent.as_str()
+    } else {
+        ""
     };
     let mut fields = shared.form_fields(&visit, collection, walked, true).await;
     let (resource, _) = form::read(&mut fields, &submitted);

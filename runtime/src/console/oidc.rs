@@ -159,7 +159,7 @@ impl Flow {
             nonce: super::session::random_id(),
             identity: start.identity,
             next,
-            expires: seal::now() + pending::LIFETIME.as_secs(),
+            expires: crate::time::unix_seconds() + pending::LIFETIME.as_secs(),
         };
         let mut response = Redirect::to(&self.authorization_url(&pending)).into_response();
         let cookie = self.state_cookie(&pending.sealed(&self.seal), pending::LIFETIME.as_secs());

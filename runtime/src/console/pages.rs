@@ -145,18 +145,15 @@ impl Shared {
     /// call of the API, whatever the key's size) when `key` cannot name one.
     pub(super) fn keyed(&self, id: &str, key: &str) -> Result<&'static Collection, Failure> {
         let collection = self.collection(id)?;
-        match collection.is_key(key) {
-            true => Ok(collection),
-            false => Err(Failure::new(
-                StatusCode::NOT_FOUND,
-                "NOT_FOUND",
-                format!(
-                    "`{}` is not the key of a {}",
-                    crate::error::excerpt(key),
-                    collection.singular
-                ),
-            )),
+        if collection.is_key(key) {
+            return Ok(collection);
         }
+        let message = format!(
+            "`{}` is not the key of a {}",
+            crate::error::excerpt(key),
+            collection.singular
+        );
+        Err(Failure::new(StatusCode::NOT_FOUND, "NOT_FOUND", message))
     }
 
     /// INVALID_ARGUMENT, before any call of the API, for a `parent` no item
@@ -167,18 +164,19 @@ impl Shared {
         collection: &Collection,
         parent: &str,
     ) -> Result<(), Failure> {
-        match collection.is_parent(parent) {
-            true => Ok(()),
-            false => Err(Failure::new(
-                StatusCode::BAD_REQUEST,
-                "INVALID_ARGUMENT",
-                format!(
-                    "`{}` is not a parent of {}",
-                    crate::error::excerpt(parent),
-                    collection.id
-                ),
-            )),
+        if collection.is_parent(parent) {
+            return Ok(());
         }
+        let message = format!(
+            "`{}` is not a parent of {}",
+            crate::error::excerpt(parent),
+            collection.id
+        );
+        Err(Failure::new(
+            StatusCode::BAD_REQUEST,
+            "INVALID_ARGUMENT",
+            message,
+        ))
     }
 
     /// `failure` with its PreconditionFailure told in the console's words:

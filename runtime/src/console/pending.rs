@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use super::seal::{Seal, now};
+use super::seal::Seal;
+use crate::time::unix_seconds as now;
 
 /// How long a sign-in may take at the issuer.
 pub(super) const LIFETIME: Duration = Duration::from_secs(600);

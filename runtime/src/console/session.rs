@@ -22,7 +22,8 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::{HeaderValue, StatusCode, header};
 
-use super::seal::{Seal, now};
+use super::seal::Seal;
+use crate::time::unix_seconds as now;
 
 /// The cookie holding the session id, over plain HTTP.
 pub const COOKIE: &str = "console_session";
