@@ -41,7 +41,10 @@ tonic = "0.14.2"
 tonic-prost = "0.14.2"
 
 [features]
-cli = ["runtime/cli"]
+default = ["server", "client"]
+server = ["client", "runtime/server"]
+client = ["runtime/client"]
+cli = ["client", "runtime/cli"]
 
 [dev-dependencies]
 runtime = { package = "protoapi-runtime", path = "$root/runtime", features = ["testing"] }

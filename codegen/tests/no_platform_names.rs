@@ -23,7 +23,7 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
             sources(&path, out);
         } else if path
             .extension()
-            .is_some_and(|ext| ext == "rs" || ext == "toml" || ext == "proto")
+            .is_some_and(|ext| matches!(ext.to_str(), Some("rs" | "toml" | "proto" | "html" | "css")))
         {
             out.push(path);
         }
@@ -34,18 +34,22 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
 fn library_crates_name_nothing_of_the_platform_api() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let mut files = Vec::new();
-    for dir in ["codegen/src", "codegen/proto", "runtime/src", "macros/src"] {
-        let dir = workspace.join(dir);
-        if dir.exists() {
-            sources(&dir, &mut files);
-        }
+    let mut crates = vec![
+        workspace.join("codegen"),
+        workspace.join("runtime"),
+        workspace.join("macros"),
+    ];
+    for entry in fs::read_dir(workspace.join("crates")).unwrap() {
+        crates.push(entry.unwrap().path());
     }
-    for manifest in [
-        "codegen/Cargo.toml",
-        "runtime/Cargo.toml",
-        "macros/Cargo.toml",
-    ] {
-        files.push(workspace.join(manifest));
+    for dir in &crates {
+        for sub in ["src", "proto", "templates", "assets"] {
+            let dir = dir.join(sub);
+            if dir.exists() {
+                sources(&dir, &mut files);
+            }
+        }
+        files.push(dir.join("Cargo.toml"));
     }
     let mut found = Vec::new();
     for file in &files {

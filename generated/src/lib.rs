@@ -148,7 +148,13 @@ pub static DESCRIPTOR_POOL: std::sync::LazyLock<
     runtime::__codegen::prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET)
         .expect("the embedded descriptor set is valid")
 });
+#[cfg(not(any(feature = "server", feature = "client")))]
+compile_error!(
+    "enable the crate feature `server` (`Services`), `client` (`Client`) or both, declared in Cargo.toml as `server = [\"client\", \"runtime/server\"]` and `client = [\"runtime/client\"]`"
+);
+#[cfg(feature = "server")]
 include!("services.rs");
+#[cfg(feature = "client")]
 include!("client.rs");
 /// Command-line commands for every collection of the API's current version, over [`crate::Client`] (crate feature `cli`).
 #[cfg(feature = "cli")]

@@ -695,6 +695,7 @@ mod document_service_rest {
     }
 }
 /// Clients of the services of `platform.advisory.v1`, over gRPC or REST/JSON.
+#[cfg(feature = "client")]
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};

@@ -1052,6 +1052,7 @@ mod document_service_rest {
     }
 }
 /// Clients of the services of `platform.advisory.v2`, over gRPC or REST/JSON.
+#[cfg(feature = "client")]
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};

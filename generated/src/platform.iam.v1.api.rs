@@ -2486,6 +2486,7 @@ mod role_service_rest {
     }
 }
 /// Clients of the services of `platform.iam.v1`, over gRPC or REST/JSON.
+#[cfg(feature = "client")]
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};

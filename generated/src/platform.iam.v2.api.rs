@@ -4331,6 +4331,7 @@ mod role_service_rest {
     }
 }
 /// Clients of the services of `platform.iam.v2`, over gRPC or REST/JSON.
+#[cfg(feature = "client")]
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};

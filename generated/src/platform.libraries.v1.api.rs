@@ -707,6 +707,7 @@ mod artifact_service_rest {
     }
 }
 /// Clients of the services of `platform.libraries.v1`, over gRPC or REST/JSON.
+#[cfg(feature = "client")]
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};

@@ -1028,6 +1028,7 @@ mod artifact_service_rest {
     }
 }
 /// Clients of the services of `platform.libraries.v2`, over gRPC or REST/JSON.
+#[cfg(feature = "client")]
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};

@@ -584,6 +584,7 @@ mod repo_service_rest {
     }
 }
 /// Clients of the services of `platform.registry.v1`, over gRPC or REST/JSON.
+#[cfg(feature = "client")]
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};

@@ -180,6 +180,7 @@ mod token_service_rest {
     }
 }
 /// Clients of the services of `platform.sts.v1`, over gRPC or REST/JSON.
+#[cfg(feature = "client")]
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};

@@ -843,6 +843,7 @@ mod advisory_service_rest {
     }
 }
 /// Clients of the services of `platform.vulnerabilities.v2`, over gRPC or REST/JSON.
+#[cfg(feature = "client")]
 pub mod client {
     use super::*;
     use runtime::client::{Connection, Route};

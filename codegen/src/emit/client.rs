@@ -39,6 +39,7 @@ pub fn emit_package(scope: &super::Scope, api: &Api, package: &Package) -> Token
     );
     quote! {
         #[doc = #doc]
+        #[cfg(feature = "client")]
         pub mod client {
             use super::*;
             use runtime::client::{Connection, Route};

@@ -78,7 +78,14 @@ pub fn emit(
                     .expect("the embedded descriptor set is valid")
             });
 
+        #[cfg(not(any(feature = "server", feature = "client")))]
+        compile_error!(
+            "enable the crate feature `server` (`Services`), `client` (`Client`) or both, declared in Cargo.toml as `server = [\"client\", \"runtime/server\"]` and `client = [\"runtime/client\"]`"
+        );
+
+        #[cfg(feature = "server")]
         include!(#wiring_file);
+        #[cfg(feature = "client")]
         include!(#client_file);
     }
 }

@@ -1,0 +1,638 @@
+//! Reading pages: home, lists and items, and what every page shares
+//! (signed-in checks, links, labels, breadcrumbs, rendering).
+
+use std::sync::Arc;
+
+use askama::Template;
+
+use axum::extract::{FromRequestParts, Path, State};
+use axum::response::{Html, IntoResponse, Response};
+use http::request::Parts;
+use http::{HeaderValue, Method, StatusCode, header};
+use serde_json::Value;
+
+use super::call::{Asker, Failure};
+use super::schema::{Collection, Keys};
+use super::session::Session;
+use super::view::{Child, Chrome, Home, ItemPage, Link, Roots, Shown};
+use super::{PREFIX, Shared};
+use protoapi_core::context::{Caller, Held};
+
+/// Items of a child collection shown on its parent's page.
+const CHILD_PREVIEW: u32 = 20;
+/// Ancestors shown in breadcrumbs at most.
+const MAX_CRUMBS: usize = 32;
+
+/// A 303 to `location`, or to the console's home when `location` cannot
+/// be a header (never a panic on what a request carried).
+pub(super) fn see_other(location: &str) -> Response {
+    let location = HeaderValue::from_str(location).unwrap_or(HeaderValue::from_static(PREFIX));
+    (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response()
+}
+
+/// Renders a page with `status`.
+pub(super) fn render(status: StatusCode, page: &impl Template) -> Response {
+    match page.render() {
+        Ok(html) => (status, Html(html)).into_response(),
+        Err(error) => {
+            tracing::error!(%error, "console page failed to render");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the page failed to render",
+            )
+                .into_response()
+        }
+    }
+}
+
+/// A query string of the pairs whose value is not empty.
+pub(super) fn query_string<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    for (key, value) in pairs.into_iter().filter(|(_, value)| !value.is_empty()) {
+        query.append_pair(key, value);
+    }
+    query.finish()
+}
+
+/// Percent-encodes a query value or key segment.
+pub(super) fn encode(value: &str) -> String {
+    form_urlencoded::byte_serialize(value.as_bytes()).collect()
+}
+
+/// A signed-in request: its session, caller and `Authorization`, where it
+/// was sent and whether from this site. Extracting it from a request
+/// without a session answers the redirect to the sign-in page (back here
+/// after).
+pub(super) struct Visit {
+    pub session: Session,
+    pub caller: Caller,
+    /// The session's token and the client's address, for the API calls.
+    pub asker: Asker,
+    /// The path and query asked for.
+    pub here: String,
+    /// The request's `Origin`, when sent, is this host.
+    pub same_origin: bool,
+}
+
+impl FromRequestParts<Arc<Shared>> for Visit {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, shared: &Arc<Shared>) -> Result<Self, Response> {
+        let here = parts
+            .uri
+            .path_and_query()
+            .map_or(PREFIX, |p| p.as_str())
+            .to_owned();
+        let Some(session) = parts.extensions.get::<Session>().cloned() else {
+            let next = super::guard::safe_next(&here);
+            return Err(see_other(&format!("{PREFIX}signin?next={}", encode(next))));
+        };
+        Ok(Visit {
+            session,
+            caller: Caller::from_extensions(&parts.extensions),
+            asker: Asker::from_request_parts(parts, shared)
+                .await
+                .unwrap_or_default(),
+            same_origin: super::guard::same_origin(&parts.headers, &parts.uri),
+            here,
+        })
+    }
+}
+
+impl Shared {
+    pub(super) fn chrome(&self, visit: &Visit, title: impl Into<String>) -> Chrome {
+        Chrome {
+            title: title.into(),
+            api: self.schema.title,
+            prefix: PREFIX,
+            csrf: visit.session.csrf.clone(),
+            ..Chrome::default()
+        }
+    }
+
+    pub(super) async fn call(
+        &self,
+        visit: &Visit,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, Failure> {
+        self.api.call(&visit.asker, method, path, body).await
+    }
+
+    /// The capabilities the caller holds on `target` (none when they cannot
+    /// be read), asked once per page for every action it offers there.
+    pub(super) async fn held(&self, visit: &Visit, target: &str) -> Held {
+        self.authorizer
+            .held(&visit.caller, target)
+            .await
+            .unwrap_or(Held::Only(Default::default()))
+    }
+
+    /// The collection with id `id`.
+    pub(super) fn collection(&self, id: &str) -> Result<&'static Collection, Failure> {
+        let missing = || {
+            Failure::new(
+                StatusCode::NOT_FOUND,
+                "NOT_FOUND",
+                format!("no collection `{}`", protoapi_core::error::excerpt(id)),
+            )
+        };
+        self.schema.collection(id).ok_or_else(missing)
+    }
+
+    /// The collection with id `id` and its item `key`, refused (before any
+    /// call of the API, whatever the key's size) when `key` cannot name one.
+    pub(super) fn keyed(&self, id: &str, key: &str) -> Result<&'static Collection, Failure> {
+        let collection = self.collection(id)?;
+        if collection.is_key(key) {
+            return Ok(collection);
+        }
+        let message = format!(
+            "`{}` is not the key of a {}",
+            protoapi_core::error::excerpt(key),
+            collection.singular
+        );
+        Err(Failure::new(StatusCode::NOT_FOUND, "NOT_FOUND", message))
+    }
+
+    /// INVALID_ARGUMENT, before any call of the API, for a `parent` no item
+    /// of `collection` can live under: breadcrumbs and reference choices
+    /// then walk at most the ancestors of a valid key.
+    pub(super) fn check_parent(
+        &self,
+        collection: &Collection,
+        parent: &str,
+    ) -> Result<(), Failure> {
+        if collection.is_parent(parent) {
+            return Ok(());
+        }
+        let message = format!(
+            "`{}` is not a parent of {}",
+            protoapi_core::error::excerpt(parent),
+            collection.id
+        );
+        Err(Failure::new(
+            StatusCode::BAD_REQUEST,
+            "INVALID_ARGUMENT",
+            message,
+        ))
+    }
+
+    /// `failure` with its PreconditionFailure told in the console's words:
+    /// a dependent item of a collection it knows is named by its kind and
+    /// key (`A group (…) still depends on it: delete it first`).
+    pub(super) fn explained(&self, mut failure: Failure) -> Failure {
+        for why in &mut failure.preconditions {
+            let dependent = why
+                .description
+                .strip_suffix(" depends on this resource")
+                .and_then(|t| self.schema.of_type(t));
+            if let (Some(dependent), "DEPENDENT_RESOURCE") = (dependent, why.kind.as_str()) {
+                why.words = format!(
+                    "A {} ({}) still depends on it: delete it first.",
+                    dependent.singular, why.subject
+                );
+            }
+        }
+        failure
+    }
+
+    /// A page showing only `failure`.
+    pub(super) fn failure(&self, visit: &Visit, failure: Failure) -> Response {
+        let status = failure.status;
+        let mut chrome = self.chrome(visit, failure.code.clone());
+        chrome.error = Some(self.explained(failure));
+        render(
+            status,
+            &super::view::Message {
+                chrome,
+                back: PREFIX.to_owned(),
+            },
+        )
+    }
+
+    /// The GET of one item.
+    pub(super) async fn get_item(
+        &self,
+        visit: &Visit,
+        collection: &Collection,
+        key: &str,
+    ) -> Result<Value, Failure> {
+        let get = collection.get.ok_or_else(|| {
+            Failure::new(
+                StatusCode::NOT_FOUND,
+                "NOT_FOUND",
+                "items of this collection cannot be read",
+            )
+        })?;
+        let path = get.route.template.expand(|_| key.to_owned());
+        self.call(visit, Method::GET, &path, None).await
+    }
+
+    /// Breadcrumbs: the home page, then each ancestor of `key`, outermost first.
+    pub(super) async fn crumbs(
+        &self,
+        visit: &Visit,
+        collection: &Collection,
+        key: &str,
+    ) -> Vec<Link> {
+        let mut ancestors = Vec::new();
+        let (mut parent_type, mut current) = (collection.parent_type, parent_key(collection, key));
+        while let (Some(kind), Some(parent)) = (parent_type, current) {
+            let Some(owner) = self.schema.of_type(kind) else {
+                break;
+            };
+            if ancestors.len() == MAX_CRUMBS || parent.is_empty() {
+                break;
+            }
+            let text = match self.get_item(visit, owner, parent).await {
+                Ok(item) => label(owner, &item),
+                Err(_) => parent.to_owned(),
+            };
+            ancestors.push(Link {
+                href: item_href(owner, parent),
+                text,
+                id: owner.id,
+            });
+            parent_type = owner.parent_type;
+            current = parent_key(owner, parent);
+        }
+        ancestors.push(Link {
+            href: PREFIX.to_owned(),
+            text: "Home".to_owned(),
+            id: "",
+        });
+        ancestors.reverse();
+        ancestors
+    }
+}
+
+impl Shared {
+    /// Breadcrumbs to the item `key` itself, named `text` (for its edit and
+    /// delete pages).
+    pub(super) async fn crumbs_through(
+        &self,
+        visit: &Visit,
+        collection: &Collection,
+        key: &str,
+        text: String,
+    ) -> Vec<Link> {
+        let mut crumbs = self.crumbs(visit, collection, key).await;
+        crumbs.push(Link {
+            href: item_href(collection, key),
+            text,
+            id: collection.id,
+        });
+        crumbs
+    }
+
+    /// Breadcrumbs to `parent`, where items of `collection` live: its
+    /// ancestors, then itself (none at the top level).
+    pub(super) async fn crumbs_to(
+        &self,
+        visit: &Visit,
+        collection: &Collection,
+        parent: &str,
+    ) -> Vec<Link> {
+        let Some(owner) = collection.parent_type.and_then(|t| self.schema.of_type(t)) else {
+            return Vec::new();
+        };
+        if parent.is_empty() {
+            return Vec::new();
+        }
+        let mut crumbs = self.crumbs(visit, owner, parent).await;
+        let text = match self.get_item(visit, owner, parent).await {
+            Ok(item) => label(owner, &item),
+            Err(_) => parent.to_owned(),
+        };
+        crumbs.push(Link {
+            href: item_href(owner, parent),
+            text,
+            id: owner.id,
+        });
+        crumbs
+    }
+}
+
+/// The key of the item `key` lives under.
+pub(super) fn parent_key<'a>(collection: &Collection, key: &'a str) -> Option<&'a str> {
+    match collection.keys {
+        Keys::Uidp => protoapi_core::uidp::parent(key),
+        Keys::Names => protoapi_core::names::parent(key),
+    }
+}
+
+pub(super) fn item_href(collection: &Collection, key: &str) -> String {
+    format!("{PREFIX}{}/item/{}", collection.id, key_path(key))
+}
+
+/// A key as path segments (each percent-encoded, `/` kept).
+pub(super) fn key_path(key: &str) -> String {
+    key.split('/').map(encode).collect::<Vec<_>>().join("/")
+}
+
+pub(super) fn key_of(collection: &Collection, item: &Value) -> String {
+    item[collection.key_field()]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// How an item is named on pages: its display name, title or (UIDP-keyed)
+/// name, else its key.
+pub(super) fn label(collection: &Collection, item: &Value) -> String {
+    let names: &[&str] = match collection.keys {
+        Keys::Uidp => &["displayName", "title", "name"],
+        Keys::Names => &["displayName", "title"],
+    };
+    names
+        .iter()
+        .filter_map(|name| item[*name].as_str())
+        .find(|text| !text.is_empty())
+        .map_or_else(|| key_of(collection, item), str::to_owned)
+}
+
+pub(super) fn link_to(collection: &'static Collection, item: &Value) -> Link {
+    Link {
+        href: item_href(collection, &key_of(collection, item)),
+        text: label(collection, item),
+        id: collection.id,
+    }
+}
+
+pub(super) async fn home(State(shared): State<Arc<Shared>>, visit: Visit) -> Response {
+    let listed = || {
+        shared
+            .schema
+            .collections
+            .iter()
+            .filter(|c| c.list.is_some())
+    };
+    let collections = listed()
+        .map(|c| Link {
+            href: format!("{PREFIX}{}", c.id),
+            text: c.id.to_owned(),
+            id: c.id,
+        })
+        .collect();
+    let mut roots = Vec::new();
+    for collection in
+        listed().filter(|c| c.parent_type.is_none() || c.parent_type == Some(c.resource_type))
+    {
+        let items = shared.tops(&visit, collection).await;
+        let items = items.iter().map(|item| link_to(collection, item)).collect();
+        roots.push(Roots {
+            title: collection.id.to_owned(),
+            items,
+        });
+    }
+    let chrome = shared.chrome(&visit, shared.schema.title);
+    render(
+        StatusCode::OK,
+        &Home {
+            chrome,
+            roots,
+            collections,
+        },
+    )
+}
+
+impl Shared {
+    /// The highest items of `collection` the caller can see: its top level
+    /// (`uidp.in_root`, where declared), or, for a caller who sees none of
+    /// it (bound further down), the first page of what it sees without
+    /// those whose parent is on that page too.
+    async fn tops(&self, visit: &Visit, collection: &Collection) -> Vec<Value> {
+        let query = root_query(collection);
+        let items = match self.list_page(visit, collection, "", &query).await {
+            Ok((items, _, _)) => items,
+            Err(_) => Vec::new(),
+        };
+        let in_root = collection.list.is_some_and(|l| l.in_root);
+        if !items.is_empty() || !in_root {
+            return items;
+        }
+        let query = [(
+            "pageSize".to_owned(),
+            collection.page_sizes.default.to_string(),
+        )];
+        let Ok((visible, _, _)) = self.list_page(visit, collection, "", &query).await else {
+            return Vec::new();
+        };
+        let keys: Vec<String> = visible
+            .iter()
+            .map(|item| key_of(collection, item))
+            .collect();
+        visible
+            .into_iter()
+            .filter(|item| {
+                let key = key_of(collection, item);
+                parent_key(collection, &key).is_none_or(|parent| !keys.iter().any(|k| k == parent))
+            })
+            .collect()
+    }
+}
+
+/// The query listing a collection's top-level items: `uidp.in_root` when
+/// declared.
+fn root_query(collection: &Collection) -> Vec<(String, String)> {
+    let in_root = collection.list.is_some_and(|list| list.in_root);
+    let mut query = vec![(
+        "pageSize".to_owned(),
+        collection.page_sizes.default.to_string(),
+    )];
+    if in_root {
+        query.push(("uidp.in_root".to_owned(), "true".to_owned()));
+    }
+    query
+}
+
+impl Shared {
+    /// One page of `collection` under `parent` (any when empty) with
+    /// `query` (page size, token, order, filters): its items, next page
+    /// token and total.
+    pub(super) async fn list_page(
+        &self,
+        visit: &Visit,
+        collection: &Collection,
+        parent: &str,
+        query: &[(String, String)],
+    ) -> Result<(Vec<Value>, String, Option<String>), Failure> {
+        let list = collection.list.ok_or_else(|| {
+            Failure::new(
+                StatusCode::NOT_FOUND,
+                "NOT_FOUND",
+                "this collection cannot be listed",
+            )
+        })?;
+        let any = collection.any_parent();
+        let parent = if parent.is_empty() {
+            any.as_str()
+        } else {
+            parent
+        };
+        let mut path = list.action.route.template.expand(|_| parent.to_owned());
+        let scope = list
+            .parent_query
+            .filter(|_| !parent.is_empty())
+            .map(|name| (name, parent));
+        let params = query_string(
+            scope
+                .into_iter()
+                .chain(query.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
+        );
+        if !params.is_empty() {
+            path = format!("{path}?{params}");
+        }
+        let page = self.call(visit, Method::GET, &path, None).await?;
+        let items = page[list.items].as_array().cloned().unwrap_or_default();
+        let next = page["nextPageToken"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let total = list.total.map(|field| match &page[field] {
+            Value::Null => "0".to_owned(),
+            value => super::form::display(value, "text"),
+        });
+        Ok((items, next, total))
+    }
+}
+
+/// Whether `held` allows `capability` (any caller may use a method that
+/// names none; the API decides again either way).
+pub(super) fn allows(held: &Held, capability: Option<&str>) -> bool {
+    match (held, capability) {
+        (_, None) | (Held::All, _) => true,
+        (Held::Only(held), Some(capability)) => held.contains(capability),
+    }
+}
+
+/// Whether the caller, holding `held` at `parent`, may create items of
+/// `collection` there (a UIDP-keyed item at the top level: the
+/// administrator only).
+pub(super) fn may_create(
+    visit: &Visit,
+    held: &Held,
+    collection: &Collection,
+    capability: Option<&str>,
+    parent: &str,
+) -> bool {
+    if parent.is_empty() && collection.keys == Keys::Uidp {
+        return visit.caller.is_admin();
+    }
+    allows(held, capability)
+}
+
+pub(super) async fn item(
+    State(shared): State<Arc<Shared>>,
+    Path((id, key)): Path<(String, String)>,
+    visit: Visit,
+) -> Response {
+    let collection = match shared.keyed(&id, &key) {
+        Ok(collection) => collection,
+        Err(failure) => return shared.failure(&visit, failure),
+    };
+    let item = match shared.get_item(&visit, collection, &key).await {
+        Ok(item) => item,
+        Err(failure) => return shared.failure(&visit, failure),
+    };
+    let mut chrome = shared.chrome(&visit, label(collection, &item));
+    chrome.crumbs = shared.crumbs(&visit, collection, &key).await;
+    let fields = shown_fields(&shared, collection, &item);
+    let mut children = Vec::new();
+    // Items like this one first (the tree), then the other collections.
+    let mut under: Vec<_> = shared
+        .schema
+        .children_of(collection.resource_type)
+        .filter(|c| c.list.is_some())
+        .collect();
+    under.sort_by_key(|c| c.resource_type != collection.resource_type);
+    let held = shared.held(&visit, &key).await;
+    for child in under {
+        children.push(shared.child(&visit, &held, child, &key).await);
+    }
+    let edit = collection
+        .update
+        .filter(|update| allows(&held, update.action.capability))
+        .map(|_| format!("{PREFIX}{}/edit/{}", collection.id, key_path(&key)));
+    let delete = collection
+        .delete
+        .filter(|delete| allows(&held, delete.action.capability))
+        .map(|_| format!("{PREFIX}{}/delete/{}", collection.id, key_path(&key)));
+    let page = ItemPage {
+        chrome,
+        kind: collection.singular,
+        key,
+        edit,
+        delete,
+        fields,
+        children,
+    };
+    render(StatusCode::OK, &page)
+}
+
+/// The top-level fields of an item in declaration order (then any the
+/// schema does not list), references as links.
+fn shown_fields(shared: &Shared, collection: &Collection, item: &Value) -> Vec<Shown> {
+    let Value::Object(object) = item else {
+        return Vec::new();
+    };
+    let declared = collection
+        .fields
+        .iter()
+        .map(|f| f.json_path)
+        .filter(|path| !path.contains('.'));
+    let mut names: Vec<&str> = declared.filter(|name| object.contains_key(*name)).collect();
+    let undeclared: Vec<&str> = object
+        .keys()
+        .map(String::as_str)
+        .filter(|name| !names.contains(name))
+        .collect();
+    names.extend(undeclared);
+    names
+        .into_iter()
+        .map(|name| (name.to_owned(), &object[name]))
+        .map(|(name, value)| {
+            let href = collection
+                .reference(&name)
+                .and_then(|r| shared.schema.collection(r.collection))
+                .zip(value.as_str().filter(|v| !v.is_empty()))
+                .map(|(target, key)| item_href(target, key));
+            Shown {
+                name,
+                value: super::form::display(value, "lines"),
+                href,
+            }
+        })
+        .collect()
+}
+
+impl Shared {
+    /// A collection under the item `parent`, with its first items.
+    async fn child(
+        &self,
+        visit: &Visit,
+        held: &Held,
+        child: &'static Collection,
+        parent: &str,
+    ) -> Child {
+        let query = [("pageSize".to_owned(), CHILD_PREVIEW.to_string())];
+        let items = match self.list_page(visit, child, parent, &query).await {
+            Ok((items, _, _)) => items.iter().map(|item| link_to(child, item)).collect(),
+            Err(_) => Vec::new(),
+        };
+        let create = child
+            .create
+            .filter(|create| may_create(visit, held, child, create.action.capability, parent))
+            .map(|_| format!("{PREFIX}{}/new?parent={}", child.id, encode(parent)));
+        Child {
+            id: child.id,
+            singular: child.singular,
+            href: format!("{PREFIX}{}?parent={}", child.id, encode(parent)),
+            text: child.id.to_owned(),
+            items,
+            create,
+        }
+    }
+}

@@ -1,0 +1,444 @@
+//! One router for a whole generated API: every service's REST routes and
+//! gRPC service, and what every API serves besides them.
+//!
+//! A generated crate's `Services` builder adds its services here (one
+//! [`ApiRouter::serve`] each) and [`ApiRouter::build`] assembles the router:
+//!
+//! - the gRPC services, gRPC reflection (`grpc.reflection.v1` and `v1alpha`)
+//!   over the API's descriptor set, and `grpc.health.v1.Health` reporting
+//!   every service served as `SERVING`;
+//! - the REST routes of every service, and `GET /openapi.json`;
+//! - a route that does not exist answers 404 (`ROUTE_NOT_FOUND`; gRPC:
+//!   `UNIMPLEMENTED`) and a route served with other methods 405
+//!   (`METHOD_NOT_ALLOWED`), both with the error body ([`rest::fallback`],
+//!   [`rest::method_not_allowed`]);
+//! - gRPC requests that fail before a handler runs, oversized messages
+//!   included, get the error model ([`grpc::request_errors`]; REST bodies
+//!   are limited where handlers read them), and a panicking handler is
+//!   answered `INTERNAL` ([`rest::catch_panic`]).
+//!
+//! Layers added with [`ApiRouter::layer`] (authentication, say) run for every
+//! request, reflection, health, the OpenAPI document and the fallbacks
+//! included; panics in them are caught too. The HTTP probes
+//! ([`ApiRouter::probes`]: `/healthz`, `/readyz`) are the exception: they
+//! are served outside those layers, so that they need no credentials.
+//!
+//! Browsers are served on the same port ([`web`](crate::web)): gRPC-Web
+//! requests are translated into gRPC outside every layer, so they meet the
+//! same authentication and services as gRPC, and the CORS configuration of
+//! [`ApiRouter::cors`] answers preflights outside everything else (they
+//! carry no credentials).
+//!
+//! A service of the API that nothing serves is an error of [`build`]
+//! ([`MissingHandlers`]), naming the service and the builder call that
+//! serves it, rather than a router that silently answers 404 for it.
+//!
+//! [`build`]: ApiRouter::build
+//! [`rest::fallback`]: protoapi_http::rest::fallback
+//! [`rest::method_not_allowed`]: protoapi_http::rest::method_not_allowed
+//! [`rest::catch_panic`]: protoapi_http::rest::catch_panic
+//! [`grpc::request_errors`]: crate::grpc::request_errors
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::fmt;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::response::IntoResponse;
+use axum::routing::Route;
+use futures_util::FutureExt;
+use tonic::server::NamedService;
+use tonic::service::Routes;
+use tower::{Layer, Service};
+
+use protoapi_http::rest::ServiceRoutes;
+
+/// What a generated crate describes of its API (its `API` constant).
+#[derive(Clone, Copy, Debug)]
+pub struct Api {
+    /// The encoded descriptors of every proto (for reflection).
+    pub descriptor_set: &'static [u8],
+    /// The OpenAPI document served at `/openapi.json`.
+    pub openapi_json: &'static str,
+    /// The ErrorInfo domain of errors outside every service.
+    pub error_domain: &'static str,
+    /// Every service of the API, each of which must be served.
+    pub services: &'static [ServiceSlot],
+}
+
+/// A service of an API and how its builder serves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ServiceSlot {
+    /// The full proto name, e.g. `library.v1.ShelfService`.
+    pub name: &'static str,
+    /// The builder method that serves it, e.g. `store` or `loan_service`.
+    pub served_by: &'static str,
+}
+
+type AddGrpc = Box<dyn FnOnce(Routes) -> Routes + Send>;
+type AddLayer = Box<dyn FnOnce(Router) -> Router + Send>;
+
+/// Collects the services of an API, then [builds](ApiRouter::build) its
+/// router; see the [module docs](self).
+#[must_use]
+pub struct ApiRouter {
+    api: Api,
+    /// By full service name: serving a service again replaces it.
+    services: BTreeMap<&'static str, (AddGrpc, ServiceRoutes)>,
+    /// Resource types a served store does not keep.
+    unkept: Vec<&'static str>,
+    layers: Vec<AddLayer>,
+    /// Routes of the application's own, served beside the API's.
+    extra: Router,
+    /// `/healthz` and `/readyz`, outside the layers.
+    probes: Option<protoapi_http::probe::Probes>,
+    cors: crate::web::Cors,
+    /// The web console and the authorizer its pages ask.
+    console: Option<(protoapi_console::Console, protoapi_core::auth::Authorizer)>,
+}
+
+impl fmt::Debug for ApiRouter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiRouter")
+            .field("services", &self.services.keys().collect::<Vec<_>>())
+            .field("layers", &self.layers.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApiRouter {
+    /// No service served yet.
+    pub fn new(api: Api) -> Self {
+        ApiRouter {
+            api,
+            services: BTreeMap::new(),
+            unkept: Vec::new(),
+            layers: Vec::new(),
+            extra: Router::new(),
+            probes: None,
+            cors: crate::web::Cors::none(),
+            console: None,
+        }
+    }
+
+    /// Lets browsers on the origins `cors` allows call the API (none by
+    /// default: no CORS header is sent).
+    pub fn cors(&mut self, cors: crate::web::Cors) -> &mut Self {
+        self.cors = cors;
+        self
+    }
+
+    /// Serves the web console at `/console/` ([`protoapi_console`]): its pages
+    /// behind the same layers as the API (they see the caller authentication
+    /// names), its sessions outside them, its calls through the built router.
+    /// `authorizer` (the services' own) decides which actions pages offer.
+    pub fn console(
+        &mut self,
+        console: protoapi_console::Console,
+        authorizer: protoapi_core::auth::Authorizer,
+    ) -> &mut Self {
+        self.console = Some((console, authorizer));
+        self
+    }
+
+    /// Serves `routes` of the application's own beside the API's, behind
+    /// the same layers (authentication, the error model, panic catching).
+    pub fn routes(&mut self, routes: Router) -> &mut Self {
+        self.extra = std::mem::take(&mut self.extra).merge(routes);
+        self
+    }
+
+    /// Serves one service: its tonic service (named by
+    /// [`NamedService::NAME`]) and its REST routes (an axum router, or a
+    /// generated `x_routes` function's [`ServiceRoutes`], whose
+    /// runtime-matched bindings are mounted with every other service's).
+    pub fn serve<G>(&mut self, grpc: G, rest: impl Into<ServiceRoutes>) -> &mut Self
+    where
+        G: Service<http::Request<tonic::body::Body>, Error = Infallible>
+            + NamedService
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        G::Response: IntoResponse,
+        G::Future: Send + 'static,
+    {
+        let add: AddGrpc = Box::new(move |routes: Routes| routes.add_service(grpc));
+        self.services.insert(G::NAME, (add, rest.into()));
+        self
+    }
+
+    /// Notes that the store serving `resource_type` does not keep it (a SQL
+    /// store without its table): [`ApiRouter::build`] then refuses, naming it.
+    pub fn unkept(&mut self, resource_type: &'static str) -> &mut Self {
+        if !self.unkept.contains(&resource_type) {
+            self.unkept.push(resource_type);
+        }
+        self
+    }
+
+    /// Serves `GET /healthz` and `GET /readyz` ([`protoapi_http::probe`]) outside
+    /// every layer: no authentication, cheap, and bounded to one readiness
+    /// check at a time. Other methods on these paths answer 405 with the
+    /// error model; the API's own routes must not use them.
+    pub fn probes(&mut self, probes: protoapi_http::probe::Probes) -> &mut Self {
+        self.probes = Some(probes);
+        self
+    }
+
+    /// Runs `layer` around every route; layers added later run first.
+    pub fn layer(&mut self, layer: impl RouteLayer) -> &mut Self {
+        self.layers
+            .push(Box::new(move |router: Router| layer.wrap(router)));
+        self
+    }
+
+    /// The names of the services served so far.
+    pub fn served(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.services.keys().copied()
+    }
+
+    /// The services of the API not served yet.
+    pub fn missing(&self) -> Vec<ServiceSlot> {
+        self.api
+            .services
+            .iter()
+            .filter(|slot| !self.services.contains_key(slot.name))
+            .copied()
+            .collect()
+    }
+
+    /// The router, or the services of the API left without a handler.
+    ///
+    /// Also names the API's error domain for errors outside every service
+    /// ([`set_default_domain`](protoapi_core::error::set_default_domain)).
+    pub fn build(self) -> Result<Router, MissingHandlers> {
+        let missing = self.missing();
+        if !missing.is_empty() || !self.unkept.is_empty() {
+            let mut unkept = self.unkept;
+            unkept.sort_unstable();
+            return Err(MissingHandlers {
+                services: missing,
+                unkept,
+            });
+        }
+        let ApiRouter {
+            api,
+            services,
+            layers,
+            extra,
+            probes,
+            cors,
+            console,
+            unkept: _,
+        } = self;
+        let (extra, console) = match console {
+            Some((console, authorizer)) => {
+                let (pages, gate, handle) = console.into_parts(authorizer);
+                (extra.merge(pages), Some((gate, handle)))
+            }
+            None => (extra, None),
+        };
+        protoapi_core::error::set_default_domain(api.error_domain);
+
+        let (health, health_service) = tonic_health::server::health_reporter();
+        let reflection = || {
+            tonic_reflection::server::Builder::configure()
+                .register_encoded_file_descriptor_set(api.descriptor_set)
+        };
+        let mut grpc = Routes::new(health_service)
+            .add_service(
+                reflection()
+                    .build_v1()
+                    .expect("the embedded descriptor set is valid"),
+            )
+            .add_service(
+                reflection()
+                    .build_v1alpha()
+                    .expect("the embedded descriptor set is valid"),
+            );
+        let mut rest = ServiceRoutes::from(extra);
+        for (name, (add_grpc, routes)) in services {
+            // The reporter is new and not shared yet: its lock is free.
+            health
+                .set_service_status(name, tonic_health::ServingStatus::Serving)
+                .now_or_never()
+                .expect("a new health reporter is not locked");
+            grpc = add_grpc(grpc);
+            rest = rest.merge(routes);
+        }
+        let rest = rest.into_router();
+        let openapi = api.openapi_json;
+        let mut router = grpc
+            .into_axum_router()
+            .merge(rest)
+            .route(
+                "/openapi.json",
+                axum::routing::get(move || async move {
+                    ([(http::header::CONTENT_TYPE, "application/json")], openapi)
+                }),
+            )
+            .fallback(protoapi_http::rest::fallback)
+            .method_not_allowed_fallback(protoapi_http::rest::method_not_allowed)
+            .layer(axum::middleware::from_fn(crate::grpc::request_errors));
+        for layer in layers {
+            router = layer(router);
+        }
+        if let Some((gate, _)) = &console {
+            router = router.layer(axum::middleware::from_fn_with_state(
+                gate.clone(),
+                protoapi_console::session::attach,
+            ));
+        }
+        if let Some(probes) = probes {
+            let probes = probes
+                .routes()
+                .method_not_allowed_fallback(protoapi_http::rest::method_not_allowed);
+            router = router.merge(probes);
+        }
+        router = router
+            .layer(axum::middleware::from_fn(protoapi_http::rest::catch_panic))
+            .layer(axum::middleware::from_fn(crate::web::grpc_web));
+        if let Some(state) = cors.middleware() {
+            router = router.layer(axum::middleware::from_fn_with_state(
+                state,
+                crate::web::cors,
+            ));
+        }
+        if let Some((_, handle)) = console {
+            handle.set(router.clone());
+        }
+        Ok(router)
+    }
+}
+
+/// Services of an API that [`ApiRouter::build`] found without a handler.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MissingHandlers {
+    /// Each service left unserved, with the builder call that serves it.
+    pub services: Vec<ServiceSlot>,
+    /// Resource types of served services that their store does not keep
+    /// (`Backend::keeps`), e.g. a SQL store opened without their table.
+    pub unkept: Vec<&'static str>,
+}
+
+impl fmt::Display for MissingHandlers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.services.is_empty() {
+            f.write_str("services without a handler:")?;
+            for (i, slot) in self.services.iter().enumerate() {
+                let separator = if i == 0 { " " } else { ", " };
+                write!(f, "{separator}{} (`.{}(…)`)", slot.name, slot.served_by)?;
+            }
+        }
+        if !self.unkept.is_empty() {
+            if !self.services.is_empty() {
+                f.write_str("; ")?;
+            }
+            write!(
+                f,
+                "resource types the store does not keep: {}",
+                self.unkept.join(", ")
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for MissingHandlers {}
+
+/// A tower layer that [`axum::Router::layer`] accepts, such as
+/// `axum::middleware::from_fn(authenticate)` or `axum::Extension(value)`.
+pub trait RouteLayer: Send + 'static {
+    /// `router.layer(self)`.
+    fn wrap(self, router: Router) -> Router;
+}
+
+impl<L> RouteLayer for L
+where
+    L: Layer<Route> + Clone + Send + Sync + 'static,
+    L::Service: Service<Request> + Clone + Send + Sync + 'static,
+    <L::Service as Service<Request>>::Response: IntoResponse + 'static,
+    <L::Service as Service<Request>>::Error: Into<Infallible> + 'static,
+    <L::Service as Service<Request>>::Future: Send + 'static,
+{
+    fn wrap(self, router: Router) -> Router {
+        router.layer(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEALTH: &str = "grpc.health.v1.Health";
+
+    fn api() -> Api {
+        Api {
+            descriptor_set: tonic_health::pb::FILE_DESCRIPTOR_SET,
+            openapi_json: "{}",
+            error_domain: "example",
+            services: &[
+                ServiceSlot {
+                    name: HEALTH,
+                    served_by: "store",
+                },
+                ServiceSlot {
+                    name: "example.v1.LoanService",
+                    served_by: "loan_service",
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn build_names_every_service_without_a_handler() {
+        let error = ApiRouter::new(api()).build().unwrap_err();
+        assert_eq!(error.services, api().services);
+        assert_eq!(
+            error.to_string(),
+            "services without a handler: grpc.health.v1.Health (`.store(…)`), \
+             example.v1.LoanService (`.loan_service(…)`)"
+        );
+
+        let mut router = ApiRouter::new(api());
+        router.serve(tonic_health::server::health_reporter().1, Router::new());
+        assert_eq!(router.served().collect::<Vec<_>>(), [HEALTH]);
+        let error = router.build().unwrap_err();
+        assert_eq!(error.services, &api().services[1..]);
+    }
+
+    #[tokio::test]
+    async fn routes_of_the_application_run_behind_the_layers() {
+        use tower::ServiceExt;
+        let api = Api {
+            services: &[],
+            ..api()
+        };
+        let mut router = ApiRouter::new(api);
+        router
+            .routes(Router::new().route("/own", axum::routing::get(|| async { "own" })))
+            .layer(axum::middleware::from_fn(
+                |request: Request, next: axum::middleware::Next| async move {
+                    let mut response = next.run(request).await;
+                    response
+                        .headers_mut()
+                        .insert("x-layer", http::HeaderValue::from_static("ran"));
+                    response
+                },
+            ));
+        let response = router
+            .build()
+            .unwrap()
+            .oneshot(
+                Request::get("/own")
+                    .body(axum::body::Body::empty())
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(response.status(), http::StatusCode::OK);
+        assert_eq!(response.headers()["x-layer"], "ran");
+    }
+}

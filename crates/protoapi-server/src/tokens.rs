@@ -1,0 +1,158 @@
+//! API tokens: JWTs this server signs (HS256 with a key it keeps).
+//! `iss` and `aud` are the API's base URL, `sub` the identity's UIDP, and
+//! they expire after an hour. Verification accepts nothing else: no other
+//! algorithm (`none`, RS/HS confusion), no other key, issuer or audience, no
+//! expired or not-yet-valid token (beyond a small clock skew).
+
+use std::time::Duration;
+
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use protoapi_core::auth::unauthenticated;
+use protoapi_core::error::Error;
+use serde::{Deserialize, Serialize};
+
+/// Lifetime of the API tokens this server issues.
+pub const TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
+/// Clock skew tolerated on `exp` and `nbf`.
+pub const LEEWAY_SECS: u64 = 30;
+
+/// Claims of an API token.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Claims {
+    pub iss: String,
+    pub aud: String,
+    pub sub: String,
+    pub iat: u64,
+    pub nbf: u64,
+    pub exp: u64,
+}
+
+/// Issues and verifies this server's API tokens.
+#[derive(Clone)]
+pub struct ApiTokens {
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    base_url: String,
+}
+
+impl std::fmt::Debug for ApiTokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiTokens")
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApiTokens {
+    /// Tokens for the API at `base_url`, signed with `secret`.
+    pub fn new(secret: &[u8; 32], base_url: &str) -> Self {
+        ApiTokens {
+            encoding: EncodingKey::from_secret(secret),
+            decoding: DecodingKey::from_secret(secret),
+            base_url: base_url.to_owned(),
+        }
+    }
+
+    /// The API's base URL: the audience and issuer of its tokens.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// A token for `identity`, valid for [`TOKEN_LIFETIME`].
+    pub fn issue(&self, identity: &str) -> String {
+        let now = protoapi_core::time::unix_seconds();
+        let claims = Claims {
+            iss: self.base_url.clone(),
+            aud: self.base_url.clone(),
+            sub: identity.to_owned(),
+            iat: now,
+            nbf: now,
+            exp: now + TOKEN_LIFETIME.as_secs(),
+        };
+        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
+            .expect("HS256 signing cannot fail")
+    }
+
+    /// The claims of a genuine, current token for this API.
+    pub fn verify(&self, token: &str) -> Result<Claims, Error> {
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.leeway = LEEWAY_SECS;
+        validation.validate_nbf = true;
+        validation.set_audience(&[&self.base_url]);
+        validation.set_issuer(&[&self.base_url]);
+        validation.set_required_spec_claims(&["exp", "nbf", "aud", "iss", "sub"]);
+        let claims = jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation)
+            .map(|data| data.claims)
+            .map_err(|error| token_error(&error, "API token"))?;
+        if !protoapi_core::uidp::is_valid(&claims.sub) {
+            return Err(unauthenticated(
+                "TOKEN_MALFORMED",
+                "the API token's subject is not an identity",
+            ));
+        }
+        Ok(claims)
+    }
+}
+
+/// The UNAUTHENTICATED error for a token that failed verification.
+pub fn token_error(error: &jsonwebtoken::errors::Error, what: &str) -> Error {
+    let (reason, why) = match error.kind() {
+        ErrorKind::ExpiredSignature => ("TOKEN_EXPIRED", "has expired"),
+        ErrorKind::ImmatureSignature => ("TOKEN_NOT_YET_VALID", "is not valid yet"),
+        ErrorKind::InvalidAudience => ("TOKEN_WRONG_AUDIENCE", "is for another audience"),
+        ErrorKind::InvalidIssuer => ("TOKEN_WRONG_ISSUER", "comes from another issuer"),
+        ErrorKind::InvalidSignature => ("TOKEN_BAD_SIGNATURE", "has an invalid signature"),
+        ErrorKind::InvalidAlgorithm
+        | ErrorKind::MissingAlgorithm
+        | ErrorKind::InvalidAlgorithmName => (
+            "TOKEN_WRONG_ALGORITHM",
+            "is signed with an algorithm this API does not accept",
+        ),
+        ErrorKind::MissingRequiredClaim(_) | ErrorKind::InvalidClaimFormat(_) => {
+            ("TOKEN_MALFORMED", "lacks a required claim")
+        }
+        _ => ("TOKEN_MALFORMED", "is not a well-formed JWT"),
+    };
+    unauthenticated(reason, format!("the {what} {why}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_round_trip_and_reject_foreign_ones() {
+        let identity = "a".repeat(40);
+        let tokens = ApiTokens::new(&[1; 32], "http://api");
+        let claims = tokens.verify(&tokens.issue(&identity)).unwrap();
+        assert_eq!(
+            (claims.sub.as_str(), claims.aud.as_str()),
+            (identity.as_str(), "http://api")
+        );
+        let other_key = ApiTokens::new(&[2; 32], "http://api");
+        assert_eq!(
+            other_key
+                .verify(&tokens.issue(&identity))
+                .unwrap_err()
+                .reason(),
+            "TOKEN_BAD_SIGNATURE"
+        );
+        let other_api = ApiTokens::new(&[1; 32], "http://other");
+        assert_eq!(
+            other_api
+                .verify(&tokens.issue(&identity))
+                .unwrap_err()
+                .reason(),
+            "TOKEN_WRONG_ISSUER"
+        );
+        assert_eq!(
+            tokens
+                .verify(&tokens.issue("not-a-uidp"))
+                .unwrap_err()
+                .reason(),
+            "TOKEN_MALFORMED",
+            "a subject that is not a UIDP"
+        );
+    }
+}

@@ -1,0 +1,1016 @@
+//! The standard methods over one SQL table, for any resource type.
+
+use std::collections::HashMap;
+
+use futures_util::TryStreamExt;
+use sqlx::any::AnyArguments;
+use sqlx::query::Query;
+use sqlx::{Any, Arguments, Row};
+
+use super::{Dialect, SqlStore};
+use protoapi_core::mask::Update;
+use protoapi_core::resource::{Dependent, Public, Reference, Resource, SortValue};
+use protoapi_core::row::{ColumnSpec, Row as StorageRow};
+use protoapi_core::store::{Hierarchy, ListQuery, Matching, Page, PublicItems, StoreError};
+use protoapi_core::uidp;
+
+mod cascade;
+
+/// Reads the named columns' values from a stored body.
+pub(super) type ValuesOf = fn(&[u8], &[&str]) -> Result<Vec<SortValue>, prost::DecodeError>;
+
+/// How one resource type is stored: its row type's columns, and the rules
+/// its `Resource` implementation declares.
+#[derive(Clone, Debug)]
+pub struct Table {
+    /// The table name: the collection id in snake case (`book_copies`).
+    pub(super) name: String,
+    pub(super) resource_type: &'static str,
+    /// Fields kept in their own indexed column (for ordering, filtering and
+    /// finding dependents), from the row type.
+    pub(super) columns: &'static [ColumnSpec],
+    /// The field (JSON name) whose value is the access subject of an item
+    /// when access decisions derive from its items: each write advances that
+    /// subject's access epoch in the same transaction.
+    pub(super) access_subject: Option<&'static str>,
+    parent_type: Option<&'static str>,
+    /// The key of an item's parent (`Resource::parent_key`: the UIDP's
+    /// parent, or the resource name minus its last `collection/id`).
+    pub(super) parent_of: fn(&str) -> Option<&str>,
+    references: &'static [Reference],
+    dependents: &'static [Dependent],
+    order_by: &'static [&'static str],
+    filters: &'static [&'static str],
+    public: Option<Public>,
+    /// The soft-delete time's field (JSON name), kept in a column.
+    delete_time: Option<&'static str>,
+    /// Decodes a stored body and reads the named columns' values (filling a
+    /// column added to an existing table).
+    pub(super) values_of: ValuesOf,
+}
+
+impl Table {
+    /// The table of the resource whose columns the row type `W` declares.
+    pub fn of<W: StorageRow>() -> Table
+    where
+        W::Message: Resource,
+    {
+        fn values_of<R: Resource>(
+            body: &[u8],
+            fields: &[&str],
+        ) -> Result<Vec<SortValue>, prost::DecodeError> {
+            let resource = R::decode(body)?;
+            Ok(fields
+                .iter()
+                .map(|field| resource.sort_value(field))
+                .collect())
+        }
+        type R<W> = <W as StorageRow>::Message;
+        Table {
+            name: snake_case(R::<W>::COLLECTION),
+            resource_type: R::<W>::TYPE,
+            columns: W::COLUMNS,
+            access_subject: None,
+            parent_type: R::<W>::PARENT_TYPE,
+            parent_of: <R<W> as Resource>::parent_key,
+            references: R::<W>::REFERENCES,
+            dependents: R::<W>::DEPENDENTS,
+            order_by: R::<W>::ORDER_BY,
+            filters: R::<W>::FILTERS,
+            public: R::<W>::PUBLIC,
+            delete_time: R::<W>::DELETE_TIME,
+            values_of: values_of::<R<W>>,
+        }
+    }
+
+    /// Marks a table whose items access decisions derive from, each item
+    /// being the subject of its own (a role: what it grants). See
+    /// [`SqlStore::access_epochs`].
+    pub fn guarding_access(self) -> Table {
+        self.guarding_access_of("uid")
+    }
+
+    /// Marks a table whose items access decisions derive from, the subject
+    /// of an item being the uid in its `field` (a role binding: the identity
+    /// it grants to). The field needs a column.
+    pub fn guarding_access_of(mut self, field: &'static str) -> Table {
+        self.access_subject = Some(field);
+        self
+    }
+
+    /// The access subject of an item, when this table guards access.
+    fn subject_of<R: Resource>(&self, item: &R) -> Option<String> {
+        let field = self.access_subject?;
+        Some(match item.sort_value(field) {
+            SortValue::Text(value) => value,
+            SortValue::Int(value) => value.to_string(),
+        })
+    }
+
+    /// Commits a write, advancing the access epoch of each subject it
+    /// touched first: a server that sees the commit sees the new epochs.
+    /// Only decisions derived from those subjects go stale, so a write in
+    /// one hierarchy leaves the cached grants of every other one be.
+    async fn commit(
+        &self,
+        mut transaction: sqlx::Transaction<'static, Any>,
+        subjects: &[Option<String>],
+    ) -> Result<(), StoreError> {
+        let mut subjects: Vec<&String> = subjects.iter().flatten().collect();
+        subjects.sort();
+        subjects.dedup();
+        for subject in subjects {
+            sqlx::query(
+                "INSERT INTO access_epochs (subject, epoch) VALUES ($1, 1) \
+                 ON CONFLICT (subject) DO UPDATE SET epoch = access_epochs.epoch + 1",
+            )
+            .bind(subject.clone())
+            .execute(&mut *transaction)
+            .await
+            .map_err(backend_error)?;
+        }
+        transaction.commit().await.map_err(backend_error)
+    }
+
+    /// Whether a top-level field (JSON name) has a column.
+    fn has_column(&self, field: &str) -> bool {
+        matches!(field, "uid" | "parent") || self.columns.iter().any(|c| c.field == field)
+    }
+}
+
+/// What a generated API's `tables()` builds: `SqlOptions::new(tables())`.
+impl protoapi_core::row::TableOf for Table {
+    fn of<W: StorageRow>() -> Table
+    where
+        W::Message: Resource,
+    {
+        Table::of::<W>()
+    }
+
+    fn guarding_access(self) -> Table {
+        Table::guarding_access(self)
+    }
+
+    fn guarding_access_of(self, field: &'static str) -> Table {
+        Table::guarding_access_of(self, field)
+    }
+}
+
+/// `bookCopies` → `book_copies`.
+fn snake_case(collection: &str) -> String {
+    let mut name = String::with_capacity(collection.len() + 4);
+    for c in collection.chars() {
+        if c.is_ascii_uppercase() {
+            name.push('_');
+            name.push(c.to_ascii_lowercase());
+        } else {
+            name.push(c);
+        }
+    }
+    name
+}
+
+/// Why the tables cannot keep the rules their resources declare, if they
+/// cannot: a rule naming a resource type without a table, or a field that
+/// ordering, filters or dependents look up without a column.
+pub(super) fn check_rules(tables: &HashMap<&'static str, Table>) -> Result<(), String> {
+    let mut problems = Vec::new();
+    let stored = |resource_type: &str, why: String, problems: &mut Vec<String>| {
+        let table = tables.get(resource_type);
+        if table.is_none() {
+            problems.push(format!("{why} names `{resource_type}`, which has no table"));
+        }
+        table
+    };
+    for table in tables.values() {
+        let name = &table.name;
+        if let Some(parent) = table.parent_type
+            && let Some(parent_table) =
+                stored(parent, format!("the parent of `{name}`"), &mut problems)
+            && !parent_table
+                .dependents
+                .iter()
+                .any(|d| d.resource_type == table.resource_type && d.field == "parent")
+        {
+            // A create locks its parent, and the delete of the parent waits
+            // and then finds the child among its dependents: only if it
+            // looks for them.
+            problems.push(format!(
+                "`{name}` is created under `{}`, whose deletes it does not block: add it to `delete_blocked_by` of `{}`",
+                parent_table.name, parent_table.name
+            ));
+        }
+        for reference in table.references {
+            let why = format!("reference `{}` of `{name}`", reference.field);
+            stored(reference.resource_type, why, &mut problems);
+        }
+        for dependent in table.dependents {
+            let why = format!("a dependent of `{name}`");
+            if let Some(other) = stored(dependent.resource_type, why, &mut problems)
+                && !other.has_column(dependent.field)
+            {
+                problems.push(format!(
+                    "`{}` needs a column for `{}` (it blocks deletes of `{name}`)",
+                    other.name, dependent.field
+                ));
+            }
+        }
+        let needed = table
+            .order_by
+            .iter()
+            .map(|field| (*field, "order_by"))
+            .chain(table.public.map(|rule| (rule.field(), "public items")))
+            .chain(table.delete_time.map(|field| (field, "soft delete")))
+            .chain(table.access_subject.map(|field| (field, "access subjects")))
+            .chain(
+                table
+                    .filters
+                    .contains(&"name")
+                    .then_some(("name", "the name filter")),
+            );
+        for (field, why) in needed {
+            if !table.has_column(field) {
+                problems.push(format!("`{name}` needs a column for `{field}` ({why})"));
+            }
+        }
+        // Public items are found by comparing numbers: a flag, a time.
+        if let Some(rule) = table.public
+            && let Some(column) = table.columns.iter().find(|c| c.field == rule.field())
+            && !column.integer
+        {
+            problems.push(format!(
+                "`{name}` keeps `{}` as text; public items need it as a number (a `bool`, or an `i64` with `#[row(timestamp)]`)",
+                rule.field()
+            ));
+        }
+        // Soft-deleted items are found by their time: a number, 0 when unset.
+        if let Some(field) = table.delete_time
+            && let Some(column) = table.columns.iter().find(|c| c.field == field)
+            && !column.integer
+        {
+            problems.push(format!(
+                "`{name}` keeps `{field}` as text; soft deletes need it as an `i64` with `#[row(timestamp)]`"
+            ));
+        }
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    problems.sort();
+    Err(format!(
+        "the SQL tables cannot keep the declared rules; declare the missing tables and row fields: {}",
+        problems.join("; ")
+    ))
+}
+
+fn backend_error(error: sqlx::Error) -> StoreError {
+    super::fault::store_error(error)
+}
+
+impl Table {
+    fn column_list(&self) -> String {
+        let order: String = self
+            .columns
+            .iter()
+            .map(|column| format!("{}, ", column.name))
+            .collect();
+        format!("uid, parent, {order}etag, body")
+    }
+
+    /// The column holding a top-level field (JSON name).
+    pub fn column(&self, field: &str) -> &'static str {
+        match field {
+            "uid" => return "uid",
+            "parent" => return "parent",
+            _ => {}
+        }
+        self.columns
+            .iter()
+            .find(|column| column.field == field)
+            .map(|column| column.name)
+            .unwrap_or_else(|| panic!("table `{}` has no column for `{field}`", self.name))
+    }
+
+    /// Binds a resource's column values in [`Self::columns`] order.
+    fn bind_row<'q, R: Resource>(
+        &self,
+        mut query: Query<'q, Any, AnyArguments>,
+        resource: &R,
+    ) -> Query<'q, Any, AnyArguments> {
+        query = query.bind(resource.uid().to_owned()).bind(
+            (self.parent_of)(resource.uid())
+                .unwrap_or_default()
+                .to_owned(),
+        );
+        for column in self.columns {
+            query = bind_value(query, resource.sort_value(column.field));
+        }
+        query
+            .bind(resource.etag().to_owned())
+            .bind(resource.encode_to_vec())
+    }
+
+    pub(super) async fn insert<R: Resource>(
+        &self,
+        store: &SqlStore,
+        resource: &R,
+    ) -> Result<(), StoreError> {
+        let columns = self.column_list();
+        let count = 4 + self.columns.len();
+        let placeholders: Vec<String> = (1..=count).map(|i| format!("${i}")).collect();
+        let placeholders = placeholders.join(", ");
+        let sql = format!(
+            "INSERT INTO {} ({columns}) VALUES ({placeholders})",
+            self.name
+        );
+        // Roots, and items whose parents are stored outside the API, need no
+        // parent row.
+        let parent = match (self.parent_type, (self.parent_of)(resource.uid())) {
+            (Some(parent_type), Some(parent)) if !parent.is_empty() => {
+                Some((store.table_of(parent_type)?, parent))
+            }
+            _ => None,
+        };
+        let mut transaction = begin_write(store).await?;
+        // The parent must still exist when this commits (as must the items
+        // reference fields name, `check_references`). A delete locks its row (`FOR UPDATE`), looks
+        // for dependents, then deletes it; under READ COMMITTED each
+        // statement sees what committed before it began. Delete first: the
+        // share lock below waits for the delete to end, then finds the row
+        // gone (ParentNotFound), or still there if the delete rolled back.
+        // Insert first: the delete's `FOR UPDATE` waits for this commit, and
+        // its dependents query, a later statement, sees the new item and
+        // refuses (when the parent type lists this collection among its
+        // dependents, as groups list every child collection). Either way one
+        // of the two fails.
+        if let Some((table, parent)) = parent {
+            let share = share_lock(store.dialect);
+            let sql = format!("SELECT 1 FROM {} WHERE uid = $1{share}", table.name);
+            let found = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(parent.to_owned())
+                .fetch_optional(&mut *transaction)
+                .await
+                .map_err(backend_error)?;
+            if found.is_none() {
+                return Err(StoreError::ParentNotFound);
+            }
+        }
+        self.check_references(store, &mut transaction, resource, None)
+            .await?;
+        let query = self.bind_row::<R>(sqlx::query(sqlx::AssertSqlSafe(sql)), resource);
+        match query.execute(&mut *transaction).await {
+            Ok(_) => {}
+            Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
+                return Err(StoreError::AlreadyExists);
+            }
+            Err(error) => return Err(backend_error(error)),
+        }
+        self.add_counts(
+            &mut transaction,
+            &Counts::of([resource.uid()], self.parent_of),
+            1,
+        )
+        .await?;
+        self.commit(transaction, &[self.subject_of(resource)]).await
+    }
+
+    /// `ReferenceNotFound` unless each reference field of `resource` that
+    /// differs from `previous` (all of them on an insert) names a stored
+    /// item, which stays until `transaction` ends: PostgreSQL holds a share
+    /// lock on it (a concurrent delete waits), SQLite's write lock already
+    /// serialises the two. An empty field names nothing.
+    async fn check_references<R: Resource>(
+        &self,
+        store: &SqlStore,
+        transaction: &mut sqlx::Transaction<'static, Any>,
+        resource: &R,
+        previous: Option<&R>,
+    ) -> Result<(), StoreError> {
+        let share = share_lock(store.dialect);
+        for reference in self.references {
+            let value = resource.sort_value(reference.field);
+            if previous.is_some_and(|previous| previous.sort_value(reference.field) == value) {
+                continue;
+            }
+            let key = match value {
+                SortValue::Text(key) if key.is_empty() => continue,
+                SortValue::Text(key) => key,
+                SortValue::Int(_) => return Err(StoreError::ReferenceNotFound(reference.field)),
+            };
+            let target = store.table_of(reference.resource_type)?;
+            let sql = format!("SELECT 1 FROM {} WHERE uid = $1{share}", target.name);
+            let found = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(key)
+                .fetch_optional(&mut **transaction)
+                .await
+                .map_err(backend_error)?;
+            if found.is_none() {
+                return Err(StoreError::ReferenceNotFound(reference.field));
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds `sign` × `counts` to the stored counters, in the caller's transaction.
+    async fn add_counts(
+        &self,
+        transaction: &mut sqlx::Transaction<'static, Any>,
+        counts: &Counts,
+        sign: i64,
+    ) -> Result<(), StoreError> {
+        let table = format!("{}_counts", self.name);
+        let sql = format!(
+            "INSERT INTO {table} (prefix, children, descendants) VALUES ($1, $2, $3) \
+             ON CONFLICT (prefix) DO UPDATE SET children = {table}.children + excluded.children, \
+             descendants = {table}.descendants + excluded.descendants"
+        );
+        for (prefix, (children, descendants)) in &counts.0 {
+            sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                .bind(prefix.clone())
+                .bind(sign * children)
+                .bind(sign * descendants)
+                .execute(&mut **transaction)
+                .await
+                .map_err(backend_error)?;
+        }
+        Ok(())
+    }
+
+    /// The number of items a hierarchy filter matches, from the counters.
+    async fn counted(
+        &self,
+        store: &SqlStore,
+        filter: &Hierarchy,
+    ) -> Result<Option<i64>, StoreError> {
+        let (prefix, column) = match filter {
+            Hierarchy::All => ("", "descendants"),
+            Hierarchy::ChildrenOf(uid) => (uid.as_str(), "children"),
+            Hierarchy::DescendantsOf(uid) => (uid.as_str(), "descendants"),
+            Hierarchy::Within(_) => return Ok(None),
+        };
+        let sql = format!(
+            "SELECT {column} FROM {}_counts WHERE prefix = $1",
+            self.name
+        );
+        let count: Option<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .bind(prefix.to_owned())
+            .fetch_optional(&store.pool)
+            .await
+            .map_err(backend_error)?;
+        Ok(Some(count.unwrap_or(0)))
+    }
+
+    /// Inserts many new rows in one transaction, without parent checks
+    /// (bulk loading; the caller guarantees parents exist).
+    pub(super) async fn import<R: Resource>(
+        &self,
+        store: &SqlStore,
+        resources: &[R],
+    ) -> Result<(), StoreError> {
+        const BATCH: usize = 200;
+        let width = 4 + self.columns.len();
+        let mut transaction = begin_write(store).await?;
+        for chunk in resources.chunks(BATCH) {
+            let rows: Vec<String> = (0..chunk.len())
+                .map(|row| {
+                    let placeholders: Vec<String> = (1..=width)
+                        .map(|column| format!("${}", row * width + column))
+                        .collect();
+                    format!("({})", placeholders.join(", "))
+                })
+                .collect();
+            let sql = format!(
+                "INSERT INTO {} ({}) VALUES {}",
+                self.name,
+                self.column_list(),
+                rows.join(", ")
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for resource in chunk {
+                query = self.bind_row::<R>(query, resource);
+            }
+            query
+                .execute(&mut *transaction)
+                .await
+                .map_err(backend_error)?;
+        }
+        let counts = Counts::of(resources.iter().map(Resource::uid), self.parent_of);
+        self.add_counts(&mut transaction, &counts, 1).await?;
+        let subjects: Vec<Option<String>> =
+            resources.iter().map(|item| self.subject_of(item)).collect();
+        self.commit(transaction, &subjects).await
+    }
+
+    pub(super) async fn get<R: Resource>(
+        &self,
+        store: &SqlStore,
+        uid: &str,
+    ) -> Result<Option<R>, StoreError> {
+        let sql = format!("SELECT body FROM {} WHERE uid = $1", self.name);
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(uid.to_owned())
+            .fetch_optional(&store.pool)
+            .await
+            .map_err(backend_error)?;
+        row.map(|row| decode(&row)).transpose()
+    }
+
+    /// Every item whose column for `field` (JSON name) holds `value`.
+    /// The items whose `field` holds `subject`, each with the item of
+    /// `target` its `via` field names, and the access epochs of `subject`
+    /// and of each target: one statement, so one consistent snapshot.
+    pub(super) async fn access_read<R: Resource, T: Resource>(
+        &self,
+        store: &SqlStore,
+        target: &Table,
+        field: &str,
+        via: &str,
+        subject: &str,
+    ) -> Result<super::AccessRead<R, T>, StoreError> {
+        let sql = format!(
+            "SELECT s.epoch AS subject_epoch, g.item, g.target, COALESCE(e.epoch, 0) AS target_epoch \
+             FROM (SELECT COALESCE((SELECT epoch FROM access_epochs WHERE subject = $1), 0) AS epoch) s \
+             LEFT JOIN (SELECT i.uid AS uid, i.body AS item, t.uid AS target_uid, t.body AS target \
+                        FROM {items} i JOIN {targets} t ON t.uid = i.{via} WHERE i.{field} = $1) g ON 1 = 1 \
+             LEFT JOIN access_epochs e ON e.subject = g.target_uid \
+             ORDER BY g.uid",
+            items = self.name,
+            targets = target.name,
+            via = self.column(via),
+            field = self.column(field),
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(subject.to_owned())
+            .fetch_all(&store.pool)
+            .await
+            .map_err(backend_error)?;
+        let mut read = super::AccessRead {
+            subject_epoch: 0,
+            items: Vec::with_capacity(rows.len()),
+        };
+        for row in &rows {
+            read.subject_epoch = row.try_get("subject_epoch").map_err(backend_error)?;
+            let Some(item) = row
+                .try_get::<Option<Vec<u8>>, _>("item")
+                .map_err(backend_error)?
+            else {
+                continue;
+            };
+            let target: Vec<u8> = row.try_get("target").map_err(backend_error)?;
+            read.items.push((
+                R::decode(item.as_slice()).map_err(StoreError::backend)?,
+                T::decode(target.as_slice()).map_err(StoreError::backend)?,
+                row.try_get("target_epoch").map_err(backend_error)?,
+            ));
+        }
+        Ok(read)
+    }
+
+    pub(super) async fn find_by<R: Resource>(
+        &self,
+        store: &SqlStore,
+        field: &str,
+        value: &str,
+    ) -> Result<Vec<R>, StoreError> {
+        let sql = format!(
+            "SELECT body FROM {} WHERE {} = $1 ORDER BY uid",
+            self.name,
+            self.column(field)
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(value.to_owned())
+            .fetch_all(&store.pool)
+            .await
+            .map_err(backend_error)?;
+        rows.iter().map(decode).collect()
+    }
+
+    pub(super) async fn list<R: Resource>(
+        &self,
+        store: &SqlStore,
+        query: &ListQuery,
+    ) -> Result<Page<R>, StoreError> {
+        // The counters know hierarchy filters only.
+        let counted = match query.public {
+            None if query.matching.is_empty() => self.counted(store, &query.filter).await?,
+            _ => None,
+        };
+        // One time for the count and the items (items public after a time).
+        let now = protoapi_core::time::now_micros();
+        let mut count_arguments = AnyArguments::default();
+        let filter = filters(self, query, now, &mut count_arguments)?;
+        let count_sql = format!(
+            "SELECT COUNT(*) FROM {}{}",
+            self.name,
+            where_clause(&filter)
+        );
+        let total: i64 = match counted {
+            Some(total) => total,
+            None => sqlx::query_scalar_with(sqlx::AssertSqlSafe(count_sql), count_arguments)
+                .fetch_one(&store.pool)
+                .await
+                .map_err(backend_error)?,
+        };
+
+        let mut arguments = AnyArguments::default();
+        let mut conditions = filters(self, query, now, &mut arguments)?;
+        if let Some(after) = &query.after {
+            if after.len() != query.order_by.len() {
+                return Err(StoreError::backend(std::io::Error::other(
+                    "page position does not match the order",
+                )));
+            }
+            // Keyset: rows strictly after `after` in the query's order. The
+            // leading bound is implied by the disjunction but lets the index
+            // seek to the position instead of scanning up to it.
+            let first = &query.order_by[0];
+            let placeholder = bind_sort(&mut arguments, after[0].clone());
+            let bound = if first.descending { "<=" } else { ">=" };
+            conditions.push(format!(
+                "{} {bound} {placeholder}",
+                self.column(&first.field)
+            ));
+            let mut alternatives = Vec::new();
+            for (index, term) in query.order_by.iter().enumerate() {
+                let mut all = Vec::new();
+                for (previous, value) in query.order_by[..index].iter().zip(after) {
+                    let placeholder = bind_sort(&mut arguments, value.clone());
+                    all.push(format!("{} = {placeholder}", self.column(&previous.field)));
+                }
+                let operator = if term.descending { "<" } else { ">" };
+                let placeholder = bind_sort(&mut arguments, after[index].clone());
+                all.push(format!(
+                    "{} {operator} {placeholder}",
+                    self.column(&term.field)
+                ));
+                alternatives.push(format!("({})", all.join(" AND ")));
+            }
+            conditions.push(format!("({})", alternatives.join(" OR ")));
+        }
+        let order: Vec<String> = query
+            .order_by
+            .iter()
+            .map(|term| {
+                format!(
+                    "{} {}",
+                    self.column(&term.field),
+                    if term.descending { "DESC" } else { "ASC" }
+                )
+            })
+            .collect();
+        let limit = bind(
+            &mut arguments,
+            i64::try_from(query.limit).unwrap_or(i64::MAX),
+        );
+        let offset = bind(
+            &mut arguments,
+            i64::try_from(query.skip).unwrap_or(i64::MAX),
+        );
+        let sql = format!(
+            "SELECT body FROM {}{} ORDER BY {} LIMIT {limit} OFFSET {offset}",
+            self.name,
+            where_clause(&conditions),
+            order.join(", ")
+        );
+        // Rows are read one at a time, and reading stops one row past the
+        // byte budget: a page of large items never holds `limit` of them.
+        let mut rows = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments).fetch(&store.pool);
+        let mut items = Vec::new();
+        let mut read: u64 = 0;
+        while let Some(row) = rows.try_next().await.map_err(backend_error)? {
+            let item: R = decode(&row)?;
+            let over_budget = read > query.byte_budget;
+            read += item.encoded_len() as u64;
+            items.push(item);
+            if over_budget {
+                break;
+            }
+        }
+        Ok(Page {
+            items,
+            total_count: u64::try_from(total).unwrap_or_default(),
+        })
+    }
+
+    pub(super) async fn update<R: Resource>(
+        &self,
+        store: &SqlStore,
+        uid: &str,
+        update: &Update<R>,
+    ) -> Result<Option<R>, StoreError> {
+        let mut transaction = begin_write(store).await?;
+        let lock = row_lock(store.dialect);
+        let sql = format!("SELECT body FROM {} WHERE uid = $1{lock}", self.name);
+        let Some(row) = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(uid.to_owned())
+            .fetch_optional(&mut *transaction)
+            .await
+            .map_err(backend_error)?
+        else {
+            return Ok(None);
+        };
+        let stored: R = decode(&row)?;
+        let merged = update.apply(&stored).map_err(StoreError::Rejected)?;
+        self.check_references(store, &mut transaction, &merged, Some(&stored))
+            .await?;
+        let assignments: String = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, column)| format!("{} = ${}, ", column.name, i + 3))
+            .collect();
+        let sql = format!(
+            "UPDATE {} SET parent = $2, {assignments}etag = ${}, body = ${} WHERE uid = $1",
+            self.name,
+            self.columns.len() + 3,
+            self.columns.len() + 4,
+        );
+        self.bind_row::<R>(sqlx::query(sqlx::AssertSqlSafe(sql)), &merged)
+            .execute(&mut *transaction)
+            .await
+            .map_err(backend_error)?;
+        let subjects = [self.subject_of(&stored), self.subject_of(&merged)];
+        self.commit(transaction, &subjects).await?;
+        Ok(Some(merged))
+    }
+
+    pub(super) async fn delete(
+        &self,
+        store: &SqlStore,
+        uid: &str,
+        etag: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let mut transaction = begin_write(store).await?;
+        let lock = row_lock(store.dialect);
+        // The access subject's column (the uid itself when the table guards
+        // no access: then it is not used).
+        let subject_column = self.column(self.access_subject.unwrap_or("uid"));
+        let sql = format!(
+            "SELECT etag, {subject_column} AS subject FROM {} WHERE uid = $1{lock}",
+            self.name
+        );
+        let Some(row) = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(uid.to_owned())
+            .fetch_optional(&mut *transaction)
+            .await
+            .map_err(backend_error)?
+        else {
+            return Ok(false);
+        };
+        let stored_etag: String = row.try_get("etag").map_err(backend_error)?;
+        let subject: Option<String> = match self.access_subject {
+            Some(_) => Some(row.try_get("subject").map_err(backend_error)?),
+            None => None,
+        };
+        if etag.is_some_and(|etag| etag != stored_etag) {
+            return Err(StoreError::EtagMismatch);
+        }
+        let mut dependents = Vec::new();
+        for dependent in self.dependents {
+            let table = store.table_of(dependent.resource_type)?;
+            let column = table.column(dependent.field);
+            let resource_type = dependent.resource_type;
+            let sql = format!(
+                "SELECT uid FROM {} WHERE {column} = $1 ORDER BY uid LIMIT 10",
+                table.name
+            );
+            let uids: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                .bind(uid.to_owned())
+                .fetch_all(&mut *transaction)
+                .await
+                .map_err(backend_error)?;
+            dependents.extend(
+                uids.into_iter()
+                    .map(|uid| ((*resource_type).to_owned(), uid)),
+            );
+        }
+        if !dependents.is_empty() {
+            return Err(StoreError::HasDependents(dependents));
+        }
+        let sql = format!("DELETE FROM {} WHERE uid = $1", self.name);
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(uid.to_owned())
+            .execute(&mut *transaction)
+            .await
+            .map_err(backend_error)?;
+        self.add_counts(&mut transaction, &Counts::of([uid], self.parent_of), -1)
+            .await?;
+        self.commit(transaction, &[subject]).await?;
+        Ok(true)
+    }
+}
+
+/// Counter increments per uid prefix: `(children, descendants)`. The prefix
+/// `""` counts roots as its children and every item as its descendants.
+pub struct Counts(pub std::collections::BTreeMap<String, (i64, i64)>);
+
+impl Counts {
+    /// The counts of `uids`, whose parents `parent_of` reads (a UIDP's or
+    /// a resource name's, see `Resource::parent_key`).
+    pub fn of<'a>(
+        uids: impl IntoIterator<Item = &'a str>,
+        parent_of: fn(&str) -> Option<&str>,
+    ) -> Counts {
+        let mut counts = std::collections::BTreeMap::<String, (i64, i64)>::new();
+        for uid in uids {
+            counts
+                .entry(parent_of(uid).unwrap_or_default().to_owned())
+                .or_default()
+                .0 += 1;
+            counts.entry(String::new()).or_default().1 += 1;
+            let mut prefix = uid;
+            while let Some(parent) = parent_of(prefix) {
+                counts.entry(parent.to_owned()).or_default().1 += 1;
+                prefix = parent;
+            }
+        }
+        Counts(counts)
+    }
+}
+
+/// What locks a row read for a write: PostgreSQL locks the row; SQLite's
+/// `BEGIN IMMEDIATE` already holds the database's write lock.
+/// What keeps a row read in a write transaction from being deleted until
+/// it ends: PostgreSQL's share lock (a concurrent delete waits); SQLite's
+/// write lock already serialises the two.
+fn share_lock(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Postgres => " FOR SHARE",
+        Dialect::Sqlite => "",
+    }
+}
+
+fn row_lock(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Postgres => " FOR UPDATE",
+        Dialect::Sqlite => "",
+    }
+}
+
+/// A write transaction; SQLite takes the write lock up front so concurrent
+/// read-modify-write transactions queue instead of failing to upgrade.
+async fn begin_write(store: &SqlStore) -> Result<sqlx::Transaction<'static, Any>, StoreError> {
+    match store.dialect {
+        Dialect::Sqlite => store.pool.begin_with("BEGIN IMMEDIATE").await,
+        Dialect::Postgres => store.pool.begin().await,
+    }
+    .map_err(backend_error)
+}
+
+fn decode<R: Resource>(row: &sqlx::any::AnyRow) -> Result<R, StoreError> {
+    let body: Vec<u8> = row.try_get("body").map_err(backend_error)?;
+    R::decode(body.as_slice()).map_err(StoreError::backend)
+}
+
+/// The conditions of a list's filters; hierarchy filters are index range
+/// scans, the declared ones primary key or indexed column lookups. Items
+/// public after a time are those public at `now` (microseconds).
+fn filters(
+    table: &Table,
+    query: &ListQuery,
+    now: i64,
+    arguments: &mut AnyArguments,
+) -> Result<Vec<String>, StoreError> {
+    let mut conditions = hierarchy_filter(&query.filter, arguments);
+    match query.public {
+        None => {}
+        Some(PublicItems::Only(rule)) => {
+            conditions.push(public_condition(table, rule, now, arguments));
+        }
+        Some(PublicItems::Also(rule)) => {
+            let within = where_clause(&conditions);
+            let within = within.strip_prefix(" WHERE ").unwrap_or("1 = 1");
+            let public = public_condition(table, rule, now, arguments);
+            conditions = vec![format!("(({within}) OR {public})")];
+        }
+    }
+    conditions.extend(matching_filter(table, &query.matching, arguments)?);
+    Ok(conditions)
+}
+
+/// The items `rule` makes public at `now`, as [`Public::admits`] decides
+/// from the column: a true flag, or a time that is set (not 0) and not
+/// after `now`.
+fn public_condition(table: &Table, rule: Public, now: i64, arguments: &mut AnyArguments) -> String {
+    let column = table.column(rule.field());
+    match rule {
+        Public::If(_) => format!("{column} = 1"),
+        Public::After(_) => format!("({column} <> 0 AND {column} <= {})", bind(arguments, now)),
+    }
+}
+
+/// The conditions of the declared filters (`uidp.ids`, `uidp.ancestors_of`,
+/// `uidp.in_root`, `name`): they narrow every item, public ones included.
+fn matching_filter(
+    table: &Table,
+    matching: &Matching,
+    arguments: &mut AnyArguments,
+) -> Result<Vec<String>, StoreError> {
+    let mut conditions = Vec::new();
+    match &matching.uids {
+        None => {}
+        Some(uids) if uids.is_empty() => conditions.push("1 = 0".to_owned()),
+        Some(uids) => {
+            let placeholders: Vec<String> = uids
+                .iter()
+                .map(|uid| bind(arguments, uid.clone()))
+                .collect();
+            conditions.push(format!("uid IN ({})", placeholders.join(", ")));
+        }
+    }
+    if let Some(name) = &matching.name {
+        let Some(column) = table.columns.iter().find(|column| column.field == "name") else {
+            return Err(StoreError::backend(std::io::Error::other(format!(
+                "table `{}` has no name column to filter on",
+                table.name
+            ))));
+        };
+        conditions.push(format!(
+            "{} = {}",
+            column.name,
+            bind(arguments, name.clone())
+        ));
+    }
+    if matching.live_only {
+        // Soft-deleted items have a delete time (microseconds), others 0.
+        match table.delete_time.filter(|field| table.has_column(field)) {
+            Some(field) => conditions.push(format!("{} = 0", table.column(field))),
+            None => {
+                return Err(StoreError::backend(std::io::Error::other(format!(
+                    "table `{}` has no delete time column to hide soft-deleted items",
+                    table.name
+                ))));
+            }
+        }
+    }
+    if matching.root_only {
+        // Roots are stored with an empty parent.
+        conditions.push("parent = ''".to_owned());
+    }
+    Ok(conditions)
+}
+
+fn hierarchy_filter(filter: &Hierarchy, arguments: &mut AnyArguments) -> Vec<String> {
+    match filter {
+        Hierarchy::All => Vec::new(),
+        Hierarchy::ChildrenOf(uid) => vec![format!("parent = {}", bind(arguments, uid.clone()))],
+        Hierarchy::DescendantsOf(uid) => {
+            let (start, end) = uidp::descendant_range(uid);
+            vec![
+                format!("uid >= {}", bind(arguments, start)),
+                format!("uid < {}", bind(arguments, end)),
+            ]
+        }
+        Hierarchy::Within(scopes) if scopes.is_empty() => vec!["1 = 0".to_owned()],
+        Hierarchy::Within(scopes) => {
+            let alternatives: Vec<String> = scopes
+                .iter()
+                .map(|scope| {
+                    let (start, end) = uidp::descendant_range(scope);
+                    let uid = bind(arguments, scope.clone());
+                    let start = bind(arguments, start);
+                    let end = bind(arguments, end);
+                    format!("uid = {uid} OR (uid >= {start} AND uid < {end})")
+                })
+                .collect();
+            vec![format!("({})", alternatives.join(" OR "))]
+        }
+    }
+}
+
+fn where_clause(conditions: &[String]) -> String {
+    if conditions.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", conditions.join(" AND "))
+    }
+}
+
+/// Binds a column value to the next placeholder of `query`.
+pub(super) fn bind_value<'q>(
+    query: Query<'q, Any, AnyArguments>,
+    value: SortValue,
+) -> Query<'q, Any, AnyArguments> {
+    match value {
+        SortValue::Int(value) => query.bind(value),
+        SortValue::Text(value) => query.bind(value),
+    }
+}
+
+/// Adds an argument and returns its placeholder.
+fn bind<'q, T>(arguments: &mut AnyArguments, value: T) -> String
+where
+    T: 'q + sqlx::Encode<'q, Any> + sqlx::Type<Any>,
+{
+    arguments
+        .add(value)
+        .expect("encoding a plain value cannot fail");
+    format!("${}", arguments.len())
+}
+
+fn bind_sort(arguments: &mut AnyArguments, value: SortValue) -> String {
+    match value {
+        SortValue::Int(value) => bind(arguments, value),
+        SortValue::Text(value) => bind(arguments, value),
+    }
+}
