@@ -11,10 +11,12 @@ use serde_json::{Map, Value};
 
 use super::call::Failure;
 use super::form::{self, FormField};
-use super::pages::{Visit, encode, item_href, key_of, label, parent_key, render, see_other};
+use super::pages::{Visit, item_href, key_of, label, parent_key};
+use super::paths::PREFIX;
+use super::reply::{encode, render, see_other};
 use super::schema::{Collection, Keys};
+use super::shared::Shared;
 use super::view::{DeletePage, FormPage};
-use super::{PREFIX, Shared};
 
 /// Ancestors whose items a reference form lists at most (a hierarchy is
 /// at most this deep by default).
@@ -278,7 +280,7 @@ pub(super) async fn create(
         }
         _ => {
             let query =
-                super::pages::query_string(create.id.map(|name| (name, chosen_id.as_str())));
+                super::reply::query_string(create.id.map(|name| (name, chosen_id.as_str())));
             if !query.is_empty() {
                 path = format!("{path}?{query}");
             }

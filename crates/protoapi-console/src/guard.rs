@@ -3,7 +3,7 @@
 
 use http::{HeaderMap, HeaderValue, Uri, header};
 
-use super::PREFIX;
+use super::paths::PREFIX;
 
 /// `next` when it is a console path, else the console's home: never
 /// another site (`//host`, `/\host`) or a path outside the console.

@@ -43,10 +43,13 @@ mod guard;
 mod list;
 pub mod oidc;
 mod pages;
+mod paths;
 mod pending;
+mod reply;
 pub mod schema;
 mod seal;
 pub mod session;
+mod shared;
 mod signin;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -60,13 +63,11 @@ use axum::middleware::Next;
 use axum::response::Response;
 use axum::routing::get;
 use http::{HeaderValue, header};
-use prost_reflect::DescriptorPool;
 
+pub use paths::PREFIX;
 use protoapi_core::auth::Authorizer;
 pub use schema::Schema;
-
-/// Where the console is served.
-pub const PREFIX: &str = "/console/";
+use shared::Shared;
 
 /// How the console is served; see the [module docs](self).
 #[derive(Clone, Debug)]
@@ -125,21 +126,9 @@ impl Console {
     }
 }
 
-/// What every handler reads.
-struct Shared {
-    /// The Content-Security-Policy of every page.
-    policy: HeaderValue,
-    schema: &'static Schema,
-    pool: &'static DescriptorPool,
-    api: call::ApiHandle,
-    sessions: session::Sessions,
-    authorizer: Authorizer,
-    oidc: Option<oidc::Flow>,
-}
-
 fn routes(shared: Arc<Shared>) -> Router {
     Router::new()
-        .route("/console", get(|| async { pages::see_other(PREFIX) }))
+        .route("/console", get(|| async { reply::see_other(PREFIX) }))
         .route("/console/", get(pages::home))
         .route("/console/assets/console.css", get(stylesheet))
         .route("/console/signin", get(signin::form).post(signin::submit))
@@ -165,21 +154,6 @@ fn routes(shared: Arc<Shared>) -> Router {
             headers,
         ))
         .with_state(shared)
-}
-
-/// Whether `rest` (a path after [`PREFIX`]) is one of [`routes`]' pages.
-fn is_page(schema: &Schema, rest: &str) -> bool {
-    let mut segments = rest.split('/');
-    let first = segments.next().unwrap_or_default();
-    let second = segments.next();
-    match first {
-        "" | "signin" | "signout" => second.is_none(),
-        "oidc" | "assets" => true,
-        collection if schema.collection(collection).is_some() => {
-            matches!(second, None | Some("new" | "item" | "edit" | "delete"))
-        }
-        _ => false,
-    }
 }
 
 async fn stylesheet() -> Response {
@@ -224,35 +198,4 @@ async fn headers(State(shared): State<Arc<Shared>>, request: Request, next: Next
         headers.insert(name, HeaderValue::from_static(value));
     }
     response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    static SCHEMA: Schema = Schema {
-        title: "t",
-        descriptors: || {
-            static NONE: std::sync::LazyLock<DescriptorPool> =
-                std::sync::LazyLock::new(DescriptorPool::new);
-            &NONE
-        },
-        collections: &[],
-    };
-
-    #[test]
-    fn the_session_goes_to_the_consoles_pages_only() {
-        for page in [
-            "",
-            "signin",
-            "signout",
-            "oidc/callback",
-            "assets/console.css",
-        ] {
-            assert!(is_page(&SCHEMA, page), "{page}");
-        }
-        for other in ["signin/x", "v1/things", "things/item/a", "../v1/x"] {
-            assert!(!is_page(&SCHEMA, other), "{other}");
-        }
-    }
 }

@@ -12,10 +12,12 @@ use http::StatusCode;
 use serde_json::Value;
 
 use super::call::Failure;
-use super::pages::{Visit, encode, link_to, may_create, query_string, render};
+use super::pages::{Visit, link_to, may_create};
+use super::paths::PREFIX;
+use super::reply::{encode, query_string, render};
 use super::schema::{Collection, List};
+use super::shared::Shared;
 use super::view::{ListPage, Row};
-use super::{PREFIX, Shared};
 
 /// Page tokens of earlier pages a list's links carry, for "previous".
 const MAX_TRAIL: usize = 8;

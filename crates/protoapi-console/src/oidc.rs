@@ -28,8 +28,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use sha2::{Digest, Sha256};
 
-use super::PREFIX;
 use super::call::{ApiHandle, Asker, Failure};
+use super::paths::PREFIX;
 use super::pending::{self, Pending};
 use super::seal::{self, Seal};
 use protoapi_client::client::Tls;
@@ -252,7 +252,7 @@ impl Flow {
             Some(exchange) => {
                 let path = exchange
                     .path
-                    .replace("{identity}", &super::pages::encode(&pending.identity));
+                    .replace("{identity}", &super::reply::encode(&pending.identity));
                 let bearer = HeaderValue::from_str(&format!("Bearer {id_token}"))
                     .map_err(|_| refused("the identity token is not printable"))?;
                 let answer = api
@@ -276,7 +276,7 @@ impl Flow {
                 format!("the issuer's token endpoint {what}"),
             )
         };
-        let form = super::pages::query_string([
+        let form = super::reply::query_string([
             ("grant_type", "authorization_code"),
             ("code", code),
             ("redirect_uri", &self.oidc.redirect_uri),
@@ -362,7 +362,7 @@ pub(super) fn continue_to(next: &str) -> Response {
     let page = super::view::Continue {
         next: next.to_owned(),
     };
-    super::pages::render(StatusCode::OK, &page)
+    super::reply::render(StatusCode::OK, &page)
 }
 
 #[cfg(test)]

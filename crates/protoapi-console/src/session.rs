@@ -250,7 +250,7 @@ fn lifetime_until(exp: u64) -> Duration {
 #[derive(Clone, Debug)]
 pub struct Gate {
     pub(super) sessions: Sessions,
-    pub(super) schema: &'static super::Schema,
+    pub(super) schema: &'static super::schema::Schema,
 }
 
 /// Runs a console page's request as its session's caller: the session
@@ -265,7 +265,7 @@ pub async fn attach(State(gate): State<Gate>, mut request: Request, next: Next) 
     let Some(rest) = request.uri().path().strip_prefix(prefix) else {
         return next.run(request).await;
     };
-    let page = super::is_page(gate.schema, rest);
+    let page = super::paths::is_page(gate.schema, rest);
     request.headers_mut().remove(header::AUTHORIZATION);
     if !page {
         return next.run(request).await;

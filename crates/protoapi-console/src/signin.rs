@@ -9,10 +9,11 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 
 use super::call::{Asker, Failure};
 use super::guard::{safe_next, same_origin};
-use super::pages::{render, see_other};
+use super::paths::PREFIX;
+use super::reply::{render, see_other};
 use super::session::Session;
+use super::shared::Shared;
 use super::view::{Chrome, SignIn};
-use super::{PREFIX, Shared};
 
 /// Where to go after signing in.
 #[derive(Debug, Default, serde::Deserialize)]

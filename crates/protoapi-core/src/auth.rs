@@ -12,7 +12,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-
 use crate::context::Caller;
 pub use crate::context::Held;
 use crate::error::{Code, Error};

@@ -391,7 +391,10 @@ pub(crate) fn not_found(path: &str, headers: &http::HeaderMap) -> Response {
     Error::new(
         Code::NotFound,
         "ROUTE_NOT_FOUND",
-        format!("no API route matches `{}`", protoapi_core::error::excerpt(path)),
+        format!(
+            "no API route matches `{}`",
+            protoapi_core::error::excerpt(path)
+        ),
     )
     .into_response()
 }

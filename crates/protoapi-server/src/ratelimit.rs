@@ -39,9 +39,9 @@ use axum::response::Response;
 use governor::clock::Clock;
 use governor::{DefaultKeyedRateLimiter, Quota};
 
+use crate::router::RouteLayer;
 use protoapi_core::context::Caller;
 use protoapi_core::error::{Code, Error};
-use crate::router::RouteLayer;
 
 /// Forget idle keys after this many checks.
 pub const SWEEP_EVERY: u64 = 4096;

@@ -94,8 +94,8 @@ use tokio::task::JoinSet;
 use tokio::time::{Instant, Sleep};
 use tower::ServiceExt;
 
-use protoapi_core::error::{Code, Error};
 use crate::tls::{ServerTls, Stream};
+use protoapi_core::error::{Code, Error};
 
 /// How long the server waits for clients; see the [module docs](self).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -197,7 +197,10 @@ impl<B, T> std::fmt::Debug for StoredAccess<B, T> {
 }
 
 impl<B: Resource, T: Resource> Access for StoredAccess<B, T> {
-    fn grants<'a>(&'a self, identity: &'a str) -> BoxFuture<'a, Result<Grants, protoapi_core::Error>> {
+    fn grants<'a>(
+        &'a self,
+        identity: &'a str,
+    ) -> BoxFuture<'a, Result<Grants, protoapi_core::Error>> {
         Box::pin(async move {
             self.cache
                 .grants_of(&self.store, identity)

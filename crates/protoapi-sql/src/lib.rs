@@ -32,6 +32,7 @@
 //! refused for want of space is [`StoreError::Full`]. The store is a
 //! [`Readiness`] check too: `SELECT 1`, bounded by its timeout.
 
+mod dialect;
 mod fault;
 mod grants;
 mod schema;
@@ -45,25 +46,19 @@ use std::time::Duration;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, ConnectOptions, Connection, Row};
 
+use futures_util::future::BoxFuture;
 use protoapi_core::mask::Update;
-use protoapi_http::probe::Readiness;
 use protoapi_core::resource::Resource;
 use protoapi_core::store::{Backend, ListQuery, Page, StoreError};
-use futures_util::future::BoxFuture;
+use protoapi_http::probe::Readiness;
 
+pub use dialect::Dialect;
 pub use grants::{GrantsCache, GrantsEntry, StoredAccess, read_grants};
 pub use schema::Migration;
 /// Why a store could not open (connection, migration, or declarations that
 /// cannot keep the declared rules).
 pub use sqlx::Error;
-pub use table::Table;
-
-/// Which SQL database backs a store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dialect {
-    Sqlite,
-    Postgres,
-}
+pub use table::{AccessRead, Table};
 
 /// Every collection of an API in one SQL database: one connection pool, one
 /// [`Table`] per resource type.
@@ -73,16 +68,6 @@ pub struct SqlStore {
     dialect: Dialect,
     /// By resource type (`Resource::TYPE`), as rules name them.
     tables: Arc<HashMap<&'static str, Table>>,
-}
-
-/// What [`SqlStore::access_read`] found.
-#[derive(Debug)]
-pub struct AccessRead<R, T> {
-    /// The access epoch of the subject.
-    pub subject_epoch: i64,
-    /// Each item naming the subject, the target it names, and the target's
-    /// access epoch.
-    pub items: Vec<(R, T, i64)>,
 }
 
 /// How a [`SqlStore`] is opened.
@@ -310,6 +295,24 @@ impl SqlStore {
     /// Closes every connection, waiting for running statements.
     pub async fn close(&self) {
         self.pool.close().await;
+    }
+}
+
+impl table::Tables for SqlStore {
+    fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    fn table_of(&self, resource_type: &str) -> Result<&Table, StoreError> {
+        self.table_of(resource_type)
+    }
+
+    fn tables(&self) -> Vec<&Table> {
+        self.tables.values().collect()
     }
 }
 

@@ -20,7 +20,8 @@
 
 use sqlx::{Any, AnyConnection, Transaction};
 
-use super::{Dialect, SqlStore, Table};
+use super::dialect::Dialect;
+use super::table::{Table, Tables};
 
 /// One numbered schema step of the application (its own tables, outside the
 /// API's collections): statements run in the migration transaction.
@@ -109,7 +110,10 @@ impl Types {
 
 /// Applies every step not recorded yet, under the migration lock, then
 /// brings each collection's table to its declaration.
-pub(super) async fn migrate(store: &SqlStore, migrations: &[Migration]) -> Result<(), sqlx::Error> {
+pub(super) async fn migrate(
+    store: &dyn Tables,
+    migrations: &[Migration],
+) -> Result<(), sqlx::Error> {
     let mut steps: Vec<(i64, &str, Change)> = LIBRARY.to_vec();
     for migration in migrations {
         if steps
@@ -132,8 +136,8 @@ pub(super) async fn migrate(store: &SqlStore, migrations: &[Migration]) -> Resul
     }
     steps.sort_by_key(|(version, ..)| *version);
     let latest = steps.last().map_or(0, |(version, ..)| *version);
-    let tables: Vec<&Table> = store.tables.values().collect();
-    let dialect = store.dialect;
+    let tables: Vec<&Table> = store.tables();
+    let dialect = store.dialect();
     let mut transaction = lock(store).await?;
     let types = Types::of(dialect);
     let applied = applied_versions(&mut transaction, dialect, &types, &tables).await?;
@@ -187,11 +191,11 @@ pub(super) async fn migrate(store: &SqlStore, migrations: &[Migration]) -> Resul
 }
 
 /// Opens the migration transaction, holding the migration lock until it ends.
-async fn lock(store: &SqlStore) -> Result<Transaction<'static, Any>, sqlx::Error> {
-    match store.dialect {
-        Dialect::Sqlite => store.pool.begin_with("BEGIN IMMEDIATE").await,
+async fn lock(store: &dyn Tables) -> Result<Transaction<'static, Any>, sqlx::Error> {
+    match store.dialect() {
+        Dialect::Sqlite => store.pool().begin_with("BEGIN IMMEDIATE").await,
         Dialect::Postgres => {
-            let mut transaction = store.pool.begin().await?;
+            let mut transaction = store.pool().begin().await?;
             sqlx::query("SELECT pg_advisory_xact_lock($1)")
                 .bind(MIGRATION_LOCK)
                 .execute(&mut *transaction)

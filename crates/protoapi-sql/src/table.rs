@@ -7,12 +7,35 @@ use sqlx::any::AnyArguments;
 use sqlx::query::Query;
 use sqlx::{Any, Arguments, Row};
 
-use super::{Dialect, SqlStore};
+use sqlx::AnyPool;
+
+use super::dialect::Dialect;
 use protoapi_core::mask::Update;
 use protoapi_core::resource::{Dependent, Public, Reference, Resource, SortValue};
 use protoapi_core::row::{ColumnSpec, Row as StorageRow};
 use protoapi_core::store::{Hierarchy, ListQuery, Matching, Page, PublicItems, StoreError};
 use protoapi_core::uidp;
+
+/// What a table needs of the store it lives in: the database, and the
+/// other tables its rules name.
+pub(crate) trait Tables: Sync {
+    fn pool(&self) -> &AnyPool;
+    fn dialect(&self) -> Dialect;
+    /// The table of a resource type.
+    fn table_of(&self, resource_type: &str) -> Result<&Table, StoreError>;
+    /// Every table.
+    fn tables(&self) -> Vec<&Table>;
+}
+
+/// What `SqlStore::access_read` found.
+#[derive(Debug)]
+pub struct AccessRead<R, T> {
+    /// The access epoch of the subject.
+    pub subject_epoch: i64,
+    /// Each item naming the subject, the target it names, and the target's
+    /// access epoch.
+    pub items: Vec<(R, T, i64)>,
+}
 
 mod cascade;
 
@@ -85,7 +108,7 @@ impl Table {
 
     /// Marks a table whose items access decisions derive from, each item
     /// being the subject of its own (a role: what it grants). See
-    /// [`SqlStore::access_epochs`].
+    /// `SqlStore::access_epochs`.
     pub fn guarding_access(self) -> Table {
         self.guarding_access_of("uid")
     }
@@ -312,7 +335,7 @@ impl Table {
 
     pub(super) async fn insert<R: Resource>(
         &self,
-        store: &SqlStore,
+        store: &dyn Tables,
         resource: &R,
     ) -> Result<(), StoreError> {
         let columns = self.column_list();
@@ -344,7 +367,7 @@ impl Table {
         // dependents, as groups list every child collection). Either way one
         // of the two fails.
         if let Some((table, parent)) = parent {
-            let share = share_lock(store.dialect);
+            let share = share_lock(store.dialect());
             let sql = format!("SELECT 1 FROM {} WHERE uid = $1{share}", table.name);
             let found = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(parent.to_owned())
@@ -381,12 +404,12 @@ impl Table {
     /// serialises the two. An empty field names nothing.
     async fn check_references<R: Resource>(
         &self,
-        store: &SqlStore,
+        store: &dyn Tables,
         transaction: &mut sqlx::Transaction<'static, Any>,
         resource: &R,
         previous: Option<&R>,
     ) -> Result<(), StoreError> {
-        let share = share_lock(store.dialect);
+        let share = share_lock(store.dialect());
         for reference in self.references {
             let value = resource.sort_value(reference.field);
             if previous.is_some_and(|previous| previous.sort_value(reference.field) == value) {
@@ -439,7 +462,7 @@ impl Table {
     /// The number of items a hierarchy filter matches, from the counters.
     async fn counted(
         &self,
-        store: &SqlStore,
+        store: &dyn Tables,
         filter: &Hierarchy,
     ) -> Result<Option<i64>, StoreError> {
         let (prefix, column) = match filter {
@@ -454,7 +477,7 @@ impl Table {
         );
         let count: Option<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
             .bind(prefix.to_owned())
-            .fetch_optional(&store.pool)
+            .fetch_optional(store.pool())
             .await
             .map_err(backend_error)?;
         Ok(Some(count.unwrap_or(0)))
@@ -464,7 +487,7 @@ impl Table {
     /// (bulk loading; the caller guarantees parents exist).
     pub(super) async fn import<R: Resource>(
         &self,
-        store: &SqlStore,
+        store: &dyn Tables,
         resources: &[R],
     ) -> Result<(), StoreError> {
         const BATCH: usize = 200;
@@ -503,13 +526,13 @@ impl Table {
 
     pub(super) async fn get<R: Resource>(
         &self,
-        store: &SqlStore,
+        store: &dyn Tables,
         uid: &str,
     ) -> Result<Option<R>, StoreError> {
         let sql = format!("SELECT body FROM {} WHERE uid = $1", self.name);
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(uid.to_owned())
-            .fetch_optional(&store.pool)
+            .fetch_optional(store.pool())
             .await
             .map_err(backend_error)?;
         row.map(|row| decode(&row)).transpose()
@@ -521,12 +544,12 @@ impl Table {
     /// and of each target: one statement, so one consistent snapshot.
     pub(super) async fn access_read<R: Resource, T: Resource>(
         &self,
-        store: &SqlStore,
+        store: &dyn Tables,
         target: &Table,
         field: &str,
         via: &str,
         subject: &str,
-    ) -> Result<super::AccessRead<R, T>, StoreError> {
+    ) -> Result<AccessRead<R, T>, StoreError> {
         let sql = format!(
             "SELECT s.epoch AS subject_epoch, g.item, g.target, COALESCE(e.epoch, 0) AS target_epoch \
              FROM (SELECT COALESCE((SELECT epoch FROM access_epochs WHERE subject = $1), 0) AS epoch) s \
@@ -541,10 +564,10 @@ impl Table {
         );
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(subject.to_owned())
-            .fetch_all(&store.pool)
+            .fetch_all(store.pool())
             .await
             .map_err(backend_error)?;
-        let mut read = super::AccessRead {
+        let mut read = AccessRead {
             subject_epoch: 0,
             items: Vec::with_capacity(rows.len()),
         };
@@ -568,7 +591,7 @@ impl Table {
 
     pub(super) async fn find_by<R: Resource>(
         &self,
-        store: &SqlStore,
+        store: &dyn Tables,
         field: &str,
         value: &str,
     ) -> Result<Vec<R>, StoreError> {
@@ -579,7 +602,7 @@ impl Table {
         );
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(value.to_owned())
-            .fetch_all(&store.pool)
+            .fetch_all(store.pool())
             .await
             .map_err(backend_error)?;
         rows.iter().map(decode).collect()
@@ -587,7 +610,7 @@ impl Table {
 
     pub(super) async fn list<R: Resource>(
         &self,
-        store: &SqlStore,
+        store: &dyn Tables,
         query: &ListQuery,
     ) -> Result<Page<R>, StoreError> {
         // The counters know hierarchy filters only.
@@ -607,7 +630,7 @@ impl Table {
         let total: i64 = match counted {
             Some(total) => total,
             None => sqlx::query_scalar_with(sqlx::AssertSqlSafe(count_sql), count_arguments)
-                .fetch_one(&store.pool)
+                .fetch_one(store.pool())
                 .await
                 .map_err(backend_error)?,
         };
@@ -674,7 +697,7 @@ impl Table {
         );
         // Rows are read one at a time, and reading stops one row past the
         // byte budget: a page of large items never holds `limit` of them.
-        let mut rows = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments).fetch(&store.pool);
+        let mut rows = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments).fetch(store.pool());
         let mut items = Vec::new();
         let mut read: u64 = 0;
         while let Some(row) = rows.try_next().await.map_err(backend_error)? {
@@ -694,12 +717,12 @@ impl Table {
 
     pub(super) async fn update<R: Resource>(
         &self,
-        store: &SqlStore,
+        store: &dyn Tables,
         uid: &str,
         update: &Update<R>,
     ) -> Result<Option<R>, StoreError> {
         let mut transaction = begin_write(store).await?;
-        let lock = row_lock(store.dialect);
+        let lock = row_lock(store.dialect());
         let sql = format!("SELECT body FROM {} WHERE uid = $1{lock}", self.name);
         let Some(row) = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(uid.to_owned())
@@ -736,12 +759,12 @@ impl Table {
 
     pub(super) async fn delete(
         &self,
-        store: &SqlStore,
+        store: &dyn Tables,
         uid: &str,
         etag: Option<&str>,
     ) -> Result<bool, StoreError> {
         let mut transaction = begin_write(store).await?;
-        let lock = row_lock(store.dialect);
+        let lock = row_lock(store.dialect());
         // The access subject's column (the uid itself when the table guards
         // no access: then it is not used).
         let subject_column = self.column(self.access_subject.unwrap_or("uid"));
@@ -849,10 +872,10 @@ fn row_lock(dialect: Dialect) -> &'static str {
 
 /// A write transaction; SQLite takes the write lock up front so concurrent
 /// read-modify-write transactions queue instead of failing to upgrade.
-async fn begin_write(store: &SqlStore) -> Result<sqlx::Transaction<'static, Any>, StoreError> {
-    match store.dialect {
-        Dialect::Sqlite => store.pool.begin_with("BEGIN IMMEDIATE").await,
-        Dialect::Postgres => store.pool.begin().await,
+async fn begin_write(store: &dyn Tables) -> Result<sqlx::Transaction<'static, Any>, StoreError> {
+    match store.dialect() {
+        Dialect::Sqlite => store.pool().begin_with("BEGIN IMMEDIATE").await,
+        Dialect::Postgres => store.pool().begin().await,
     }
     .map_err(backend_error)
 }

@@ -9,8 +9,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Map, Value};
 
+use super::call::{RawBodies, Route, unavailable};
 use super::tls::{HttpsConnector, Tls};
-use super::{RawBodies, Route, unavailable};
 use protoapi_core::error::{Code, Error};
 use protoapi_core::json::wire::FieldKind;
 use protoapi_core::json::{self, JsonMessage};
@@ -89,9 +89,9 @@ impl Rest {
         let body = match (raw_body, body) {
             (Some((content_type, data)), _) => {
                 let content_type = match content_type.is_empty() {
-                    true => {
-                        http::HeaderValue::from_static(protoapi_http::rest::http_body::DEFAULT_CONTENT_TYPE)
-                    }
+                    true => http::HeaderValue::from_static(
+                        protoapi_http::rest::http_body::DEFAULT_CONTENT_TYPE,
+                    ),
                     false => http::HeaderValue::from_str(&content_type).map_err(|_| {
                         Error::invalid_field("contentType", "not an HTTP header value")
                     })?,

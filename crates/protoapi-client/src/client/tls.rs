@@ -270,7 +270,7 @@ pub(super) fn connect_error(url: &str, error: &(dyn std::error::Error + 'static)
     }
     match certificate {
         Some(why) => untrusted(url, &format!("{why:?}")),
-        None => super::unavailable(format!("cannot reach {url}: {text}")),
+        None => super::call::unavailable(format!("cannot reach {url}: {text}")),
     }
 }
 

@@ -19,83 +19,11 @@ use base64::engine::general_purpose::STANDARD;
 use serde::ser::{Serialize, Serializer};
 use serde_json::Value;
 
-use super::JsonMessage;
+pub use super::field::{Field, FieldKind};
+use super::message::JsonMessage;
 
 /// The range of `google.protobuf.Timestamp` in JSON (0001-01-01 to 9999-12-31).
 const TIMESTAMP_SECONDS: std::ops::RangeInclusive<i64> = -62_135_596_800..=253_402_300_799;
-
-/// A field of a message as requests name it: its canonical JSON name, and
-/// how a query parameter (`?a.b=v`) binds to it. Generated
-/// [`JsonMessage::json_field`] answers one for either spelling of a name.
-#[derive(Clone, Copy, Debug)]
-pub struct Field {
-    /// The canonical JSON name (`pageSize`).
-    pub json_name: &'static str,
-    /// Whether the field is repeated (a query parameter then adds an item).
-    pub repeated: bool,
-    pub kind: FieldKind,
-}
-
-/// What a query parameter's text becomes in a field.
-#[derive(Clone, Copy, Debug)]
-pub enum FieldKind {
-    /// A string in JSON (strings, numbers, enums, timestamps: canonical JSON
-    /// reads each from a string).
-    Text,
-    /// `true` or `false`.
-    Bool,
-    /// An enum: by name, or by number (a query parameter's digits are
-    /// passed on as a JSON number, which canonical JSON reads as one).
-    Enum,
-    /// A `google.protobuf.FieldMask`, given in either spelling.
-    FieldMask,
-    /// A map: not bindable from a query.
-    Map,
-    /// A message whose fields are named after a dot, looked up by its own
-    /// [`JsonMessage::json_field`].
-    Message(fn(&str) -> Option<Field>),
-}
-
-impl Field {
-    const fn of(json_name: &'static str, kind: FieldKind) -> Field {
-        Field {
-            json_name,
-            repeated: false,
-            kind,
-        }
-    }
-
-    pub const fn text(json_name: &'static str) -> Field {
-        Field::of(json_name, FieldKind::Text)
-    }
-
-    pub const fn boolean(json_name: &'static str) -> Field {
-        Field::of(json_name, FieldKind::Bool)
-    }
-
-    pub const fn enumeration(json_name: &'static str) -> Field {
-        Field::of(json_name, FieldKind::Enum)
-    }
-
-    pub const fn field_mask(json_name: &'static str) -> Field {
-        Field::of(json_name, FieldKind::FieldMask)
-    }
-
-    pub const fn map(json_name: &'static str) -> Field {
-        Field::of(json_name, FieldKind::Map)
-    }
-
-    pub const fn message(json_name: &'static str, fields: fn(&str) -> Option<Field>) -> Field {
-        Field::of(json_name, FieldKind::Message(fields))
-    }
-
-    pub const fn repeated(self) -> Field {
-        Field {
-            repeated: true,
-            ..self
-        }
-    }
-}
 
 /// A message, through its generated [`JsonMessage::serialize_json`].
 pub struct Message<'a, M>(pub &'a M);
@@ -185,7 +113,7 @@ impl Serialize for FieldMask<'_> {
             if !out.is_empty() {
                 out.push(',');
             }
-            if !super::push_lower_camel_case(path, &mut out) {
+            if !super::case::push_lower_camel_case(path, &mut out) {
                 return Err(serde::ser::Error::custom(
                     "cannot roundtrip field name through camelcase",
                 ));

@@ -19,8 +19,8 @@ use rand::RngCore;
 use tracing::Instrument;
 
 use super::metrics::{DURATION, IN_FLIGHT, REQUESTS};
-use protoapi_core::context::Caller;
 use crate::router::{Api, RouteLayer};
+use protoapi_core::context::Caller;
 
 /// The route label of requests no route template or gRPC method matched.
 pub const UNMATCHED: &str = "unmatched";
@@ -333,9 +333,9 @@ impl Drop for Observed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use protoapi_core::error::Error;
     use crate::observe::Metrics;
     use http_body_util::BodyExt as _;
+    use protoapi_core::error::Error;
     use tower::ServiceExt as _;
 
     fn api() -> Api {
@@ -350,7 +350,8 @@ mod tests {
     /// A router answering every gRPC path trailers-only NOT_FOUND, and
     /// `/things/{id}` with 200; observed with metrics.
     fn router() -> axum::Router {
-        let grpc = || async { protoapi_http::rest::error_response(Error::not_found("thing", "x"), true) };
+        let grpc =
+            || async { protoapi_http::rest::error_response(Error::not_found("thing", "x"), true) };
         let router = axum::Router::new()
             .route("/things/{id}", axum::routing::get(|| async { "thing" }))
             .route("/{service}/{method}", axum::routing::post(grpc))

@@ -1,7 +1,7 @@
 //! Forced deletes (AIP-135 `force`): an item and every item below it, in
 //! one transaction.
 
-use super::{Counts, SqlStore, Table, backend_error, begin_write, row_lock};
+use super::{Counts, Table, Tables, backend_error, begin_write, row_lock};
 use protoapi_core::store::StoreError;
 use protoapi_core::uidp;
 
@@ -16,12 +16,12 @@ impl Table {
     /// delete (which then removes it) or finds its parent gone.
     pub(crate) async fn delete_forced(
         &self,
-        store: &SqlStore,
+        store: &dyn Tables,
         uid: &str,
         etag: Option<&str>,
     ) -> Result<bool, StoreError> {
         let mut transaction = begin_write(store).await?;
-        let lock = row_lock(store.dialect);
+        let lock = row_lock(store.dialect());
         let sql = format!("SELECT etag FROM {} WHERE uid = $1{lock}", self.name);
         let Some(stored_etag) = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
             .bind(uid.to_owned())
@@ -84,7 +84,7 @@ impl Table {
 
     /// The tables whose items live below this table's, through declared
     /// parents (children, their children, ...), each once.
-    fn descendant_tables<'s>(&self, store: &'s SqlStore) -> Result<Vec<&'s Table>, StoreError> {
+    fn descendant_tables<'s>(&self, store: &'s dyn Tables) -> Result<Vec<&'s Table>, StoreError> {
         let mut tables: Vec<&Table> = Vec::new();
         let mut pending: Vec<&'static str> = children(self);
         while let Some(resource_type) = pending.pop() {
