@@ -277,7 +277,14 @@ impl Config {
         );
         output.insert(
             emit::wiring::FILE.into(),
-            emit::format(emit::wiring::emit(&api)).into_bytes(),
+            emit::format(emit::wiring::emit(
+                &api,
+                &[
+                    emit::rows::emit_tables(&api).unwrap_or_default(),
+                    emit::console::emit(&api),
+                ],
+            ))
+            .into_bytes(),
         );
         output.insert(
             emit::client::FILE.into(),

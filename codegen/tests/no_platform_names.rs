@@ -21,10 +21,9 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
         let path = entry.unwrap().path();
         if path.is_dir() {
             sources(&path, out);
-        } else if path
-            .extension()
-            .is_some_and(|ext| matches!(ext.to_str(), Some("rs" | "toml" | "proto" | "html" | "css")))
-        {
+        } else if path.extension().is_some_and(|ext| {
+            matches!(ext.to_str(), Some("rs" | "toml" | "proto" | "html" | "css"))
+        }) {
             out.push(path);
         }
     }

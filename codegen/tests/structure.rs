@@ -1,5 +1,6 @@
-//! The shape of the hand-written library code: no function in the generator
-//! or the runtime grows past what a reader takes in at once.
+//! The shape of the hand-written library code: no function in the library
+//! crates grows past what a reader takes in at once, no module of theirs
+//! is in a circle at any depth, and their crates depend one way.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -8,6 +9,22 @@ use syn::spanned::Spanned;
 
 /// The longest function, in lines from its signature to its closing brace.
 const MAX_FUNCTION_LINES: usize = 120;
+
+/// The library crates: the generator, its derive macros, the runtime's
+/// façade and the crates under `crates/`.
+fn library_crates(workspace: &Path) -> Vec<PathBuf> {
+    let mut crates: Vec<PathBuf> = ["codegen", "macros", "runtime"]
+        .iter()
+        .map(|name| workspace.join(name))
+        .collect();
+    let mut under: Vec<PathBuf> = fs::read_dir(workspace.join("crates"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    under.sort();
+    crates.extend(under);
+    crates
+}
 
 fn rust_sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in fs::read_dir(dir).unwrap() {
@@ -59,8 +76,8 @@ fn functions(items: &[syn::Item], out: &mut Vec<(String, usize, usize)>) {
 fn no_library_function_is_longer_than_a_screenful_or_two() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let mut files = Vec::new();
-    for dir in ["codegen/src", "runtime/src"] {
-        rust_sources(&workspace.join(dir), &mut files);
+    for dir in library_crates(workspace) {
+        rust_sources(&dir.join("src"), &mut files);
     }
     let mut long = Vec::new();
     for file in &files {
@@ -83,115 +100,100 @@ fn no_library_function_is_longer_than_a_screenful_or_two() {
     );
 }
 
-/// The runtime's top-level module a source file belongs to.
-fn module_of(src: &Path, file: &Path) -> String {
-    let relative = file.strip_prefix(src).unwrap();
-    let first = relative.components().next().unwrap().as_os_str();
-    Path::new(first)
-        .file_stem()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned()
-}
-
-/// The top-level modules a piece of code names through `crate::`, in code
-/// and in documentation links (a link to a layer above is a dependency of
-/// the documentation on it), but not in plain comments.
-fn crate_references(source: &str) -> Vec<String> {
-    let code: String = source
-        .lines()
-        .map(|line| {
-            let doc = ["///", "//!"]
-                .iter()
-                .any(|d| line.trim_start().starts_with(d));
-            if doc {
-                line
-            } else {
-                line.split("//").next().unwrap()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let ident = |s: &str| -> String {
-        s.trim_start()
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect()
-    };
-    let mut found = Vec::new();
-    for (at, _) in code.match_indices("crate::") {
-        if code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$') {
-            continue;
-        }
-        let rest = &code[at + "crate::".len()..];
-        if let Some(group) = rest.strip_prefix('{') {
-            let mut depth = 0;
-            let mut start = 0;
-            for (i, c) in group.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' if depth == 0 => {
-                        found.push(ident(&group[start..i]));
-                        break;
-                    }
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => {
-                        found.push(ident(&group[start..i]));
-                        start = i + 1;
-                    }
-                    _ => {}
-                }
-            }
-        } else {
-            found.push(ident(rest));
-        }
-    }
-    found.retain(|name| !name.is_empty());
-    found
-}
+#[path = "structure/modules.rs"]
+mod modules;
 
 #[test]
-fn runtime_modules_depend_one_way() {
-    use std::collections::{BTreeMap, BTreeSet};
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/src");
+fn no_module_is_in_a_circle_at_any_depth() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut circles = Vec::new();
+    for dir in library_crates(workspace) {
+        let src = dir.join("src");
+        let mut files = Vec::new();
+        rust_sources(&src, &mut files);
+        let tree = modules::Tree::read(&src, &files);
+        let name = dir.strip_prefix(workspace).unwrap().display().to_string();
+        circles.extend(tree.circles().into_iter().map(|c| format!("{name}: {c}")));
+    }
+    assert!(
+        circles.is_empty(),
+        "module circles (`.` is a module's own file, the others its children):\n{}",
+        circles.join("\n")
+    );
+}
+
+/// The emitters (`codegen/src/emit/*`) each write one output from the model:
+/// none imports another; what several spell alike is in `emit::shared`.
+#[test]
+fn no_emitter_imports_another() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_sources(&src, &mut files);
-    let modules: BTreeSet<String> = files.iter().map(|f| module_of(&src, f)).collect();
-    let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in &files {
-        let from = module_of(&src, file);
-        for to in crate_references(&fs::read_to_string(file).unwrap()) {
-            if to != from && modules.contains(&to) && from != "lib" {
-                uses.entry(from.clone()).or_default().insert(to);
+    let tree = modules::Tree::read(&src, &files);
+    let emit = ["emit".to_owned()];
+    let crossing: Vec<String> = tree
+        .edges(&emit)
+        .into_iter()
+        .flat_map(|(from, to)| to.into_iter().map(move |to| (from.clone(), to)))
+        .filter(|(from, to)| from != "." && to != "." && to != "shared")
+        .map(|(from, to)| format!("emit::{from} → emit::{to}"))
+        .collect();
+    assert!(
+        crossing.is_empty(),
+        "emitters importing each other:\n{}",
+        crossing.join("\n")
+    );
+}
+
+/// The library's crates from the bottom up: each may depend only on crates
+/// listed before it. The generator depends on none of the runtime's.
+const CRATE_LAYERS: &[&str] = &[
+    "protoapi-core",
+    "protoapi-http",
+    "protoapi-client",
+    "protoapi-console",
+    "protoapi-server",
+    "protoapi-sql",
+    "protoapi-testing",
+    "protoapi-runtime",
+    "macros",
+    "codegen",
+];
+
+#[test]
+fn library_crates_depend_downwards_only() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut wrong = Vec::new();
+    for dir in library_crates(workspace) {
+        let manifest: toml::Table = fs::read_to_string(dir.join("Cargo.toml"))
+            .unwrap()
+            .parse()
+            .unwrap();
+        let name = manifest["package"]["name"].as_str().unwrap();
+        let layer = CRATE_LAYERS
+            .iter()
+            .position(|c| *c == name)
+            .unwrap_or_else(|| panic!("{name} is not in CRATE_LAYERS"));
+        let dependencies = manifest.get("dependencies").and_then(|d| d.as_table());
+        for (key, spec) in dependencies.into_iter().flatten() {
+            let package = spec.get("package").and_then(|p| p.as_str()).unwrap_or(key);
+            let package = if package == "runtime" {
+                "protoapi-runtime"
+            } else {
+                package
+            };
+            let Some(below) = CRATE_LAYERS.iter().position(|c| *c == package) else {
+                continue;
+            };
+            let generator_on_runtime = name == "codegen" && package.starts_with("protoapi-");
+            if below >= layer || generator_on_runtime {
+                wrong.push(format!("{name} → {package}"));
             }
         }
     }
-    // A module that reaches itself through the modules it uses is in a cycle.
-    let path_back = |start: &str| -> Option<Vec<String>> {
-        let mut stack = vec![vec![start.to_string()]];
-        let mut seen = BTreeSet::new();
-        while let Some(path) = stack.pop() {
-            for next in uses.get(path.last().unwrap()).into_iter().flatten() {
-                let mut longer = path.clone();
-                longer.push(next.clone());
-                if next == start {
-                    return Some(longer);
-                }
-                if seen.insert(next.clone()) {
-                    stack.push(longer);
-                }
-            }
-        }
-        None
-    };
-    let cycles: Vec<String> = modules
-        .iter()
-        .filter_map(|m| path_back(m))
-        .map(|cycle| cycle.join(" → "))
-        .collect();
     assert!(
-        cycles.is_empty(),
-        "module cycles in the runtime:\n{}",
-        cycles.join("\n")
+        wrong.is_empty(),
+        "dependencies pointing up the crate layers:\n{}",
+        wrong.join("\n")
     );
 }

@@ -6,7 +6,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::store::{StoreMethods, trait_name};
+use super::shared::{StoreMethods, trait_name};
 use crate::model::Resource;
 
 pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
@@ -24,7 +24,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         " `{}` in any of the library's storage backends, with the rules the annotation files declare.",
         resource.type_name
     );
-    let delete_forced = super::store::forced_delete_name(resource).map(|forced| {
+    let delete_forced = super::shared::forced_delete_name(resource).map(|forced| {
         quote! {
             fn #forced(&self, uid: &str, etag: Option<&str>) -> impl Future<Output = Result<bool, StoreError>> + Send {
                 Backend::delete_forced::<#ty>(self, uid, etag)

@@ -81,7 +81,7 @@ impl Collection<'_> {
 /// The collections with commands, by name.
 fn collections(api: &Api) -> Vec<Collection<'_>> {
     let latest = api.latest_version();
-    let accessors = super::client::accessors(api);
+    let accessors = super::shared::accessors(api);
     let mut collections: Vec<Collection> = Vec::new();
     let current = api
         .packages
@@ -95,7 +95,7 @@ fn collections(api: &Api) -> Vec<Collection<'_>> {
             else {
                 continue;
             };
-            let names = super::client::method_names(service);
+            let names = super::shared::method_names(service);
             for (method, name) in service.methods.iter().zip(names) {
                 add_method(api, &mut collections, service, accessor, method, name);
             }

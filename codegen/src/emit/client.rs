@@ -9,16 +9,14 @@
 //! - In the crate root ([`FILE`]): `Client`, every service of the API over
 //!   one connection, reached by collection (`client.groups()`).
 
-use std::collections::BTreeMap;
-
-use heck::{ToShoutySnakeCase, ToSnakeCase};
+use heck::ToShoutySnakeCase;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+use super::shared::{accessors, method_names, runtime_template};
 use crate::model::{
     Api, HTTP_BODY_PATH, Method, Package, Paging, RawRequest, Service, Standard, package_module,
 };
-use crate::template::{PathTemplate, Segment};
 
 /// The file the crate root includes.
 pub const FILE: &str = "client.rs";
@@ -81,34 +79,6 @@ fn emit_service(scope: &super::Scope, api: &Api, service: &Service) -> TokenStre
     }
 }
 
-/// Each method's client name: the standard method's verb when no other
-/// method of the service takes it, else the RPC's own name.
-pub(super) fn method_names(service: &Service) -> Vec<String> {
-    let short: Vec<Option<&str>> = service
-        .methods
-        .iter()
-        .map(|m| match m.standard {
-            Standard::Create { .. } => Some("create"),
-            Standard::Get { .. } => Some("get"),
-            Standard::List { .. } => Some("list"),
-            Standard::Update { .. } => Some("update"),
-            Standard::Delete { .. } => Some("delete"),
-            Standard::Undelete { .. } | Standard::BatchGet { .. } | Standard::Custom => None,
-        })
-        .collect();
-    service
-        .methods
-        .iter()
-        .zip(&short)
-        .map(|(method, verb)| match verb {
-            Some(verb) if short.iter().filter(|s| *s == &Some(*verb)).count() == 1 => {
-                verb.to_string()
-            }
-            _ => method.rust_name(),
-        })
-        .collect()
-}
-
 fn emit_method(
     scope: &super::Scope,
     api: &Api,
@@ -129,7 +99,7 @@ fn emit_method(
         None => quote!(None),
     };
     let input = scope.path(&method.input);
-    let answer = super::service::answer_type(scope, method);
+    let answer = super::shared::answer_type(scope, method);
     let call = emit_call(scope, method, &route);
     let fn_name = super::ident(name);
     let doc = format!(
@@ -302,84 +272,6 @@ pub fn emit_root(api: &Api) -> TokenStream {
             }
 
             #(#accessors)*
-        }
-    }
-}
-
-/// Accessor name → (package, service). A service is reached by the
-/// collection it serves (`groups`), else by its name without `Service`.
-/// When packages share a name (`v1` and `v2` groups), the latest version
-/// keeps it and the others are prefixed with their version (`v1_groups`).
-pub(super) fn accessors(api: &Api) -> BTreeMap<String, (&str, &Service)> {
-    let mut by_name: BTreeMap<String, Vec<(&str, &Service)>> = BTreeMap::new();
-    for package in &api.packages {
-        for service in &package.services {
-            let name = service
-                .methods
-                .iter()
-                .filter_map(|m| api.resource(m.standard.resource()?))
-                .map(|r| r.plural.to_snake_case())
-                .next()
-                .unwrap_or_else(|| {
-                    let name = service.name.to_snake_case();
-                    name.strip_suffix("_service").unwrap_or(&name).to_owned()
-                });
-            by_name
-                .entry(name)
-                .or_default()
-                .push((package.name.as_str(), service));
-        }
-    }
-    let mut accessors = BTreeMap::new();
-    for (name, mut services) in by_name {
-        // Latest version last: `v10` after `v2`.
-        services.sort_by_key(|(package, _)| version_key(package));
-        let latest = services.pop().expect("a name has a service");
-        for (package, service) in services {
-            let version = package.rsplit('.').next().unwrap_or(package);
-            accessors.insert(
-                format!("{}_{name}", version.to_snake_case()),
-                (package, service),
-            );
-        }
-        accessors.insert(name, latest);
-    }
-    accessors
-}
-
-fn version_key(package: &str) -> (u64, &str) {
-    let last = package.rsplit('.').next().unwrap_or(package);
-    let number = last
-        .strip_prefix('v')
-        .and_then(|v| v.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
-        .unwrap_or(0);
-    (number, package)
-}
-
-/// A parsed template as the `runtime::rest::template::Template` constant,
-/// its types named after `path` (`runtime::rest::template::`, or nothing
-/// where they are imported).
-pub(super) fn runtime_template(template: &PathTemplate, path: TokenStream) -> TokenStream {
-    let segments = template.segments.iter().map(|segment| match segment {
-        Segment::Literal(text) => quote!(#path Segment::Literal(#text)),
-        Segment::Any => quote!(#path Segment::Any),
-        Segment::Rest => quote!(#path Segment::Rest),
-    });
-    let variables = template.variables.iter().map(|variable| {
-        let field = &variable.field;
-        let start = proc_macro2::Literal::usize_unsuffixed(variable.start);
-        let end = proc_macro2::Literal::usize_unsuffixed(variable.end);
-        quote!(#path Variable { field: #field, start: #start, end: #end })
-    });
-    let verb = match &template.verb {
-        Some(verb) => quote!(Some(#verb)),
-        None => quote!(None),
-    };
-    quote! {
-        #path Template {
-            segments: &[#(#segments),*],
-            variables: &[#(#variables),*],
-            verb: #verb,
         }
     }
 }

@@ -13,13 +13,15 @@
 //! - [`rows`]: one storage row type per resource (the fields kept in
 //!   columns), and `tables()`, every table of the API for the SQL store.
 //! - [`service`]: the service implementation both transports call.
-//! - [`rest`]: the axum router transcoding each HTTP rule; [`rest_media`]: its
-//!   handlers of server streams and `google.api.HttpBody`.
+//! - [`rest`]: the axum router transcoding each HTTP rule, and (`rest::media`)
+//!   its handlers of server streams and `google.api.HttpBody`.
 //! - [`openapi`]: the OpenAPI 3.1 document of the REST routes.
 //! - [`client`]: typed clients of every service over gRPC or REST/JSON.
 //! - [`cli`]: command-line commands for every collection, on the client.
 //! - [`root`]: the crate root with the module tree and descriptors; [`wiring`]:
 //!   in it, `Services`, serving the whole API on one router.
+//! - [`shared`]: the names and bounds several emitters spell alike. Emitters
+//!   import only it and this module, never each other.
 
 pub mod backend;
 pub mod cli;
@@ -32,11 +34,10 @@ pub mod openapi;
 pub mod reflect;
 pub mod resource;
 pub mod rest;
-pub mod rest_media;
 pub mod root;
 pub mod rows;
 pub mod service;
-pub mod shapes;
+pub mod shared;
 pub mod store;
 pub mod wiring;
 

@@ -209,10 +209,10 @@ fn operations(
 /// (`runtime::rest::conditional`): `ETag` on answers of a resource,
 /// `If-None-Match` on Get, `If-Match` on Get, Update and Delete.
 fn entity_tags(method: &Method, operation: &mut Map<String, Value>) {
-    let etags = super::rest::Etags::of(method);
+    let etags = super::shared::Etags::of(method);
     let header = |name: &str, description: &str| json!({"name": name, "in": "header", "required": false, "description": description, "schema": {"type": "string"}});
     let mut headers = Vec::new();
-    if matches!(etags, super::rest::Etags::Answer) {
+    if matches!(etags, super::shared::Etags::Answer) {
         headers.push(header(
             "If-None-Match",
             "Entity-tags (or `*`): when one is the resource's, `304 Not Modified` with no body.",
@@ -220,7 +220,7 @@ fn entity_tags(method: &Method, operation: &mut Map<String, Value>) {
     }
     if matches!(
         etags,
-        super::rest::Etags::Answer | super::rest::Etags::IfMatch { .. }
+        super::shared::Etags::Answer | super::shared::Etags::IfMatch { .. }
     ) {
         headers.push(header(
             "If-Match",
@@ -245,7 +245,7 @@ fn entity_tags(method: &Method, operation: &mut Map<String, Value>) {
             json!({"ETag": {"description": "The resource's etag, quoted: a strong entity-tag.", "schema": {"type": "string"}}}),
         );
     }
-    if matches!(etags, super::rest::Etags::Answer) {
+    if matches!(etags, super::shared::Etags::Answer) {
         responses.insert(
             "304".into(),
             json!({"description": "Not modified: `If-None-Match` names the resource's etag."}),

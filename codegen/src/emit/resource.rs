@@ -31,8 +31,8 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
     let json_len_bound = json_len_bound(resource, scope);
     // The storage key: the uid, or the name of a name-keyed resource.
     let key = ident(key_field(resource));
-    let managed = super::shapes::managed_accessors(resource);
-    let soft_delete = super::shapes::soft_delete(resource);
+    let managed = super::shared::shapes::managed_accessors(resource);
+    let soft_delete = super::shared::shapes::soft_delete(resource);
     // AIP-148's `uid` beside the name of a name-keyed resource: `uid()` is
     // still the storage key, the name.
     let aip_uid = resource.names.is_some()

@@ -13,14 +13,16 @@
 //! Delete take `If-Match` as the request's etag, and routes of earlier
 //! versions (views without an etag) refuse `If-Match`.
 
+mod media;
+
 use std::collections::BTreeMap;
 
 use heck::{ToLowerCamelCase, ToSnakeCase};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::service::{api_name, store_bounds};
-use crate::model::{Api, HttpRule, Method, Service, Standard};
+use super::shared::{Etags, api_name, store_bounds};
+use crate::model::{Api, HttpRule, Method, Service};
 
 pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     let api_type = api_name(service);
@@ -47,7 +49,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         if method.media.is_plain() {
             emit_handler(scope, (&api_type, &bounds), method, (binding, etags), name)
         } else {
-            super::rest_media::emit_handler(scope, (&api_type, &bounds), method, binding, name)
+            media::emit_handler(scope, (&api_type, &bounds), method, binding, name)
         }
     });
     let extractors = extractors(&bindings);
@@ -137,7 +139,7 @@ fn route_calls(service: &Service, module: &syn::Ident) -> (Vec<TokenStream>, Vec
             let template = &binding.template;
             if let Some(prefix) = &binding.matched_prefix {
                 let verb = binding.verb.method();
-                let template = super::client::runtime_template(template, quote!());
+                let template = super::shared::runtime_template(template, quote!());
                 matched.push((prefix, verb, template, handler));
                 continue;
             }
@@ -248,76 +250,6 @@ fn handler_name(method: &Method, index: usize) -> syn::Ident {
     }
 }
 
-/// What a handler does with entity-tags (`runtime::rest::conditional`).
-pub(super) enum Etags {
-    /// Nothing: the method answers no resource (List, custom methods).
-    None,
-    /// Get: `If-Match` / `If-None-Match` decide the answer, tagged.
-    Answer,
-    /// Create: the answer is tagged.
-    Tag,
-    /// Update and Delete (no answer to tag): `If-Match` is the request's
-    /// etag, the field at this JSON path (`group.etag`, or `etag` when the
-    /// request is the resource or a Delete's).
-    IfMatch { etag_field: String, tagged: bool },
-    /// A view of an earlier version, or a resource or Delete request
-    /// without an etag: `If-Match` is refused.
-    Refuse,
-}
-
-impl Etags {
-    pub(super) fn of(method: &Method) -> Self {
-        let legacy = method.view.is_some();
-        match &method.standard {
-            Standard::Update { .. } | Standard::Delete { .. } if legacy || !method.takes_etag() => {
-                Etags::Refuse
-            }
-            _ if legacy => Etags::None,
-            Standard::Get { .. } => Etags::Answer,
-            Standard::Create { .. } => Etags::Tag,
-            Standard::Update { body_field, .. } if body_field.is_empty() => Etags::IfMatch {
-                etag_field: "etag".to_owned(),
-                tagged: true,
-            },
-            Standard::Update { body_field, .. } => Etags::IfMatch {
-                etag_field: format!("{}.etag", body_field.to_lower_camel_case()),
-                tagged: true,
-            },
-            Standard::Delete { .. } => Etags::IfMatch {
-                etag_field: "etag".to_owned(),
-                tagged: false,
-            },
-            // An Undelete's etag is a request field (AIP-164).
-            Standard::List { .. }
-            | Standard::BatchGet { .. }
-            | Standard::Undelete { .. }
-            | Standard::Custom => Etags::None,
-        }
-    }
-
-    /// What the handler of `binding` does: nothing when it answers only a
-    /// field of the response (`response_body`), which is not the resource.
-    pub(super) fn of_binding(method: &Method, binding: &HttpRule) -> Self {
-        match binding.response_body {
-            Some(_) => Etags::None,
-            None => Etags::of(method),
-        }
-    }
-
-    /// Whether the handler reads `If-Match` (and, for Get, `If-None-Match`).
-    pub(super) fn reads_headers(&self) -> bool {
-        !matches!(self, Etags::None | Etags::Tag)
-    }
-
-    /// Whether the answer carries the resource's `ETag`.
-    pub(super) fn tags_answer(&self) -> bool {
-        matches!(
-            self,
-            Etags::Answer | Etags::Tag | Etags::IfMatch { tagged: true, .. }
-        )
-    }
-}
-
 fn emit_handler(
     scope: &super::Scope,
     (api_type, bounds): (&syn::Ident, &TokenStream),
@@ -351,7 +283,7 @@ fn emit_handler(
         quote!(State(api): State<#api_type<S>>),
         quote!(caller: Caller),
     ];
-    let mut steps = vec![super::rest_media::query_step(method, binding)];
+    let mut steps = vec![media::query_step(method, binding)];
     let matched = binding.matched_prefix.is_some();
     if matched {
         extractors.push(quote!(path: PathVars));

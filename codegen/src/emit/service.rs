@@ -13,64 +13,11 @@ use heck::{ToLowerCamelCase, ToSnakeCase};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::store::{StoreMethods, trait_path};
+use super::shared::{StoreMethods, api_name, handler_name, has_custom_methods, store_bounds};
 
 mod names;
-use crate::model::{
-    Api, LIST_FILTERS, Method, Paging, Resource, Service, Standard, View, package_module,
-};
-
-/// The struct name, e.g. `GroupServiceApi`.
-pub fn api_name(service: &Service) -> syn::Ident {
-    format_ident!("{}Api", service.name)
-}
-
-/// The handler trait of a service's custom methods, e.g. `TokenServiceHandler`.
-pub fn handler_name(service: &Service) -> syn::Ident {
-    format_ident!("{}Handler", service.name)
-}
-
-fn has_custom_methods(service: &Service) -> bool {
-    service
-        .methods
-        .iter()
-        .any(|m| matches!(m.standard, Standard::Custom))
-}
-
-/// The trait bounds on `S`: one storage trait per resource served, plus the
-/// handler trait when the service has custom methods (as named from `scope`).
-pub fn store_bounds(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
-    // The resources served, and those their reference fields name (whose
-    // existence creates check).
-    let mut resources: Vec<&str> = service
-        .methods
-        .iter()
-        .filter_map(|m| m.standard.resource())
-        .collect();
-    let referenced: Vec<&str> = resources
-        .iter()
-        .filter_map(|name| api.resource(name))
-        .flat_map(|resource| resource.resolved_references())
-        .map(|reference| reference.target.as_str())
-        .collect();
-    resources.extend(referenced);
-    resources.sort_unstable();
-    resources.dedup();
-    let mut traits: Vec<TokenStream> = resources
-        .iter()
-        .filter_map(|name| api.resource(name))
-        .map(|resource| scope.path(&trait_path(resource)))
-        .collect();
-    if has_custom_methods(service) {
-        let package = service.full_name.rsplit_once('.').map_or("", |(p, _)| p);
-        traits.push(scope.path(&format!(
-            "{}::{}",
-            package_module(package),
-            handler_name(service)
-        )));
-    }
-    quote!(#(#traits)+*)
-}
+use super::shared::answer_type;
+use crate::model::{Api, LIST_FILTERS, Method, Paging, Resource, Service, Standard, View};
 
 pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     let name = api_name(service);
@@ -169,17 +116,6 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         impl<S: #bounds> super::#server_module::#server_trait for #name<S> {
             #(#grpc_methods)*
         }
-    }
-}
-
-/// What a method answers its caller: the response, or for a server-streaming
-/// method a `runtime::stream::MessageStream` of responses.
-pub(super) fn answer_type(scope: &super::Scope, method: &Method) -> TokenStream {
-    let output = scope.path(&method.output);
-    if method.media.server_streaming {
-        quote!(::runtime::stream::MessageStream<#output>)
-    } else {
-        output
     }
 }
 
@@ -405,7 +341,7 @@ impl<'a> Edge<'a> {
     fn etag(&self, shape: &crate::model::DeleteShape) -> TokenStream {
         match self.view {
             Some(_) => quote!(None),
-            None => super::shapes::delete_etag(shape),
+            None => super::shared::shapes::delete_etag(shape),
         }
     }
 }
@@ -544,9 +480,9 @@ impl<'a> Flow<'a> {
         let arguments = quote!(#arguments #within);
         let declared = self.edge.filters(ty);
         let items = self.edge.shown_items(&shape.items);
-        let tail = super::shapes::list_response_tail(&shape);
-        let unused_total = super::shapes::unused_total(&shape);
-        let filter = super::shapes::list_filter(&shape);
+        let tail = super::shared::shapes::list_response_tail(&shape);
+        let unused_total = super::shared::shapes::unused_total(&shape);
+        let filter = super::shared::shapes::list_filter(&shape);
         let fetch = quote! {
             let page = self
                 .store
@@ -590,7 +526,8 @@ impl<'a> Flow<'a> {
         // Empty for a full replacement, whose request is the resource.
         let field = (!body_field.is_empty()).then(|| super::ident(body_field));
         let body_field = body_field.to_lower_camel_case();
-        let apply = super::shapes::apply_update(ty, self.store_writes(), &self.method.writes);
+        let apply =
+            super::shared::shapes::apply_update(ty, self.store_writes(), &self.method.writes);
         let uid = self.edge.let_uid_of_update(ty);
         let [mask, patch] = self.edge.update_input(&field, &body_field);
         let shape = self.method.update_shape();
@@ -600,7 +537,7 @@ impl<'a> Flow<'a> {
             true => mask,
             false => quote!(None),
         };
-        let required_mask = super::shapes::required_mask(&shape);
+        let required_mask = super::shared::shapes::required_mask(&shape);
         let updated = self.edge.shown(quote!(updated));
         let shared = self.shared_write(quote!(::runtime::uidp::parent(uid).unwrap_or_default()));
         let uid_lengths = match &field {
@@ -632,14 +569,14 @@ impl<'a> Flow<'a> {
         let uid = self.edge.let_uid(ty);
         let shape = self.method.delete_shape();
         let etag = self.edge.etag(&shape);
-        let read = super::shapes::read_before_delete(&shape, ty, &self.store.get);
+        let read = super::shared::shapes::read_before_delete(&shape, ty, &self.store.get);
         let answer = match shape.returns_resource {
             true => self.edge.shown(quote!(item)),
             false => quote!(()),
         };
         let shared = self.shared_write(quote!(::runtime::uidp::parent(uid).unwrap_or_default()));
         let writes = &self.method.writes;
-        let finish = super::shapes::finish_delete(
+        let finish = super::shared::shapes::finish_delete(
             ty,
             &self.store.get,
             writes,
@@ -648,8 +585,13 @@ impl<'a> Flow<'a> {
         );
         if shape.soft {
             let answer = shape.returns_resource.then_some(answer);
-            let rest =
-                super::shapes::lifecycle(ty, self.store_writes(), writes, (etag, false), answer);
+            let rest = super::shared::shapes::lifecycle(
+                ty,
+                self.store_writes(),
+                writes,
+                (etag, false),
+                answer,
+            );
             return quote! {
                 #uid
                 self.context.authorize(caller, #capability, uid).await?;
@@ -674,7 +616,7 @@ impl<'a> Flow<'a> {
         let etag = self.edge.etag(&self.method.delete_shape());
         let answer = Some(self.edge.shown(quote!(item)));
         let shared = self.shared_write(quote!(::runtime::uidp::parent(uid).unwrap_or_default()));
-        let rest = super::shapes::lifecycle(
+        let rest = super::shared::shapes::lifecycle(
             ty,
             self.store_writes(),
             &self.method.writes,
@@ -695,7 +637,7 @@ impl<'a> Flow<'a> {
         };
         let shown = self.edge.shown_items(items_field);
         let (ty, capability, get) = (&self.ty, &self.capability, &self.store.get);
-        super::shapes::batch_get(standard, ty, capability, get, output, shown)
+        super::shared::shapes::batch_get(standard, ty, capability, get, output, shown)
     }
 
     /// The storage trait's get and update methods of the resource.
@@ -751,7 +693,7 @@ fn list_arguments(
         });
     }
     if paging == Paging::Token {
-        fields.push(super::shapes::list_paging(shape));
+        fields.push(super::shared::shapes::list_paging(shape));
     }
     let uidp = uidp.then(|| quote!(let uidp = request.uidp.unwrap_or_default();));
     quote! {

@@ -4,55 +4,11 @@
 //! a backend that serves a subset still compiles and adding a method to the
 //! contract does not break existing backends.
 
-use heck::{ToSnakeCase, ToUpperCamelCase};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 
+use super::shared::{StoreMethods, forced_delete_name, trait_name};
 use crate::model::Resource;
-
-/// The trait name for a resource, e.g. `GroupStore`.
-pub fn trait_name(resource: &Resource) -> syn::Ident {
-    format_ident!("{}Store", resource.name.to_upper_camel_case())
-}
-
-/// The trait's path from the crate root, beside the resource's message.
-pub fn trait_path(resource: &Resource) -> String {
-    let (module, _) = resource
-        .rust_path
-        .rsplit_once("::")
-        .expect("a qualified path");
-    format!("{module}::{}", trait_name(resource))
-}
-
-/// Method names: `(insert_group, get_group, list_groups, update_group, delete_group)`.
-pub struct StoreMethods {
-    pub insert: syn::Ident,
-    pub get: syn::Ident,
-    pub list: syn::Ident,
-    pub update: syn::Ident,
-    pub delete: syn::Ident,
-    /// `keeps_groups`: whether the backend stores the resource at all.
-    pub keeps: syn::Ident,
-}
-
-impl StoreMethods {
-    pub fn of(resource: &Resource) -> Self {
-        let singular = resource.name.to_snake_case();
-        let plural = if resource.plural.is_empty() {
-            format!("{singular}s")
-        } else {
-            resource.plural.to_snake_case()
-        };
-        StoreMethods {
-            insert: format_ident!("insert_{singular}"),
-            get: format_ident!("get_{singular}"),
-            list: format_ident!("list_{plural}"),
-            update: format_ident!("update_{singular}"),
-            delete: format_ident!("delete_{singular}"),
-            keeps: format_ident!("keeps_{plural}"),
-        }
-    }
-}
 
 pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
     let name = trait_name(resource);
@@ -147,15 +103,6 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             }
         }
     }
-}
-
-/// `delete_forced_book`, for a resource keyed by resource names: what a
-/// Delete with `force` (AIP-135) calls.
-pub fn forced_delete_name(resource: &Resource) -> Option<syn::Ident> {
-    resource
-        .names
-        .as_ref()
-        .map(|_| format_ident!("delete_forced_{}", resource.name.to_snake_case()))
 }
 
 /// The storage trait's forced delete, for a resource keyed by names.

@@ -18,8 +18,8 @@ use heck::ToSnakeCase;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::service::{api_name, store_bounds};
-use super::store::{StoreMethods, trait_path};
+use super::shared::{StoreMethods, trait_path};
+use super::shared::{api_name, store_bounds};
 use crate::model::{Api, Service, Standard, package_module};
 
 /// The file the crate root includes.
@@ -65,7 +65,10 @@ impl Served<'_> {
     }
 }
 
-pub fn emit(api: &Api) -> TokenStream {
+/// `services.rs`; `beside` is what the file holds besides the wiring (the
+/// tables of the SQL store, the console's schema), written by their own
+/// emitters.
+pub fn emit(api: &Api, beside: &[TokenStream]) -> TokenStream {
     let services = served(api);
     let mut capabilities: Vec<&str> = api
         .packages
@@ -94,8 +97,6 @@ pub fn emit(api: &Api) -> TokenStream {
         .filter(|s| s.method != STORE_METHOD)
         .map(|s| emit_handled(api, s));
 
-    let tables = super::rows::emit_tables(api);
-    let console = super::console::emit(api);
     let visitor = emit_visitor(api);
 
     quote! {
@@ -176,9 +177,7 @@ pub fn emit(api: &Api) -> TokenStream {
 
         #stores
 
-        #tables
-
-        #console
+        #(#beside)*
     }
 }
 

@@ -3,7 +3,7 @@
 
 use prost_reflect::{DescriptorPool, DynamicMessage, Kind, MessageDescriptor, MethodDescriptor};
 
-use super::string_field;
+use super::proto::string_field;
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 use crate::template::PathTemplate;
 

@@ -4,7 +4,7 @@
 use heck::ToSnakeCase;
 use prost_reflect::{Cardinality, FieldDescriptor, Kind, MessageDescriptor};
 
-use super::OneofMember;
+use super::proto::OneofMember;
 
 /// How a message is written as JSON.
 #[derive(Clone, Debug)]
@@ -112,7 +112,7 @@ impl NamedField {
                         "google.protobuf.BoolValue" => QueryKind::Bool,
                         // Timestamps, durations and wrappers read from strings.
                         other if other.starts_with("google.protobuf.") => QueryKind::Text,
-                        _ => QueryKind::Message(super::rust_path(&inner)),
+                        _ => QueryKind::Message(super::proto::rust_path(&inner)),
                     },
                     _ => QueryKind::Text,
                 },
@@ -197,7 +197,7 @@ fn value_of(field: &FieldDescriptor) -> Result<JsonValue, String> {
             if enumeration.package_name() == "google.protobuf" {
                 return Err(format!("is a `{}`", enumeration.full_name()));
             }
-            JsonValue::Enum(super::type_path(
+            JsonValue::Enum(super::proto::type_path(
                 enumeration.package_name(),
                 enumeration.parent_message(),
                 enumeration.name(),
@@ -209,7 +209,7 @@ fn value_of(field: &FieldDescriptor) -> Result<JsonValue, String> {
             other if other.starts_with("google.protobuf.") => {
                 return Err(format!("is a `{other}`"));
             }
-            _ => JsonValue::Message(super::rust_path(&inner)),
+            _ => JsonValue::Message(super::proto::rust_path(&inner)),
         },
     })
 }

@@ -5,7 +5,9 @@
 
 use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor};
 
-use super::{Api, Behavior, LIST_FILTERS, Standard, behavior, rust_path};
+use super::fields::behavior;
+use super::proto::rust_path;
+use super::{Api, Behavior, LIST_FILTERS, Standard};
 use crate::annotations::{Annotations, ViewDecl};
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 

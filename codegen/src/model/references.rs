@@ -14,8 +14,9 @@
 
 use prost_reflect::{DescriptorPool, FieldDescriptor, Kind};
 
+use super::Api;
+use super::proto::string_field;
 use super::resource::{Behavior, Reach, Reference};
-use super::{Api, string_field};
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 
 const REFERENCE_OPTION: &str = "google.api.resource_reference";
@@ -67,7 +68,7 @@ impl Api {
                     continue;
                 };
                 let location = Location::of(&field.parent_file(), field.path());
-                let behavior = super::resource::behavior(pool, &field);
+                let behavior = super::fields::behavior(pool, &field);
                 let reach = match (&resource.names, &target.names) {
                     // Set by the server: nothing a caller writes to check.
                     _ if behavior == Behavior::OutputOnly => continue,

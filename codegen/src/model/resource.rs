@@ -2,14 +2,10 @@
 //! with behaviours (AIP-203) and kinds, as update masks, `order_by` and the
 //! annotation files' rules address them.
 
-use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor, Value};
+use prost_reflect::FieldDescriptor;
 
-use super::{OneofMember, RESOURCE_OPTION, comments, rust_path, string_field};
-use crate::diagnostics::{Diagnostic, Diagnostics, Location};
-
-const FIELD_BEHAVIOR_OPTION: &str = "google.api.field_behavior";
-/// Standard fields `order_by` accepts on every resource, when present.
-const DEFAULT_ORDER_BY: &[&str] = &["uid", "name", "create_time", "update_time"];
+use super::pattern::NamePattern;
+use super::proto::OneofMember;
 
 /// A message with a `google.api.resource` option.
 #[derive(Clone, Debug)]
@@ -52,7 +48,7 @@ pub struct Resource {
     pub shared: bool,
     /// The resource name pattern when items are keyed by their `name`
     /// (AIP-122, see `model::names`); `None` when keyed by UIDP `uid`s.
-    pub names: Option<super::names::NamePattern>,
+    pub names: Option<NamePattern>,
     /// Deletes are soft (AIP-164): the resource has a `delete_time` and the
     /// API declares `Undelete<X>` for it (as `model::shapes` decides).
     pub soft_delete: bool,
@@ -262,177 +258,4 @@ pub enum FieldKind {
     Message,
     /// `Vec<T>` or a map.
     Repeated,
-}
-
-pub(super) fn build_resource(
-    pool: &DescriptorPool,
-    message: &MessageDescriptor,
-    diagnostics: &mut Diagnostics,
-) -> Option<Resource> {
-    let extension = pool.get_extension_by_name(RESOURCE_OPTION)?;
-    let options = message.options();
-    if !options.has_extension(&extension) {
-        return None;
-    }
-    let option = options.get_extension(&extension);
-    let option = option.as_message()?;
-    let type_name = string_field(option, "type");
-    let location = Location::of(&message.parent_file(), message.path());
-    if type_name.split_once('/').is_none() {
-        diagnostics.push(Diagnostic::new(
-            location.clone(),
-            format!(
-                "resource `{}` needs a `type` of the form `service/Kind`",
-                message.full_name()
-            ),
-        ));
-    }
-    let plural = string_field(option, "plural");
-    let names = super::names::key_scheme(message, option, &plural, &location, diagnostics).ok()?;
-    super::managed::check(message, names.is_some(), &location, diagnostics);
-    let mut fields = Vec::new();
-    for field in message.fields() {
-        let kind = field_kind(&field);
-        let nested = match field.kind() {
-            Kind::Message(inner) if kind == FieldKind::Message => Some(inner),
-            _ => None,
-        };
-        fields.push(Field {
-            name: field.name().to_owned(),
-            json_name: field.json_name().to_owned(),
-            parent: None,
-            behavior: behavior(pool, &field),
-            kind,
-            string: is_string(&field),
-            int64: is_int64(&field),
-            oneof: OneofMember::of(message, &field),
-            optional: is_optional(&field),
-        });
-        // A oneof member inside a nested message is masked with its message
-        // (`specification`), not on its own.
-        let children = nested.iter().flat_map(|inner| inner.fields());
-        for child in children.filter(|child| child.containing_oneof().is_none()) {
-            let child_kind = field_kind(&child);
-            fields.push(Field {
-                name: child.name().to_owned(),
-                json_name: child.json_name().to_owned(),
-                parent: Some((field.name().to_owned(), field.json_name().to_owned())),
-                behavior: behavior(pool, &child),
-                kind: child_kind,
-                string: is_string(&child),
-                int64: is_int64(&child),
-                oneof: None,
-                optional: is_optional(&child),
-            });
-        }
-    }
-    let order_by = DEFAULT_ORDER_BY
-        .iter()
-        .filter_map(|name| message.get_field_by_name(name))
-        .map(|f| f.json_name().to_owned())
-        .collect();
-    let mut resource = Resource {
-        full_name: message.full_name().to_owned(),
-        name: message.name().to_owned(),
-        rust_path: rust_path(message),
-        type_name,
-        plural,
-        singular: string_field(option, "singular"),
-        comments: comments(message.path(), &message.parent_file()),
-        fields,
-        order_by,
-        page_sizes: None,
-        filters: vec!["children_of".to_owned(), "descendants_of".to_owned()],
-        dependents: Vec::new(),
-        rules: Vec::new(),
-        public: None,
-        references: Vec::new(),
-        parent_type: None,
-        max_depth: None,
-        shared: false,
-        names,
-        soft_delete: super::shapes::soft_deletes(message),
-    };
-    super::names::name_is_identifier(&mut resource);
-    Some(resource)
-}
-
-/// A `string` or `repeated string` field (not a map), whose values are
-/// `String`s.
-fn is_string(field: &FieldDescriptor) -> bool {
-    field.kind() == Kind::String && !field.is_map()
-}
-
-/// A scalar with explicit presence outside a real oneof (proto3 `optional`,
-/// or a wrapper type).
-fn is_optional(field: &FieldDescriptor) -> bool {
-    if wrapped(field).is_some() {
-        return field.containing_oneof().is_none();
-    }
-    field.supports_presence()
-        && !matches!(field.kind(), Kind::Message(_))
-        && field
-            .containing_oneof()
-            .is_none_or(|oneof| oneof.is_synthetic())
-}
-
-fn is_int64(field: &FieldDescriptor) -> bool {
-    !field.is_list()
-        && !field.is_map()
-        && matches!(field.kind(), Kind::Int64 | Kind::Sint64 | Kind::Sfixed64)
-}
-
-/// The `value` field of a `google.protobuf` wrapper (`Int32Value`, ...),
-/// which prost holds as `Option` of the scalar, as a proto3 `optional`.
-fn wrapped(field: &FieldDescriptor) -> Option<FieldDescriptor> {
-    match field.kind() {
-        Kind::Message(message)
-            if !field.is_list()
-                && message.package_name() == "google.protobuf"
-                && message.name().ends_with("Value")
-                && message.fields().len() == 1 =>
-        {
-            message.get_field_by_name("value")
-        }
-        _ => None,
-    }
-}
-
-pub(super) fn field_kind(field: &FieldDescriptor) -> FieldKind {
-    if field.is_list() || field.is_map() {
-        return FieldKind::Repeated;
-    }
-    if let Some(value) = wrapped(field) {
-        return field_kind(&value);
-    }
-    match field.kind() {
-        Kind::String | Kind::Bytes => FieldKind::Text,
-        Kind::Bool => FieldKind::Bool,
-        Kind::Message(m) if m.full_name() == "google.protobuf.Timestamp" => FieldKind::Timestamp,
-        Kind::Message(_) => FieldKind::Message,
-        Kind::Float | Kind::Double => FieldKind::Float,
-        _ => FieldKind::Number,
-    }
-}
-
-pub(super) fn behavior(pool: &DescriptorPool, field: &FieldDescriptor) -> Behavior {
-    let Some(extension) = pool.get_extension_by_name(FIELD_BEHAVIOR_OPTION) else {
-        return Behavior::Optional;
-    };
-    let options = field.options();
-    let value = options.get_extension(&extension);
-    let numbers: Vec<i32> = value
-        .as_list()
-        .map(|list| list.iter().filter_map(Value::as_enum_number).collect())
-        .unwrap_or_default();
-    // google.api.FieldBehavior: REQUIRED = 2, OUTPUT_ONLY = 3, IMMUTABLE = 5.
-    if numbers.contains(&3) {
-        Behavior::OutputOnly
-    } else if numbers.contains(&5) {
-        Behavior::Immutable
-    } else if numbers.contains(&2) {
-        Behavior::Required
-    } else {
-        Behavior::Optional
-    }
 }

@@ -18,7 +18,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::Flow;
-use crate::emit::store::forced_delete_name;
+use crate::emit::shared::forced_delete_name;
 use crate::model::Standard;
 
 impl Flow<'_> {
@@ -114,13 +114,14 @@ impl Flow<'_> {
         let field = super::super::ident(body_field);
         let body_json = body_field.to_lower_camel_case();
         let name_path = format!("{body_json}.name");
-        let apply = crate::emit::shapes::apply_update(ty, self.store_writes(), &self.method.writes);
+        let apply =
+            crate::emit::shared::shapes::apply_update(ty, self.store_writes(), &self.method.writes);
         let mask = match self.method.names.update_mask {
             true => quote!(request.update_mask.as_ref()),
             false => quote!(None),
         };
         // A REQUIRED mask (AIP-134) must name fields.
-        let required = super::super::shapes::required_mask(&self.method.update_shape());
+        let required = crate::emit::shared::shapes::required_mask(&self.method.update_shape());
         quote! {
             #required
             let name = request.#field.as_ref().map(|body| body.name.clone()).unwrap_or_default();
@@ -145,7 +146,7 @@ impl Flow<'_> {
         };
         let answer =
             (undelete || self.method.delete_shape().returns_resource).then(|| quote!(item));
-        let rest = crate::emit::shapes::lifecycle(
+        let rest = crate::emit::shared::shapes::lifecycle(
             ty,
             self.store_writes(),
             &self.method.writes,
@@ -166,8 +167,8 @@ impl Flow<'_> {
         let names = &self.method.names;
         // The AIP-135 shape: the etag it may carry, whether it answers the item.
         let shape = self.method.delete_shape();
-        let etag = super::super::shapes::delete_etag(&shape);
-        let read = super::super::shapes::read_before_delete(&shape, ty, &self.store.get);
+        let etag = crate::emit::shared::shapes::delete_etag(&shape);
+        let read = crate::emit::shared::shapes::read_before_delete(&shape, ty, &self.store.get);
         let answer = match shape.returns_resource {
             true => quote!(item),
             false => quote!(()),
@@ -182,7 +183,7 @@ impl Flow<'_> {
             },
             None => quote!(self.store.#delete(uid, etag).await),
         };
-        let finish = crate::emit::shapes::finish_delete(
+        let finish = crate::emit::shared::shapes::finish_delete(
             ty,
             &self.store.get,
             &self.method.writes,

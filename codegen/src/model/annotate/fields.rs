@@ -6,7 +6,8 @@ use prost_reflect::{FieldDescriptor, Kind};
 use super::Table;
 use crate::annotations::FieldRules;
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::model::{FieldKind, FieldRule, PublicRule, field_kind};
+use crate::model::fields::field_kind;
+use crate::model::{FieldKind, FieldRule, PublicRule};
 
 /// Reports every field the table names that is a oneof member or a proto3
 /// `optional` field: the rules read a field as a field of its own, and prost

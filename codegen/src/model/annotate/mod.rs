@@ -15,14 +15,15 @@ mod lists;
 mod options;
 mod permissions;
 mod relations;
+mod table;
 
-use prost_reflect::{DescriptorPool, FieldDescriptor, MessageDescriptor};
-use toml::Spanned;
+use prost_reflect::DescriptorPool;
 
 use super::{Api, Dependent, FieldRule, PublicRule, Reference, Resource, Standard};
-use crate::annotations::{Annotations, Collection, EVERY_COLLECTION, SourceFile};
-use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+use crate::annotations::{Annotations, Collection, EVERY_COLLECTION};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use permissions::Permissions;
+use table::Table;
 
 impl Api {
     pub(super) fn resource_by_collection(&self, collection: &str) -> Option<&Resource> {
@@ -208,33 +209,6 @@ impl Api {
                 .find(|(resource, _)| Some(resource) == full_name)
                 .and_then(|(_, capability)| capability.clone());
         }
-    }
-}
-
-/// One collection's table and the resource it annotates.
-struct Table<'a> {
-    /// The collection id, e.g. `bookCopies`.
-    id: &'a str,
-    collection: &'a Collection,
-    resource: &'a Resource,
-    message: MessageDescriptor,
-}
-
-impl Table<'_> {
-    fn source(&self) -> &SourceFile {
-        &self.collection.source
-    }
-
-    /// Where an annotation value sits in its file.
-    fn at<T>(&self, spanned: &Spanned<T>) -> Location {
-        self.collection.source.at(spanned)
-    }
-
-    /// The resource's top-level field of that proto or JSON name.
-    fn field(&self, name: &str) -> Option<FieldDescriptor> {
-        self.message
-            .get_field_by_name(name)
-            .or_else(|| self.message.get_field_by_json_name(name))
     }
 }
 

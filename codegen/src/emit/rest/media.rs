@@ -25,7 +25,7 @@ pub(super) fn query_step(method: &Method, binding: &HttpRule) -> TokenStream {
 
 /// The handler `name` of `binding` (one of `method`'s HTTP rules).
 pub fn emit_handler(
-    scope: &super::Scope,
+    scope: &crate::emit::Scope,
     (api_type, bounds): (&syn::Ident, &TokenStream),
     method: &Method,
     binding: &HttpRule,
@@ -73,7 +73,7 @@ pub fn emit_handler(
 /// The extractors after the common ones, and the statements binding
 /// `request`.
 fn bind_request(
-    scope: &super::Scope,
+    scope: &crate::emit::Scope,
     method: &Method,
     binding: &HttpRule,
 ) -> (Vec<TokenStream>, TokenStream) {
@@ -108,7 +108,7 @@ fn bind_request(
     match (&method.media.raw_request, &binding.body) {
         (Some(RawRequest::Field(field)), _) => {
             extractors.push(quote!(raw: #raw_body));
-            let field = super::ident(field);
+            let field = crate::emit::ident(field);
             fill = Some(quote!(request.#field = Some(#into_http_body);));
         }
         (_, Some(body)) => {

@@ -262,7 +262,7 @@ pub fn batch_get(
     else {
         unreachable!("a batch get")
     };
-    let keys = super::ident(keys_field);
+    let keys = crate::emit::ident(keys_field);
     let label = heck::ToLowerCamelCase::to_lower_camel_case(keys_field.as_str());
     let parent = match has_parent {
         true => quote!(&request.parent),

@@ -1,0 +1,118 @@
+//! Names and bounds several emitters spell alike: a resource's storage trait
+//! and its methods, a service's API type, handler trait and storage bounds.
+
+use heck::{ToSnakeCase, ToUpperCamelCase};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+mod calls;
+pub mod shapes;
+
+pub use calls::{Etags, accessors, answer_type, method_names, runtime_template};
+
+use crate::model::{Api, Resource, Service, Standard, package_module};
+
+/// The trait name for a resource, e.g. `GroupStore`.
+pub fn trait_name(resource: &Resource) -> syn::Ident {
+    format_ident!("{}Store", resource.name.to_upper_camel_case())
+}
+
+/// The trait's path from the crate root, beside the resource's message.
+pub fn trait_path(resource: &Resource) -> String {
+    let (module, _) = resource
+        .rust_path
+        .rsplit_once("::")
+        .expect("a qualified path");
+    format!("{module}::{}", trait_name(resource))
+}
+
+/// Method names: `(insert_group, get_group, list_groups, update_group, delete_group)`.
+pub struct StoreMethods {
+    pub insert: syn::Ident,
+    pub get: syn::Ident,
+    pub list: syn::Ident,
+    pub update: syn::Ident,
+    pub delete: syn::Ident,
+    /// `keeps_groups`: whether the backend stores the resource at all.
+    pub keeps: syn::Ident,
+}
+
+impl StoreMethods {
+    pub fn of(resource: &Resource) -> Self {
+        let singular = resource.name.to_snake_case();
+        let plural = if resource.plural.is_empty() {
+            format!("{singular}s")
+        } else {
+            resource.plural.to_snake_case()
+        };
+        StoreMethods {
+            insert: format_ident!("insert_{singular}"),
+            get: format_ident!("get_{singular}"),
+            list: format_ident!("list_{plural}"),
+            update: format_ident!("update_{singular}"),
+            delete: format_ident!("delete_{singular}"),
+            keeps: format_ident!("keeps_{plural}"),
+        }
+    }
+}
+
+/// The struct name, e.g. `GroupServiceApi`.
+pub fn api_name(service: &Service) -> syn::Ident {
+    format_ident!("{}Api", service.name)
+}
+
+/// The handler trait of a service's custom methods, e.g. `TokenServiceHandler`.
+pub fn handler_name(service: &Service) -> syn::Ident {
+    format_ident!("{}Handler", service.name)
+}
+
+pub fn has_custom_methods(service: &Service) -> bool {
+    service
+        .methods
+        .iter()
+        .any(|m| matches!(m.standard, Standard::Custom))
+}
+
+/// The trait bounds on `S`: one storage trait per resource served, plus the
+/// handler trait when the service has custom methods (as named from `scope`).
+pub fn store_bounds(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
+    // The resources served, and those their reference fields name (whose
+    // existence creates check).
+    let mut resources: Vec<&str> = service
+        .methods
+        .iter()
+        .filter_map(|m| m.standard.resource())
+        .collect();
+    let referenced: Vec<&str> = resources
+        .iter()
+        .filter_map(|name| api.resource(name))
+        .flat_map(|resource| resource.resolved_references())
+        .map(|reference| reference.target.as_str())
+        .collect();
+    resources.extend(referenced);
+    resources.sort_unstable();
+    resources.dedup();
+    let mut traits: Vec<TokenStream> = resources
+        .iter()
+        .filter_map(|name| api.resource(name))
+        .map(|resource| scope.path(&trait_path(resource)))
+        .collect();
+    if has_custom_methods(service) {
+        let package = service.full_name.rsplit_once('.').map_or("", |(p, _)| p);
+        traits.push(scope.path(&format!(
+            "{}::{}",
+            package_module(package),
+            handler_name(service)
+        )));
+    }
+    quote!(#(#traits)+*)
+}
+
+/// `delete_forced_book`, for a resource keyed by resource names: what a
+/// Delete with `force` (AIP-135) calls.
+pub fn forced_delete_name(resource: &Resource) -> Option<syn::Ident> {
+    resource
+        .names
+        .as_ref()
+        .map(|_| format_ident!("delete_forced_{}", resource.name.to_snake_case()))
+}

@@ -1,0 +1,104 @@
+//! Building a resource from its message and `google.api.resource` option.
+
+use prost_reflect::{DescriptorPool, Kind, MessageDescriptor};
+
+use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+use crate::model::fields::{behavior, field_kind, is_int64, is_optional, is_string};
+use crate::model::proto::{OneofMember, RESOURCE_OPTION, comments, rust_path, string_field};
+use crate::model::{Field, FieldKind, Resource, managed, names};
+
+/// Standard fields `order_by` accepts on every resource, when present.
+const DEFAULT_ORDER_BY: &[&str] = &["uid", "name", "create_time", "update_time"];
+
+pub(super) fn build_resource(
+    pool: &DescriptorPool,
+    message: &MessageDescriptor,
+    diagnostics: &mut Diagnostics,
+) -> Option<Resource> {
+    let extension = pool.get_extension_by_name(RESOURCE_OPTION)?;
+    let options = message.options();
+    if !options.has_extension(&extension) {
+        return None;
+    }
+    let option = options.get_extension(&extension);
+    let option = option.as_message()?;
+    let type_name = string_field(option, "type");
+    let location = Location::of(&message.parent_file(), message.path());
+    if type_name.split_once('/').is_none() {
+        diagnostics.push(Diagnostic::new(
+            location.clone(),
+            format!(
+                "resource `{}` needs a `type` of the form `service/Kind`",
+                message.full_name()
+            ),
+        ));
+    }
+    let plural = string_field(option, "plural");
+    let names = names::key_scheme(message, option, &plural, &location, diagnostics).ok()?;
+    managed::check(message, names.is_some(), &location, diagnostics);
+    let mut fields = Vec::new();
+    for field in message.fields() {
+        let kind = field_kind(&field);
+        let nested = match field.kind() {
+            Kind::Message(inner) if kind == FieldKind::Message => Some(inner),
+            _ => None,
+        };
+        fields.push(Field {
+            name: field.name().to_owned(),
+            json_name: field.json_name().to_owned(),
+            parent: None,
+            behavior: behavior(pool, &field),
+            kind,
+            string: is_string(&field),
+            int64: is_int64(&field),
+            oneof: OneofMember::of(message, &field),
+            optional: is_optional(&field),
+        });
+        // A oneof member inside a nested message is masked with its message
+        // (`specification`), not on its own.
+        let children = nested.iter().flat_map(|inner| inner.fields());
+        for child in children.filter(|child| child.containing_oneof().is_none()) {
+            let child_kind = field_kind(&child);
+            fields.push(Field {
+                name: child.name().to_owned(),
+                json_name: child.json_name().to_owned(),
+                parent: Some((field.name().to_owned(), field.json_name().to_owned())),
+                behavior: behavior(pool, &child),
+                kind: child_kind,
+                string: is_string(&child),
+                int64: is_int64(&child),
+                oneof: None,
+                optional: is_optional(&child),
+            });
+        }
+    }
+    let order_by = DEFAULT_ORDER_BY
+        .iter()
+        .filter_map(|name| message.get_field_by_name(name))
+        .map(|f| f.json_name().to_owned())
+        .collect();
+    let mut resource = Resource {
+        full_name: message.full_name().to_owned(),
+        name: message.name().to_owned(),
+        rust_path: rust_path(message),
+        type_name,
+        plural,
+        singular: string_field(option, "singular"),
+        comments: comments(message.path(), &message.parent_file()),
+        fields,
+        order_by,
+        page_sizes: None,
+        filters: vec!["children_of".to_owned(), "descendants_of".to_owned()],
+        dependents: Vec::new(),
+        rules: Vec::new(),
+        public: None,
+        references: Vec::new(),
+        parent_type: None,
+        max_depth: None,
+        shared: false,
+        names,
+        soft_delete: super::shapes::soft_deletes(message),
+    };
+    names::name_is_identifier(&mut resource);
+    Some(resource)
+}

@@ -1,0 +1,441 @@
+//! Reading the shape of a standard method's messages, among the shapes the AIPs allow.
+
+use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor, MethodDescriptor};
+
+use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+use crate::model::fields::behavior;
+use crate::model::proto::RESOURCE_OPTION;
+use crate::model::{Behavior, DeleteShape, ListShape, Paging, Shape, Standard, Total, UpdateShape};
+
+/// The repeated field of a list response holding `is_resource` messages,
+/// named by their plural or `items`.
+pub(super) fn list_items(
+    response: &MessageDescriptor,
+    is_resource: impl Fn(&MessageDescriptor) -> bool,
+) -> Option<(FieldDescriptor, MessageDescriptor)> {
+    response.fields().find_map(|field| match field.kind() {
+        Kind::Message(m) if field.is_list() && is_resource(&m) => {
+            let named = field.name() == "items" || plural(&m).is_some_and(|p| p == field.name());
+            named.then_some((field, m))
+        }
+        _ => None,
+    })
+}
+
+/// The resource's `plural` (snake_case as a field names it, `bookCopies` ->
+/// `book_copies`), when declared.
+fn plural(message: &MessageDescriptor) -> Option<String> {
+    let options = message.options();
+    let (_, value) = options
+        .extensions()
+        .find(|(ext, _)| ext.full_name() == RESOURCE_OPTION)?;
+    let plural = value.as_message()?.get_field_by_name("plural")?;
+    let plural = plural.as_str()?;
+    (!plural.is_empty()).then(|| heck::ToSnakeCase::to_snake_case(plural))
+}
+
+/// What a method named `List…` lacks to be a list, for its diagnostic: the
+/// repeated field of a resource named otherwise, or none at all.
+pub(super) fn list_expectation(method: &MethodDescriptor) -> String {
+    let response = method.output();
+    let repeated = response.fields().find_map(|field| match field.kind() {
+        Kind::Message(m) if field.is_list() && plural(&m).is_some() => Some((field, m)),
+        _ => None,
+    });
+    match repeated {
+        Some((field, m)) => format!(
+            "`{}` has no repeated field of `{}` named `{}` (its plural) or `items` (`{}` is \
+             named otherwise); AIP-132 expects `repeated {} {} = 1;` and `string next_page_token = 2;`",
+            response.name(),
+            m.name(),
+            plural(&m).unwrap_or_default(),
+            field.name(),
+            m.name(),
+            plural(&m).unwrap_or_default(),
+        ),
+        None => format!(
+            "`{}` has no repeated field of a resource; AIP-132 expects `repeated <Resource> \
+             <plural> = 1;` (or `items`) and `string next_page_token = 2;`",
+            response.name()
+        ),
+    }
+}
+
+/// The shape of `method`'s messages, or diagnostics for shapes that cannot
+/// be served (reported at the method; `None` then).
+pub(super) fn shape(
+    pool: &DescriptorPool,
+    method: &MethodDescriptor,
+    standard: &Standard,
+    location: &Location,
+    diagnostics: &mut Diagnostics,
+) -> Option<Shape> {
+    let mut problems = Problems::default();
+    let shape = match standard {
+        Standard::List { paging, .. } => Shape::List(list_shape(method, *paging, &mut problems)?),
+        Standard::Update {
+            body_field,
+            resource,
+        } => Shape::Update(update_shape(
+            pool,
+            method,
+            body_field,
+            resource,
+            &mut problems,
+        )),
+        Standard::Delete { resource } => {
+            Shape::Delete(delete_shape(method, resource, &mut problems))
+        }
+        Standard::Undelete { resource } => {
+            Shape::Delete(undelete_shape(method, resource, &mut problems))
+        }
+        _ => Shape::Fixed,
+    };
+    let reported = !problems.0.is_empty();
+    for (at, problem) in problems.0 {
+        diagnostics.push(Diagnostic::new(
+            at.unwrap_or_else(|| location.clone()),
+            problem,
+        ));
+    }
+    (!reported).then_some(shape)
+}
+
+fn list_shape(
+    method: &MethodDescriptor,
+    paging: Paging,
+    problems: &mut Problems,
+) -> Option<ListShape> {
+    let (request, response) = (method.input(), method.output());
+    // Which messages are resources (or legacy views of one) was decided
+    // when the method was recognised as a list.
+    let (field, resource) = list_items(&response, |_| true)?;
+    let show_deleted = request.get_field_by_name("show_deleted");
+    if let Some(show) = &show_deleted {
+        show_deleted_problem(&request, show, &resource, problems);
+    }
+    let int32 = |message: &MessageDescriptor, name: &str| {
+        message
+            .get_field_by_name(name)
+            .map(|f| matches!(f.kind(), Kind::Int32) && !f.is_list())
+    };
+    let string = |message: &MessageDescriptor, name: &str| {
+        message
+            .get_field_by_name(name)
+            .map(|f| matches!(f.kind(), Kind::String) && !f.is_list())
+    };
+    let total = match (
+        int32(&response, "total_size"),
+        int32(&response, "total_count"),
+    ) {
+        (Some(true), _) => Total::Size,
+        (_, Some(true)) => Total::Count,
+        (None, None) => Total::None,
+        _ => {
+            problems.push(format!(
+                "`{}`: a list's total is `int32 total_size` (AIP-132) or `int32 total_count`",
+                response.name()
+            ));
+            Total::None
+        }
+    };
+    let mut expect = |message: &MessageDescriptor, ok: Option<bool>, field: &str, aip: &str| {
+        if ok != Some(true) {
+            problems.push(format!(
+                "`{}` of `{}` pages by token and needs `{field}` ({aip})",
+                message.name(),
+                method.name(),
+            ));
+        }
+    };
+    if paging == Paging::Token {
+        expect(
+            &request,
+            int32(&request, "page_size"),
+            "int32 page_size",
+            "AIP-158",
+        );
+        expect(
+            &request,
+            string(&request, "page_token"),
+            "string page_token",
+            "AIP-158",
+        );
+        expect(
+            &response,
+            string(&response, "next_page_token"),
+            "string next_page_token",
+            "AIP-158",
+        );
+        for (name, ok, ty) in [
+            ("skip", int32(&request, "skip"), "int32"),
+            ("order_by", string(&request, "order_by"), "string"),
+        ] {
+            if ok == Some(false) {
+                expect(
+                    &request,
+                    ok,
+                    &format!("{ty} {name}"),
+                    "AIP-132, when present",
+                );
+            }
+        }
+    }
+    Some(ListShape {
+        items: field.name().to_owned(),
+        total,
+        skip: int32(&request, "skip") == Some(true),
+        order_by: string(&request, "order_by") == Some(true),
+        filter: string(&request, "filter") == Some(true),
+        more: response.fields().any(|f| {
+            ![field.name(), "next_page_token", "total_size", "total_count"].contains(&f.name())
+        }),
+        show_deleted: show_deleted.is_some(),
+    })
+}
+
+/// What is wrong with a list request's `show_deleted`: not a `bool`, or a
+/// list of a resource whose deletes are final.
+fn show_deleted_problem(
+    request: &MessageDescriptor,
+    field: &FieldDescriptor,
+    resource: &MessageDescriptor,
+    problems: &mut Problems,
+) {
+    if !matches!(field.kind(), Kind::Bool) || field.is_list() {
+        problems.at(
+            field,
+            format!(
+                "`{}.show_deleted` is not a `bool` (AIP-164)",
+                request.name()
+            ),
+        );
+    } else if !soft_deletes(resource) {
+        problems.at(
+            field,
+            format!(
+                "`{}.show_deleted` asks for soft-deleted `{}` items (AIP-164), but its deletes are \
+             final: soft deletes need `google.protobuf.Timestamp delete_time` in `{}` and an \
+             `Undelete{}` method; remove the field or declare both",
+                request.name(),
+                resource.name(),
+                resource.name(),
+                resource.name(),
+            ),
+        );
+    }
+}
+
+fn update_shape(
+    pool: &DescriptorPool,
+    method: &MethodDescriptor,
+    body_field: &str,
+    resource: &str,
+    problems: &mut Problems,
+) -> UpdateShape {
+    let request = method.input();
+    let mask = request.get_field_by_name("update_mask");
+    if let Some(field) = &mask
+        && !matches!(field.kind(), Kind::Message(m) if m.full_name() == "google.protobuf.FieldMask")
+    {
+        problems.at(
+            field,
+            format!(
+                "`{}.update_mask` is not a `google.protobuf.FieldMask` (AIP-134)",
+                request.name()
+            ),
+        );
+    }
+    if let Some(field) = request.get_field_by_name("allow_missing") {
+        problems.at(&field, format!(
+            "`{}.allow_missing` (create on update, AIP-134) is not served; remove the field, or \
+             implement `{}` by hand under another name",
+            request.name(),
+            method.name()
+        ));
+    }
+    UpdateShape {
+        // A request that is the resource itself replaces it: no mask.
+        has_mask: mask.is_some() && !body_field.is_empty(),
+        mask_required: mask.is_some_and(|field| behavior(pool, &field) == Behavior::Required),
+        etag: pool
+            .get_message_by_name(resource)
+            .is_some_and(|m| m.get_field_by_name("etag").is_some()),
+    }
+}
+
+fn delete_shape(method: &MethodDescriptor, resource: &str, problems: &mut Problems) -> DeleteShape {
+    let output = method.output();
+    let returns_resource = output.full_name() == resource;
+    if !returns_resource && output.full_name() != "google.protobuf.Empty" {
+        problems.push(format!(
+            "`{}` answers `{}`; AIP-135 expects `google.protobuf.Empty` or the resource `{}`",
+            method.name(),
+            output.full_name(),
+            resource
+        ));
+    }
+    let soft = method
+        .parent_pool()
+        .get_message_by_name(resource)
+        .is_some_and(|m| soft_deletes(&m));
+    DeleteShape {
+        returns_resource,
+        soft,
+        ..delete_shape_etag(method, problems)
+    }
+}
+
+/// A Delete's or Undelete's request `etag`, if it has one (AIP-154).
+fn delete_shape_etag(method: &MethodDescriptor, problems: &mut Problems) -> DeleteShape {
+    let etag = match method.input().get_field_by_name("etag") {
+        Some(field) if matches!(field.kind(), Kind::String) && !field.is_list() => true,
+        Some(field) => {
+            problems.at(
+                &field,
+                format!(
+                    "`{}.etag` is not a `string` (AIP-154)",
+                    method.input().name()
+                ),
+            );
+            false
+        }
+        None => false,
+    };
+    DeleteShape {
+        returns_resource: false,
+        etag,
+        soft: false,
+    }
+}
+
+/// An `Undelete<X>` (AIP-164): `X` has a `delete_time`, the request its
+/// key (`name` or `uid`) and optionally an `etag`, the answer is `X`.
+fn undelete_shape(
+    method: &MethodDescriptor,
+    resource: &str,
+    problems: &mut Problems,
+) -> DeleteShape {
+    let (request, output) = (method.input(), method.output());
+    let kind = resource.rsplit('.').next().unwrap_or(resource);
+    let message = method.parent_pool().get_message_by_name(resource);
+    if !message.as_ref().is_some_and(has_delete_time) {
+        problems.push(format!(
+            "`{}` undeletes `{kind}` (soft delete, AIP-164), but `{kind}` has no \
+             `google.protobuf.Timestamp delete_time` to mark deleted items: add \
+             `google.protobuf.Timestamp delete_time = <n> [(google.api.field_behavior) = \
+             OUTPUT_ONLY];` to `{kind}`, or remove `{}` (or rename it to implement it by hand)",
+            method.name(),
+            method.name(),
+        ));
+    }
+    if output.full_name() != resource {
+        problems.push(format!(
+            "`{}` answers `{}`; AIP-164 expects the resource `{resource}`",
+            method.name(),
+            output.full_name(),
+        ));
+    }
+    let key = ["name", "uid"]
+        .into_iter()
+        .find_map(|name| request.get_field_by_name(name));
+    if !key.is_some_and(|f| matches!(f.kind(), Kind::String) && !f.is_list()) {
+        problems.push(format!(
+            "`{}` has no `string name` (or `uid`) naming the item to undelete (AIP-164)",
+            request.name()
+        ));
+    }
+    DeleteShape {
+        returns_resource: true,
+        soft: true,
+        ..delete_shape_etag(method, problems)
+    }
+}
+
+/// What a method named `BatchGet…` must look like, for its diagnostic.
+pub(super) const BATCH_GET_EXPECTATION: &str = "AIP-231 expects a request with `repeated string \
+     uids` (or `names`) and an optional `string parent`, and a response with `repeated \
+     <Resource> <plural> = 1;` (or `items`)";
+
+/// `BatchGet<Plural>` (AIP-231): a request with repeated string `uids` (or
+/// `names`) and optionally `parent`, a response whose only field is the
+/// repeated resources (named by their plural or `items`).
+pub(super) fn batch_get(
+    method: &MethodDescriptor,
+    is_resource: impl Fn(&MessageDescriptor) -> bool,
+) -> Option<Standard> {
+    let (request, response) = (method.input(), method.output());
+    let keys = ["uids", "names"].into_iter().find_map(|name| {
+        let field = request.get_field_by_name(name)?;
+        (field.is_list() && matches!(field.kind(), Kind::String)).then_some(name)
+    })?;
+    let parent = request.get_field_by_name("parent");
+    if parent
+        .as_ref()
+        .is_some_and(|f| f.is_list() || !matches!(f.kind(), Kind::String))
+    {
+        return None;
+    }
+    let (items, resource) = list_items(&response, is_resource)?;
+    // Nothing else to fill in: other response fields are not served.
+    if response.fields().count() != 1 {
+        return None;
+    }
+    Some(Standard::BatchGet {
+        resource: resource.full_name().to_owned(),
+        keys_field: keys.to_owned(),
+        items_field: items.name().to_owned(),
+        has_parent: parent.is_some(),
+    })
+}
+
+/// `Undelete<X>` of a resource `X` of the method's package (AIP-164); its
+/// shape is checked with the method's ([`undelete_shape`]). `None` when `X`
+/// is no resource: a custom method then.
+pub(super) fn undelete(method: &MethodDescriptor) -> Option<Standard> {
+    let kind = method.name().strip_prefix("Undelete")?;
+    let package = method.parent_service().package_name().to_owned();
+    let resource = method
+        .parent_pool()
+        .get_message_by_name(&format!("{package}.{kind}"))
+        .filter(|m| plural(m).is_some())?;
+    Some(Standard::Undelete {
+        resource: resource.full_name().to_owned(),
+    })
+}
+
+/// Whether `message` has a single `google.protobuf.Timestamp delete_time`.
+fn has_delete_time(message: &MessageDescriptor) -> bool {
+    message.get_field_by_name("delete_time").is_some_and(|f| {
+        !f.is_list()
+            && matches!(f.kind(), Kind::Message(m) if m.full_name() == "google.protobuf.Timestamp")
+    })
+}
+
+/// Whether the resource `message` soft-deletes (AIP-164): it has a
+/// `google.protobuf.Timestamp delete_time` and a service of its package
+/// declares `Undelete<X>` for it.
+pub(crate) fn soft_deletes(message: &MessageDescriptor) -> bool {
+    let undelete = format!("Undelete{}", message.name());
+    has_delete_time(message)
+        && message.parent_pool().services().any(|service| {
+            service.package_name() == message.package_name()
+                && service.methods().any(|m| m.name() == undelete)
+        })
+}
+
+/// The problems of a method's shape, each at the field it is about, or at
+/// the method when a field is missing.
+#[derive(Default)]
+struct Problems(Vec<(Option<Location>, String)>);
+
+impl Problems {
+    fn push(&mut self, problem: String) {
+        self.0.push((None, problem));
+    }
+
+    fn at(&mut self, field: &FieldDescriptor, problem: String) {
+        let location = Location::of(&field.parent_file(), field.path());
+        self.0.push((Some(location), problem));
+    }
+}

@@ -1,0 +1,233 @@
+//! Which standard method (AIP-131 to AIP-135, AIP-164, AIP-231) an RPC implements, from its name and messages.
+
+use prost_reflect::{DescriptorPool, Kind, MessageDescriptor, MethodDescriptor};
+
+use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+use crate::model::fields::behavior;
+use crate::model::proto::RESOURCE_OPTION;
+use crate::model::{Behavior, LIST_FILTERS, Paging, Standard};
+
+pub(super) fn standard_method(
+    pool: &DescriptorPool,
+    method: &MethodDescriptor,
+    views: &[&str],
+    location: &Location,
+    diagnostics: &mut Diagnostics,
+) -> Option<Standard> {
+    let name = method.name();
+    if !names_a_resource(method, views) {
+        return Some(Standard::Custom);
+    }
+    // Resources, and legacy messages showing one (resolved to it later).
+    let is_resource =
+        |message: &MessageDescriptor| is_resource(message) || views.contains(&message.full_name());
+    let resource_field = |message: &MessageDescriptor| {
+        message.fields().find_map(|f| match f.kind() {
+            Kind::Message(m) if is_resource(&m) && !f.is_list() => Some((f.name().to_owned(), m)),
+            _ => None,
+        })
+    };
+    let standard = if name.starts_with("Create") {
+        let parent_required = method
+            .input()
+            .get_field_by_name("parent")
+            .is_some_and(|field| behavior(pool, &field) == Behavior::Required);
+        resource_field(&method.input()).map(|(body_field, m)| Standard::Create {
+            resource: m.full_name().to_owned(),
+            body_field,
+            parent_required,
+        })
+    } else if name.starts_with("Update") {
+        match resource_field(&method.input()) {
+            Some((body_field, m)) => Some(Standard::Update {
+                resource: m.full_name().to_owned(),
+                body_field,
+            }),
+            // A full replacement: the request is the resource itself.
+            None => Some(method.input())
+                .filter(|input| is_resource(input))
+                .map(|input| Standard::Update {
+                    resource: input.full_name().to_owned(),
+                    body_field: String::new(),
+                }),
+        }
+    } else if name.starts_with("Get") {
+        Some(method.output())
+            .filter(|output| is_resource(output))
+            .map(|m| Standard::Get {
+                resource: m.full_name().to_owned(),
+            })
+    } else if name.starts_with("List") {
+        super::shapes::list_items(&method.output(), is_resource).map(|(_, m)| Standard::List {
+            resource: m.full_name().to_owned(),
+            filters: list_filters(&method.input()),
+            paging: if method.input().get_field_by_name("page_token").is_some() {
+                Paging::Token
+            } else {
+                Paging::Offset
+            },
+        })
+    } else if name.starts_with("Undelete") {
+        // Not a resource's: a custom method implemented by hand.
+        return Some(super::shapes::undelete(method).unwrap_or(Standard::Custom));
+    } else if name.starts_with("BatchGet") {
+        super::shapes::batch_get(method, is_resource)
+    } else if let Some(rest) = name.strip_prefix("Delete") {
+        let package = method.parent_service().package_name().to_owned();
+        method
+            .parent_pool()
+            .get_message_by_name(&format!("{package}.{rest}"))
+            .filter(|m| is_resource(m))
+            .map(|m| Standard::Delete {
+                resource: m.full_name().to_owned(),
+            })
+    } else {
+        return Some(Standard::Custom);
+    };
+    if standard.is_none() {
+        // Unless a legacy table names a message that does not exist (then
+        // that is the mistake, reported when views are resolved).
+        let views_exist = views
+            .iter()
+            .all(|view| method.parent_pool().get_message_by_name(view).is_some());
+        let missing = used_as_resource(method).filter(|m| !is_resource(m) && views_exist);
+        if let Some(message) = missing {
+            diagnostics.push_fatal(
+                Diagnostic::new(
+                    Location::of(&message.parent_file(), message.path()),
+                    format!(
+                        "`{}` is used as a resource but has no `{RESOURCE_OPTION}` option",
+                        message.full_name()
+                    ),
+                )
+                .note("standard methods (Create, Get, List, Update, Delete) work on resources")
+                .note(format!(
+                    "declare it one with `option ({RESOURCE_OPTION}) = {{type: \"<service>/{}\" \
+                     plural: \"...\" singular: \"...\"}};` (see proto/README.md)",
+                    message.name()
+                )),
+            );
+            return None;
+        }
+        let mut diagnostic = Diagnostic::new(
+            location.clone(),
+            format!(
+                "method `{name}` is named like a standard method but does not have the shape of one \
+                 (see proto/README.md); rename it to implement it by hand"
+            ),
+        );
+        if name.starts_with("List") {
+            diagnostic = diagnostic.note(super::shapes::list_expectation(method));
+        } else if name.starts_with("BatchGet") {
+            diagnostic = diagnostic.note(super::shapes::BATCH_GET_EXPECTATION);
+        }
+        diagnostics.push(diagnostic);
+    }
+    standard
+}
+
+/// The message a method named like a standard method uses as its resource,
+/// resource or not: what `Delete<X>` names, the items of a list or batch
+/// get (named by their plural or `items`), else the
+/// response (of `Create`, `Get` and `Update`).
+fn used_as_resource(method: &MethodDescriptor) -> Option<MessageDescriptor> {
+    let message = if let Some(rest) = method.name().strip_prefix("Delete") {
+        let package = method.parent_service().package_name().to_owned();
+        method
+            .parent_pool()
+            .get_message_by_name(&format!("{package}.{rest}"))?
+    } else if method.name().starts_with("List") || method.name().starts_with("BatchGet") {
+        let output = method.output();
+        let items = super::shapes::list_items(&output, |_| true).map(|(field, _)| field);
+        items
+            .or_else(|| output.get_field_by_name("items"))?
+            .kind()
+            .as_message()?
+            .clone()
+    } else {
+        method.output()
+    };
+    Some(message).filter(|m| !m.package_name().starts_with("google."))
+}
+
+/// The filters a list request has fields for (see [`LIST_FILTERS`]).
+fn list_filters(request: &MessageDescriptor) -> Vec<String> {
+    LIST_FILTERS
+        .iter()
+        .filter(|(_, path)| {
+            let mut message = request.clone();
+            let mut parts = path.split('.').peekable();
+            while let Some(part) = parts.next() {
+                let Some(field) = message.get_field_by_name(part) else {
+                    return false;
+                };
+                match (field.kind(), parts.peek()) {
+                    (Kind::Message(inner), Some(_)) => message = inner,
+                    (Kind::String | Kind::Bool, None) => return true,
+                    _ => return false,
+                }
+            }
+            false
+        })
+        .map(|(filter, _)| (*filter).to_owned())
+        .collect()
+}
+
+/// The verbs of standard methods, as their names start.
+const STANDARD_VERBS: &[&str] = &[
+    "BatchGet", "Create", "Get", "List", "Update", "Delete", "Undelete",
+];
+
+/// Whether `method`, named like a standard method, is meant as one: it takes
+/// or answers a resource (or a legacy view), or its name names one of its
+/// package (`GetBook`, `ListBooks`, `DeleteBooks`: a misspelt standard
+/// method). Other methods whose names start with a standard verb
+/// (`GetIamPolicy`, `GetCover` answering a `google.api.HttpBody`,
+/// `ListenEvents`) are custom methods.
+fn names_a_resource(method: &MethodDescriptor, views: &[&str]) -> bool {
+    let name = method.name();
+    let Some(subject) = STANDARD_VERBS
+        .iter()
+        .find_map(|verb| name.strip_prefix(verb))
+    else {
+        return false;
+    };
+    let shown = |m: &MessageDescriptor| is_resource(m) || views.contains(&m.full_name());
+    // A message it takes or answers that is (or holds) a resource or view.
+    let holds = |m: &MessageDescriptor| {
+        shown(m)
+            || m.fields()
+                .any(|f| f.kind().as_message().is_some_and(&shown))
+    };
+    if holds(&method.input()) || holds(&method.output()) {
+        return true;
+    }
+    // `GetBook` answering a `Book` that lacks its resource option.
+    if used_as_resource(method).is_some_and(|m| m.name() == subject) {
+        return true;
+    }
+    let package = method.parent_service().package_name();
+    method
+        .parent_pool()
+        .all_messages()
+        .filter(|m| m.package_name() == package && shown(m))
+        .any(|m| m.name() == subject || plural_name(&m).as_deref() == Some(subject))
+}
+
+/// The resource's plural as a method names it (`books` → `Books`).
+fn plural_name(message: &MessageDescriptor) -> Option<String> {
+    use heck::ToUpperCamelCase;
+    let options = message.options();
+    let (_, option) = options
+        .extensions()
+        .find(|(ext, _)| ext.full_name() == RESOURCE_OPTION)?;
+    let plural = option.as_message()?.get_field_by_name("plural")?;
+    Some(plural.as_str()?.to_upper_camel_case())
+}
+
+fn is_resource(message: &MessageDescriptor) -> bool {
+    message
+        .options()
+        .extensions()
+        .any(|(ext, _)| ext.full_name() == RESOURCE_OPTION)
+}
