@@ -3,7 +3,7 @@
 //! The pipeline has three stages with a typed model between them:
 //!
 //! 1. [`load`]: parse `.proto` files with protox into descriptors.
-//! 2. [`model`]: build the typed model — services, HTTP rules with parsed
+//! 2. [`model`] (crate `codegen-model`): build the typed model — services, HTTP rules with parsed
 //!    [`template`]s, standard methods, resources and field behaviours —
 //!    reporting mistakes as [`diagnostics`] (see [Errors](#errors)).
 //! 3. [`emit`]: one emitter per output kind, formatted with prettyplease.
@@ -45,13 +45,11 @@
 //! The CLI (`cargo run -p codegen -- check|generate`) prints the same, with
 //! paths relative to the current directory, in colour on a terminal.
 
-pub mod annotations;
 pub mod config;
-pub mod diagnostics;
 pub mod emit;
 pub mod load;
-pub mod model;
-pub mod template;
+
+pub use codegen_model::{annotations, diagnostics, model, template};
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -12,7 +12,7 @@
 //! | `router`, `serve`, `grpc`, `web`, `tls`, `keys`, the API tokens in [`auth`]; `observe`, `ratelimit` | `protoapi-server` | `server` (default); `observe`, `ratelimit` |
 //! | `console` | `protoapi-console` | `server` (default) |
 //! | `sql` | `protoapi-sql` | `sql` |
-//! | `conformance`, `json::conformance`, `console::testing` | `protoapi-testing` and the others' | `testing` |
+//! | `conformance`, `testing` (a router served on a free port), `json::conformance`, `console::testing` | `protoapi-testing` and the others' | `testing` |
 //!
 //! A program that only calls an API through its generated client depends on
 //! the generated crate and this one without the `server` feature, and
@@ -39,7 +39,9 @@ pub use protoapi_server::{grpc, keys, router, serve, tls, web};
 #[cfg(feature = "sql")]
 pub use protoapi_sql as sql;
 #[cfg(feature = "testing")]
-pub use protoapi_testing as conformance;
+pub use protoapi_testing as testing;
+#[cfg(feature = "testing")]
+pub use protoapi_testing::conformance;
 
 /// Authorization (grants over the uid tree), the bearer token of a request
 /// and, with the server, the API tokens it signs and verifies.

@@ -23,10 +23,7 @@ async fn signed_in() -> Browser {
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    let mut browser = Browser::new(format!("http://{address}"));
+    let mut browser = Browser::new(runtime::testing::served::on_free_port(router).await);
     browser.sign_in("").await;
     browser
 }

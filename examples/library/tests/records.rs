@@ -26,10 +26,7 @@ async fn serve(store: Arc<impl library::Stores>) -> String {
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    format!("http://{address}")
+    runtime::testing::served::on_free_port(router).await
 }
 
 /// One REST call: the status and the JSON body.

@@ -33,10 +33,7 @@ async fn serve_as<B: Backend>(store: B, authorizer: Authorizer, caller: Caller) 
         .layer(axum::Extension(caller))
         .build()
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    format!("http://{address}")
+    runtime::testing::served::on_free_port(router).await
 }
 
 /// One HTTP exchange: status, content type and body bytes.

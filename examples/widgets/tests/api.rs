@@ -2,8 +2,6 @@
 //! field behaviours, capability checks declared only in annotations.toml,
 //! and the generated wiring (fallbacks, OpenAPI, services without a handler).
 
-mod common;
-
 use std::sync::Arc;
 
 use axum::extract::Request;
@@ -70,7 +68,7 @@ async fn serve() -> String {
         .layer(axum::middleware::from_fn(demo_caller))
         .build()
         .unwrap();
-    common::on_socket(app).await
+    runtime::testing::served::on_free_port(app).await
 }
 
 async fn call(

@@ -2,8 +2,6 @@
 //! API, generated in build.rs, answers gRPC-Web, CORS preflights and
 //! conditional requests with no code of its own.
 
-mod common;
-
 use std::sync::Arc;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
@@ -40,7 +38,7 @@ async fn serve() -> String {
         .cors(runtime::web::Cors::allow([ORIGIN]).unwrap())
         .build()
         .unwrap();
-    common::on_socket(app).await
+    runtime::testing::served::on_free_port(app).await
 }
 
 async fn send(

@@ -2,8 +2,6 @@
 //! server: any API built with the generator gets one (`Config::cli`).
 #![cfg(feature = "cli")]
 
-mod common;
-
 use std::sync::Arc;
 
 use runtime::Caller;
@@ -36,7 +34,7 @@ async fn serve() -> String {
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();
-    common::on_socket(app).await
+    runtime::testing::served::on_free_port(app).await
 }
 
 #[tokio::test]

@@ -13,8 +13,6 @@ use runtime::console::testing::Browser;
 use runtime::paging::PageTokens;
 use runtime::standard::ApiContext;
 
-mod common;
-
 const PARENT: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 
 #[tokio::test]
@@ -27,7 +25,7 @@ async fn widgets_have_a_console_of_their_own() {
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();
-    let mut browser = Browser::new(common::on_socket(app).await);
+    let mut browser = Browser::new(runtime::testing::served::on_free_port(app).await);
     browser.sign_in("").await;
     let home = browser.get("/console/").await;
     assert!(

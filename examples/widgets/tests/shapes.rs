@@ -5,8 +5,6 @@
 //! have no etag and no timestamps, so answers carry no `ETag` and `If-Match`
 //! is refused.
 
-mod common;
-
 use std::sync::Arc;
 
 use http_body_util::BodyExt;
@@ -33,7 +31,7 @@ where
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();
-    common::on_socket(app).await
+    runtime::testing::served::on_free_port(app).await
 }
 
 /// `Services::store` for the two stores the tests serve.
@@ -394,7 +392,7 @@ async fn batch_get_authorizes_each_item_as_get_does() {
         .layer(axum::middleware::from_fn(identity))
         .build()
         .unwrap();
-    let base = common::on_socket(app).await;
+    let base = runtime::testing::served::on_free_port(app).await;
     let mine = create(&base, "mine", 1).await;
     let (status, _, theirs) = call(
         &base,

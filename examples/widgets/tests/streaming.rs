@@ -3,8 +3,6 @@
 //! Events, failures before and during a stream in the error model, and the
 //! generated client reading streams over gRPC and REST.
 
-mod common;
-
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -29,7 +27,7 @@ async fn serve() -> String {
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();
-    common::on_socket(app).await
+    runtime::testing::served::on_free_port(app).await
 }
 
 /// An answer: status, headers, body.

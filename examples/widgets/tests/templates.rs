@@ -5,8 +5,6 @@
 //! `/v1/workshops/{uidp.descendants_of=*}/widgets/{order_by}`), the
 //! standard routes they share a prefix with, and the generated client.
 
-mod common;
-
 use std::sync::Arc;
 
 use http_body_util::BodyExt;
@@ -23,7 +21,7 @@ async fn serve() -> String {
         .layer(axum::middleware::from_fn(system_caller))
         .build()
         .unwrap();
-    common::on_socket(app).await
+    runtime::testing::served::on_free_port(app).await
 }
 
 /// Every request acts as the system (permissions are not what this tests).
