@@ -21,7 +21,7 @@ use resource::build_resource;
 use standard::standard_method;
 
 impl Api {
-    /// Builds the model of every package but [`GENERATOR_PACKAGES`], with the
+    /// Builds the model of every package but [`GENERATOR_PACKAGES`](crate::model::GENERATOR_PACKAGES), with the
     /// annotations applied.
     pub fn build(
         pool: &DescriptorPool,
