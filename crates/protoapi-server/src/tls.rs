@@ -2,10 +2,10 @@
 //! read from PEM files, reloaded when the files change.
 //!
 //! ```no_run
-//! # async fn example(listener: tokio::net::TcpListener, router: axum::Router) -> Result<(), runtime::tls::TlsError> {
-//! use runtime::tls::{CertFiles, ServerTls};
+//! # async fn example(listener: tokio::net::TcpListener, router: axum::Router) -> Result<(), protoapi_server::tls::TlsError> {
+//! use protoapi_server::tls::{CertFiles, ServerTls};
 //! let tls = ServerTls::load(&CertFiles::new("server.crt", "server.key"))?;
-//! runtime::serve::Server::new(listener, router).tls(tls).serve(std::future::pending()).await;
+//! protoapi_server::serve::Server::new(listener, router).tls(tls).serve(std::future::pending()).await;
 //! # Ok(()) }
 //! ```
 //!

@@ -15,11 +15,11 @@
 //! loopback hosts unless explicitly allowed ([`Tls`]).
 //!
 //! ```no_run
-//! # async fn example() -> Result<(), runtime::Error> {
-//! use runtime::client::{Connection, StaticToken};
+//! # async fn example() -> Result<(), protoapi_core::Error> {
+//! use protoapi_client::client::{Connection, StaticToken};
 //! let grpc = Connection::grpc("http://127.0.0.1:8080")?.with_tokens(StaticToken::new("…"));
 //! let rest = Connection::rest("http://127.0.0.1:8080")?.with_tokens(StaticToken::new("…"));
-//! let tls = runtime::client::Tls::new().ca_file("ca.pem")?;
+//! let tls = protoapi_client::client::Tls::new().ca_file("ca.pem")?;
 //! let remote = Connection::grpc_with("https://api.example:8443", &tls)?;
 //! # Ok(()) }
 //! ```

@@ -32,8 +32,8 @@ const MAX_CA_BYTES: u64 = 1 << 20;
 ///   beside the client).
 ///
 /// ```no_run
-/// # async fn example() -> Result<(), runtime::Error> {
-/// use runtime::client::{Connection, Tls};
+/// # async fn example() -> Result<(), protoapi_core::Error> {
+/// use protoapi_client::client::{Connection, Tls};
 /// let tls = Tls::new().ca_file("/etc/api/ca.pem")?;
 /// let connection = Connection::grpc_with("https://api.internal:8443", &tls)?;
 /// # Ok(()) }
