@@ -9,9 +9,9 @@
 //! | [`error`], [`json`], [`uidp`], [`names`], [`time`], [`context`], [`auth`], [`resource`], [`mask`], [`paging`], [`standard`], [`legacy`], [`store`], [`row`], [`memory`], [`stream`], [`private`] | `protoapi-core` | always |
 //! | [`rest`], [`probe`] | `protoapi-http` | always |
 //! | `client`; `cli` | `protoapi-client` | `client` (default); `cli` |
-//! | `router`, `serve`, `grpc`, `web`, `tls`, `keys`, the API tokens in [`auth`]; `observe`, `ratelimit` | `protoapi-server` | `server` (default); `observe`, `ratelimit` |
+//! | `router`, `serve`, `grpc`, `web`, `tls`, `keys`, the API tokens in [`auth`]; `observe`, `ratelimit`; `flags` | `protoapi-server` | `server` (default); `observe`, `ratelimit`, `otlp`; `flags` |
 //! | `console` | `protoapi-console` | `server` (default) |
-//! | `sql` | `protoapi-sql` | `sql` |
+//! | `sql` (its `StorageFlags` with `flags`) | `protoapi-sql` | `sql` |
 //! | `conformance`, `testing` (a router served on a free port), `json::conformance`, `console::testing` | `protoapi-testing` and the others' | `testing` |
 //!
 //! A program that only calls an API through its generated client depends on
@@ -30,6 +30,8 @@ pub use protoapi_client::cli;
 pub use protoapi_client::client;
 #[cfg(feature = "server")]
 pub use protoapi_console as console;
+#[cfg(feature = "flags")]
+pub use protoapi_server::flags;
 #[cfg(feature = "observe")]
 pub use protoapi_server::observe;
 #[cfg(feature = "ratelimit")]

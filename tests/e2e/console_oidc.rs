@@ -109,7 +109,7 @@ async fn world(dir: &std::path::Path) -> (TestServer, Arc<StandIn>, String) {
     let mut config = TestServer::config(&dir.join("data"));
     config.base_url = Some(BASE_URL.to_owned());
     config.trusted_issuers = vec![(ISSUER.to_owned(), jwks)];
-    config.console.oidc = Some(platform_server::ConsoleOidc {
+    config.console.oidc = Some(runtime::console::Issuer {
         name: "the test issuer".to_owned(),
         authorization_endpoint: format!("{issuer_url}/authorize"),
         token_endpoint: format!("{issuer_url}/token"),

@@ -49,6 +49,7 @@ mod reply;
 pub mod schema;
 mod seal;
 pub mod session;
+mod settings;
 mod shared;
 mod signin;
 #[cfg(feature = "testing")]
@@ -67,6 +68,7 @@ use http::{HeaderValue, header};
 pub use paths::PREFIX;
 use protoapi_core::auth::Authorizer;
 pub use schema::Schema;
+pub use settings::{Issuer, Settings};
 use shared::Shared;
 
 /// How the console is served; see the [module docs](self).

@@ -13,7 +13,11 @@
 //!   keys replicas share.
 //! - `observe` (feature `observe`): access log, Prometheus metrics and W3C
 //!   trace context; `ratelimit` (feature `ratelimit`): per-caller rate limits.
+//! - `flags` (feature `flags`): the flags of a server binary as clap `Args`
+//!   structs, their environment variables named after the server.
 
+#[cfg(feature = "flags")]
+pub mod flags;
 pub mod grpc;
 pub mod keys;
 #[cfg(feature = "observe")]

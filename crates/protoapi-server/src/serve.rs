@@ -1039,38 +1039,3 @@ pub async fn shutdown_signal() {
     }
     tracing::info!("shutting down");
 }
-
-/// A duration as flags spell it (e.g. [`Timeouts`]): a number with the unit
-/// `ms`, `s` or `m` (seconds when none).
-pub fn parse_duration(value: &str) -> Result<Duration, String> {
-    let value = value.trim();
-    let split = value
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(value.len());
-    let (number, unit) = value.split_at(split);
-    let number: f64 = number
-        .parse()
-        .map_err(|_| format!("`{value}` is not a duration such as `10s` or `500ms`"))?;
-    let seconds = match unit.trim() {
-        "ms" => number / 1000.0,
-        "" | "s" => number,
-        "m" => number * 60.0,
-        _ => return Err(format!("`{value}`: the unit is `ms`, `s` or `m`")),
-    };
-    Duration::try_from_secs_f64(seconds).map_err(|_| format!("`{value}` is out of range"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_take_a_unit() {
-        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
-        assert_eq!(parse_duration("1500ms"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
-        assert!(parse_duration("1h").is_err());
-        assert!(parse_duration("s").is_err());
-    }
-}

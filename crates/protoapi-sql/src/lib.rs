@@ -34,6 +34,8 @@
 
 mod dialect;
 mod fault;
+#[cfg(feature = "flags")]
+mod flags;
 mod grants;
 mod schema;
 mod table;
@@ -53,6 +55,8 @@ use protoapi_core::store::{Backend, ListQuery, Page, StoreError};
 use protoapi_http::probe::Readiness;
 
 pub use dialect::Dialect;
+#[cfg(feature = "flags")]
+pub use flags::StorageFlags;
 pub use grants::{GrantsCache, GrantsEntry, StoredAccess, read_grants};
 pub use schema::Migration;
 /// Why a store could not open (connection, migration, or declarations that
@@ -189,11 +193,21 @@ impl SqlStore {
         Ok(store)
     }
 
-    /// Opens (creating if needed) the SQLite database file at `path`.
+    /// Opens (creating if needed) the SQLite database file at `path`. Its
+    /// files are readable by their owner only: the database is created so
+    /// before SQLite opens it, and SQLite gives its journal (`-wal`) and
+    /// shared memory (`-shm`) files the database's permissions; files an
+    /// earlier release created readable by others are restricted first.
     pub async fn open_sqlite(
         path: &std::path::Path,
         options: SqlOptions,
     ) -> Result<Self, sqlx::Error> {
+        protoapi_core::private::own_file(path)?;
+        for suffix in ["-wal", "-shm"] {
+            let mut name = path.as_os_str().to_owned();
+            name.push(suffix);
+            protoapi_core::private::restrict_file(std::path::Path::new(&name));
+        }
         Self::open(&format!("sqlite://{}?mode=rwc", path.display()), options).await
     }
 

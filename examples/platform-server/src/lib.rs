@@ -59,65 +59,22 @@ pub struct Config {
     /// change); plain HTTP when `None`.
     pub tls: Option<runtime::tls::CertFiles>,
     /// The web console at `/console/`.
-    pub console: ConsoleConfig,
+    pub console: runtime::console::Settings,
 }
 
-/// Whether the web console is served, and how people sign in to it.
-#[derive(Clone, Debug)]
-pub struct ConsoleConfig {
-    /// Serve `/console/` (the default).
-    pub serve: bool,
-    /// Offer sign-in through this OIDC issuer besides a pasted token.
-    pub oidc: Option<ConsoleOidc>,
-}
-
-impl Default for ConsoleConfig {
-    fn default() -> Self {
-        ConsoleConfig {
-            serve: true,
-            oidc: None,
-        }
-    }
-}
-
-/// An OIDC issuer the console signs people in through: the authorization
-/// code flow with PKCE, then the token service's exchange of the identity
-/// token (so the issuer must also be trusted).
-#[derive(Clone, Debug)]
-pub struct ConsoleOidc {
-    /// The name on the sign-in button.
-    pub name: String,
-    pub authorization_endpoint: String,
-    pub token_endpoint: String,
-    pub client_id: String,
-    pub client_secret: Option<String>,
-}
-
-impl ConsoleConfig {
-    /// The console of the API at `base_url`, if served.
-    fn console(&self, base_url: &str, tls: bool) -> Option<runtime::console::Console> {
-        if !self.serve {
-            return None;
-        }
-        let mut console = runtime::console::Console::new(&generated::CONSOLE).secure_cookies(tls);
-        if let Some(oidc) = &self.oidc {
-            let aud: String = form_urlencoded::byte_serialize(base_url.as_bytes()).collect();
-            console = console.oidc(runtime::console::oidc::Oidc {
-                name: oidc.name.clone(),
-                authorization_endpoint: oidc.authorization_endpoint.clone(),
-                token_endpoint: oidc.token_endpoint.clone(),
-                client_id: oidc.client_id.clone(),
-                client_secret: oidc.client_secret.clone(),
-                redirect_uri: format!("{base_url}/console/oidc/callback"),
-                tls: runtime::client::Tls::new(),
-                exchange: Some(runtime::console::oidc::Exchange {
-                    path: format!("/sts/exchange?aud={aud}&identity={{identity}}"),
-                    token_field: "token".to_owned(),
-                }),
-            });
-        }
-        Some(console)
-    }
+/// The console of the API at `base_url`, if served: an identity token from
+/// its OIDC issuer is exchanged with the token service for an API token.
+fn console(
+    settings: &runtime::console::Settings,
+    base_url: &str,
+    tls: bool,
+) -> Option<runtime::console::Console> {
+    let aud: String = form_urlencoded::byte_serialize(base_url.as_bytes()).collect();
+    let exchange = runtime::console::oidc::Exchange {
+        path: format!("/sts/exchange?aud={aud}&identity={{identity}}"),
+        token_field: "token".to_owned(),
+    };
+    settings.console(&generated::CONSOLE, base_url, tls, Some(exchange))
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -196,7 +153,7 @@ pub async fn serve_with(
             serve_metrics: config.serve_metrics,
             rate_limit: config.rate_limit,
             cors: config.cors,
-            console: config.console.console(&base_url, tls.is_some()),
+            console: console(&config.console, &base_url, tls.is_some()),
         },
         mount,
     )?;

@@ -1,146 +1,42 @@
-//! The `platform-server` binary.
+//! The `platform-server` binary: the server crate's flags (`runtime::flags`,
+//! each also read from `PLATFORM_<FLAG>`), and the Platform API's own.
 //!
 //! ```text
 //! cargo run --release -p platform-server -- --data-dir ./data --listen 127.0.0.1:8080
 //! ```
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::process::ExitCode;
 
-use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
-
-mod console_flags;
-mod cors_flags;
-mod storage_flags;
-mod telemetry;
-mod tls_flags;
+use runtime::flags::{ConsoleFlags, Env, RateLimitFlags, ServeFlags, Telemetry};
+use runtime::sql::StorageFlags;
 
 /// Serves the Platform API (REST + gRPC) on one port.
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
-    /// Address to listen on.
-    #[arg(
-        long,
-        env = "PLATFORM_LISTEN",
-        default_value = "127.0.0.1:8080",
-        global = true
-    )]
-    listen: SocketAddr,
     /// Directory for the embedded database and server keys.
-    #[arg(
-        long,
-        env = "PLATFORM_DATA_DIR",
-        default_value = "./data",
-        global = true
-    )]
+    #[arg(long, default_value = "./data", global = true)]
     data_dir: PathBuf,
     /// Directory of the signing keys for API tokens and page tokens (default:
     /// the data dir). Replicas of one service share it, so each accepts the
     /// others' tokens.
-    #[arg(long, env = "PLATFORM_KEYS_DIR", global = true)]
+    #[arg(long, global = true)]
     keys_dir: Option<PathBuf>,
-    /// Use PostgreSQL at this URL instead of the embedded database.
-    #[arg(long, env = "PLATFORM_DATABASE_URL")]
-    database_url: Option<String>,
-    /// Base URL of the API (the audience of its tokens); `http://<listen>` by
-    /// default, `https://<listen>` with TLS.
-    #[arg(long, env = "PLATFORM_BASE_URL", global = true)]
-    base_url: Option<String>,
     /// Trust identity tokens from ISSUER, verified with the keys in JWKS_FILE (repeatable).
     #[arg(long, value_name = "ISSUER=JWKS_FILE", value_parser = parse_issuer)]
     trust_issuer: Vec<(String, PathBuf)>,
-    /// Close a connection whose request head takes longer than this (e.g. `10s`, `500ms`).
-    #[arg(
-        long,
-        env = "PLATFORM_HEADER_TIMEOUT",
-        value_name = "DURATION",
-        default_value = "10s",
-        value_parser = runtime::serve::parse_duration
-    )]
-    header_timeout: Duration,
-    /// Answer 408 / DEADLINE_EXCEEDED when a whole request body takes longer than
-    /// this to arrive (REST and gRPC alike, client streams included).
-    #[arg(
-        long,
-        env = "PLATFORM_BODY_TIMEOUT",
-        value_name = "DURATION",
-        default_value = "30s",
-        value_parser = runtime::serve::parse_duration
-    )]
-    body_timeout: Duration,
-    /// Close a connection whose client does not read its response for this long.
-    #[arg(
-        long,
-        env = "PLATFORM_WRITE_TIMEOUT",
-        value_name = "DURATION",
-        default_value = "30s",
-        value_parser = runtime::serve::parse_duration
-    )]
-    write_timeout: Duration,
-    /// End a request still in progress after this long, long-lived gRPC streams
-    /// (health Watch, reflection) included: DEADLINE_EXCEEDED.
-    #[arg(
-        long,
-        env = "PLATFORM_STREAM_TIMEOUT",
-        value_name = "DURATION",
-        default_value = "10m",
-        value_parser = runtime::serve::parse_duration
-    )]
-    stream_timeout: Duration,
-    /// Close a connection after this long without a request in progress.
-    #[arg(
-        long,
-        env = "PLATFORM_IDLE_TIMEOUT",
-        value_name = "DURATION",
-        default_value = "60s",
-        value_parser = runtime::serve::parse_duration
-    )]
-    idle_timeout: Duration,
-    /// On SIGINT/SIGTERM, give in-flight requests this long to finish.
-    #[arg(
-        long,
-        env = "PLATFORM_DRAIN_TIMEOUT",
-        value_name = "DURATION",
-        default_value = "30s",
-        value_parser = runtime::serve::parse_duration
-    )]
-    drain_timeout: Duration,
-    /// Most connections open at once; further clients wait until one closes
-    /// (idle connections are closed first).
-    #[arg(
-        long,
-        env = "PLATFORM_MAX_CONNECTIONS",
-        value_name = "COUNT",
-        default_value_t = runtime::serve::Limits::default().max_connections,
-        value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize)
-    )]
-    max_connections: usize,
-    /// Most requests in progress at once on one HTTP/2 connection.
-    #[arg(
-        long,
-        env = "PLATFORM_MAX_STREAMS",
-        value_name = "COUNT",
-        default_value_t = runtime::serve::Limits::default().max_concurrent_streams,
-        value_parser = clap::value_parser!(u32).range(1..)
-    )]
-    max_streams: u32,
-    /// Largest encoded size of the items of one list page, in bytes; a page
-    /// ends early (with a `nextPageToken`) rather than exceed it.
-    #[arg(long, env = "PLATFORM_LIST_BUDGET", value_name = "BYTES", default_value_t = runtime::standard::LIST_BUDGET_BYTES)]
-    list_budget: usize,
     #[command(flatten)]
-    telemetry: telemetry::Telemetry,
+    serve: ServeFlags,
     #[command(flatten)]
-    storage: storage_flags::StorageFlags,
+    storage: StorageFlags,
     #[command(flatten)]
-    cors: cors_flags::CorsFlags,
+    telemetry: Telemetry,
     #[command(flatten)]
-    console: console_flags::ConsoleFlags,
+    rate: RateLimitFlags,
     #[command(flatten)]
-    tls: tls_flags::TlsFlags,
+    console: ConsoleFlags,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -155,6 +51,9 @@ enum Command {
     },
 }
 
+/// Where the flags' environment variables begin.
+const ENV: &str = "PLATFORM";
+
 fn parse_issuer(value: &str) -> Result<(String, PathBuf), String> {
     value
         .rsplit_once('=')
@@ -164,100 +63,62 @@ fn parse_issuer(value: &str) -> Result<(String, PathBuf), String> {
 }
 
 #[tokio::main]
-async fn main() -> std::process::ExitCode {
-    let args = Args::parse();
+async fn main() -> ExitCode {
+    let args: Args = Env::prefix(ENV).parse();
     // Logs go to stderr, coloured only for a terminal (not into a file).
-    let traces = match args.telemetry.init_logs() {
+    let traces = match args.telemetry.init_logs("platform-server") {
         Ok(provider) => provider,
         Err(error) => {
             eprintln!("error: {error}");
-            return std::process::ExitCode::FAILURE;
+            return ExitCode::FAILURE;
         }
     };
-    let base_url = args
-        .base_url
-        .clone()
-        .unwrap_or_else(|| format!("{}://{}", args.tls.scheme(), args.listen));
-    if let Some(Command::MintToken { identity }) = &args.command {
-        return match platform_server::mint_token(
-            args.keys_dir.as_deref().unwrap_or(&args.data_dir),
-            &base_url,
-            identity,
-        ) {
-            Ok(token) => {
-                println!("{token}");
-                std::process::ExitCode::SUCCESS
-            }
-            Err(error) => {
-                eprintln!("error: {error}");
-                std::process::ExitCode::FAILURE
-            }
-        };
-    }
-    let metrics = match args.telemetry.metrics().await {
-        Ok(metrics) => metrics,
-        Err(error) => {
-            tracing::error!("{error}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    let cors = match args.cors.cors() {
-        Ok(cors) => cors,
-        Err(error) => {
-            tracing::error!("{error}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    let console = match args.console.config() {
-        Ok(console) => console,
-        Err(error) => {
-            tracing::error!("{error}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    let config = platform_server::Config {
-        console,
-        data_dir: args.data_dir,
-        keys_dir: args.keys_dir,
-        database_url: args.database_url,
-        base_url: args.base_url,
-        trusted_issuers: args.trust_issuer,
-        timeouts: runtime::serve::Timeouts {
-            header: args.header_timeout,
-            body: args.body_timeout,
-            write: args.write_timeout,
-            stream: args.stream_timeout,
-            idle: args.idle_timeout,
-            drain: args.drain_timeout,
-        },
-        limits: runtime::serve::Limits {
-            max_connections: args.max_connections,
-            max_concurrent_streams: args.max_streams,
-        },
-        list_budget: Some(args.list_budget),
-        metrics,
-        serve_metrics: args.telemetry.metrics_on_api_port(),
-        rate_limit: args.telemetry.rate_limit(),
-        db_acquire_timeout: Some(args.storage.db_acquire_timeout),
-        cors,
-        tls: args.tls.files(),
-    };
-    let result = match tokio::net::TcpListener::bind(args.listen).await {
-        Ok(listener) => {
-            platform_server::serve(config, listener, runtime::serve::shutdown_signal()).await
-        }
-        Err(error) => Err(format!("cannot listen on {}: {error}", args.listen).into()),
+    let result = match &args.command {
+        Some(Command::MintToken { identity }) => mint_token(&args, identity),
+        None => serve(args).await,
     };
     if let Err(error) = traces.shutdown() {
         tracing::warn!(%error, "traces not all exported");
     }
     match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!("{error}");
-            std::process::ExitCode::FAILURE
+            ExitCode::FAILURE
         }
     }
+}
+
+fn mint_token(args: &Args, identity: &str) -> Result<(), String> {
+    let keys_dir = args.keys_dir.as_deref().unwrap_or(&args.data_dir);
+    let token = platform_server::mint_token(keys_dir, &args.serve.base_url(), identity)
+        .map_err(|e| e.to_string())?;
+    println!("{token}");
+    Ok(())
+}
+
+async fn serve(args: Args) -> Result<(), String> {
+    let config = platform_server::Config {
+        console: args.console.settings()?,
+        cors: args.serve.cors.cors().map_err(|e| e.to_string())?,
+        metrics: args.telemetry.metrics().await?,
+        serve_metrics: args.telemetry.metrics_on_api_port(),
+        rate_limit: args.rate.rate_limit(),
+        data_dir: args.data_dir,
+        keys_dir: args.keys_dir,
+        database_url: args.storage.database_url.clone(),
+        db_acquire_timeout: Some(args.storage.db_acquire_timeout),
+        base_url: args.serve.base_url.clone(),
+        trusted_issuers: args.trust_issuer,
+        timeouts: args.serve.timeouts(),
+        limits: args.serve.limits(),
+        list_budget: Some(args.serve.list_budget),
+        tls: args.serve.tls.files(),
+    };
+    let listener = args.serve.bind().await?;
+    platform_server::serve(config, listener, runtime::serve::shutdown_signal())
+        .await
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -265,89 +126,79 @@ mod tests {
     use super::*;
 
     #[test]
-    fn default_flags_are_the_runtime_default_timeouts() {
-        let args = Args::parse_from(["platform-server"]);
-        let defaults = runtime::serve::Timeouts::default();
-        assert_eq!(
+    fn every_flag_reads_the_variable_it_always_read() {
+        let command = Env::prefix(ENV).command::<Args>();
+        let env = |id: &str| {
+            let arg = command.get_arguments().find(|a| a.get_id() == id);
+            let arg = arg.unwrap_or_else(|| panic!("no flag {id}"));
+            arg.get_env().unwrap().to_str().unwrap().to_owned()
+        };
+        for (id, variable) in [
+            ("listen", "PLATFORM_LISTEN"),
+            ("data_dir", "PLATFORM_DATA_DIR"),
+            ("keys_dir", "PLATFORM_KEYS_DIR"),
+            ("database_url", "PLATFORM_DATABASE_URL"),
+            ("base_url", "PLATFORM_BASE_URL"),
+            ("header_timeout", "PLATFORM_HEADER_TIMEOUT"),
+            ("drain_timeout", "PLATFORM_DRAIN_TIMEOUT"),
+            ("max_connections", "PLATFORM_MAX_CONNECTIONS"),
+            ("max_streams", "PLATFORM_MAX_STREAMS"),
+            ("list_budget", "PLATFORM_LIST_BUDGET"),
+            ("log_format", "PLATFORM_LOG_FORMAT"),
+            ("metrics", "PLATFORM_METRICS"),
+            ("metrics_listen", "PLATFORM_METRICS_LISTEN"),
+            ("otlp_endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT"),
+            ("rate_limit", "PLATFORM_RATE_LIMIT"),
+            ("rate_burst", "PLATFORM_RATE_BURST"),
+            ("db_acquire_timeout", "PLATFORM_DB_ACQUIRE_TIMEOUT"),
+            ("cors_origins", "PLATFORM_CORS_ORIGINS"),
+            ("no_console", "PLATFORM_NO_CONSOLE"),
+            ("console_oidc_authorize", "PLATFORM_CONSOLE_OIDC_AUTHORIZE"),
             (
-                args.header_timeout,
-                args.body_timeout,
-                args.write_timeout,
-                args.stream_timeout,
-                args.idle_timeout,
-                args.drain_timeout
+                "console_oidc_client_secret_file",
+                "PLATFORM_CONSOLE_OIDC_CLIENT_SECRET_FILE",
             ),
-            (
-                defaults.header,
-                defaults.body,
-                defaults.write,
-                defaults.stream,
-                defaults.idle,
-                defaults.drain
-            )
-        );
-        let defaults = runtime::serve::Limits::default();
-        assert_eq!(
-            (args.max_connections, args.max_streams),
-            (defaults.max_connections, defaults.max_concurrent_streams)
-        );
-    }
-
-    #[test]
-    fn observability_is_quiet_and_unlimited_by_default() {
-        let args = Args::parse_from(["platform-server"]);
-        let telemetry = &args.telemetry;
-        assert_eq!(
-            telemetry.log_format,
-            runtime::observe::trace::LogFormat::Text
-        );
-        assert!(!telemetry.metrics_on_api_port() && telemetry.rate_limit().is_none());
-        let args = Args::parse_from([
-            "platform-server",
-            "--log-format",
-            "json",
-            "--rate-limit",
-            "20",
-            "--rate-burst",
-            "50",
-        ]);
-        let limit = args.telemetry.rate_limit().unwrap();
-        assert_eq!(
-            (limit.interval, limit.burst.get()),
-            (Duration::from_millis(50), 50)
-        );
-        for wrong in [
-            &["platform-server", "--rate-burst", "5"][..],
-            &["platform-server", "--rate-limit", "0"],
-            &["platform-server", "--log-format", "xml"],
+            ("tls_cert", "PLATFORM_TLS_CERT"),
+            ("tls_key", "PLATFORM_TLS_KEY"),
         ] {
-            assert!(Args::try_parse_from(wrong).is_err(), "{wrong:?}");
+            assert_eq!(env(id), variable);
         }
     }
 
     #[test]
-    fn the_default_acquire_timeout_is_the_runtime_default() {
-        let args = Args::parse_from(["platform-server"]);
+    fn issuers_name_their_keys() {
+        let args: Args = Env::prefix("UNSET_PLATFORM")
+            .try_parse_from(["platform-server", "--trust-issuer", "https://i=jwks.json"])
+            .unwrap();
         assert_eq!(
-            args.storage.db_acquire_timeout,
-            runtime::sql::DEFAULT_ACQUIRE_TIMEOUT
+            args.trust_issuer,
+            [("https://i".to_owned(), PathBuf::from("jwks.json"))]
         );
-        let args = Args::parse_from(["platform-server", "--db-acquire-timeout", "250ms"]);
-        assert_eq!(args.storage.db_acquire_timeout, Duration::from_millis(250));
+        for wrong in ["https://i", "=jwks.json", "https://i="] {
+            let parsed = Env::prefix("UNSET_PLATFORM").try_parse_from::<Args>([
+                "p",
+                "--trust-issuer",
+                wrong,
+            ]);
+            assert!(parsed.is_err(), "{wrong}");
+        }
     }
 
     #[test]
-    fn limits_are_at_least_one() {
-        let args = Args::parse_from([
-            "platform-server",
-            "--max-connections",
-            "3",
-            "--max-streams",
-            "7",
-        ]);
-        assert_eq!((args.max_connections, args.max_streams), (3, 7));
-        for flag in ["--max-connections", "--max-streams"] {
-            assert!(Args::try_parse_from(["platform-server", flag, "0"]).is_err());
-        }
+    fn mint_token_takes_the_global_flags_after_it() {
+        let args: Args = Env::prefix("UNSET_PLATFORM")
+            .try_parse_from([
+                "platform-server",
+                "mint-token",
+                "--identity",
+                "a",
+                "--data-dir",
+                "/d",
+                "--listen",
+                "127.0.0.1:1",
+            ])
+            .unwrap();
+        assert_eq!(args.data_dir, PathBuf::from("/d"));
+        assert_eq!(args.serve.base_url(), "http://127.0.0.1:1");
     }
 }

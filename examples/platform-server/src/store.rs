@@ -26,11 +26,8 @@ fn options_with(acquire_timeout: Option<Duration>) -> SqlOptions {
     }
 }
 
-/// Opens (creating if needed) the embedded database in `data_dir`. Its
-/// files are readable by their owner only: the database is created so
-/// before SQLite opens it, and SQLite gives its journal (`-wal`) and shared
-/// memory (`-shm`) files the database's permissions; files an earlier
-/// release created readable by others are restricted first.
+/// Opens (creating if needed) the embedded database in `data_dir`,
+/// readable by its owner only (`SqlStore::open_sqlite`).
 pub async fn open_sqlite(data_dir: &Path) -> Result<SqlStore, sqlx::Error> {
     open_sqlite_with(data_dir, None).await
 }
@@ -40,14 +37,7 @@ pub async fn open_sqlite_with(
     data_dir: &Path,
     acquire_timeout: Option<Duration>,
 ) -> Result<SqlStore, sqlx::Error> {
-    let path = data_dir.join("platform.db");
-    crate::private::own_file(&path)?;
-    for suffix in ["-wal", "-shm"] {
-        let mut name = path.clone().into_os_string();
-        name.push(suffix);
-        crate::private::restrict_file(Path::new(&name));
-    }
-    SqlStore::open_sqlite(&path, options_with(acquire_timeout)).await
+    SqlStore::open_sqlite(&data_dir.join("platform.db"), options_with(acquire_timeout)).await
 }
 
 /// Connects to PostgreSQL at `url`.

@@ -1,38 +1,131 @@
 //! Serves the widgets API on 127.0.0.1:8090 (or `--listen ADDR`), in
 //! memory, or in a SQLite file that keeps them across restarts with
-//! `--sqlite PATH`; its web console at `/console/` (sign in with an empty
-//! token: every request acts with full local access).
+//! `--sqlite PATH` (or in the database at `--database-url`); its web console
+//! at `/console/` (sign in with an empty token: every request acts with full
+//! local access). Every other flag is the server crate's
+//! (`runtime::flags`, each also read from `WIDGETS_<FLAG>`): TLS, timeouts
+//! and limits, browser origins, logs and metrics, rate limits.
 //!
 //! ```text
 //! cargo run -p widgets -- --sqlite widgets.db
 //! curl -s -XPOST localhost:8090/v1/widgets/$(printf 'a%.0s' {1..40}) -d '{"name":"gear","colour":"red"}'
 //! ```
 
+use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
 
+use clap::Parser;
 use runtime::Caller;
 use runtime::auth::Authorizer;
-use runtime::console::Console;
+use runtime::flags::{ConsoleFlags, Env, RateLimitFlags, ServeFlags, Telemetry};
+use runtime::observe::Observe;
 use runtime::paging::PageTokens;
+use runtime::ratelimit::RateLimiter;
+use runtime::sql::{SqlOptions, StorageFlags};
 use runtime::standard::ApiContext;
 
+/// Serves the widgets API (REST + gRPC) on one port.
+#[derive(Debug, Parser)]
+struct Args {
+    /// Keep widgets in the SQLite database file PATH (created if needed)
+    /// instead of in memory.
+    #[arg(long, value_name = "PATH", conflicts_with = "database_url")]
+    sqlite: Option<PathBuf>,
+    #[command(flatten)]
+    serve: ServeFlags,
+    #[command(flatten)]
+    storage: StorageFlags,
+    #[command(flatten)]
+    telemetry: Telemetry,
+    #[command(flatten)]
+    rate: RateLimitFlags,
+    #[command(flatten)]
+    console: ConsoleFlags,
+}
+
+fn env() -> Env {
+    Env::prefix("WIDGETS").default("listen", "127.0.0.1:8090")
+}
+
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let context = ApiContext::new(PageTokens::random(), Authorizer::allow_all());
-    let services =
-        widgets::Services::new(context).drawing_service(Arc::new(widgets::Drawings::default()));
-    let flag = |name: &str| std::env::args().skip_while(|arg| arg != name).nth(1);
-    let services = match flag("--sqlite") {
-        Some(path) => services.store(Arc::new(widgets::open_sqlite(path.as_ref()).await?)),
-        None => services.store(Arc::new(widgets::MemoryStore::default())),
+async fn main() -> ExitCode {
+    let args: Args = env().parse();
+    let traces = match args.telemetry.init_logs("widgets") {
+        Ok(provider) => provider,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
     };
-    let app = services
-        .console(Console::new(&widgets::CONSOLE))
-        .layer(axum::Extension(Caller::System))
-        .build()?;
-    let listen = flag("--listen").unwrap_or_else(|| "127.0.0.1:8090".to_owned());
-    let listener = tokio::net::TcpListener::bind(listen).await?;
-    println!("widgets on http://{}", listener.local_addr()?);
-    axum::serve(listener, app).await?;
+    let result = serve(args).await;
+    if let Err(error) = traces.shutdown() {
+        tracing::warn!(%error, "traces not all exported");
+    }
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!("{error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let context = ApiContext::new(PageTokens::random(), Authorizer::allow_all())
+        .with_list_budget(args.serve.list_budget);
+    let services = widgets::Services::new(context)
+        .drawing_service(Arc::new(widgets::Drawings::default()))
+        .cors(args.serve.cors.cors()?);
+    let options = args.storage.options(SqlOptions::new(widgets::tables()));
+    let mut services = match (&args.sqlite, &args.storage.database_url) {
+        (Some(path), _) => services.store(Arc::new(
+            widgets::SqlStore::open_sqlite(path, options).await?,
+        )),
+        (None, Some(url)) => services.store(Arc::new(widgets::SqlStore::open(url, options).await?)),
+        (None, None) => services.store(Arc::new(widgets::MemoryStore::default())),
+    };
+    let base_url = args.serve.base_url();
+    let tls = args.serve.tls.files().is_some();
+    if let Some(console) = args
+        .console
+        .settings()?
+        .console(&widgets::CONSOLE, &base_url, tls, None)
+    {
+        services = services.console(console);
+    }
+    if let Some(limit) = args.rate.rate_limit() {
+        services = services.layer(RateLimiter::new(limit).layer());
+    }
+    let metrics = args.telemetry.metrics().await?;
+    services = services.layer(axum::Extension(Caller::System)).layer(
+        Observe::new(&widgets::API)
+            .metrics(metrics.is_some())
+            .layer(),
+    );
+    if let Some(metrics) = metrics.filter(|_| args.telemetry.metrics_on_api_port()) {
+        services = services.routes(metrics.router());
+    }
+    let listener = args.serve.bind().await?;
+    let server = args.serve.server(listener, services.build()?)?;
+    tracing::info!(%base_url, "widgets listening (REST and gRPC)");
+    server.serve(runtime::serve::shutdown_signal()).await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_server_crates_flags_read_widgets_variables() {
+        let command = env().command::<Args>();
+        let arg = |id: &str| command.get_arguments().find(|a| a.get_id() == id).unwrap();
+        assert_eq!(arg("listen").get_env().unwrap(), "WIDGETS_LISTEN");
+        assert_eq!(arg("sqlite").get_env().unwrap(), "WIDGETS_SQLITE");
+        assert_eq!(
+            arg("listen").get_default_values(),
+            [std::ffi::OsStr::new("127.0.0.1:8090")]
+        );
+    }
 }

@@ -1,37 +1,27 @@
-//! The TLS flags of `platform-server`.
+//! Serving over TLS.
 
 use std::path::PathBuf;
 
+use crate::tls::CertFiles;
+
 /// Serve over TLS (HTTPS and gRPC over TLS on the one port).
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct TlsFlags {
     /// The server's certificate chain (PEM, the server's certificate first).
     /// With `--tls-key`, the server speaks TLS only; the pair is re-read when
     /// the files change (checked at most once a second), no restart needed.
-    #[arg(
-        long,
-        env = "PLATFORM_TLS_CERT",
-        value_name = "FILE",
-        requires = "tls_key",
-        global = true
-    )]
+    #[arg(long, value_name = "FILE", requires = "tls_key", global = true)]
     pub tls_cert: Option<PathBuf>,
     /// The private key of `--tls-cert` (PEM), readable by the server only.
-    #[arg(
-        long,
-        env = "PLATFORM_TLS_KEY",
-        value_name = "FILE",
-        requires = "tls_cert",
-        global = true
-    )]
+    #[arg(long, value_name = "FILE", requires = "tls_cert", global = true)]
     pub tls_key: Option<PathBuf>,
 }
 
 impl TlsFlags {
     /// The certificate and key files, when both are given.
-    pub fn files(&self) -> Option<runtime::tls::CertFiles> {
+    pub fn files(&self) -> Option<CertFiles> {
         match (&self.tls_cert, &self.tls_key) {
-            (Some(cert), Some(key)) => Some(runtime::tls::CertFiles::new(cert, key)),
+            (Some(cert), Some(key)) => Some(CertFiles::new(cert, key)),
             _ => None,
         }
     }
@@ -59,7 +49,7 @@ mod tests {
     }
 
     fn parse(args: &[&str]) -> Result<Flags, clap::Error> {
-        Flags::try_parse_from(std::iter::once("platform-server").chain(args.iter().copied()))
+        Flags::try_parse_from(std::iter::once("server").chain(args.iter().copied()))
     }
 
     #[test]
@@ -67,10 +57,7 @@ mod tests {
         let plain = parse(&[]).unwrap();
         assert_eq!((plain.tls.files(), plain.tls.scheme()), (None, "http"));
         let tls = parse(&["--tls-cert", "c.pem", "--tls-key", "k.pem"]).unwrap();
-        assert_eq!(
-            tls.tls.files(),
-            Some(runtime::tls::CertFiles::new("c.pem", "k.pem"))
-        );
+        assert_eq!(tls.tls.files(), Some(CertFiles::new("c.pem", "k.pem")));
         assert_eq!(tls.tls.scheme(), "https");
         for alone in [["--tls-cert", "c.pem"], ["--tls-key", "k.pem"]] {
             let error = parse(&alone).unwrap_err();

@@ -1,6 +1,8 @@
-//! The browser-access (CORS) flags of `platform-server`.
+//! Which web origins may call the API from a browser.
 
-/// Which web origins may call the API from a browser.
+use crate::web::{Cors, InvalidOrigin};
+
+/// Browser access (CORS).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct CorsFlags {
     /// Let browsers on ORIGIN (`scheme://host[:port]`, exactly as they send
@@ -10,7 +12,6 @@ pub struct CorsFlags {
     #[arg(
         long = "cors-origin",
         value_name = "ORIGIN",
-        env = "PLATFORM_CORS_ORIGINS",
         value_delimiter = ',',
         value_parser = parse_origin
     )]
@@ -18,14 +19,14 @@ pub struct CorsFlags {
 }
 
 impl CorsFlags {
-    /// The runtime's CORS configuration of these origins.
-    pub fn cors(&self) -> Result<runtime::web::Cors, runtime::web::InvalidOrigin> {
-        runtime::web::Cors::allow(&self.cors_origins)
+    /// The CORS configuration of these origins.
+    pub fn cors(&self) -> Result<Cors, InvalidOrigin> {
+        Cors::allow(&self.cors_origins)
     }
 }
 
 fn parse_origin(value: &str) -> Result<String, String> {
-    runtime::web::Cors::allow([value])
+    Cors::allow([value])
         .map(|_| value.to_owned())
         .map_err(|error| error.to_string())
 }
@@ -33,6 +34,7 @@ fn parse_origin(value: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
+    use http::HeaderValue;
 
     use super::*;
 
@@ -52,11 +54,7 @@ mod tests {
             "http://localhost:3000",
         ]);
         let cors = args.cors.cors().unwrap();
-        assert!(
-            cors.allows(&runtime::__codegen::http::HeaderValue::from_static(
-                "http://localhost:3000"
-            ))
-        );
+        assert!(cors.allows(&HeaderValue::from_static("http://localhost:3000")));
         assert!(Args::parse_from(["server"]).cors.cors().unwrap().is_none());
         assert!(Args::try_parse_from(["server", "--cors-origin", "https://app.example/"]).is_err());
         let mixed = Args::parse_from([

@@ -1,77 +1,58 @@
-//! The binary's flags for logs, metrics, traces and rate limits, and what
-//! they set up (`runtime::observe`, `runtime::ratelimit`).
+//! Logs, metrics and traces: the flags, and what they set up
+//! ([`crate::observe`]).
 
 use std::io::IsTerminal;
 use std::net::SocketAddr;
-use std::num::NonZeroU32;
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use runtime::observe::Metrics;
-use runtime::observe::trace::LogFormat;
-use runtime::ratelimit::RateLimit;
-use runtime::serve::{Limits, Server};
 use tracing_subscriber::EnvFilter;
+
+use crate::observe::Metrics;
+use crate::observe::trace::LogFormat;
+use crate::serve::{Limits, Server};
 
 /// Connections the `--metrics-listen` listener holds at once; more wait in
 /// its backlog.
 pub const METRICS_CONNECTIONS: usize = 16;
 
-/// Logs, metrics, traces and rate limits.
-#[derive(Debug, clap::Args)]
+/// Logs, metrics and traces.
+#[derive(Debug, Clone, clap::Args)]
 pub struct Telemetry {
     /// How log lines are written to stderr: `text` (coloured only on a
     /// terminal) or `json` (one object per line). Each request is one line
     /// on target `access`.
-    #[arg(
-        long,
-        env = "PLATFORM_LOG_FORMAT",
-        value_name = "FORMAT",
-        default_value = "text",
-        global = true
-    )]
+    #[arg(long, value_name = "FORMAT", default_value = "text", global = true)]
     pub log_format: LogFormat,
     /// Serve Prometheus metrics at `/metrics` on the API port, to anyone
     /// who can reach it (no token needed). Prefer `--metrics-listen` on a
     /// private address.
-    #[arg(long, env = "PLATFORM_METRICS")]
+    #[arg(long)]
     pub metrics: bool,
     /// Serve Prometheus metrics at `/metrics` on this address (e.g.
     /// `127.0.0.1:9464`) instead of the API port.
-    #[arg(long, env = "PLATFORM_METRICS_LISTEN", value_name = "ADDRESS")]
+    #[arg(long, value_name = "ADDRESS")]
     pub metrics_listen: Option<SocketAddr>,
     /// Export traces over OTLP/gRPC to this collector (e.g.
     /// `http://127.0.0.1:4317`); needs a build with the `otlp` feature.
     #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT", value_name = "URL")]
     pub otlp_endpoint: Option<String>,
-    /// Requests per second each caller (an identity, or an address for
-    /// callers without one) may make; unlimited when not given. Over it:
-    /// 429 / RESOURCE_EXHAUSTED with the time to wait.
-    #[arg(long, env = "PLATFORM_RATE_LIMIT", value_name = "REQUESTS_PER_SECOND")]
-    pub rate_limit: Option<NonZeroU32>,
-    /// Requests a caller may make at once (default: one second's worth).
-    #[arg(
-        long,
-        env = "PLATFORM_RATE_BURST",
-        value_name = "N",
-        requires = "rate_limit"
-    )]
-    pub rate_burst: Option<NonZeroU32>,
 }
 
 impl Telemetry {
     /// Installs the log subscriber (with the OpenTelemetry layer, which
-    /// exports spans when `--otlp-endpoint` is given). Keep the provider
-    /// and shut it down at exit, which sends the spans still buffered.
-    pub fn init_logs(&self) -> Result<SdkTracerProvider, String> {
+    /// exports the spans of tracer `service` when `--otlp-endpoint` is
+    /// given). Keep the provider and shut it down at exit, which sends the
+    /// spans still buffered.
+    pub fn init_logs(&self, service: &'static str) -> Result<SdkTracerProvider, String> {
         let provider = self.tracer_provider()?;
         let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-        let subscriber = runtime::observe::trace::subscriber(
+        let subscriber = crate::observe::trace::subscriber(
             self.log_format,
             std::io::stderr().is_terminal(),
             std::io::stderr,
             filter,
-            Some(provider.tracer("platform-server")),
+            Some(provider.tracer(service)),
         );
         tracing::subscriber::set_global_default(subscriber).map_err(|e| e.to_string())?;
         Ok(provider)
@@ -95,9 +76,9 @@ impl Telemetry {
     #[cfg(not(feature = "otlp"))]
     fn tracer_provider(&self) -> Result<SdkTracerProvider, String> {
         match &self.otlp_endpoint {
-            Some(_) => Err(
-                "--otlp-endpoint needs a platform-server built with `--features otlp`".to_owned(),
-            ),
+            Some(_) => {
+                Err("--otlp-endpoint needs a server built with the `otlp` feature".to_owned())
+            }
             None => Ok(SdkTracerProvider::builder().build()),
         }
     }
@@ -123,12 +104,6 @@ impl Telemetry {
     pub fn metrics_on_api_port(&self) -> bool {
         self.metrics && self.metrics_listen.is_none()
     }
-
-    /// The rate limit of `--rate-limit` and `--rate-burst`.
-    pub fn rate_limit(&self) -> Option<RateLimit> {
-        self.rate_limit
-            .map(|rate| RateLimit::per_second(rate, self.rate_burst.unwrap_or(rate)))
-    }
 }
 
 /// Serves the metrics `router` on `listener` from now on, with the API
@@ -152,6 +127,27 @@ mod tests {
     use tokio::time::timeout;
 
     use super::*;
+
+    #[derive(Debug, clap::Parser)]
+    struct Args {
+        #[command(flatten)]
+        telemetry: Telemetry,
+    }
+
+    #[test]
+    fn quiet_by_default() {
+        use clap::Parser as _;
+        let args = Args::parse_from(["server"]);
+        assert_eq!(args.telemetry.log_format, LogFormat::Text);
+        assert!(!args.telemetry.metrics_on_api_port());
+        let args = Args::parse_from(["server", "--metrics", "--log-format", "json"]);
+        assert!(args.telemetry.metrics_on_api_port());
+        assert_eq!(args.telemetry.log_format, LogFormat::Json);
+        assert!(Args::try_parse_from(["server", "--log-format", "xml"]).is_err());
+        let elsewhere =
+            Args::parse_from(["server", "--metrics", "--metrics-listen", "127.0.0.1:9464"]);
+        assert!(!elsewhere.telemetry.metrics_on_api_port());
+    }
 
     #[tokio::test]
     async fn idle_clients_of_the_metrics_listener_hold_only_its_own_few_connections() {
