@@ -50,7 +50,7 @@ pub use protoapi_testing::conformance;
 pub mod auth {
     pub use protoapi_core::auth::*;
     #[cfg(feature = "server")]
-    pub use protoapi_server::tokens::*;
+    pub use protoapi_server::{authenticate::*, identity::*, tokens::*};
 }
 
 /// Re-exports for generated code only; not a stable API.

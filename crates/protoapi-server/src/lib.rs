@@ -10,15 +10,19 @@
 //!   configured).
 //! - [`tls`]: the server's TLS, its certificate reloaded when its files change.
 //! - [`tokens`], [`keys`]: the API tokens the server signs, and the signing
-//!   keys replicas share.
+//!   keys replicas share; [`authenticate`]: the middleware turning them into
+//!   the caller; [`identity`]: identity tokens from trusted OIDC issuers, for
+//!   a token service to exchange.
 //! - `observe` (feature `observe`): access log, Prometheus metrics and W3C
 //!   trace context; `ratelimit` (feature `ratelimit`): per-caller rate limits.
 //! - `flags` (feature `flags`): the flags of a server binary as clap `Args`
 //!   structs, their environment variables named after the server.
 
+pub mod authenticate;
 #[cfg(feature = "flags")]
 pub mod flags;
 pub mod grpc;
+pub mod identity;
 pub mod keys;
 #[cfg(feature = "observe")]
 pub mod observe;

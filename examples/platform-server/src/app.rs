@@ -7,12 +7,11 @@
 //! generated ones (the benchmark's hand-written baseline; the production
 //! binary mounts none).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Router;
 use generated::platform::iam::v2::{Role, RoleBinding};
-use runtime::auth::{ApiTokens, Authorizer};
+use runtime::auth::{ApiTokens, Authorizer, TrustedIssuers};
 use runtime::observe::{Metrics, Observe};
 use runtime::paging::PageTokens;
 use runtime::probe::Probes;
@@ -21,7 +20,7 @@ use runtime::router::MissingHandlers;
 use runtime::sql::StoredAccess;
 use runtime::standard::ApiContext;
 
-use crate::auth::{Authentication, TokenExchange, TrustedIssuer};
+use crate::auth::TokenExchange;
 use crate::store::SqlStore;
 
 /// What the router is built from.
@@ -36,7 +35,7 @@ pub struct Parts {
     pub root: String,
     /// Byte budget of one list page, when not the default.
     pub list_budget: Option<usize>,
-    pub issuers: HashMap<String, TrustedIssuer>,
+    pub issuers: TrustedIssuers,
     /// The registry requests are counted into, when they are.
     pub metrics: Option<Metrics>,
     /// Serve `metrics` at `/metrics` beside the API.
@@ -74,10 +73,7 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
         tokens: parts.api_tokens.clone(),
         issuers: parts.issuers,
     };
-    let authentication = Authentication {
-        tokens: parts.api_tokens,
-        admin: parts.admin,
-    };
+    let authentication = crate::auth::authentication(parts.api_tokens, parts.admin);
     let shared = Shared {
         store: Arc::clone(&store),
         context: context.clone(),
@@ -99,7 +95,7 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
         .layer(axum::middleware::from_fn(runtime::observe::note_caller))
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(authentication),
-            crate::auth::authenticate,
+            runtime::auth::authenticate,
         ))
         .layer(
             Observe::new(&generated::API)

@@ -1,106 +1,25 @@
-//! Who is calling: bearer tokens become a [`Caller`] before any handler runs,
-//! and the token service trades trusted OIDC identity tokens for API tokens.
+//! The token service: identity tokens from trusted OIDC issuers
+//! (`runtime::auth::TrustedIssuers`) traded for API tokens of the identity
+//! whose `claimMatch` names their issuer and subject.
 
-use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
 use generated::platform::iam::v2::IdentityStore;
 use generated::platform::sts::v1::client::TokenService;
 use generated::platform::sts::v1::{
     ExchangeTokenRequest, ExchangeTokenResponse, TokenServiceHandler,
 };
-use jsonwebtoken::jwk::JwkSet;
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
-use runtime::auth::{ApiTokens, LEEWAY_SECS, bearer, token_error};
-use runtime::client::Route;
-use runtime::{Caller, Code, Error};
-use serde::Deserialize;
+use runtime::auth::{ApiTokens, Authentication, IdentityClaims, TrustedIssuers, unauthenticated};
+use runtime::{Caller, Error};
 
 use crate::store::SqlStore;
 
-/// The method that takes identity tokens instead of API tokens, where the
-/// contract serves it.
-const TOKEN_EXCHANGE: Route = TokenService::EXCHANGE_TOKEN;
-
-/// What the authentication middleware needs.
-#[derive(Clone, Debug)]
-pub struct Authentication {
-    pub tokens: ApiTokens,
-    /// The identity that is the platform administrator.
-    pub admin: String,
-}
-
-/// Turns the `Authorization` header into the request's [`Caller`]: no header
-/// is anonymous; a valid API token is its identity; anything else is
-/// UNAUTHENTICATED here, before any handler (also on public reads). Answers
-/// of the token exchange, which may carry a token, are never stored by
-/// caches (`Cache-Control: no-store`).
-pub async fn authenticate(
-    State(auth): State<Arc<Authentication>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let exchange = TOKEN_EXCHANGE.is_path(request.uri().path());
-    let mut response = identify(&auth, request, next, exchange).await;
-    if exchange {
-        response.headers_mut().insert(
-            axum::http::header::CACHE_CONTROL,
-            axum::http::HeaderValue::from_static("no-store"),
-        );
-    }
-    response
-}
-
-/// Runs the request as the caller its `Authorization` header names, or
-/// answers UNAUTHENTICATED.
-async fn identify(
-    auth: &Authentication,
-    mut request: Request,
-    next: Next,
-    exchange: bool,
-) -> Response {
-    let grpc = runtime::rest::is_grpc(request.headers());
-    let caller = match bearer(request.headers()) {
-        Ok(None) => Caller::Anonymous,
-        Ok(Some(token)) if exchange => Caller::Presented { token },
-        Ok(Some(token)) => match auth.tokens.verify(&token) {
-            Ok(claims) => Caller::Identity {
-                admin: claims.sub == auth.admin,
-                uid: claims.sub,
-            },
-            Err(error) => return runtime::rest::error_response(error.in_domain(DOMAIN), grpc),
-        },
-        Err(error) => return runtime::rest::error_response(error.in_domain(DOMAIN), grpc),
-    };
-    request.extensions_mut().insert(caller);
-    next.run(request).await
-}
-
+/// The domain of the refusals of authentication.
 const DOMAIN: &str = "sts.platform";
 
-/// An OIDC issuer whose identity tokens the token service accepts.
-#[derive(Clone, Debug)]
-pub struct TrustedIssuer {
-    pub issuer: String,
-    keys: JwkSet,
-}
-
-impl TrustedIssuer {
-    /// Reads the issuer's JWKS file.
-    pub fn load(issuer: &str, jwks_file: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(jwks_file)
-            .map_err(|e| format!("cannot read JWKS {}: {e}", jwks_file.display()))?;
-        let keys: JwkSet = serde_json::from_str(&text)
-            .map_err(|e| format!("{} is not a JWKS: {e}", jwks_file.display()))?;
-        Ok(TrustedIssuer {
-            issuer: issuer.to_owned(),
-            keys,
-        })
-    }
+/// Bearer API tokens become the caller; the exchange takes identity tokens.
+pub fn authentication(tokens: ApiTokens, admin: String) -> Authentication {
+    Authentication::new(tokens, admin, DOMAIN).exchange(TokenService::EXCHANGE_TOKEN)
 }
 
 /// The token service: `TokenServiceHandler` for the generated `TokenServiceApi`.
@@ -108,17 +27,7 @@ impl TrustedIssuer {
 pub struct TokenExchange {
     pub store: Arc<SqlStore>,
     pub tokens: ApiTokens,
-    pub issuers: HashMap<String, TrustedIssuer>,
-}
-
-#[derive(Deserialize)]
-struct IdentityClaims {
-    iss: String,
-    sub: String,
-}
-
-fn unauthenticated(reason: &'static str, message: impl Into<String>) -> Error {
-    Error::new(Code::Unauthenticated, reason, message)
+    pub issuers: TrustedIssuers,
 }
 
 /// Why an exchange was refused: logged, never answered. The caller gets
@@ -143,64 +52,12 @@ fn refused() -> Error {
 }
 
 impl TokenExchange {
-    /// Verifies an identity token against its issuer's keys; returns its claims.
-    fn verify(&self, token: &str) -> Result<IdentityClaims, Error> {
-        let header =
-            jsonwebtoken::decode_header(token).map_err(|e| token_error(&e, "identity token"))?;
-        let unverified: IdentityClaims = jsonwebtoken::dangerous::insecure_decode_claims(token)
-            .map_err(|e| token_error(&e, "identity token"))?;
-        let issuer = self.issuers.get(&unverified.iss).ok_or_else(|| {
-            unauthenticated(
-                "UNTRUSTED_ISSUER",
-                format!(
-                    "identity tokens from `{}` are not trusted here",
-                    unverified.iss
-                ),
-            )
-        })?;
-        let jwk = match &header.kid {
-            Some(kid) => issuer.keys.find(kid),
-            None if issuer.keys.keys.len() == 1 => issuer.keys.keys.first(),
-            None => None,
-        }
-        .ok_or_else(|| {
-            unauthenticated(
-                "TOKEN_UNKNOWN_KEY",
-                "the identity token names no key of its issuer",
-            )
-        })?;
-        let key = DecodingKey::from_jwk(jwk).map_err(|_| {
-            unauthenticated("TOKEN_UNKNOWN_KEY", "the issuer's key cannot verify tokens")
-        })?;
-        // Only the asymmetric algorithm of the issuer's key: `none` and
-        // HS256-with-the-public-key never verify.
-        let algorithm = match key.family() {
-            jsonwebtoken::AlgorithmFamily::Rsa => Algorithm::RS256,
-            jsonwebtoken::AlgorithmFamily::Ec => Algorithm::ES256,
-            jsonwebtoken::AlgorithmFamily::Ed => Algorithm::EdDSA,
-            _ => {
-                return Err(unauthenticated(
-                    "TOKEN_UNKNOWN_KEY",
-                    "the issuer's key is not a public key",
-                ));
-            }
-        };
-        let mut validation = Validation::new(algorithm);
-        validation.leeway = LEEWAY_SECS;
-        validation.validate_nbf = true;
-        validation.set_issuer(&[&issuer.issuer]);
-        validation.set_audience(&[self.tokens.base_url()]);
-        validation.set_required_spec_claims(&["exp", "iss", "sub", "aud"]);
-        jsonwebtoken::decode::<IdentityClaims>(token, &key, &validation)
-            .map(|data| data.claims)
-            .map_err(|e| token_error(&e, "identity token"))
-    }
-
     /// Why `token` may not assume `identity_uid`, if it may not. Every path
     /// verifies the token and reads the identity, so that refusing an
     /// unknown identity and refusing a mismatching one take the same work.
     async fn refusal(&self, token: &str, identity_uid: &str) -> Result<Option<Refusal>, Error> {
-        let claims = self.verify(token);
+        let claims: Result<IdentityClaims, Error> =
+            self.issuers.verify(token, self.tokens.base_url());
         let identity = self
             .store
             .get_identity(identity_uid)

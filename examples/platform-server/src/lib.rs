@@ -130,13 +130,7 @@ pub async fn serve_with(
     if let Some(metrics) = &config.metrics {
         store::sample_pool(&store, metrics);
     }
-    let issuers = config
-        .trusted_issuers
-        .iter()
-        .map(|(issuer, jwks)| {
-            auth::TrustedIssuer::load(issuer, jwks).map(|trusted| (issuer.clone(), trusted))
-        })
-        .collect::<Result<_, _>>()?;
+    let issuers = runtime::auth::TrustedIssuers::load(&config.trusted_issuers)?;
     let api_tokens = keys::api_tokens(keys_dir, &base_url)?;
     let state = bootstrap::ensure(&config.data_dir, &store, generated::CAPABILITIES).await?;
     bootstrap::write_admin_token(&config.data_dir, &api_tokens, &state)?;

@@ -1,0 +1,91 @@
+//! Who is calling: the `Authorization` header becomes the request's
+//! [`Caller`] before any handler runs.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use http::{HeaderValue, header};
+use protoapi_client::client::Route;
+use protoapi_core::Caller;
+use protoapi_core::auth::bearer;
+use protoapi_http::rest::{error_response, is_grpc};
+
+use crate::tokens::ApiTokens;
+
+/// What the authentication middleware ([`authenticate`]) checks.
+#[derive(Clone, Debug)]
+pub struct Authentication {
+    tokens: ApiTokens,
+    admin: String,
+    exchange: Option<Route>,
+    domain: &'static str,
+}
+
+impl Authentication {
+    /// Callers present API tokens of `tokens`; `admin` is the identity
+    /// that administers the platform. Refusals name `domain`.
+    pub fn new(tokens: ApiTokens, admin: impl Into<String>, domain: &'static str) -> Self {
+        Authentication {
+            tokens,
+            admin: admin.into(),
+            exchange: None,
+            domain,
+        }
+    }
+
+    /// The method `route` takes a token of another kind (an identity token
+    /// to exchange): its bearer reaches the handler as
+    /// [`Caller::Presented`], unverified, and its answers, which may carry
+    /// a token, are never stored by caches (`Cache-Control: no-store`).
+    pub fn exchange(mut self, route: Route) -> Self {
+        self.exchange = Some(route);
+        self
+    }
+}
+
+/// Turns the `Authorization` header into the request's [`Caller`]: no header
+/// is anonymous; a valid API token is its identity; anything else is
+/// UNAUTHENTICATED here, before any handler (also on public reads).
+pub async fn authenticate(
+    State(auth): State<Arc<Authentication>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let exchange = auth
+        .exchange
+        .is_some_and(|route| route.is_path(request.uri().path()));
+    let mut response = identify(&auth, request, next, exchange).await;
+    if exchange {
+        response
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    response
+}
+
+/// Runs the request as the caller its `Authorization` header names, or
+/// answers UNAUTHENTICATED.
+async fn identify(
+    auth: &Authentication,
+    mut request: Request,
+    next: Next,
+    exchange: bool,
+) -> Response {
+    let grpc = is_grpc(request.headers());
+    let caller = match bearer(request.headers()) {
+        Ok(None) => Caller::Anonymous,
+        Ok(Some(token)) if exchange => Caller::Presented { token },
+        Ok(Some(token)) => match auth.tokens.verify(&token) {
+            Ok(claims) => Caller::Identity {
+                admin: claims.sub == auth.admin,
+                uid: claims.sub,
+            },
+            Err(error) => return error_response(error.in_domain(auth.domain), grpc),
+        },
+        Err(error) => return error_response(error.in_domain(auth.domain), grpc),
+    };
+    request.extensions_mut().insert(caller);
+    next.run(request).await
+}
