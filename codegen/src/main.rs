@@ -2,10 +2,8 @@
 //! that it is up to date.
 //!
 //! Paths are taken from the current directory, as any command line tool
-//! takes them. The defaults (`--proto proto`, `--out generated/src`) are this
-//! workspace's layout, so `cargo run -p codegen -- generate|check` works from
-//! the workspace root (cargo runs the binary in the directory it was called
-//! from); elsewhere, name both.
+//! takes them. The defaults (`--proto proto`, `--out generated/src`) are a
+//! crate `generated/` beside its `proto/`; elsewhere, name both.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -95,7 +93,11 @@ fn main() -> ExitCode {
                 for path in &differing {
                     eprintln!("out of date: {}", out.join(path).display());
                 }
-                eprintln!("run `cargo run -p codegen -- generate` and commit the result");
+                eprintln!(
+                    "run `codegen generate --proto {} --out {}` and commit the result",
+                    proto.display(),
+                    out.display()
+                );
                 ExitCode::FAILURE
             }
             Err(error) => {

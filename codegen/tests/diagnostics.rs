@@ -38,7 +38,10 @@ fn copy(from: &Path, to: &Path) {
 /// A crate directory whose `proto/` is the workspace's plus `bookshelf/`.
 fn crate_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    copy(&workspace().join("proto"), &dir.path().join("proto"));
+    copy(
+        &workspace().join("platform/proto"),
+        &dir.path().join("proto"),
+    );
     copy(
         &fixtures().join("bookshelf"),
         &dir.path().join("proto/bookshelf"),
@@ -298,7 +301,7 @@ fn cli_prints_the_rendered_form() {
         .arg("--proto")
         .arg(dir.path().join("proto"))
         .arg("--out")
-        .arg(workspace().join("generated/src"))
+        .arg(workspace().join("platform/platform-api/src"))
         .current_dir(dir.path())
         .env("NO_COLOR", "1")
         .output()

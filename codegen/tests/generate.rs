@@ -21,18 +21,18 @@ fn config_for(proto: &Path) -> codegen::Config {
 /// Mirrors `cargo run -p codegen -- check`: the checked-in crate is what the protos produce.
 #[test]
 fn checked_in_crate_is_up_to_date() {
-    let differing = config_for(&workspace().join("proto"))
-        .check(workspace().join("generated/src"))
+    let differing = config_for(&workspace().join("platform/proto"))
+        .check(workspace().join("platform/platform-api/src"))
         .unwrap();
     assert!(
         differing.is_empty(),
-        "generated/src is stale ({differing:?}); run `cargo run -p codegen -- generate`"
+        "platform/platform-api/src is stale ({differing:?}); run `cargo run -p codegen -- generate --proto platform/proto --out platform/platform-api/src`"
     );
 }
 
 #[test]
 fn generation_is_deterministic() {
-    let config = config_for(&workspace().join("proto"));
+    let config = config_for(&workspace().join("platform/proto"));
     assert_eq!(config.generate().unwrap(), config.generate().unwrap());
 }
 
@@ -51,7 +51,7 @@ fn proto_copy() -> tempfile::TempDir {
         }
     }
     let dir = tempfile::tempdir().unwrap();
-    copy(&workspace().join("proto"), dir.path());
+    copy(&workspace().join("platform/proto"), dir.path());
     dir
 }
 
@@ -319,7 +319,10 @@ fn depth_mistakes_are_reported_with_positions() {
 
 #[test]
 fn field_rules_become_value_checks() {
-    let api = generated_text(&workspace().join("proto"), "platform.iam.v2.api.rs");
+    let api = generated_text(
+        &workspace().join("platform/proto"),
+        "platform.iam.v2.api.rs",
+    );
     assert!(
         api.contains("const TEXT_RULES") && api.contains("caller_must_hold: true"),
         "roles.capabilities allow-list and role binding UIDPs"
@@ -421,7 +424,7 @@ fn cli_check_fails_with_positions_on_broken_input() {
         .arg("--proto")
         .arg(dir.path())
         .arg("--out")
-        .arg(workspace().join("generated/src"))
+        .arg(workspace().join("platform/platform-api/src"))
         .output()
         .unwrap();
     assert!(!output.status.success());
@@ -450,7 +453,7 @@ fn row_fields(api: &str, row: &str) -> Vec<String> {
 /// Row types keep in columns exactly the fields the annotations look up.
 #[test]
 fn storage_rows_keep_the_fields_rules_look_up() {
-    let proto = workspace().join("proto");
+    let proto = workspace().join("platform/proto");
     let iam = generated_text(&proto, "platform.iam.v2.api.rs");
     assert_eq!(
         row_fields(&iam, "RoleBindingColumns"),
@@ -487,7 +490,7 @@ fn storage_rows_keep_the_fields_rules_look_up() {
 /// reference; without one, generation fails at the holder's table.
 #[test]
 fn tables_guard_access_where_references_grant_capabilities() {
-    let services = generated_text(&workspace().join("proto"), "services.rs");
+    let services = generated_text(&workspace().join("platform/proto"), "services.rs");
     assert!(services.contains("RoleColumns>().guarding_access()"));
     assert!(
         services.contains("RoleBindingColumns>()\n            .guarding_access_of(\"identity\")")

@@ -2,7 +2,7 @@
 //! assembly and mask planning: errors are fine, panics are not.
 #![no_main]
 
-use generated::platform::iam::v2::{Group, UpdateGroupRequest};
+use platform_api::platform::iam::v2::{Group, UpdateGroupRequest};
 use libfuzzer_sys::fuzz_target;
 use runtime::mask::Update;
 use runtime::rest::RestRequest;

@@ -25,7 +25,7 @@ pub struct Authentication {
 
 impl Authentication {
     /// Callers present API tokens of `tokens`; `admin` is the identity
-    /// that administers the platform. Refusals name `domain`.
+    /// with every right ([`Caller::Identity`]'s `admin`). Refusals name `domain`.
     pub fn new(tokens: ApiTokens, admin: impl Into<String>, domain: &'static str) -> Self {
         Authentication {
             tokens,

@@ -4,7 +4,7 @@ use clap::{Command, Parser};
 
 /// How a server's flags are read: each flag without an environment variable
 /// of its own also reads `<PREFIX>_<FLAG_ID>` (`--db-acquire-timeout` reads
-/// `PLATFORM_DB_ACQUIRE_TIMEOUT`), and flags may take the server's own
+/// `SHELVES_DB_ACQUIRE_TIMEOUT`), and flags may take the server's own
 /// defaults (its port).
 #[derive(Clone, Debug)]
 pub struct Env {

@@ -1,7 +1,7 @@
 //! The flags every server built with the generator takes (feature `flags`):
 //! clap `Args` structs a server's own `Parser` flattens beside its own
 //! flags, and [`Env`], which names their environment variables after the
-//! server (`PLATFORM_LISTEN`, `WIDGETS_LISTEN`).
+//! server (`SHELVES_LISTEN`, `WIDGETS_LISTEN`).
 //!
 //! ```no_run
 //! use clap::Parser;

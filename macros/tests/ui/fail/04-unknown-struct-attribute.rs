@@ -1,7 +1,7 @@
 use macros::StorageRow;
 
 #[derive(StorageRow)]
-#[row(message = generated::platform::iam::v2::Group, table = "groups")]
+#[row(message = platform_api::platform::iam::v2::Group, table = "groups")]
 struct GroupRow {
     name: String,
 }

@@ -1,7 +1,7 @@
 use macros::StorageRow;
 
 #[derive(StorageRow)]
-#[row(message = generated::platform::iam::v2::Group)]
+#[row(message = platform_api::platform::iam::v2::Group)]
 struct GroupRow {
     #[row(output_only, output_only)]
     uid: String,

@@ -1,8 +1,8 @@
 use macros::StorageRow;
 
 #[derive(StorageRow)]
-#[row(message = generated::platform::iam::v2::Group)]
-#[row(message = generated::platform::iam::v2::Role)]
+#[row(message = platform_api::platform::iam::v2::Group)]
+#[row(message = platform_api::platform::iam::v2::Role)]
 struct GroupRow {
     name: String,
 }

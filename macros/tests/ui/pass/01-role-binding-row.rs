@@ -1,4 +1,4 @@
-use generated::platform::iam::v2::RoleBinding;
+use platform_api::platform::iam::v2::RoleBinding;
 use macros::StorageRow;
 use runtime::resource::SortValue;
 use runtime::row::Row;

@@ -1,0 +1,112 @@
+//! The one router serving REST and gRPC: every generated service over the
+//! store and the token service, behind the access log (with metrics and
+//! trace context), the authentication middleware and the rate limit.
+//! `platform_api::Services` adds gRPC reflection and health, `/openapi.json`,
+//! the error model's fallbacks, and `/healthz` and `/readyz` (ready when
+//! the database answers) outside authentication. A [`Mount`] adds routes beside the
+//! generated ones (the benchmark's hand-written baseline; the production
+//! binary mounts none).
+
+use std::sync::Arc;
+
+use axum::Router;
+use platform_api::platform::iam::v2::{Role, RoleBinding};
+use runtime::auth::{ApiTokens, Authorizer, TrustedIssuers};
+use runtime::observe::{Metrics, Observe};
+use runtime::paging::PageTokens;
+use runtime::probe::Probes;
+use runtime::ratelimit::{RateLimit, RateLimiter};
+use runtime::router::MissingHandlers;
+use runtime::sql::StoredAccess;
+use runtime::standard::ApiContext;
+
+use crate::auth::TokenExchange;
+use crate::store::SqlStore;
+
+/// What the router is built from.
+pub struct Parts {
+    pub store: SqlStore,
+    pub page_tokens: PageTokens,
+    pub api_tokens: ApiTokens,
+    /// The platform administrator's identity.
+    pub admin: String,
+    /// The first root organization: its built-in roles and identities may be
+    /// bound in every organization.
+    pub root: String,
+    /// Byte budget of one list page, when not the default.
+    pub list_budget: Option<usize>,
+    pub issuers: TrustedIssuers,
+    /// The registry requests are counted into, when they are.
+    pub metrics: Option<Metrics>,
+    /// Serve `metrics` at `/metrics` beside the API.
+    pub serve_metrics: bool,
+    pub rate_limit: Option<RateLimit>,
+    /// Origins whose browsers may call the API.
+    pub cors: runtime::web::Cors,
+    /// The web console served at `/console/`, if any.
+    pub console: Option<runtime::console::Console>,
+}
+
+/// What routes mounted beside the generated ones are built from: the store
+/// and the context (page tokens, authorizer and its grants cache) that the
+/// generated services use.
+pub struct Shared {
+    pub store: Arc<SqlStore>,
+    pub context: ApiContext,
+}
+
+/// Builds routes served beside the generated ones, behind the same
+/// layers (`platform_api::Services::routes`).
+pub type Mount = Box<dyn FnOnce(Shared) -> Router + Send>;
+
+pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandlers> {
+    let store = Arc::new(parts.store);
+    let access: Arc<dyn runtime::auth::Access> =
+        Arc::new(StoredAccess::<RoleBinding, Role>::new((*store).clone()));
+    let mut context =
+        ApiContext::new(parts.page_tokens, Authorizer::new(access)).with_shared_scope(parts.root);
+    if let Some(bytes) = parts.list_budget {
+        context = context.with_list_budget(bytes);
+    }
+    let exchange = TokenExchange {
+        store: Arc::clone(&store),
+        tokens: parts.api_tokens.clone(),
+        issuers: parts.issuers,
+    };
+    let authentication = crate::auth::authentication(parts.api_tokens, parts.admin);
+    let shared = Shared {
+        store: Arc::clone(&store),
+        context: context.clone(),
+    };
+    let mut services = platform_api::Services::new(context)
+        .probes(Probes::new((*store).clone()))
+        .cors(parts.cors)
+        .store(store)
+        .token_service(Arc::new(exchange));
+    if let Some(console) = parts.console {
+        services = services.console(console);
+    }
+    // Layers added later run first: observe, authenticate, note the
+    // caller for the log, rate-limit, then the handler.
+    if let Some(limit) = parts.rate_limit {
+        services = services.layer(RateLimiter::new(limit).layer());
+    }
+    services = services
+        .layer(axum::middleware::from_fn(runtime::observe::note_caller))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(authentication),
+            runtime::auth::authenticate,
+        ))
+        .layer(
+            Observe::new(&platform_api::API)
+                .metrics(parts.metrics.is_some())
+                .layer(),
+        );
+    if let Some(metrics) = parts.metrics.filter(|_| parts.serve_metrics) {
+        services = services.routes(metrics.router());
+    }
+    if let Some(mount) = mount {
+        services = services.routes(mount(shared));
+    }
+    services.build()
+}

@@ -1,0 +1,64 @@
+//! Storage of every collection in SQL (`runtime::sql`): embedded SQLite by
+//! default, or PostgreSQL given a URL. The generated crate declares the
+//! tables (which fields each collection keeps in columns of their own, and
+//! which writes advance access epochs); the library stores, pages, counts
+//! and checks the declared rules.
+
+use std::path::Path;
+use std::time::Duration;
+
+use runtime::sql::SqlOptions;
+
+pub use runtime::sql::{Dialect, SqlStore};
+
+/// The API's tables (their row types generated from the annotation files)
+/// and the platform's own schema steps.
+fn options() -> SqlOptions {
+    SqlOptions::new(platform_api::tables()).migrations(crate::bootstrap::MIGRATIONS.iter().copied())
+}
+
+/// [`options`] with a pool acquire timeout, when not the default
+/// (`runtime::sql::DEFAULT_ACQUIRE_TIMEOUT`).
+fn options_with(acquire_timeout: Option<Duration>) -> SqlOptions {
+    match acquire_timeout {
+        Some(timeout) => options().acquire_timeout(timeout),
+        None => options(),
+    }
+}
+
+/// Opens (creating if needed) the embedded database in `data_dir`,
+/// readable by its owner only (`SqlStore::open_sqlite`).
+pub async fn open_sqlite(data_dir: &Path) -> Result<SqlStore, sqlx::Error> {
+    open_sqlite_with(data_dir, None).await
+}
+
+/// [`open_sqlite`] with a pool acquire timeout.
+pub async fn open_sqlite_with(
+    data_dir: &Path,
+    acquire_timeout: Option<Duration>,
+) -> Result<SqlStore, sqlx::Error> {
+    SqlStore::open_sqlite(&data_dir.join("platform.db"), options_with(acquire_timeout)).await
+}
+
+/// Connects to PostgreSQL at `url`.
+pub async fn open_postgres(url: &str) -> Result<SqlStore, sqlx::Error> {
+    open_postgres_with(url, None).await
+}
+
+/// [`open_postgres`] with a pool acquire timeout.
+pub async fn open_postgres_with(
+    url: &str,
+    acquire_timeout: Option<Duration>,
+) -> Result<SqlStore, sqlx::Error> {
+    SqlStore::open(url, options_with(acquire_timeout)).await
+}
+
+/// Sets the storage pool's gauges before each render of `metrics`:
+/// `storage_pool_connections` (open) and `storage_pool_idle_connections`.
+pub fn sample_pool(store: &SqlStore, metrics: &runtime::observe::Metrics) {
+    let pool = store.pool().clone();
+    metrics.sample_with(move || {
+        metrics::gauge!("storage_pool_connections").set(f64::from(pool.size()));
+        metrics::gauge!("storage_pool_idle_connections").set(pool.num_idle() as f64);
+    });
+}
