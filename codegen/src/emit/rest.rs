@@ -273,7 +273,12 @@ fn emit_handler(
             ),
             (Etags::Answer, None) => (
                 quote!(Tagged<#output>),
-                quote!(.and_then(|item| preconditions.answer(item))),
+                // The preconditions' own refusal (412) is the service's too.
+                quote!(.and_then(|item| {
+                    preconditions
+                        .answer(item)
+                        .map_err(|error| error.in_domain(#api_type::<S>::DOMAIN))
+                })),
             ),
             _ if etags.tags_answer() => (quote!(Tagged<#output>), quote!(.map(Tagged::new))),
             _ => (quote!(Json<#output>), quote!(.map(Json))),
@@ -324,10 +329,7 @@ fn emit_handler(
                 #(#steps)*
                 .decode()
                 .map_err(|error| error.in_domain(#api_type::<S>::DOMAIN))?;
-            api.#call(&caller, request)
-                .await
-                #answer
-                .map_err(|error| error.in_domain(#api_type::<S>::DOMAIN))
+            api.#call(&caller, request).await #answer
         }
     }
 }

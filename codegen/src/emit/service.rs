@@ -54,9 +54,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
                 request: tonic::Request<#input>,
             ) -> Result<tonic::Response<#output>, tonic::Status> {
                 let caller = Caller::from_extensions(request.extensions());
-                let response = #name::#rust_name(self, &caller, request.into_inner())
-                    .await
-                    .map_err(|error| error.in_domain(Self::DOMAIN))?;
+                let response = #name::#rust_name(self, &caller, request.into_inner()).await?;
                 Ok(tonic::Response::new(response))
             }
         }
@@ -134,9 +132,7 @@ fn emit_grpc_stream(scope: &super::Scope, api_type: &syn::Ident, method: &Method
             request: tonic::Request<#input>,
         ) -> Result<tonic::Response<Self::#stream_type>, tonic::Status> {
             let caller = Caller::from_extensions(request.extensions());
-            let stream = #api_type::#rust_name(self, &caller, request.into_inner())
-                .await
-                .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            let stream = #api_type::#rust_name(self, &caller, request.into_inner()).await?;
             Ok(tonic::Response::new(::runtime::stream::grpc(stream, Self::DOMAIN)))
         }
     }
@@ -205,10 +201,13 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
             self.store.#rust_name(caller, request).await
         },
     };
+    // The one place the service's errors take its domain, whichever
+    // transport called.
     quote! {
         #doc
         pub async fn #rust_name(&self, caller: &Caller, request: #input) -> Result<#answer, Error> {
-            #body
+            let answer: Result<#answer, Error> = async { #body }.await;
+            answer.map_err(|error| error.in_domain(Self::DOMAIN))
         }
     }
 }

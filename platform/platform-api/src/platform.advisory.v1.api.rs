@@ -336,28 +336,32 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: CreateDocumentRequest,
     ) -> Result<Document, Error> {
-        standard::parse_parent::<
-            crate::platform::advisory::v2::Document,
-        >(&request.parent, true)?;
-        self.context
-            .authorize(caller, Need::Capability("documents.create"), &request.parent)
-            .await?;
-        let resource = standard::prepare_create(
-            caller,
-            &request.parent,
-            request
-                .document
-                .map(|body| ::runtime::legacy::View::to_current(body, "document"))
-                .transpose()?,
-            "document",
-        )?;
-        self.store
-            .insert_document(&resource)
-            .await
-            .map_err(|error| standard::store_error::<
+        let answer: Result<Document, Error> = async {
+            standard::parse_parent::<
                 crate::platform::advisory::v2::Document,
-            >(error, &resource.uid, &request.parent))?;
-        Ok(<Document as ::runtime::legacy::View>::from_current(resource))
+            >(&request.parent, true)?;
+            self.context
+                .authorize(caller, Need::Capability("documents.create"), &request.parent)
+                .await?;
+            let resource = standard::prepare_create(
+                caller,
+                &request.parent,
+                request
+                    .document
+                    .map(|body| ::runtime::legacy::View::to_current(body, "document"))
+                    .transpose()?,
+                "document",
+            )?;
+            self.store
+                .insert_document(&resource)
+                .await
+                .map_err(|error| standard::store_error::<
+                    crate::platform::advisory::v2::Document,
+                >(error, &resource.uid, &request.parent))?;
+            Ok(<Document as ::runtime::legacy::View>::from_current(resource))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one security advisory document.
     ///
@@ -367,18 +371,22 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: GetDocumentRequest,
     ) -> Result<Document, Error> {
-        let uid = standard::parse_uid::<
-            crate::platform::advisory::v2::Document,
-        >("id", &request.id)?;
-        let item = standard::get(
-                &self.context,
-                caller,
-                Need::Capability("documents.get"),
-                uid,
-                self.store.get_document(uid),
-            )
-            .await?;
-        Ok(<Document as ::runtime::legacy::View>::from_current(item))
+        let answer: Result<Document, Error> = async {
+            let uid = standard::parse_uid::<
+                crate::platform::advisory::v2::Document,
+            >("id", &request.id)?;
+            let item = standard::get(
+                    &self.context,
+                    caller,
+                    Need::Capability("documents.get"),
+                    uid,
+                    self.store.get_document(uid),
+                )
+                .await?;
+            Ok(<Document as ::runtime::legacy::View>::from_current(item))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists every security advisory document matching the filters in one response, optionally
     /// windowed by `offset` and `limit`. One that does not exist or that the caller may not see
@@ -390,47 +398,51 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: ListDocumentsRequest,
     ) -> Result<ListDocumentsResponse, Error> {
-        let uidp = request.uidp.unwrap_or_default();
-        let list = ListRequest {
-            children_of: &uidp.children_of,
-            descendants_of: &uidp.descendants_of,
-            ancestors_of: &uidp.ancestors_of,
-            in_root: uidp.in_root,
-            ids: &uidp.ids,
-            name: &request.name,
-            id: &request.id,
-            ..Default::default()
-        };
-        let Some(plan) = ListPlan::full::<
-            crate::platform::advisory::v2::Document,
-        >(
-                &self.context,
-                caller,
-                Need::Capability("documents.list"),
-                &["id", "name", "children_of", "descendants_of"],
-                list,
-                request.offset,
-                request.limit,
-            )
-            .await? else {
-            return Ok(ListDocumentsResponse {
-                items: Vec::new(),
-            });
-        };
-        let page = self
-            .store
-            .list_documents(&plan.query)
-            .await
-            .map_err(|error| standard::store_error::<
+        let answer: Result<ListDocumentsResponse, Error> = async {
+            let uidp = request.uidp.unwrap_or_default();
+            let list = ListRequest {
+                children_of: &uidp.children_of,
+                descendants_of: &uidp.descendants_of,
+                ancestors_of: &uidp.ancestors_of,
+                in_root: uidp.in_root,
+                ids: &uidp.ids,
+                name: &request.name,
+                id: &request.id,
+                ..Default::default()
+            };
+            let Some(plan) = ListPlan::full::<
                 crate::platform::advisory::v2::Document,
-            >(error, "", ""))?;
-        let items = plan.finish_full(&self.context, page)?;
-        Ok(ListDocumentsResponse {
-            items: items
-                .into_iter()
-                .map(<Document as ::runtime::legacy::View>::from_current)
-                .collect(),
-        })
+            >(
+                    &self.context,
+                    caller,
+                    Need::Capability("documents.list"),
+                    &["id", "name", "children_of", "descendants_of"],
+                    list,
+                    request.offset,
+                    request.limit,
+                )
+                .await? else {
+                return Ok(ListDocumentsResponse {
+                    items: Vec::new(),
+                });
+            };
+            let page = self
+                .store
+                .list_documents(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<
+                    crate::platform::advisory::v2::Document,
+                >(error, "", ""))?;
+            let items = plan.finish_full(&self.context, page)?;
+            Ok(ListDocumentsResponse {
+                items: items
+                    .into_iter()
+                    .map(<Document as ::runtime::legacy::View>::from_current)
+                    .collect(),
+            })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Replaces the security advisory document named by `id` with the one sent: a writable field
     /// left out is cleared; output-only fields keep their stored values. The request is the
@@ -442,25 +454,31 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: Document,
     ) -> Result<Document, Error> {
-        let uid = &*standard::parse_uid::<
-            crate::platform::advisory::v2::Document,
-        >("id", &request.id)?
-            .to_owned();
-        self.context.authorize(caller, Need::Capability("documents.update"), uid).await?;
-        let update = standard::plan_update(
-                &self.context,
-                caller,
+        let answer: Result<Document, Error> = async {
+            let uid = &*standard::parse_uid::<
+                crate::platform::advisory::v2::Document,
+            >("id", &request.id)?
+                .to_owned();
+            self.context
+                .authorize(caller, Need::Capability("documents.update"), uid)
+                .await?;
+            let update = standard::plan_update(
+                    &self.context,
+                    caller,
+                    uid,
+                    Some(&<Document as ::runtime::legacy::View>::replacement_mask()),
+                    ::runtime::legacy::View::to_current(request, "")?,
+                    "",
+                )
+                .await?;
+            let updated = standard::updated(
+                self.store.update_document(uid, &update).await,
                 uid,
-                Some(&<Document as ::runtime::legacy::View>::replacement_mask()),
-                ::runtime::legacy::View::to_current(request, "")?,
-                "",
-            )
-            .await?;
-        let updated = standard::updated(
-            self.store.update_document(uid, &update).await,
-            uid,
-        )?;
-        Ok(<Document as ::runtime::legacy::View>::from_current(updated))
+            )?;
+            Ok(<Document as ::runtime::legacy::View>::from_current(updated))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a security advisory document.
     ///
@@ -470,27 +488,33 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: DeleteDocumentRequest,
     ) -> Result<(), Error> {
-        let uid = standard::parse_uid::<
-            crate::platform::advisory::v2::Document,
-        >("id", &request.id)?;
-        self.context.authorize(caller, Need::Capability("documents.delete"), uid).await?;
-        let etag = None;
-        let deleted = match self.store.delete_document(uid, etag).await {
-            Ok(deleted) => deleted,
-            Err(error) => {
-                return Err(
-                    standard::delete_error::<
-                        crate::platform::advisory::v2::Document,
-                    >(&self.context, caller, error, uid)
-                        .await,
-                );
+        let answer: Result<(), Error> = async {
+            let uid = standard::parse_uid::<
+                crate::platform::advisory::v2::Document,
+            >("id", &request.id)?;
+            self.context
+                .authorize(caller, Need::Capability("documents.delete"), uid)
+                .await?;
+            let etag = None;
+            let deleted = match self.store.delete_document(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    return Err(
+                        standard::delete_error::<
+                            crate::platform::advisory::v2::Document,
+                        >(&self.context, caller, error, uid)
+                            .await,
+                    );
+                }
+            };
+            if deleted {
+                Ok(())
+            } else {
+                Err(standard::not_found::<crate::platform::advisory::v2::Document>(uid))
             }
-        };
-        if deleted {
-            Ok(())
-        } else {
-            Err(standard::not_found::<crate::platform::advisory::v2::Document>(uid))
         }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
 #[tonic::async_trait]
@@ -507,8 +531,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn get_document(
@@ -521,8 +544,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn list_documents(
@@ -535,8 +557,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn update_document(
@@ -549,8 +570,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn delete_document(
@@ -563,8 +583,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
 }
@@ -616,10 +635,7 @@ mod document_service_rest {
             .body("document", &body)
             .decode()
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
-        api.create_document(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))
+        api.create_document(&caller, request).await.map(Json)
     }
     /// `GET /advisory/v1/documents/{id=**}`
     pub(super) async fn get_document<S: crate::platform::advisory::v2::DocumentStore>(
@@ -633,10 +649,7 @@ mod document_service_rest {
             .path("id", path)
             .decode()
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
-        api.get_document(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))
+        api.get_document(&caller, request).await.map(Json)
     }
     /// `GET /advisory/v1/documents`
     pub(super) async fn list_documents<S: crate::platform::advisory::v2::DocumentStore>(
@@ -648,10 +661,7 @@ mod document_service_rest {
             .query(query.as_deref())
             .decode()
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
-        api.list_documents(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))
+        api.list_documents(&caller, request).await.map(Json)
     }
     /// `PUT /advisory/v1/documents/{id=**}`
     pub(super) async fn update_document<S: crate::platform::advisory::v2::DocumentStore>(
@@ -669,10 +679,7 @@ mod document_service_rest {
             .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
-        api.update_document(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))
+        api.update_document(&caller, request).await.map(Json)
     }
     /// `DELETE /advisory/v1/documents/{id=**}`
     pub(super) async fn delete_document<S: crate::platform::advisory::v2::DocumentStore>(
@@ -688,10 +695,7 @@ mod document_service_rest {
             .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
-        api.delete_document(&caller, request)
-            .await
-            .map(|()| runtime::rest::Empty)
-            .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))
+        api.delete_document(&caller, request).await.map(|()| runtime::rest::Empty)
     }
 }
 /// Clients of the services of `platform.advisory.v1`, over gRPC or REST/JSON.

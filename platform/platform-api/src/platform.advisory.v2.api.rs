@@ -721,23 +721,27 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: CreateDocumentRequest,
     ) -> Result<Document, Error> {
-        standard::parse_parent::<Document>(&request.parent, true)?;
-        self.context
-            .authorize(caller, Need::Capability("documents.create"), &request.parent)
-            .await?;
-        let resource = standard::prepare_create(
-            caller,
-            &request.parent,
-            request.document,
-            "document",
-        )?;
-        self.store
-            .insert_document(&resource)
-            .await
-            .map_err(|error| standard::store_error::<
-                Document,
-            >(error, &resource.uid, &request.parent))?;
-        Ok(resource)
+        let answer: Result<Document, Error> = async {
+            standard::parse_parent::<Document>(&request.parent, true)?;
+            self.context
+                .authorize(caller, Need::Capability("documents.create"), &request.parent)
+                .await?;
+            let resource = standard::prepare_create(
+                caller,
+                &request.parent,
+                request.document,
+                "document",
+            )?;
+            self.store
+                .insert_document(&resource)
+                .await
+                .map_err(|error| standard::store_error::<
+                    Document,
+                >(error, &resource.uid, &request.parent))?;
+            Ok(resource)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one security advisory document.
     ///
@@ -747,16 +751,20 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: GetDocumentRequest,
     ) -> Result<Document, Error> {
-        let uid = standard::parse_uid::<Document>("uid", &request.uid)?;
-        let item = standard::get(
-                &self.context,
-                caller,
-                Need::Capability("documents.get"),
-                uid,
-                self.store.get_document(uid),
-            )
-            .await?;
-        Ok(item)
+        let answer: Result<Document, Error> = async {
+            let uid = standard::parse_uid::<Document>("uid", &request.uid)?;
+            let item = standard::get(
+                    &self.context,
+                    caller,
+                    Need::Capability("documents.get"),
+                    uid,
+                    self.store.get_document(uid),
+                )
+                .await?;
+            Ok(item)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists security advisory documents, optionally restricted to a subtree.
     ///
@@ -766,41 +774,45 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: ListDocumentsRequest,
     ) -> Result<ListDocumentsResponse, Error> {
-        let uidp = request.uidp.unwrap_or_default();
-        let list = ListRequest {
-            children_of: &uidp.children_of,
-            descendants_of: &uidp.descendants_of,
-            ancestors_of: &uidp.ancestors_of,
-            in_root: uidp.in_root,
-            ids: &uidp.ids,
-            name: &request.name,
-            page_size: request.page_size,
-            page_token: &request.page_token,
-            skip: request.skip,
-            order_by: &request.order_by,
-            ..Default::default()
-        };
-        let plan = ListPlan::with_filters::<
-            Document,
-        >(
-                &self.context,
-                caller,
-                Need::Capability("documents.list"),
-                <Document as ::runtime::resource::Resource>::FILTERS,
-                list,
-            )
-            .await?;
-        let page = self
-            .store
-            .list_documents(&plan.query)
-            .await
-            .map_err(|error| standard::store_error::<Document>(error, "", ""))?;
-        let (items, next_page_token, total_count) = plan.finish(&self.context, page);
-        Ok(ListDocumentsResponse {
-            items,
-            next_page_token,
-            total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
-        })
+        let answer: Result<ListDocumentsResponse, Error> = async {
+            let uidp = request.uidp.unwrap_or_default();
+            let list = ListRequest {
+                children_of: &uidp.children_of,
+                descendants_of: &uidp.descendants_of,
+                ancestors_of: &uidp.ancestors_of,
+                in_root: uidp.in_root,
+                ids: &uidp.ids,
+                name: &request.name,
+                page_size: request.page_size,
+                page_token: &request.page_token,
+                skip: request.skip,
+                order_by: &request.order_by,
+                ..Default::default()
+            };
+            let plan = ListPlan::with_filters::<
+                Document,
+            >(
+                    &self.context,
+                    caller,
+                    Need::Capability("documents.list"),
+                    <Document as ::runtime::resource::Resource>::FILTERS,
+                    list,
+                )
+                .await?;
+            let page = self
+                .store
+                .list_documents(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<Document>(error, "", ""))?;
+            let (items, next_page_token, total_count) = plan.finish(&self.context, page);
+            Ok(ListDocumentsResponse {
+                items,
+                next_page_token,
+                total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
+            })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Changes the fields named by `update_mask`.
     ///
@@ -810,22 +822,28 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: UpdateDocumentRequest,
     ) -> Result<Document, Error> {
-        let uid = standard::parse_uid::<Document>("uid", &request.uid)?;
-        self.context.authorize(caller, Need::Capability("documents.update"), uid).await?;
-        let update = standard::plan_update(
-                &self.context,
-                caller,
+        let answer: Result<Document, Error> = async {
+            let uid = standard::parse_uid::<Document>("uid", &request.uid)?;
+            self.context
+                .authorize(caller, Need::Capability("documents.update"), uid)
+                .await?;
+            let update = standard::plan_update(
+                    &self.context,
+                    caller,
+                    uid,
+                    request.update_mask.as_ref(),
+                    request.document.unwrap_or_default(),
+                    "document",
+                )
+                .await?;
+            let updated = standard::updated(
+                self.store.update_document(uid, &update).await,
                 uid,
-                request.update_mask.as_ref(),
-                request.document.unwrap_or_default(),
-                "document",
-            )
-            .await?;
-        let updated = standard::updated(
-            self.store.update_document(uid, &update).await,
-            uid,
-        )?;
-        Ok(updated)
+            )?;
+            Ok(updated)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a security advisory document.
     ///
@@ -835,19 +853,27 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: DeleteDocumentRequest,
     ) -> Result<(), Error> {
-        let uid = standard::parse_uid::<Document>("uid", &request.uid)?;
-        self.context.authorize(caller, Need::Capability("documents.delete"), uid).await?;
-        let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
-        let deleted = match self.store.delete_document(uid, etag).await {
-            Ok(deleted) => deleted,
-            Err(error) => {
-                return Err(
-                    standard::delete_error::<Document>(&self.context, caller, error, uid)
-                        .await,
-                );
-            }
-        };
-        if deleted { Ok(()) } else { Err(standard::not_found::<Document>(uid)) }
+        let answer: Result<(), Error> = async {
+            let uid = standard::parse_uid::<Document>("uid", &request.uid)?;
+            self.context
+                .authorize(caller, Need::Capability("documents.delete"), uid)
+                .await?;
+            let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
+            let deleted = match self.store.delete_document(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    return Err(
+                        standard::delete_error::<
+                            Document,
+                        >(&self.context, caller, error, uid)
+                            .await,
+                    );
+                }
+            };
+            if deleted { Ok(()) } else { Err(standard::not_found::<Document>(uid)) }
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
 #[tonic::async_trait]
@@ -863,8 +889,7 @@ for DocumentServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn get_document(
@@ -877,8 +902,7 @@ for DocumentServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn list_documents(
@@ -891,8 +915,7 @@ for DocumentServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn update_document(
@@ -905,8 +928,7 @@ for DocumentServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn delete_document(
@@ -919,8 +941,7 @@ for DocumentServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
 }
@@ -972,10 +993,7 @@ mod document_service_rest {
             .body("document", &body)
             .decode()
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
-        api.create_document(&caller, request)
-            .await
-            .map(Tagged::new)
-            .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))
+        api.create_document(&caller, request).await.map(Tagged::new)
     }
     /// `GET /advisory/v2/documents/{uid=**}`
     pub(super) async fn get_document<S: DocumentStore>(
@@ -992,8 +1010,11 @@ mod document_service_rest {
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
         api.get_document(&caller, request)
             .await
-            .and_then(|item| preconditions.answer(item))
-            .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))
+            .and_then(|item| {
+                preconditions
+                    .answer(item)
+                    .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))
+            })
     }
     /// `GET /advisory/v2/documents`
     pub(super) async fn list_documents<S: DocumentStore>(
@@ -1005,10 +1026,7 @@ mod document_service_rest {
             .query(query.as_deref())
             .decode()
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
-        api.list_documents(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))
+        api.list_documents(&caller, request).await.map(Json)
     }
     /// `PATCH /advisory/v2/documents/{uid=**}`
     pub(super) async fn update_document<S: DocumentStore>(
@@ -1026,10 +1044,7 @@ mod document_service_rest {
             .if_match(&preconditions, "document.etag")
             .decode()
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
-        api.update_document(&caller, request)
-            .await
-            .map(Tagged::new)
-            .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))
+        api.update_document(&caller, request).await.map(Tagged::new)
     }
     /// `DELETE /advisory/v2/documents/{uid=**}`
     pub(super) async fn delete_document<S: DocumentStore>(
@@ -1045,10 +1060,7 @@ mod document_service_rest {
             .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))?;
-        api.delete_document(&caller, request)
-            .await
-            .map(|()| runtime::rest::Empty)
-            .map_err(|error| error.in_domain(DocumentServiceApi::<S>::DOMAIN))
+        api.delete_document(&caller, request).await.map(|()| runtime::rest::Empty)
     }
 }
 /// Clients of the services of `platform.advisory.v2`, over gRPC or REST/JSON.

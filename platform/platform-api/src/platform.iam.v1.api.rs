@@ -1061,28 +1061,32 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: CreateGroupRequest,
     ) -> Result<Group, Error> {
-        standard::parse_parent::<
-            crate::platform::iam::v2::Group,
-        >(&request.parent, false)?;
-        self.context
-            .authorize(caller, Need::Capability("groups.create"), &request.parent)
-            .await?;
-        let resource = standard::prepare_create(
-            caller,
-            &request.parent,
-            request
-                .group
-                .map(|body| ::runtime::legacy::View::to_current(body, "group"))
-                .transpose()?,
-            "group",
-        )?;
-        self.store
-            .insert_group(&resource)
-            .await
-            .map_err(|error| standard::store_error::<
+        let answer: Result<Group, Error> = async {
+            standard::parse_parent::<
                 crate::platform::iam::v2::Group,
-            >(error, &resource.uid, &request.parent))?;
-        Ok(<Group as ::runtime::legacy::View>::from_current(resource))
+            >(&request.parent, false)?;
+            self.context
+                .authorize(caller, Need::Capability("groups.create"), &request.parent)
+                .await?;
+            let resource = standard::prepare_create(
+                caller,
+                &request.parent,
+                request
+                    .group
+                    .map(|body| ::runtime::legacy::View::to_current(body, "group"))
+                    .transpose()?,
+                "group",
+            )?;
+            self.store
+                .insert_group(&resource)
+                .await
+                .map_err(|error| standard::store_error::<
+                    crate::platform::iam::v2::Group,
+                >(error, &resource.uid, &request.parent))?;
+            Ok(<Group as ::runtime::legacy::View>::from_current(resource))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists every group matching the filters in one response, optionally windowed by `offset`
     /// and `limit`. One that does not exist or that the caller may not see is simply left out:
@@ -1094,47 +1098,51 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: ListGroupsRequest,
     ) -> Result<ListGroupsResponse, Error> {
-        let uidp = request.uidp.unwrap_or_default();
-        let list = ListRequest {
-            children_of: &uidp.children_of,
-            descendants_of: &uidp.descendants_of,
-            ancestors_of: &uidp.ancestors_of,
-            in_root: uidp.in_root,
-            ids: &uidp.ids,
-            name: &request.name,
-            id: &request.id,
-            ..Default::default()
-        };
-        let Some(plan) = ListPlan::full::<
-            crate::platform::iam::v2::Group,
-        >(
-                &self.context,
-                caller,
-                Need::Capability("groups.list"),
-                &["id", "name", "children_of", "descendants_of"],
-                list,
-                request.offset,
-                request.limit,
-            )
-            .await? else {
-            return Ok(ListGroupsResponse {
-                items: Vec::new(),
-            });
-        };
-        let page = self
-            .store
-            .list_groups(&plan.query)
-            .await
-            .map_err(|error| standard::store_error::<
+        let answer: Result<ListGroupsResponse, Error> = async {
+            let uidp = request.uidp.unwrap_or_default();
+            let list = ListRequest {
+                children_of: &uidp.children_of,
+                descendants_of: &uidp.descendants_of,
+                ancestors_of: &uidp.ancestors_of,
+                in_root: uidp.in_root,
+                ids: &uidp.ids,
+                name: &request.name,
+                id: &request.id,
+                ..Default::default()
+            };
+            let Some(plan) = ListPlan::full::<
                 crate::platform::iam::v2::Group,
-            >(error, "", ""))?;
-        let items = plan.finish_full(&self.context, page)?;
-        Ok(ListGroupsResponse {
-            items: items
-                .into_iter()
-                .map(<Group as ::runtime::legacy::View>::from_current)
-                .collect(),
-        })
+            >(
+                    &self.context,
+                    caller,
+                    Need::Capability("groups.list"),
+                    &["id", "name", "children_of", "descendants_of"],
+                    list,
+                    request.offset,
+                    request.limit,
+                )
+                .await? else {
+                return Ok(ListGroupsResponse {
+                    items: Vec::new(),
+                });
+            };
+            let page = self
+                .store
+                .list_groups(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<
+                    crate::platform::iam::v2::Group,
+                >(error, "", ""))?;
+            let items = plan.finish_full(&self.context, page)?;
+            Ok(ListGroupsResponse {
+                items: items
+                    .into_iter()
+                    .map(<Group as ::runtime::legacy::View>::from_current)
+                    .collect(),
+            })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Replaces the group named by `id` with the one sent: a writable field left out is cleared;
     /// output-only fields keep their stored values. The request is the group itself (v1's shape,
@@ -1146,25 +1154,31 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: Group,
     ) -> Result<Group, Error> {
-        let uid = &*standard::parse_uid::<
-            crate::platform::iam::v2::Group,
-        >("id", &request.id)?
-            .to_owned();
-        self.context.authorize(caller, Need::Capability("groups.update"), uid).await?;
-        let update = standard::plan_update(
-                &self.context,
-                caller,
+        let answer: Result<Group, Error> = async {
+            let uid = &*standard::parse_uid::<
+                crate::platform::iam::v2::Group,
+            >("id", &request.id)?
+                .to_owned();
+            self.context
+                .authorize(caller, Need::Capability("groups.update"), uid)
+                .await?;
+            let update = standard::plan_update(
+                    &self.context,
+                    caller,
+                    uid,
+                    Some(&<Group as ::runtime::legacy::View>::replacement_mask()),
+                    ::runtime::legacy::View::to_current(request, "")?,
+                    "",
+                )
+                .await?;
+            let updated = standard::updated(
+                self.store.update_group(uid, &update).await,
                 uid,
-                Some(&<Group as ::runtime::legacy::View>::replacement_mask()),
-                ::runtime::legacy::View::to_current(request, "")?,
-                "",
-            )
-            .await?;
-        let updated = standard::updated(
-            self.store.update_group(uid, &update).await,
-            uid,
-        )?;
-        Ok(<Group as ::runtime::legacy::View>::from_current(updated))
+            )?;
+            Ok(<Group as ::runtime::legacy::View>::from_current(updated))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a group that has no child groups and no resources.
     ///
@@ -1174,27 +1188,33 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: DeleteGroupRequest,
     ) -> Result<(), Error> {
-        let uid = standard::parse_uid::<
-            crate::platform::iam::v2::Group,
-        >("id", &request.id)?;
-        self.context.authorize(caller, Need::Capability("groups.delete"), uid).await?;
-        let etag = None;
-        let deleted = match self.store.delete_group(uid, etag).await {
-            Ok(deleted) => deleted,
-            Err(error) => {
-                return Err(
-                    standard::delete_error::<
-                        crate::platform::iam::v2::Group,
-                    >(&self.context, caller, error, uid)
-                        .await,
-                );
+        let answer: Result<(), Error> = async {
+            let uid = standard::parse_uid::<
+                crate::platform::iam::v2::Group,
+            >("id", &request.id)?;
+            self.context
+                .authorize(caller, Need::Capability("groups.delete"), uid)
+                .await?;
+            let etag = None;
+            let deleted = match self.store.delete_group(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    return Err(
+                        standard::delete_error::<
+                            crate::platform::iam::v2::Group,
+                        >(&self.context, caller, error, uid)
+                            .await,
+                    );
+                }
+            };
+            if deleted {
+                Ok(())
+            } else {
+                Err(standard::not_found::<crate::platform::iam::v2::Group>(uid))
             }
-        };
-        if deleted {
-            Ok(())
-        } else {
-            Err(standard::not_found::<crate::platform::iam::v2::Group>(uid))
         }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
 #[tonic::async_trait]
@@ -1206,8 +1226,7 @@ for GroupServiceApi<S> {
     ) -> Result<tonic::Response<Group>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = GroupServiceApi::create_group(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn list_groups(
@@ -1216,8 +1235,7 @@ for GroupServiceApi<S> {
     ) -> Result<tonic::Response<ListGroupsResponse>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = GroupServiceApi::list_groups(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn update_group(
@@ -1226,8 +1244,7 @@ for GroupServiceApi<S> {
     ) -> Result<tonic::Response<Group>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = GroupServiceApi::update_group(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn delete_group(
@@ -1236,8 +1253,7 @@ for GroupServiceApi<S> {
     ) -> Result<tonic::Response<()>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = GroupServiceApi::delete_group(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
 }
@@ -1291,32 +1307,40 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: CreateIdentityRequest,
     ) -> Result<Identity, Error> {
-        standard::parse_parent::<
-            crate::platform::iam::v2::Identity,
-        >(&request.parent, true)?;
-        self.context
-            .authorize(caller, Need::Capability("identities.create"), &request.parent)
-            .await?;
-        self.context
-            .require_shared_write::<
+        let answer: Result<Identity, Error> = async {
+            standard::parse_parent::<
                 crate::platform::iam::v2::Identity,
-            >(caller, &request.parent)?;
-        let resource = standard::prepare_create(
-            caller,
-            &request.parent,
-            request
-                .identity
-                .map(|body| ::runtime::legacy::View::to_current(body, "identity"))
-                .transpose()?,
-            "identity",
-        )?;
-        self.store
-            .insert_identity(&resource)
-            .await
-            .map_err(|error| standard::store_error::<
-                crate::platform::iam::v2::Identity,
-            >(error, &resource.uid, &request.parent))?;
-        Ok(<Identity as ::runtime::legacy::View>::from_current(resource))
+            >(&request.parent, true)?;
+            self.context
+                .authorize(
+                    caller,
+                    Need::Capability("identities.create"),
+                    &request.parent,
+                )
+                .await?;
+            self.context
+                .require_shared_write::<
+                    crate::platform::iam::v2::Identity,
+                >(caller, &request.parent)?;
+            let resource = standard::prepare_create(
+                caller,
+                &request.parent,
+                request
+                    .identity
+                    .map(|body| ::runtime::legacy::View::to_current(body, "identity"))
+                    .transpose()?,
+                "identity",
+            )?;
+            self.store
+                .insert_identity(&resource)
+                .await
+                .map_err(|error| standard::store_error::<
+                    crate::platform::iam::v2::Identity,
+                >(error, &resource.uid, &request.parent))?;
+            Ok(<Identity as ::runtime::legacy::View>::from_current(resource))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists every identity matching the filters in one response, optionally windowed by `offset`
     /// and `limit`. One that does not exist or that the caller may not see is simply left out:
@@ -1328,47 +1352,51 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: ListIdentitiesRequest,
     ) -> Result<ListIdentitiesResponse, Error> {
-        let uidp = request.uidp.unwrap_or_default();
-        let list = ListRequest {
-            children_of: &uidp.children_of,
-            descendants_of: &uidp.descendants_of,
-            ancestors_of: &uidp.ancestors_of,
-            in_root: uidp.in_root,
-            ids: &uidp.ids,
-            name: &request.name,
-            id: &request.id,
-            ..Default::default()
-        };
-        let Some(plan) = ListPlan::full::<
-            crate::platform::iam::v2::Identity,
-        >(
-                &self.context,
-                caller,
-                Need::Capability("identities.list"),
-                &["id", "name", "children_of", "descendants_of"],
-                list,
-                request.offset,
-                request.limit,
-            )
-            .await? else {
-            return Ok(ListIdentitiesResponse {
-                items: Vec::new(),
-            });
-        };
-        let page = self
-            .store
-            .list_identities(&plan.query)
-            .await
-            .map_err(|error| standard::store_error::<
+        let answer: Result<ListIdentitiesResponse, Error> = async {
+            let uidp = request.uidp.unwrap_or_default();
+            let list = ListRequest {
+                children_of: &uidp.children_of,
+                descendants_of: &uidp.descendants_of,
+                ancestors_of: &uidp.ancestors_of,
+                in_root: uidp.in_root,
+                ids: &uidp.ids,
+                name: &request.name,
+                id: &request.id,
+                ..Default::default()
+            };
+            let Some(plan) = ListPlan::full::<
                 crate::platform::iam::v2::Identity,
-            >(error, "", ""))?;
-        let items = plan.finish_full(&self.context, page)?;
-        Ok(ListIdentitiesResponse {
-            items: items
-                .into_iter()
-                .map(<Identity as ::runtime::legacy::View>::from_current)
-                .collect(),
-        })
+            >(
+                    &self.context,
+                    caller,
+                    Need::Capability("identities.list"),
+                    &["id", "name", "children_of", "descendants_of"],
+                    list,
+                    request.offset,
+                    request.limit,
+                )
+                .await? else {
+                return Ok(ListIdentitiesResponse {
+                    items: Vec::new(),
+                });
+            };
+            let page = self
+                .store
+                .list_identities(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<
+                    crate::platform::iam::v2::Identity,
+                >(error, "", ""))?;
+            let items = plan.finish_full(&self.context, page)?;
+            Ok(ListIdentitiesResponse {
+                items: items
+                    .into_iter()
+                    .map(<Identity as ::runtime::legacy::View>::from_current)
+                    .collect(),
+            })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Replaces the identity named by `id` with the one sent: a writable field left out is
     /// cleared; output-only fields keep their stored values. The request is the identity itself
@@ -1380,31 +1408,35 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: Identity,
     ) -> Result<Identity, Error> {
-        let uid = &*standard::parse_uid::<
-            crate::platform::iam::v2::Identity,
-        >("id", &request.id)?
-            .to_owned();
-        self.context
-            .authorize(caller, Need::Capability("identities.update"), uid)
-            .await?;
-        self.context
-            .require_shared_write::<
+        let answer: Result<Identity, Error> = async {
+            let uid = &*standard::parse_uid::<
                 crate::platform::iam::v2::Identity,
-            >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
-        let update = standard::plan_update(
-                &self.context,
-                caller,
+            >("id", &request.id)?
+                .to_owned();
+            self.context
+                .authorize(caller, Need::Capability("identities.update"), uid)
+                .await?;
+            self.context
+                .require_shared_write::<
+                    crate::platform::iam::v2::Identity,
+                >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
+            let update = standard::plan_update(
+                    &self.context,
+                    caller,
+                    uid,
+                    Some(&<Identity as ::runtime::legacy::View>::replacement_mask()),
+                    ::runtime::legacy::View::to_current(request, "")?,
+                    "",
+                )
+                .await?;
+            let updated = standard::updated(
+                self.store.update_identity(uid, &update).await,
                 uid,
-                Some(&<Identity as ::runtime::legacy::View>::replacement_mask()),
-                ::runtime::legacy::View::to_current(request, "")?,
-                "",
-            )
-            .await?;
-        let updated = standard::updated(
-            self.store.update_identity(uid, &update).await,
-            uid,
-        )?;
-        Ok(<Identity as ::runtime::legacy::View>::from_current(updated))
+            )?;
+            Ok(<Identity as ::runtime::legacy::View>::from_current(updated))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes an identity that no role binding refers to.
     ///
@@ -1414,33 +1446,37 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: DeleteIdentityRequest,
     ) -> Result<(), Error> {
-        let uid = standard::parse_uid::<
-            crate::platform::iam::v2::Identity,
-        >("id", &request.id)?;
-        self.context
-            .authorize(caller, Need::Capability("identities.delete"), uid)
-            .await?;
-        self.context
-            .require_shared_write::<
+        let answer: Result<(), Error> = async {
+            let uid = standard::parse_uid::<
                 crate::platform::iam::v2::Identity,
-            >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
-        let etag = None;
-        let deleted = match self.store.delete_identity(uid, etag).await {
-            Ok(deleted) => deleted,
-            Err(error) => {
-                return Err(
-                    standard::delete_error::<
-                        crate::platform::iam::v2::Identity,
-                    >(&self.context, caller, error, uid)
-                        .await,
-                );
+            >("id", &request.id)?;
+            self.context
+                .authorize(caller, Need::Capability("identities.delete"), uid)
+                .await?;
+            self.context
+                .require_shared_write::<
+                    crate::platform::iam::v2::Identity,
+                >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
+            let etag = None;
+            let deleted = match self.store.delete_identity(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    return Err(
+                        standard::delete_error::<
+                            crate::platform::iam::v2::Identity,
+                        >(&self.context, caller, error, uid)
+                            .await,
+                    );
+                }
+            };
+            if deleted {
+                Ok(())
+            } else {
+                Err(standard::not_found::<crate::platform::iam::v2::Identity>(uid))
             }
-        };
-        if deleted {
-            Ok(())
-        } else {
-            Err(standard::not_found::<crate::platform::iam::v2::Identity>(uid))
         }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
 #[tonic::async_trait]
@@ -1457,8 +1493,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn list_identities(
@@ -1471,8 +1506,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn update_identity(
@@ -1485,8 +1519,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn delete_identity(
@@ -1499,8 +1532,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
 }
@@ -1557,71 +1589,79 @@ impl<
         caller: &Caller,
         request: CreateRoleBindingRequest,
     ) -> Result<RoleBinding, Error> {
-        standard::parse_parent::<
-            crate::platform::iam::v2::RoleBinding,
-        >(&request.parent, true)?;
-        let body = request
-            .role_binding
-            .map(|body| ::runtime::legacy::View::to_current(body, "roleBinding"))
-            .transpose()?;
-        standard::check_uid_lengths::<
-            crate::platform::iam::v2::RoleBinding,
-        >(body.as_ref(), "roleBinding")?;
-        self.context
-            .authorize(caller, Need::Capability("roleBindings.create"), &request.parent)
-            .await?;
-        let resource = standard::prepare_create(
-            caller,
-            &request.parent,
-            body,
-            "roleBinding",
-        )?;
-        let mut violations = Vec::new();
-        if let Err(violation) = standard::resolve_reference(
-                &self.context,
-                &request.parent,
-                &<crate::platform::iam::v2::RoleBinding as Resource>::REFERENCES[0],
-                &resource.identity,
-                self.store.get_identity(&resource.identity),
-            )
-            .await?
-        {
-            violations.push(violation);
-        }
-        let role = match standard::resolve_reference(
-                &self.context,
-                &request.parent,
-                &<crate::platform::iam::v2::RoleBinding as Resource>::REFERENCES[1],
-                &resource.role,
-                self.store.get_role(&resource.role),
-            )
-            .await?
-        {
-            Ok(target) => Some(target),
-            Err(violation) => {
-                violations.push(violation);
-                None
-            }
-        };
-        if !violations.is_empty() {
-            return Err(Error::invalid_fields(violations));
-        }
-        if let Some(role) = &role {
+        let answer: Result<RoleBinding, Error> = async {
+            standard::parse_parent::<
+                crate::platform::iam::v2::RoleBinding,
+            >(&request.parent, true)?;
+            let body = request
+                .role_binding
+                .map(|body| ::runtime::legacy::View::to_current(body, "roleBinding"))
+                .transpose()?;
+            standard::check_uid_lengths::<
+                crate::platform::iam::v2::RoleBinding,
+            >(body.as_ref(), "roleBinding")?;
             self.context
-                .require_held(
+                .authorize(
                     caller,
+                    Need::Capability("roleBindings.create"),
                     &request.parent,
-                    role.capabilities.iter().map(String::as_str),
                 )
                 .await?;
+            let resource = standard::prepare_create(
+                caller,
+                &request.parent,
+                body,
+                "roleBinding",
+            )?;
+            let mut violations = Vec::new();
+            if let Err(violation) = standard::resolve_reference(
+                    &self.context,
+                    &request.parent,
+                    &<crate::platform::iam::v2::RoleBinding as Resource>::REFERENCES[0],
+                    &resource.identity,
+                    self.store.get_identity(&resource.identity),
+                )
+                .await?
+            {
+                violations.push(violation);
+            }
+            let role = match standard::resolve_reference(
+                    &self.context,
+                    &request.parent,
+                    &<crate::platform::iam::v2::RoleBinding as Resource>::REFERENCES[1],
+                    &resource.role,
+                    self.store.get_role(&resource.role),
+                )
+                .await?
+            {
+                Ok(target) => Some(target),
+                Err(violation) => {
+                    violations.push(violation);
+                    None
+                }
+            };
+            if !violations.is_empty() {
+                return Err(Error::invalid_fields(violations));
+            }
+            if let Some(role) = &role {
+                self.context
+                    .require_held(
+                        caller,
+                        &request.parent,
+                        role.capabilities.iter().map(String::as_str),
+                    )
+                    .await?;
+            }
+            self.store
+                .insert_role_binding(&resource)
+                .await
+                .map_err(|error| standard::store_error::<
+                    crate::platform::iam::v2::RoleBinding,
+                >(error, &resource.uid, &request.parent))?;
+            Ok(<RoleBinding as ::runtime::legacy::View>::from_current(resource))
         }
-        self.store
-            .insert_role_binding(&resource)
-            .await
-            .map_err(|error| standard::store_error::<
-                crate::platform::iam::v2::RoleBinding,
-            >(error, &resource.uid, &request.parent))?;
-        Ok(<RoleBinding as ::runtime::legacy::View>::from_current(resource))
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists every role binding matching the filters in one response, optionally windowed by
     /// `offset` and `limit`. One that does not exist or that the caller may not see is simply
@@ -1633,47 +1673,51 @@ impl<
         caller: &Caller,
         request: ListRoleBindingsRequest,
     ) -> Result<ListRoleBindingsResponse, Error> {
-        let uidp = request.uidp.unwrap_or_default();
-        let list = ListRequest {
-            children_of: &uidp.children_of,
-            descendants_of: &uidp.descendants_of,
-            ancestors_of: &uidp.ancestors_of,
-            in_root: uidp.in_root,
-            ids: &uidp.ids,
-            name: &request.name,
-            id: &request.id,
-            ..Default::default()
-        };
-        let Some(plan) = ListPlan::full::<
-            crate::platform::iam::v2::RoleBinding,
-        >(
-                &self.context,
-                caller,
-                Need::Capability("roleBindings.list"),
-                &["id", "name", "children_of", "descendants_of"],
-                list,
-                request.offset,
-                request.limit,
-            )
-            .await? else {
-            return Ok(ListRoleBindingsResponse {
-                items: Vec::new(),
-            });
-        };
-        let page = self
-            .store
-            .list_role_bindings(&plan.query)
-            .await
-            .map_err(|error| standard::store_error::<
+        let answer: Result<ListRoleBindingsResponse, Error> = async {
+            let uidp = request.uidp.unwrap_or_default();
+            let list = ListRequest {
+                children_of: &uidp.children_of,
+                descendants_of: &uidp.descendants_of,
+                ancestors_of: &uidp.ancestors_of,
+                in_root: uidp.in_root,
+                ids: &uidp.ids,
+                name: &request.name,
+                id: &request.id,
+                ..Default::default()
+            };
+            let Some(plan) = ListPlan::full::<
                 crate::platform::iam::v2::RoleBinding,
-            >(error, "", ""))?;
-        let items = plan.finish_full(&self.context, page)?;
-        Ok(ListRoleBindingsResponse {
-            items: items
-                .into_iter()
-                .map(<RoleBinding as ::runtime::legacy::View>::from_current)
-                .collect(),
-        })
+            >(
+                    &self.context,
+                    caller,
+                    Need::Capability("roleBindings.list"),
+                    &["id", "name", "children_of", "descendants_of"],
+                    list,
+                    request.offset,
+                    request.limit,
+                )
+                .await? else {
+                return Ok(ListRoleBindingsResponse {
+                    items: Vec::new(),
+                });
+            };
+            let page = self
+                .store
+                .list_role_bindings(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<
+                    crate::platform::iam::v2::RoleBinding,
+                >(error, "", ""))?;
+            let items = plan.finish_full(&self.context, page)?;
+            Ok(ListRoleBindingsResponse {
+                items: items
+                    .into_iter()
+                    .map(<RoleBinding as ::runtime::legacy::View>::from_current)
+                    .collect(),
+            })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Replaces the role binding named by `id` with the one sent: a writable field left out is
     /// cleared; output-only fields keep their stored values. The request is the role binding
@@ -1685,27 +1729,31 @@ impl<
         caller: &Caller,
         request: RoleBinding,
     ) -> Result<RoleBinding, Error> {
-        let uid = &*standard::parse_uid::<
-            crate::platform::iam::v2::RoleBinding,
-        >("id", &request.id)?
-            .to_owned();
-        self.context
-            .authorize(caller, Need::Capability("roleBindings.update"), uid)
-            .await?;
-        let update = standard::plan_update(
-                &self.context,
-                caller,
+        let answer: Result<RoleBinding, Error> = async {
+            let uid = &*standard::parse_uid::<
+                crate::platform::iam::v2::RoleBinding,
+            >("id", &request.id)?
+                .to_owned();
+            self.context
+                .authorize(caller, Need::Capability("roleBindings.update"), uid)
+                .await?;
+            let update = standard::plan_update(
+                    &self.context,
+                    caller,
+                    uid,
+                    Some(&<RoleBinding as ::runtime::legacy::View>::replacement_mask()),
+                    ::runtime::legacy::View::to_current(request, "")?,
+                    "",
+                )
+                .await?;
+            let updated = standard::updated(
+                self.store.update_role_binding(uid, &update).await,
                 uid,
-                Some(&<RoleBinding as ::runtime::legacy::View>::replacement_mask()),
-                ::runtime::legacy::View::to_current(request, "")?,
-                "",
-            )
-            .await?;
-        let updated = standard::updated(
-            self.store.update_role_binding(uid, &update).await,
-            uid,
-        )?;
-        Ok(<RoleBinding as ::runtime::legacy::View>::from_current(updated))
+            )?;
+            Ok(<RoleBinding as ::runtime::legacy::View>::from_current(updated))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a role binding.
     ///
@@ -1715,29 +1763,33 @@ impl<
         caller: &Caller,
         request: DeleteRoleBindingRequest,
     ) -> Result<(), Error> {
-        let uid = standard::parse_uid::<
-            crate::platform::iam::v2::RoleBinding,
-        >("id", &request.id)?;
-        self.context
-            .authorize(caller, Need::Capability("roleBindings.delete"), uid)
-            .await?;
-        let etag = None;
-        let deleted = match self.store.delete_role_binding(uid, etag).await {
-            Ok(deleted) => deleted,
-            Err(error) => {
-                return Err(
-                    standard::delete_error::<
-                        crate::platform::iam::v2::RoleBinding,
-                    >(&self.context, caller, error, uid)
-                        .await,
-                );
+        let answer: Result<(), Error> = async {
+            let uid = standard::parse_uid::<
+                crate::platform::iam::v2::RoleBinding,
+            >("id", &request.id)?;
+            self.context
+                .authorize(caller, Need::Capability("roleBindings.delete"), uid)
+                .await?;
+            let etag = None;
+            let deleted = match self.store.delete_role_binding(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    return Err(
+                        standard::delete_error::<
+                            crate::platform::iam::v2::RoleBinding,
+                        >(&self.context, caller, error, uid)
+                            .await,
+                    );
+                }
+            };
+            if deleted {
+                Ok(())
+            } else {
+                Err(standard::not_found::<crate::platform::iam::v2::RoleBinding>(uid))
             }
-        };
-        if deleted {
-            Ok(())
-        } else {
-            Err(standard::not_found::<crate::platform::iam::v2::RoleBinding>(uid))
         }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
 #[tonic::async_trait]
@@ -1755,8 +1807,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn list_role_bindings(
@@ -1769,8 +1820,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn update_role_binding(
@@ -1783,8 +1833,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn delete_role_binding(
@@ -1797,8 +1846,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
 }
@@ -1847,31 +1895,39 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: CreateRoleRequest,
     ) -> Result<Role, Error> {
-        standard::parse_parent::<crate::platform::iam::v2::Role>(&request.parent, true)?;
-        self.context
-            .authorize(caller, Need::Capability("roles.create"), &request.parent)
-            .await?;
-        self.context
-            .require_shared_write::<
+        let answer: Result<Role, Error> = async {
+            standard::parse_parent::<
                 crate::platform::iam::v2::Role,
-            >(caller, &request.parent)?;
-        let resource = standard::prepare_create(
-            caller,
-            &request.parent,
-            request
-                .role
-                .map(|body| ::runtime::legacy::View::to_current(body, "role"))
-                .transpose()?,
-            "role",
-        )?;
-        self.context.require_held(caller, &request.parent, resource.must_hold()).await?;
-        self.store
-            .insert_role(&resource)
-            .await
-            .map_err(|error| standard::store_error::<
-                crate::platform::iam::v2::Role,
-            >(error, &resource.uid, &request.parent))?;
-        Ok(<Role as ::runtime::legacy::View>::from_current(resource))
+            >(&request.parent, true)?;
+            self.context
+                .authorize(caller, Need::Capability("roles.create"), &request.parent)
+                .await?;
+            self.context
+                .require_shared_write::<
+                    crate::platform::iam::v2::Role,
+                >(caller, &request.parent)?;
+            let resource = standard::prepare_create(
+                caller,
+                &request.parent,
+                request
+                    .role
+                    .map(|body| ::runtime::legacy::View::to_current(body, "role"))
+                    .transpose()?,
+                "role",
+            )?;
+            self.context
+                .require_held(caller, &request.parent, resource.must_hold())
+                .await?;
+            self.store
+                .insert_role(&resource)
+                .await
+                .map_err(|error| standard::store_error::<
+                    crate::platform::iam::v2::Role,
+                >(error, &resource.uid, &request.parent))?;
+            Ok(<Role as ::runtime::legacy::View>::from_current(resource))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists every role matching the filters in one response, optionally windowed by `offset` and
     /// `limit`. One that does not exist or that the caller may not see is simply left out: the
@@ -1883,47 +1939,51 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: ListRolesRequest,
     ) -> Result<ListRolesResponse, Error> {
-        let uidp = request.uidp.unwrap_or_default();
-        let list = ListRequest {
-            children_of: &uidp.children_of,
-            descendants_of: &uidp.descendants_of,
-            ancestors_of: &uidp.ancestors_of,
-            in_root: uidp.in_root,
-            ids: &uidp.ids,
-            name: &request.name,
-            id: &request.id,
-            ..Default::default()
-        };
-        let Some(plan) = ListPlan::full::<
-            crate::platform::iam::v2::Role,
-        >(
-                &self.context,
-                caller,
-                Need::Capability("roles.list"),
-                &["id", "name", "children_of", "descendants_of"],
-                list,
-                request.offset,
-                request.limit,
-            )
-            .await? else {
-            return Ok(ListRolesResponse {
-                items: Vec::new(),
-            });
-        };
-        let page = self
-            .store
-            .list_roles(&plan.query)
-            .await
-            .map_err(|error| standard::store_error::<
+        let answer: Result<ListRolesResponse, Error> = async {
+            let uidp = request.uidp.unwrap_or_default();
+            let list = ListRequest {
+                children_of: &uidp.children_of,
+                descendants_of: &uidp.descendants_of,
+                ancestors_of: &uidp.ancestors_of,
+                in_root: uidp.in_root,
+                ids: &uidp.ids,
+                name: &request.name,
+                id: &request.id,
+                ..Default::default()
+            };
+            let Some(plan) = ListPlan::full::<
                 crate::platform::iam::v2::Role,
-            >(error, "", ""))?;
-        let items = plan.finish_full(&self.context, page)?;
-        Ok(ListRolesResponse {
-            items: items
-                .into_iter()
-                .map(<Role as ::runtime::legacy::View>::from_current)
-                .collect(),
-        })
+            >(
+                    &self.context,
+                    caller,
+                    Need::Capability("roles.list"),
+                    &["id", "name", "children_of", "descendants_of"],
+                    list,
+                    request.offset,
+                    request.limit,
+                )
+                .await? else {
+                return Ok(ListRolesResponse {
+                    items: Vec::new(),
+                });
+            };
+            let page = self
+                .store
+                .list_roles(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<
+                    crate::platform::iam::v2::Role,
+                >(error, "", ""))?;
+            let items = plan.finish_full(&self.context, page)?;
+            Ok(ListRolesResponse {
+                items: items
+                    .into_iter()
+                    .map(<Role as ::runtime::legacy::View>::from_current)
+                    .collect(),
+            })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Replaces the role named by `id` with the one sent: a writable field left out is cleared;
     /// output-only fields keep their stored values. The request is the role itself (v1's shape,
@@ -1935,29 +1995,33 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: Role,
     ) -> Result<Role, Error> {
-        let uid = &*standard::parse_uid::<
-            crate::platform::iam::v2::Role,
-        >("id", &request.id)?
-            .to_owned();
-        self.context.authorize(caller, Need::Capability("roles.update"), uid).await?;
-        self.context
-            .require_shared_write::<
+        let answer: Result<Role, Error> = async {
+            let uid = &*standard::parse_uid::<
                 crate::platform::iam::v2::Role,
-            >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
-        let update = standard::plan_update(
-                &self.context,
-                caller,
+            >("id", &request.id)?
+                .to_owned();
+            self.context.authorize(caller, Need::Capability("roles.update"), uid).await?;
+            self.context
+                .require_shared_write::<
+                    crate::platform::iam::v2::Role,
+                >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
+            let update = standard::plan_update(
+                    &self.context,
+                    caller,
+                    uid,
+                    Some(&<Role as ::runtime::legacy::View>::replacement_mask()),
+                    ::runtime::legacy::View::to_current(request, "")?,
+                    "",
+                )
+                .await?;
+            let updated = standard::updated(
+                self.store.update_role(uid, &update).await,
                 uid,
-                Some(&<Role as ::runtime::legacy::View>::replacement_mask()),
-                ::runtime::legacy::View::to_current(request, "")?,
-                "",
-            )
-            .await?;
-        let updated = standard::updated(
-            self.store.update_role(uid, &update).await,
-            uid,
-        )?;
-        Ok(<Role as ::runtime::legacy::View>::from_current(updated))
+            )?;
+            Ok(<Role as ::runtime::legacy::View>::from_current(updated))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a role that no role binding refers to.
     ///
@@ -1967,31 +2031,35 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: DeleteRoleRequest,
     ) -> Result<(), Error> {
-        let uid = standard::parse_uid::<
-            crate::platform::iam::v2::Role,
-        >("id", &request.id)?;
-        self.context.authorize(caller, Need::Capability("roles.delete"), uid).await?;
-        self.context
-            .require_shared_write::<
+        let answer: Result<(), Error> = async {
+            let uid = standard::parse_uid::<
                 crate::platform::iam::v2::Role,
-            >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
-        let etag = None;
-        let deleted = match self.store.delete_role(uid, etag).await {
-            Ok(deleted) => deleted,
-            Err(error) => {
-                return Err(
-                    standard::delete_error::<
-                        crate::platform::iam::v2::Role,
-                    >(&self.context, caller, error, uid)
-                        .await,
-                );
+            >("id", &request.id)?;
+            self.context.authorize(caller, Need::Capability("roles.delete"), uid).await?;
+            self.context
+                .require_shared_write::<
+                    crate::platform::iam::v2::Role,
+                >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
+            let etag = None;
+            let deleted = match self.store.delete_role(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    return Err(
+                        standard::delete_error::<
+                            crate::platform::iam::v2::Role,
+                        >(&self.context, caller, error, uid)
+                            .await,
+                    );
+                }
+            };
+            if deleted {
+                Ok(())
+            } else {
+                Err(standard::not_found::<crate::platform::iam::v2::Role>(uid))
             }
-        };
-        if deleted {
-            Ok(())
-        } else {
-            Err(standard::not_found::<crate::platform::iam::v2::Role>(uid))
         }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
 #[tonic::async_trait]
@@ -2003,8 +2071,7 @@ for RoleServiceApi<S> {
     ) -> Result<tonic::Response<Role>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RoleServiceApi::create_role(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn list_roles(
@@ -2013,8 +2080,7 @@ for RoleServiceApi<S> {
     ) -> Result<tonic::Response<ListRolesResponse>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RoleServiceApi::list_roles(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn update_role(
@@ -2023,8 +2089,7 @@ for RoleServiceApi<S> {
     ) -> Result<tonic::Response<Role>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RoleServiceApi::update_role(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn delete_role(
@@ -2033,8 +2098,7 @@ for RoleServiceApi<S> {
     ) -> Result<tonic::Response<()>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RoleServiceApi::delete_role(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
 }
@@ -2084,10 +2148,7 @@ mod group_service_rest {
             .body("group", &body)
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
-        api.create_group(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))
+        api.create_group(&caller, request).await.map(Json)
     }
     /// `GET /iam/v1/groups`
     pub(super) async fn list_groups<S: crate::platform::iam::v2::GroupStore>(
@@ -2099,10 +2160,7 @@ mod group_service_rest {
             .query(query.as_deref())
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
-        api.list_groups(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))
+        api.list_groups(&caller, request).await.map(Json)
     }
     /// `PUT /iam/v1/groups/{id=**}`
     pub(super) async fn update_group<S: crate::platform::iam::v2::GroupStore>(
@@ -2120,10 +2178,7 @@ mod group_service_rest {
             .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
-        api.update_group(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))
+        api.update_group(&caller, request).await.map(Json)
     }
     /// `DELETE /iam/v1/groups/{id=**}`
     pub(super) async fn delete_group<S: crate::platform::iam::v2::GroupStore>(
@@ -2139,10 +2194,7 @@ mod group_service_rest {
             .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
-        api.delete_group(&caller, request)
-            .await
-            .map(|()| runtime::rest::Empty)
-            .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))
+        api.delete_group(&caller, request).await.map(|()| runtime::rest::Empty)
     }
 }
 /// REST routes of `platform.iam.v1.IdentityService`, one per `google.api.http` rule, calling `api`.
@@ -2191,10 +2243,7 @@ mod identity_service_rest {
             .body("identity", &body)
             .decode()
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
-        api.create_identity(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
+        api.create_identity(&caller, request).await.map(Json)
     }
     /// `GET /iam/v1/identities`
     pub(super) async fn list_identities<S: crate::platform::iam::v2::IdentityStore>(
@@ -2206,10 +2255,7 @@ mod identity_service_rest {
             .query(query.as_deref())
             .decode()
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
-        api.list_identities(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
+        api.list_identities(&caller, request).await.map(Json)
     }
     /// `PUT /iam/v1/identities/{id=**}`
     pub(super) async fn update_identity<S: crate::platform::iam::v2::IdentityStore>(
@@ -2227,10 +2273,7 @@ mod identity_service_rest {
             .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
-        api.update_identity(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
+        api.update_identity(&caller, request).await.map(Json)
     }
     /// `DELETE /iam/v1/identities/{id=**}`
     pub(super) async fn delete_identity<S: crate::platform::iam::v2::IdentityStore>(
@@ -2246,10 +2289,7 @@ mod identity_service_rest {
             .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
-        api.delete_identity(&caller, request)
-            .await
-            .map(|()| runtime::rest::Empty)
-            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
+        api.delete_identity(&caller, request).await.map(|()| runtime::rest::Empty)
     }
 }
 /// REST routes of `platform.iam.v1.RoleBindingService`, one per `google.api.http` rule, calling `api`.
@@ -2304,10 +2344,7 @@ mod role_binding_service_rest {
             .body("roleBinding", &body)
             .decode()
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
-        api.create_role_binding(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
+        api.create_role_binding(&caller, request).await.map(Json)
     }
     /// `GET /iam/v1/rolebindings`
     pub(super) async fn list_role_bindings<
@@ -2324,10 +2361,7 @@ mod role_binding_service_rest {
             .query(query.as_deref())
             .decode()
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
-        api.list_role_bindings(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
+        api.list_role_bindings(&caller, request).await.map(Json)
     }
     /// `PUT /iam/v1/rolebindings/{id=**}`
     pub(super) async fn update_role_binding<
@@ -2348,10 +2382,7 @@ mod role_binding_service_rest {
             .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
-        api.update_role_binding(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
+        api.update_role_binding(&caller, request).await.map(Json)
     }
     /// `DELETE /iam/v1/rolebindings/{id=**}`
     pub(super) async fn delete_role_binding<
@@ -2372,10 +2403,7 @@ mod role_binding_service_rest {
             .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
-        api.delete_role_binding(&caller, request)
-            .await
-            .map(|()| runtime::rest::Empty)
-            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
+        api.delete_role_binding(&caller, request).await.map(|()| runtime::rest::Empty)
     }
 }
 /// REST routes of `platform.iam.v1.RoleService`, one per `google.api.http` rule, calling `api`.
@@ -2424,10 +2452,7 @@ mod role_service_rest {
             .body("role", &body)
             .decode()
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
-        api.create_role(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
+        api.create_role(&caller, request).await.map(Json)
     }
     /// `GET /iam/v1/roles`
     pub(super) async fn list_roles<S: crate::platform::iam::v2::RoleStore>(
@@ -2439,10 +2464,7 @@ mod role_service_rest {
             .query(query.as_deref())
             .decode()
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
-        api.list_roles(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
+        api.list_roles(&caller, request).await.map(Json)
     }
     /// `PUT /iam/v1/roles/{id=**}`
     pub(super) async fn update_role<S: crate::platform::iam::v2::RoleStore>(
@@ -2460,10 +2482,7 @@ mod role_service_rest {
             .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
-        api.update_role(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
+        api.update_role(&caller, request).await.map(Json)
     }
     /// `DELETE /iam/v1/roles/{id=**}`
     pub(super) async fn delete_role<S: crate::platform::iam::v2::RoleStore>(
@@ -2479,10 +2498,7 @@ mod role_service_rest {
             .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
-        api.delete_role(&caller, request)
-            .await
-            .map(|()| runtime::rest::Empty)
-            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
+        api.delete_role(&caller, request).await.map(|()| runtime::rest::Empty)
     }
 }
 /// Clients of the services of `platform.iam.v1`, over gRPC or REST/JSON.

@@ -2815,23 +2815,27 @@ impl<S: GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: CreateGroupRequest,
     ) -> Result<Group, Error> {
-        standard::parse_parent::<Group>(&request.parent, false)?;
-        self.context
-            .authorize(caller, Need::Capability("groups.create"), &request.parent)
-            .await?;
-        let resource = standard::prepare_create(
-            caller,
-            &request.parent,
-            request.group,
-            "group",
-        )?;
-        self.store
-            .insert_group(&resource)
-            .await
-            .map_err(|error| standard::store_error::<
-                Group,
-            >(error, &resource.uid, &request.parent))?;
-        Ok(resource)
+        let answer: Result<Group, Error> = async {
+            standard::parse_parent::<Group>(&request.parent, false)?;
+            self.context
+                .authorize(caller, Need::Capability("groups.create"), &request.parent)
+                .await?;
+            let resource = standard::prepare_create(
+                caller,
+                &request.parent,
+                request.group,
+                "group",
+            )?;
+            self.store
+                .insert_group(&resource)
+                .await
+                .map_err(|error| standard::store_error::<
+                    Group,
+                >(error, &resource.uid, &request.parent))?;
+            Ok(resource)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one group.
     ///
@@ -2841,16 +2845,20 @@ impl<S: GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: GetGroupRequest,
     ) -> Result<Group, Error> {
-        let uid = standard::parse_uid::<Group>("uid", &request.uid)?;
-        let item = standard::get(
-                &self.context,
-                caller,
-                Need::Capability("groups.get"),
-                uid,
-                self.store.get_group(uid),
-            )
-            .await?;
-        Ok(item)
+        let answer: Result<Group, Error> = async {
+            let uid = standard::parse_uid::<Group>("uid", &request.uid)?;
+            let item = standard::get(
+                    &self.context,
+                    caller,
+                    Need::Capability("groups.get"),
+                    uid,
+                    self.store.get_group(uid),
+                )
+                .await?;
+            Ok(item)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists groups, optionally restricted to a subtree.
     ///
@@ -2860,41 +2868,45 @@ impl<S: GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: ListGroupsRequest,
     ) -> Result<ListGroupsResponse, Error> {
-        let uidp = request.uidp.unwrap_or_default();
-        let list = ListRequest {
-            children_of: &uidp.children_of,
-            descendants_of: &uidp.descendants_of,
-            ancestors_of: &uidp.ancestors_of,
-            in_root: uidp.in_root,
-            ids: &uidp.ids,
-            name: &request.name,
-            page_size: request.page_size,
-            page_token: &request.page_token,
-            skip: request.skip,
-            order_by: &request.order_by,
-            ..Default::default()
-        };
-        let plan = ListPlan::with_filters::<
-            Group,
-        >(
-                &self.context,
-                caller,
-                Need::Capability("groups.list"),
-                <Group as ::runtime::resource::Resource>::FILTERS,
-                list,
-            )
-            .await?;
-        let page = self
-            .store
-            .list_groups(&plan.query)
-            .await
-            .map_err(|error| standard::store_error::<Group>(error, "", ""))?;
-        let (items, next_page_token, total_count) = plan.finish(&self.context, page);
-        Ok(ListGroupsResponse {
-            items,
-            next_page_token,
-            total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
-        })
+        let answer: Result<ListGroupsResponse, Error> = async {
+            let uidp = request.uidp.unwrap_or_default();
+            let list = ListRequest {
+                children_of: &uidp.children_of,
+                descendants_of: &uidp.descendants_of,
+                ancestors_of: &uidp.ancestors_of,
+                in_root: uidp.in_root,
+                ids: &uidp.ids,
+                name: &request.name,
+                page_size: request.page_size,
+                page_token: &request.page_token,
+                skip: request.skip,
+                order_by: &request.order_by,
+                ..Default::default()
+            };
+            let plan = ListPlan::with_filters::<
+                Group,
+            >(
+                    &self.context,
+                    caller,
+                    Need::Capability("groups.list"),
+                    <Group as ::runtime::resource::Resource>::FILTERS,
+                    list,
+                )
+                .await?;
+            let page = self
+                .store
+                .list_groups(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<Group>(error, "", ""))?;
+            let (items, next_page_token, total_count) = plan.finish(&self.context, page);
+            Ok(ListGroupsResponse {
+                items,
+                next_page_token,
+                total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
+            })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Changes the fields of a group named by `update_mask`.
     ///
@@ -2904,22 +2916,28 @@ impl<S: GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: UpdateGroupRequest,
     ) -> Result<Group, Error> {
-        let uid = standard::parse_uid::<Group>("uid", &request.uid)?;
-        self.context.authorize(caller, Need::Capability("groups.update"), uid).await?;
-        let update = standard::plan_update(
-                &self.context,
-                caller,
+        let answer: Result<Group, Error> = async {
+            let uid = standard::parse_uid::<Group>("uid", &request.uid)?;
+            self.context
+                .authorize(caller, Need::Capability("groups.update"), uid)
+                .await?;
+            let update = standard::plan_update(
+                    &self.context,
+                    caller,
+                    uid,
+                    request.update_mask.as_ref(),
+                    request.group.unwrap_or_default(),
+                    "group",
+                )
+                .await?;
+            let updated = standard::updated(
+                self.store.update_group(uid, &update).await,
                 uid,
-                request.update_mask.as_ref(),
-                request.group.unwrap_or_default(),
-                "group",
-            )
-            .await?;
-        let updated = standard::updated(
-            self.store.update_group(uid, &update).await,
-            uid,
-        )?;
-        Ok(updated)
+            )?;
+            Ok(updated)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a group that has no child groups and no resources.
     ///
@@ -2929,19 +2947,27 @@ impl<S: GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: DeleteGroupRequest,
     ) -> Result<(), Error> {
-        let uid = standard::parse_uid::<Group>("uid", &request.uid)?;
-        self.context.authorize(caller, Need::Capability("groups.delete"), uid).await?;
-        let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
-        let deleted = match self.store.delete_group(uid, etag).await {
-            Ok(deleted) => deleted,
-            Err(error) => {
-                return Err(
-                    standard::delete_error::<Group>(&self.context, caller, error, uid)
-                        .await,
-                );
-            }
-        };
-        if deleted { Ok(()) } else { Err(standard::not_found::<Group>(uid)) }
+        let answer: Result<(), Error> = async {
+            let uid = standard::parse_uid::<Group>("uid", &request.uid)?;
+            self.context
+                .authorize(caller, Need::Capability("groups.delete"), uid)
+                .await?;
+            let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
+            let deleted = match self.store.delete_group(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    return Err(
+                        standard::delete_error::<
+                            Group,
+                        >(&self.context, caller, error, uid)
+                            .await,
+                    );
+                }
+            };
+            if deleted { Ok(()) } else { Err(standard::not_found::<Group>(uid)) }
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
 #[tonic::async_trait]
@@ -2952,8 +2978,7 @@ impl<S: GroupStore> super::group_service_server::GroupService for GroupServiceAp
     ) -> Result<tonic::Response<Group>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = GroupServiceApi::create_group(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn get_group(
@@ -2962,8 +2987,7 @@ impl<S: GroupStore> super::group_service_server::GroupService for GroupServiceAp
     ) -> Result<tonic::Response<Group>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = GroupServiceApi::get_group(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn list_groups(
@@ -2972,8 +2996,7 @@ impl<S: GroupStore> super::group_service_server::GroupService for GroupServiceAp
     ) -> Result<tonic::Response<ListGroupsResponse>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = GroupServiceApi::list_groups(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn update_group(
@@ -2982,8 +3005,7 @@ impl<S: GroupStore> super::group_service_server::GroupService for GroupServiceAp
     ) -> Result<tonic::Response<Group>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = GroupServiceApi::update_group(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn delete_group(
@@ -2992,8 +3014,7 @@ impl<S: GroupStore> super::group_service_server::GroupService for GroupServiceAp
     ) -> Result<tonic::Response<()>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = GroupServiceApi::delete_group(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
 }
@@ -3047,24 +3068,32 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: CreateIdentityRequest,
     ) -> Result<Identity, Error> {
-        standard::parse_parent::<Identity>(&request.parent, true)?;
-        self.context
-            .authorize(caller, Need::Capability("identities.create"), &request.parent)
-            .await?;
-        self.context.require_shared_write::<Identity>(caller, &request.parent)?;
-        let resource = standard::prepare_create(
-            caller,
-            &request.parent,
-            request.identity,
-            "identity",
-        )?;
-        self.store
-            .insert_identity(&resource)
-            .await
-            .map_err(|error| standard::store_error::<
-                Identity,
-            >(error, &resource.uid, &request.parent))?;
-        Ok(resource)
+        let answer: Result<Identity, Error> = async {
+            standard::parse_parent::<Identity>(&request.parent, true)?;
+            self.context
+                .authorize(
+                    caller,
+                    Need::Capability("identities.create"),
+                    &request.parent,
+                )
+                .await?;
+            self.context.require_shared_write::<Identity>(caller, &request.parent)?;
+            let resource = standard::prepare_create(
+                caller,
+                &request.parent,
+                request.identity,
+                "identity",
+            )?;
+            self.store
+                .insert_identity(&resource)
+                .await
+                .map_err(|error| standard::store_error::<
+                    Identity,
+                >(error, &resource.uid, &request.parent))?;
+            Ok(resource)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one identity.
     ///
@@ -3074,16 +3103,20 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: GetIdentityRequest,
     ) -> Result<Identity, Error> {
-        let uid = standard::parse_uid::<Identity>("uid", &request.uid)?;
-        let item = standard::get(
-                &self.context,
-                caller,
-                Need::Capability("identities.get"),
-                uid,
-                self.store.get_identity(uid),
-            )
-            .await?;
-        Ok(item)
+        let answer: Result<Identity, Error> = async {
+            let uid = standard::parse_uid::<Identity>("uid", &request.uid)?;
+            let item = standard::get(
+                    &self.context,
+                    caller,
+                    Need::Capability("identities.get"),
+                    uid,
+                    self.store.get_identity(uid),
+                )
+                .await?;
+            Ok(item)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists identities, optionally restricted to a subtree.
     ///
@@ -3093,41 +3126,45 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: ListIdentitiesRequest,
     ) -> Result<ListIdentitiesResponse, Error> {
-        let uidp = request.uidp.unwrap_or_default();
-        let list = ListRequest {
-            children_of: &uidp.children_of,
-            descendants_of: &uidp.descendants_of,
-            ancestors_of: &uidp.ancestors_of,
-            in_root: uidp.in_root,
-            ids: &uidp.ids,
-            name: &request.name,
-            page_size: request.page_size,
-            page_token: &request.page_token,
-            skip: request.skip,
-            order_by: &request.order_by,
-            ..Default::default()
-        };
-        let plan = ListPlan::with_filters::<
-            Identity,
-        >(
-                &self.context,
-                caller,
-                Need::Capability("identities.list"),
-                <Identity as ::runtime::resource::Resource>::FILTERS,
-                list,
-            )
-            .await?;
-        let page = self
-            .store
-            .list_identities(&plan.query)
-            .await
-            .map_err(|error| standard::store_error::<Identity>(error, "", ""))?;
-        let (items, next_page_token, total_count) = plan.finish(&self.context, page);
-        Ok(ListIdentitiesResponse {
-            items,
-            next_page_token,
-            total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
-        })
+        let answer: Result<ListIdentitiesResponse, Error> = async {
+            let uidp = request.uidp.unwrap_or_default();
+            let list = ListRequest {
+                children_of: &uidp.children_of,
+                descendants_of: &uidp.descendants_of,
+                ancestors_of: &uidp.ancestors_of,
+                in_root: uidp.in_root,
+                ids: &uidp.ids,
+                name: &request.name,
+                page_size: request.page_size,
+                page_token: &request.page_token,
+                skip: request.skip,
+                order_by: &request.order_by,
+                ..Default::default()
+            };
+            let plan = ListPlan::with_filters::<
+                Identity,
+            >(
+                    &self.context,
+                    caller,
+                    Need::Capability("identities.list"),
+                    <Identity as ::runtime::resource::Resource>::FILTERS,
+                    list,
+                )
+                .await?;
+            let page = self
+                .store
+                .list_identities(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<Identity>(error, "", ""))?;
+            let (items, next_page_token, total_count) = plan.finish(&self.context, page);
+            Ok(ListIdentitiesResponse {
+                items,
+                next_page_token,
+                total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
+            })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Changes the fields named by `update_mask`.
     ///
@@ -3137,28 +3174,32 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: UpdateIdentityRequest,
     ) -> Result<Identity, Error> {
-        let uid = standard::parse_uid::<Identity>("uid", &request.uid)?;
-        self.context
-            .authorize(caller, Need::Capability("identities.update"), uid)
-            .await?;
-        self.context
-            .require_shared_write::<
-                Identity,
-            >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
-        let update = standard::plan_update(
-                &self.context,
-                caller,
+        let answer: Result<Identity, Error> = async {
+            let uid = standard::parse_uid::<Identity>("uid", &request.uid)?;
+            self.context
+                .authorize(caller, Need::Capability("identities.update"), uid)
+                .await?;
+            self.context
+                .require_shared_write::<
+                    Identity,
+                >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
+            let update = standard::plan_update(
+                    &self.context,
+                    caller,
+                    uid,
+                    request.update_mask.as_ref(),
+                    request.identity.unwrap_or_default(),
+                    "identity",
+                )
+                .await?;
+            let updated = standard::updated(
+                self.store.update_identity(uid, &update).await,
                 uid,
-                request.update_mask.as_ref(),
-                request.identity.unwrap_or_default(),
-                "identity",
-            )
-            .await?;
-        let updated = standard::updated(
-            self.store.update_identity(uid, &update).await,
-            uid,
-        )?;
-        Ok(updated)
+            )?;
+            Ok(updated)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes an identity.
     ///
@@ -3168,25 +3209,31 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: DeleteIdentityRequest,
     ) -> Result<(), Error> {
-        let uid = standard::parse_uid::<Identity>("uid", &request.uid)?;
-        self.context
-            .authorize(caller, Need::Capability("identities.delete"), uid)
-            .await?;
-        self.context
-            .require_shared_write::<
-                Identity,
-            >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
-        let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
-        let deleted = match self.store.delete_identity(uid, etag).await {
-            Ok(deleted) => deleted,
-            Err(error) => {
-                return Err(
-                    standard::delete_error::<Identity>(&self.context, caller, error, uid)
-                        .await,
-                );
-            }
-        };
-        if deleted { Ok(()) } else { Err(standard::not_found::<Identity>(uid)) }
+        let answer: Result<(), Error> = async {
+            let uid = standard::parse_uid::<Identity>("uid", &request.uid)?;
+            self.context
+                .authorize(caller, Need::Capability("identities.delete"), uid)
+                .await?;
+            self.context
+                .require_shared_write::<
+                    Identity,
+                >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
+            let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
+            let deleted = match self.store.delete_identity(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    return Err(
+                        standard::delete_error::<
+                            Identity,
+                        >(&self.context, caller, error, uid)
+                            .await,
+                    );
+                }
+            };
+            if deleted { Ok(()) } else { Err(standard::not_found::<Identity>(uid)) }
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
 #[tonic::async_trait]
@@ -3202,8 +3249,7 @@ for IdentityServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn get_identity(
@@ -3216,8 +3262,7 @@ for IdentityServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn list_identities(
@@ -3230,8 +3275,7 @@ for IdentityServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn update_identity(
@@ -3244,8 +3288,7 @@ for IdentityServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn delete_identity(
@@ -3258,8 +3301,7 @@ for IdentityServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
 }
@@ -3313,64 +3355,72 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         caller: &Caller,
         request: CreateRoleBindingRequest,
     ) -> Result<RoleBinding, Error> {
-        standard::parse_parent::<RoleBinding>(&request.parent, true)?;
-        let body = request.role_binding;
-        standard::check_uid_lengths::<RoleBinding>(body.as_ref(), "roleBinding")?;
-        self.context
-            .authorize(caller, Need::Capability("roleBindings.create"), &request.parent)
-            .await?;
-        let resource = standard::prepare_create(
-            caller,
-            &request.parent,
-            body,
-            "roleBinding",
-        )?;
-        let mut violations = Vec::new();
-        if let Err(violation) = standard::resolve_reference(
-                &self.context,
-                &request.parent,
-                &<RoleBinding as Resource>::REFERENCES[0],
-                &resource.identity,
-                self.store.get_identity(&resource.identity),
-            )
-            .await?
-        {
-            violations.push(violation);
-        }
-        let role = match standard::resolve_reference(
-                &self.context,
-                &request.parent,
-                &<RoleBinding as Resource>::REFERENCES[1],
-                &resource.role,
-                self.store.get_role(&resource.role),
-            )
-            .await?
-        {
-            Ok(target) => Some(target),
-            Err(violation) => {
-                violations.push(violation);
-                None
-            }
-        };
-        if !violations.is_empty() {
-            return Err(Error::invalid_fields(violations));
-        }
-        if let Some(role) = &role {
+        let answer: Result<RoleBinding, Error> = async {
+            standard::parse_parent::<RoleBinding>(&request.parent, true)?;
+            let body = request.role_binding;
+            standard::check_uid_lengths::<RoleBinding>(body.as_ref(), "roleBinding")?;
             self.context
-                .require_held(
+                .authorize(
                     caller,
+                    Need::Capability("roleBindings.create"),
                     &request.parent,
-                    role.capabilities.iter().map(String::as_str),
                 )
                 .await?;
+            let resource = standard::prepare_create(
+                caller,
+                &request.parent,
+                body,
+                "roleBinding",
+            )?;
+            let mut violations = Vec::new();
+            if let Err(violation) = standard::resolve_reference(
+                    &self.context,
+                    &request.parent,
+                    &<RoleBinding as Resource>::REFERENCES[0],
+                    &resource.identity,
+                    self.store.get_identity(&resource.identity),
+                )
+                .await?
+            {
+                violations.push(violation);
+            }
+            let role = match standard::resolve_reference(
+                    &self.context,
+                    &request.parent,
+                    &<RoleBinding as Resource>::REFERENCES[1],
+                    &resource.role,
+                    self.store.get_role(&resource.role),
+                )
+                .await?
+            {
+                Ok(target) => Some(target),
+                Err(violation) => {
+                    violations.push(violation);
+                    None
+                }
+            };
+            if !violations.is_empty() {
+                return Err(Error::invalid_fields(violations));
+            }
+            if let Some(role) = &role {
+                self.context
+                    .require_held(
+                        caller,
+                        &request.parent,
+                        role.capabilities.iter().map(String::as_str),
+                    )
+                    .await?;
+            }
+            self.store
+                .insert_role_binding(&resource)
+                .await
+                .map_err(|error| standard::store_error::<
+                    RoleBinding,
+                >(error, &resource.uid, &request.parent))?;
+            Ok(resource)
         }
-        self.store
-            .insert_role_binding(&resource)
-            .await
-            .map_err(|error| standard::store_error::<
-                RoleBinding,
-            >(error, &resource.uid, &request.parent))?;
-        Ok(resource)
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one role binding.
     ///
@@ -3380,16 +3430,20 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         caller: &Caller,
         request: GetRoleBindingRequest,
     ) -> Result<RoleBinding, Error> {
-        let uid = standard::parse_uid::<RoleBinding>("uid", &request.uid)?;
-        let item = standard::get(
-                &self.context,
-                caller,
-                Need::Capability("roleBindings.get"),
-                uid,
-                self.store.get_role_binding(uid),
-            )
-            .await?;
-        Ok(item)
+        let answer: Result<RoleBinding, Error> = async {
+            let uid = standard::parse_uid::<RoleBinding>("uid", &request.uid)?;
+            let item = standard::get(
+                    &self.context,
+                    caller,
+                    Need::Capability("roleBindings.get"),
+                    uid,
+                    self.store.get_role_binding(uid),
+                )
+                .await?;
+            Ok(item)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists role bindings, optionally restricted to a subtree.
     ///
@@ -3399,41 +3453,45 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         caller: &Caller,
         request: ListRoleBindingsRequest,
     ) -> Result<ListRoleBindingsResponse, Error> {
-        let uidp = request.uidp.unwrap_or_default();
-        let list = ListRequest {
-            children_of: &uidp.children_of,
-            descendants_of: &uidp.descendants_of,
-            ancestors_of: &uidp.ancestors_of,
-            in_root: uidp.in_root,
-            ids: &uidp.ids,
-            name: &request.name,
-            page_size: request.page_size,
-            page_token: &request.page_token,
-            skip: request.skip,
-            order_by: &request.order_by,
-            ..Default::default()
-        };
-        let plan = ListPlan::with_filters::<
-            RoleBinding,
-        >(
-                &self.context,
-                caller,
-                Need::Capability("roleBindings.list"),
-                <RoleBinding as ::runtime::resource::Resource>::FILTERS,
-                list,
-            )
-            .await?;
-        let page = self
-            .store
-            .list_role_bindings(&plan.query)
-            .await
-            .map_err(|error| standard::store_error::<RoleBinding>(error, "", ""))?;
-        let (items, next_page_token, total_count) = plan.finish(&self.context, page);
-        Ok(ListRoleBindingsResponse {
-            items,
-            next_page_token,
-            total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
-        })
+        let answer: Result<ListRoleBindingsResponse, Error> = async {
+            let uidp = request.uidp.unwrap_or_default();
+            let list = ListRequest {
+                children_of: &uidp.children_of,
+                descendants_of: &uidp.descendants_of,
+                ancestors_of: &uidp.ancestors_of,
+                in_root: uidp.in_root,
+                ids: &uidp.ids,
+                name: &request.name,
+                page_size: request.page_size,
+                page_token: &request.page_token,
+                skip: request.skip,
+                order_by: &request.order_by,
+                ..Default::default()
+            };
+            let plan = ListPlan::with_filters::<
+                RoleBinding,
+            >(
+                    &self.context,
+                    caller,
+                    Need::Capability("roleBindings.list"),
+                    <RoleBinding as ::runtime::resource::Resource>::FILTERS,
+                    list,
+                )
+                .await?;
+            let page = self
+                .store
+                .list_role_bindings(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<RoleBinding>(error, "", ""))?;
+            let (items, next_page_token, total_count) = plan.finish(&self.context, page);
+            Ok(ListRoleBindingsResponse {
+                items,
+                next_page_token,
+                total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
+            })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Changes the fields named by `update_mask`.
     ///
@@ -3443,27 +3501,31 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         caller: &Caller,
         request: UpdateRoleBindingRequest,
     ) -> Result<RoleBinding, Error> {
-        let uid = standard::parse_uid::<RoleBinding>("uid", &request.uid)?;
-        standard::check_uid_lengths::<
-            RoleBinding,
-        >(request.role_binding.as_ref(), "roleBinding")?;
-        self.context
-            .authorize(caller, Need::Capability("roleBindings.update"), uid)
-            .await?;
-        let update = standard::plan_update(
-                &self.context,
-                caller,
+        let answer: Result<RoleBinding, Error> = async {
+            let uid = standard::parse_uid::<RoleBinding>("uid", &request.uid)?;
+            standard::check_uid_lengths::<
+                RoleBinding,
+            >(request.role_binding.as_ref(), "roleBinding")?;
+            self.context
+                .authorize(caller, Need::Capability("roleBindings.update"), uid)
+                .await?;
+            let update = standard::plan_update(
+                    &self.context,
+                    caller,
+                    uid,
+                    request.update_mask.as_ref(),
+                    request.role_binding.unwrap_or_default(),
+                    "roleBinding",
+                )
+                .await?;
+            let updated = standard::updated(
+                self.store.update_role_binding(uid, &update).await,
                 uid,
-                request.update_mask.as_ref(),
-                request.role_binding.unwrap_or_default(),
-                "roleBinding",
-            )
-            .await?;
-        let updated = standard::updated(
-            self.store.update_role_binding(uid, &update).await,
-            uid,
-        )?;
-        Ok(updated)
+            )?;
+            Ok(updated)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a role binding.
     ///
@@ -3473,23 +3535,27 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         caller: &Caller,
         request: DeleteRoleBindingRequest,
     ) -> Result<(), Error> {
-        let uid = standard::parse_uid::<RoleBinding>("uid", &request.uid)?;
-        self.context
-            .authorize(caller, Need::Capability("roleBindings.delete"), uid)
-            .await?;
-        let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
-        let deleted = match self.store.delete_role_binding(uid, etag).await {
-            Ok(deleted) => deleted,
-            Err(error) => {
-                return Err(
-                    standard::delete_error::<
-                        RoleBinding,
-                    >(&self.context, caller, error, uid)
-                        .await,
-                );
-            }
-        };
-        if deleted { Ok(()) } else { Err(standard::not_found::<RoleBinding>(uid)) }
+        let answer: Result<(), Error> = async {
+            let uid = standard::parse_uid::<RoleBinding>("uid", &request.uid)?;
+            self.context
+                .authorize(caller, Need::Capability("roleBindings.delete"), uid)
+                .await?;
+            let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
+            let deleted = match self.store.delete_role_binding(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    return Err(
+                        standard::delete_error::<
+                            RoleBinding,
+                        >(&self.context, caller, error, uid)
+                            .await,
+                    );
+                }
+            };
+            if deleted { Ok(()) } else { Err(standard::not_found::<RoleBinding>(uid)) }
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
 #[tonic::async_trait]
@@ -3506,8 +3572,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn get_role_binding(
@@ -3520,8 +3585,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn list_role_bindings(
@@ -3534,8 +3598,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn update_role_binding(
@@ -3548,8 +3611,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn delete_role_binding(
@@ -3562,8 +3624,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
 }
@@ -3612,25 +3673,31 @@ impl<S: RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: CreateRoleRequest,
     ) -> Result<Role, Error> {
-        standard::parse_parent::<Role>(&request.parent, true)?;
-        self.context
-            .authorize(caller, Need::Capability("roles.create"), &request.parent)
-            .await?;
-        self.context.require_shared_write::<Role>(caller, &request.parent)?;
-        let resource = standard::prepare_create(
-            caller,
-            &request.parent,
-            request.role,
-            "role",
-        )?;
-        self.context.require_held(caller, &request.parent, resource.must_hold()).await?;
-        self.store
-            .insert_role(&resource)
-            .await
-            .map_err(|error| standard::store_error::<
-                Role,
-            >(error, &resource.uid, &request.parent))?;
-        Ok(resource)
+        let answer: Result<Role, Error> = async {
+            standard::parse_parent::<Role>(&request.parent, true)?;
+            self.context
+                .authorize(caller, Need::Capability("roles.create"), &request.parent)
+                .await?;
+            self.context.require_shared_write::<Role>(caller, &request.parent)?;
+            let resource = standard::prepare_create(
+                caller,
+                &request.parent,
+                request.role,
+                "role",
+            )?;
+            self.context
+                .require_held(caller, &request.parent, resource.must_hold())
+                .await?;
+            self.store
+                .insert_role(&resource)
+                .await
+                .map_err(|error| standard::store_error::<
+                    Role,
+                >(error, &resource.uid, &request.parent))?;
+            Ok(resource)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one role.
     ///
@@ -3640,16 +3707,20 @@ impl<S: RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: GetRoleRequest,
     ) -> Result<Role, Error> {
-        let uid = standard::parse_uid::<Role>("uid", &request.uid)?;
-        let item = standard::get(
-                &self.context,
-                caller,
-                Need::Capability("roles.get"),
-                uid,
-                self.store.get_role(uid),
-            )
-            .await?;
-        Ok(item)
+        let answer: Result<Role, Error> = async {
+            let uid = standard::parse_uid::<Role>("uid", &request.uid)?;
+            let item = standard::get(
+                    &self.context,
+                    caller,
+                    Need::Capability("roles.get"),
+                    uid,
+                    self.store.get_role(uid),
+                )
+                .await?;
+            Ok(item)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists roles, optionally restricted to a subtree.
     ///
@@ -3659,41 +3730,45 @@ impl<S: RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: ListRolesRequest,
     ) -> Result<ListRolesResponse, Error> {
-        let uidp = request.uidp.unwrap_or_default();
-        let list = ListRequest {
-            children_of: &uidp.children_of,
-            descendants_of: &uidp.descendants_of,
-            ancestors_of: &uidp.ancestors_of,
-            in_root: uidp.in_root,
-            ids: &uidp.ids,
-            name: &request.name,
-            page_size: request.page_size,
-            page_token: &request.page_token,
-            skip: request.skip,
-            order_by: &request.order_by,
-            ..Default::default()
-        };
-        let plan = ListPlan::with_filters::<
-            Role,
-        >(
-                &self.context,
-                caller,
-                Need::Capability("roles.list"),
-                <Role as ::runtime::resource::Resource>::FILTERS,
-                list,
-            )
-            .await?;
-        let page = self
-            .store
-            .list_roles(&plan.query)
-            .await
-            .map_err(|error| standard::store_error::<Role>(error, "", ""))?;
-        let (items, next_page_token, total_count) = plan.finish(&self.context, page);
-        Ok(ListRolesResponse {
-            items,
-            next_page_token,
-            total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
-        })
+        let answer: Result<ListRolesResponse, Error> = async {
+            let uidp = request.uidp.unwrap_or_default();
+            let list = ListRequest {
+                children_of: &uidp.children_of,
+                descendants_of: &uidp.descendants_of,
+                ancestors_of: &uidp.ancestors_of,
+                in_root: uidp.in_root,
+                ids: &uidp.ids,
+                name: &request.name,
+                page_size: request.page_size,
+                page_token: &request.page_token,
+                skip: request.skip,
+                order_by: &request.order_by,
+                ..Default::default()
+            };
+            let plan = ListPlan::with_filters::<
+                Role,
+            >(
+                    &self.context,
+                    caller,
+                    Need::Capability("roles.list"),
+                    <Role as ::runtime::resource::Resource>::FILTERS,
+                    list,
+                )
+                .await?;
+            let page = self
+                .store
+                .list_roles(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<Role>(error, "", ""))?;
+            let (items, next_page_token, total_count) = plan.finish(&self.context, page);
+            Ok(ListRolesResponse {
+                items,
+                next_page_token,
+                total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
+            })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Changes the fields of a role named by `update_mask`.
     ///
@@ -3703,26 +3778,30 @@ impl<S: RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: UpdateRoleRequest,
     ) -> Result<Role, Error> {
-        let uid = standard::parse_uid::<Role>("uid", &request.uid)?;
-        self.context.authorize(caller, Need::Capability("roles.update"), uid).await?;
-        self.context
-            .require_shared_write::<
-                Role,
-            >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
-        let update = standard::plan_update(
-                &self.context,
-                caller,
+        let answer: Result<Role, Error> = async {
+            let uid = standard::parse_uid::<Role>("uid", &request.uid)?;
+            self.context.authorize(caller, Need::Capability("roles.update"), uid).await?;
+            self.context
+                .require_shared_write::<
+                    Role,
+                >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
+            let update = standard::plan_update(
+                    &self.context,
+                    caller,
+                    uid,
+                    request.update_mask.as_ref(),
+                    request.role.unwrap_or_default(),
+                    "role",
+                )
+                .await?;
+            let updated = standard::updated(
+                self.store.update_role(uid, &update).await,
                 uid,
-                request.update_mask.as_ref(),
-                request.role.unwrap_or_default(),
-                "role",
-            )
-            .await?;
-        let updated = standard::updated(
-            self.store.update_role(uid, &update).await,
-            uid,
-        )?;
-        Ok(updated)
+            )?;
+            Ok(updated)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a role that no role binding refers to.
     ///
@@ -3732,23 +3811,27 @@ impl<S: RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: DeleteRoleRequest,
     ) -> Result<(), Error> {
-        let uid = standard::parse_uid::<Role>("uid", &request.uid)?;
-        self.context.authorize(caller, Need::Capability("roles.delete"), uid).await?;
-        self.context
-            .require_shared_write::<
-                Role,
-            >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
-        let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
-        let deleted = match self.store.delete_role(uid, etag).await {
-            Ok(deleted) => deleted,
-            Err(error) => {
-                return Err(
-                    standard::delete_error::<Role>(&self.context, caller, error, uid)
-                        .await,
-                );
-            }
-        };
-        if deleted { Ok(()) } else { Err(standard::not_found::<Role>(uid)) }
+        let answer: Result<(), Error> = async {
+            let uid = standard::parse_uid::<Role>("uid", &request.uid)?;
+            self.context.authorize(caller, Need::Capability("roles.delete"), uid).await?;
+            self.context
+                .require_shared_write::<
+                    Role,
+                >(caller, ::runtime::uidp::parent(uid).unwrap_or_default())?;
+            let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
+            let deleted = match self.store.delete_role(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    return Err(
+                        standard::delete_error::<Role>(&self.context, caller, error, uid)
+                            .await,
+                    );
+                }
+            };
+            if deleted { Ok(()) } else { Err(standard::not_found::<Role>(uid)) }
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
 #[tonic::async_trait]
@@ -3759,8 +3842,7 @@ impl<S: RoleStore> super::role_service_server::RoleService for RoleServiceApi<S>
     ) -> Result<tonic::Response<Role>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RoleServiceApi::create_role(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn get_role(
@@ -3769,8 +3851,7 @@ impl<S: RoleStore> super::role_service_server::RoleService for RoleServiceApi<S>
     ) -> Result<tonic::Response<Role>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RoleServiceApi::get_role(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn list_roles(
@@ -3779,8 +3860,7 @@ impl<S: RoleStore> super::role_service_server::RoleService for RoleServiceApi<S>
     ) -> Result<tonic::Response<ListRolesResponse>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RoleServiceApi::list_roles(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn update_role(
@@ -3789,8 +3869,7 @@ impl<S: RoleStore> super::role_service_server::RoleService for RoleServiceApi<S>
     ) -> Result<tonic::Response<Role>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RoleServiceApi::update_role(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn delete_role(
@@ -3799,8 +3878,7 @@ impl<S: RoleStore> super::role_service_server::RoleService for RoleServiceApi<S>
     ) -> Result<tonic::Response<()>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RoleServiceApi::delete_role(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
 }
@@ -3852,10 +3930,7 @@ mod group_service_rest {
             .body("group", &body)
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
-        api.create_group(&caller, request)
-            .await
-            .map(Tagged::new)
-            .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))
+        api.create_group(&caller, request).await.map(Tagged::new)
     }
     /// `GET /iam/v2/groups/{uid=**}`
     pub(super) async fn get_group<S: GroupStore>(
@@ -3872,8 +3947,11 @@ mod group_service_rest {
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
         api.get_group(&caller, request)
             .await
-            .and_then(|item| preconditions.answer(item))
-            .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))
+            .and_then(|item| {
+                preconditions
+                    .answer(item)
+                    .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))
+            })
     }
     /// `GET /iam/v2/groups`
     pub(super) async fn list_groups<S: GroupStore>(
@@ -3885,10 +3963,7 @@ mod group_service_rest {
             .query(query.as_deref())
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
-        api.list_groups(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))
+        api.list_groups(&caller, request).await.map(Json)
     }
     /// `PATCH /iam/v2/groups/{uid=**}`
     pub(super) async fn update_group<S: GroupStore>(
@@ -3906,10 +3981,7 @@ mod group_service_rest {
             .if_match(&preconditions, "group.etag")
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
-        api.update_group(&caller, request)
-            .await
-            .map(Tagged::new)
-            .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))
+        api.update_group(&caller, request).await.map(Tagged::new)
     }
     /// `DELETE /iam/v2/groups/{uid=**}`
     pub(super) async fn delete_group<S: GroupStore>(
@@ -3925,10 +3997,7 @@ mod group_service_rest {
             .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
-        api.delete_group(&caller, request)
-            .await
-            .map(|()| runtime::rest::Empty)
-            .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))
+        api.delete_group(&caller, request).await.map(|()| runtime::rest::Empty)
     }
 }
 /// REST routes of `platform.iam.v2.IdentityService`, one per `google.api.http` rule, calling `api`.
@@ -3979,10 +4048,7 @@ mod identity_service_rest {
             .body("identity", &body)
             .decode()
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
-        api.create_identity(&caller, request)
-            .await
-            .map(Tagged::new)
-            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
+        api.create_identity(&caller, request).await.map(Tagged::new)
     }
     /// `GET /iam/v2/identities/{uid=**}`
     pub(super) async fn get_identity<S: IdentityStore>(
@@ -3999,8 +4065,11 @@ mod identity_service_rest {
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
         api.get_identity(&caller, request)
             .await
-            .and_then(|item| preconditions.answer(item))
-            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
+            .and_then(|item| {
+                preconditions
+                    .answer(item)
+                    .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
+            })
     }
     /// `GET /iam/v2/identities`
     pub(super) async fn list_identities<S: IdentityStore>(
@@ -4012,10 +4081,7 @@ mod identity_service_rest {
             .query(query.as_deref())
             .decode()
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
-        api.list_identities(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
+        api.list_identities(&caller, request).await.map(Json)
     }
     /// `PATCH /iam/v2/identities/{uid=**}`
     pub(super) async fn update_identity<S: IdentityStore>(
@@ -4033,10 +4099,7 @@ mod identity_service_rest {
             .if_match(&preconditions, "identity.etag")
             .decode()
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
-        api.update_identity(&caller, request)
-            .await
-            .map(Tagged::new)
-            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
+        api.update_identity(&caller, request).await.map(Tagged::new)
     }
     /// `DELETE /iam/v2/identities/{uid=**}`
     pub(super) async fn delete_identity<S: IdentityStore>(
@@ -4052,10 +4115,7 @@ mod identity_service_rest {
             .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))?;
-        api.delete_identity(&caller, request)
-            .await
-            .map(|()| runtime::rest::Empty)
-            .map_err(|error| error.in_domain(IdentityServiceApi::<S>::DOMAIN))
+        api.delete_identity(&caller, request).await.map(|()| runtime::rest::Empty)
     }
 }
 /// REST routes of `platform.iam.v2.RoleBindingService`, one per `google.api.http` rule, calling `api`.
@@ -4110,10 +4170,7 @@ mod role_binding_service_rest {
             .body("roleBinding", &body)
             .decode()
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
-        api.create_role_binding(&caller, request)
-            .await
-            .map(Tagged::new)
-            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
+        api.create_role_binding(&caller, request).await.map(Tagged::new)
     }
     /// `GET /iam/v2/roleBindings/{uid=**}`
     pub(super) async fn get_role_binding<
@@ -4132,8 +4189,11 @@ mod role_binding_service_rest {
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
         api.get_role_binding(&caller, request)
             .await
-            .and_then(|item| preconditions.answer(item))
-            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
+            .and_then(|item| {
+                preconditions
+                    .answer(item)
+                    .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
+            })
     }
     /// `GET /iam/v2/roleBindings`
     pub(super) async fn list_role_bindings<
@@ -4149,10 +4209,7 @@ mod role_binding_service_rest {
             .query(query.as_deref())
             .decode()
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
-        api.list_role_bindings(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
+        api.list_role_bindings(&caller, request).await.map(Json)
     }
     /// `PATCH /iam/v2/roleBindings/{uid=**}`
     pub(super) async fn update_role_binding<
@@ -4174,10 +4231,7 @@ mod role_binding_service_rest {
             .if_match(&preconditions, "roleBinding.etag")
             .decode()
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
-        api.update_role_binding(&caller, request)
-            .await
-            .map(Tagged::new)
-            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
+        api.update_role_binding(&caller, request).await.map(Tagged::new)
     }
     /// `DELETE /iam/v2/roleBindings/{uid=**}`
     pub(super) async fn delete_role_binding<
@@ -4197,10 +4251,7 @@ mod role_binding_service_rest {
             .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))?;
-        api.delete_role_binding(&caller, request)
-            .await
-            .map(|()| runtime::rest::Empty)
-            .map_err(|error| error.in_domain(RoleBindingServiceApi::<S>::DOMAIN))
+        api.delete_role_binding(&caller, request).await.map(|()| runtime::rest::Empty)
     }
 }
 /// REST routes of `platform.iam.v2.RoleService`, one per `google.api.http` rule, calling `api`.
@@ -4251,10 +4302,7 @@ mod role_service_rest {
             .body("role", &body)
             .decode()
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
-        api.create_role(&caller, request)
-            .await
-            .map(Tagged::new)
-            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
+        api.create_role(&caller, request).await.map(Tagged::new)
     }
     /// `GET /iam/v2/roles/{uid=**}`
     pub(super) async fn get_role<S: RoleStore>(
@@ -4271,8 +4319,11 @@ mod role_service_rest {
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
         api.get_role(&caller, request)
             .await
-            .and_then(|item| preconditions.answer(item))
-            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
+            .and_then(|item| {
+                preconditions
+                    .answer(item)
+                    .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
+            })
     }
     /// `GET /iam/v2/roles`
     pub(super) async fn list_roles<S: RoleStore>(
@@ -4284,10 +4335,7 @@ mod role_service_rest {
             .query(query.as_deref())
             .decode()
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
-        api.list_roles(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
+        api.list_roles(&caller, request).await.map(Json)
     }
     /// `PATCH /iam/v2/roles/{uid=**}`
     pub(super) async fn update_role<S: RoleStore>(
@@ -4305,10 +4353,7 @@ mod role_service_rest {
             .if_match(&preconditions, "role.etag")
             .decode()
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
-        api.update_role(&caller, request)
-            .await
-            .map(Tagged::new)
-            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
+        api.update_role(&caller, request).await.map(Tagged::new)
     }
     /// `DELETE /iam/v2/roles/{uid=**}`
     pub(super) async fn delete_role<S: RoleStore>(
@@ -4324,10 +4369,7 @@ mod role_service_rest {
             .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))?;
-        api.delete_role(&caller, request)
-            .await
-            .map(|()| runtime::rest::Empty)
-            .map_err(|error| error.in_domain(RoleServiceApi::<S>::DOMAIN))
+        api.delete_role(&caller, request).await.map(|()| runtime::rest::Empty)
     }
 }
 /// Clients of the services of `platform.iam.v2`, over gRPC or REST/JSON.

@@ -342,28 +342,32 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: CreateArtifactRequest,
     ) -> Result<Artifact, Error> {
-        standard::parse_parent::<
-            crate::platform::libraries::v2::Artifact,
-        >(&request.parent, true)?;
-        self.context
-            .authorize(caller, Need::Capability("artifacts.create"), &request.parent)
-            .await?;
-        let resource = standard::prepare_create(
-            caller,
-            &request.parent,
-            request
-                .artifact
-                .map(|body| ::runtime::legacy::View::to_current(body, "artifact"))
-                .transpose()?,
-            "artifact",
-        )?;
-        self.store
-            .insert_artifact(&resource)
-            .await
-            .map_err(|error| standard::store_error::<
+        let answer: Result<Artifact, Error> = async {
+            standard::parse_parent::<
                 crate::platform::libraries::v2::Artifact,
-            >(error, &resource.uid, &request.parent))?;
-        Ok(<Artifact as ::runtime::legacy::View>::from_current(resource))
+            >(&request.parent, true)?;
+            self.context
+                .authorize(caller, Need::Capability("artifacts.create"), &request.parent)
+                .await?;
+            let resource = standard::prepare_create(
+                caller,
+                &request.parent,
+                request
+                    .artifact
+                    .map(|body| ::runtime::legacy::View::to_current(body, "artifact"))
+                    .transpose()?,
+                "artifact",
+            )?;
+            self.store
+                .insert_artifact(&resource)
+                .await
+                .map_err(|error| standard::store_error::<
+                    crate::platform::libraries::v2::Artifact,
+                >(error, &resource.uid, &request.parent))?;
+            Ok(<Artifact as ::runtime::legacy::View>::from_current(resource))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one library artifact.
     ///
@@ -373,18 +377,22 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: GetArtifactRequest,
     ) -> Result<Artifact, Error> {
-        let uid = standard::parse_uid::<
-            crate::platform::libraries::v2::Artifact,
-        >("id", &request.id)?;
-        let item = standard::get(
-                &self.context,
-                caller,
-                Need::Capability("artifacts.get"),
-                uid,
-                self.store.get_artifact(uid),
-            )
-            .await?;
-        Ok(<Artifact as ::runtime::legacy::View>::from_current(item))
+        let answer: Result<Artifact, Error> = async {
+            let uid = standard::parse_uid::<
+                crate::platform::libraries::v2::Artifact,
+            >("id", &request.id)?;
+            let item = standard::get(
+                    &self.context,
+                    caller,
+                    Need::Capability("artifacts.get"),
+                    uid,
+                    self.store.get_artifact(uid),
+                )
+                .await?;
+            Ok(<Artifact as ::runtime::legacy::View>::from_current(item))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists every library artifact matching the filters in one response, optionally windowed by
     /// `offset` and `limit`. One that does not exist or that the caller may not see is simply
@@ -396,47 +404,51 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: ListArtifactsRequest,
     ) -> Result<ListArtifactsResponse, Error> {
-        let uidp = request.uidp.unwrap_or_default();
-        let list = ListRequest {
-            children_of: &uidp.children_of,
-            descendants_of: &uidp.descendants_of,
-            ancestors_of: &uidp.ancestors_of,
-            in_root: uidp.in_root,
-            ids: &uidp.ids,
-            name: &request.name,
-            id: &request.id,
-            ..Default::default()
-        };
-        let Some(plan) = ListPlan::full::<
-            crate::platform::libraries::v2::Artifact,
-        >(
-                &self.context,
-                caller,
-                Need::Capability("artifacts.list"),
-                &["id", "name", "children_of", "descendants_of"],
-                list,
-                request.offset,
-                request.limit,
-            )
-            .await? else {
-            return Ok(ListArtifactsResponse {
-                items: Vec::new(),
-            });
-        };
-        let page = self
-            .store
-            .list_artifacts(&plan.query)
-            .await
-            .map_err(|error| standard::store_error::<
+        let answer: Result<ListArtifactsResponse, Error> = async {
+            let uidp = request.uidp.unwrap_or_default();
+            let list = ListRequest {
+                children_of: &uidp.children_of,
+                descendants_of: &uidp.descendants_of,
+                ancestors_of: &uidp.ancestors_of,
+                in_root: uidp.in_root,
+                ids: &uidp.ids,
+                name: &request.name,
+                id: &request.id,
+                ..Default::default()
+            };
+            let Some(plan) = ListPlan::full::<
                 crate::platform::libraries::v2::Artifact,
-            >(error, "", ""))?;
-        let items = plan.finish_full(&self.context, page)?;
-        Ok(ListArtifactsResponse {
-            items: items
-                .into_iter()
-                .map(<Artifact as ::runtime::legacy::View>::from_current)
-                .collect(),
-        })
+            >(
+                    &self.context,
+                    caller,
+                    Need::Capability("artifacts.list"),
+                    &["id", "name", "children_of", "descendants_of"],
+                    list,
+                    request.offset,
+                    request.limit,
+                )
+                .await? else {
+                return Ok(ListArtifactsResponse {
+                    items: Vec::new(),
+                });
+            };
+            let page = self
+                .store
+                .list_artifacts(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<
+                    crate::platform::libraries::v2::Artifact,
+                >(error, "", ""))?;
+            let items = plan.finish_full(&self.context, page)?;
+            Ok(ListArtifactsResponse {
+                items: items
+                    .into_iter()
+                    .map(<Artifact as ::runtime::legacy::View>::from_current)
+                    .collect(),
+            })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Replaces the library artifact named by `id` with the one sent: a writable field left out
     /// is cleared; output-only fields keep their stored values. The request is the library
@@ -448,25 +460,31 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: Artifact,
     ) -> Result<Artifact, Error> {
-        let uid = &*standard::parse_uid::<
-            crate::platform::libraries::v2::Artifact,
-        >("id", &request.id)?
-            .to_owned();
-        self.context.authorize(caller, Need::Capability("artifacts.update"), uid).await?;
-        let update = standard::plan_update(
-                &self.context,
-                caller,
+        let answer: Result<Artifact, Error> = async {
+            let uid = &*standard::parse_uid::<
+                crate::platform::libraries::v2::Artifact,
+            >("id", &request.id)?
+                .to_owned();
+            self.context
+                .authorize(caller, Need::Capability("artifacts.update"), uid)
+                .await?;
+            let update = standard::plan_update(
+                    &self.context,
+                    caller,
+                    uid,
+                    Some(&<Artifact as ::runtime::legacy::View>::replacement_mask()),
+                    ::runtime::legacy::View::to_current(request, "")?,
+                    "",
+                )
+                .await?;
+            let updated = standard::updated(
+                self.store.update_artifact(uid, &update).await,
                 uid,
-                Some(&<Artifact as ::runtime::legacy::View>::replacement_mask()),
-                ::runtime::legacy::View::to_current(request, "")?,
-                "",
-            )
-            .await?;
-        let updated = standard::updated(
-            self.store.update_artifact(uid, &update).await,
-            uid,
-        )?;
-        Ok(<Artifact as ::runtime::legacy::View>::from_current(updated))
+            )?;
+            Ok(<Artifact as ::runtime::legacy::View>::from_current(updated))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a library artifact.
     ///
@@ -476,27 +494,33 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: DeleteArtifactRequest,
     ) -> Result<(), Error> {
-        let uid = standard::parse_uid::<
-            crate::platform::libraries::v2::Artifact,
-        >("id", &request.id)?;
-        self.context.authorize(caller, Need::Capability("artifacts.delete"), uid).await?;
-        let etag = None;
-        let deleted = match self.store.delete_artifact(uid, etag).await {
-            Ok(deleted) => deleted,
-            Err(error) => {
-                return Err(
-                    standard::delete_error::<
-                        crate::platform::libraries::v2::Artifact,
-                    >(&self.context, caller, error, uid)
-                        .await,
-                );
+        let answer: Result<(), Error> = async {
+            let uid = standard::parse_uid::<
+                crate::platform::libraries::v2::Artifact,
+            >("id", &request.id)?;
+            self.context
+                .authorize(caller, Need::Capability("artifacts.delete"), uid)
+                .await?;
+            let etag = None;
+            let deleted = match self.store.delete_artifact(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    return Err(
+                        standard::delete_error::<
+                            crate::platform::libraries::v2::Artifact,
+                        >(&self.context, caller, error, uid)
+                            .await,
+                    );
+                }
+            };
+            if deleted {
+                Ok(())
+            } else {
+                Err(standard::not_found::<crate::platform::libraries::v2::Artifact>(uid))
             }
-        };
-        if deleted {
-            Ok(())
-        } else {
-            Err(standard::not_found::<crate::platform::libraries::v2::Artifact>(uid))
         }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
 #[tonic::async_trait]
@@ -513,8 +537,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn get_artifact(
@@ -527,8 +550,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn list_artifacts(
@@ -541,8 +563,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn update_artifact(
@@ -555,8 +576,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn delete_artifact(
@@ -569,8 +589,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
 }
@@ -624,10 +643,7 @@ mod artifact_service_rest {
             .body("artifact", &body)
             .decode()
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
-        api.create_artifact(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))
+        api.create_artifact(&caller, request).await.map(Json)
     }
     /// `GET /libraries/v1/artifacts/{id=**}`
     pub(super) async fn get_artifact<S: crate::platform::libraries::v2::ArtifactStore>(
@@ -641,10 +657,7 @@ mod artifact_service_rest {
             .path("id", path)
             .decode()
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
-        api.get_artifact(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))
+        api.get_artifact(&caller, request).await.map(Json)
     }
     /// `GET /libraries/v1/artifacts`
     pub(super) async fn list_artifacts<S: crate::platform::libraries::v2::ArtifactStore>(
@@ -656,10 +669,7 @@ mod artifact_service_rest {
             .query(query.as_deref())
             .decode()
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
-        api.list_artifacts(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))
+        api.list_artifacts(&caller, request).await.map(Json)
     }
     /// `PUT /libraries/v1/artifacts/{id=**}`
     pub(super) async fn update_artifact<
@@ -679,10 +689,7 @@ mod artifact_service_rest {
             .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
-        api.update_artifact(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))
+        api.update_artifact(&caller, request).await.map(Json)
     }
     /// `DELETE /libraries/v1/artifacts/{id=**}`
     pub(super) async fn delete_artifact<
@@ -700,10 +707,7 @@ mod artifact_service_rest {
             .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
-        api.delete_artifact(&caller, request)
-            .await
-            .map(|()| runtime::rest::Empty)
-            .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))
+        api.delete_artifact(&caller, request).await.map(|()| runtime::rest::Empty)
     }
 }
 /// Clients of the services of `platform.libraries.v1`, over gRPC or REST/JSON.

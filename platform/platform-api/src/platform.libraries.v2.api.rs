@@ -697,23 +697,27 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: CreateArtifactRequest,
     ) -> Result<Artifact, Error> {
-        standard::parse_parent::<Artifact>(&request.parent, true)?;
-        self.context
-            .authorize(caller, Need::Capability("artifacts.create"), &request.parent)
-            .await?;
-        let resource = standard::prepare_create(
-            caller,
-            &request.parent,
-            request.artifact,
-            "artifact",
-        )?;
-        self.store
-            .insert_artifact(&resource)
-            .await
-            .map_err(|error| standard::store_error::<
-                Artifact,
-            >(error, &resource.uid, &request.parent))?;
-        Ok(resource)
+        let answer: Result<Artifact, Error> = async {
+            standard::parse_parent::<Artifact>(&request.parent, true)?;
+            self.context
+                .authorize(caller, Need::Capability("artifacts.create"), &request.parent)
+                .await?;
+            let resource = standard::prepare_create(
+                caller,
+                &request.parent,
+                request.artifact,
+                "artifact",
+            )?;
+            self.store
+                .insert_artifact(&resource)
+                .await
+                .map_err(|error| standard::store_error::<
+                    Artifact,
+                >(error, &resource.uid, &request.parent))?;
+            Ok(resource)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one library artifact.
     ///
@@ -723,16 +727,20 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: GetArtifactRequest,
     ) -> Result<Artifact, Error> {
-        let uid = standard::parse_uid::<Artifact>("uid", &request.uid)?;
-        let item = standard::get(
-                &self.context,
-                caller,
-                Need::Capability("artifacts.get"),
-                uid,
-                self.store.get_artifact(uid),
-            )
-            .await?;
-        Ok(item)
+        let answer: Result<Artifact, Error> = async {
+            let uid = standard::parse_uid::<Artifact>("uid", &request.uid)?;
+            let item = standard::get(
+                    &self.context,
+                    caller,
+                    Need::Capability("artifacts.get"),
+                    uid,
+                    self.store.get_artifact(uid),
+                )
+                .await?;
+            Ok(item)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists library artifacts, optionally restricted to a subtree.
     ///
@@ -742,41 +750,45 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: ListArtifactsRequest,
     ) -> Result<ListArtifactsResponse, Error> {
-        let uidp = request.uidp.unwrap_or_default();
-        let list = ListRequest {
-            children_of: &uidp.children_of,
-            descendants_of: &uidp.descendants_of,
-            ancestors_of: &uidp.ancestors_of,
-            in_root: uidp.in_root,
-            ids: &uidp.ids,
-            name: &request.name,
-            page_size: request.page_size,
-            page_token: &request.page_token,
-            skip: request.skip,
-            order_by: &request.order_by,
-            ..Default::default()
-        };
-        let plan = ListPlan::with_filters::<
-            Artifact,
-        >(
-                &self.context,
-                caller,
-                Need::Capability("artifacts.list"),
-                <Artifact as ::runtime::resource::Resource>::FILTERS,
-                list,
-            )
-            .await?;
-        let page = self
-            .store
-            .list_artifacts(&plan.query)
-            .await
-            .map_err(|error| standard::store_error::<Artifact>(error, "", ""))?;
-        let (items, next_page_token, total_count) = plan.finish(&self.context, page);
-        Ok(ListArtifactsResponse {
-            items,
-            next_page_token,
-            total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
-        })
+        let answer: Result<ListArtifactsResponse, Error> = async {
+            let uidp = request.uidp.unwrap_or_default();
+            let list = ListRequest {
+                children_of: &uidp.children_of,
+                descendants_of: &uidp.descendants_of,
+                ancestors_of: &uidp.ancestors_of,
+                in_root: uidp.in_root,
+                ids: &uidp.ids,
+                name: &request.name,
+                page_size: request.page_size,
+                page_token: &request.page_token,
+                skip: request.skip,
+                order_by: &request.order_by,
+                ..Default::default()
+            };
+            let plan = ListPlan::with_filters::<
+                Artifact,
+            >(
+                    &self.context,
+                    caller,
+                    Need::Capability("artifacts.list"),
+                    <Artifact as ::runtime::resource::Resource>::FILTERS,
+                    list,
+                )
+                .await?;
+            let page = self
+                .store
+                .list_artifacts(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<Artifact>(error, "", ""))?;
+            let (items, next_page_token, total_count) = plan.finish(&self.context, page);
+            Ok(ListArtifactsResponse {
+                items,
+                next_page_token,
+                total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
+            })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Changes the fields named by `update_mask`.
     ///
@@ -786,22 +798,28 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: UpdateArtifactRequest,
     ) -> Result<Artifact, Error> {
-        let uid = standard::parse_uid::<Artifact>("uid", &request.uid)?;
-        self.context.authorize(caller, Need::Capability("artifacts.update"), uid).await?;
-        let update = standard::plan_update(
-                &self.context,
-                caller,
+        let answer: Result<Artifact, Error> = async {
+            let uid = standard::parse_uid::<Artifact>("uid", &request.uid)?;
+            self.context
+                .authorize(caller, Need::Capability("artifacts.update"), uid)
+                .await?;
+            let update = standard::plan_update(
+                    &self.context,
+                    caller,
+                    uid,
+                    request.update_mask.as_ref(),
+                    request.artifact.unwrap_or_default(),
+                    "artifact",
+                )
+                .await?;
+            let updated = standard::updated(
+                self.store.update_artifact(uid, &update).await,
                 uid,
-                request.update_mask.as_ref(),
-                request.artifact.unwrap_or_default(),
-                "artifact",
-            )
-            .await?;
-        let updated = standard::updated(
-            self.store.update_artifact(uid, &update).await,
-            uid,
-        )?;
-        Ok(updated)
+            )?;
+            Ok(updated)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a library artifact.
     ///
@@ -811,19 +829,27 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: DeleteArtifactRequest,
     ) -> Result<(), Error> {
-        let uid = standard::parse_uid::<Artifact>("uid", &request.uid)?;
-        self.context.authorize(caller, Need::Capability("artifacts.delete"), uid).await?;
-        let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
-        let deleted = match self.store.delete_artifact(uid, etag).await {
-            Ok(deleted) => deleted,
-            Err(error) => {
-                return Err(
-                    standard::delete_error::<Artifact>(&self.context, caller, error, uid)
-                        .await,
-                );
-            }
-        };
-        if deleted { Ok(()) } else { Err(standard::not_found::<Artifact>(uid)) }
+        let answer: Result<(), Error> = async {
+            let uid = standard::parse_uid::<Artifact>("uid", &request.uid)?;
+            self.context
+                .authorize(caller, Need::Capability("artifacts.delete"), uid)
+                .await?;
+            let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
+            let deleted = match self.store.delete_artifact(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    return Err(
+                        standard::delete_error::<
+                            Artifact,
+                        >(&self.context, caller, error, uid)
+                            .await,
+                    );
+                }
+            };
+            if deleted { Ok(()) } else { Err(standard::not_found::<Artifact>(uid)) }
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
 #[tonic::async_trait]
@@ -839,8 +865,7 @@ for ArtifactServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn get_artifact(
@@ -853,8 +878,7 @@ for ArtifactServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn list_artifacts(
@@ -867,8 +891,7 @@ for ArtifactServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn update_artifact(
@@ -881,8 +904,7 @@ for ArtifactServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn delete_artifact(
@@ -895,8 +917,7 @@ for ArtifactServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
 }
@@ -948,10 +969,7 @@ mod artifact_service_rest {
             .body("artifact", &body)
             .decode()
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
-        api.create_artifact(&caller, request)
-            .await
-            .map(Tagged::new)
-            .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))
+        api.create_artifact(&caller, request).await.map(Tagged::new)
     }
     /// `GET /libraries/v2/artifacts/{uid=**}`
     pub(super) async fn get_artifact<S: ArtifactStore>(
@@ -968,8 +986,11 @@ mod artifact_service_rest {
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
         api.get_artifact(&caller, request)
             .await
-            .and_then(|item| preconditions.answer(item))
-            .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))
+            .and_then(|item| {
+                preconditions
+                    .answer(item)
+                    .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))
+            })
     }
     /// `GET /libraries/v2/artifacts`
     pub(super) async fn list_artifacts<S: ArtifactStore>(
@@ -981,10 +1002,7 @@ mod artifact_service_rest {
             .query(query.as_deref())
             .decode()
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
-        api.list_artifacts(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))
+        api.list_artifacts(&caller, request).await.map(Json)
     }
     /// `PATCH /libraries/v2/artifacts/{uid=**}`
     pub(super) async fn update_artifact<S: ArtifactStore>(
@@ -1002,10 +1020,7 @@ mod artifact_service_rest {
             .if_match(&preconditions, "artifact.etag")
             .decode()
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
-        api.update_artifact(&caller, request)
-            .await
-            .map(Tagged::new)
-            .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))
+        api.update_artifact(&caller, request).await.map(Tagged::new)
     }
     /// `DELETE /libraries/v2/artifacts/{uid=**}`
     pub(super) async fn delete_artifact<S: ArtifactStore>(
@@ -1021,10 +1036,7 @@ mod artifact_service_rest {
             .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))?;
-        api.delete_artifact(&caller, request)
-            .await
-            .map(|()| runtime::rest::Empty)
-            .map_err(|error| error.in_domain(ArtifactServiceApi::<S>::DOMAIN))
+        api.delete_artifact(&caller, request).await.map(|()| runtime::rest::Empty)
     }
 }
 /// Clients of the services of `platform.libraries.v2`, over gRPC or REST/JSON.

@@ -296,28 +296,32 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: CreateRepoRequest,
     ) -> Result<Repo, Error> {
-        standard::parse_parent::<
-            crate::platform::registry::v2::Repo,
-        >(&request.parent, true)?;
-        self.context
-            .authorize(caller, Need::Capability("repos.create"), &request.parent)
-            .await?;
-        let resource = standard::prepare_create(
-            caller,
-            &request.parent,
-            request
-                .repo
-                .map(|body| ::runtime::legacy::View::to_current(body, "repo"))
-                .transpose()?,
-            "repo",
-        )?;
-        self.store
-            .insert_repo(&resource)
-            .await
-            .map_err(|error| standard::store_error::<
+        let answer: Result<Repo, Error> = async {
+            standard::parse_parent::<
                 crate::platform::registry::v2::Repo,
-            >(error, &resource.uid, &request.parent))?;
-        Ok(<Repo as ::runtime::legacy::View>::from_current(resource))
+            >(&request.parent, true)?;
+            self.context
+                .authorize(caller, Need::Capability("repos.create"), &request.parent)
+                .await?;
+            let resource = standard::prepare_create(
+                caller,
+                &request.parent,
+                request
+                    .repo
+                    .map(|body| ::runtime::legacy::View::to_current(body, "repo"))
+                    .transpose()?,
+                "repo",
+            )?;
+            self.store
+                .insert_repo(&resource)
+                .await
+                .map_err(|error| standard::store_error::<
+                    crate::platform::registry::v2::Repo,
+                >(error, &resource.uid, &request.parent))?;
+            Ok(<Repo as ::runtime::legacy::View>::from_current(resource))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists every container repository matching the filters in one response, optionally windowed
     /// by `offset` and `limit`. One that does not exist or that the caller may not see is simply
@@ -329,47 +333,51 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: ListReposRequest,
     ) -> Result<ListReposResponse, Error> {
-        let uidp = request.uidp.unwrap_or_default();
-        let list = ListRequest {
-            children_of: &uidp.children_of,
-            descendants_of: &uidp.descendants_of,
-            ancestors_of: &uidp.ancestors_of,
-            in_root: uidp.in_root,
-            ids: &uidp.ids,
-            name: &request.name,
-            id: &request.id,
-            ..Default::default()
-        };
-        let Some(plan) = ListPlan::full::<
-            crate::platform::registry::v2::Repo,
-        >(
-                &self.context,
-                caller,
-                Need::Capability("repos.list"),
-                &["id", "name", "children_of", "descendants_of"],
-                list,
-                request.offset,
-                request.limit,
-            )
-            .await? else {
-            return Ok(ListReposResponse {
-                items: Vec::new(),
-            });
-        };
-        let page = self
-            .store
-            .list_repos(&plan.query)
-            .await
-            .map_err(|error| standard::store_error::<
+        let answer: Result<ListReposResponse, Error> = async {
+            let uidp = request.uidp.unwrap_or_default();
+            let list = ListRequest {
+                children_of: &uidp.children_of,
+                descendants_of: &uidp.descendants_of,
+                ancestors_of: &uidp.ancestors_of,
+                in_root: uidp.in_root,
+                ids: &uidp.ids,
+                name: &request.name,
+                id: &request.id,
+                ..Default::default()
+            };
+            let Some(plan) = ListPlan::full::<
                 crate::platform::registry::v2::Repo,
-            >(error, "", ""))?;
-        let items = plan.finish_full(&self.context, page)?;
-        Ok(ListReposResponse {
-            items: items
-                .into_iter()
-                .map(<Repo as ::runtime::legacy::View>::from_current)
-                .collect(),
-        })
+            >(
+                    &self.context,
+                    caller,
+                    Need::Capability("repos.list"),
+                    &["id", "name", "children_of", "descendants_of"],
+                    list,
+                    request.offset,
+                    request.limit,
+                )
+                .await? else {
+                return Ok(ListReposResponse {
+                    items: Vec::new(),
+                });
+            };
+            let page = self
+                .store
+                .list_repos(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<
+                    crate::platform::registry::v2::Repo,
+                >(error, "", ""))?;
+            let items = plan.finish_full(&self.context, page)?;
+            Ok(ListReposResponse {
+                items: items
+                    .into_iter()
+                    .map(<Repo as ::runtime::legacy::View>::from_current)
+                    .collect(),
+            })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Replaces the container repository named by `id` with the one sent: a writable field left
     /// out is cleared; output-only fields keep their stored values. The request is the container
@@ -381,25 +389,29 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: Repo,
     ) -> Result<Repo, Error> {
-        let uid = &*standard::parse_uid::<
-            crate::platform::registry::v2::Repo,
-        >("id", &request.id)?
-            .to_owned();
-        self.context.authorize(caller, Need::Capability("repos.update"), uid).await?;
-        let update = standard::plan_update(
-                &self.context,
-                caller,
+        let answer: Result<Repo, Error> = async {
+            let uid = &*standard::parse_uid::<
+                crate::platform::registry::v2::Repo,
+            >("id", &request.id)?
+                .to_owned();
+            self.context.authorize(caller, Need::Capability("repos.update"), uid).await?;
+            let update = standard::plan_update(
+                    &self.context,
+                    caller,
+                    uid,
+                    Some(&<Repo as ::runtime::legacy::View>::replacement_mask()),
+                    ::runtime::legacy::View::to_current(request, "")?,
+                    "",
+                )
+                .await?;
+            let updated = standard::updated(
+                self.store.update_repo(uid, &update).await,
                 uid,
-                Some(&<Repo as ::runtime::legacy::View>::replacement_mask()),
-                ::runtime::legacy::View::to_current(request, "")?,
-                "",
-            )
-            .await?;
-        let updated = standard::updated(
-            self.store.update_repo(uid, &update).await,
-            uid,
-        )?;
-        Ok(<Repo as ::runtime::legacy::View>::from_current(updated))
+            )?;
+            Ok(<Repo as ::runtime::legacy::View>::from_current(updated))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a container repository.
     ///
@@ -409,27 +421,31 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: DeleteRepoRequest,
     ) -> Result<(), Error> {
-        let uid = standard::parse_uid::<
-            crate::platform::registry::v2::Repo,
-        >("id", &request.id)?;
-        self.context.authorize(caller, Need::Capability("repos.delete"), uid).await?;
-        let etag = None;
-        let deleted = match self.store.delete_repo(uid, etag).await {
-            Ok(deleted) => deleted,
-            Err(error) => {
-                return Err(
-                    standard::delete_error::<
-                        crate::platform::registry::v2::Repo,
-                    >(&self.context, caller, error, uid)
-                        .await,
-                );
+        let answer: Result<(), Error> = async {
+            let uid = standard::parse_uid::<
+                crate::platform::registry::v2::Repo,
+            >("id", &request.id)?;
+            self.context.authorize(caller, Need::Capability("repos.delete"), uid).await?;
+            let etag = None;
+            let deleted = match self.store.delete_repo(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    return Err(
+                        standard::delete_error::<
+                            crate::platform::registry::v2::Repo,
+                        >(&self.context, caller, error, uid)
+                            .await,
+                    );
+                }
+            };
+            if deleted {
+                Ok(())
+            } else {
+                Err(standard::not_found::<crate::platform::registry::v2::Repo>(uid))
             }
-        };
-        if deleted {
-            Ok(())
-        } else {
-            Err(standard::not_found::<crate::platform::registry::v2::Repo>(uid))
         }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
 #[tonic::async_trait]
@@ -441,8 +457,7 @@ for RepoServiceApi<S> {
     ) -> Result<tonic::Response<Repo>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RepoServiceApi::create_repo(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn list_repos(
@@ -451,8 +466,7 @@ for RepoServiceApi<S> {
     ) -> Result<tonic::Response<ListReposResponse>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RepoServiceApi::list_repos(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn update_repo(
@@ -461,8 +475,7 @@ for RepoServiceApi<S> {
     ) -> Result<tonic::Response<Repo>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RepoServiceApi::update_repo(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn delete_repo(
@@ -471,8 +484,7 @@ for RepoServiceApi<S> {
     ) -> Result<tonic::Response<()>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RepoServiceApi::delete_repo(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
 }
@@ -522,10 +534,7 @@ mod repo_service_rest {
             .body("repo", &body)
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
-        api.create_repo(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))
+        api.create_repo(&caller, request).await.map(Json)
     }
     /// `GET /registry/v1/repos`
     pub(super) async fn list_repos<S: crate::platform::registry::v2::RepoStore>(
@@ -537,10 +546,7 @@ mod repo_service_rest {
             .query(query.as_deref())
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
-        api.list_repos(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))
+        api.list_repos(&caller, request).await.map(Json)
     }
     /// `PUT /registry/v1/repos/{id=**}`
     pub(super) async fn update_repo<S: crate::platform::registry::v2::RepoStore>(
@@ -558,10 +564,7 @@ mod repo_service_rest {
             .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
-        api.update_repo(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))
+        api.update_repo(&caller, request).await.map(Json)
     }
     /// `DELETE /registry/v1/repos/{id=**}`
     pub(super) async fn delete_repo<S: crate::platform::registry::v2::RepoStore>(
@@ -577,10 +580,7 @@ mod repo_service_rest {
             .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
-        api.delete_repo(&caller, request)
-            .await
-            .map(|()| runtime::rest::Empty)
-            .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))
+        api.delete_repo(&caller, request).await.map(|()| runtime::rest::Empty)
     }
 }
 /// Clients of the services of `platform.registry.v1`, over gRPC or REST/JSON.

@@ -699,23 +699,27 @@ impl<S: RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: CreateRepoRequest,
     ) -> Result<Repo, Error> {
-        standard::parse_parent::<Repo>(&request.parent, true)?;
-        self.context
-            .authorize(caller, Need::Capability("repos.create"), &request.parent)
-            .await?;
-        let resource = standard::prepare_create(
-            caller,
-            &request.parent,
-            request.repo,
-            "repo",
-        )?;
-        self.store
-            .insert_repo(&resource)
-            .await
-            .map_err(|error| standard::store_error::<
-                Repo,
-            >(error, &resource.uid, &request.parent))?;
-        Ok(resource)
+        let answer: Result<Repo, Error> = async {
+            standard::parse_parent::<Repo>(&request.parent, true)?;
+            self.context
+                .authorize(caller, Need::Capability("repos.create"), &request.parent)
+                .await?;
+            let resource = standard::prepare_create(
+                caller,
+                &request.parent,
+                request.repo,
+                "repo",
+            )?;
+            self.store
+                .insert_repo(&resource)
+                .await
+                .map_err(|error| standard::store_error::<
+                    Repo,
+                >(error, &resource.uid, &request.parent))?;
+            Ok(resource)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one container repository.
     ///
@@ -725,16 +729,20 @@ impl<S: RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: GetRepoRequest,
     ) -> Result<Repo, Error> {
-        let uid = standard::parse_uid::<Repo>("uid", &request.uid)?;
-        let item = standard::get(
-                &self.context,
-                caller,
-                Need::Capability("repos.get"),
-                uid,
-                self.store.get_repo(uid),
-            )
-            .await?;
-        Ok(item)
+        let answer: Result<Repo, Error> = async {
+            let uid = standard::parse_uid::<Repo>("uid", &request.uid)?;
+            let item = standard::get(
+                    &self.context,
+                    caller,
+                    Need::Capability("repos.get"),
+                    uid,
+                    self.store.get_repo(uid),
+                )
+                .await?;
+            Ok(item)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists container repositories, optionally restricted to a subtree.
     ///
@@ -744,41 +752,45 @@ impl<S: RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: ListReposRequest,
     ) -> Result<ListReposResponse, Error> {
-        let uidp = request.uidp.unwrap_or_default();
-        let list = ListRequest {
-            children_of: &uidp.children_of,
-            descendants_of: &uidp.descendants_of,
-            ancestors_of: &uidp.ancestors_of,
-            in_root: uidp.in_root,
-            ids: &uidp.ids,
-            name: &request.name,
-            page_size: request.page_size,
-            page_token: &request.page_token,
-            skip: request.skip,
-            order_by: &request.order_by,
-            ..Default::default()
-        };
-        let plan = ListPlan::with_filters::<
-            Repo,
-        >(
-                &self.context,
-                caller,
-                Need::Capability("repos.list"),
-                <Repo as ::runtime::resource::Resource>::FILTERS,
-                list,
-            )
-            .await?;
-        let page = self
-            .store
-            .list_repos(&plan.query)
-            .await
-            .map_err(|error| standard::store_error::<Repo>(error, "", ""))?;
-        let (items, next_page_token, total_count) = plan.finish(&self.context, page);
-        Ok(ListReposResponse {
-            items,
-            next_page_token,
-            total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
-        })
+        let answer: Result<ListReposResponse, Error> = async {
+            let uidp = request.uidp.unwrap_or_default();
+            let list = ListRequest {
+                children_of: &uidp.children_of,
+                descendants_of: &uidp.descendants_of,
+                ancestors_of: &uidp.ancestors_of,
+                in_root: uidp.in_root,
+                ids: &uidp.ids,
+                name: &request.name,
+                page_size: request.page_size,
+                page_token: &request.page_token,
+                skip: request.skip,
+                order_by: &request.order_by,
+                ..Default::default()
+            };
+            let plan = ListPlan::with_filters::<
+                Repo,
+            >(
+                    &self.context,
+                    caller,
+                    Need::Capability("repos.list"),
+                    <Repo as ::runtime::resource::Resource>::FILTERS,
+                    list,
+                )
+                .await?;
+            let page = self
+                .store
+                .list_repos(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<Repo>(error, "", ""))?;
+            let (items, next_page_token, total_count) = plan.finish(&self.context, page);
+            Ok(ListReposResponse {
+                items,
+                next_page_token,
+                total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
+            })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Changes the fields named by `update_mask`.
     ///
@@ -788,22 +800,26 @@ impl<S: RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: UpdateRepoRequest,
     ) -> Result<Repo, Error> {
-        let uid = standard::parse_uid::<Repo>("uid", &request.uid)?;
-        self.context.authorize(caller, Need::Capability("repos.update"), uid).await?;
-        let update = standard::plan_update(
-                &self.context,
-                caller,
+        let answer: Result<Repo, Error> = async {
+            let uid = standard::parse_uid::<Repo>("uid", &request.uid)?;
+            self.context.authorize(caller, Need::Capability("repos.update"), uid).await?;
+            let update = standard::plan_update(
+                    &self.context,
+                    caller,
+                    uid,
+                    request.update_mask.as_ref(),
+                    request.repo.unwrap_or_default(),
+                    "repo",
+                )
+                .await?;
+            let updated = standard::updated(
+                self.store.update_repo(uid, &update).await,
                 uid,
-                request.update_mask.as_ref(),
-                request.repo.unwrap_or_default(),
-                "repo",
-            )
-            .await?;
-        let updated = standard::updated(
-            self.store.update_repo(uid, &update).await,
-            uid,
-        )?;
-        Ok(updated)
+            )?;
+            Ok(updated)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a container repository.
     ///
@@ -813,19 +829,23 @@ impl<S: RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: DeleteRepoRequest,
     ) -> Result<(), Error> {
-        let uid = standard::parse_uid::<Repo>("uid", &request.uid)?;
-        self.context.authorize(caller, Need::Capability("repos.delete"), uid).await?;
-        let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
-        let deleted = match self.store.delete_repo(uid, etag).await {
-            Ok(deleted) => deleted,
-            Err(error) => {
-                return Err(
-                    standard::delete_error::<Repo>(&self.context, caller, error, uid)
-                        .await,
-                );
-            }
-        };
-        if deleted { Ok(()) } else { Err(standard::not_found::<Repo>(uid)) }
+        let answer: Result<(), Error> = async {
+            let uid = standard::parse_uid::<Repo>("uid", &request.uid)?;
+            self.context.authorize(caller, Need::Capability("repos.delete"), uid).await?;
+            let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
+            let deleted = match self.store.delete_repo(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    return Err(
+                        standard::delete_error::<Repo>(&self.context, caller, error, uid)
+                            .await,
+                    );
+                }
+            };
+            if deleted { Ok(()) } else { Err(standard::not_found::<Repo>(uid)) }
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
 #[tonic::async_trait]
@@ -836,8 +856,7 @@ impl<S: RepoStore> super::repo_service_server::RepoService for RepoServiceApi<S>
     ) -> Result<tonic::Response<Repo>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RepoServiceApi::create_repo(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn get_repo(
@@ -846,8 +865,7 @@ impl<S: RepoStore> super::repo_service_server::RepoService for RepoServiceApi<S>
     ) -> Result<tonic::Response<Repo>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RepoServiceApi::get_repo(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn list_repos(
@@ -856,8 +874,7 @@ impl<S: RepoStore> super::repo_service_server::RepoService for RepoServiceApi<S>
     ) -> Result<tonic::Response<ListReposResponse>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RepoServiceApi::list_repos(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn update_repo(
@@ -866,8 +883,7 @@ impl<S: RepoStore> super::repo_service_server::RepoService for RepoServiceApi<S>
     ) -> Result<tonic::Response<Repo>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RepoServiceApi::update_repo(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn delete_repo(
@@ -876,8 +892,7 @@ impl<S: RepoStore> super::repo_service_server::RepoService for RepoServiceApi<S>
     ) -> Result<tonic::Response<()>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = RepoServiceApi::delete_repo(self, &caller, request.into_inner())
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
 }
@@ -929,10 +944,7 @@ mod repo_service_rest {
             .body("repo", &body)
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
-        api.create_repo(&caller, request)
-            .await
-            .map(Tagged::new)
-            .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))
+        api.create_repo(&caller, request).await.map(Tagged::new)
     }
     /// `GET /registry/v2/repos/{uid=**}`
     pub(super) async fn get_repo<S: RepoStore>(
@@ -949,8 +961,11 @@ mod repo_service_rest {
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
         api.get_repo(&caller, request)
             .await
-            .and_then(|item| preconditions.answer(item))
-            .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))
+            .and_then(|item| {
+                preconditions
+                    .answer(item)
+                    .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))
+            })
     }
     /// `GET /registry/v2/repos`
     pub(super) async fn list_repos<S: RepoStore>(
@@ -962,10 +977,7 @@ mod repo_service_rest {
             .query(query.as_deref())
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
-        api.list_repos(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))
+        api.list_repos(&caller, request).await.map(Json)
     }
     /// `PATCH /registry/v2/repos/{uid=**}`
     pub(super) async fn update_repo<S: RepoStore>(
@@ -983,10 +995,7 @@ mod repo_service_rest {
             .if_match(&preconditions, "repo.etag")
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
-        api.update_repo(&caller, request)
-            .await
-            .map(Tagged::new)
-            .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))
+        api.update_repo(&caller, request).await.map(Tagged::new)
     }
     /// `DELETE /registry/v2/repos/{uid=**}`
     pub(super) async fn delete_repo<S: RepoStore>(
@@ -1002,10 +1011,7 @@ mod repo_service_rest {
             .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
-        api.delete_repo(&caller, request)
-            .await
-            .map(|()| runtime::rest::Empty)
-            .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))
+        api.delete_repo(&caller, request).await.map(|()| runtime::rest::Empty)
     }
 }
 /// Clients of the services of `platform.registry.v2`, over gRPC or REST/JSON.

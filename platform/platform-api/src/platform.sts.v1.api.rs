@@ -125,10 +125,14 @@ impl<S: TokenServiceHandler> TokenServiceApi<S> {
         caller: &Caller,
         request: ExchangeTokenRequest,
     ) -> Result<ExchangeTokenResponse, Error> {
-        if caller.is_anonymous() {
-            return Err(runtime::auth::token_required());
+        let answer: Result<ExchangeTokenResponse, Error> = async {
+            if caller.is_anonymous() {
+                return Err(runtime::auth::token_required());
+            }
+            self.store.exchange_token(caller, request).await
         }
-        self.store.exchange_token(caller, request).await
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
 #[tonic::async_trait]
@@ -144,8 +148,7 @@ for TokenServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
 }
@@ -173,10 +176,7 @@ mod token_service_rest {
             .query(query.as_deref())
             .decode()
             .map_err(|error| error.in_domain(TokenServiceApi::<S>::DOMAIN))?;
-        api.exchange_token(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(TokenServiceApi::<S>::DOMAIN))
+        api.exchange_token(&caller, request).await.map(Json)
     }
 }
 /// Clients of the services of `platform.sts.v1`, over gRPC or REST/JSON.

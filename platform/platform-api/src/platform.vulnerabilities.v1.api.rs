@@ -395,28 +395,36 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
         caller: &Caller,
         request: CreateAdvisoryRequest,
     ) -> Result<Advisory, Error> {
-        standard::parse_parent::<
-            crate::platform::vulnerabilities::v2::Advisory,
-        >(&request.parent, true)?;
-        self.context
-            .authorize(caller, Need::Capability("advisories.create"), &request.parent)
-            .await?;
-        let resource = standard::prepare_create(
-            caller,
-            &request.parent,
-            request
-                .advisory
-                .map(|body| ::runtime::legacy::View::to_current(body, "advisory"))
-                .transpose()?,
-            "advisory",
-        )?;
-        self.store
-            .insert_advisory(&resource)
-            .await
-            .map_err(|error| standard::store_error::<
+        let answer: Result<Advisory, Error> = async {
+            standard::parse_parent::<
                 crate::platform::vulnerabilities::v2::Advisory,
-            >(error, &resource.uid, &request.parent))?;
-        Ok(<Advisory as ::runtime::legacy::View>::from_current(resource))
+            >(&request.parent, true)?;
+            self.context
+                .authorize(
+                    caller,
+                    Need::Capability("advisories.create"),
+                    &request.parent,
+                )
+                .await?;
+            let resource = standard::prepare_create(
+                caller,
+                &request.parent,
+                request
+                    .advisory
+                    .map(|body| ::runtime::legacy::View::to_current(body, "advisory"))
+                    .transpose()?,
+                "advisory",
+            )?;
+            self.store
+                .insert_advisory(&resource)
+                .await
+                .map_err(|error| standard::store_error::<
+                    crate::platform::vulnerabilities::v2::Advisory,
+                >(error, &resource.uid, &request.parent))?;
+            Ok(<Advisory as ::runtime::legacy::View>::from_current(resource))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one vulnerability advisory.
     ///
@@ -426,18 +434,22 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
         caller: &Caller,
         request: GetAdvisoryRequest,
     ) -> Result<Advisory, Error> {
-        let uid = standard::parse_uid::<
-            crate::platform::vulnerabilities::v2::Advisory,
-        >("id", &request.id)?;
-        let item = standard::get(
-                &self.context,
-                caller,
-                Need::Capability("advisories.get"),
-                uid,
-                self.store.get_advisory(uid),
-            )
-            .await?;
-        Ok(<Advisory as ::runtime::legacy::View>::from_current(item))
+        let answer: Result<Advisory, Error> = async {
+            let uid = standard::parse_uid::<
+                crate::platform::vulnerabilities::v2::Advisory,
+            >("id", &request.id)?;
+            let item = standard::get(
+                    &self.context,
+                    caller,
+                    Need::Capability("advisories.get"),
+                    uid,
+                    self.store.get_advisory(uid),
+                )
+                .await?;
+            Ok(<Advisory as ::runtime::legacy::View>::from_current(item))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists every vulnerability advisory matching the filters in one response, optionally
     /// windowed by `offset` and `limit`. One that does not exist or that the caller may not see
@@ -449,47 +461,51 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
         caller: &Caller,
         request: ListAdvisoriesRequest,
     ) -> Result<ListAdvisoriesResponse, Error> {
-        let uidp = request.uidp.unwrap_or_default();
-        let list = ListRequest {
-            children_of: &uidp.children_of,
-            descendants_of: &uidp.descendants_of,
-            ancestors_of: &uidp.ancestors_of,
-            in_root: uidp.in_root,
-            ids: &uidp.ids,
-            name: &request.name,
-            id: &request.id,
-            ..Default::default()
-        };
-        let Some(plan) = ListPlan::full::<
-            crate::platform::vulnerabilities::v2::Advisory,
-        >(
-                &self.context,
-                caller,
-                Need::Capability("advisories.list"),
-                &["id", "name", "children_of", "descendants_of"],
-                list,
-                request.offset,
-                request.limit,
-            )
-            .await? else {
-            return Ok(ListAdvisoriesResponse {
-                items: Vec::new(),
-            });
-        };
-        let page = self
-            .store
-            .list_advisories(&plan.query)
-            .await
-            .map_err(|error| standard::store_error::<
+        let answer: Result<ListAdvisoriesResponse, Error> = async {
+            let uidp = request.uidp.unwrap_or_default();
+            let list = ListRequest {
+                children_of: &uidp.children_of,
+                descendants_of: &uidp.descendants_of,
+                ancestors_of: &uidp.ancestors_of,
+                in_root: uidp.in_root,
+                ids: &uidp.ids,
+                name: &request.name,
+                id: &request.id,
+                ..Default::default()
+            };
+            let Some(plan) = ListPlan::full::<
                 crate::platform::vulnerabilities::v2::Advisory,
-            >(error, "", ""))?;
-        let items = plan.finish_full(&self.context, page)?;
-        Ok(ListAdvisoriesResponse {
-            items: items
-                .into_iter()
-                .map(<Advisory as ::runtime::legacy::View>::from_current)
-                .collect(),
-        })
+            >(
+                    &self.context,
+                    caller,
+                    Need::Capability("advisories.list"),
+                    &["id", "name", "children_of", "descendants_of"],
+                    list,
+                    request.offset,
+                    request.limit,
+                )
+                .await? else {
+                return Ok(ListAdvisoriesResponse {
+                    items: Vec::new(),
+                });
+            };
+            let page = self
+                .store
+                .list_advisories(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<
+                    crate::platform::vulnerabilities::v2::Advisory,
+                >(error, "", ""))?;
+            let items = plan.finish_full(&self.context, page)?;
+            Ok(ListAdvisoriesResponse {
+                items: items
+                    .into_iter()
+                    .map(<Advisory as ::runtime::legacy::View>::from_current)
+                    .collect(),
+            })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Replaces the vulnerability advisory named by `id` with the one sent: a writable field left
     /// out is cleared; output-only fields keep their stored values. The request is the
@@ -501,27 +517,31 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
         caller: &Caller,
         request: Advisory,
     ) -> Result<Advisory, Error> {
-        let uid = &*standard::parse_uid::<
-            crate::platform::vulnerabilities::v2::Advisory,
-        >("id", &request.id)?
-            .to_owned();
-        self.context
-            .authorize(caller, Need::Capability("advisories.update"), uid)
-            .await?;
-        let update = standard::plan_update(
-                &self.context,
-                caller,
+        let answer: Result<Advisory, Error> = async {
+            let uid = &*standard::parse_uid::<
+                crate::platform::vulnerabilities::v2::Advisory,
+            >("id", &request.id)?
+                .to_owned();
+            self.context
+                .authorize(caller, Need::Capability("advisories.update"), uid)
+                .await?;
+            let update = standard::plan_update(
+                    &self.context,
+                    caller,
+                    uid,
+                    Some(&<Advisory as ::runtime::legacy::View>::replacement_mask()),
+                    ::runtime::legacy::View::to_current(request, "")?,
+                    "",
+                )
+                .await?;
+            let updated = standard::updated(
+                self.store.update_advisory(uid, &update).await,
                 uid,
-                Some(&<Advisory as ::runtime::legacy::View>::replacement_mask()),
-                ::runtime::legacy::View::to_current(request, "")?,
-                "",
-            )
-            .await?;
-        let updated = standard::updated(
-            self.store.update_advisory(uid, &update).await,
-            uid,
-        )?;
-        Ok(<Advisory as ::runtime::legacy::View>::from_current(updated))
+            )?;
+            Ok(<Advisory as ::runtime::legacy::View>::from_current(updated))
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a vulnerability advisory.
     ///
@@ -531,33 +551,37 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
         caller: &Caller,
         request: DeleteAdvisoryRequest,
     ) -> Result<(), Error> {
-        let uid = standard::parse_uid::<
-            crate::platform::vulnerabilities::v2::Advisory,
-        >("id", &request.id)?;
-        self.context
-            .authorize(caller, Need::Capability("advisories.delete"), uid)
-            .await?;
-        let etag = None;
-        let deleted = match self.store.delete_advisory(uid, etag).await {
-            Ok(deleted) => deleted,
-            Err(error) => {
-                return Err(
-                    standard::delete_error::<
+        let answer: Result<(), Error> = async {
+            let uid = standard::parse_uid::<
+                crate::platform::vulnerabilities::v2::Advisory,
+            >("id", &request.id)?;
+            self.context
+                .authorize(caller, Need::Capability("advisories.delete"), uid)
+                .await?;
+            let etag = None;
+            let deleted = match self.store.delete_advisory(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    return Err(
+                        standard::delete_error::<
+                            crate::platform::vulnerabilities::v2::Advisory,
+                        >(&self.context, caller, error, uid)
+                            .await,
+                    );
+                }
+            };
+            if deleted {
+                Ok(())
+            } else {
+                Err(
+                    standard::not_found::<
                         crate::platform::vulnerabilities::v2::Advisory,
-                    >(&self.context, caller, error, uid)
-                        .await,
-                );
+                    >(uid),
+                )
             }
-        };
-        if deleted {
-            Ok(())
-        } else {
-            Err(
-                standard::not_found::<
-                    crate::platform::vulnerabilities::v2::Advisory,
-                >(uid),
-            )
         }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
 #[tonic::async_trait]
@@ -574,8 +598,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn get_advisory(
@@ -588,8 +611,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn list_advisories(
@@ -602,8 +624,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn update_advisory(
@@ -616,8 +637,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn delete_advisory(
@@ -630,8 +650,7 @@ impl<
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
 }
@@ -685,10 +704,7 @@ mod advisory_service_rest {
             .body("advisory", &body)
             .decode()
             .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))?;
-        api.create_advisory(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))
+        api.create_advisory(&caller, request).await.map(Json)
     }
     /// `GET /vulnerabilities/v1/advisories/{id=**}`
     pub(super) async fn get_advisory<
@@ -704,10 +720,7 @@ mod advisory_service_rest {
             .path("id", path)
             .decode()
             .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))?;
-        api.get_advisory(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))
+        api.get_advisory(&caller, request).await.map(Json)
     }
     /// `GET /vulnerabilities/v1/advisories`
     pub(super) async fn list_advisories<
@@ -721,10 +734,7 @@ mod advisory_service_rest {
             .query(query.as_deref())
             .decode()
             .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))?;
-        api.list_advisories(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))
+        api.list_advisories(&caller, request).await.map(Json)
     }
     /// `PUT /vulnerabilities/v1/advisories/{id=**}`
     pub(super) async fn update_advisory<
@@ -744,10 +754,7 @@ mod advisory_service_rest {
             .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))?;
-        api.update_advisory(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))
+        api.update_advisory(&caller, request).await.map(Json)
     }
     /// `DELETE /vulnerabilities/v1/advisories/{id=**}`
     pub(super) async fn delete_advisory<
@@ -765,10 +772,7 @@ mod advisory_service_rest {
             .without_etags(&preconditions)
             .decode()
             .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))?;
-        api.delete_advisory(&caller, request)
-            .await
-            .map(|()| runtime::rest::Empty)
-            .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))
+        api.delete_advisory(&caller, request).await.map(|()| runtime::rest::Empty)
     }
 }
 /// Clients of the services of `platform.vulnerabilities.v1`, over gRPC or REST/JSON.

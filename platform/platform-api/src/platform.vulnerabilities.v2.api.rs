@@ -695,16 +695,20 @@ impl<S: AdvisoryStore> AdvisoryServiceApi<S> {
         caller: &Caller,
         request: GetAdvisoryRequest,
     ) -> Result<Advisory, Error> {
-        let uid = standard::parse_uid::<Advisory>("uid", &request.uid)?;
-        let item = standard::get(
-                &self.context,
-                caller,
-                Need::Capability("advisories.get"),
-                uid,
-                self.store.get_advisory(uid),
-            )
-            .await?;
-        Ok(item)
+        let answer: Result<Advisory, Error> = async {
+            let uid = standard::parse_uid::<Advisory>("uid", &request.uid)?;
+            let item = standard::get(
+                    &self.context,
+                    caller,
+                    Need::Capability("advisories.get"),
+                    uid,
+                    self.store.get_advisory(uid),
+                )
+                .await?;
+            Ok(item)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists vulnerability advisories, optionally restricted to a subtree.
     ///
@@ -714,41 +718,45 @@ impl<S: AdvisoryStore> AdvisoryServiceApi<S> {
         caller: &Caller,
         request: ListAdvisoriesRequest,
     ) -> Result<ListAdvisoriesResponse, Error> {
-        let uidp = request.uidp.unwrap_or_default();
-        let list = ListRequest {
-            children_of: &uidp.children_of,
-            descendants_of: &uidp.descendants_of,
-            ancestors_of: &uidp.ancestors_of,
-            in_root: uidp.in_root,
-            ids: &uidp.ids,
-            name: &request.name,
-            page_size: request.page_size,
-            page_token: &request.page_token,
-            skip: request.skip,
-            order_by: &request.order_by,
-            ..Default::default()
-        };
-        let plan = ListPlan::with_filters::<
-            Advisory,
-        >(
-                &self.context,
-                caller,
-                Need::Capability("advisories.list"),
-                <Advisory as ::runtime::resource::Resource>::FILTERS,
-                list,
-            )
-            .await?;
-        let page = self
-            .store
-            .list_advisories(&plan.query)
-            .await
-            .map_err(|error| standard::store_error::<Advisory>(error, "", ""))?;
-        let (items, next_page_token, total_count) = plan.finish(&self.context, page);
-        Ok(ListAdvisoriesResponse {
-            items,
-            next_page_token,
-            total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
-        })
+        let answer: Result<ListAdvisoriesResponse, Error> = async {
+            let uidp = request.uidp.unwrap_or_default();
+            let list = ListRequest {
+                children_of: &uidp.children_of,
+                descendants_of: &uidp.descendants_of,
+                ancestors_of: &uidp.ancestors_of,
+                in_root: uidp.in_root,
+                ids: &uidp.ids,
+                name: &request.name,
+                page_size: request.page_size,
+                page_token: &request.page_token,
+                skip: request.skip,
+                order_by: &request.order_by,
+                ..Default::default()
+            };
+            let plan = ListPlan::with_filters::<
+                Advisory,
+            >(
+                    &self.context,
+                    caller,
+                    Need::Capability("advisories.list"),
+                    <Advisory as ::runtime::resource::Resource>::FILTERS,
+                    list,
+                )
+                .await?;
+            let page = self
+                .store
+                .list_advisories(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<Advisory>(error, "", ""))?;
+            let (items, next_page_token, total_count) = plan.finish(&self.context, page);
+            Ok(ListAdvisoriesResponse {
+                items,
+                next_page_token,
+                total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
+            })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
 #[tonic::async_trait]
@@ -764,8 +772,7 @@ for AdvisoryServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
     async fn list_advisories(
@@ -778,8 +785,7 @@ for AdvisoryServiceApi<S> {
                 &caller,
                 request.into_inner(),
             )
-            .await
-            .map_err(|error| error.in_domain(Self::DOMAIN))?;
+            .await?;
         Ok(tonic::Response::new(response))
     }
 }
@@ -823,8 +829,11 @@ mod advisory_service_rest {
             .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))?;
         api.get_advisory(&caller, request)
             .await
-            .and_then(|item| preconditions.answer(item))
-            .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))
+            .and_then(|item| {
+                preconditions
+                    .answer(item)
+                    .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))
+            })
     }
     /// `GET /vulnerabilities/v2/advisories`
     pub(super) async fn list_advisories<S: AdvisoryStore>(
@@ -836,10 +845,7 @@ mod advisory_service_rest {
             .query(query.as_deref())
             .decode()
             .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))?;
-        api.list_advisories(&caller, request)
-            .await
-            .map(Json)
-            .map_err(|error| error.in_domain(AdvisoryServiceApi::<S>::DOMAIN))
+        api.list_advisories(&caller, request).await.map(Json)
     }
 }
 /// Clients of the services of `platform.vulnerabilities.v2`, over gRPC or REST/JSON.

@@ -28,7 +28,7 @@ elif [[ $# -gt 0 ]]; then
   echo "usage: $0 [--screenshots DIR]" >&2
   exit 2
 fi
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 
 for tool in "${CHROMIUM:-/usr/bin/chromium}" "${CHROMEDRIVER:-/usr/bin/chromedriver}"; do
   [[ -x $tool ]] || { echo "missing $tool (apt-get install chromium chromium-driver)" >&2; exit 1; }

@@ -11,7 +11,7 @@
 #   on random messages of every type.
 # Python packages: pip install -r platform/platform-tests/interop/requirements.txt
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 
 echo "== protoc compiles every proto"
 mapfile -t protos < <(cd platform/proto && find . -name '*.proto' | sort)

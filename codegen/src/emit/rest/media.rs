@@ -34,9 +34,7 @@ pub fn emit_handler(
     let call = format_ident!("{}", method.rust_name());
     let (extractors, request) = bind_request(scope, method, binding);
     let call = quote! {
-        api.#call(&caller, request)
-            .await
-            .map_err(|error| error.in_domain(domain))?
+        api.#call(&caller, request).await?
     };
     let answer = match method.output.as_str() {
         "()" => quote! {
