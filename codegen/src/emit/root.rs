@@ -67,7 +67,8 @@ pub fn emit(
         pub const OPENAPI_JSON: &str = include_str!(#openapi_file);
 
         /// The ErrorInfo domain of errors outside every service (an unknown
-        /// route); pass it to `runtime::error::set_default_domain`.
+        /// route): the router names it, and `runtime::serve::Server::error_domain`
+        /// in the answers the server gives outside the router.
         pub const ERROR_DOMAIN: &str = #error_domain;
 
         /// The descriptors, decoded once; JSON encoding and reflection read them.

@@ -54,17 +54,20 @@ pub const STORAGE_RETRY_DELAY: Duration = Duration::from_secs(1);
 /// server cannot make a client wait longer by advising it.
 const MAX_READ_RETRY_DELAY: Duration = Duration::from_secs(3600);
 
-/// The domain of errors no API domain was attached to, until
-/// [`set_default_domain`] names the API's.
+/// The domain of errors answered outside the scope of any API's domain
+/// ([`scoped_domain`]) that name none of their own.
 pub const DEFAULT_DOMAIN: &str = "api";
 
-static API_DOMAIN: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+tokio::task_local! {
+    static API_DOMAIN: &'static str;
+}
 
-/// Names the ErrorInfo domain of errors outside every service (unknown
-/// routes, authentication) for this process: the generated crate's
-/// `ERROR_DOMAIN`. The first call wins.
-pub fn set_default_domain(domain: &'static str) {
-    let _ = API_DOMAIN.set(domain);
+/// Runs `future` with `domain` as the ErrorInfo domain of the errors it
+/// answers that name none (unknown routes, authentication, limits): the
+/// router built for an API runs every request so, and so does the server
+/// around the router (its timeouts' answers).
+pub async fn scoped_domain<F: std::future::Future>(domain: &'static str, future: F) -> F::Output {
+    API_DOMAIN.scope(domain, future).await
 }
 
 /// Canonical error codes (`google.rpc.Code`) that this API returns.
@@ -386,10 +389,11 @@ impl Error {
     }
 
     pub fn domain(&self) -> &str {
-        self.inner
-            .domain
-            .as_deref()
-            .unwrap_or_else(|| API_DOMAIN.get().copied().unwrap_or(DEFAULT_DOMAIN))
+        self.inner.domain.as_deref().unwrap_or_else(|| {
+            API_DOMAIN
+                .try_with(|domain| *domain)
+                .unwrap_or(DEFAULT_DOMAIN)
+        })
     }
 
     pub fn field_violations(&self) -> &[FieldViolation] {

@@ -211,8 +211,9 @@ impl ApiRouter {
 
     /// The router, or the services of the API left without a handler.
     ///
-    /// Also names the API's error domain for errors outside every service
-    /// ([`set_default_domain`](protoapi_core::error::set_default_domain)).
+    /// Every request runs in the scope of the API's error domain
+    /// ([`scoped_domain`](protoapi_core::error::scoped_domain)): errors
+    /// outside every service (unknown routes, authentication, limits) name it.
     pub fn build(self) -> Result<Router, MissingHandlers> {
         let missing = self.missing();
         if !missing.is_empty() || !self.unkept.is_empty() {
@@ -240,7 +241,6 @@ impl ApiRouter {
             }
             None => (extra, None),
         };
-        protoapi_core::error::set_default_domain(api.error_domain);
 
         let (health, health_service) = tonic_health::server::health_reporter();
         let reflection = || {
@@ -306,6 +306,10 @@ impl ApiRouter {
                 crate::web::cors,
             ));
         }
+        let domain = api.error_domain;
+        router = router.layer(tower::util::MapFutureLayer::new(move |answer| {
+            protoapi_core::error::scoped_domain(domain, answer)
+        }));
         if let Some((_, handle)) = console {
             handle.set(router.clone());
         }
@@ -440,5 +444,31 @@ mod tests {
             .unwrap();
         assert_eq!(response.status(), http::StatusCode::OK);
         assert_eq!(response.headers()["x-layer"], "ran");
+    }
+
+    #[tokio::test]
+    async fn two_apis_in_one_process_each_name_their_own_domain() {
+        use http_body_util::BodyExt as _;
+        use tower::ServiceExt as _;
+        let router = |error_domain| {
+            let api = Api {
+                services: &[],
+                error_domain,
+                ..api()
+            };
+            ApiRouter::new(api).build().unwrap()
+        };
+        let (first, second) = (router("first"), router("second"));
+        for (router, domain) in [(second, "second"), (first, "first")] {
+            let request = Request::get("/nowhere").body(axum::body::Body::empty());
+            let response = router.oneshot(request.unwrap()).await.unwrap();
+            assert_eq!(response.status(), http::StatusCode::NOT_FOUND);
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            let info = &body["error"]["details"][0];
+            assert_eq!(info["domain"], domain, "{body}");
+        }
+        let outside = protoapi_core::Error::new(protoapi_core::Code::NotFound, "R", "m");
+        assert_eq!(outside.domain(), protoapi_core::error::DEFAULT_DOMAIN);
     }
 }

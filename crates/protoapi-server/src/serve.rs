@@ -159,6 +159,15 @@ pub struct Server {
     timeouts: Timeouts,
     limits: Limits,
     tls: Option<ServerTls>,
+    error_domain: &'static str,
+}
+
+/// What serves each request: the router, and the ErrorInfo domain of the
+/// answers given outside it (the timeouts').
+#[derive(Clone)]
+struct App {
+    router: Router,
+    error_domain: &'static str,
 }
 
 impl Server {
@@ -171,7 +180,16 @@ impl Server {
             timeouts: Timeouts::default(),
             limits: Limits::default(),
             tls: None,
+            error_domain: protoapi_core::error::DEFAULT_DOMAIN,
         }
+    }
+
+    /// Names `domain` (the generated crate's `ERROR_DOMAIN`) in the
+    /// answers the server gives outside the router (the stream and body
+    /// timeouts'), as the router does in its own.
+    pub fn error_domain(mut self, domain: &'static str) -> Self {
+        self.error_domain = domain;
+        self
     }
 
     /// Serves over TLS only, with this certificate; see [`crate::tls`].
@@ -202,7 +220,12 @@ impl Server {
             timeouts,
             limits,
             tls,
+            error_domain,
         } = self;
+        let app = App {
+            router,
+            error_domain,
+        };
         let limits = Limits {
             max_connections: limits.max_connections.clamp(1, Semaphore::MAX_PERMITS),
             max_concurrent_streams: limits.max_concurrent_streams.max(1),
@@ -239,7 +262,7 @@ impl Server {
                         connections.spawn(connection(
                             (stream, peer),
                             tls.clone(),
-                            router.clone(),
+                            app.clone(),
                             timeouts,
                             limits,
                             Watchers {
@@ -302,7 +325,7 @@ struct Watchers {
 async fn connection(
     (stream, peer): (TcpStream, SocketAddr),
     tls: Option<ServerTls>,
-    router: Router,
+    app: App,
     timeouts: Timeouts,
     limits: Limits,
     watchers: Watchers,
@@ -331,7 +354,7 @@ async fn connection(
         activity: Arc::clone(&activity),
         write_blocked: false,
     });
-    let service = service(router, peer, timeouts, Arc::clone(&activity));
+    let service = service(app, peer, timeouts, Arc::clone(&activity));
     let builder = http_builder(limits);
     let connection = builder.serve_connection(io, service);
     let mut connection = std::pin::pin!(connection);
@@ -409,10 +432,11 @@ async fn connection(
     }
 }
 
-/// The connection's requests, each handed to `router` with the peer's
-/// address (for per-address policies such as rate limits) and watched.
+/// The connection's requests, each handed to the router with the peer's
+/// address (for per-address policies such as rate limits) and watched, in
+/// the scope of the API's error domain.
 fn service(
-    router: Router,
+    app: App,
     peer: SocketAddr,
     timeouts: Timeouts,
     activity: Arc<Activity>,
@@ -426,7 +450,8 @@ fn service(
         request
             .extensions_mut()
             .insert(axum::extract::ConnectInfo(peer));
-        handle(request, router.clone(), timeouts, Arc::clone(&activity))
+        let handled = handle(request, app.router.clone(), timeouts, Arc::clone(&activity));
+        protoapi_core::error::scoped_domain(app.error_domain, handled)
     })
 }
 

@@ -107,7 +107,10 @@ async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         services = services.routes(metrics.router());
     }
     let listener = args.serve.bind().await?;
-    let server = args.serve.server(listener, services.build()?)?;
+    let server = args
+        .serve
+        .server(listener, services.build()?)?
+        .error_domain(widgets::ERROR_DOMAIN);
     tracing::info!(%base_url, "widgets listening (REST and gRPC)");
     server.serve(runtime::serve::shutdown_signal()).await;
     Ok(())

@@ -138,7 +138,8 @@ pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("file_descriptor_set.bin")
 #[rustfmt::skip]
 pub const OPENAPI_JSON: &str = include_str!("openapi.json");
 /// The ErrorInfo domain of errors outside every service (an unknown
-/// route); pass it to `runtime::error::set_default_domain`.
+/// route): the router names it, and `runtime::serve::Server::error_domain`
+/// in the answers the server gives outside the router.
 pub const ERROR_DOMAIN: &str = "platform";
 /// The descriptors, decoded once; JSON encoding and reflection read them.
 #[rustfmt::skip]

@@ -154,7 +154,8 @@ pub async fn serve_with(
 
     let mut server = runtime::serve::Server::new(listener, router)
         .timeouts(config.timeouts)
-        .limits(config.limits);
+        .limits(config.limits)
+        .error_domain(platform_api::ERROR_DOMAIN);
     match tls {
         Some(tls) => {
             let cert = tls.files().cert.display().to_string();
