@@ -32,7 +32,8 @@ pub fn emit_handler(
     name: syn::Ident,
 ) -> TokenStream {
     let call = format_ident!("{}", method.rust_name());
-    let (extractors, request) = bind_request(scope, method, binding);
+    let domain = quote!(#api_type::<S>::DOMAIN);
+    let (extractors, request) = bind_request(scope, method, binding, &domain);
     let call = quote! {
         api.#call(&caller, request).await?
     };
@@ -42,7 +43,7 @@ pub fn emit_handler(
             Ok(axum::response::IntoResponse::into_response(::runtime::rest::Empty))
         },
         _ => {
-            let answer = answer(method);
+            let answer = answer(method, &domain);
             quote! {
                 let answer = #call;
                 #answer
@@ -61,7 +62,6 @@ pub fn emit_handler(
             #headers
             #(#extractors),*
         ) -> Result<axum::response::Response, Error> {
-            let domain = #api_type::<S>::DOMAIN;
             #request
             #answer
         }
@@ -74,6 +74,7 @@ fn bind_request(
     scope: &crate::emit::Scope,
     method: &Method,
     binding: &HttpRule,
+    domain: &TokenStream,
 ) -> (Vec<TokenStream>, TokenStream) {
     let input = scope.path(&method.input);
     let http_body = scope.path(HTTP_BODY_PATH);
@@ -129,23 +130,23 @@ fn bind_request(
         let #mutable request: #input = ::runtime::rest::RestRequest::new::<#input>()
             #(#steps)*
             .decode()
-            .map_err(|error| error.in_domain(domain))?;
+            .map_err(|error| error.in_domain(#domain))?;
         #fill
     };
     (extractors, request)
 }
 
 /// The statements answering `answer`.
-fn answer(method: &Method) -> TokenStream {
+fn answer(method: &Method, domain: &TokenStream) -> TokenStream {
     let media = &method.media;
     match (media.server_streaming, media.raw_response) {
         (true, true) => quote! {
             use ::runtime::__codegen::futures_util::StreamExt;
             let chunks = answer.map(|chunk| chunk.map(|body| (body.content_type, body.data)));
-            ::runtime::rest::stream::respond_raw(Box::pin(chunks), domain).await
+            ::runtime::rest::stream::respond_raw(Box::pin(chunks), #domain).await
         },
         (true, false) => quote! {
-            ::runtime::rest::stream::respond(&headers, answer, domain).await
+            ::runtime::rest::stream::respond(&headers, answer, #domain).await
         },
         (false, true) => quote! {
             ::runtime::rest::http_body::respond(&answer.content_type, answer.data)
