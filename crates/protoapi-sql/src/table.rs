@@ -38,6 +38,7 @@ pub struct AccessRead<R, T> {
 }
 
 mod cascade;
+mod delete;
 
 /// Reads the named columns' values from a stored body.
 pub(super) type ValuesOf = fn(&[u8], &[&str]) -> Result<Vec<SortValue>, prost::DecodeError>;
@@ -755,71 +756,6 @@ impl Table {
         let subjects = [self.subject_of(&stored), self.subject_of(&merged)];
         self.commit(transaction, &subjects).await?;
         Ok(Some(merged))
-    }
-
-    pub(super) async fn delete(
-        &self,
-        store: &dyn Tables,
-        uid: &str,
-        etag: Option<&str>,
-    ) -> Result<bool, StoreError> {
-        let mut transaction = begin_write(store).await?;
-        let lock = row_lock(store.dialect());
-        // The access subject's column (the uid itself when the table guards
-        // no access: then it is not used).
-        let subject_column = self.column(self.access_subject.unwrap_or("uid"));
-        let sql = format!(
-            "SELECT etag, {subject_column} AS subject FROM {} WHERE uid = $1{lock}",
-            self.name
-        );
-        let Some(row) = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(uid.to_owned())
-            .fetch_optional(&mut *transaction)
-            .await
-            .map_err(backend_error)?
-        else {
-            return Ok(false);
-        };
-        let stored_etag: String = row.try_get("etag").map_err(backend_error)?;
-        let subject: Option<String> = match self.access_subject {
-            Some(_) => Some(row.try_get("subject").map_err(backend_error)?),
-            None => None,
-        };
-        if etag.is_some_and(|etag| etag != stored_etag) {
-            return Err(StoreError::EtagMismatch);
-        }
-        let mut dependents = Vec::new();
-        for dependent in self.dependents {
-            let table = store.table_of(dependent.resource_type)?;
-            let column = table.column(dependent.field);
-            let resource_type = dependent.resource_type;
-            let sql = format!(
-                "SELECT uid FROM {} WHERE {column} = $1 ORDER BY uid LIMIT 10",
-                table.name
-            );
-            let uids: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-                .bind(uid.to_owned())
-                .fetch_all(&mut *transaction)
-                .await
-                .map_err(backend_error)?;
-            dependents.extend(
-                uids.into_iter()
-                    .map(|uid| ((*resource_type).to_owned(), uid)),
-            );
-        }
-        if !dependents.is_empty() {
-            return Err(StoreError::HasDependents(dependents));
-        }
-        let sql = format!("DELETE FROM {} WHERE uid = $1", self.name);
-        sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(uid.to_owned())
-            .execute(&mut *transaction)
-            .await
-            .map_err(backend_error)?;
-        self.add_counts(&mut transaction, &Counts::of([uid], self.parent_of), -1)
-            .await?;
-        self.commit(transaction, &[subject]).await?;
-        Ok(true)
     }
 }
 

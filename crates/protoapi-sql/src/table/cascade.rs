@@ -1,7 +1,7 @@
 //! Forced deletes (AIP-135 `force`): an item and every item below it, in
 //! one transaction.
 
-use super::{Counts, Table, Tables, backend_error, begin_write, row_lock};
+use super::{Counts, Table, Tables, backend_error, begin_write};
 use protoapi_core::store::StoreError;
 use protoapi_core::uidp;
 
@@ -21,37 +21,15 @@ impl Table {
         etag: Option<&str>,
     ) -> Result<bool, StoreError> {
         let mut transaction = begin_write(store).await?;
-        let lock = row_lock(store.dialect());
-        let sql = format!("SELECT etag FROM {} WHERE uid = $1{lock}", self.name);
-        let Some(stored_etag) = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
-            .bind(uid.to_owned())
-            .fetch_optional(&mut *transaction)
-            .await
-            .map_err(backend_error)?
+        let Some(subject) = self
+            .lock_for_delete(store, &mut transaction, uid, etag)
+            .await?
         else {
             return Ok(false);
         };
-        if etag.is_some_and(|etag| etag != stored_etag) {
-            return Err(StoreError::EtagMismatch);
-        }
-        let mut dependents = Vec::new();
-        for dependent in self.dependents.iter().filter(|d| d.field != "parent") {
-            let table = store.table_of(dependent.resource_type)?;
-            let sql = format!(
-                "SELECT uid FROM {} WHERE {} = $1 ORDER BY uid LIMIT 10",
-                table.name,
-                table.column(dependent.field)
-            );
-            let uids: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-                .bind(uid.to_owned())
-                .fetch_all(&mut *transaction)
-                .await
-                .map_err(backend_error)?;
-            dependents.extend(
-                uids.into_iter()
-                    .map(|uid| (dependent.resource_type.to_owned(), uid)),
-            );
-        }
+        let dependents = self
+            .dependents_naming(store, &mut transaction, uid, false)
+            .await?;
         if !dependents.is_empty() {
             return Err(StoreError::HasDependents(dependents));
         }
@@ -70,15 +48,8 @@ impl Table {
             let counts = Counts::of(uids.iter().map(String::as_str), table.parent_of);
             table.add_counts(&mut transaction, &counts, -1).await?;
         }
-        let sql = format!("DELETE FROM {} WHERE uid = $1", self.name);
-        sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(uid.to_owned())
-            .execute(&mut *transaction)
-            .await
-            .map_err(backend_error)?;
-        self.add_counts(&mut transaction, &Counts::of([uid], self.parent_of), -1)
-            .await?;
-        self.commit(transaction, &[]).await?;
+        self.delete_row(&mut transaction, uid).await?;
+        self.commit(transaction, &[subject]).await?;
         Ok(true)
     }
 
