@@ -2,13 +2,16 @@
 //!
 //! The pipeline has three stages with a typed model between them:
 //!
-//! 1. [`load`]: parse `.proto` files with protox into descriptors.
-//! 2. [`model`] (crate `codegen-model`): build the typed model — services, HTTP rules with parsed
-//!    [`template`]s, standard methods, resources and field behaviours —
-//!    reporting mistakes as [`diagnostics`] (see [Errors](#errors)).
-//! 3. [`emit`]: one emitter per output kind, formatted with prettyplease.
+//! 1. Load: parse `.proto` files with protox into descriptors.
+//! 2. Model (crate `codegen-model`): build the typed model — services, HTTP
+//!    rules with parsed [`template`]s, standard methods, resources and field
+//!    behaviours — reporting mistakes as [`diagnostics`] (see
+//!    [Errors](#errors)).
+//! 3. Emit: one emitter per output kind, formatted with prettyplease.
 //!
-//! [`Config`] drives the pipeline for `build.rs` users and the CLI alike.
+//! [`Config`] drives the pipeline for `build.rs` users and the CLI alike; it,
+//! [`Error`] and the diagnostics are the crate's whole surface (the model and
+//! the emitters are its own, free to change).
 //!
 //! # Errors
 //!
@@ -45,16 +48,19 @@
 //! The CLI (`cargo run -p codegen -- check|generate`) prints the same, with
 //! paths relative to the current directory, in colour on a terminal.
 
-pub mod config;
-pub mod emit;
-pub mod load;
+mod config;
+mod emit;
+mod load;
 
-pub use codegen_model::{annotations, diagnostics, model, template};
+use codegen_model::{annotations, model};
+pub use codegen_model::{diagnostics, template};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub use config::{Config, Output};
+pub use config::{
+    ANNOTATION_FILE, BUILD_SCRIPT_ROOT, Config, DESCRIPTOR_FILE, OPENAPI_FILE, Output, VENDORED,
+};
 pub use diagnostics::Diagnostic;
 use diagnostics::{Sources, Style};
 
