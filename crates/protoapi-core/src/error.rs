@@ -64,8 +64,8 @@ tokio::task_local! {
 
 /// Runs `future` with `domain` as the ErrorInfo domain of the errors it
 /// answers that name none (unknown routes, authentication, limits): the
-/// router built for an API runs every request so, and so does the server
-/// around the router (its timeouts' answers).
+/// router built for an API runs every request so (the server names it in
+/// its own timeouts' answers).
 pub async fn scoped_domain<F: std::future::Future>(domain: &'static str, future: F) -> F::Output {
     API_DOMAIN.scope(domain, future).await
 }

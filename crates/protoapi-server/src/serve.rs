@@ -186,7 +186,7 @@ impl Server {
 
     /// Names `domain` (the generated crate's `ERROR_DOMAIN`) in the
     /// answers the server gives outside the router (the stream and body
-    /// timeouts'), as the router does in its own.
+    /// timeouts', a response stream's included), as the router does in its own.
     pub fn error_domain(mut self, domain: &'static str) -> Self {
         self.error_domain = domain;
         self
@@ -433,8 +433,7 @@ async fn connection(
 }
 
 /// The connection's requests, each handed to the router with the peer's
-/// address (for per-address policies such as rate limits) and watched, in
-/// the scope of the API's error domain.
+/// address (for per-address policies such as rate limits) and watched.
 fn service(
     app: App,
     peer: SocketAddr,
@@ -450,8 +449,7 @@ fn service(
         request
             .extensions_mut()
             .insert(axum::extract::ConnectInfo(peer));
-        let handled = handle(request, app.router.clone(), timeouts, Arc::clone(&activity));
-        protoapi_core::error::scoped_domain(app.error_domain, handled)
+        handle(request, app.clone(), timeouts, Arc::clone(&activity))
     })
 }
 
@@ -806,7 +804,7 @@ impl AsyncWrite for Watched {
 /// under the stream timeout, its response tracked until the last byte.
 async fn handle(
     request: Request<Incoming>,
-    router: Router,
+    app: App,
     timeouts: Timeouts,
     activity: Arc<Activity>,
 ) -> Result<Response<Tracked>, Infallible> {
@@ -821,16 +819,22 @@ async fn handle(
         expired: Arc::clone(&expired),
     });
     let mut close = false;
-    let mut response = match tokio::time::timeout_at(ends, router.oneshot(request)).await {
+    let mut response = match tokio::time::timeout_at(ends, app.router.oneshot(request)).await {
         Ok(Ok(response)) => response,
         Err(_) => {
             tracing::debug!("request not answered within the stream timeout");
             close = true;
-            protoapi_http::rest::error_response(stream_timeout_error(timeouts.stream), grpc)
+            protoapi_http::rest::error_response(
+                stream_timeout_error(timeouts.stream, app.error_domain),
+                grpc,
+            )
         }
     };
     if expired.load(Ordering::Acquire) {
-        response = protoapi_http::rest::error_response(body_timeout_error(timeouts.body), grpc);
+        response = protoapi_http::rest::error_response(
+            body_timeout_error(timeouts.body, app.error_domain),
+            grpc,
+        );
         close = true;
     }
     if close && http1 {
@@ -846,12 +850,13 @@ async fn handle(
         ends: Box::pin(tokio::time::sleep_until(ends)),
         grpc,
         timeout: timeouts.stream,
+        error_domain: app.error_domain,
         split: !http1,
         rest: Bytes::new(),
     }))
 }
 
-fn body_timeout_error(timeout: Duration) -> Error {
+fn body_timeout_error(timeout: Duration, domain: &str) -> Error {
     Error::new(
         Code::DeadlineExceeded,
         "REQUEST_BODY_TIMEOUT",
@@ -861,9 +866,10 @@ fn body_timeout_error(timeout: Duration) -> Error {
         ),
     )
     .with_http_status(http::StatusCode::REQUEST_TIMEOUT)
+    .in_domain(domain)
 }
 
-fn stream_timeout_error(timeout: Duration) -> Error {
+fn stream_timeout_error(timeout: Duration, domain: &str) -> Error {
     Error::new(
         Code::DeadlineExceeded,
         "STREAM_TIMEOUT",
@@ -872,6 +878,7 @@ fn stream_timeout_error(timeout: Duration) -> Error {
             timeout.as_millis()
         ),
     )
+    .in_domain(domain)
 }
 
 /// Why a body ended early.
@@ -948,6 +955,7 @@ struct Tracked {
     ends: Pin<Box<Sleep>>,
     grpc: bool,
     timeout: Duration,
+    error_domain: &'static str,
     /// Whether chunks are handed over at most [`HTTP2_CHUNK`] at a time.
     split: bool,
     /// What is left of a chunk of `inner` handed over in parts.
@@ -977,7 +985,7 @@ impl Body for Tracked {
             this.in_flight = None;
             if this.grpc {
                 return Poll::Ready(Some(Ok(Frame::trailers(grpc_status(
-                    stream_timeout_error(this.timeout),
+                    stream_timeout_error(this.timeout, this.error_domain),
                 )))));
             }
             return Poll::Ready(Some(Err(axum::Error::new(Cut::Stream))));

@@ -51,24 +51,8 @@ fn env() -> Env {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args: Args = env().parse();
-    let traces = match args.telemetry.init_logs("widgets") {
-        Ok(provider) => provider,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let result = serve(args).await;
-    if let Err(error) = traces.shutdown() {
-        tracing::warn!(%error, "traces not all exported");
-    }
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            tracing::error!("{error}");
-            ExitCode::FAILURE
-        }
-    }
+    let telemetry = args.telemetry.clone();
+    telemetry.run("widgets", serve(args)).await
 }
 
 async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error>> {

@@ -66,27 +66,14 @@ fn parse_issuer(value: &str) -> Result<(String, PathBuf), String> {
 async fn main() -> ExitCode {
     let args: Args = Env::prefix(ENV).parse();
     // Logs go to stderr, coloured only for a terminal (not into a file).
-    let traces = match args.telemetry.init_logs("platform-server") {
-        Ok(provider) => provider,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::FAILURE;
+    let telemetry = args.telemetry.clone();
+    let work = async move {
+        match &args.command {
+            Some(Command::MintToken { identity }) => mint_token(&args, identity),
+            None => serve(args).await,
         }
     };
-    let result = match &args.command {
-        Some(Command::MintToken { identity }) => mint_token(&args, identity),
-        None => serve(args).await,
-    };
-    if let Err(error) = traces.shutdown() {
-        tracing::warn!(%error, "traces not all exported");
-    }
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            tracing::error!("{error}");
-            ExitCode::FAILURE
-        }
-    }
+    telemetry.run("platform-server", work).await
 }
 
 fn mint_token(args: &Args, identity: &str) -> Result<(), String> {

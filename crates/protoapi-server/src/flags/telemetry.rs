@@ -3,6 +3,7 @@
 
 use std::io::IsTerminal;
 use std::net::SocketAddr;
+use std::process::ExitCode;
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::SdkTracerProvider;
@@ -56,6 +57,34 @@ impl Telemetry {
         );
         tracing::subscriber::set_global_default(subscriber).map_err(|e| e.to_string())?;
         Ok(provider)
+    }
+
+    /// Runs a server's `work` with the logs installed (see
+    /// [`Telemetry::init_logs`]), then sends the traces still buffered: the
+    /// exit code of its `main`, a failure logged.
+    pub async fn run<E: std::fmt::Display>(
+        &self,
+        service: &'static str,
+        work: impl std::future::Future<Output = Result<(), E>>,
+    ) -> ExitCode {
+        let traces = match self.init_logs(service) {
+            Ok(provider) => provider,
+            Err(error) => {
+                eprintln!("error: {error}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let result = work.await;
+        if let Err(error) = traces.shutdown() {
+            tracing::warn!(%error, "traces not all exported");
+        }
+        match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                tracing::error!("{error}");
+                ExitCode::FAILURE
+            }
+        }
     }
 
     #[cfg(feature = "otlp")]
