@@ -480,26 +480,26 @@ fn emit_imports(api: &Api, package: &crate::model::Package, shadowed: &[&str]) -
     }
     if !package.services.is_empty() {
         imports.push(quote!(
-            use runtime::__codegen::{axum, tonic};
+            use runtime::__private::{axum, tonic};
         ));
         imports.push(quote!(
-            use runtime::standard::ApiContext;
+            use runtime::__private::standard::ApiContext;
         ));
         imports.push(quote!(
-            use runtime::{Caller, Error};
+            use runtime::__private::{Caller, Error};
         ));
     }
     if has(|s| !matches!(s, Standard::Custom)) {
         imports.push(quote!(
-            use runtime::auth::Need;
+            use runtime::__private::auth::Need;
         ));
         imports.push(quote!(
-            use runtime::standard;
+            use runtime::__private::standard;
         ));
     }
     if has(|s| matches!(s, Standard::List { .. })) {
         imports.push(quote!(
-            use runtime::standard::{ListPlan, ListRequest};
+            use runtime::__private::standard::{ListPlan, ListRequest};
         ));
     }
     // Only creates check references and held capabilities: a version that
@@ -509,17 +509,17 @@ fn emit_imports(api: &Api, package: &crate::model::Package, shadowed: &[&str]) -
         .filter_map(|m| api.resource(m.standard.resource()?));
     if created.any(|r| !r.resolved_references().is_empty() || r.has_must_hold()) {
         imports.push(quote!(
-            use runtime::resource::Resource;
+            use runtime::__private::resource::Resource;
         ));
     }
     if !package.resources.is_empty() {
         imports.push(quote!(
-            use runtime::mask::Update;
+            use runtime::__private::mask::Update;
         ));
     }
     if !package.resources.is_empty() {
         imports.push(quote!(
-            use runtime::store::{Backend, ListQuery, Page, StoreError};
+            use runtime::__private::store::{Backend, ListQuery, Page, StoreError};
         ));
     }
     quote!(#(#imports)*)

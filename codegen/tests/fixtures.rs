@@ -214,3 +214,35 @@ fn split_output_is_the_api_file() {
         "a section of an emitter this test does not know"
     );
 }
+
+/// Generated code reaches the runtime through its one hidden surface
+/// (`runtime::__private`), so the runtime's public modules may change
+/// without breaking a generated crate; doc comments name the public paths.
+#[test]
+fn generated_code_names_only_the_private_surface() {
+    let mut offending = Vec::new();
+    for (path, text) in files(&fixtures())
+        .iter()
+        .filter(|(path, _)| path.ends_with(".rs"))
+    {
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            let mut rest = code;
+            while let Some(at) = rest.find("runtime::") {
+                let preceded = rest[..at].chars().next_back();
+                let after = &rest[at + "runtime::".len()..];
+                if !preceded.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                    && !after.starts_with("__private::")
+                {
+                    offending.push(format!("{path}:{}: {}", n + 1, line.trim()));
+                }
+                rest = after;
+            }
+        }
+    }
+    assert!(
+        offending.is_empty(),
+        "runtime paths outside `runtime::__private`:\n{}",
+        offending.join("\n")
+    );
+}

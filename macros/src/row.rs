@@ -221,7 +221,7 @@ fn emit(row: &Row) -> TokenStream {
         let integer = f.kind != Kind::Text;
         let output_only = f.output_only;
         quote! {
-            ::runtime::row::ColumnSpec { name: #name, field: #field, integer: #integer, output_only: #output_only }
+            ::runtime::__private::row::ColumnSpec { name: #name, field: #field, integer: #integer, output_only: #output_only }
         }
     });
     let from_message = row.fields.iter().map(|f| {
@@ -233,7 +233,7 @@ fn emit(row: &Row) -> TokenStream {
         }
         match f.kind {
             Kind::Timestamp => quote_spanned! {span=>
-                #ident: message.#source.as_ref().map(::runtime::time::to_micros).unwrap_or_default()
+                #ident: message.#source.as_ref().map(::runtime::__private::time::to_micros).unwrap_or_default()
             },
             _ => quote_spanned! {span=> #ident: ::core::clone::Clone::clone(&message.#source) },
         }
@@ -242,27 +242,27 @@ fn emit(row: &Row) -> TokenStream {
         let ident = &f.ident;
         match f.kind {
             Kind::Text => {
-                quote!(::runtime::resource::SortValue::Text(::core::clone::Clone::clone(&self.#ident)))
+                quote!(::runtime::__private::resource::SortValue::Text(::core::clone::Clone::clone(&self.#ident)))
             }
-            Kind::Bool => quote!(::runtime::resource::SortValue::Int(i64::from(self.#ident))),
+            Kind::Bool => quote!(::runtime::__private::resource::SortValue::Int(i64::from(self.#ident))),
             Kind::Integer => quote! {
-                ::runtime::resource::SortValue::Int(i64::try_from(self.#ident).unwrap_or(i64::MAX))
+                ::runtime::__private::resource::SortValue::Int(i64::try_from(self.#ident).unwrap_or(i64::MAX))
             },
-            Kind::Timestamp => quote!(::runtime::resource::SortValue::Int(self.#ident)),
+            Kind::Timestamp => quote!(::runtime::__private::resource::SortValue::Int(self.#ident)),
         }
     });
     quote! {
         #[automatically_derived]
-        impl ::runtime::row::Row for #ident {
+        impl ::runtime::__private::row::Row for #ident {
             type Message = #message;
 
-            const COLUMNS: &'static [::runtime::row::ColumnSpec] = &[#(#specs),*];
+            const COLUMNS: &'static [::runtime::__private::row::ColumnSpec] = &[#(#specs),*];
 
             fn from_message(message: &Self::Message) -> Self {
                 #ident { #(#from_message),* }
             }
 
-            fn values(&self) -> ::std::vec::Vec<::runtime::resource::SortValue> {
+            fn values(&self) -> ::std::vec::Vec<::runtime::__private::resource::SortValue> {
                 ::std::vec![#(#values),*]
             }
         }

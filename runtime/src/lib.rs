@@ -6,7 +6,7 @@
 //!
 //! | modules | crate | feature |
 //! |---|---|---|
-//! | [`error`], [`json`], [`uidp`], [`names`], [`time`], [`context`], [`auth`], [`resource`], [`mask`], [`paging`], [`standard`], [`legacy`], [`store`], [`row`], [`memory`], [`stream`], [`private`] | `protoapi-core` | always |
+//! | [`error`], [`json`], [`uidp`], [`names`], [`time`], [`context`], [`auth`], [`resource`], [`mask`], [`paging`], [`standard`], [`legacy`], [`store`], [`row`], [`memory`], [`stream`], [`owner_only`] | `protoapi-core` | always |
 //! | [`rest`], [`probe`] | `protoapi-http` | always |
 //! | `client`; `cli` | `protoapi-client` | `client` (default); `cli` |
 //! | `router`, `serve`, `grpc`, `web`, `tls`, `keys`, the API tokens in [`auth`]; `observe`, `ratelimit`; `flags` | `protoapi-server` | `server` (default); `observe`, `ratelimit`, `otlp`; `flags` |
@@ -19,7 +19,7 @@
 //! compiles none of the server's crates.
 
 pub use protoapi_core::{
-    Caller, Code, Error, context, error, json, legacy, mask, memory, names, paging, private,
+    Caller, Code, Error, context, error, json, legacy, mask, memory, names, owner_only, paging,
     resource, row, standard, store, stream, time, uidp,
 };
 pub use protoapi_http::{probe, rest};
@@ -53,15 +53,7 @@ pub mod auth {
     pub use protoapi_server::{authenticate::*, identity::*, tokens::*};
 }
 
-/// Re-exports for generated code only; not a stable API.
+/// What generated code names, and nothing else should: not a stable API.
 #[doc(hidden)]
-pub mod __codegen {
-    pub use axum;
-    pub use futures_util;
-    pub use http;
-    pub use prost_reflect;
-    pub use prost_types;
-    pub use serde;
-    pub use serde_json;
-    pub use tonic;
-}
+#[path = "private.rs"]
+pub mod __private;

@@ -37,7 +37,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             #delete_forced
 
             fn #keeps(&self) -> bool {
-                Backend::keeps(self, <#ty as ::runtime::resource::Resource>::TYPE)
+                Backend::keeps(self, <#ty as ::runtime::__private::resource::Resource>::TYPE)
             }
 
             fn #insert(&self, resource: &#ty) -> impl Future<Output = Result<(), StoreError>> + Send {

@@ -195,11 +195,11 @@ pub fn emit(api: &Api) -> TokenStream {
     let command = emit_command(&collections);
     let each = collections.iter().map(|c| emit_collection(api, c));
     quote! {
-        use runtime::Error;
-        use runtime::__codegen::serde_json::Value;
-        use runtime::cli::clap::{self, Args, Subcommand};
-        use runtime::cli::{self, Answer, Page};
-        use runtime::json;
+        use runtime::__private::Error;
+        use runtime::__private::serde_json::Value;
+        use runtime::__private::cli::clap::{self, Args, Subcommand};
+        use runtime::__private::cli::{self, Answer, Page};
+        use runtime::__private::json;
 
         #command
         #(#each)*

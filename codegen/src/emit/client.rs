@@ -40,7 +40,7 @@ pub fn emit_package(scope: &super::Scope, api: &Api, package: &Package) -> Token
         #[cfg(feature = "client")]
         pub mod client {
             use super::*;
-            use runtime::client::{Connection, Route};
+            use runtime::__private::client::{Connection, Route};
 
             #(#services)*
         }
@@ -89,7 +89,10 @@ fn emit_method(
     let route = format_ident!("{}", method.name.to_shouty_snake_case());
     let grpc_path = format!("/{}/{}", service.full_name, method.name);
     let verb = format!("{:?}", method.http.verb).to_uppercase();
-    let template = runtime_template(&method.http.template, quote!(runtime::rest::template::));
+    let template = runtime_template(
+        &method.http.template,
+        quote!(runtime::__private::rest::template::),
+    );
     let body = match &method.http.body {
         Some(body) => quote!(Some(#body)),
         None => quote!(None),
@@ -132,7 +135,7 @@ fn emit_method(
         #[doc = #doc]
         #[doc = ""]
         #comments
-        pub async fn #fn_name(&self, request: #input) -> Result<#answer, runtime::Error> {
+        pub async fn #fn_name(&self, request: #input) -> Result<#answer, runtime::__private::Error> {
             #call
         }
 
@@ -180,7 +183,7 @@ fn emit_call(scope: &super::Scope, method: &Method, route: &syn::Ident) -> Token
         false => quote!(None),
     };
     quote! {
-        let raw = runtime::client::RawBodies { request: #take, response: #build };
+        let raw = runtime::__private::client::RawBodies { request: #take, response: #build };
         self.connection.#call_with(&Self::#route, request, raw).await
     }
 }
@@ -212,8 +215,8 @@ fn emit_pager(scope: &super::Scope, api: &Api, method: &Method, name: &str) -> T
         pub fn #pages(
             &self,
             request: #input,
-        ) -> impl runtime::__codegen::futures_util::Stream<Item = Result<#output, runtime::Error>> + '_ {
-            runtime::client::pages(
+        ) -> impl runtime::__private::futures_util::Stream<Item = Result<#output, runtime::__private::Error>> + '_ {
+            runtime::__private::client::pages(
                 request,
                 move |request| self.#list(request),
                 |request, token| request.page_token = token,
@@ -225,8 +228,8 @@ fn emit_pager(scope: &super::Scope, api: &Api, method: &Method, name: &str) -> T
         pub fn #stream(
             &self,
             request: #input,
-        ) -> impl runtime::__codegen::futures_util::Stream<Item = Result<#resource, runtime::Error>> + '_ {
-            runtime::client::items(
+        ) -> impl runtime::__private::futures_util::Stream<Item = Result<#resource, runtime::__private::Error>> + '_ {
+            runtime::__private::client::items(
                 request,
                 move |request| self.#list(request),
                 |request, token| request.page_token = token,
@@ -258,16 +261,16 @@ pub fn emit_root(api: &Api) -> TokenStream {
         /// reached by the collection it serves: `client.groups().list(request)`.
         #[derive(Clone, Debug)]
         pub struct Client {
-            connection: runtime::client::Connection,
+            connection: runtime::__private::client::Connection,
         }
 
         impl Client {
-            pub fn new(connection: runtime::client::Connection) -> Self {
+            pub fn new(connection: runtime::__private::client::Connection) -> Self {
                 Client { connection }
             }
 
             /// The connection every service client shares.
-            pub fn connection(&self) -> &runtime::client::Connection {
+            pub fn connection(&self) -> &runtime::__private::client::Connection {
                 &self.connection
             }
 

@@ -35,7 +35,7 @@ pub fn emit(api: &Api) -> TokenStream {
         /// The web console's view of the API (`runtime::console`): every
         /// resource's collection and the routes of its standard methods.
         /// [`Services::console`] serves it.
-        pub static CONSOLE: runtime::console::Schema = runtime::console::Schema {
+        pub static CONSOLE: runtime::__private::console::Schema = runtime::__private::console::Schema {
             title: #title,
             descriptors: || &DESCRIPTOR_POOL,
             collections: &[#(#collections),*],
@@ -47,7 +47,7 @@ pub fn emit(api: &Api) -> TokenStream {
             /// `.console(runtime::console::Console::new(&CONSOLE))`: its pages
             /// act as the signed-in caller through this router, and offer
             /// only what the services' authorizer lets that caller do.
-            pub fn console(mut self, console: runtime::console::Console) -> Self {
+            pub fn console(mut self, console: runtime::__private::console::Console) -> Self {
                 self.router.console(console, self.context.authorizer.clone());
                 self
             }
@@ -98,25 +98,25 @@ fn collection(api: &Api, resource: &Resource) -> Option<TokenStream> {
                         .id_field(resource)
                         .map(|f| f.to_lower_camel_case()),
                 );
-                quote!(create: Some(runtime::console::schema::Create { action: #action, body: #body, id: #id }))
+                quote!(create: Some(runtime::__private::console::schema::Create { action: #action, body: #body, id: #id }))
             }
             Standard::Update { body_field, .. } => {
                 let body = body_field.to_lower_camel_case();
                 let mask = matches!(method.shape, Shape::Update(shape) if shape.has_mask);
-                quote!(update: Some(runtime::console::schema::Update { action: #action, body: #body, mask: #mask }))
+                quote!(update: Some(runtime::__private::console::schema::Update { action: #action, body: #body, mask: #mask }))
             }
             Standard::Delete { .. } => {
                 let etag = matches!(method.shape, Shape::Delete(shape) if shape.etag);
-                quote!(delete: Some(runtime::console::schema::Delete { action: #action, etag: #etag }))
+                quote!(delete: Some(runtime::__private::console::schema::Delete { action: #action, etag: #etag }))
             }
             _ => continue,
         };
         parts.push(part);
     }
     Some(quote! {
-        runtime::console::schema::Collection {
+        runtime::__private::console::schema::Collection {
             #(#parts,)*
-            ..runtime::console::schema::Collection::of::<#ty>(#id, #singular, #message)
+            ..runtime::__private::console::schema::Collection::of::<#ty>(#id, #singular, #message)
         }
     })
 }
@@ -129,7 +129,7 @@ fn action(package: &Package, service: &str, method: &Method) -> TokenStream {
         heck::ToShoutySnakeCase::to_shouty_snake_case(method.name.as_str())
     ));
     let capability = option(method.capability.clone());
-    quote!(runtime::console::schema::Action { route: &#route, capability: #capability })
+    quote!(runtime::__private::console::schema::Action { route: &#route, capability: #capability })
 }
 
 fn list(
@@ -169,7 +169,7 @@ fn list(
     let in_root = filters.iter().any(|f| f == "in_root");
     let order_by = shape.order_by;
     quote! {
-        list: Some(runtime::console::schema::List {
+        list: Some(runtime::__private::console::schema::List {
             action: #action,
             items: #items,
             total: #total,

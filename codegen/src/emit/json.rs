@@ -10,17 +10,17 @@ use crate::model::{Container, JsonField, JsonShape, JsonValue, Message, NamedFie
 /// The imports the impls of `messages` use, at the top of the API file.
 pub fn imports(messages: &[&Message]) -> TokenStream {
     let mut imports = vec![quote!(
-        use runtime::__codegen::serde::Serializer;
+        use runtime::__private::serde::Serializer;
     )];
     imports.push(quote!(
-        use runtime::json::{JsonMessage, JsonObject};
+        use runtime::__private::json::{JsonMessage, JsonObject};
     ));
     if messages
         .iter()
         .any(|message| matches!(message.json, JsonShape::Fields(_)))
     {
         imports.push(quote!(
-            use runtime::__codegen::serde::ser::SerializeStruct as _;
+            use runtime::__private::serde::ser::SerializeStruct as _;
         ));
     }
     if messages
@@ -28,7 +28,7 @@ pub fn imports(messages: &[&Message]) -> TokenStream {
         .any(|message| !message.named_fields.is_empty())
     {
         imports.push(quote!(
-            use runtime::json::wire;
+            use runtime::__private::json::wire;
         ));
     }
     quote!(#(#imports)*)
@@ -47,8 +47,10 @@ pub fn emit(scope: &super::Scope, messages: &[&Message]) -> TokenStream {
                 let doc = format!(" Canonical JSON through reflection: {reason}.");
                 (
                     Some(quote!(#[doc = #doc])),
-                    quote!(::runtime::json::reflective::serialize(self, serializer)),
-                    quote!(::runtime::json::reflective::from_object(object)),
+                    quote!(::runtime::__private::json::reflective::serialize(
+                        self, serializer
+                    )),
+                    quote!(::runtime::__private::json::reflective::from_object(object)),
                 )
             }
         };
@@ -282,7 +284,7 @@ fn json_field(fields: &[NamedField], scope: &super::Scope) -> TokenStream {
     if fields.is_empty() {
         // Named in full: a file of such messages does not import `wire`.
         return quote! {
-            fn json_field(_: &str) -> Option<::runtime::json::wire::Field> {
+            fn json_field(_: &str) -> Option<::runtime::__private::json::wire::Field> {
                 None
             }
         };

@@ -28,7 +28,7 @@ pub fn emit(scope: &Scope, api: &Api, view: &View) -> TokenStream {
     let rest = rest(view.complete);
     quote! {
         #[doc = #doc]
-        impl ::runtime::legacy::View for #ty {
+        impl ::runtime::__private::legacy::View for #ty {
             type Current = #current;
 
             const REPLACES: &'static [&'static str] = &[#(#replaces),*];
@@ -40,7 +40,7 @@ pub fn emit(scope: &Scope, api: &Api, view: &View) -> TokenStream {
             fn into_current(
                 self,
                 #path: &str,
-                #violations: &mut Vec<::runtime::error::FieldViolation>,
+                #violations: &mut Vec<::runtime::__private::error::FieldViolation>,
             ) -> #current {
                 #current {
                     #read
@@ -90,7 +90,7 @@ fn fields_from(fields: &[ViewField], source: &TokenStream) -> TokenStream {
                     let mut map = ::std::collections::HashMap::new();
                     if let Some(value) = #value {
                         for (key, value) in [#(#entries),*] {
-                            if !::runtime::legacy::is_default(&value) {
+                            if !::runtime::__private::legacy::is_default(&value) {
                                 map.insert(key.to_owned(), value);
                             }
                         }
@@ -124,7 +124,7 @@ fn fields_into(fields: &[ViewField], source: &TokenStream, path: &TokenStream) -
                 let inner = fields_into(
                     fields,
                     &quote!(value),
-                    &quote!(&::runtime::json::field_path(#path, #json)),
+                    &quote!(&::runtime::__private::json::field_path(#path, #json)),
                 );
                 let rest = rest(*complete);
                 quote!(#value.map(|value| #ty { #inner #rest }))
@@ -139,9 +139,9 @@ fn fields_into(fields: &[ViewField], source: &TokenStream, path: &TokenStream) -
                 quote! {{
                     let mut map = #value;
                     let value = (!map.is_empty()).then(|| #ty { #(#taken)* });
-                    ::runtime::legacy::unknown_keys(
+                    ::runtime::__private::legacy::unknown_keys(
                         map,
-                        &::runtime::json::field_path(#path, #json),
+                        &::runtime::__private::json::field_path(#path, #json),
                         &[#(#known),*],
                         violations,
                     );

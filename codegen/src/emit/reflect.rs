@@ -11,8 +11,8 @@ pub fn emit(scope: &super::Scope, messages: &[&Message]) -> TokenStream {
         let ty = scope.path(&message.rust_path);
         let full_name = &message.full_name;
         quote! {
-            impl ::runtime::__codegen::prost_reflect::ReflectMessage for #ty {
-                fn descriptor(&self) -> ::runtime::__codegen::prost_reflect::MessageDescriptor {
+            impl ::runtime::__private::prost_reflect::ReflectMessage for #ty {
+                fn descriptor(&self) -> ::runtime::__private::prost_reflect::MessageDescriptor {
                     crate::DESCRIPTOR_POOL
                         .get_message_by_name(#full_name)
                         .expect("the embedded descriptor set declares every generated message")

@@ -49,12 +49,12 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         }
     });
     quote! {
-        impl ::runtime::resource::Resource for #ty {
+        impl ::runtime::__private::resource::Resource for #ty {
             const TYPE: &'static str = #type_name;
             const COLLECTION: &'static str = #collection;
             #constants
-            const FIELDS: &'static [::runtime::resource::FieldSpec] = {
-                use ::runtime::resource::{Behavior, FieldSpec};
+            const FIELDS: &'static [::runtime::__private::resource::FieldSpec] = {
+                use ::runtime::__private::resource::{Behavior, FieldSpec};
                 &[#(#specs),*]
             };
             const ORDER_BY: &'static [&'static str] = &[#(#order_by),*];
@@ -98,8 +98,8 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
 
             #json_len_bound
 
-            fn sort_value(&self, field: &str) -> ::runtime::resource::SortValue {
-                use ::runtime::resource::SortValue;
+            fn sort_value(&self, field: &str) -> ::runtime::__private::resource::SortValue {
+                use ::runtime::__private::resource::SortValue;
                 match field {
                     #(#sort_arms)*
                     _ => SortValue::Text(self.#key.clone()),
@@ -141,7 +141,7 @@ fn sort_arms(resource: &Resource) -> Vec<TokenStream> {
             let name = ident(&field.name);
             let value = match field.kind {
                 FieldKind::Timestamp => quote! {
-                    SortValue::Int(self.#name.as_ref().map(::runtime::time::to_micros).unwrap_or_default())
+                    SortValue::Int(self.#name.as_ref().map(::runtime::__private::time::to_micros).unwrap_or_default())
                 },
                 FieldKind::Number if field.int64 => quote!(SortValue::Int(self.#name)),
                 FieldKind::Number => quote!(SortValue::Int(i64::from(self.#name))),
@@ -160,8 +160,8 @@ fn sort_arms(resource: &Resource) -> Vec<TokenStream> {
 fn constants(resource: &Resource) -> TokenStream {
     let page_sizes = resource.page_sizes.map(|(default, max)| {
         quote! {
-            const PAGE_SIZES: ::runtime::standard::PageSizes =
-                ::runtime::standard::PageSizes { default: #default, max: #max };
+            const PAGE_SIZES: ::runtime::__private::standard::PageSizes =
+                ::runtime::__private::standard::PageSizes { default: #default, max: #max };
         }
     });
     let filters = (resource.filters != ["children_of", "descendants_of"]).then(|| {
@@ -175,7 +175,7 @@ fn constants(resource: &Resource) -> TokenStream {
             PublicRule::If(field) => quote!(If(#field)),
             PublicRule::After(field) => quote!(After(#field)),
         };
-        quote!(const PUBLIC: Option<::runtime::resource::Public> = Some(::runtime::resource::Public::#rule);)
+        quote!(const PUBLIC: Option<::runtime::__private::resource::Public> = Some(::runtime::__private::resource::Public::#rule);)
     });
     let parent_type = resource
         .parent_type
@@ -188,8 +188,8 @@ fn constants(resource: &Resource) -> TokenStream {
     let names = resource.names.as_ref().map(|names| {
         let collections = &names.collections;
         quote! {
-            const NAMES: Option<::runtime::names::Pattern> =
-                Some(::runtime::names::Pattern::new(&[#(#collections),*]));
+            const NAMES: Option<::runtime::__private::names::Pattern> =
+                Some(::runtime::__private::names::Pattern::new(&[#(#collections),*]));
         }
     });
     let shared = resource.shared.then(|| {
@@ -240,8 +240,8 @@ fn dependents(resource: &Resource) -> Option<TokenStream> {
         }
     });
     Some(quote! {
-        const DEPENDENTS: &'static [::runtime::resource::Dependent] = {
-            use ::runtime::resource::Dependent;
+        const DEPENDENTS: &'static [::runtime::__private::resource::Dependent] = {
+            use ::runtime::__private::resource::Dependent;
             &[#(#entries),*]
         };
     })
@@ -271,8 +271,8 @@ fn references(resource: &Resource) -> Option<TokenStream> {
         }
     });
     Some(quote! {
-        const REFERENCES: &'static [::runtime::resource::Reference] = {
-            use ::runtime::resource::{Reach, Reference};
+        const REFERENCES: &'static [::runtime::__private::resource::Reference] = {
+            use ::runtime::__private::resource::{Reach, Reference};
             &[#(#entries),*]
         };
     })
@@ -315,8 +315,8 @@ fn text_rules(resource: &Resource) -> TokenStream {
         }
     });
     quote! {
-        const TEXT_RULES: &'static [::runtime::resource::TextRule] = {
-            use ::runtime::resource::TextRule;
+        const TEXT_RULES: &'static [::runtime::__private::resource::TextRule] = {
+            use ::runtime::__private::resource::TextRule;
             &[#(#rules),*]
         };
 
@@ -378,7 +378,7 @@ fn json_len_bound(resource: &Resource, scope: &super::Scope) -> TokenStream {
         });
     quote! {
         fn json_len_bound(&self) -> usize {
-            use ::runtime::json::escape_overhead;
+            use ::runtime::__private::json::escape_overhead;
             use ::prost::Message;
             self.encoded_len() #(+ #escapes)* + #margin
         }

@@ -74,7 +74,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     } else if route_calls.is_empty() {
         // Every binding is matched at run time: no axum router to build.
         quote! {
-            runtime::rest::ServiceRoutes::default()
+            runtime::__private::rest::ServiceRoutes::default()
                 #(#matched_calls)*
         }
     } else {
@@ -82,7 +82,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             let router = axum::Router::new()
                 #(#route_calls)*
                 .with_state(api.clone());
-            runtime::rest::ServiceRoutes::new(router)
+            runtime::__private::rest::ServiceRoutes::new(router)
                 #(#matched_calls)*
         }
     };
@@ -95,7 +95,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         let variable = variables.then(|| quote!(, Variable));
         quote! {
             use axum::handler::Handler;
-            use runtime::rest::template::{Binding, Segment, Template #variable};
+            use runtime::__private::rest::template::{Binding, Segment, Template #variable};
         }
     });
     let routing_import = (!route_calls.is_empty()).then(|| {
@@ -105,7 +105,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     });
     quote! {
         #[doc = #doc]
-        pub fn #routes_fn<S: #bounds>(api: #api_type<S>) -> runtime::rest::ServiceRoutes {
+        pub fn #routes_fn<S: #bounds>(api: #api_type<S>) -> runtime::__private::rest::ServiceRoutes {
             #routing_import
             #matched_imports
             #routes
@@ -115,7 +115,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             use super::*;
             use axum::extract::{RawQuery, State};
             #media_imports
-            use runtime::rest::{#(#extractors),*};
+            use runtime::__private::rest::{#(#extractors),*};
 
             #(#handlers)*
         }
@@ -261,8 +261,8 @@ fn emit_handler(
     let input = scope.path(&method.input);
     let (output, answer) = if method.output == "()" {
         (
-            quote!(runtime::rest::Empty),
-            quote!(.map(|()| runtime::rest::Empty)),
+            quote!(runtime::__private::rest::Empty),
+            quote!(.map(|()| runtime::__private::rest::Empty)),
         )
     } else {
         let output = scope.path(&method.output);

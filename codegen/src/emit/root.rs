@@ -73,9 +73,9 @@ pub fn emit(
 
         /// The descriptors, decoded once; JSON encoding and reflection read them.
         #[rustfmt::skip]
-        pub static DESCRIPTOR_POOL: std::sync::LazyLock<runtime::__codegen::prost_reflect::DescriptorPool> =
+        pub static DESCRIPTOR_POOL: std::sync::LazyLock<runtime::__private::prost_reflect::DescriptorPool> =
             std::sync::LazyLock::new(|| {
-                runtime::__codegen::prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET)
+                runtime::__private::prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET)
                     .expect("the embedded descriptor set is valid")
             });
 

@@ -52,16 +52,16 @@ pub fn emit(scope: &super::Scope, api: &Api, resource: &Resource) -> TokenStream
             #(#fields,)*
         }
 
-        impl runtime::row::Row for #name {
+        impl runtime::__private::row::Row for #name {
             type Message = #message;
 
-            const COLUMNS: &'static [runtime::row::ColumnSpec] = &[#(#specs),*];
+            const COLUMNS: &'static [runtime::__private::row::ColumnSpec] = &[#(#specs),*];
 
             fn from_message(#source: &#message) -> Self {
                 #name { #(#from_message),* }
             }
 
-            fn values(&self) -> Vec<runtime::resource::SortValue> {
+            fn values(&self) -> Vec<runtime::__private::resource::SortValue> {
                 vec![#(#values,)*]
             }
         }
@@ -79,7 +79,7 @@ pub fn emit_tables(api: &Api) -> Option<TokenStream> {
         /// Every table of the API, one per resource with its row type, those
         /// that access decisions derive from marked: what a store keeps
         /// (`runtime::sql::SqlOptions::new(tables())`).
-        pub fn tables<T: runtime::row::TableOf>() -> Vec<T> {
+        pub fn tables<T: runtime::__private::row::TableOf>() -> Vec<T> {
             Vec::from([#(#tables),*])
         }
     })
@@ -128,7 +128,7 @@ fn column_spec(column: &Column) -> TokenStream {
     } = column;
     let integer = integer(column);
     quote! {
-        runtime::row::ColumnSpec { name: #field, field: #json_name, integer: #integer, output_only: #output_only }
+        runtime::__private::row::ColumnSpec { name: #field, field: #json_name, integer: #integer, output_only: #output_only }
     }
 }
 
@@ -138,7 +138,7 @@ fn from_message(column: &Column) -> TokenStream {
     let field = ident(&column.field);
     let value = match column.kind {
         FieldKind::Timestamp => quote! {
-            message.#field.as_ref().map(runtime::time::to_micros).unwrap_or_default()
+            message.#field.as_ref().map(runtime::__private::time::to_micros).unwrap_or_default()
         },
         FieldKind::Number if column.int64 => quote!(message.#field),
         FieldKind::Number => quote!(message.#field.into()),
@@ -152,10 +152,10 @@ fn from_message(column: &Column) -> TokenStream {
 fn value(column: &Column) -> TokenStream {
     let field = ident(&column.field);
     match column.kind {
-        FieldKind::Bool => quote!(runtime::resource::SortValue::Int(self.#field.into())),
+        FieldKind::Bool => quote!(runtime::__private::resource::SortValue::Int(self.#field.into())),
         FieldKind::Number | FieldKind::Timestamp => {
-            quote!(runtime::resource::SortValue::Int(self.#field))
+            quote!(runtime::__private::resource::SortValue::Int(self.#field))
         }
-        _ => quote!(runtime::resource::SortValue::Text(self.#field.clone())),
+        _ => quote!(runtime::__private::resource::SortValue::Text(self.#field.clone())),
     }
 }

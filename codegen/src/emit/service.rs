@@ -104,7 +104,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             /// [`runtime::rest::MAX_BODY_BYTES`] like the REST routes.
             pub fn into_grpc(self) -> super::#server_module::#server_struct<Self> {
                 super::#server_module::#server_struct::new(self)
-                    .max_decoding_message_size(::runtime::rest::MAX_BODY_BYTES)
+                    .max_decoding_message_size(::runtime::__private::rest::MAX_BODY_BYTES)
             }
 
             #(#methods)*
@@ -125,7 +125,7 @@ fn emit_grpc_stream(scope: &super::Scope, api_type: &syn::Ident, method: &Method
     let input = scope.path(&method.input);
     let output = scope.path(&method.output);
     quote! {
-        type #stream_type = ::runtime::stream::GrpcStream<#output>;
+        type #stream_type = ::runtime::__private::stream::GrpcStream<#output>;
 
         async fn #rust_name(
             &self,
@@ -133,7 +133,7 @@ fn emit_grpc_stream(scope: &super::Scope, api_type: &syn::Ident, method: &Method
         ) -> Result<tonic::Response<Self::#stream_type>, tonic::Status> {
             let caller = Caller::from_extensions(request.extensions());
             let stream = #api_type::#rust_name(self, &caller, request.into_inner()).await?;
-            Ok(tonic::Response::new(::runtime::stream::grpc(stream, Self::DOMAIN)))
+            Ok(tonic::Response::new(::runtime::__private::stream::grpc(stream, Self::DOMAIN)))
         }
     }
 }
@@ -196,7 +196,7 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
         // credentials (a presented token is the handler's to verify).
         None => quote! {
             if caller.is_anonymous() {
-                return Err(runtime::auth::token_required());
+                return Err(runtime::__private::auth::token_required());
             }
             self.store.#rust_name(caller, request).await
         },
@@ -279,7 +279,7 @@ impl<'a> Edge<'a> {
             Some(_) => quote! {
                 request
                     .#field
-                    .map(|body| ::runtime::legacy::View::to_current(body, #body_field))
+                    .map(|body| ::runtime::__private::legacy::View::to_current(body, #body_field))
                     .transpose()?
             },
             None => quote!(request.#field),
@@ -291,8 +291,8 @@ impl<'a> Edge<'a> {
     fn update_input(&self, field: &Option<syn::Ident>, body_field: &str) -> [TokenStream; 2] {
         match &self.view {
             Some((_, view)) if body_field.is_empty() => [
-                quote!(Some(&<#view as ::runtime::legacy::View>::replacement_mask())),
-                quote!(::runtime::legacy::View::to_current(request, "")?),
+                quote!(Some(&<#view as ::runtime::__private::legacy::View>::replacement_mask())),
+                quote!(::runtime::__private::legacy::View::to_current(request, "")?),
             ],
             _ => {
                 let received = self.received(field, body_field);
@@ -307,7 +307,9 @@ impl<'a> Edge<'a> {
     /// `value`, a resource, as the method answers it.
     fn shown(&self, value: TokenStream) -> TokenStream {
         match &self.view {
-            Some((_, view)) => quote!(<#view as ::runtime::legacy::View>::from_current(#value)),
+            Some((_, view)) => {
+                quote!(<#view as ::runtime::__private::legacy::View>::from_current(#value))
+            }
             None => value,
         }
     }
@@ -318,7 +320,7 @@ impl<'a> Edge<'a> {
         let field = super::ident(field);
         match &self.view {
             Some((_, view)) => {
-                quote!(#field: items.into_iter().map(<#view as ::runtime::legacy::View>::from_current).collect())
+                quote!(#field: items.into_iter().map(<#view as ::runtime::__private::legacy::View>::from_current).collect())
             }
             None if field == "items" => quote!(items),
             None => quote!(#field: items),
@@ -332,7 +334,7 @@ impl<'a> Edge<'a> {
                 let filters = &view.filters;
                 quote!(&[#(#filters),*])
             }
-            None => quote!(<#ty as ::runtime::resource::Resource>::FILTERS),
+            None => quote!(<#ty as ::runtime::__private::resource::Resource>::FILTERS),
         }
     }
 
@@ -538,7 +540,9 @@ impl<'a> Flow<'a> {
         };
         let required_mask = super::shared::shapes::required_mask(&shape);
         let updated = self.edge.shown(quote!(updated));
-        let shared = self.shared_write(quote!(::runtime::uidp::parent(uid).unwrap_or_default()));
+        let shared = self.shared_write(quote!(
+            ::runtime::__private::uidp::parent(uid).unwrap_or_default()
+        ));
         let uid_lengths = match &field {
             Some(field) if self.edge.is_current() && self.resource.has_uidp_fields() => {
                 Some(quote! {
@@ -573,7 +577,9 @@ impl<'a> Flow<'a> {
             true => self.edge.shown(quote!(item)),
             false => quote!(()),
         };
-        let shared = self.shared_write(quote!(::runtime::uidp::parent(uid).unwrap_or_default()));
+        let shared = self.shared_write(quote!(
+            ::runtime::__private::uidp::parent(uid).unwrap_or_default()
+        ));
         let writes = &self.method.writes;
         let finish = super::shared::shapes::finish_delete(
             ty,
@@ -614,7 +620,9 @@ impl<'a> Flow<'a> {
         let uid = self.edge.let_uid(ty);
         let etag = self.edge.etag(&self.method.delete_shape());
         let answer = Some(self.edge.shown(quote!(item)));
-        let shared = self.shared_write(quote!(::runtime::uidp::parent(uid).unwrap_or_default()));
+        let shared = self.shared_write(quote!(
+            ::runtime::__private::uidp::parent(uid).unwrap_or_default()
+        ));
         let rest = super::shared::shapes::lifecycle(
             ty,
             self.store_writes(),

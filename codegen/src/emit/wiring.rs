@@ -84,7 +84,7 @@ pub fn emit(api: &Api, beside: &[TokenStream]) -> TokenStream {
     let slots = services.iter().map(|served| {
         let name = &served.service.full_name;
         let method = &served.method;
-        quote!(runtime::router::ServiceSlot { name: #name, served_by: #method })
+        quote!(runtime::__private::router::ServiceSlot { name: #name, served_by: #method })
     });
 
     let stored: Vec<&Served> = services
@@ -107,7 +107,7 @@ pub fn emit(api: &Api, beside: &[TokenStream]) -> TokenStream {
 
         /// The API as [`Services`] serves it: descriptors, OpenAPI document,
         /// error domain, and every service with the call that serves it.
-        pub const API: runtime::router::Api = runtime::router::Api {
+        pub const API: runtime::__private::router::Api = runtime::__private::router::Api {
             descriptor_set: FILE_DESCRIPTOR_SET,
             openapi_json: OPENAPI_JSON,
             error_domain: ERROR_DOMAIN,
@@ -124,15 +124,15 @@ pub fn emit(api: &Api, beside: &[TokenStream]) -> TokenStream {
         #[must_use]
         pub struct Services {
             #unread
-            context: runtime::standard::ApiContext,
-            router: runtime::router::ApiRouter,
+            context: runtime::__private::standard::ApiContext,
+            router: runtime::__private::router::ApiRouter,
         }
 
         impl Services {
             /// No service served yet; every service will share `context`
             /// (page tokens, authorization).
-            pub fn new(context: runtime::standard::ApiContext) -> Self {
-                Services { context, router: runtime::router::ApiRouter::new(API) }
+            pub fn new(context: runtime::__private::standard::ApiContext) -> Self {
+                Services { context, router: runtime::__private::router::ApiRouter::new(API) }
             }
 
             #(#handled)*
@@ -140,7 +140,7 @@ pub fn emit(api: &Api, beside: &[TokenStream]) -> TokenStream {
             /// Runs `layer` (authentication, say) around every route, the
             /// fallbacks, reflection and health included; layers added later
             /// run first.
-            pub fn layer(mut self, layer: impl runtime::router::RouteLayer) -> Self {
+            pub fn layer(mut self, layer: impl runtime::__private::router::RouteLayer) -> Self {
                 self.router.layer(layer);
                 self
             }
@@ -148,21 +148,21 @@ pub fn emit(api: &Api, beside: &[TokenStream]) -> TokenStream {
             /// Serves `GET /healthz` and `GET /readyz` outside every layer
             /// (no authentication); `/readyz` answers from `probes`'
             /// readiness check (`runtime::probe`).
-            pub fn probes(mut self, probes: runtime::probe::Probes) -> Self {
+            pub fn probes(mut self, probes: runtime::__private::probe::Probes) -> Self {
                 self.router.probes(probes);
                 self
             }
 
             /// Lets browsers on the origins `cors` allows call the API
             /// (REST and gRPC-Web); none by default.
-            pub fn cors(mut self, cors: runtime::web::Cors) -> Self {
+            pub fn cors(mut self, cors: runtime::__private::web::Cors) -> Self {
                 self.router.cors(cors);
                 self
             }
 
             /// Serves `routes` of the application's own beside the API's,
             /// behind the same layers.
-            pub fn routes(mut self, routes: runtime::__codegen::axum::Router) -> Self {
+            pub fn routes(mut self, routes: runtime::__private::axum::Router) -> Self {
                 self.router.routes(routes);
                 self
             }
@@ -170,7 +170,7 @@ pub fn emit(api: &Api, beside: &[TokenStream]) -> TokenStream {
             /// The router, or every service left without a handler.
             pub fn build(
                 self,
-            ) -> Result<runtime::__codegen::axum::Router, runtime::router::MissingHandlers> {
+            ) -> Result<runtime::__private::axum::Router, runtime::__private::router::MissingHandlers> {
                 self.router.build()
             }
         }
@@ -190,7 +190,7 @@ fn emit_visitor(api: &Api) -> TokenStream {
     quote! {
         /// Calls `visitor` with every message type of the API (tests check
         /// each: `runtime::json::conformance`).
-        pub fn visit_messages(visitor: &mut impl runtime::json::MessageVisitor) {
+        pub fn visit_messages(visitor: &mut impl runtime::__private::json::MessageVisitor) {
             #(#messages)*
         }
     }

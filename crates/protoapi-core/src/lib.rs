@@ -14,7 +14,7 @@
 //! - [`store`], [`row`]: the types generated storage traits share, and
 //!   storage rows; [`memory`]: an in-memory collection with their semantics.
 //! - [`stream`]: the streams server-streaming methods answer and clients read.
-//! - [`private`]: files and directories only their owner may read.
+//! - [`owner_only`]: files and directories only their owner may read.
 //!
 //! Nothing here serves or connects: `protoapi-http` and `protoapi-server`
 //! serve, `protoapi-client` calls.
@@ -27,8 +27,8 @@ pub mod legacy;
 pub mod mask;
 pub mod memory;
 pub mod names;
+pub mod owner_only;
 pub mod paging;
-pub mod private;
 pub mod resource;
 pub mod row;
 pub mod standard;

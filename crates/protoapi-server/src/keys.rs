@@ -16,8 +16,8 @@ use std::path::Path;
 use rand::RngCore;
 
 use crate::tokens::ApiTokens;
+use protoapi_core::owner_only;
 use protoapi_core::paging::PageTokens;
-use protoapi_core::private;
 
 const PAGE_TOKEN_KEY: &str = "page-token.key";
 const API_TOKEN_KEY: &str = "api-token.key";
@@ -44,13 +44,13 @@ pub fn has_api_token_key(keys_dir: &Path) -> bool {
 pub fn secret(dir: &Path, name: &str) -> Result<[u8; KEY_LEN], String> {
     let path = dir.join(name);
     if let Some(key) = read_key(&path)? {
-        private::restrict_file(&path);
+        owner_only::restrict_file(&path);
         return Ok(key);
     }
     let mut key = [0u8; KEY_LEN];
     rand::rng().fill_bytes(&mut key);
     let temporary = dir.join(format!(".{name}.{:016x}.new", rand::rng().next_u64()));
-    private::write_new(&temporary, &key)
+    owner_only::write_new(&temporary, &key)
         .map_err(|e| format!("cannot create {}: {e}", temporary.display()))?;
     // `link` never replaces an existing file (unlike `rename`), so of servers
     // creating the key together exactly one succeeds.
@@ -58,7 +58,7 @@ pub fn secret(dir: &Path, name: &str) -> Result<[u8; KEY_LEN], String> {
     fs::remove_file(&temporary).ok();
     match linked {
         Ok(()) => {
-            private::sync_dir(dir).map_err(|e| format!("cannot sync {}: {e}", dir.display()))?;
+            owner_only::sync_dir(dir).map_err(|e| format!("cannot sync {}: {e}", dir.display()))?;
             Ok(key)
         }
         Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => read_key(&path)?

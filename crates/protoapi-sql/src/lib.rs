@@ -202,11 +202,11 @@ impl SqlStore {
         path: &std::path::Path,
         options: SqlOptions,
     ) -> Result<Self, sqlx::Error> {
-        protoapi_core::private::own_file(path)?;
+        protoapi_core::owner_only::own_file(path)?;
         for suffix in ["-wal", "-shm"] {
             let mut name = path.as_os_str().to_owned();
             name.push(suffix);
-            protoapi_core::private::restrict_file(std::path::Path::new(&name));
+            protoapi_core::owner_only::restrict_file(std::path::Path::new(&name));
         }
         Self::open(&format!("sqlite://{}?mode=rwc", path.display()), options).await
     }

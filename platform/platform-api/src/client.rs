@@ -3,14 +3,14 @@
 /// reached by the collection it serves: `client.groups().list(request)`.
 #[derive(Clone, Debug)]
 pub struct Client {
-    connection: runtime::client::Connection,
+    connection: runtime::__private::client::Connection,
 }
 impl Client {
-    pub fn new(connection: runtime::client::Connection) -> Self {
+    pub fn new(connection: runtime::__private::client::Connection) -> Self {
         Client { connection }
     }
     /// The connection every service client shares.
-    pub fn connection(&self) -> &runtime::client::Connection {
+    pub fn connection(&self) -> &runtime::__private::client::Connection {
         &self.connection
     }
     /// `platform.vulnerabilities.v2.AdvisoryService`.

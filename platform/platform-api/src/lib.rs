@@ -144,9 +144,9 @@ pub const ERROR_DOMAIN: &str = "platform";
 /// The descriptors, decoded once; JSON encoding and reflection read them.
 #[rustfmt::skip]
 pub static DESCRIPTOR_POOL: std::sync::LazyLock<
-    runtime::__codegen::prost_reflect::DescriptorPool,
+    runtime::__private::prost_reflect::DescriptorPool,
 > = std::sync::LazyLock::new(|| {
-    runtime::__codegen::prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET)
+    runtime::__private::prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET)
         .expect("the embedded descriptor set is valid")
 });
 #[cfg(not(any(feature = "server", feature = "client")))]

@@ -16,7 +16,7 @@ pub mod store;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 
-use runtime::{keys, private};
+use runtime::{keys, owner_only};
 use tokio::net::TcpListener;
 
 /// What a server instance needs.
@@ -113,10 +113,10 @@ pub async fn serve_with(
         .as_ref()
         .map(runtime::tls::ServerTls::load)
         .transpose()?;
-    private::own_dir(&config.data_dir)
+    owner_only::own_dir(&config.data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", config.data_dir.display()))?;
     let keys_dir = config.keys_dir();
-    private::create_dir(keys_dir)
+    owner_only::create_dir(keys_dir)
         .map_err(|e| format!("cannot create keys dir {}: {e}", keys_dir.display()))?;
     let address = listener.local_addr()?;
     let base_url = config.base_url.clone().unwrap_or_else(|| match tls {

@@ -449,7 +449,7 @@ async fn unavailable_is_retried_with_backoff_then_reported() {
 async fn failing_server(
     error: runtime::Error,
 ) -> (String, std::sync::Arc<std::sync::atomic::AtomicU32>) {
-    use runtime::__codegen::axum;
+    use axum;
     use std::sync::atomic::Ordering;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -525,7 +525,7 @@ async fn an_unanswered_call_times_out() {
 
 #[tokio::test]
 async fn an_oversized_answer_is_refused_not_buffered() {
-    use runtime::__codegen::axum;
+    use axum;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     // A well-formed group whose description alone is 5 MiB.
@@ -550,7 +550,7 @@ async fn an_oversized_answer_is_refused_not_buffered() {
 
 #[tokio::test]
 async fn rest_requests_leave_out_fields_at_their_default() {
-    use runtime::__codegen::axum;
+    use axum;
     use std::sync::{Arc, Mutex};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());

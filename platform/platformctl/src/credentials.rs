@@ -105,9 +105,9 @@ pub async fn valid_token(server: &str, dir: &Path) -> Result<String, runtime::Er
 pub fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), runtime::Error> {
     let path = dir.join(name);
     let failed = |e: std::io::Error| local_error(format!("cannot write {}: {e}", path.display()));
-    runtime::private::own_dir(dir).map_err(failed)?;
-    runtime::private::restrict_file(&path);
-    runtime::private::replace(&path, bytes).map_err(failed)
+    runtime::owner_only::own_dir(dir).map_err(failed)?;
+    runtime::owner_only::restrict_file(&path);
+    runtime::owner_only::replace(&path, bytes).map_err(failed)
 }
 
 /// A failure on this machine (files), reported like the API's errors.

@@ -40,7 +40,7 @@ pub fn emit_handler(
     let answer = match method.output.as_str() {
         "()" => quote! {
             #call;
-            Ok(axum::response::IntoResponse::into_response(::runtime::rest::Empty))
+            Ok(axum::response::IntoResponse::into_response(::runtime::__private::rest::Empty))
         },
         _ => {
             let answer = answer(method, &domain);
@@ -52,7 +52,7 @@ pub fn emit_handler(
     };
     // Only a stream of messages reads `Accept` (NDJSON or events).
     let headers = (method.media.server_streaming && !method.media.raw_response)
-        .then(|| quote!(headers: ::runtime::__codegen::http::HeaderMap,));
+        .then(|| quote!(headers: ::runtime::__private::http::HeaderMap,));
     let doc = format!(" `{} {}`", binding.verb.method(), binding.template.source);
     quote! {
         #[doc = #doc]
@@ -78,7 +78,7 @@ fn bind_request(
 ) -> (Vec<TokenStream>, TokenStream) {
     let input = scope.path(&method.input);
     let http_body = scope.path(HTTP_BODY_PATH);
-    let raw_body = quote!(::runtime::rest::http_body::RawBody);
+    let raw_body = quote!(::runtime::__private::rest::http_body::RawBody);
     let into_http_body = quote! {
         #http_body {
             content_type: raw.content_type,
@@ -96,9 +96,9 @@ fn bind_request(
     let mut steps = vec![query_step(method, binding)];
     let matched = binding.matched_prefix.is_some();
     if matched {
-        extractors.push(quote!(path: ::runtime::rest::PathVars));
+        extractors.push(quote!(path: ::runtime::__private::rest::PathVars));
     } else if let Some(Some((variable, _))) = binding.template.axum_shape() {
-        extractors.push(quote!(::runtime::rest::PathTail(path): ::runtime::rest::PathTail));
+        extractors.push(quote!(::runtime::__private::rest::PathTail(path): ::runtime::__private::rest::PathTail));
         let field = &variable.field;
         steps.push(quote!(.path(#field, path)));
     }
@@ -111,7 +111,9 @@ fn bind_request(
             fill = Some(quote!(request.#field = Some(#into_http_body);));
         }
         (_, Some(body)) => {
-            extractors.push(quote!(::runtime::rest::Body(body): ::runtime::rest::Body));
+            extractors.push(
+                quote!(::runtime::__private::rest::Body(body): ::runtime::__private::rest::Body),
+            );
             let body = if body == "*" {
                 body.clone()
             } else {
@@ -127,7 +129,7 @@ fn bind_request(
     }
     let mutable = fill.as_ref().map(|_| quote!(mut));
     let request = quote! {
-        let #mutable request: #input = ::runtime::rest::RestRequest::new::<#input>()
+        let #mutable request: #input = ::runtime::__private::rest::RestRequest::new::<#input>()
             #(#steps)*
             .decode()
             .map_err(|error| error.in_domain(#domain))?;
@@ -141,18 +143,18 @@ fn answer(method: &Method, domain: &TokenStream) -> TokenStream {
     let media = &method.media;
     match (media.server_streaming, media.raw_response) {
         (true, true) => quote! {
-            use ::runtime::__codegen::futures_util::StreamExt;
+            use ::runtime::__private::futures_util::StreamExt;
             let chunks = answer.map(|chunk| chunk.map(|body| (body.content_type, body.data)));
-            ::runtime::rest::stream::respond_raw(Box::pin(chunks), #domain).await
+            ::runtime::__private::rest::stream::respond_raw(Box::pin(chunks), #domain).await
         },
         (true, false) => quote! {
-            ::runtime::rest::stream::respond(&headers, answer, #domain).await
+            ::runtime::__private::rest::stream::respond(&headers, answer, #domain).await
         },
         (false, true) => quote! {
-            ::runtime::rest::http_body::respond(&answer.content_type, answer.data)
+            ::runtime::__private::rest::http_body::respond(&answer.content_type, answer.data)
         },
         (false, false) => quote! {
-            Ok(axum::response::IntoResponse::into_response(::runtime::rest::Json(answer)))
+            Ok(axum::response::IntoResponse::into_response(::runtime::__private::rest::Json(answer)))
         },
     }
 }

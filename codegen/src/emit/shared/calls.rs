@@ -16,7 +16,7 @@ use crate::template::{PathTemplate, Segment};
 pub fn answer_type(scope: &crate::emit::Scope, method: &Method) -> TokenStream {
     let output = scope.path(&method.output);
     if method.media.server_streaming {
-        quote!(::runtime::stream::MessageStream<#output>)
+        quote!(::runtime::__private::stream::MessageStream<#output>)
     } else {
         output
     }

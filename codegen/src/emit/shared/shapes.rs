@@ -80,7 +80,7 @@ pub fn read_before_delete(
                 .await
                 .map_err(|error| standard::store_error::<#ty>(error, uid, ""))?
                 .ok_or_else(|| standard::not_found::<#ty>(uid))?;
-            let etag = etag.or(Some(::runtime::resource::Resource::etag(&item)).filter(|etag| !etag.is_empty()));
+            let etag = etag.or(Some(::runtime::__private::resource::Resource::etag(&item)).filter(|etag| !etag.is_empty()));
         }
     })
 }
@@ -167,7 +167,7 @@ pub fn lifecycle(
     let apply = apply_update(ty, store, writes);
     quote! {
         let etag = #etag;
-        let update = ::runtime::mask::Update::<#ty>::#plan(etag);
+        let update = ::runtime::__private::mask::Update::<#ty>::#plan(etag);
         let #item = #apply?;
         Ok(#answer)
     }

@@ -177,7 +177,7 @@ async fn adopt(
 /// The state file an earlier release wrote, if any.
 fn read_state_file(data_dir: &Path) -> Result<Option<Bootstrap>, BoxError> {
     let path = data_dir.join(STATE_FILE);
-    crate::private::restrict_file(&path);
+    crate::owner_only::restrict_file(&path);
     match std::fs::read_to_string(&path) {
         Ok(text) => Ok(Some(serde_json::from_str(&text).map_err(|e| {
             format!("{} is not a bootstrap state file: {e}", path.display())
@@ -306,7 +306,7 @@ pub fn write_admin_token(
     state: &Bootstrap,
 ) -> Result<(), BoxError> {
     let token = tokens.issue(&state.admin);
-    crate::private::replace(&data_dir.join(ADMIN_TOKEN_FILE), token.as_bytes())?;
+    crate::owner_only::replace(&data_dir.join(ADMIN_TOKEN_FILE), token.as_bytes())?;
     Ok(())
 }
 
