@@ -3,7 +3,7 @@
 # examples/press, or those named as arguments) as a project outside this
 # workspace would: for each, a copy
 # in a temporary directory whose path dependencies name the library crates
-# (codegen, runtime) by absolute path, with the workspace's Cargo.lock
+# (protoapi-codegen, protoapi) by absolute path, with the workspace's Cargo.lock
 # (same versions, and --offline: the registry is already fetched). Then its
 # tests serve REST and gRPC from the generated code, and clippy and rustfmt
 # check it. Their own target directory keeps the workspace's cache clean:
@@ -20,9 +20,7 @@ for example in "${examples[@]}"; do
   crate="$work/$example"
   mkdir -p "$crate"
   (cd "$root/examples/$example" && tar -c --exclude=./target --exclude=./Cargo.lock .) | tar -x -C "$crate"
-  for lib in codegen runtime; do
-    sed -i "s#path = \"../../$lib\"#path = \"$root/$lib\"#" "$crate/Cargo.toml"
-  done
+  sed -i "s#path = \"../../crates/#path = \"$root/crates/#" "$crate/Cargo.toml"
   if grep -q '\.\./\.\.' "$crate/Cargo.toml"; then
     echo "outside-workspace: a relative path is left in Cargo.toml:" >&2
     grep -n '\.\./\.\.' "$crate/Cargo.toml" >&2

@@ -2,7 +2,7 @@
 //! parents come from the resource patterns).
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    codegen::Config::new()
+    protoapi_codegen::Config::new()
         .include("proto")
         .files_under("proto")?
         .build_script()?;

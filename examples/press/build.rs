@@ -2,7 +2,7 @@
 //! protos it imports (`google/api`, `google/type`) ship with the generator.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    codegen::Config::new()
+    protoapi_codegen::Config::new()
         .include("proto")
         .files_under("proto")?
         .build_script()?;

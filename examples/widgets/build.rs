@@ -2,7 +2,7 @@
 //! command-line module (`widgets::cli`, feature `cli`).
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    codegen::Config::new()
+    protoapi_codegen::Config::new()
         .include("proto")
         .files_under("proto")?
         .cli("cli")

@@ -3,9 +3,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use runtime::paging::{PageTokens, QueryBinding};
-use runtime::resource::SortValue;
-use runtime::store::{Hierarchy, Matching};
+use protoapi_runtime::paging::{PageTokens, QueryBinding};
+use protoapi_runtime::resource::SortValue;
+use protoapi_runtime::store::{Hierarchy, Matching};
 
 fuzz_target!(|input: (&str, &str, i64)| {
     let (token, text, number) = input;

@@ -7,17 +7,17 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: &str| {
-    match codegen::template::PathTemplate::parse(input) {
+    match protoapi_codegen::template::PathTemplate::parse(input) {
         Ok(template) => assert!(template.prefix().len() <= input.len()),
         Err(error) => assert!(error.column <= input.len()),
     }
-    if runtime::uidp::is_valid(input) {
-        let child = runtime::uidp::new_child(input);
-        let room = runtime::uidp::levels(input) < runtime::uidp::DEFAULT_MAX_DEPTH;
-        assert_eq!(runtime::uidp::is_valid(&child), room);
-        assert!(runtime::uidp::is_valid_within(&child, runtime::uidp::DEFAULT_MAX_DEPTH + 1));
-        let (start, end) = runtime::uidp::descendant_range(input);
+    if protoapi_runtime::uidp::is_valid(input) {
+        let child = protoapi_runtime::uidp::new_child(input);
+        let room = protoapi_runtime::uidp::levels(input) < protoapi_runtime::uidp::DEFAULT_MAX_DEPTH;
+        assert_eq!(protoapi_runtime::uidp::is_valid(&child), room);
+        assert!(protoapi_runtime::uidp::is_valid_within(&child, protoapi_runtime::uidp::DEFAULT_MAX_DEPTH + 1));
+        let (start, end) = protoapi_runtime::uidp::descendant_range(input);
         assert!(start.as_str() <= child.as_str() && child.as_str() < end.as_str());
-        assert_eq!(runtime::uidp::parent(&child), Some(input));
+        assert_eq!(protoapi_runtime::uidp::parent(&child), Some(input));
     }
 });

@@ -4,8 +4,8 @@
 
 use platform_api::platform::iam::v2::{Group, UpdateGroupRequest};
 use libfuzzer_sys::fuzz_target;
-use runtime::mask::Update;
-use runtime::rest::RestRequest;
+use protoapi_runtime::mask::Update;
+use protoapi_runtime::rest::RestRequest;
 
 fuzz_target!(|input: (&str, &[u8])| {
     let (mask, body) = input;

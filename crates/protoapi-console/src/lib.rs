@@ -33,7 +33,7 @@
 //!   `frame-ancestors 'none'`, `nosniff`, `no-store`, `same-origin`
 //!   referrers; a redirect after sign-in goes only to a console path.
 //!
-//! `runtime::router::ApiRouter::console` mounts it; the generated
+//! `protoapi_runtime::router::ApiRouter::console` mounts it; the generated
 //! `Services::console` does that with the API's schema and authorizer.
 
 pub mod call;

@@ -41,7 +41,7 @@ pub trait Row: Sized {
 
 /// How a store describes the table of one resource, built from its row
 /// type: what the `tables()` function of a generated API lists, one per
-/// resource, marked as the annotation files declare (`runtime::sql::Table`
+/// resource, marked as the annotation files declare (`protoapi_runtime::sql::Table`
 /// implements it).
 pub trait TableOf: Sized {
     /// The table of the resource whose columns the row type `W` declares.

@@ -191,8 +191,8 @@ pub struct Page<R> {
 }
 
 /// Storage of every resource type of an API: what the library's stores
-/// (`runtime::memory::MemoryStore` and, with the `sql` feature,
-/// `runtime::sql::SqlStore`) implement once, generically.
+/// (`protoapi_runtime::memory::MemoryStore` and, with the `sql` feature,
+/// `protoapi_runtime::sql::SqlStore`) implement once, generically.
 ///
 /// The generated crate implements each resource's storage trait for every
 /// `Backend`, so such a store serves any generated API with no code. Each

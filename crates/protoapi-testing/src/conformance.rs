@@ -6,7 +6,7 @@
 //! #[tokio::test]
 //! async fn my_store_conforms() {
 //!     let store = MyStore::new();
-//!     runtime::conformance::run::<_, Shelf, Book>(&store, |n| Book {
+//!     protoapi_runtime::conformance::run::<_, Shelf, Book>(&store, |n| Book {
 //!         title: format!("book {n}"),
 //!         ..Default::default()
 //!     })

@@ -5,7 +5,7 @@
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
-//! use runtime::{Caller, auth::Authorizer, paging::PageTokens, standard::ApiContext};
+//! use protoapi_runtime::{Caller, auth::Authorizer, paging::PageTokens, standard::ApiContext};
 //!
 //! let store = bookshelf::open_sqlite("books.db".as_ref()).await?; // or bookshelf::MemoryStore::default()
 //! let context = ApiContext::new(PageTokens::random(), Authorizer::allow_all());
@@ -22,15 +22,15 @@
 include!(concat!(env!("OUT_DIR"), "/generated.rs"));
 
 /// Shelves and books in memory.
-pub use runtime::memory::MemoryStore;
+pub use protoapi_runtime::memory::MemoryStore;
 /// Shelves and books in SQLite (or PostgreSQL).
-pub use runtime::sql::SqlStore;
+pub use protoapi_runtime::sql::SqlStore;
 
 /// Opens (creating if needed) the SQLite database file at `path`, with the
 /// generated tables: each keeps in columns of their own the fields the
 /// annotation files' rules look up (`bookshelf::v1::ShelfColumns`,
 /// `bookshelf::v1::BookColumns`); a book's isbn, which none looks up, is
 /// kept only in its encoded body.
-pub async fn open_sqlite(path: &std::path::Path) -> Result<SqlStore, runtime::sql::Error> {
-    SqlStore::open_sqlite(path, runtime::sql::SqlOptions::new(tables())).await
+pub async fn open_sqlite(path: &std::path::Path) -> Result<SqlStore, protoapi_runtime::sql::Error> {
+    SqlStore::open_sqlite(path, protoapi_runtime::sql::SqlOptions::new(tables())).await
 }

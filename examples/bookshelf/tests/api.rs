@@ -9,11 +9,11 @@ use bookshelf::bookshelf::v1::{Book, DeleteShelfRequest, GetBookRequest, ListBoo
 use bookshelf::protoapi::v1::UidpFilter;
 use bookshelf::{MemoryStore, SqlStore};
 use http_body_util::BodyExt;
-use runtime::Caller;
-use runtime::auth::Authorizer;
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
-use runtime::store::Backend;
+use protoapi_runtime::Caller;
+use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::standard::ApiContext;
+use protoapi_runtime::store::Backend;
 use serde_json::{Value, json};
 
 /// Serves the API over `store` on an ephemeral port; its base URL.
@@ -25,7 +25,7 @@ async fn serve(store: Arc<impl bookshelf::Stores>) -> String {
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();
-    runtime::testing::served::on_free_port(router).await
+    protoapi_runtime::testing::served::on_free_port(router).await
 }
 
 /// Nothing the API answers (bodies, errors, the OpenAPI document) names the
@@ -217,8 +217,8 @@ async fn conforms<B: Backend>(store: &B) {
         isbn: format!("isbn {n}"),
         ..Default::default()
     };
-    runtime::conformance::run::<B, Shelf, Shelf>(store, shelf).await;
-    runtime::conformance::run::<B, Shelf, Book>(store, book).await;
+    protoapi_runtime::conformance::run::<B, Shelf, Shelf>(store, shelf).await;
+    protoapi_runtime::conformance::run::<B, Shelf, Book>(store, book).await;
 }
 
 #[tokio::test]

@@ -24,6 +24,6 @@
 //!
 //! Names the generator refuses instead (messages or fields differing only
 //! by case, messages named like generated items, a package `<p>.api`) are
-//! golden diagnostics in `codegen/tests/fixtures/`.
+//! golden diagnostics in `crates/protoapi-codegen/tests/fixtures/`.
 
 include!(concat!(env!("OUT_DIR"), "/generated.rs"));

@@ -56,7 +56,7 @@ fn keywords() -> hostile::v1::Keywords {
 #[test]
 fn keyword_fields_round_trip_through_json() {
     let message = keywords();
-    let value: Value = serde_json::from_slice(&runtime::json::to_vec(&message)).unwrap();
+    let value: Value = serde_json::from_slice(&protoapi_runtime::json::to_vec(&message)).unwrap();
     assert_eq!(value["type"], "type");
     assert_eq!(value["self"], "self");
     assert_eq!(value["super"], "super");
@@ -69,7 +69,7 @@ fn keyword_fields_round_trip_through_json() {
     assert_eq!(value["abstract"]["type"], "inner");
     assert_eq!(value["priv"], "priv");
     assert_eq!(value["otherKind"], "KIND_SELF");
-    let back: hostile::v1::Keywords = runtime::json::from_value(value).unwrap();
+    let back: hostile::v1::Keywords = protoapi_runtime::json::from_value(value).unwrap();
     assert_eq!(back, message);
 }
 
@@ -82,12 +82,12 @@ fn deeply_nested_keyword_types_round_trip_through_json() {
         }),
         ..Default::default()
     };
-    let value: Value = serde_json::from_slice(&runtime::json::to_vec(&message)).unwrap();
+    let value: Value = serde_json::from_slice(&protoapi_runtime::json::to_vec(&message)).unwrap();
     assert_eq!(
         value,
         json!({"deepest": {"dyn": "dyn", "async": "ASYNC_SELF"}})
     );
-    let back: hostile::v1::Type = runtime::json::from_value(value).unwrap();
+    let back: hostile::v1::Type = protoapi_runtime::json::from_value(value).unwrap();
     assert_eq!(back, message);
 }
 
@@ -104,18 +104,18 @@ fn prelude_named_messages_round_trip_through_json() {
         }),
         services: None,
     };
-    let value: Value = serde_json::from_slice(&runtime::json::to_vec(&message)).unwrap();
+    let value: Value = serde_json::from_slice(&protoapi_runtime::json::to_vec(&message)).unwrap();
     assert_eq!(
         value,
         json!({"vec": {"items": [{"value": "string"}]}, "option": {"some": {"ok": "ok"}}})
     );
-    let back: hostile::v1::Box = runtime::json::from_value(value).unwrap();
+    let back: hostile::v1::Box = protoapi_runtime::json::from_value(value).unwrap();
     assert_eq!(back, message);
 }
 
 #[test]
 fn every_message_reads_and_writes_what_reflection_does() {
-    runtime::json::conformance::check_api(
+    protoapi_runtime::json::conformance::check_api(
         &hostile_names::DESCRIPTOR_POOL,
         hostile_names::visit_messages,
         8,

@@ -10,12 +10,12 @@
 include!(concat!(env!("OUT_DIR"), "/generated.rs"));
 
 /// Shelves and books in memory.
-pub use runtime::memory::MemoryStore;
+pub use protoapi_runtime::memory::MemoryStore;
 /// Shelves and books in SQLite or PostgreSQL.
-pub use runtime::sql::SqlStore;
+pub use protoapi_runtime::sql::SqlStore;
 
 /// Opens the database at `url` (`sqlite:…` or `postgres://…`) with the
 /// generated tables, creating them if needed.
-pub async fn open(url: &str) -> Result<SqlStore, runtime::sql::Error> {
-    SqlStore::open(url, runtime::sql::SqlOptions::new(tables())).await
+pub async fn open(url: &str) -> Result<SqlStore, protoapi_runtime::sql::Error> {
+    SqlStore::open(url, protoapi_runtime::sql::SqlOptions::new(tables())).await
 }

@@ -7,12 +7,12 @@
 use std::sync::Arc;
 
 use library::MemoryStore;
-use runtime::Caller;
-use runtime::auth::Authorizer;
-use runtime::console::Console;
-use runtime::console::testing::Browser;
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
+use protoapi_runtime::Caller;
+use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::console::Console;
+use protoapi_runtime::console::testing::Browser;
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::standard::ApiContext;
 
 /// Serves the API and its console in memory; a browser signed in to it.
 async fn signed_in() -> Browser {
@@ -23,7 +23,7 @@ async fn signed_in() -> Browser {
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();
-    let mut browser = Browser::new(runtime::testing::served::on_free_port(router).await);
+    let mut browser = Browser::new(protoapi_runtime::testing::served::on_free_port(router).await);
     browser.sign_in("").await;
     browser
 }

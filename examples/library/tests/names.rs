@@ -14,10 +14,10 @@ use library::library::v1::{
     GetBookRequest, ListBooksRequest, Shelf, UndeleteBookRequest, UpdateBookRequest,
 };
 use library::{MemoryStore, SqlStore};
-use runtime::Caller;
-use runtime::auth::Authorizer;
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
+use protoapi_runtime::Caller;
+use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::standard::ApiContext;
 use serde_json::{Value, json};
 
 /// Serves the API over `store` on an ephemeral port; its base URL.
@@ -28,7 +28,7 @@ async fn serve(store: Arc<impl library::Stores>) -> String {
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();
-    runtime::testing::served::on_free_port(router).await
+    protoapi_runtime::testing::served::on_free_port(router).await
 }
 
 /// One REST call: the status and the JSON body.
@@ -108,7 +108,7 @@ async fn ids_and_parents(base: &str) {
     // A generated id.
     let poetry = create(base, "/v1/shelves", json!({"theme": "poetry"})).await;
     let id = poetry.strip_prefix("shelves/").unwrap();
-    assert!(runtime::names::is_valid_id(id), "{poetry}");
+    assert!(protoapi_runtime::names::is_valid_id(id), "{poetry}");
 
     let dune = create(
         base,

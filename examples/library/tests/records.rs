@@ -12,10 +12,10 @@ use library::archive::v1::{
     DeleteRecordRequest, ListRecordsRequest, UndeleteRecordRequest, UpdateRecordRequest,
 };
 use library::{MemoryStore, SqlStore};
-use runtime::Caller;
-use runtime::auth::Authorizer;
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
+use protoapi_runtime::Caller;
+use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::standard::ApiContext;
 use serde_json::{Value, json};
 
 /// Serves the API over `store` on an ephemeral port; its base URL.
@@ -26,7 +26,7 @@ async fn serve(store: Arc<impl library::Stores>) -> String {
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();
-    runtime::testing::served::on_free_port(router).await
+    protoapi_runtime::testing::served::on_free_port(router).await
 }
 
 /// One REST call: the status and the JSON body.

@@ -4,10 +4,10 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
 
 use futures_util::stream;
-use runtime::resource::{Resource, SortValue};
-use runtime::store::{Backend, Hierarchy, ListQuery, Matching, OrderBy, Page, StoreError};
-use runtime::stream::MessageStream;
-use runtime::{Caller, Error};
+use protoapi_runtime::resource::{Resource, SortValue};
+use protoapi_runtime::store::{Backend, Hierarchy, ListQuery, Matching, OrderBy, Page, StoreError};
+use protoapi_runtime::stream::MessageStream;
+use protoapi_runtime::{Caller, Error};
 
 use crate::google::api::HttpBody;
 use crate::press::v1::{
@@ -249,7 +249,7 @@ impl<B: Backend> Backend for Catalog<B> {
     fn update<R: Resource>(
         &self,
         uid: &str,
-        update: &runtime::mask::Update<R>,
+        update: &protoapi_runtime::mask::Update<R>,
     ) -> impl Future<Output = Result<Option<R>, StoreError>> + Send {
         self.store.update(uid, update)
     }

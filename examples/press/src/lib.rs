@@ -6,12 +6,12 @@
 //!
 //! The standard methods need nothing but a store; the custom ones
 //! (`SearchBooks`, `UploadCover`, `GetCover`, `ExportBooks`) are
-//! [`Catalog`]'s, written against the store's [`Backend`](runtime::store::Backend).
+//! [`Catalog`]'s, written against the store's [`Backend`](protoapi_runtime::store::Backend).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
-//! use runtime::{Caller, auth::Authorizer, paging::PageTokens, standard::ApiContext};
+//! use protoapi_runtime::{Caller, auth::Authorizer, paging::PageTokens, standard::ApiContext};
 //!
 //! let store = press::open_sqlite("press.db".as_ref()).await?; // or press::MemoryStore::default()
 //! let context = ApiContext::new(PageTokens::random(), Authorizer::allow_all());
@@ -31,12 +31,12 @@ mod catalog;
 
 pub use catalog::Catalog;
 /// Publishers and books in memory.
-pub use runtime::memory::MemoryStore;
+pub use protoapi_runtime::memory::MemoryStore;
 /// Publishers and books in SQLite (or PostgreSQL).
-pub use runtime::sql::SqlStore;
+pub use protoapi_runtime::sql::SqlStore;
 
 /// Opens (creating if needed) the SQLite database file at `path`, with the
 /// generated tables.
-pub async fn open_sqlite(path: &std::path::Path) -> Result<SqlStore, runtime::sql::Error> {
-    SqlStore::open_sqlite(path, runtime::sql::SqlOptions::new(tables())).await
+pub async fn open_sqlite(path: &std::path::Path) -> Result<SqlStore, protoapi_runtime::sql::Error> {
+    SqlStore::open_sqlite(path, protoapi_runtime::sql::SqlOptions::new(tables())).await
 }

@@ -10,12 +10,12 @@ use press::press::v1::{
     ListBooksRequest, Publisher, book,
 };
 use press::{Catalog, MemoryStore};
-use runtime::Caller;
-use runtime::auth::Authorizer;
-use runtime::client::Connection;
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
-use runtime::store::Backend;
+use protoapi_runtime::Caller;
+use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::client::Connection;
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::standard::ApiContext;
+use protoapi_runtime::store::Backend;
 use serde_json::{Value, json};
 
 /// Serves the API over `store` on an ephemeral port; its base URL.
@@ -33,7 +33,7 @@ async fn serve_as<B: Backend>(store: B, authorizer: Authorizer, caller: Caller) 
         .layer(axum::Extension(caller))
         .build()
         .unwrap();
-    runtime::testing::served::on_free_port(router).await
+    protoapi_runtime::testing::served::on_free_port(router).await
 }
 
 /// One HTTP exchange: status, content type and body bytes.
@@ -605,19 +605,22 @@ async fn generated_client(base: &str) {
             })
             .await
             .unwrap_err();
-        assert_eq!(missing.code(), runtime::error::Code::NotFound);
+        assert_eq!(missing.code(), protoapi_runtime::error::Code::NotFound);
     }
 }
 
 /// Grants nothing to anyone.
 struct NoGrants;
 
-impl runtime::auth::Access for NoGrants {
+impl protoapi_runtime::auth::Access for NoGrants {
     fn grants<'a>(
         &'a self,
         _identity: &'a str,
-    ) -> runtime::auth::BoxFuture<'a, Result<runtime::auth::Grants, runtime::Error>> {
-        Box::pin(async { Ok(runtime::auth::Grants::default()) })
+    ) -> protoapi_runtime::auth::BoxFuture<
+        'a,
+        Result<protoapi_runtime::auth::Grants, protoapi_runtime::Error>,
+    > {
+        Box::pin(async { Ok(protoapi_runtime::auth::Grants::default()) })
     }
 }
 
@@ -700,12 +703,18 @@ async fn no_annotation_file_refuses_anonymous_callers() {
                 publisher_id: "p".into(),
             })
             .await;
-        assert_eq!(created.unwrap_err().code(), runtime::Code::Unauthenticated);
+        assert_eq!(
+            created.unwrap_err().code(),
+            protoapi_runtime::Code::Unauthenticated
+        );
         let read = press
             .get_book(GetBookRequest {
                 name: "publishers/p/books/b".into(),
             })
             .await;
-        assert_eq!(read.unwrap_err().code(), runtime::Code::Unauthenticated);
+        assert_eq!(
+            read.unwrap_err().code(),
+            protoapi_runtime::Code::Unauthenticated
+        );
     }
 }

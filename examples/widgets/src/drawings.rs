@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use futures_util::stream;
-use runtime::stream::{MessageStream, boxed};
-use runtime::{Caller, Code, Error};
+use protoapi_runtime::stream::{MessageStream, boxed};
+use protoapi_runtime::{Caller, Code, Error};
 
 use crate::google::api::HttpBody;
 use crate::widgets::v1::{

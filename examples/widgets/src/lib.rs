@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! # use std::sync::Arc;
-//! # fn context() -> runtime::standard::ApiContext { unimplemented!() }
+//! # fn context() -> protoapi_runtime::standard::ApiContext { unimplemented!() }
 //! // REST and gRPC for widgets and parts, v0 of widgets (declared in
 //! // `proto/widgets/v0`) beside v1 over the same store, gRPC reflection and
 //! // health, `/openapi.json`, and error bodies for unknown routes.
@@ -12,7 +12,7 @@
 //!     .store(Arc::new(widgets::MemoryStore::default()))
 //!     .drawing_service(Arc::new(widgets::Drawings::default()))
 //!     .build()?;
-//! # Ok::<(), runtime::router::MissingHandlers>(())
+//! # Ok::<(), protoapi_runtime::router::MissingHandlers>(())
 //! ```
 //!
 //! Run it: `cargo run -p widgets` (serves on 127.0.0.1:8090, every request
@@ -30,14 +30,14 @@ pub use drawings::Drawings;
 /// Widgets and their parts in memory: the generated crate implements their
 /// storage traits for it, with the annotation files' rules (a widget with
 /// parts cannot be deleted).
-pub use runtime::memory::MemoryStore;
+pub use protoapi_runtime::memory::MemoryStore;
 /// Widgets and their parts in SQLite (or PostgreSQL), with the same rules.
-pub use runtime::sql::SqlStore;
+pub use protoapi_runtime::sql::SqlStore;
 
 /// Opens (creating if needed) the SQLite database file at `path`, with the
 /// generated tables: each keeps in columns of their own the fields the
 /// annotation files' rules look up (`widgets::v1::WidgetColumns`,
 /// `widgets::v1::PartColumns`).
-pub async fn open_sqlite(path: &std::path::Path) -> Result<SqlStore, runtime::sql::Error> {
-    SqlStore::open_sqlite(path, runtime::sql::SqlOptions::new(tables())).await
+pub async fn open_sqlite(path: &std::path::Path) -> Result<SqlStore, protoapi_runtime::sql::Error> {
+    SqlStore::open_sqlite(path, protoapi_runtime::sql::SqlOptions::new(tables())).await
 }

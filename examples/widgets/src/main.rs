@@ -3,7 +3,7 @@
 //! `--sqlite PATH` (or in the database at `--database-url`); its web console
 //! at `/console/` (sign in with an empty token: every request acts with full
 //! local access). Every other flag is the server crate's
-//! (`runtime::flags`, each also read from `WIDGETS_<FLAG>`): TLS, timeouts
+//! (`protoapi_runtime::flags`, each also read from `WIDGETS_<FLAG>`): TLS, timeouts
 //! and limits, browser origins, logs and metrics, rate limits.
 //!
 //! ```text
@@ -16,14 +16,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use runtime::Caller;
-use runtime::auth::Authorizer;
-use runtime::flags::{ConsoleFlags, Env, RateLimitFlags, ServeFlags, Telemetry};
-use runtime::observe::Observe;
-use runtime::paging::PageTokens;
-use runtime::ratelimit::RateLimiter;
-use runtime::sql::{SqlOptions, StorageFlags};
-use runtime::standard::ApiContext;
+use protoapi_runtime::Caller;
+use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::flags::{ConsoleFlags, Env, RateLimitFlags, ServeFlags, Telemetry};
+use protoapi_runtime::observe::Observe;
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::ratelimit::RateLimiter;
+use protoapi_runtime::sql::{SqlOptions, StorageFlags};
+use protoapi_runtime::standard::ApiContext;
 
 /// Serves the widgets API (REST + gRPC) on one port.
 #[derive(Debug, Parser)]
@@ -96,7 +96,9 @@ async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .server(listener, services.build()?)?
         .error_domain(widgets::ERROR_DOMAIN);
     tracing::info!(%base_url, "widgets listening (REST and gRPC)");
-    server.serve(runtime::serve::shutdown_signal()).await;
+    server
+        .serve(protoapi_runtime::serve::shutdown_signal())
+        .await;
     Ok(())
 }
 

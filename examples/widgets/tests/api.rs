@@ -7,10 +7,10 @@ use std::sync::Arc;
 use axum::extract::Request;
 use axum::middleware::Next;
 use http_body_util::BodyExt;
-use runtime::Caller;
-use runtime::auth::{Access, Authorizer, BoxFuture, Grants};
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
+use protoapi_runtime::Caller;
+use protoapi_runtime::auth::{Access, Authorizer, BoxFuture, Grants};
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::standard::ApiContext;
 use serde_json::{Value, json};
 use widgets::widgets::v1::widget::Delivery;
 use widgets::widgets::v1::widget_service_client::WidgetServiceClient;
@@ -26,7 +26,10 @@ fn workshop(n: u8) -> String {
 struct DemoAccess;
 
 impl Access for DemoAccess {
-    fn grants<'a>(&'a self, identity: &'a str) -> BoxFuture<'a, Result<Grants, runtime::Error>> {
+    fn grants<'a>(
+        &'a self,
+        identity: &'a str,
+    ) -> BoxFuture<'a, Result<Grants, protoapi_runtime::Error>> {
         Box::pin(async move {
             let mut grants = Grants::default();
             if identity == ALICE {
@@ -68,7 +71,7 @@ async fn serve() -> String {
         .layer(axum::middleware::from_fn(demo_caller))
         .build()
         .unwrap();
-    runtime::testing::served::on_free_port(app).await
+    protoapi_runtime::testing::served::on_free_port(app).await
 }
 
 async fn call(
@@ -446,7 +449,7 @@ fn generated_wiring_names_services_without_a_handler() {
 /// built with the generator gets one.
 #[tokio::test]
 async fn the_generated_client_speaks_grpc_and_rest() {
-    use runtime::client::Connection;
+    use protoapi_runtime::client::Connection;
     use widgets::widgets::v1::{
         CreateWidgetRequest, DeleteWidgetRequest, UpdateWidgetRequest, Widget,
     };
@@ -532,7 +535,7 @@ async fn the_generated_client_speaks_grpc_and_rest() {
         };
         widgets.delete(delete).await.expect(transport);
         let gone = widgets.get(get).await.expect_err(transport);
-        assert_eq!(gone.code(), runtime::Code::NotFound, "{transport}");
+        assert_eq!(gone.code(), protoapi_runtime::Code::NotFound, "{transport}");
     }
 }
 
@@ -641,7 +644,7 @@ async fn a_deeply_nested_query_parameter_is_refused_not_followed() {
         let uri = format!("{at}?updateMask=name&{key}=true");
         async move { call(&base, "PATCH", &uri, None, Some(json!({"name": "cog"}))).await }
     };
-    let (status, body) = patch(runtime::rest::MAX_QUERY_DEPTH - 3).await;
+    let (status, body) = patch(protoapi_runtime::rest::MAX_QUERY_DEPTH - 3).await;
     assert_eq!(status, 200, "as deep as allowed: {body}");
     // Deep enough to overflow the stack if it were followed.
     let (status, body) = patch(7_000).await;
@@ -651,7 +654,7 @@ async fn a_deeply_nested_query_parameter_is_refused_not_followed() {
         violation["description"],
         format!(
             "nested more than {} fields deep",
-            runtime::rest::MAX_QUERY_DEPTH
+            protoapi_runtime::rest::MAX_QUERY_DEPTH
         ),
         "{violation}"
     );

@@ -8,9 +8,9 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use http::{HeaderMap, Method, StatusCode};
 use http_body_util::{BodyExt, Full};
 use prost::Message;
-use runtime::auth::{Access, Authorizer, BoxFuture, Grants};
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
+use protoapi_runtime::auth::{Access, Authorizer, BoxFuture, Grants};
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::standard::ApiContext;
 use serde_json::{Value, json};
 use widgets::widgets::v1::{GetWidgetRequest, Widget};
 
@@ -21,7 +21,7 @@ const WORKSHOP: &str = "1111111111111111111111111111111111111111";
 struct NoGrants;
 
 impl Access for NoGrants {
-    fn grants<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<Grants, runtime::Error>> {
+    fn grants<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<Grants, protoapi_runtime::Error>> {
         Box::pin(async { Ok(Grants::default()) })
     }
 }
@@ -34,11 +34,11 @@ async fn serve() -> String {
     let app = widgets::Services::new(context)
         .store(Arc::new(widgets::MemoryStore::default()))
         .drawing_service(Arc::new(widgets::Drawings::default()))
-        .layer(axum::Extension(runtime::Caller::System))
-        .cors(runtime::web::Cors::allow([ORIGIN]).unwrap())
+        .layer(axum::Extension(protoapi_runtime::Caller::System))
+        .cors(protoapi_runtime::web::Cors::allow([ORIGIN]).unwrap())
         .build()
         .unwrap();
-    runtime::testing::served::on_free_port(app).await
+    protoapi_runtime::testing::served::on_free_port(app).await
 }
 
 async fn send(

@@ -4,13 +4,13 @@
 
 use std::sync::Arc;
 
-use runtime::Caller;
-use runtime::auth::Authorizer;
-use runtime::cli::Answer;
-use runtime::cli::clap::{self, Parser};
-use runtime::client::Connection;
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
+use protoapi_runtime::Caller;
+use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::cli::Answer;
+use protoapi_runtime::cli::clap::{self, Parser};
+use protoapi_runtime::client::Connection;
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::standard::ApiContext;
 use serde_json::json;
 
 /// A command line of the generated commands alone.
@@ -34,7 +34,7 @@ async fn serve() -> String {
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();
-    runtime::testing::served::on_free_port(app).await
+    protoapi_runtime::testing::served::on_free_port(app).await
 }
 
 #[tokio::test]
@@ -80,7 +80,7 @@ async fn commands_create_list_update_and_delete_widgets() {
         (&json!("cog"), &json!("red"))
     );
     let stale = run(format!("widgets update {uid} --set name=x --etag {etag}")).await;
-    assert_eq!(stale.unwrap_err().code(), runtime::Code::Aborted);
+    assert_eq!(stale.unwrap_err().code(), protoapi_runtime::Code::Aborted);
     // A misspelt field is refused before anything is sent.
     let misspelt = run(format!("widgets update {uid} --set nmae=x"))
         .await
@@ -95,7 +95,10 @@ async fn commands_create_list_update_and_delete_widgets() {
     let deleted = run(format!("widgets delete {uid}")).await.unwrap();
     assert_eq!(deleted, Answer::Deleted(uid.to_owned()));
     let missing = run(format!("widgets get {uid}")).await;
-    assert_eq!(missing.unwrap_err().code(), runtime::Code::NotFound);
+    assert_eq!(
+        missing.unwrap_err().code(),
+        protoapi_runtime::Code::NotFound
+    );
 }
 
 #[test]

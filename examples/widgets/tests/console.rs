@@ -6,12 +6,12 @@
 
 use std::sync::Arc;
 
-use runtime::Caller;
-use runtime::auth::Authorizer;
-use runtime::console::Console;
-use runtime::console::testing::Browser;
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
+use protoapi_runtime::Caller;
+use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::console::Console;
+use protoapi_runtime::console::testing::Browser;
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::standard::ApiContext;
 
 const PARENT: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 
@@ -25,7 +25,7 @@ async fn widgets_have_a_console_of_their_own() {
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();
-    let mut browser = Browser::new(runtime::testing::served::on_free_port(app).await);
+    let mut browser = Browser::new(protoapi_runtime::testing::served::on_free_port(app).await);
     browser.sign_in("").await;
     let home = browser.get("/console/").await;
     assert!(

@@ -11,5 +11,9 @@ fn every_message_reads_and_writes_what_reflection_does() {
             .get_message_by_name("widgets.v1.Specification")
             .is_some()
     );
-    runtime::json::conformance::check_api(&widgets::DESCRIPTOR_POOL, widgets::visit_messages, 24);
+    protoapi_runtime::json::conformance::check_api(
+        &widgets::DESCRIPTOR_POOL,
+        widgets::visit_messages,
+        24,
+    );
 }

@@ -8,10 +8,10 @@
 use std::sync::Arc;
 
 use http_body_util::BodyExt;
-use runtime::Caller;
-use runtime::auth::Authorizer;
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
+use protoapi_runtime::Caller;
+use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::standard::ApiContext;
 use serde_json::{Value, json};
 use widgets::widgets::v1::gadget_service_client::GadgetServiceClient;
 use widgets::widgets::v1::{
@@ -31,7 +31,7 @@ where
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();
-    runtime::testing::served::on_free_port(app).await
+    protoapi_runtime::testing::served::on_free_port(app).await
 }
 
 /// `Services::store` for the two stores the tests serve.
@@ -258,7 +258,7 @@ async fn batch_get_rest(base: &str, [small, middle, large]: [&str; 3]) {
         "{body}"
     );
 
-    let too_many = vec![small; runtime::standard::MAX_BATCH_GET + 1];
+    let too_many = vec![small; protoapi_runtime::standard::MAX_BATCH_GET + 1];
     let (status, _, body) = batch(json!({"uids": too_many})).await;
     assert_eq!(status, 400, "{body}");
     assert_eq!(
@@ -349,13 +349,16 @@ const ALICE: &str = "ffffffffffffffffffffffffffffffffffffffff/0000000000000001";
 /// Alice may read gadgets of workshop 1 only.
 struct AliceReadsWorkshopOne;
 
-impl runtime::auth::Access for AliceReadsWorkshopOne {
+impl protoapi_runtime::auth::Access for AliceReadsWorkshopOne {
     fn grants<'a>(
         &'a self,
         identity: &'a str,
-    ) -> runtime::auth::BoxFuture<'a, Result<runtime::auth::Grants, runtime::Error>> {
+    ) -> protoapi_runtime::auth::BoxFuture<
+        'a,
+        Result<protoapi_runtime::auth::Grants, protoapi_runtime::Error>,
+    > {
         Box::pin(async move {
-            let mut grants = runtime::auth::Grants::default();
+            let mut grants = protoapi_runtime::auth::Grants::default();
             if identity == ALICE {
                 grants.add(WORKSHOP.to_owned(), ["gadgets.get".to_owned()]);
             }
@@ -392,7 +395,7 @@ async fn batch_get_authorizes_each_item_as_get_does() {
         .layer(axum::middleware::from_fn(identity))
         .build()
         .unwrap();
-    let base = runtime::testing::served::on_free_port(app).await;
+    let base = protoapi_runtime::testing::served::on_free_port(app).await;
     let mine = create(&base, "mine", 1).await;
     let (status, _, theirs) = call(
         &base,

@@ -4,14 +4,14 @@
 
 use std::sync::Arc;
 
-use macros::StorageRow;
-use runtime::Caller;
-use runtime::auth::Authorizer;
-use runtime::conformance;
-use runtime::paging::PageTokens;
-use runtime::sql::{SqlOptions, Table};
-use runtime::standard::ApiContext;
-use runtime::store::{Backend, StoreError};
+use protoapi_macros::StorageRow;
+use protoapi_runtime::Caller;
+use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::conformance;
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::sql::{SqlOptions, Table};
+use protoapi_runtime::standard::ApiContext;
+use protoapi_runtime::store::{Backend, StoreError};
 use widgets::widgets::v1::widget::Delivery;
 use widgets::widgets::v1::{Part, Widget};
 use widgets::{MemoryStore, SqlStore};
@@ -95,13 +95,14 @@ async fn parts_block_deleting_their_widget<B: Backend>(store: &B) {
     ));
 }
 
-fn created<R: runtime::resource::Resource>(value: R, parent: &str) -> R {
+fn created<R: protoapi_runtime::resource::Resource>(value: R, parent: &str) -> R {
     let parent = if parent.is_empty() {
         "1".repeat(40)
     } else {
         parent.to_owned()
     };
-    runtime::standard::prepare_create(&Caller::System, &parent, Some(value), "item").unwrap()
+    protoapi_runtime::standard::prepare_create(&Caller::System, &parent, Some(value), "item")
+        .unwrap()
 }
 
 #[tokio::test]

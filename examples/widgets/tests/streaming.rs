@@ -8,11 +8,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http_body_util::{BodyExt, Full};
-use runtime::auth::Authorizer;
-use runtime::client::Connection;
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
-use runtime::{Caller, Code};
+use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::client::Connection;
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::standard::ApiContext;
+use protoapi_runtime::{Caller, Code};
 use serde_json::Value;
 use widgets::google::api::HttpBody;
 use widgets::widgets::v1::{DownloadDrawingRequest, UploadDrawingRequest, WatchDrawingsRequest};
@@ -27,7 +27,7 @@ async fn serve() -> String {
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();
-    runtime::testing::served::on_free_port(app).await
+    protoapi_runtime::testing::served::on_free_port(app).await
 }
 
 /// An answer: status, headers, body.
@@ -152,7 +152,7 @@ async fn http_body_is_taken_and_answered_raw_over_rest() {
     assert_eq!(missing.status, 404, "{}", missing.text());
 
     // The body limit of JSON bodies holds for raw ones.
-    let huge = vec![0u8; runtime::rest::MAX_BODY_BYTES + 1];
+    let huge = vec![0u8; protoapi_runtime::rest::MAX_BODY_BYTES + 1];
     let url = format!("{base}/v1/drawings/{}", widget(3));
     let answer = send("PUT", url, &[("content-type", "image/png")], huge).await;
     assert_eq!(answer.status, 413, "{}", answer.text());

@@ -8,9 +8,9 @@
 use std::sync::Arc;
 
 use http_body_util::BodyExt;
-use runtime::auth::Authorizer;
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
+use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::standard::ApiContext;
 use serde_json::{Value, json};
 
 async fn serve() -> String {
@@ -21,7 +21,7 @@ async fn serve() -> String {
         .layer(axum::middleware::from_fn(system_caller))
         .build()
         .unwrap();
-    runtime::testing::served::on_free_port(app).await
+    protoapi_runtime::testing::served::on_free_port(app).await
 }
 
 /// Every request acts as the system (permissions are not what this tests).
@@ -29,7 +29,9 @@ async fn system_caller(
     mut request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    request.extensions_mut().insert(runtime::Caller::System);
+    request
+        .extensions_mut()
+        .insert(protoapi_runtime::Caller::System);
     next.run(request).await
 }
 
@@ -173,7 +175,7 @@ async fn additional_bindings_patterns_and_verbs_are_served() {
 
 #[tokio::test]
 async fn the_generated_client_calls_routes_served_by_the_matcher() {
-    use runtime::client::Connection;
+    use protoapi_runtime::client::Connection;
     use widgets::widgets::v1::{CreateWidgetRequest, GetWidgetRequest, Widget};
 
     let base = serve().await;

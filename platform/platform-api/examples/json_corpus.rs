@@ -11,7 +11,7 @@ use std::io::Write as _;
 
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
-use runtime::json::{JsonMessage, MessageVisitor, conformance};
+use protoapi_runtime::json::{JsonMessage, MessageVisitor, conformance};
 
 struct Corpus {
     per_type: usize,
@@ -35,7 +35,8 @@ impl MessageVisitor for Corpus {
             for byte in message.encode_to_vec() {
                 write!(hex, "{byte:02x}").expect("writing to a string");
             }
-            let json = String::from_utf8(runtime::json::to_vec(&message)).expect("JSON is UTF-8");
+            let json =
+                String::from_utf8(protoapi_runtime::json::to_vec(&message)).expect("JSON is UTF-8");
             let line = serde_json::json!({
                 "type": descriptor.full_name(),
                 "binary": hex,

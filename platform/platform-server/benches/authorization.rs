@@ -14,7 +14,7 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use platform_api::platform::iam::v2::{Group, Role, RoleBinding};
 use platform_server::store::SqlStore;
-use runtime::sql::{GrantsCache, read_grants};
+use protoapi_runtime::sql::{GrantsCache, read_grants};
 use tokio::runtime::Runtime;
 
 const IDENTITY: &str = "ffffffffffffffffffffffffffffffffffffffff/0000000000000001";
@@ -23,8 +23,8 @@ const IDENTITY: &str = "ffffffffffffffffffffffffffffffffffffffff/000000000000000
 /// to it, beside 1,000 groups and bindings of other identities.
 async fn seed(dir: &std::path::Path, bindings: usize) -> SqlStore {
     let store = platform_server::store::open_sqlite(dir).await.unwrap();
-    let now = Some(runtime::time::now());
-    let root = runtime::uidp::new_root();
+    let now = Some(protoapi_runtime::time::now());
+    let root = protoapi_runtime::uidp::new_root();
     let mut groups = vec![Group {
         uid: root.clone(),
         name: "root".into(),
@@ -34,8 +34,8 @@ async fn seed(dir: &std::path::Path, bindings: usize) -> SqlStore {
     }];
     let (mut roles, mut grants) = (Vec::new(), Vec::new());
     for i in 0..1_000 {
-        let group = runtime::uidp::new_child(&root);
-        let role = runtime::uidp::new_child(&group);
+        let group = protoapi_runtime::uidp::new_child(&root);
+        let role = protoapi_runtime::uidp::new_child(&group);
         roles.push(Role {
             uid: role.clone(),
             name: format!("role {i}"),
@@ -50,7 +50,7 @@ async fn seed(dir: &std::path::Path, bindings: usize) -> SqlStore {
             format!("{}/{i:016x}", "e".repeat(40))
         };
         grants.push(RoleBinding {
-            uid: runtime::uidp::new_child(&group),
+            uid: protoapi_runtime::uidp::new_child(&group),
             identity,
             role,
             create_time: now,

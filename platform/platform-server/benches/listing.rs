@@ -17,18 +17,18 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use platform_api::platform::iam::v2::{Group, GroupServiceApi, ListGroupsRequest};
 use platform_api::protoapi::v1::UidpFilter;
 use platform_server::store::SqlStore;
-use runtime::Caller;
-use runtime::auth::Authorizer;
-use runtime::paging::{PageTokens, QueryBinding};
-use runtime::resource::{Resource, SortValue};
-use runtime::standard::ApiContext;
-use runtime::store::{Hierarchy, Matching, OrderBy};
+use protoapi_runtime::Caller;
+use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::paging::{PageTokens, QueryBinding};
+use protoapi_runtime::resource::{Resource, SortValue};
+use protoapi_runtime::standard::ApiContext;
+use protoapi_runtime::store::{Hierarchy, Matching, OrderBy};
 use tokio::runtime::Runtime;
 
 const PAGE: i32 = 50;
 
 fn group(uid: String, name: String) -> Group {
-    let now = runtime::time::now();
+    let now = protoapi_runtime::time::now();
     Group {
         uid,
         name,
@@ -46,23 +46,26 @@ async fn seed(
     children: usize,
 ) -> (GroupServiceApi<SqlStore>, String, String, Vec<Group>) {
     let store = platform_server::store::open_sqlite(dir).await.unwrap();
-    let root = runtime::uidp::new_root();
-    let small = runtime::uidp::new_root();
+    let root = protoapi_runtime::uidp::new_root();
+    let small = protoapi_runtime::uidp::new_root();
     let mut rows = vec![
         group(root.clone(), "root".into()),
         group(small.clone(), "small".into()),
     ];
     for i in 0..children {
         rows.push(group(
-            runtime::uidp::new_child(&root),
+            protoapi_runtime::uidp::new_child(&root),
             format!("group {:07}", (i * 7919) % children),
         ));
     }
     let mut subtree = Vec::new();
     for i in 0..3 {
-        let child = runtime::uidp::new_child(&small);
+        let child = protoapi_runtime::uidp::new_child(&small);
         for j in 0..if i == 0 { 3 } else { 2 } {
-            subtree.push(group(runtime::uidp::new_child(&child), format!("g{j}")));
+            subtree.push(group(
+                protoapi_runtime::uidp::new_child(&child),
+                format!("g{j}"),
+            ));
         }
         subtree.push(group(child, format!("c{i}")));
     }

@@ -28,9 +28,9 @@ use platform_api::platform::iam::v2::{Group, GroupStore, ResourceLimits};
 use platform_server::Shared;
 use platform_server::store::SqlStore;
 use prost_types::Timestamp;
-use runtime::auth::Need;
-use runtime::standard::{self, ApiContext, ListPlan, ListRequest};
-use runtime::{Caller, Error};
+use protoapi_runtime::auth::Need;
+use protoapi_runtime::standard::{self, ApiContext, ListPlan, ListRequest};
+use protoapi_runtime::{Caller, Error};
 use serde::{Deserialize, Serialize, Serializer};
 use tracing_subscriber::EnvFilter;
 
@@ -59,7 +59,7 @@ async fn main() -> ExitCode {
     };
     let result = match tokio::net::TcpListener::bind(args.listen).await {
         Ok(listener) => {
-            let shutdown = runtime::serve::shutdown_signal();
+            let shutdown = protoapi_runtime::serve::shutdown_signal();
             platform_server::serve_with(config, listener, shutdown, Some(Box::new(routes))).await
         }
         Err(error) => Err(format!("cannot listen on {}: {error}", args.listen).into()),
@@ -130,7 +130,7 @@ async fn list_groups(
 
 impl Baseline {
     async fn get(&self, caller: &Caller, uid: &str) -> Result<Group, Error> {
-        let uid = runtime::uidp::parse("uid", uid)?;
+        let uid = protoapi_runtime::uidp::parse("uid", uid)?;
         self.context
             .authorize(caller, Need::Capability("groups.get"), uid)
             .await?;

@@ -80,13 +80,13 @@ struct Args {
     #[arg(long, default_value_t = 64)]
     connections: usize,
     /// How long to drive the load (e.g. `60s`, `2m`).
-    #[arg(long, default_value = "60s", value_parser = runtime::time::parse_duration)]
+    #[arg(long, default_value = "60s", value_parser = protoapi_runtime::time::parse_duration)]
     duration: Duration,
     /// The server's process id, for its resident set size (/proc/PID/status).
     #[arg(long)]
     server_pid: Option<u32>,
     /// `mixed`: when to take the first RSS sample; the second is taken at the end.
-    #[arg(long, default_value = "10s", value_parser = runtime::time::parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = protoapi_runtime::time::parse_duration)]
     rss_at: Duration,
     /// `mixed`: largest acceptable RSS growth between the two samples, in percent.
     #[arg(long, default_value_t = 10.0)]
@@ -115,7 +115,7 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Fill::Text)]
     readme_fill: Fill,
     /// Give up on one request after this long (counted as a `timeout` error).
-    #[arg(long, default_value = "30s", value_parser = runtime::time::parse_duration)]
+    #[arg(long, default_value = "30s", value_parser = protoapi_runtime::time::parse_duration)]
     request_timeout: Duration,
 }
 

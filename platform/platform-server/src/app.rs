@@ -11,14 +11,14 @@ use std::sync::Arc;
 
 use axum::Router;
 use platform_api::platform::iam::v2::{Role, RoleBinding};
-use runtime::auth::{ApiTokens, Authorizer, TrustedIssuers};
-use runtime::observe::{Metrics, Observe};
-use runtime::paging::PageTokens;
-use runtime::probe::Probes;
-use runtime::ratelimit::{RateLimit, RateLimiter};
-use runtime::router::MissingHandlers;
-use runtime::sql::StoredAccess;
-use runtime::standard::ApiContext;
+use protoapi_runtime::auth::{ApiTokens, Authorizer, TrustedIssuers};
+use protoapi_runtime::observe::{Metrics, Observe};
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::probe::Probes;
+use protoapi_runtime::ratelimit::{RateLimit, RateLimiter};
+use protoapi_runtime::router::MissingHandlers;
+use protoapi_runtime::sql::StoredAccess;
+use protoapi_runtime::standard::ApiContext;
 
 use crate::auth::TokenExchange;
 use crate::store::SqlStore;
@@ -42,9 +42,9 @@ pub struct Parts {
     pub serve_metrics: bool,
     pub rate_limit: Option<RateLimit>,
     /// Origins whose browsers may call the API.
-    pub cors: runtime::web::Cors,
+    pub cors: protoapi_runtime::web::Cors,
     /// The web console served at `/console/`, if any.
-    pub console: Option<runtime::console::Console>,
+    pub console: Option<protoapi_runtime::console::Console>,
 }
 
 /// What routes mounted beside the generated ones are built from: the store
@@ -61,7 +61,7 @@ pub type Mount = Box<dyn FnOnce(Shared) -> Router + Send>;
 
 pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandlers> {
     let store = Arc::new(parts.store);
-    let access: Arc<dyn runtime::auth::Access> =
+    let access: Arc<dyn protoapi_runtime::auth::Access> =
         Arc::new(StoredAccess::<RoleBinding, Role>::new((*store).clone()));
     let mut context =
         ApiContext::new(parts.page_tokens, Authorizer::new(access)).with_shared_scope(parts.root);
@@ -92,10 +92,12 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
         services = services.layer(RateLimiter::new(limit).layer());
     }
     services = services
-        .layer(axum::middleware::from_fn(runtime::observe::note_caller))
+        .layer(axum::middleware::from_fn(
+            protoapi_runtime::observe::note_caller,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(authentication),
-            runtime::auth::authenticate,
+            protoapi_runtime::auth::authenticate,
         ))
         .layer(
             Observe::new(&platform_api::API)

@@ -1,5 +1,5 @@
 //! The token service: identity tokens from trusted OIDC issuers
-//! (`runtime::auth::TrustedIssuers`) traded for API tokens of the identity
+//! (`protoapi_runtime::auth::TrustedIssuers`) traded for API tokens of the identity
 //! whose `claimMatch` names their issuer and subject.
 
 use std::sync::Arc;
@@ -9,8 +9,10 @@ use platform_api::platform::sts::v1::client::TokenService;
 use platform_api::platform::sts::v1::{
     ExchangeTokenRequest, ExchangeTokenResponse, TokenServiceHandler,
 };
-use runtime::auth::{ApiTokens, Authentication, IdentityClaims, TrustedIssuers, unauthenticated};
-use runtime::{Caller, Error};
+use protoapi_runtime::auth::{
+    ApiTokens, Authentication, IdentityClaims, TrustedIssuers, unauthenticated,
+};
+use protoapi_runtime::{Caller, Error};
 
 use crate::store::SqlStore;
 
@@ -97,7 +99,7 @@ impl TokenServiceHandler for TokenExchange {
                 format!("this API is `{}`", self.tokens.base_url()),
             ));
         }
-        let identity_uid = runtime::uidp::parse("identity", &request.identity)?;
+        let identity_uid = protoapi_runtime::uidp::parse("identity", &request.identity)?;
         match self.refusal(token, identity_uid).await? {
             None => Ok(ExchangeTokenResponse {
                 token: self.tokens.issue(identity_uid),
@@ -109,7 +111,7 @@ impl TokenServiceHandler for TokenExchange {
                     Refusal::Token(error) => tracing::info!(
                         identity = identity_uid,
                         reason = error.reason(),
-                        detail = ?runtime::error::excerpt(error.message()),
+                        detail = ?protoapi_runtime::error::excerpt(error.message()),
                         "token exchange refused"
                     ),
                     Refusal::UnknownIdentity | Refusal::ClaimMismatch => {

@@ -2,7 +2,7 @@
 //! (default) or PostgreSQL.
 //!
 //! Everything between the wire and storage is generated (`generated`) or
-//! runtime support (`runtime`); this crate wires the generated routers and
+//! runtime support (`protoapi-runtime`); this crate wires the generated routers and
 //! tonic services to a storage implementation, and provides the server's
 //! policies: authentication, the token exchange, bootstrap. The binary
 //! (`src/main.rs`) parses flags; [`serve`] is what it runs, and what the
@@ -16,7 +16,7 @@ pub mod store;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 
-use runtime::{keys, owner_only};
+use protoapi_runtime::{keys, owner_only};
 use tokio::net::TcpListener;
 
 /// What a server instance needs.
@@ -37,40 +37,40 @@ pub struct Config {
     pub trusted_issuers: Vec<(String, PathBuf)>,
     /// Header read, body read, write, stream, idle and drain timeouts of
     /// client connections.
-    pub timeouts: runtime::serve::Timeouts,
+    pub timeouts: protoapi_runtime::serve::Timeouts,
     /// Open connections and concurrent HTTP/2 streams per connection.
-    pub limits: runtime::serve::Limits,
-    /// Byte budget of one list page (default `runtime::standard::LIST_BUDGET_BYTES`).
+    pub limits: protoapi_runtime::serve::Limits,
+    /// Byte budget of one list page (default `protoapi_runtime::standard::LIST_BUDGET_BYTES`).
     pub list_budget: Option<usize>,
     /// Count requests (and sample the storage pool) into this registry,
     /// which must be the current `metrics` recorder's.
-    pub metrics: Option<runtime::observe::Metrics>,
+    pub metrics: Option<protoapi_runtime::observe::Metrics>,
     /// Serve `metrics` at `GET /metrics` on the API port, without
     /// authentication (the binary's `--metrics`).
     pub serve_metrics: bool,
-    /// Requests per caller (`runtime::ratelimit`); unlimited when `None`.
-    pub rate_limit: Option<runtime::ratelimit::RateLimit>,
+    /// Requests per caller (`protoapi_runtime::ratelimit`); unlimited when `None`.
+    pub rate_limit: Option<protoapi_runtime::ratelimit::RateLimit>,
     /// How long a request waits for a database connection before it is
-    /// answered `UNAVAILABLE` (default `runtime::sql::DEFAULT_ACQUIRE_TIMEOUT`).
+    /// answered `UNAVAILABLE` (default `protoapi_runtime::sql::DEFAULT_ACQUIRE_TIMEOUT`).
     pub db_acquire_timeout: Option<std::time::Duration>,
     /// Origins whose browsers may call the API (REST and gRPC-Web); none by default.
-    pub cors: runtime::web::Cors,
+    pub cors: protoapi_runtime::web::Cors,
     /// Serve over TLS with this certificate and key (reloaded when they
     /// change); plain HTTP when `None`.
-    pub tls: Option<runtime::tls::CertFiles>,
+    pub tls: Option<protoapi_runtime::tls::CertFiles>,
     /// The web console at `/console/`.
-    pub console: runtime::console::Settings,
+    pub console: protoapi_runtime::console::Settings,
 }
 
 /// The console of the API at `base_url`, if served: an identity token from
 /// its OIDC issuer is exchanged with the token service for an API token.
 fn console(
-    settings: &runtime::console::Settings,
+    settings: &protoapi_runtime::console::Settings,
     base_url: &str,
     tls: bool,
-) -> Option<runtime::console::Console> {
+) -> Option<protoapi_runtime::console::Console> {
     let aud: String = form_urlencoded::byte_serialize(base_url.as_bytes()).collect();
-    let exchange = runtime::console::oidc::Exchange {
+    let exchange = protoapi_runtime::console::oidc::Exchange {
         path: format!("/sts/exchange?aud={aud}&identity={{identity}}"),
         token_field: "token".to_owned(),
     };
@@ -111,7 +111,7 @@ pub async fn serve_with(
     let tls = config
         .tls
         .as_ref()
-        .map(runtime::tls::ServerTls::load)
+        .map(protoapi_runtime::tls::ServerTls::load)
         .transpose()?;
     owner_only::own_dir(&config.data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", config.data_dir.display()))?;
@@ -130,7 +130,7 @@ pub async fn serve_with(
     if let Some(metrics) = &config.metrics {
         store::sample_pool(&store, metrics);
     }
-    let issuers = runtime::auth::TrustedIssuers::load(&config.trusted_issuers)?;
+    let issuers = protoapi_runtime::auth::TrustedIssuers::load(&config.trusted_issuers)?;
     let api_tokens = keys::api_tokens(keys_dir, &base_url)?;
     let state = bootstrap::ensure(&config.data_dir, &store, platform_api::CAPABILITIES).await?;
     bootstrap::write_admin_token(&config.data_dir, &api_tokens, &state)?;
@@ -152,7 +152,7 @@ pub async fn serve_with(
         mount,
     )?;
 
-    let mut server = runtime::serve::Server::new(listener, router)
+    let mut server = protoapi_runtime::serve::Server::new(listener, router)
         .timeouts(config.timeouts)
         .limits(config.limits)
         .error_domain(platform_api::ERROR_DOMAIN);
@@ -173,7 +173,7 @@ pub async fn serve_with(
 /// A one-hour API token for `identity`, signed with the key in `keys_dir`
 /// (what `platform-server mint-token` prints).
 pub fn mint_token(keys_dir: &Path, base_url: &str, identity: &str) -> Result<String, BoxError> {
-    runtime::uidp::parse("identity", identity)?;
+    protoapi_runtime::uidp::parse("identity", identity)?;
     if !keys::has_api_token_key(keys_dir) {
         return Err(format!(
             "{} holds no server key: start the server with this --keys-dir (or --data-dir) first",

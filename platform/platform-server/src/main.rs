@@ -1,4 +1,4 @@
-//! The `platform-server` binary: the server crate's flags (`runtime::flags`,
+//! The `platform-server` binary: the server crate's flags (`protoapi_runtime::flags`,
 //! each also read from `PLATFORM_<FLAG>`), and the Platform API's own.
 //!
 //! ```text
@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use runtime::flags::{ConsoleFlags, Env, RateLimitFlags, ServeFlags, Telemetry};
-use runtime::sql::StorageFlags;
+use protoapi_runtime::flags::{ConsoleFlags, Env, RateLimitFlags, ServeFlags, Telemetry};
+use protoapi_runtime::sql::StorageFlags;
 
 /// Serves the Platform API (REST + gRPC) on one port.
 #[derive(Debug, Parser)]
@@ -103,7 +103,7 @@ async fn serve(args: Args) -> Result<(), String> {
         tls: args.serve.tls.files(),
     };
     let listener = args.serve.bind().await?;
-    platform_server::serve(config, listener, runtime::serve::shutdown_signal())
+    platform_server::serve(config, listener, protoapi_runtime::serve::shutdown_signal())
         .await
         .map_err(|e| e.to_string())
 }

@@ -1,4 +1,4 @@
-//! Storage of every collection in SQL (`runtime::sql`): embedded SQLite by
+//! Storage of every collection in SQL (`protoapi_runtime::sql`): embedded SQLite by
 //! default, or PostgreSQL given a URL. The generated crate declares the
 //! tables (which fields each collection keeps in columns of their own, and
 //! which writes advance access epochs); the library stores, pages, counts
@@ -7,9 +7,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use runtime::sql::SqlOptions;
+use protoapi_runtime::sql::SqlOptions;
 
-pub use runtime::sql::{Dialect, SqlStore};
+pub use protoapi_runtime::sql::{Dialect, SqlStore};
 
 /// The API's tables (their row types generated from the annotation files)
 /// and the platform's own schema steps.
@@ -18,7 +18,7 @@ fn options() -> SqlOptions {
 }
 
 /// [`options`] with a pool acquire timeout, when not the default
-/// (`runtime::sql::DEFAULT_ACQUIRE_TIMEOUT`).
+/// (`protoapi_runtime::sql::DEFAULT_ACQUIRE_TIMEOUT`).
 fn options_with(acquire_timeout: Option<Duration>) -> SqlOptions {
     match acquire_timeout {
         Some(timeout) => options().acquire_timeout(timeout),
@@ -55,7 +55,7 @@ pub async fn open_postgres_with(
 
 /// Sets the storage pool's gauges before each render of `metrics`:
 /// `storage_pool_connections` (open) and `storage_pool_idle_connections`.
-pub fn sample_pool(store: &SqlStore, metrics: &runtime::observe::Metrics) {
+pub fn sample_pool(store: &SqlStore, metrics: &protoapi_runtime::observe::Metrics) {
     let pool = store.pool().clone();
     metrics.sample_with(move || {
         metrics::gauge!("storage_pool_connections").set(f64::from(pool.size()));

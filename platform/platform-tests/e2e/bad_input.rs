@@ -10,8 +10,8 @@ use platform_api::platform::iam::v2::{
 };
 use platform_api::protoapi::v1::UidpFilter;
 use platform_tests::{Method, Rest, StatusCode, TestServer};
-use runtime::Code;
-use runtime::paging::PageTokens;
+use protoapi_runtime::Code;
+use protoapi_runtime::paging::PageTokens;
 use serde_json::{Value, json};
 use tonic::transport::Channel;
 use tonic_types::StatusExt;
@@ -156,11 +156,11 @@ async fn bad_input_table_over_rest_and_grpc() {
     tampered[middle] = if tampered[middle] == b'A' { b'B' } else { b'A' };
     let tampered = String::from_utf8(tampered).unwrap();
     let truncated = token[..token.len() - 3].to_owned();
-    let binding = runtime::paging::QueryBinding::new(
+    let binding = protoapi_runtime::paging::QueryBinding::new(
         "iam.platform/Group",
-        &runtime::store::Hierarchy::ChildrenOf(root_uid.clone()),
-        &runtime::store::Matching::default(),
-        &[runtime::store::OrderBy {
+        &protoapi_runtime::store::Hierarchy::ChildrenOf(root_uid.clone()),
+        &protoapi_runtime::store::Matching::default(),
+        &[protoapi_runtime::store::OrderBy {
             field: "uid".into(),
             descending: false,
         }],
@@ -168,7 +168,9 @@ async fn bad_input_table_over_rest_and_grpc() {
     );
     let foreign = PageTokens::new([42; 32]).issue(
         &binding,
-        vec![runtime::resource::SortValue::Text(child_uid.clone())],
+        vec![protoapi_runtime::resource::SortValue::Text(
+            child_uid.clone(),
+        )],
     );
 
     let groups = "/iam/v2/groups";
@@ -891,7 +893,7 @@ async fn check_grpc<I: tonic::service::Interceptor>(
             assert_eq!(&got, fields, "{name} (gRPC)");
         }
         Expect::Code(code) => {
-            let error = runtime::Error::from_status(&status).unwrap();
+            let error = protoapi_runtime::Error::from_status(&status).unwrap();
             assert_eq!(error.code(), *code, "{name} (gRPC): {status:?}");
         }
     }

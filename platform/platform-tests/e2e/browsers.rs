@@ -82,9 +82,9 @@ impl GrpcWeb {
     }
 
     /// The error the trailers carry, details included.
-    pub(crate) fn error(&self) -> runtime::Error {
+    pub(crate) fn error(&self) -> protoapi_runtime::Error {
         let status = tonic::Status::from_header_map(&self.trailers).expect("a status");
-        runtime::Error::from_grpc_status(&status)
+        protoapi_runtime::Error::from_grpc_status(&status)
     }
 }
 
@@ -210,7 +210,7 @@ async fn grpc_web_errors_arrive_in_trailers_with_their_details() {
         assert!(answer.messages.is_empty(), "{answer:?}");
         assert_eq!(answer.status(), "5", "NOT_FOUND, text {text}");
         let error = answer.error();
-        assert_eq!(error.code(), runtime::Code::NotFound);
+        assert_eq!(error.code(), protoapi_runtime::Code::NotFound);
         assert_eq!(error.reason(), "RESOURCE_NOT_FOUND");
         assert!(error.resource_info().is_some(), "details kept: {error:?}");
     }
@@ -218,7 +218,10 @@ async fn grpc_web_errors_arrive_in_trailers_with_their_details() {
     // The authentication layer sees gRPC-Web requests as gRPC.
     let refused = grpc_web(&server, false, false, Some("not-a-token"), &missing).await;
     assert_eq!(refused.status(), "16", "UNAUTHENTICATED: {refused:?}");
-    assert_eq!(refused.error().code(), runtime::Code::Unauthenticated);
+    assert_eq!(
+        refused.error().code(),
+        protoapi_runtime::Code::Unauthenticated
+    );
 
     // An identity without a grant on the group is denied, as over gRPC.
     let outsider = server
@@ -232,14 +235,17 @@ async fn grpc_web_errors_arrive_in_trailers_with_their_details() {
     let existing = GetGroupRequest { uid: root.clone() };
     let denied = grpc_web(&server, true, false, Some(&member.token), &existing).await;
     assert_eq!(denied.status(), "7", "PERMISSION_DENIED: {denied:?}");
-    assert_eq!(denied.error().code(), runtime::Code::PermissionDenied);
+    assert_eq!(
+        denied.error().code(),
+        protoapi_runtime::Code::PermissionDenied
+    );
     server.stop().await;
 }
 
 #[tokio::test]
 async fn cors_preflights_are_answered_for_allowed_origins_only() {
     let (server, _dir) = TestServer::start_configured(|config| {
-        config.cors = runtime::web::Cors::allow([ORIGIN]).unwrap();
+        config.cors = protoapi_runtime::web::Cors::allow([ORIGIN]).unwrap();
     })
     .await;
     let group = server

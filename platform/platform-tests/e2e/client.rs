@@ -13,8 +13,8 @@ use platform_api::platform::vulnerabilities::v2 as vulnerabilities;
 use platform_api::protoapi::v1::UidpFilter;
 use platform_tests::{TestServer, is_child_uid};
 use prost_types::{FieldMask, Timestamp};
-use runtime::Code;
-use runtime::client::{Connection, Retry, StaticToken};
+use protoapi_runtime::Code;
+use protoapi_runtime::client::{Connection, Retry, StaticToken};
 
 /// Both transports, authenticated as the platform administrator.
 fn clients(server: &TestServer) -> [(&'static str, Client); 2] {
@@ -447,7 +447,7 @@ async fn unavailable_is_retried_with_backoff_then_reported() {
 
 /// A server answering every request with `error`, counting the requests.
 async fn failing_server(
-    error: runtime::Error,
+    error: protoapi_runtime::Error,
 ) -> (String, std::sync::Arc<std::sync::atomic::AtomicU32>) {
     use axum;
     use std::sync::atomic::Ordering;
@@ -472,7 +472,7 @@ async fn only_unavailable_is_retried() {
         initial_backoff: std::time::Duration::from_millis(10),
         max_backoff: std::time::Duration::from_millis(20),
     };
-    let unavailable = runtime::Error::new(Code::Unavailable, "DRAINING", "try again");
+    let unavailable = protoapi_runtime::Error::new(Code::Unavailable, "DRAINING", "try again");
     let (url, answered) = failing_server(unavailable).await;
     let client = Client::new(Connection::rest(&url).unwrap().with_retry(retry));
     let error = client
@@ -487,7 +487,7 @@ async fn only_unavailable_is_retried() {
     assert_eq!(answered.load(Ordering::SeqCst), 3);
 
     // A failed write is never sent twice.
-    let aborted = runtime::Error::new(Code::Aborted, "ETAG_MISMATCH", "stale");
+    let aborted = protoapi_runtime::Error::new(Code::Aborted, "ETAG_MISMATCH", "stale");
     let (url, answered) = failing_server(aborted).await;
     let client = Client::new(Connection::rest(&url).unwrap().with_retry(retry));
     let error = client

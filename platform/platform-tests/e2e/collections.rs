@@ -3,7 +3,7 @@
 
 use platform_api::platform::vulnerabilities::v2::{Advisory, AdvisoryStore};
 use platform_tests::{StatusCode, TestServer, call, is_child_uid};
-use runtime::Caller;
+use protoapi_runtime::Caller;
 use serde_json::{Value, json};
 use tonic_types::StatusExt;
 
@@ -130,9 +130,13 @@ pub(crate) async fn seed_advisory(server: &TestServer, parent: &str) -> String {
         aliases: vec!["CVE-2026-0001".into()],
         ..Default::default()
     };
-    let advisory =
-        runtime::standard::prepare_create(&Caller::System, parent, Some(advisory), "advisory")
-            .unwrap();
+    let advisory = protoapi_runtime::standard::prepare_create(
+        &Caller::System,
+        parent,
+        Some(advisory),
+        "advisory",
+    )
+    .unwrap();
     store.insert_advisory(&advisory).await.unwrap();
     store.close().await;
     advisory.uid

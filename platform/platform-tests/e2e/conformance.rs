@@ -9,11 +9,11 @@ use platform_api::platform::iam::v2::{
 };
 use platform_api::platform::registry::v2::{Repo, RepoStore};
 use platform_server::store::SqlStore;
-use runtime::Caller;
-use runtime::mask::Update;
-use runtime::resource::{Resource, SortValue};
-use runtime::standard::prepare_create;
-use runtime::store::{Hierarchy, ListQuery, OrderBy, StoreError};
+use protoapi_runtime::Caller;
+use protoapi_runtime::mask::Update;
+use protoapi_runtime::resource::{Resource, SortValue};
+use protoapi_runtime::standard::prepare_create;
+use protoapi_runtime::store::{Hierarchy, ListQuery, OrderBy, StoreError};
 
 /// Every backend under test, each with a fresh data directory.
 async fn backends() -> Vec<(&'static str, SqlStore, tempfile::TempDir)> {
@@ -289,7 +289,7 @@ async fn updates_apply_atomically_and_check_etags() {
         let update = Update::plan(None, stale, "group").unwrap();
         match store.update_group(&root.uid, &update).await {
             Err(StoreError::Rejected(error)) => {
-                assert_eq!(error.code(), runtime::Code::Aborted, "{backend}")
+                assert_eq!(error.code(), protoapi_runtime::Code::Aborted, "{backend}")
             }
             other => panic!("{backend}: stale etag accepted: {other:?}"),
         }
@@ -440,21 +440,21 @@ async fn deletes_respect_dependents_and_etags() {
     }
 }
 
-/// The library's suite (`runtime::conformance`) for every collection of the
+/// The library's suite (`protoapi_runtime::conformance`) for every collection of the
 /// Platform API, over each SQL backend and the memory store.
 #[tokio::test]
 async fn every_collection_conforms_on_every_store() {
     for (_backend, store, _dir) in backends().await {
         library_suite(&store).await;
     }
-    library_suite(&runtime::memory::MemoryStore::new()).await;
+    library_suite(&protoapi_runtime::memory::MemoryStore::new()).await;
 }
 
-async fn library_suite<B: runtime::store::Backend>(store: &B) {
+async fn library_suite<B: protoapi_runtime::store::Backend>(store: &B) {
     use platform_api::platform::advisory::v2::Document;
     use platform_api::platform::libraries::v2::Artifact;
     use platform_api::platform::vulnerabilities::v2::Advisory;
-    use runtime::conformance::run;
+    use protoapi_runtime::conformance::run;
 
     macro_rules! suite {
         ($($resource:ident),*) => {$(

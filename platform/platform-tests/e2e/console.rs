@@ -6,7 +6,7 @@
 //! `platform/platform-tests/interop/console_walk.py`.
 
 use platform_tests::{Method, StatusCode, TestServer};
-use runtime::console::testing::Browser;
+use protoapi_runtime::console::testing::Browser;
 use serde_json::json;
 
 /// A new group under the platform's root for one test (tests on

@@ -11,7 +11,7 @@ use axum::{Form, Router};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use platform_tests::{Issuer, StatusCode, TestServer};
-use runtime::console::testing::Browser;
+use protoapi_runtime::console::testing::Browser;
 use serde_json::json;
 use std::collections::HashMap;
 
@@ -109,7 +109,7 @@ async fn world(dir: &std::path::Path) -> (TestServer, Arc<StandIn>, String) {
     let mut config = TestServer::config(&dir.join("data"));
     config.base_url = Some(BASE_URL.to_owned());
     config.trusted_issuers = vec![(ISSUER.to_owned(), jwks)];
-    config.console.oidc = Some(runtime::console::Issuer {
+    config.console.oidc = Some(protoapi_runtime::console::Issuer {
         name: "the test issuer".to_owned(),
         authorization_endpoint: format!("{issuer_url}/authorize"),
         token_endpoint: format!("{issuer_url}/token"),
@@ -129,7 +129,7 @@ async fn world(dir: &std::path::Path) -> (TestServer, Arc<StandIn>, String) {
 }
 
 /// The value of cookie `name` a response sets.
-fn set_cookie(page: &runtime::console::testing::Page, name: &str) -> Option<String> {
+fn set_cookie(page: &protoapi_runtime::console::testing::Page, name: &str) -> Option<String> {
     page.headers
         .get_all("set-cookie")
         .iter()

@@ -5,8 +5,8 @@
 
 use platform_api::platform::iam::v2::{Group, Identity, Role, RoleBinding};
 use platform_server::store::SqlStore;
-use runtime::sql::GrantsCache;
-use runtime::store::Backend;
+use protoapi_runtime::sql::GrantsCache;
+use protoapi_runtime::store::Backend;
 
 async fn open(dir: &std::path::Path) -> SqlStore {
     match std::env::var("E2E_DATABASE_URL") {
@@ -15,14 +15,17 @@ async fn open(dir: &std::path::Path) -> SqlStore {
     }
 }
 
-fn item<R: runtime::resource::Resource>(parent: Option<&str>, fill: impl FnOnce(&mut R)) -> R {
+fn item<R: protoapi_runtime::resource::Resource>(
+    parent: Option<&str>,
+    fill: impl FnOnce(&mut R),
+) -> R {
     let mut item = R::default();
     fill(&mut item);
     item.set_uid(match parent {
-        Some(parent) => runtime::uidp::new_child(parent),
-        None => runtime::uidp::new_root(),
+        Some(parent) => protoapi_runtime::uidp::new_child(parent),
+        None => protoapi_runtime::uidp::new_root(),
     });
-    let now = runtime::time::now();
+    let now = protoapi_runtime::time::now();
     item.set_create_time(now);
     item.set_update_time(now);
     item
@@ -89,7 +92,7 @@ async fn a_write_in_one_organization_leaves_the_others_cached_grants() {
     // A role write in A: the same.
     let mut role = a.role.clone();
     role.capabilities.push("groups.list".into());
-    let update = runtime::mask::Update::plan(
+    let update = protoapi_runtime::mask::Update::plan(
         Some(&prost_types::FieldMask {
             paths: vec!["capabilities".into()],
         }),
@@ -97,7 +100,7 @@ async fn a_write_in_one_organization_leaves_the_others_cached_grants() {
         "role",
     )
     .unwrap()
-    .holding(runtime::auth::Held::All, a.root.clone());
+    .holding(protoapi_runtime::auth::Held::All, a.root.clone());
     Backend::update::<Role>(&store, &a.role.uid, &update)
         .await
         .unwrap()

@@ -81,7 +81,8 @@ async fn group_lifecycle_over_grpc() {
         .into_inner();
     assert_eq!(updated.description, "new");
     assert_eq!(updated.name, "team");
-    let micros = |group: &Group| runtime::time::to_micros(group.update_time.as_ref().unwrap());
+    let micros =
+        |group: &Group| protoapi_runtime::time::to_micros(group.update_time.as_ref().unwrap());
     assert!(micros(&updated) > micros(&child), "updateTime advances");
 
     // The same error model as REST, in grpc-status-details-bin.

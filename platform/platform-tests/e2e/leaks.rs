@@ -17,8 +17,8 @@ use platform_api::platform::iam::v2::{
 use platform_api::platform::sts::v1::ExchangeTokenRequest;
 use platform_api::platform::sts::v1::token_service_client::TokenServiceClient;
 use platform_tests::{Issuer, PgDatabase, StatusCode, TestServer};
-use runtime::Caller;
-use runtime::resource::Resource;
+use protoapi_runtime::Caller;
+use protoapi_runtime::resource::Resource;
 use serde_json::{Value, json};
 use tonic_types::StatusExt;
 
@@ -367,14 +367,15 @@ fn item<R: Resource>(parent: &str, age_secs: i64, edit: impl FnOnce(&mut R)) -> 
     let mut resource = R::default();
     edit(&mut resource);
     let mut resource =
-        runtime::standard::prepare_create(&Caller::System, parent, Some(resource), "item").unwrap();
+        protoapi_runtime::standard::prepare_create(&Caller::System, parent, Some(resource), "item")
+            .unwrap();
     let created = prost_types::Timestamp {
         seconds: i64::try_from(now()).unwrap() - age_secs,
         nanos: 0,
     };
     resource.set_create_time(created);
     resource.set_update_time(created);
-    resource.set_etag(runtime::standard::etag(&resource));
+    resource.set_etag(protoapi_runtime::standard::etag(&resource));
     resource
 }
 

@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use platform_api::platform::vulnerabilities::v2::{Advisory, AdvisoryStore, Severity};
 use platform_tests::{Method, Response, Rest, StatusCode, TestServer, is_child_uid};
-use runtime::Caller;
+use protoapi_runtime::Caller;
 use serde_json::{Value, json};
 
 /// One collection, in both versions.
@@ -274,9 +274,13 @@ async fn seed_advisory(server: &TestServer, parent: &str, body: &Value) -> Strin
         }),
         ..Default::default()
     };
-    let advisory =
-        runtime::standard::prepare_create(&Caller::System, parent, Some(advisory), "advisory")
-            .unwrap();
+    let advisory = protoapi_runtime::standard::prepare_create(
+        &Caller::System,
+        parent,
+        Some(advisory),
+        "advisory",
+    )
+    .unwrap();
     store.insert_advisory(&advisory).await.unwrap();
     store.close().await;
     advisory.uid

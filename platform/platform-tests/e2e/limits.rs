@@ -251,7 +251,7 @@ async fn grpc_status(response: http::Response<hyper::body::Incoming>) -> tonic::
 /// Asserts a DEADLINE_EXCEEDED status with this ErrorInfo reason.
 fn assert_deadline_exceeded(status: &tonic::Status, reason: &str) {
     assert_eq!(status.code(), tonic::Code::DeadlineExceeded, "{status:?}");
-    let error = runtime::Error::from_status(status).expect("an ErrorInfo");
+    let error = protoapi_runtime::Error::from_status(status).expect("an ErrorInfo");
     assert_eq!(error.reason(), reason);
 }
 
@@ -519,7 +519,7 @@ async fn curl_create(
 #[tokio::test]
 async fn a_body_a_little_too_large_is_answered_413_while_it_is_still_sent() {
     let (server, dir) = TestServer::start_configured(|_| {}).await;
-    let limit = runtime::rest::MAX_BODY_BYTES;
+    let limit = protoapi_runtime::rest::MAX_BODY_BYTES;
     for (length, chunked) in [(limit + 1, false), (limit + (512 << 10), true)] {
         let file = dir.path().join(format!("body-{length}.json"));
         std::fs::write(&file, vec![b' '; length]).unwrap();

@@ -1,7 +1,7 @@
-//! What operators see of a server (`runtime::observe`): Prometheus metrics
+//! What operators see of a server (`protoapi_runtime::observe`): Prometheus metrics
 //! at `/metrics` counting REST and gRPC requests by route template and
 //! code, the access log (route template, status, caller, trace id; never a
-//! token or a cookie), and per-caller rate limits (`runtime::ratelimit`)
+//! token or a cookie), and per-caller rate limits (`protoapi_runtime::ratelimit`)
 //! as clients meet them.
 //!
 //! Each test records into a metrics registry of its own, installed for its
@@ -22,9 +22,9 @@ use opentelemetry::trace::TracerProvider as _;
 use platform_api::platform::iam::v2::group_service_client::GroupServiceClient;
 use platform_api::platform::iam::v2::{GetGroupRequest, ListGroupsRequest};
 use platform_tests::{StatusCode, TestServer};
-use runtime::observe::Metrics;
-use runtime::observe::trace::LogFormat;
-use runtime::ratelimit::RateLimit;
+use protoapi_runtime::observe::Metrics;
+use protoapi_runtime::observe::trace::LogFormat;
+use protoapi_runtime::ratelimit::RateLimit;
 use serde_json::{Value, json};
 use tonic_types::StatusExt;
 
@@ -64,7 +64,7 @@ fn logs() -> &'static Mutex<Vec<u8>> {
         let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder()
             .build()
             .tracer("e2e");
-        let subscriber = runtime::observe::trace::subscriber(
+        let subscriber = protoapi_runtime::observe::trace::subscriber(
             LogFormat::Json,
             false,
             move || Buffer(logs),
@@ -232,7 +232,7 @@ async fn metrics_count_requests_by_route_template_and_code() {
         },
     )
     .await;
-    assert_eq!(web.error().code(), runtime::Code::NotFound);
+    assert_eq!(web.error().code(), protoapi_runtime::Code::NotFound);
     client
         .list_groups(ListGroupsRequest::default())
         .await

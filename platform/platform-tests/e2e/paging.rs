@@ -10,10 +10,10 @@ use platform_api::platform::iam::v2::{
 use platform_api::protoapi::v1::UidpFilter;
 use platform_server::store::SqlStore;
 use proptest::prelude::*;
-use runtime::Caller;
-use runtime::auth::Authorizer;
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
+use protoapi_runtime::Caller;
+use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::standard::ApiContext;
 
 struct Fixture {
     runtime: tokio::runtime::Runtime,
@@ -72,7 +72,7 @@ impl Order {
     }
 
     fn sort(self, items: &mut [Group]) {
-        let micros = |g: &Group| runtime::time::to_micros(g.create_time.as_ref().unwrap());
+        let micros = |g: &Group| protoapi_runtime::time::to_micros(g.create_time.as_ref().unwrap());
         items.sort_by(|a, b| match self {
             Order::Uid => a.uid.cmp(&b.uid),
             Order::NameAsc => a.name.cmp(&b.name).then(a.uid.cmp(&b.uid)),

@@ -14,12 +14,12 @@ use platform_api::platform::advisory::v2::{
 use platform_api::platform::iam::v2::Group;
 use platform_api::protoapi::v1::UidpFilter;
 use platform_tests::{Rest, StatusCode, TestServer, bearer};
-use runtime::Caller;
-use runtime::auth::{Access, Authorizer, BoxFuture, Grants};
-use runtime::memory::MemoryStore;
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
-use runtime::store::Backend;
+use protoapi_runtime::Caller;
+use protoapi_runtime::auth::{Access, Authorizer, BoxFuture, Grants};
+use protoapi_runtime::memory::MemoryStore;
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::standard::ApiContext;
+use protoapi_runtime::store::Backend;
 use serde_json::{Value, json};
 use tonic::transport::Channel;
 use tonic_types::StatusExt;
@@ -371,7 +371,10 @@ async fn published_documents_over_grpc() {
 struct ReaderOnly(String);
 
 impl Access for ReaderOnly {
-    fn grants<'a>(&'a self, identity: &'a str) -> BoxFuture<'a, Result<Grants, runtime::Error>> {
+    fn grants<'a>(
+        &'a self,
+        identity: &'a str,
+    ) -> BoxFuture<'a, Result<Grants, protoapi_runtime::Error>> {
         Box::pin(async move {
             let mut grants = Grants::default();
             if identity == "reader" {
@@ -458,8 +461,9 @@ async fn published_documents_in_the_memory_store() {
     };
     for (caller, who) in [(&Caller::Anonymous, "anonymous"), (&stranger, "stranger")] {
         assert_eq!(get(caller, &uids[0]).await.unwrap().uid, uids[0], "{who}");
-        let answer =
-            |error: runtime::Error, uid: &str| error.to_json().to_string().replace(uid, "<uid>");
+        let answer = |error: protoapi_runtime::Error, uid: &str| {
+            error.to_json().to_string().replace(uid, "<uid>")
+        };
         let absent = answer(get(caller, &missing).await.unwrap_err(), &missing);
         for uid in &uids[1..] {
             assert_eq!(
@@ -484,8 +488,8 @@ async fn published_documents_in_the_memory_store() {
 /// and drafts stay hidden.
 #[tokio::test]
 async fn the_published_column_is_added_to_an_existing_database() {
-    use runtime::resource::Public;
-    use runtime::store::{Hierarchy, ListQuery, OrderBy, PublicItems};
+    use protoapi_runtime::resource::Public;
+    use protoapi_runtime::store::{Hierarchy, ListQuery, OrderBy, PublicItems};
 
     let dir = tempfile::tempdir().unwrap();
     let root = "89abcdef0123456789abcdef0123456789abcdef".to_owned();

@@ -16,10 +16,10 @@ use platform_api::platform::iam::v2::{
 };
 use platform_server::store::SqlStore;
 use platform_tests::{PgDatabase, StatusCode, TestServer};
-use runtime::Caller;
-use runtime::resource::{Resource, SortValue};
-use runtime::row::Row as StorageRow;
-use runtime::standard::prepare_create;
+use protoapi_runtime::Caller;
+use protoapi_runtime::resource::{Resource, SortValue};
+use protoapi_runtime::row::Row as StorageRow;
+use protoapi_runtime::standard::prepare_create;
 use serde_json::json;
 use sqlx::AnyPool;
 
@@ -439,7 +439,7 @@ async fn insert_v1<R: Resource, W: StorageRow<Message = R>>(
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(resource.uid().to_owned())
         .bind(
-            runtime::uidp::parent(resource.uid())
+            protoapi_runtime::uidp::parent(resource.uid())
                 .unwrap_or_default()
                 .to_owned(),
         );
@@ -456,10 +456,10 @@ async fn insert_v1<R: Resource, W: StorageRow<Message = R>>(
         .await
         .unwrap();
     let uid = resource.uid();
-    let parent = runtime::uidp::parent(uid).unwrap_or_default();
+    let parent = protoapi_runtime::uidp::parent(uid).unwrap_or_default();
     let mut increments = vec![(parent.to_owned(), 1_i64, 0_i64), (String::new(), 0, 1)];
     let mut prefix = uid;
-    while let Some(above) = runtime::uidp::parent(prefix) {
+    while let Some(above) = protoapi_runtime::uidp::parent(prefix) {
         increments.push((above.to_owned(), 0, 1));
         prefix = above;
     }

@@ -12,8 +12,8 @@ use hyper_util::rt::TokioExecutor;
 use platform_api::Client;
 use platform_api::platform::iam::v2::ListGroupsRequest;
 use platform_tests::tls::{TestCa, TlsServer, client_config};
-use runtime::Code;
-use runtime::client::{Connection, Retry, StaticToken, Tls};
+use protoapi_runtime::Code;
+use protoapi_runtime::client::{Connection, Retry, StaticToken, Tls};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -33,7 +33,7 @@ fn clients(url: &str, tls: &Tls, token: &str) -> [(&'static str, Client); 2] {
     })
 }
 
-async fn list_one(client: &Client) -> Result<usize, runtime::Error> {
+async fn list_one(client: &Client) -> Result<usize, protoapi_runtime::Error> {
     let request = ListGroupsRequest {
         page_size: 1,
         ..Default::default()
@@ -266,8 +266,10 @@ async fn a_stalled_handshake_is_cut_at_the_header_timeout() {
 async fn the_server_does_not_start_without_a_valid_pair() {
     let dir = tempfile::tempdir().unwrap();
     let ca = TestCa::new("e2e test CA");
-    let files =
-        runtime::tls::CertFiles::new(dir.path().join("server.crt"), dir.path().join("server.key"));
+    let files = protoapi_runtime::tls::CertFiles::new(
+        dir.path().join("server.crt"),
+        dir.path().join("server.key"),
+    );
     let start = || async {
         let mut config = platform_tests::TestServer::config(&dir.path().join("data"));
         config.tls = Some(files.clone());

@@ -18,8 +18,8 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use platform_api::platform::iam::v2::GetGroupRequest;
 use platform_api::platform::iam::v2::group_service_client::GroupServiceClient;
 use platform_tests::{StatusCode, TestServer};
-use runtime::Code;
-use runtime::serve::Timeouts;
+use protoapi_runtime::Code;
+use protoapi_runtime::serve::Timeouts;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -363,7 +363,7 @@ async fn a_stalled_grpc_request_stream_is_answered() {
     .expect("the server answers the stalled request");
     assert!(started.elapsed() >= SHORT);
     assert_eq!(status.code(), tonic::Code::DeadlineExceeded, "{status:?}");
-    let error = runtime::Error::from_status(&status).expect("an ErrorInfo");
+    let error = protoapi_runtime::Error::from_status(&status).expect("an ErrorInfo");
     assert_eq!(error.reason(), "REQUEST_BODY_TIMEOUT");
     server.stop().await;
 }
@@ -473,7 +473,7 @@ async fn two_authorization_headers_are_unauthenticated() {
     }
     let status = client.get_group(request).await.unwrap_err();
     assert_eq!(status.code(), tonic::Code::Unauthenticated);
-    let error = runtime::Error::from_status(&status).expect("an ErrorInfo");
+    let error = protoapi_runtime::Error::from_status(&status).expect("an ErrorInfo");
     assert_eq!(error.code(), Code::Unauthenticated);
     assert_eq!(error.reason(), "AUTHORIZATION_DUPLICATED");
     server.stop().await;
@@ -596,7 +596,7 @@ async fn undecodable_grpc_requests_are_invalid_argument() {
             tonic::Code::InvalidArgument,
             "{name}: {status:?}"
         );
-        let error = runtime::Error::from_status(&status)
+        let error = protoapi_runtime::Error::from_status(&status)
             .unwrap_or_else(|| panic!("{name}: no ErrorInfo in {status:?}"));
         assert_eq!(error.reason(), reason, "{name}");
         let message = status.message().to_ascii_lowercase();
@@ -608,7 +608,7 @@ async fn undecodable_grpc_requests_are_invalid_argument() {
     // A well-formed request still reaches the handler (and its own errors).
     let status = grpc_bytes(&server, GET_GROUP, message(&[0x0a, 0x01, b'x'])).await;
     assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
-    let error = runtime::Error::from_status(&status).unwrap();
+    let error = protoapi_runtime::Error::from_status(&status).unwrap();
     assert_eq!(error.field_violations()[0].field, "uid");
     server.stop().await;
 }
@@ -629,14 +629,16 @@ async fn oversized_grpc_messages_are_resource_exhausted() {
         .await
         .unwrap_err();
     assert_eq!(status.code(), tonic::Code::ResourceExhausted, "{status:?}");
-    let error = runtime::Error::from_status(&status).expect("an ErrorInfo");
+    let error = protoapi_runtime::Error::from_status(&status).expect("an ErrorInfo");
     assert_eq!(error.reason(), "MESSAGE_TOO_LARGE");
 
     // A prefix announcing 2 MiB is refused before the message arrives.
     let status = grpc_raw(&server, GET_GROUP, Stalled(Some(frame(0, 2 << 20).into()))).await;
     assert_eq!(status.code(), tonic::Code::ResourceExhausted, "{status:?}");
     assert_eq!(
-        runtime::Error::from_status(&status).unwrap().reason(),
+        protoapi_runtime::Error::from_status(&status)
+            .unwrap()
+            .reason(),
         "MESSAGE_TOO_LARGE"
     );
 
@@ -655,7 +657,7 @@ async fn oversized_grpc_messages_are_resource_exhausted() {
     assert!(payload.len() <= 1 << 20);
     let status = grpc_bytes(&server, GET_GROUP, message(&payload)).await;
     assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
-    let error = runtime::Error::from_status(&status).unwrap();
+    let error = protoapi_runtime::Error::from_status(&status).unwrap();
     assert_eq!(error.field_violations()[0].field, "uid");
     server.stop().await;
 }

@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use runtime::auth::Authorizer;
-use runtime::memory::MemoryStore;
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
-use runtime::store::Backend;
+use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::memory::MemoryStore;
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::standard::ApiContext;
+use protoapi_runtime::store::Backend;
 
 fn context() -> ApiContext {
     ApiContext::new(PageTokens::new([7; 32]), Authorizer::allow_all())
@@ -59,40 +59,40 @@ impl Backend for WithoutDocuments {
         resource_type != "advisory.platform/Document"
     }
 
-    async fn insert<R: runtime::resource::Resource>(
+    async fn insert<R: protoapi_runtime::resource::Resource>(
         &self,
         resource: &R,
-    ) -> Result<(), runtime::store::StoreError> {
+    ) -> Result<(), protoapi_runtime::store::StoreError> {
         Backend::insert(&self.0, resource).await
     }
 
-    async fn get<R: runtime::resource::Resource>(
+    async fn get<R: protoapi_runtime::resource::Resource>(
         &self,
         uid: &str,
-    ) -> Result<Option<R>, runtime::store::StoreError> {
+    ) -> Result<Option<R>, protoapi_runtime::store::StoreError> {
         Backend::get(&self.0, uid).await
     }
 
-    async fn list<R: runtime::resource::Resource>(
+    async fn list<R: protoapi_runtime::resource::Resource>(
         &self,
-        query: &runtime::store::ListQuery,
-    ) -> Result<runtime::store::Page<R>, runtime::store::StoreError> {
+        query: &protoapi_runtime::store::ListQuery,
+    ) -> Result<protoapi_runtime::store::Page<R>, protoapi_runtime::store::StoreError> {
         Backend::list(&self.0, query).await
     }
 
-    async fn update<R: runtime::resource::Resource>(
+    async fn update<R: protoapi_runtime::resource::Resource>(
         &self,
         uid: &str,
-        update: &runtime::mask::Update<R>,
-    ) -> Result<Option<R>, runtime::store::StoreError> {
+        update: &protoapi_runtime::mask::Update<R>,
+    ) -> Result<Option<R>, protoapi_runtime::store::StoreError> {
         Backend::update(&self.0, uid, update).await
     }
 
-    async fn delete<R: runtime::resource::Resource>(
+    async fn delete<R: protoapi_runtime::resource::Resource>(
         &self,
         uid: &str,
         etag: Option<&str>,
-    ) -> Result<bool, runtime::store::StoreError> {
+    ) -> Result<bool, protoapi_runtime::store::StoreError> {
         Backend::delete::<R>(&self.0, uid, etag).await
     }
 }

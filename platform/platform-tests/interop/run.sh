@@ -16,8 +16,8 @@ cd "$(dirname "$0")/../../.."
 echo "== protoc compiles every proto"
 mapfile -t protos < <(cd platform/proto && find . -name '*.proto' | sort)
 out=$(mktemp -d)
-# google/api and google/rpc ship with the generator (codegen/proto).
-(cd platform/proto && protoc -I . -I ../../codegen/proto --descriptor_set_out="$out/set.pb" --include_imports "${protos[@]}")
+# google/api and google/rpc ship with the generator (crates/protoapi-codegen/proto).
+(cd platform/proto && protoc -I . -I ../../crates/protoapi-codegen/proto --descriptor_set_out="$out/set.pb" --include_imports "${protos[@]}")
 echo "ok: ${#protos[@]} files"
 
 echo "== OpenAPI document validates"

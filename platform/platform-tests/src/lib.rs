@@ -566,7 +566,10 @@ impl PgDatabase {
     /// (the role needs CREATEDB).
     pub async fn create(server_url: &str) -> PgDatabase {
         sqlx::any::install_default_drivers();
-        let name = format!("platform_test_{}", &runtime::uidp::new_root()[..16]);
+        let name = format!(
+            "platform_test_{}",
+            &protoapi_runtime::uidp::new_root()[..16]
+        );
         let mut connection = sqlx::AnyConnection::connect(server_url).await.unwrap();
         sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
             .execute(&mut connection)

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use protoapi_runtime::tls::CertFiles;
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose,
 };
-use runtime::tls::CertFiles;
 use rustls::pki_types::{CertificateDer, ServerName};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
@@ -168,8 +168,8 @@ impl TlsServer {
     }
 
     /// What a generated client is given to trust this server.
-    pub fn client_tls(ca: &TestCa) -> runtime::client::Tls {
-        runtime::client::Tls::new()
+    pub fn client_tls(ca: &TestCa) -> protoapi_runtime::client::Tls {
+        protoapi_runtime::client::Tls::new()
             .ca_pem(ca.pem().as_bytes())
             .unwrap()
     }

@@ -36,13 +36,16 @@ impl Credentials {
         server: &str,
         identity: &str,
         identity_token_file: &Path,
-    ) -> Result<Self, runtime::Error> {
+    ) -> Result<Self, protoapi_runtime::Error> {
         let token = tokens::exchange(server, identity, identity_token_file).await?;
-        let expires_at = runtime::client::jwt_expiry(&token)
+        let expires_at = protoapi_runtime::client::jwt_expiry(&token)
             .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
             .map(|d| d.as_secs())
             .ok_or_else(|| {
-                runtime::Error::invalid_field("token", "the API token is not a JWT with an expiry")
+                protoapi_runtime::Error::invalid_field(
+                    "token",
+                    "the API token is not a JWT with an expiry",
+                )
             })?;
         Ok(Credentials {
             server: server.to_owned(),
@@ -54,16 +57,16 @@ impl Credentials {
         })
     }
 
-    pub fn save(&self, dir: &Path) -> Result<(), runtime::Error> {
+    pub fn save(&self, dir: &Path) -> Result<(), protoapi_runtime::Error> {
         let text = serde_json::to_vec_pretty(self).expect("credentials serialize");
         write_private(dir, FILE, &text)
     }
 
-    fn load(dir: &Path) -> Result<Self, runtime::Error> {
+    fn load(dir: &Path) -> Result<Self, protoapi_runtime::Error> {
         let path = dir.join(FILE);
         let text = std::fs::read(&path).map_err(|_| {
-            runtime::Error::new(
-                runtime::Code::Unauthenticated,
+            protoapi_runtime::Error::new(
+                protoapi_runtime::Code::Unauthenticated,
                 "NOT_LOGGED_IN",
                 "not logged in: run `platformctl auth login`",
             )
@@ -79,11 +82,11 @@ pub fn logged_in_server(dir: &Path) -> Option<String> {
 }
 
 /// The cached token, exchanged again (and cached) when it is about to expire.
-pub async fn valid_token(server: &str, dir: &Path) -> Result<String, runtime::Error> {
+pub async fn valid_token(server: &str, dir: &Path) -> Result<String, protoapi_runtime::Error> {
     let cached = Credentials::load(dir)?;
     if cached.server != server {
-        return Err(runtime::Error::new(
-            runtime::Code::Unauthenticated,
+        return Err(protoapi_runtime::Error::new(
+            protoapi_runtime::Code::Unauthenticated,
             "NOT_LOGGED_IN",
             format!("logged in to {}, not {server}; log in again", cached.server),
         ));
@@ -102,17 +105,21 @@ pub async fn valid_token(server: &str, dir: &Path) -> Result<String, runtime::Er
 /// file is written to a new 0600 file renamed over the old one, so neither
 /// a file left readable by others before nor a partial write remains (the
 /// old file is restricted first, in case the rename fails).
-pub fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), runtime::Error> {
+pub fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), protoapi_runtime::Error> {
     let path = dir.join(name);
     let failed = |e: std::io::Error| local_error(format!("cannot write {}: {e}", path.display()));
-    runtime::owner_only::own_dir(dir).map_err(failed)?;
-    runtime::owner_only::restrict_file(&path);
-    runtime::owner_only::replace(&path, bytes).map_err(failed)
+    protoapi_runtime::owner_only::own_dir(dir).map_err(failed)?;
+    protoapi_runtime::owner_only::restrict_file(&path);
+    protoapi_runtime::owner_only::replace(&path, bytes).map_err(failed)
 }
 
 /// A failure on this machine (files), reported like the API's errors.
-pub fn local_error(message: String) -> runtime::Error {
-    runtime::Error::new(runtime::Code::FailedPrecondition, "LOCAL_ERROR", message)
+pub fn local_error(message: String) -> protoapi_runtime::Error {
+    protoapi_runtime::Error::new(
+        protoapi_runtime::Code::FailedPrecondition,
+        "LOCAL_ERROR",
+        message,
+    )
 }
 
 fn now() -> u64 {

@@ -113,7 +113,7 @@ impl DockerConfig {
         serde_json::from_slice(&text).ok()
     }
 
-    pub fn save(&self, dir: &Path) -> Result<(), runtime::Error> {
+    pub fn save(&self, dir: &Path) -> Result<(), protoapi_runtime::Error> {
         let text = serde_json::to_vec_pretty(self).expect("the configuration serializes");
         credentials::write_private(dir, FILE, &text)
     }

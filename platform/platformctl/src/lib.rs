@@ -11,7 +11,7 @@ pub mod transport;
 
 use std::process::ExitCode;
 
-use runtime::Code;
+use protoapi_runtime::Code;
 
 /// Exit codes of the binaries, one per kind of failure a script handles
 /// differently (documented in `platformctl --help`).
@@ -31,7 +31,7 @@ pub mod exit {
 }
 
 /// The exit code of a failed call.
-pub fn exit_code(error: &runtime::Error) -> ExitCode {
+pub fn exit_code(error: &protoapi_runtime::Error) -> ExitCode {
     ExitCode::from(match error.code() {
         Code::InvalidArgument | Code::OutOfRange => exit::INVALID,
         Code::NotFound => exit::NOT_FOUND,
@@ -44,7 +44,7 @@ pub fn exit_code(error: &runtime::Error) -> ExitCode {
 
 /// `error: CODE: message`, then one line per field violation and the reason,
 /// every part from the server [escaped](text::escape) for the terminal.
-pub fn describe(error: &runtime::Error) -> String {
+pub fn describe(error: &protoapi_runtime::Error) -> String {
     use text::escape;
     let mut text = format!("error: {}", escape(&error.to_string()));
     for violation in error.field_violations() {
@@ -73,7 +73,8 @@ mod tests {
 
     #[test]
     fn error_descriptions_are_escaped() {
-        let error = runtime::Error::new(Code::NotFound, "GONE\x1b[2J", "no \x1b]0;pwned\x07 here");
+        let error =
+            protoapi_runtime::Error::new(Code::NotFound, "GONE\x1b[2J", "no \x1b]0;pwned\x07 here");
         let text = describe(&error);
         assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
         assert!(text.contains("no \\u{1b}]0;pwned\\u{7} here"), "{text}");

@@ -52,7 +52,7 @@ const SUCCESS_PAGE: &str = "<!doctype html><meta charset=utf-8><title>platformct
 const FAILURE_PAGE: &str = "<!doctype html><meta charset=utf-8><title>platformctl</title>\
     <p>The login failed; the terminal says why. You may close this window.</p>";
 
-type HttpClient = Client<runtime::client::HttpsConnector, Full<Bytes>>;
+type HttpClient = Client<protoapi_runtime::client::HttpsConnector, Full<Bytes>>;
 
 /// The outcome of the redirect: the authorization code, or why there is none.
 type Callback = Result<String, String>;
@@ -169,7 +169,7 @@ impl Origin {
     /// HTTPS, or plain HTTP to this machine (a loopback address or `localhost`).
     fn is_secure(&self) -> bool {
         self.scheme == "https"
-            || (self.scheme == "http" && runtime::client::is_loopback(&self.host))
+            || (self.scheme == "http" && protoapi_runtime::client::is_loopback(&self.host))
     }
 }
 

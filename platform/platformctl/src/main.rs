@@ -32,8 +32,8 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use platformctl::{credentials, describe, exit_code, tokens, transport};
-use runtime::client::StaticToken;
-use runtime::{Code, Error};
+use protoapi_runtime::client::StaticToken;
+use protoapi_runtime::{Code, Error};
 
 use crate::credentials::Credentials;
 use crate::output::Format;

@@ -6,7 +6,7 @@
 //! ([`platformctl::text`]).
 
 use platformctl::text::{escape, escape_json};
-use runtime::cli::Answer;
+use protoapi_runtime::cli::Answer;
 use serde_json::Value;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

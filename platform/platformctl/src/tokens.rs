@@ -1,17 +1,17 @@
 //! Token sources for the generated client (`platform_api::Client`), as the
 //! Platform API's SDK offers them (CONTRACT §7):
 //!
-//! - a static token: `runtime::client::StaticToken`;
+//! - a static token: `protoapi_runtime::client::StaticToken`;
 //! - [`sts`]: an identity token file exchanged at the token service for an
 //!   identity's API token, exchanged again before the one-hour expiry;
 //! - [`login_cache`]: the token `platformctl auth login` cached, exchanged
 //!   again (and re-cached) when it nears expiry.
 //!
 //! ```no_run
-//! # async fn example() -> Result<(), runtime::Error> {
+//! # async fn example() -> Result<(), protoapi_runtime::Error> {
 //! use platform_api::Client;
 //! use platform_api::platform::iam::v2::ListGroupsRequest;
-//! use runtime::client::Connection;
+//! use protoapi_runtime::client::Connection;
 //!
 //! let server = "http://127.0.0.1:8080";
 //! let tokens = platformctl::tokens::sts(server, "<identity UIDP>", "/var/run/ci/token.jwt");
@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use platform_api::Client;
 use platform_api::platform::sts::v1::ExchangeTokenRequest;
-use runtime::client::{RefreshingToken, StaticToken};
+use protoapi_runtime::client::{RefreshingToken, StaticToken};
 
 /// Exchanges the identity token in `identity_token_file` (re-read on every
 /// call, so a rotated file is picked up) for an API token of `identity`,
@@ -33,7 +33,7 @@ pub async fn exchange(
     server: &str,
     identity: &str,
     identity_token_file: &Path,
-) -> Result<String, runtime::Error> {
+) -> Result<String, protoapi_runtime::Error> {
     let identity_token = std::fs::read_to_string(identity_token_file).map_err(|e| {
         crate::credentials::local_error(format!(
             "cannot read {}: {e}",

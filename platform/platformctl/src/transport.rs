@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use runtime::client::{Connection, Tls};
+use protoapi_runtime::client::{Connection, Tls};
 
 /// The transport flags every binary takes.
 #[derive(Clone, Debug, Default, clap::Args)]
@@ -30,7 +30,7 @@ pub struct TransportFlags {
 
 impl TransportFlags {
     /// The TLS settings these flags ask for (the CA file read and checked).
-    pub fn tls(&self) -> Result<Tls, runtime::Error> {
+    pub fn tls(&self) -> Result<Tls, protoapi_runtime::Error> {
         let tls = Tls::new().allow_insecure_http(self.allow_insecure_http);
         match &self.ca_file {
             Some(file) => tls.ca_file(file),
@@ -53,10 +53,10 @@ pub fn tls() -> Tls {
 
 /// Whether `url` may be used: `https://`, or `http://` to a loopback host
 /// or with `--allow-insecure-http`. Checked before anything is connected.
-pub fn check_url(url: &str) -> Result<(), runtime::Error> {
+pub fn check_url(url: &str) -> Result<(), protoapi_runtime::Error> {
     tls().check_url(url).map_err(|error| {
-        if url.starts_with("http://") && error.code() == runtime::Code::InvalidArgument {
-            runtime::Error::invalid_field(
+        if url.starts_with("http://") && error.code() == protoapi_runtime::Code::InvalidArgument {
+            protoapi_runtime::Error::invalid_field(
                 "url",
                 format!(
                     "`{url}` is plain HTTP to a host that is not this machine: the token would \
@@ -70,13 +70,13 @@ pub fn check_url(url: &str) -> Result<(), runtime::Error> {
 }
 
 /// A REST/JSON connection to `server` under these settings.
-pub fn rest(server: &str) -> Result<Connection, runtime::Error> {
+pub fn rest(server: &str) -> Result<Connection, protoapi_runtime::Error> {
     check_url(server)?;
     Connection::rest_with(server, &tls())
 }
 
 /// A gRPC connection to `server` under these settings.
-pub fn grpc(server: &str) -> Result<Connection, runtime::Error> {
+pub fn grpc(server: &str) -> Result<Connection, protoapi_runtime::Error> {
     check_url(server)?;
     Connection::grpc_with(server, &tls())
 }
@@ -93,7 +93,7 @@ mod tests {
         transport: TransportFlags,
     }
 
-    fn tls(args: &[&str]) -> Result<Tls, runtime::Error> {
+    fn tls(args: &[&str]) -> Result<Tls, protoapi_runtime::Error> {
         Flags::try_parse_from(std::iter::once("platformctl").chain(args.iter().copied()))
             .unwrap()
             .transport
@@ -108,7 +108,7 @@ mod tests {
         let insecure = tls(&["--allow-insecure-http"]).unwrap();
         assert!(insecure.check_url(remote).is_ok());
         let missing = tls(&["--ca-file", "/nonexistent/ca.pem"]).unwrap_err();
-        assert_eq!(missing.code(), runtime::Code::InvalidArgument);
+        assert_eq!(missing.code(), protoapi_runtime::Code::InvalidArgument);
         assert!(
             missing.message().contains("/nonexistent/ca.pem"),
             "{missing}"

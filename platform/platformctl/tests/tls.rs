@@ -13,7 +13,7 @@ use platform_api::platform::iam::v2::{
 };
 use platform_tests::Issuer;
 use platform_tests::tls::{TestCa, TlsServer};
-use runtime::client::{Connection, StaticToken};
+use protoapi_runtime::client::{Connection, StaticToken};
 use serde_json::{Value, json};
 
 const ISSUER: &str = "https://issuer.test";
@@ -221,7 +221,8 @@ async fn the_credential_helper_exchanges_over_tls() {
 /// and the token endpoint (the test plays the browser, so `/authorize` is
 /// never visited). Its certificate is issued by `ca`.
 async fn start_tls_issuer(dir: &Path, ca: &TestCa, signer: Arc<Issuer>) -> String {
-    let files = runtime::tls::CertFiles::new(dir.join("issuer.crt"), dir.join("issuer.key"));
+    let files =
+        protoapi_runtime::tls::CertFiles::new(dir.join("issuer.crt"), dir.join("issuer.key"));
     ca.issue().write(&files);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!(
@@ -252,8 +253,8 @@ async fn start_tls_issuer(dir: &Path, ca: &TestCa, signer: Arc<Issuer>) -> Strin
                 },
             ),
         );
-    let tls = runtime::tls::ServerTls::load(&files).unwrap();
-    let server = runtime::serve::Server::new(listener, app).tls(tls);
+    let tls = protoapi_runtime::tls::ServerTls::load(&files).unwrap();
+    let server = protoapi_runtime::serve::Server::new(listener, app).tls(tls);
     tokio::spawn(server.serve(std::future::pending()));
     url
 }

@@ -5,7 +5,7 @@
 //! ```ignore
 //! #[test]
 //! fn every_message_reads_and_writes_what_reflection_does() {
-//!     runtime::json::conformance::check_api(&library::DESCRIPTOR_POOL, library::visit_messages, 32);
+//!     protoapi_runtime::json::conformance::check_api(&library::DESCRIPTOR_POOL, library::visit_messages, 32);
 //! }
 //! ```
 //!

@@ -6,10 +6,10 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use hostile_names::hostile;
 use http_body_util::BodyExt;
-use runtime::auth::Authorizer;
-use runtime::paging::PageTokens;
-use runtime::standard::ApiContext;
-use runtime::{Caller, Error};
+use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::standard::ApiContext;
+use protoapi_runtime::{Caller, Error};
 use serde_json::Value;
 use tower::ServiceExt;
 
@@ -30,7 +30,7 @@ impl hostile::r#type::MatchHandler for Echo {
 pub fn app() -> axum::Router {
     let context = ApiContext::new(PageTokens::new([7; 32]), Authorizer::allow_all());
     hostile_names::Services::new(context)
-        .store(Arc::new(runtime::memory::MemoryStore::default()))
+        .store(Arc::new(protoapi_runtime::memory::MemoryStore::default()))
         .r#match(Arc::new(Echo))
         .layer(axum::Extension(Caller::System))
         .build()

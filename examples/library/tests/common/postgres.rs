@@ -12,7 +12,7 @@ pub struct Database {
 impl Database {
     pub async fn create(server: &str) -> Database {
         sqlx::any::install_default_drivers();
-        let name = format!("library_test_{}", &runtime::uidp::new_root()[..16]);
+        let name = format!("library_test_{}", &protoapi_runtime::uidp::new_root()[..16]);
         let mut connection = sqlx::AnyConnection::connect(server).await.unwrap();
         sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
             .execute(&mut connection)

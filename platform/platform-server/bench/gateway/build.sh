@@ -29,7 +29,7 @@ cp -r "$here/gateway" "$here/backend" "$src/"
 # google/api/*.proto are the ones vendored with the generator. protoc 3.21's
 # timestamp.proto names the APIv2 Go package; map it back to the APIv1 one the
 # 1.3 generator and grpc-gateway 1.6 use.
-protoc -I "$here/proto" -I "$here/../../../../codegen/proto" \
+protoc -I "$here/proto" -I "$here/../../../../crates/protoapi-codegen/proto" \
   --go_out="Mgoogle/protobuf/timestamp.proto=github.com/golang/protobuf/ptypes/timestamp,plugins=grpc:$gopath/src" \
   --grpc-gateway_out="Mgoogle/protobuf/timestamp.proto=github.com/golang/protobuf/ptypes/timestamp:$gopath/src" \
   "$here/proto/groups.proto"

@@ -22,12 +22,12 @@ use std::time::Duration;
 use platform_api::platform::iam::v2::{
     Group, GroupStore, Identity, IdentityStore, Role, RoleBinding, RoleBindingStore, RoleStore,
 };
-use runtime::Caller;
-use runtime::auth::ApiTokens;
-use runtime::resource::Resource;
-use runtime::standard::prepare_create;
-use runtime::store::StoreError;
-use runtime::uidp;
+use protoapi_runtime::Caller;
+use protoapi_runtime::auth::ApiTokens;
+use protoapi_runtime::resource::Resource;
+use protoapi_runtime::standard::prepare_create;
+use protoapi_runtime::store::StoreError;
+use protoapi_runtime::uidp;
 use serde::{Deserialize, Serialize};
 
 mod record;
@@ -294,7 +294,7 @@ fn planned<R: Resource>(uid: &str, edit: impl FnOnce(&mut R)) -> R {
     let mut resource = prepare_create(&Caller::System, parent, Some(resource), "bootstrap")
         .expect("built-in resources are valid");
     resource.set_uid(uid.to_owned());
-    resource.set_etag(runtime::standard::etag(&resource));
+    resource.set_etag(protoapi_runtime::standard::etag(&resource));
     resource
 }
 

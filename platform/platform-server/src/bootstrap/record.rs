@@ -2,7 +2,7 @@
 //! every server on the database uses, and what remains to create. It lives
 //! in the platform's own table beside the collections (schema version 2).
 
-use runtime::sql::{Migration, SqlStore};
+use protoapi_runtime::sql::{Migration, SqlStore};
 
 /// The platform's own schema steps. Version 2 creates the record. A database
 /// that already holds a bootstrap (from a release that kept the record in

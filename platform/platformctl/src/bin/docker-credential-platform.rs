@@ -122,7 +122,7 @@ fn not_found(why: String) -> ExitCode {
 
 /// The token exchange goes over TLS with the CA file's roots, and over plain
 /// HTTP only to this machine or with the opt-in.
-fn configure_transport(cli: &Cli) -> Result<(), runtime::Error> {
+fn configure_transport(cli: &Cli) -> Result<(), protoapi_runtime::Error> {
     transport::configure(cli.transport.tls()?);
     Ok(())
 }

@@ -1,0 +1,473 @@
+//! Command-line commands for the standard methods of every collection, on
+//! the generated client (module `cli`, behind a crate feature).
+//!
+//! - [`FILE`]: `Command`, one clap subcommand per collection of the API's
+//!   current version (`book-copies`), and per collection an enum of the
+//!   standard methods it has (`list`, `get`, `create`, `update`, `delete`)
+//!   with a `run` that builds the request from the arguments as canonical
+//!   JSON, decodes it into the typed request and calls the collection's
+//!   client. The arguments and answers are `protoapi_runtime::cli`'s; a list's
+//!   filters are the ones its collection declares.
+//! - [`emit_module`]: the crate root's `cli` module including it, compiled
+//!   when the crate's feature is on.
+//!
+//! Custom methods, lists paged by offset, creates without a `parent`,
+//! updates without an `update_mask`, and collections of earlier versions
+//! have no commands.
+
+use heck::{ToKebabCase, ToLowerCamelCase, ToSnakeCase, ToUpperCamelCase};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::model::{Api, LIST_FILTERS, Method, Paging, Resource, Service, Standard};
+
+/// The file the crate root's `cli` module includes.
+pub const FILE: &str = "cli.rs";
+
+/// The crate root's `cli` module, compiled with the crate feature `feature`.
+pub fn emit_module(feature: &str) -> TokenStream {
+    let doc = format!(
+        " Command-line commands for every collection of the API's current version, over [`crate::Client`] (crate feature `{feature}`)."
+    );
+    quote! {
+        #[doc = #doc]
+        #[cfg(feature = #feature)]
+        #[rustfmt::skip]
+        pub mod cli {
+            include!(#FILE);
+        }
+    }
+}
+
+/// One collection of the current version and the standard methods its
+/// service has, each with its name on the generated client.
+struct Collection<'a> {
+    resource: &'a Resource,
+    service: &'a Service,
+    /// Its accessor on the crate's `Client` (`book_copies`).
+    accessor: String,
+    list: Option<(&'a Method, String)>,
+    get: Option<(&'a Method, String)>,
+    create: Option<(&'a Method, String)>,
+    update: Option<(&'a Method, String)>,
+    delete: Option<(&'a Method, String)>,
+}
+
+impl Collection<'_> {
+    /// `BookCopies`, the name of its command enum.
+    fn type_name(&self) -> syn::Ident {
+        format_ident!("{}", self.resource.plural.to_upper_camel_case())
+    }
+
+    /// Whether no method of it has a command.
+    fn is_empty(&self) -> bool {
+        [
+            &self.list,
+            &self.get,
+            &self.create,
+            &self.update,
+            &self.delete,
+        ]
+        .iter()
+        .all(|method| method.is_none())
+    }
+
+    /// `book copy`, as help texts name one item.
+    fn item(&self) -> String {
+        self.resource.singular.to_snake_case().replace('_', " ")
+    }
+}
+
+/// The collections with commands, by name.
+fn collections(api: &Api) -> Vec<Collection<'_>> {
+    let latest = api.latest_version();
+    let accessors = super::shared::accessors(api);
+    let mut collections: Vec<Collection> = Vec::new();
+    let current = api
+        .packages
+        .iter()
+        .filter(|p| p.name.rsplit('.').next() == Some(latest.as_str()));
+    for package in current {
+        for service in &package.services {
+            let Some((accessor, _)) = accessors
+                .iter()
+                .find(|(_, (name, s))| *name == package.name && s.full_name == service.full_name)
+            else {
+                continue;
+            };
+            let names = super::shared::method_names(service);
+            for (method, name) in service.methods.iter().zip(names) {
+                add_method(api, &mut collections, service, accessor, method, name);
+            }
+        }
+    }
+    collections.retain(|collection| !collection.is_empty());
+    collections.sort_by(|a, b| a.resource.plural.cmp(&b.resource.plural));
+    collections
+}
+
+/// Files `method` under its collection's, if it is one a command calls.
+fn add_method<'a>(
+    api: &'a Api,
+    collections: &mut Vec<Collection<'a>>,
+    service: &'a Service,
+    accessor: &str,
+    method: &'a Method,
+    name: String,
+) {
+    let Some(resource) = method.standard.resource().and_then(|r| api.resource(r)) else {
+        return;
+    };
+    let index = match collections
+        .iter()
+        .position(|c| c.resource.full_name == resource.full_name)
+    {
+        Some(index) => index,
+        None => {
+            collections.push(Collection {
+                resource,
+                service,
+                accessor: accessor.to_owned(),
+                list: None,
+                get: None,
+                create: None,
+                update: None,
+                delete: None,
+            });
+            collections.len() - 1
+        }
+    };
+    let collection = &mut collections[index];
+    if collection.service.full_name != service.full_name {
+        return;
+    }
+    let has = |field: &str| request_field(api, method, field).is_some();
+    let slot = match &method.standard {
+        Standard::List {
+            paging: Paging::Token,
+            ..
+        } => &mut collection.list,
+        Standard::Get { .. } => &mut collection.get,
+        Standard::Create { .. } if has("parent") => &mut collection.create,
+        Standard::Update { body_field, .. } if !body_field.is_empty() && has("update_mask") => {
+            &mut collection.update
+        }
+        Standard::Delete { .. } => &mut collection.delete,
+        _ => return,
+    };
+    *slot = Some((method, name));
+}
+
+/// The canonical JSON name of a field of `method`'s request.
+fn request_field(api: &Api, method: &Method, field: &str) -> Option<String> {
+    api.messages
+        .iter()
+        .find(|m| m.full_name == method.input_type)?
+        .named_fields
+        .iter()
+        .find(|f| f.name == field)
+        .map(|f| f.json_name.clone())
+}
+
+/// The JSON name of the request field the path binds (`uid`).
+fn id_field(api: &Api, method: &Method) -> String {
+    let variable = method
+        .http
+        .template
+        .variables
+        .first()
+        .map_or("uid", |v| v.field.as_str());
+    request_field(api, method, variable).unwrap_or_else(|| variable.to_owned())
+}
+
+/// The JSON name of the request field holding the item (`bookCopy`).
+fn body_field(api: &Api, method: &Method) -> String {
+    let field = match &method.standard {
+        Standard::Create { body_field, .. } | Standard::Update { body_field, .. } => body_field,
+        _ => unreachable!("only creates and updates carry an item"),
+    };
+    request_field(api, method, field).unwrap_or_else(|| field.clone())
+}
+
+/// The `cli` module's file: `Command` and each collection's commands.
+pub fn emit(api: &Api) -> TokenStream {
+    let collections = collections(api);
+    let command = emit_command(&collections);
+    let each = collections.iter().map(|c| emit_collection(api, c));
+    quote! {
+        use ::protoapi_runtime::__private::Error;
+        use ::protoapi_runtime::__private::serde_json::Value;
+        use ::protoapi_runtime::__private::cli::clap::{self, Args, Subcommand};
+        use ::protoapi_runtime::__private::cli::{self, Answer, Page};
+        use ::protoapi_runtime::__private::json;
+
+        #command
+        #(#each)*
+    }
+}
+
+fn emit_command(collections: &[Collection]) -> TokenStream {
+    let variants = collections.iter().map(|collection| {
+        let name = collection.type_name();
+        let doc = format!(" Work with {}.", collection.resource.plural.to_kebab_case());
+        quote! {
+            #[doc = #doc]
+            #[command(subcommand)]
+            #name(#name),
+        }
+    });
+    let arms = collections.iter().map(|collection| {
+        let name = collection.type_name();
+        quote!(Command::#name(command) => command.run(client).await,)
+    });
+    quote! {
+        /// A collection of the API and what to do with it
+        /// (`<collection> <method>`).
+        #[derive(Debug, Subcommand)]
+        pub enum Command {
+            #(#variants)*
+        }
+
+        impl Command {
+            /// Calls the method the command names through `client`.
+            pub async fn run(&self, client: &crate::Client) -> Result<Answer, Error> {
+                match self {
+                    #(#arms)*
+                }
+            }
+        }
+    }
+}
+
+/// A collection's command enum, its list's arguments and its `run`.
+fn emit_collection(api: &Api, collection: &Collection) -> TokenStream {
+    let name = collection.type_name();
+    let item = collection.item();
+    let plural = collection.resource.plural.to_kebab_case();
+    let mut variants = Vec::new();
+    if collection.list.is_some() {
+        let list = format_ident!("List{name}");
+        let doc = format!(" List {plural}, one page or (`--all`) every page.");
+        variants.push(quote!(#[doc = #doc] List(#list),));
+    }
+    let standard = [
+        (&collection.get, quote!(Get), format!(" Print one {item}.")),
+        (
+            &collection.create,
+            quote!(Create),
+            format!(" Create a {item} from `--set` fields."),
+        ),
+        (
+            &collection.update,
+            quote!(Update),
+            format!(" Change the `--set` fields of a {item} (they are the update mask)."),
+        ),
+        (
+            &collection.delete,
+            quote!(Delete),
+            format!(" Delete a {item}."),
+        ),
+    ];
+    for (method, variant, doc) in standard {
+        if method.is_some() {
+            variants.push(quote!(#[doc = #doc] #variant(cli::#variant),));
+        }
+    }
+    let doc = format!(
+        " The commands of {plural}: the standard methods of `{}`.",
+        collection.service.full_name
+    );
+    let list = collection
+        .list
+        .as_ref()
+        .map(|(method, _)| emit_list_args(collection, method));
+    let run = emit_run(api, collection);
+    quote! {
+        #[doc = #doc]
+        #[derive(Debug, Subcommand)]
+        pub enum #name {
+            #(#variants)*
+        }
+
+        #list
+        #run
+    }
+}
+
+/// The flag of a hierarchy filter (one whose request field is nested):
+/// its help and type, and whether several values are comma-separated.
+fn filter_flag(filter: &str) -> (&'static str, TokenStream) {
+    match filter {
+        "children_of" => (
+            " Only the items one level below this UIDP.",
+            quote!(Option<String>),
+        ),
+        "descendants_of" => (" Only the items below this UIDP.", quote!(Option<String>)),
+        "ancestors_of" => (" Only the items above this UIDP.", quote!(Option<String>)),
+        "in_root" => (" Only the items at the root.", quote!(bool)),
+        "ids" => (" Only these UIDPs.", quote!(Vec<String>)),
+        other => unreachable!("`{other}` is a field filter"),
+    }
+}
+
+/// `List<Collection>`: the declared filters and the paging of a list,
+/// and the request they make.
+fn emit_list_args(collection: &Collection, method: &Method) -> TokenStream {
+    let name = format_ident!("List{}", collection.type_name());
+    let declared =
+        |filter: &&(&str, &str)| collection.resource.filters.iter().any(|f| f == filter.0);
+    let (nested, fields): (Vec<_>, Vec<_>) = LIST_FILTERS
+        .iter()
+        .filter(declared)
+        .partition(|(_, path)| path.contains('.'));
+    let mut flags = Vec::new();
+    let mut inserts = Vec::new();
+    for &(filter, path) in nested {
+        let field = format_ident!("{filter}");
+        let (doc, ty) = filter_flag(filter);
+        let delimiter = (filter == "ids").then(|| quote!(, value_delimiter = ','));
+        let value = match filter {
+            "in_root" => quote!(self.#field),
+            _ => quote!(self.#field.clone()),
+        };
+        flags.push(quote! {
+            #[doc = #doc]
+            #[arg(long #delimiter)]
+            pub #field: #ty,
+        });
+        let path = json_path(path);
+        inserts.push(quote!(cli::insert(&mut request, #path, #value);));
+    }
+    if !fields.is_empty() {
+        let names: Vec<&str> = fields.iter().map(|(filter, _)| *filter).collect();
+        let doc = format!(
+            " A declared filter, `field=value`: `{}`.",
+            names.join("`, `")
+        );
+        flags.push(quote! {
+            #[doc = #doc]
+            #[arg(long = "filter", value_name = "FIELD=VALUE", value_parser = cli::filter(&[#(#names),*]))]
+            pub filters: Vec<(String, String)>,
+        });
+        inserts.push(quote! {
+            for (field, value) in &self.filters {
+                cli::insert(&mut request, field, value.as_str());
+            }
+        });
+    }
+    let doc = format!(
+        " The arguments of `{} list`.",
+        collection.resource.plural.to_kebab_case()
+    );
+    let request_doc = format!(
+        " The `{}` request they make, as canonical JSON.",
+        method.name
+    );
+    quote! {
+        #[doc = #doc]
+        #[derive(Debug, Args)]
+        pub struct #name {
+            #(#flags)*
+            #[command(flatten)]
+            pub paging: cli::Paging,
+        }
+
+        impl #name {
+            #[doc = #request_doc]
+            pub fn request(&self) -> Value {
+                let mut request = self.paging.request();
+                #(#inserts)*
+                request
+            }
+        }
+    }
+}
+
+/// A request field path in canonical JSON (`uidp.childrenOf`).
+fn json_path(path: &str) -> String {
+    path.split('.')
+        .map(ToLowerCamelCase::to_lower_camel_case)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// `impl <Collection> { run }`: one arm per command.
+fn emit_run(api: &Api, collection: &Collection) -> TokenStream {
+    let name = collection.type_name();
+    let accessor = super::ident(&collection.accessor);
+    let client = super::ident(&collection.resource.plural.to_snake_case());
+    let item = super::ident(&collection.resource.singular.to_snake_case());
+    let mut arms = Vec::new();
+    if let Some((method, list)) = &collection.list {
+        let pages = format_ident!("{list}_pages");
+        let (items, total) = list_page_fields(method);
+        arms.push(quote! {
+            #name::List(list) => {
+                let pages = #client.#pages(json::from_value(list.request())?);
+                list.paging
+                    .answer(pages, |page| Page::new(&page.#items, page.next_page_token, #total))
+                    .await
+            }
+        });
+    }
+    if let Some((method, get)) = &collection.get {
+        let (id, get) = (id_field(api, method), super::ident(get));
+        arms.push(quote! {
+            #name::Get(get) => {
+                let #item = #client.#get(json::from_value(get.request(#id))?).await?;
+                Ok(Answer::item(&#item))
+            }
+        });
+    }
+    if let Some((method, create)) = &collection.create {
+        let (body, create) = (body_field(api, method), super::ident(create));
+        arms.push(quote! {
+            #name::Create(create) => {
+                let #item = #client.#create(json::from_value(create.request(#body)?)?).await?;
+                Ok(Answer::item(&#item))
+            }
+        });
+    }
+    if let Some((method, update)) = &collection.update {
+        let (id, body) = (id_field(api, method), body_field(api, method));
+        let update = super::ident(update);
+        arms.push(quote! {
+            #name::Update(update) => {
+                let #item = #client.#update(json::from_value(update.request(#id, #body)?)?).await?;
+                Ok(Answer::item(&#item))
+            }
+        });
+    }
+    if let Some((method, delete)) = &collection.delete {
+        let (id, delete) = (id_field(api, method), super::ident(delete));
+        arms.push(quote! {
+            #name::Delete(delete) => {
+                #client.#delete(json::from_value(delete.request(#id))?).await?;
+                Ok(Answer::Deleted(delete.uid.clone()))
+            }
+        });
+    }
+    quote! {
+        impl #name {
+            /// Calls the method the command names through `client`.
+            pub async fn run(&self, client: &crate::Client) -> Result<Answer, Error> {
+                let #client = client.#accessor();
+                match self {
+                    #(#arms)*
+                }
+            }
+        }
+    }
+}
+
+/// The field of a list response holding its items, and its total (`0`
+/// when the response reports none), as a page of the command shows them.
+fn list_page_fields(method: &Method) -> (syn::Ident, TokenStream) {
+    let shape = method.list_shape();
+    let total = match shape.total {
+        crate::model::Total::Count => quote!(page.total_count),
+        crate::model::Total::Size => quote!(page.total_size),
+        crate::model::Total::None => quote!(0),
+    };
+    (super::ident(&shape.items), total)
+}

@@ -1,0 +1,280 @@
+//! Typed clients over gRPC or REST/JSON, from the same service definitions.
+//!
+//! - In each package's API file, module `client`: one struct per service
+//!   (`client::GroupService`) over a `protoapi_runtime::client::Connection`, one
+//!   `async fn` per RPC. Standard methods take their short names (`create`,
+//!   `get`, `list`, `update`, `delete`); a token-paged list also gets
+//!   `list_pages` and `list_stream`, which walk `next_page_token` to the end.
+//!   Each RPC's transports are one `protoapi_runtime::client::Route` constant.
+//! - In the crate root ([`FILE`]): `Client`, every service of the API over
+//!   one connection, reached by collection (`client.groups()`).
+
+use heck::ToShoutySnakeCase;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::shared::{accessors, method_names, runtime_template};
+use crate::model::{
+    Api, HTTP_BODY_PATH, Method, Package, Paging, RawRequest, Service, Standard, package_module,
+};
+
+/// The file the crate root includes.
+pub const FILE: &str = "client.rs";
+
+/// The `client` module of one package's API file (empty without services).
+pub fn emit_package(scope: &super::Scope, api: &Api, package: &Package) -> TokenStream {
+    if package.services.is_empty() {
+        return TokenStream::new();
+    }
+    let scope = scope.nested();
+    let services = package
+        .services
+        .iter()
+        .map(|s| emit_service(&scope, api, s));
+    let doc = format!(
+        " Clients of the services of `{}`, over gRPC or REST/JSON.",
+        package.name
+    );
+    quote! {
+        #[doc = #doc]
+        #[cfg(feature = "client")]
+        pub mod client {
+            use super::*;
+            use ::protoapi_runtime::__private::client::{Connection, Route};
+
+            #(#services)*
+        }
+    }
+}
+
+fn emit_service(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
+    let name = format_ident!("{}", service.name);
+    let names = method_names(service);
+    let methods = service
+        .methods
+        .iter()
+        .zip(&names)
+        .map(|(method, name)| emit_method(scope, api, service, method, name));
+    let doc = format!(
+        " A client of `{}` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).",
+        service.full_name
+    );
+    let comments = super::docs(&service.comments);
+    quote! {
+        #[doc = #doc]
+        #[doc = ""]
+        #comments
+        #[derive(Clone, Debug)]
+        pub struct #name {
+            connection: Connection,
+        }
+
+        impl #name {
+            pub fn new(connection: Connection) -> Self {
+                #name { connection }
+            }
+
+            #(#methods)*
+        }
+    }
+}
+
+fn emit_method(
+    scope: &super::Scope,
+    api: &Api,
+    service: &Service,
+    method: &Method,
+    name: &str,
+) -> TokenStream {
+    let route = format_ident!("{}", method.name.to_shouty_snake_case());
+    let grpc_path = format!("/{}/{}", service.full_name, method.name);
+    let verb = format!("{:?}", method.http.verb).to_uppercase();
+    let template = runtime_template(
+        &method.http.template,
+        quote!(::protoapi_runtime::__private::rest::template::),
+    );
+    let body = match &method.http.body {
+        Some(body) => quote!(Some(#body)),
+        None => quote!(None),
+    };
+    let response_body = match &method.http.response_body {
+        Some(field) => quote!(Some(#field)),
+        None => quote!(None),
+    };
+    let input = scope.path(&method.input);
+    let answer = super::shared::answer_type(scope, method);
+    let call = emit_call(scope, method, &route);
+    let fn_name = super::ident(name);
+    let doc = format!(
+        " `{}` (`{verb} {}`).",
+        method.name, method.http.template.source
+    );
+    let comments = super::docs(&method.comments);
+    let paged = matches!(
+        method.standard,
+        Standard::List {
+            paging: Paging::Token,
+            ..
+        }
+    )
+    .then(|| emit_pager(scope, api, method, name));
+    let route_doc = format!(
+        " Where `{}` is served: its gRPC path and HTTP rule.",
+        method.name
+    );
+    quote! {
+        #[doc = #route_doc]
+        pub const #route: Route = Route {
+            grpc_path: #grpc_path,
+            verb: #verb,
+            template: #template,
+            body: #body,
+            response_body: #response_body,
+        };
+
+        #[doc = #doc]
+        #[doc = ""]
+        #comments
+        pub async fn #fn_name(&self, request: #input) -> Result<#answer, ::protoapi_runtime::__private::Error> {
+            #call
+        }
+
+        #paged
+    }
+}
+
+/// The call of `route`: a server stream is read as it arrives (gRPC
+/// messages, NDJSON lines, raw chunks); `google.api.HttpBody` bodies are sent
+/// and read raw over REST (`protoapi_runtime::client::RawBodies`).
+fn emit_call(scope: &super::Scope, method: &Method, route: &syn::Ident) -> TokenStream {
+    let media = &method.media;
+    let (call, call_with) = match media.server_streaming {
+        true => (quote!(stream), quote!(stream_with)),
+        false => (quote!(call), quote!(call_with)),
+    };
+    if media.raw_request.is_none() && !media.raw_response {
+        return quote!(self.connection.#call(&Self::#route, request).await);
+    }
+    let input = scope.path(&method.input);
+    let http_body = scope.path(HTTP_BODY_PATH);
+    let take = match &media.raw_request {
+        Some(RawRequest::Whole) => quote! {
+            Some(|request: &mut #input| {
+                let body = std::mem::take(request);
+                Some((body.content_type, body.data))
+            })
+        },
+        Some(RawRequest::Field(field)) => {
+            let field = super::ident(field);
+            quote! {
+                Some(|request: &mut #input| {
+                    // REST has no absent body: none is an empty one.
+                    let body = request.#field.take().unwrap_or_default();
+                    Some((body.content_type, body.data))
+                })
+            }
+        }
+        None => quote!(None),
+    };
+    let build = match media.raw_response {
+        true => quote! {
+            Some(|content_type, data| #http_body { content_type, data, extensions: Vec::new() })
+        },
+        false => quote!(None),
+    };
+    quote! {
+        let raw = ::protoapi_runtime::__private::client::RawBodies { request: #take, response: #build };
+        self.connection.#call_with(&Self::#route, request, raw).await
+    }
+}
+
+/// `list_pages` and `list_stream` beside a token-paged `list`.
+fn emit_pager(scope: &super::Scope, api: &Api, method: &Method, name: &str) -> TokenStream {
+    let input = scope.path(&method.input);
+    let output = scope.path(&method.output);
+    let resource = method
+        .standard
+        .resource()
+        .and_then(|r| api.resource(r))
+        .map(|r| scope.path(&r.rust_path))
+        .expect("a list method lists a resource");
+    let list = super::ident(name);
+    let items = super::ident(&method.list_shape().items);
+    let pages = format_ident!("{name}_pages");
+    let stream = format_ident!("{name}_stream");
+    let pages_doc = format!(
+        " Every page of `{}`, from `request`'s page on, fetched as the stream is read.",
+        method.name
+    );
+    let stream_doc = format!(
+        " Every item of `{}`, from `request`'s page to the end, fetched page by page as the stream is read.",
+        method.name
+    );
+    quote! {
+        #[doc = #pages_doc]
+        pub fn #pages(
+            &self,
+            request: #input,
+        ) -> impl ::protoapi_runtime::__private::futures_util::Stream<Item = Result<#output, ::protoapi_runtime::__private::Error>> + '_ {
+            ::protoapi_runtime::__private::client::pages(
+                request,
+                move |request| self.#list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+            )
+        }
+
+        #[doc = #stream_doc]
+        pub fn #stream(
+            &self,
+            request: #input,
+        ) -> impl ::protoapi_runtime::__private::futures_util::Stream<Item = Result<#resource, ::protoapi_runtime::__private::Error>> + '_ {
+            ::protoapi_runtime::__private::client::items(
+                request,
+                move |request| self.#list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+                |page| page.#items,
+            )
+        }
+    }
+}
+
+/// The crate root's `Client`.
+pub fn emit_root(api: &Api) -> TokenStream {
+    let accessors = accessors(api)
+        .into_iter()
+        .map(|(name, (package, service))| {
+            let accessor = super::ident(&name);
+            let module = package_module(package);
+            let ty = super::path(&format!("{module}::client::{}", service.name));
+            let doc = format!(" `{}`.", service.full_name);
+            quote! {
+                #[doc = #doc]
+                pub fn #accessor(&self) -> #ty {
+                    #ty::new(self.connection.clone())
+                }
+            }
+        });
+    quote! {
+        /// Every service of the API over one connection (gRPC or REST/JSON),
+        /// reached by the collection it serves: `client.groups().list(request)`.
+        #[derive(Clone, Debug)]
+        pub struct Client {
+            connection: ::protoapi_runtime::__private::client::Connection,
+        }
+
+        impl Client {
+            pub fn new(connection: ::protoapi_runtime::__private::client::Connection) -> Self {
+                Client { connection }
+            }
+
+            /// The connection every service client shares.
+            pub fn connection(&self) -> &::protoapi_runtime::__private::client::Connection {
+                &self.connection
+            }
+
+            #(#accessors)*
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! The web console's view of the API (`CONSOLE` in `services.rs`): for each
+//! resource served by standard methods (not through a legacy view), its
+//! collection as `protoapi_runtime::console::schema::Collection`: what
+//! `protoapi_runtime::resource::Resource` declares (fields and behaviours, `order_by`,
+//! references, page sizes, parent), plus the route (the generated client's
+//! `Route` constant), capability and shape of each standard method. The
+//! runtime's console renders every page from it.
+
+use heck::ToLowerCamelCase;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::model::{
+    Api, LIST_FILTERS, Method, Package, Resource, Shape, Standard, Total, package_module,
+};
+
+/// Hierarchy filters the console sets itself (the parent it shows, the
+/// home page's top level) or cannot offer as one text box.
+const NOT_OFFERED: &[&str] = &["children_of", "in_root", "ids"];
+
+pub fn emit(api: &Api) -> TokenStream {
+    let title = api
+        .packages
+        .iter()
+        .find(|p| !p.resources.is_empty())
+        .and_then(|p| p.name.split('.').next())
+        .unwrap_or_default()
+        .to_owned();
+    let collections = api
+        .packages
+        .iter()
+        .flat_map(|package| package.resources.iter().map(move |r| (package, r)))
+        .filter_map(|(_, resource)| collection(api, resource));
+    quote! {
+        /// The web console's view of the API (`protoapi_runtime::console`): every
+        /// resource's collection and the routes of its standard methods.
+        /// [`Services::console`] serves it.
+        pub static CONSOLE: ::protoapi_runtime::__private::console::Schema = ::protoapi_runtime::__private::console::Schema {
+            title: #title,
+            descriptors: || &DESCRIPTOR_POOL,
+            collections: &[#(#collections),*],
+        };
+
+        impl Services {
+            /// Serves the web console at `/console/` ([`CONSOLE`], see
+            /// `protoapi_runtime::console`), e.g.
+            /// `.console(protoapi_runtime::console::Console::new(&CONSOLE))`: its pages
+            /// act as the signed-in caller through this router, and offer
+            /// only what the services' authorizer lets that caller do.
+            pub fn console(mut self, console: ::protoapi_runtime::__private::console::Console) -> Self {
+                self.router.console(console, self.context.authorizer.clone());
+                self
+            }
+        }
+    }
+}
+
+/// The standard methods of `resource` (served as declared, not as a view),
+/// with the package of each.
+fn methods<'a>(
+    api: &'a Api,
+    resource: &'a Resource,
+) -> impl Iterator<Item = (&'a Package, &'a str, &'a Method)> {
+    api.packages.iter().flat_map(move |package| {
+        package.services.iter().flat_map(move |service| {
+            service
+                .methods
+                .iter()
+                .filter(move |m| {
+                    m.view.is_none() && m.standard.resource() == Some(resource.full_name.as_str())
+                })
+                .map(move |m| (package, service.name.as_str(), m))
+        })
+    })
+}
+
+fn collection(api: &Api, resource: &Resource) -> Option<TokenStream> {
+    let found: Vec<_> = methods(api, resource).collect();
+    // A resource no method of the API reads is not shown.
+    found
+        .iter()
+        .find(|(_, _, m)| matches!(m.standard, Standard::Get { .. }))?;
+    let ty = super::path(&resource.rust_path);
+    let id = &resource.plural;
+    let singular = &resource.singular;
+    let message = &resource.full_name;
+    let mut parts = Vec::new();
+    for (package, service, method) in &found {
+        let action = action(package, service, method);
+        let part = match &method.standard {
+            Standard::Get { .. } => quote!(get: Some(#action)),
+            Standard::List { filters, .. } => list(action, method, filters, resource),
+            Standard::Create { body_field, .. } => {
+                let body = body_field.to_lower_camel_case();
+                let id = option(
+                    method
+                        .names
+                        .id_field(resource)
+                        .map(|f| f.to_lower_camel_case()),
+                );
+                quote!(create: Some(::protoapi_runtime::__private::console::schema::Create { action: #action, body: #body, id: #id }))
+            }
+            Standard::Update { body_field, .. } => {
+                let body = body_field.to_lower_camel_case();
+                let mask = matches!(method.shape, Shape::Update(shape) if shape.has_mask);
+                quote!(update: Some(::protoapi_runtime::__private::console::schema::Update { action: #action, body: #body, mask: #mask }))
+            }
+            Standard::Delete { .. } => {
+                let etag = matches!(method.shape, Shape::Delete(shape) if shape.etag);
+                quote!(delete: Some(::protoapi_runtime::__private::console::schema::Delete { action: #action, etag: #etag }))
+            }
+            _ => continue,
+        };
+        parts.push(part);
+    }
+    Some(quote! {
+        ::protoapi_runtime::__private::console::schema::Collection {
+            #(#parts,)*
+            ..::protoapi_runtime::__private::console::schema::Collection::of::<#ty>(#id, #singular, #message)
+        }
+    })
+}
+
+/// `Action { route: &<client>::<METHOD>, capability }`.
+fn action(package: &Package, service: &str, method: &Method) -> TokenStream {
+    let route = super::path(&format!(
+        "{}::client::{service}::{}",
+        package_module(&package.name),
+        heck::ToShoutySnakeCase::to_shouty_snake_case(method.name.as_str())
+    ));
+    let capability = option(method.capability.clone());
+    quote!(::protoapi_runtime::__private::console::schema::Action { route: &#route, capability: #capability })
+}
+
+fn list(
+    action: TokenStream,
+    method: &Method,
+    filters: &[String],
+    resource: &Resource,
+) -> TokenStream {
+    let shape = method.list_shape();
+    // The request's filter fields the resource accepts.
+    let filters: Vec<String> = filters
+        .iter()
+        .filter(|f| resource.filters.contains(f))
+        .cloned()
+        .collect();
+    let items = shape.items.to_lower_camel_case();
+    let total = option(match shape.total {
+        Total::None => None,
+        Total::Size => Some("totalSize".to_owned()),
+        Total::Count => Some("totalCount".to_owned()),
+    });
+    let query = |filter: &str| {
+        LIST_FILTERS
+            .iter()
+            .find(|(name, _)| *name == filter)
+            .map(|(_, query)| *query)
+    };
+    let parent_query = option(
+        (resource.names.is_none() && filters.iter().any(|f| f == "children_of"))
+            .then(|| query("children_of").map(str::to_owned))
+            .flatten(),
+    );
+    let offered = filters
+        .iter()
+        .filter(|f| !NOT_OFFERED.contains(&f.as_str()))
+        .filter_map(|f| query(f));
+    let in_root = filters.iter().any(|f| f == "in_root");
+    let order_by = shape.order_by;
+    quote! {
+        list: Some(::protoapi_runtime::__private::console::schema::List {
+            action: #action,
+            items: #items,
+            total: #total,
+            parent_query: #parent_query,
+            order_by: #order_by,
+            filters: &[#(#offered),*],
+            in_root: #in_root,
+        })
+    }
+}
+
+fn option(value: Option<String>) -> TokenStream {
+    match value {
+        Some(value) => quote!(Some(#value)),
+        None => quote!(None),
+    }
+}

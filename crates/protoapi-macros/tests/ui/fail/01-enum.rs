@@ -1,0 +1,8 @@
+use protoapi_macros::StorageRow;
+
+#[derive(StorageRow)]
+enum Row {
+    A,
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use protoapi_macros::StorageRow;
+
+#[derive(StorageRow)]
+#[row(message = platform_api::platform::iam::v2::Group)]
+struct Row(String);
+
+fn main() {}

@@ -1,0 +1,8 @@
+use protoapi_macros::StorageRow;
+
+#[derive(StorageRow)]
+struct GroupRow {
+    name: String,
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use protoapi_macros::StorageRow;
+
+#[derive(StorageRow)]
+#[row(message = platform_api::platform::iam::v2::Group)]
+struct GroupRow {
+    #[row(output_only, output_only)]
+    uid: String,
+}
+
+fn main() {}

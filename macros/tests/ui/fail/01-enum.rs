@@ -1,8 +1,0 @@
-use macros::StorageRow;
-
-#[derive(StorageRow)]
-enum Row {
-    A,
-}
-
-fn main() {}

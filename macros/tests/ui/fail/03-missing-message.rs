@@ -1,8 +1,0 @@
-use macros::StorageRow;
-
-#[derive(StorageRow)]
-struct GroupRow {
-    name: String,
-}
-
-fn main() {}

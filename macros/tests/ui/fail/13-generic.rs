@@ -1,9 +1,0 @@
-use macros::StorageRow;
-
-#[derive(StorageRow)]
-#[row(message = platform_api::platform::iam::v2::Group)]
-struct GroupRow<T> {
-    name: T,
-}
-
-fn main() {}
