@@ -457,7 +457,7 @@ fn storage_rows_keep_the_fields_rules_look_up() {
     let proto = workspace().join("platform/proto");
     let iam = generated_text(&proto, "platform.iam.v2.api.rs");
     assert_eq!(
-        row_fields(&iam, "RoleBindingColumns"),
+        row_fields(&iam, "RoleBindingRow"),
         [
             "name: String",
             "create_time: i64",
@@ -468,7 +468,7 @@ fn storage_rows_keep_the_fields_rules_look_up() {
         "order_by, then references and the fields dependents are found by"
     );
     let registry = generated_text(&proto, "platform.registry.v2.api.rs");
-    assert!(row_fields(&registry, "RepoColumns").contains(&"public: bool".to_owned()));
+    assert!(row_fields(&registry, "RepoRow").contains(&"public: bool".to_owned()));
 
     let dir = proto_copy();
     let file = "platform/libraries/v2/annotations.toml";
@@ -480,7 +480,7 @@ fn storage_rows_keep_the_fields_rules_look_up() {
     );
     let libraries = generated_text(dir.path(), "platform.libraries.v2.api.rs");
     assert_eq!(
-        row_fields(&libraries, "ArtifactColumns"),
+        row_fields(&libraries, "ArtifactRow"),
         ["version_count: i64", "create_time: i64", "name: String"],
         "order_by in its order, then the name filter's field"
     );
@@ -492,10 +492,8 @@ fn storage_rows_keep_the_fields_rules_look_up() {
 #[test]
 fn tables_guard_access_where_references_grant_capabilities() {
     let services = generated_text(&workspace().join("platform/proto"), "services.rs");
-    assert!(services.contains("RoleColumns>().guarding_access()"));
-    assert!(
-        services.contains("RoleBindingColumns>()\n            .guarding_access_of(\"identity\")")
-    );
+    assert!(services.contains("RoleRow>().guarding_access()"));
+    assert!(services.contains("RoleBindingRow>()\n            .guarding_access_of(\"identity\")"));
     assert_reported(
         "platform/iam/v2/annotations.toml",
         "[roleBindings.references.identity]\ncollection = \"identities\"\nreach = \"root\"",

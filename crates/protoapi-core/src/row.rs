@@ -1,6 +1,6 @@
-//! Storage rows: what the generator emits per resource (`GroupColumns`, the
-//! fields its annotation files' rules look up) and `#[derive(StorageRow)]`
-//! (crate `macros`) implements for a row declared by hand.
+//! Storage rows: what the generator emits per resource (`GroupRow`, the
+//! fields its annotation files' rules look up) and `#[derive(Row)]`
+//! (crate `protoapi-macros`) implements for a row declared by hand.
 //!
 //! A row struct names the fields of a resource that a backend keeps in
 //! columns of their own (to filter and order by). Both generate the

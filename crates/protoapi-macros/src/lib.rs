@@ -1,14 +1,14 @@
 //! Derive macros for the storage side of generated APIs.
 //!
-//! `#[derive(StorageRow)]` turns a struct naming some fields of a resource
+//! `#[derive(Row)]` turns a struct naming some fields of a resource
 //! message into a storage row (`protoapi_runtime::row::Row`): the column descriptions
 //! and the row's values taken from a message, which storage keeps in columns
 //! of their own to filter and order by.
 //!
 //! ```ignore
-//! #[derive(StorageRow)]
+//! #[derive(Row)]
 //! #[row(message = Book)]
-//! struct BookColumns {
+//! struct BookRow {
 //!     name: String,
 //!     #[row(timestamp, output_only)]
 //!     create_time: i64,
@@ -32,8 +32,8 @@ use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
 
 /// Implements `protoapi_runtime::row::Row` for a struct; see the crate docs.
-#[proc_macro_derive(StorageRow, attributes(row))]
-pub fn derive_storage_row(input: TokenStream) -> TokenStream {
+#[proc_macro_derive(Row, attributes(row))]
+pub fn derive_row(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     row::expand(&input)
         .unwrap_or_else(syn::Error::into_compile_error)

@@ -1,4 +1,4 @@
-//! `#[derive(StorageRow)]`: parse the struct into a model, check it, emit.
+//! `#[derive(Row)]`: parse the struct into a model, check it, emit.
 
 use heck::ToLowerCamelCase;
 use proc_macro2::{Span, TokenStream};
@@ -45,21 +45,30 @@ fn parse(cx: &Ctxt, input: &DeriveInput) -> Option<Row> {
         Data::Struct(data) => match &data.fields {
             Fields::Named(fields) => Some(&fields.named),
             _ => {
-                cx.error_spanned_by(&input.ident, "StorageRow needs a struct with named fields");
+                cx.error_spanned_by(
+                    &input.ident,
+                    "`#[derive(Row)]` needs a struct with named fields",
+                );
                 None
             }
         },
         Data::Enum(data) => {
-            cx.error_spanned_by(data.enum_token, "StorageRow needs a struct, not an enum");
+            cx.error_spanned_by(
+                data.enum_token,
+                "`#[derive(Row)]` needs a struct, not an enum",
+            );
             None
         }
         Data::Union(data) => {
-            cx.error_spanned_by(data.union_token, "StorageRow needs a struct, not a union");
+            cx.error_spanned_by(
+                data.union_token,
+                "`#[derive(Row)]` needs a struct, not a union",
+            );
             None
         }
     };
     if !input.generics.params.is_empty() {
-        cx.error_spanned_by(&input.generics, "StorageRow rows cannot be generic");
+        cx.error_spanned_by(&input.generics, "`#[derive(Row)]` rows cannot be generic");
         return None;
     }
     // The shape comes first: other mistakes are only reported on a struct.

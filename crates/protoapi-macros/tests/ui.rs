@@ -1,4 +1,4 @@
-//! Compile-time behaviour of `#[derive(StorageRow)]`: passing rows build and
+//! Compile-time behaviour of `#[derive(Row)]`: passing rows build and
 //! behave; every mistake the derive can report is a failing case whose
 //! `.stderr` points at the offending field or attribute.
 //!

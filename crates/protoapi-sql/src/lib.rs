@@ -3,7 +3,7 @@
 //!
 //! Per resource a row type names the fields kept in columns of their own:
 //! a generated API has one per resource, from its annotation files, and
-//! lists them in its `tables()`; `#[derive(StorageRow)]` (crate `macros`)
+//! lists them in its `tables()`; `#[derive(Row)]` (crate `protoapi-macros`)
 //! declares one by hand. A [`SqlStore`] opens with one [`Table`] per row
 //! type (`SqlOptions::new(tables())`). The store
 //! implements [`Backend`], so every generated storage trait is implemented

@@ -12,7 +12,7 @@ use sqlx::AnyPool;
 use super::dialect::Dialect;
 use protoapi_core::mask::Update;
 use protoapi_core::resource::{Dependent, Public, Reference, Resource, SortValue};
-use protoapi_core::row::{ColumnSpec, Row as StorageRow};
+use protoapi_core::row::{self, ColumnSpec};
 use protoapi_core::store::{Hierarchy, ListQuery, Matching, Page, PublicItems, StoreError};
 use protoapi_core::uidp;
 
@@ -75,7 +75,7 @@ pub struct Table {
 
 impl Table {
     /// The table of the resource whose columns the row type `W` declares.
-    pub fn of<W: StorageRow>() -> Table
+    pub fn of<W: row::Row>() -> Table
     where
         W::Message: Resource,
     {
@@ -89,7 +89,7 @@ impl Table {
                 .map(|field| resource.sort_value(field))
                 .collect())
         }
-        type R<W> = <W as StorageRow>::Message;
+        type R<W> = <W as row::Row>::Message;
         Table {
             name: snake_case(R::<W>::COLLECTION),
             resource_type: R::<W>::TYPE,
@@ -164,7 +164,7 @@ impl Table {
 
 /// What a generated API's `tables()` builds: `SqlOptions::new(tables())`.
 impl protoapi_core::row::TableOf for Table {
-    fn of<W: StorageRow>() -> Table
+    fn of<W: row::Row>() -> Table
     where
         W::Message: Resource,
     {

@@ -28,8 +28,8 @@ pub use protoapi_runtime::sql::SqlStore;
 
 /// Opens (creating if needed) the SQLite database file at `path`, with the
 /// generated tables: each keeps in columns of their own the fields the
-/// annotation files' rules look up (`bookshelf::v1::ShelfColumns`,
-/// `bookshelf::v1::BookColumns`); a book's isbn, which none looks up, is
+/// annotation files' rules look up (`bookshelf::v1::ShelfRow`,
+/// `bookshelf::v1::BookRow`); a book's isbn, which none looks up, is
 /// kept only in its encoded body.
 pub async fn open_sqlite(path: &std::path::Path) -> Result<SqlStore, protoapi_runtime::sql::Error> {
     SqlStore::open_sqlite(path, protoapi_runtime::sql::SqlOptions::new(tables())).await

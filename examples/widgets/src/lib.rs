@@ -36,8 +36,8 @@ pub use protoapi_runtime::sql::SqlStore;
 
 /// Opens (creating if needed) the SQLite database file at `path`, with the
 /// generated tables: each keeps in columns of their own the fields the
-/// annotation files' rules look up (`widgets::v1::WidgetColumns`,
-/// `widgets::v1::PartColumns`).
+/// annotation files' rules look up (`widgets::v1::WidgetRow`,
+/// `widgets::v1::PartRow`).
 pub async fn open_sqlite(path: &std::path::Path) -> Result<SqlStore, protoapi_runtime::sql::Error> {
     SqlStore::open_sqlite(path, protoapi_runtime::sql::SqlOptions::new(tables())).await
 }

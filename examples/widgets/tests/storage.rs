@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use protoapi_macros::StorageRow;
+use protoapi_macros::Row;
 use protoapi_runtime::Caller;
 use protoapi_runtime::auth::Authorizer;
 use protoapi_runtime::conformance;
@@ -184,18 +184,18 @@ async fn widgets_outlive_a_restart_in_sqlite() {
 
 /// The first release's declaration of widget columns, before `colour` was
 /// kept in a column.
-#[derive(StorageRow)]
+#[derive(Row)]
 #[row(message = Widget)]
-struct FirstWidgetColumns {
+struct FirstWidgetRow {
     name: String,
     stock: i32,
     #[row(timestamp, output_only)]
     create_time: i64,
 }
 
-#[derive(StorageRow)]
+#[derive(Row)]
 #[row(message = Widget)]
-struct WidgetColumnsWithColour {
+struct WidgetRowWithColour {
     name: String,
     stock: i32,
     #[row(timestamp, output_only)]
@@ -207,11 +207,10 @@ struct WidgetColumnsWithColour {
 async fn a_row_field_added_later_becomes_a_filled_column() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("widgets.db");
-    let tables = |widgets: Table| {
-        SqlOptions::new([widgets, Table::of::<widgets::widgets::v1::PartColumns>()])
-    };
+    let tables =
+        |widgets: Table| SqlOptions::new([widgets, Table::of::<widgets::widgets::v1::PartRow>()]);
 
-    let first = SqlStore::open_sqlite(&path, tables(Table::of::<FirstWidgetColumns>()))
+    let first = SqlStore::open_sqlite(&path, tables(Table::of::<FirstWidgetRow>()))
         .await
         .unwrap();
     let mut stored = Vec::new();
@@ -222,7 +221,7 @@ async fn a_row_field_added_later_becomes_a_filled_column() {
     }
     first.close().await;
 
-    let upgraded = SqlStore::open_sqlite(&path, tables(Table::of::<WidgetColumnsWithColour>()))
+    let upgraded = SqlStore::open_sqlite(&path, tables(Table::of::<WidgetRowWithColour>()))
         .await
         .unwrap();
     let colours: Vec<(String, String)> =
@@ -256,15 +255,15 @@ async fn a_row_field_added_later_becomes_a_filled_column() {
 
 #[tokio::test]
 async fn declarations_that_cannot_keep_the_rules_are_refused_at_open() {
-    #[derive(StorageRow)]
+    #[derive(Row)]
     #[row(message = Widget)]
-    struct NoOrderColumns {
+    struct NoOrderRow {
         name: String,
     }
     let dir = tempfile::tempdir().unwrap();
     let error = SqlStore::open_sqlite(
         &dir.path().join("widgets.db"),
-        SqlOptions::new([Table::of::<NoOrderColumns>()]),
+        SqlOptions::new([Table::of::<NoOrderRow>()]),
     )
     .await
     .unwrap_err()

@@ -588,7 +588,7 @@ pub trait DocumentStore: Send + Sync + 'static {
 /// references, dependents, public items). The rest is kept only in the
 /// encoded item.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DocumentColumns {
+pub struct DocumentRow {
     pub name: String,
     /// Microseconds since the Unix epoch (0 when unset).
     pub create_time: i64,
@@ -597,7 +597,7 @@ pub struct DocumentColumns {
     /// Microseconds since the Unix epoch (0 when unset).
     pub published: i64,
 }
-impl ::protoapi_runtime::__private::row::Row for DocumentColumns {
+impl ::protoapi_runtime::__private::row::Row for DocumentRow {
     type Message = Document;
     const COLUMNS: &'static [::protoapi_runtime::__private::row::ColumnSpec] = &[
         ::protoapi_runtime::__private::row::ColumnSpec {
@@ -626,7 +626,7 @@ impl ::protoapi_runtime::__private::row::Row for DocumentColumns {
         },
     ];
     fn from_message(message: &Document) -> Self {
-        DocumentColumns {
+        DocumentRow {
             name: message.name.clone(),
             create_time: message
                 .create_time

@@ -2463,14 +2463,14 @@ pub trait RoleStore: Send + Sync + 'static {
 /// references, dependents, public items). The rest is kept only in the
 /// encoded item.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GroupColumns {
+pub struct GroupRow {
     pub name: String,
     /// Microseconds since the Unix epoch (0 when unset).
     pub create_time: i64,
     /// Microseconds since the Unix epoch (0 when unset).
     pub update_time: i64,
 }
-impl ::protoapi_runtime::__private::row::Row for GroupColumns {
+impl ::protoapi_runtime::__private::row::Row for GroupRow {
     type Message = Group;
     const COLUMNS: &'static [::protoapi_runtime::__private::row::ColumnSpec] = &[
         ::protoapi_runtime::__private::row::ColumnSpec {
@@ -2493,7 +2493,7 @@ impl ::protoapi_runtime::__private::row::Row for GroupColumns {
         },
     ];
     fn from_message(message: &Group) -> Self {
-        GroupColumns {
+        GroupRow {
             name: message.name.clone(),
             create_time: message
                 .create_time
@@ -2520,14 +2520,14 @@ impl ::protoapi_runtime::__private::row::Row for GroupColumns {
 /// references, dependents, public items). The rest is kept only in the
 /// encoded item.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IdentityColumns {
+pub struct IdentityRow {
     pub name: String,
     /// Microseconds since the Unix epoch (0 when unset).
     pub create_time: i64,
     /// Microseconds since the Unix epoch (0 when unset).
     pub update_time: i64,
 }
-impl ::protoapi_runtime::__private::row::Row for IdentityColumns {
+impl ::protoapi_runtime::__private::row::Row for IdentityRow {
     type Message = Identity;
     const COLUMNS: &'static [::protoapi_runtime::__private::row::ColumnSpec] = &[
         ::protoapi_runtime::__private::row::ColumnSpec {
@@ -2550,7 +2550,7 @@ impl ::protoapi_runtime::__private::row::Row for IdentityColumns {
         },
     ];
     fn from_message(message: &Identity) -> Self {
-        IdentityColumns {
+        IdentityRow {
             name: message.name.clone(),
             create_time: message
                 .create_time
@@ -2577,7 +2577,7 @@ impl ::protoapi_runtime::__private::row::Row for IdentityColumns {
 /// references, dependents, public items). The rest is kept only in the
 /// encoded item.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RoleBindingColumns {
+pub struct RoleBindingRow {
     pub name: String,
     /// Microseconds since the Unix epoch (0 when unset).
     pub create_time: i64,
@@ -2586,7 +2586,7 @@ pub struct RoleBindingColumns {
     pub identity: String,
     pub role: String,
 }
-impl ::protoapi_runtime::__private::row::Row for RoleBindingColumns {
+impl ::protoapi_runtime::__private::row::Row for RoleBindingRow {
     type Message = RoleBinding;
     const COLUMNS: &'static [::protoapi_runtime::__private::row::ColumnSpec] = &[
         ::protoapi_runtime::__private::row::ColumnSpec {
@@ -2621,7 +2621,7 @@ impl ::protoapi_runtime::__private::row::Row for RoleBindingColumns {
         },
     ];
     fn from_message(message: &RoleBinding) -> Self {
-        RoleBindingColumns {
+        RoleBindingRow {
             name: message.name.clone(),
             create_time: message
                 .create_time
@@ -2653,14 +2653,14 @@ impl ::protoapi_runtime::__private::row::Row for RoleBindingColumns {
 /// references, dependents, public items). The rest is kept only in the
 /// encoded item.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RoleColumns {
+pub struct RoleRow {
     pub name: String,
     /// Microseconds since the Unix epoch (0 when unset).
     pub create_time: i64,
     /// Microseconds since the Unix epoch (0 when unset).
     pub update_time: i64,
 }
-impl ::protoapi_runtime::__private::row::Row for RoleColumns {
+impl ::protoapi_runtime::__private::row::Row for RoleRow {
     type Message = Role;
     const COLUMNS: &'static [::protoapi_runtime::__private::row::ColumnSpec] = &[
         ::protoapi_runtime::__private::row::ColumnSpec {
@@ -2683,7 +2683,7 @@ impl ::protoapi_runtime::__private::row::Row for RoleColumns {
         },
     ];
     fn from_message(message: &Role) -> Self {
-        RoleColumns {
+        RoleRow {
             name: message.name.clone(),
             create_time: message
                 .create_time

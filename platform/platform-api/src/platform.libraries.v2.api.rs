@@ -580,14 +580,14 @@ pub trait ArtifactStore: Send + Sync + 'static {
 /// references, dependents, public items). The rest is kept only in the
 /// encoded item.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ArtifactColumns {
+pub struct ArtifactRow {
     pub name: String,
     /// Microseconds since the Unix epoch (0 when unset).
     pub create_time: i64,
     /// Microseconds since the Unix epoch (0 when unset).
     pub update_time: i64,
 }
-impl ::protoapi_runtime::__private::row::Row for ArtifactColumns {
+impl ::protoapi_runtime::__private::row::Row for ArtifactRow {
     type Message = Artifact;
     const COLUMNS: &'static [::protoapi_runtime::__private::row::ColumnSpec] = &[
         ::protoapi_runtime::__private::row::ColumnSpec {
@@ -610,7 +610,7 @@ impl ::protoapi_runtime::__private::row::Row for ArtifactColumns {
         },
     ];
     fn from_message(message: &Artifact) -> Self {
-        ArtifactColumns {
+        ArtifactRow {
             name: message.name.clone(),
             create_time: message
                 .create_time

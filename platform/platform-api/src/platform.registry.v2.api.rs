@@ -572,7 +572,7 @@ pub trait RepoStore: Send + Sync + 'static {
 /// references, dependents, public items). The rest is kept only in the
 /// encoded item.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RepoColumns {
+pub struct RepoRow {
     pub name: String,
     /// Microseconds since the Unix epoch (0 when unset).
     pub create_time: i64,
@@ -580,7 +580,7 @@ pub struct RepoColumns {
     pub update_time: i64,
     pub public: bool,
 }
-impl ::protoapi_runtime::__private::row::Row for RepoColumns {
+impl ::protoapi_runtime::__private::row::Row for RepoRow {
     type Message = Repo;
     const COLUMNS: &'static [::protoapi_runtime::__private::row::ColumnSpec] = &[
         ::protoapi_runtime::__private::row::ColumnSpec {
@@ -609,7 +609,7 @@ impl ::protoapi_runtime::__private::row::Row for RepoColumns {
         },
     ];
     fn from_message(message: &Repo) -> Self {
-        RepoColumns {
+        RepoRow {
             name: message.name.clone(),
             create_time: message
                 .create_time

@@ -565,7 +565,7 @@ pub trait AdvisoryStore: Send + Sync + 'static {
 /// references, dependents, public items). The rest is kept only in the
 /// encoded item.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AdvisoryColumns {
+pub struct AdvisoryRow {
     pub name: String,
     /// Microseconds since the Unix epoch (0 when unset).
     pub create_time: i64,
@@ -573,7 +573,7 @@ pub struct AdvisoryColumns {
     pub update_time: i64,
     pub advisory_id: String,
 }
-impl ::protoapi_runtime::__private::row::Row for AdvisoryColumns {
+impl ::protoapi_runtime::__private::row::Row for AdvisoryRow {
     type Message = Advisory;
     const COLUMNS: &'static [::protoapi_runtime::__private::row::ColumnSpec] = &[
         ::protoapi_runtime::__private::row::ColumnSpec {
@@ -602,7 +602,7 @@ impl ::protoapi_runtime::__private::row::Row for AdvisoryColumns {
         },
     ];
     fn from_message(message: &Advisory) -> Self {
-        AdvisoryColumns {
+        AdvisoryRow {
             name: message.name.clone(),
             create_time: message
                 .create_time

@@ -549,15 +549,15 @@ impl Services {
 /// (`protoapi_runtime::sql::SqlOptions::new(tables())`).
 pub fn tables<T: ::protoapi_runtime::__private::row::TableOf>() -> Vec<T> {
     Vec::from([
-        T::of::<crate::platform::advisory::v2::DocumentColumns>(),
-        T::of::<crate::platform::iam::v2::GroupColumns>(),
-        T::of::<crate::platform::iam::v2::IdentityColumns>(),
-        T::of::<crate::platform::iam::v2::RoleBindingColumns>()
+        T::of::<crate::platform::advisory::v2::DocumentRow>(),
+        T::of::<crate::platform::iam::v2::GroupRow>(),
+        T::of::<crate::platform::iam::v2::IdentityRow>(),
+        T::of::<crate::platform::iam::v2::RoleBindingRow>()
             .guarding_access_of("identity"),
-        T::of::<crate::platform::iam::v2::RoleColumns>().guarding_access(),
-        T::of::<crate::platform::libraries::v2::ArtifactColumns>(),
-        T::of::<crate::platform::registry::v2::RepoColumns>(),
-        T::of::<crate::platform::vulnerabilities::v2::AdvisoryColumns>(),
+        T::of::<crate::platform::iam::v2::RoleRow>().guarding_access(),
+        T::of::<crate::platform::libraries::v2::ArtifactRow>(),
+        T::of::<crate::platform::registry::v2::RepoRow>(),
+        T::of::<crate::platform::vulnerabilities::v2::AdvisoryRow>(),
     ])
 }
 /// The web console's view of the API (`protoapi_runtime::console`): every

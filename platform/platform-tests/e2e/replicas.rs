@@ -11,14 +11,13 @@
 use std::path::PathBuf;
 
 use platform_api::platform::iam::v2::{
-    Group, GroupColumns, Identity, IdentityColumns, Role, RoleBinding, RoleBindingColumns,
-    RoleColumns,
+    Group, GroupRow, Identity, IdentityRow, Role, RoleBinding, RoleBindingRow, RoleRow,
 };
 use platform_server::store::SqlStore;
 use platform_tests::{PgDatabase, StatusCode, TestServer};
 use protoapi_runtime::Caller;
 use protoapi_runtime::resource::{Resource, SortValue};
-use protoapi_runtime::row::Row as StorageRow;
+use protoapi_runtime::row::Row;
 use protoapi_runtime::standard::prepare_create;
 use serde_json::json;
 use sqlx::AnyPool;
@@ -423,11 +422,7 @@ async fn create_v1_schema(pool: &AnyPool, postgres: bool) {
 
 /// Stores a resource as the previous release did: its row, and the counters
 /// of every prefix above it.
-async fn insert_v1<R: Resource, W: StorageRow<Message = R>>(
-    pool: &AnyPool,
-    table: &str,
-    resource: &R,
-) {
+async fn insert_v1<R: Resource, W: Row<Message = R>>(pool: &AnyPool, table: &str, resource: &R) {
     let values = W::from_message(resource).values();
     let columns: Vec<&str> = W::COLUMNS.iter().map(|column| column.name).collect();
     let placeholders: Vec<String> = (1..=values.len() + 4).map(|i| format!("${i}")).collect();
@@ -496,26 +491,26 @@ async fn create_v1_database(shared: &Shared) -> V1Data {
     let pool = shared.pool().await;
     create_v1_schema(&pool, shared.postgres.is_some()).await;
     let root: Group = new("", |g: &mut Group| g.name = "root organization".into());
-    insert_v1::<_, GroupColumns>(&pool, "groups", &root).await;
+    insert_v1::<_, GroupRow>(&pool, "groups", &root).await;
     let owner: Role = new(&root.uid, |r: &mut Role| {
         r.name = "owner".into();
         r.capabilities = vec!["groups.get".into(), "groups.list".into()];
     });
-    insert_v1::<_, RoleColumns>(&pool, "roles", &owner).await;
+    insert_v1::<_, RoleRow>(&pool, "roles", &owner).await;
     let admin: Identity = new(&root.uid, |i: &mut Identity| {
         i.name = "platform administrator".into();
     });
-    insert_v1::<_, IdentityColumns>(&pool, "identities", &admin).await;
+    insert_v1::<_, IdentityRow>(&pool, "identities", &admin).await;
     let binding: RoleBinding = new(&root.uid, |b: &mut RoleBinding| {
         b.name = "platform administrator is owner".into();
         b.identity = admin.uid.clone();
         b.role = owner.uid.clone();
     });
-    insert_v1::<_, RoleBindingColumns>(&pool, "role_bindings", &binding).await;
+    insert_v1::<_, RoleBindingRow>(&pool, "role_bindings", &binding).await;
     let mut groups = Vec::new();
     for n in 0..5 {
         let group: Group = new(&root.uid, |g: &mut Group| g.name = format!("team {n}"));
-        insert_v1::<_, GroupColumns>(&pool, "groups", &group).await;
+        insert_v1::<_, GroupRow>(&pool, "groups", &group).await;
         groups.push(group.uid);
     }
     pool.close().await;

@@ -11,9 +11,9 @@ use quote::{format_ident, quote};
 use super::ident;
 use crate::model::{AccessSubject, Api, Column, FieldKind, Resource};
 
-/// The row type's name, e.g. `GroupColumns`.
+/// The row type's name, e.g. `GroupRow`.
 pub fn row_name(resource: &Resource) -> syn::Ident {
-    format_ident!("{}Columns", resource.name.to_upper_camel_case())
+    format_ident!("{}Row", resource.name.to_upper_camel_case())
 }
 
 /// The row type of `resource` and its `Row` implementation.
@@ -85,7 +85,7 @@ pub fn emit_tables(api: &Api) -> Option<TokenStream> {
     })
 }
 
-/// `T::of::<GroupColumns>()`, with `.guarding_access()` or
+/// `T::of::<GroupRow>()`, with `.guarding_access()` or
 /// `.guarding_access_of("identity")` as the resource declares.
 fn table(api: &Api, resource: &Resource) -> TokenStream {
     let (module, _) = resource

@@ -127,11 +127,10 @@ impl Api {
                 modules.push((format!("{snake}_rest"), what("the REST handlers")));
             }
             for resource in &package.resources {
-                let name = format!("{}Store", resource.name.to_upper_camel_case());
-                types.push((
-                    name,
-                    format!("the storage trait of `{}`", resource.full_name),
-                ));
+                let name = resource.name.to_upper_camel_case();
+                let of = |item: &str| format!("{item} of `{}`", resource.full_name);
+                types.push((format!("{name}Store"), of("the storage trait")));
+                types.push((format!("{name}Row"), of("the storage row")));
             }
             let messages = pool
                 .all_messages()

@@ -1,6 +1,6 @@
-use protoapi_macros::StorageRow;
+use protoapi_macros::Row;
 
-#[derive(StorageRow)]
+#[derive(Row)]
 struct GroupRow {
     name: String,
 }

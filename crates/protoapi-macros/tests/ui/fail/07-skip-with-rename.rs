@@ -1,6 +1,6 @@
-use protoapi_macros::StorageRow;
+use protoapi_macros::Row;
 
-#[derive(StorageRow)]
+#[derive(Row)]
 #[row(message = platform_api::platform::iam::v2::Group)]
 struct GroupRow {
     #[row(skip, rename = "name")]
