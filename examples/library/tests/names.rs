@@ -7,16 +7,19 @@
 use std::sync::Arc;
 
 use http_body_util::BodyExt;
+use library::archive::v1::RecordRow;
 use library::library::v1::book_service_client::BookServiceClient;
 use library::library::v1::shelf_service_client::ShelfServiceClient;
 use library::library::v1::{
     Book, CreateBookRequest, CreateShelfRequest, DeleteBookRequest, DeleteShelfRequest,
     GetBookRequest, ListBooksRequest, Shelf, UndeleteBookRequest, UpdateBookRequest,
 };
+use library::library::v1::{BookRow, ShelfRow};
 use library::{MemoryStore, SqlStore};
 use protoapi_runtime::Caller;
 use protoapi_runtime::auth::Authorizer;
 use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::sql::{SqlOptions, Table};
 use protoapi_runtime::standard::ApiContext;
 use serde_json::{Value, json};
 
@@ -748,6 +751,50 @@ async fn dry_runs(base: &str) {
     }
 }
 
+/// The library's tables with each book the subject of access decisions
+/// (as an API whose grants derive from books would declare them), so that
+/// every write of a book advances its access epoch.
+async fn open_guarding_books(url: &str) -> SqlStore {
+    let tables = [
+        Table::of::<RecordRow>(),
+        Table::of::<ShelfRow>(),
+        Table::of::<BookRow>().guarding_access(),
+    ];
+    SqlStore::open(url, SqlOptions::new(tables)).await.unwrap()
+}
+
+/// A forced delete advances, in its own commit, the access epoch of every
+/// item it removes that access decisions derive from: a decision cached
+/// while the book existed is stale once its shelf is gone, before anyone
+/// creates the name again (which advances it once more).
+async fn forced_deletes_advance_access_epochs(base: &str, store: &SqlStore) {
+    let epoch = |name: String| async move { store.access_epochs(&[&name]).await.unwrap()[0] };
+    create(base, "/v1/shelves?shelfId=held", json!({"theme": "x"})).await;
+    let book = create(
+        base,
+        "/v1/shelves/held/books?bookId=kept",
+        json!({"title": "k"}),
+    )
+    .await;
+    let written = epoch(book.clone()).await;
+    assert!(written > 0, "a created book has an epoch");
+    let (status, body) = call(base, "DELETE", "/v1/shelves/held?force=true", None).await;
+    assert_eq!(status, 200, "{body}");
+    let removed = epoch(book.clone()).await;
+    assert!(
+        removed > written,
+        "{book}: epoch {written} before, {removed} after"
+    );
+    create(base, "/v1/shelves?shelfId=held", json!({"theme": "x"})).await;
+    create(
+        base,
+        "/v1/shelves/held/books?bookId=kept",
+        json!({"title": "k"}),
+    )
+    .await;
+    assert!(epoch(book).await > removed);
+}
+
 async fn exercise(base: &str) {
     ids_and_parents(base).await;
     dry_runs(base).await;
@@ -770,8 +817,10 @@ async fn served_from_sqlite() {
         "sqlite://{}?mode=rwc",
         dir.path().join("library.db").display()
     );
-    let store: SqlStore = library::open(&url).await.unwrap();
-    exercise(&serve(Arc::new(store)).await).await;
+    let store = Arc::new(open_guarding_books(&url).await);
+    let base = serve(store.clone()).await;
+    exercise(&base).await;
+    forced_deletes_advance_access_epochs(&base, &store).await;
 }
 
 /// On PostgreSQL, in a database of its own, when `E2E_DATABASE_URL` names a
@@ -783,8 +832,10 @@ async fn served_from_postgres() {
         return;
     };
     let database = postgres::Database::create(&server).await;
-    let store = library::open(&database.url).await.unwrap();
-    exercise(&serve(Arc::new(store)).await).await;
+    let store = Arc::new(open_guarding_books(&database.url).await);
+    let base = serve(store.clone()).await;
+    exercise(&base).await;
+    forced_deletes_advance_access_epochs(&base, &store).await;
     store_closed(database).await;
 }
 

@@ -13,7 +13,9 @@ impl Table {
     ///
     /// The item's row is locked first (`FOR UPDATE` on PostgreSQL, SQLite's
     /// write lock), so a create under it either commits before the range
-    /// delete (which then removes it) or finds its parent gone.
+    /// delete (which then removes it) or finds its parent gone. The access
+    /// epochs of the item and of every removed item's subject advance in
+    /// the same commit, as a plain delete's do.
     pub(crate) async fn delete_forced(
         &self,
         store: &dyn Tables,
@@ -34,22 +36,30 @@ impl Table {
             return Err(StoreError::HasDependents(dependents));
         }
         let (start, end) = uidp::descendant_range(uid);
+        let mut subjects = vec![subject];
         for table in self.descendant_tables(store)? {
+            // Each removed item's access subject (its own key when the
+            // table guards none: then unused), so that grants derived from
+            // a removed binding or role go stale in this same commit.
+            let subject_column = table.column(table.access_subject.unwrap_or("uid"));
             let sql = format!(
-                "DELETE FROM {} WHERE uid >= $1 AND uid < $2 RETURNING uid",
+                "DELETE FROM {} WHERE uid >= $1 AND uid < $2 RETURNING uid, {subject_column}",
                 table.name
             );
-            let uids: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            let removed: Vec<(String, Option<String>)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
                 .bind(start.clone())
                 .bind(end.clone())
                 .fetch_all(&mut *transaction)
                 .await
                 .map_err(backend_error)?;
-            let counts = Counts::of(uids.iter().map(String::as_str), table.parent_of);
+            let counts = Counts::of(removed.iter().map(|(uid, _)| uid.as_str()), table.parent_of);
             table.add_counts(&mut transaction, &counts, -1).await?;
+            if table.access_subject.is_some() {
+                subjects.extend(removed.into_iter().map(|(_, subject)| subject));
+            }
         }
         self.delete_row(&mut transaction, uid).await?;
-        self.commit(transaction, &[subject]).await?;
+        self.commit(transaction, &subjects).await?;
         Ok(true)
     }
 
