@@ -2,9 +2,13 @@
 //!
 //! - [`client`]: one connection for REST and gRPC, TLS, tokens and pagers,
 //!   which the generated `Client` calls.
+//! - [`oidc`]: signing in at an OIDC issuer (discovery, the code flow with
+//!   PKCE, the code redeemed), which the web console and command-line
+//!   clients share.
 //! - `cli` (feature `cli`): the arguments and answers of generated
 //!   command-line modules, clap included.
 
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod client;
+pub mod oidc;

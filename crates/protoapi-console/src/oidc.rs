@@ -15,31 +15,24 @@
 //!    method, called in process with the identity token as its bearer (which
 //!    verifies issuer, signature and audience), or is used as it is when no
 //!    exchange is configured. A session opens as for a pasted token.
-
-use std::time::Duration;
+//!
+//! The authorization request and the redemption are the client crate's
+//! (`protoapi_client::oidc`), which command-line clients sign in with too.
 
 use axum::response::{IntoResponse, Redirect, Response};
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use http_body_util::{BodyExt, Full, Limited};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
-use sha2::{Digest, Sha256};
 
 use super::call::{ApiHandle, Asker, Failure};
 use super::paths::PREFIX;
 use super::pending::{self, Pending};
 use super::seal::{self, Seal};
 use protoapi_client::client::Tls;
+use protoapi_client::oidc::{self, Authorization, RedeemError, Redemption};
 
 /// The cookie holding the browser's pending sign-in: `__Host-` prefixed
 /// (no other host or path may set it) when it is `Secure`.
 const STATE_COOKIE: &str = "console_oidc";
 const SECURE_STATE_COOKIE: &str = "__Host-console_oidc";
-/// The largest token endpoint answer read.
-const MAX_TOKEN_ANSWER: usize = 64 << 10;
 
 /// An issuer the console signs in through.
 #[derive(Clone, Debug)]
@@ -107,11 +100,6 @@ pub(super) struct Callback {
     error: String,
 }
 
-/// The PKCE `S256` challenge of `verifier`.
-pub fn challenge(verifier: &str) -> String {
-    URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
-}
-
 fn refused(message: impl Into<String>) -> Failure {
     Failure::new(StatusCode::UNAUTHORIZED, "UNAUTHENTICATED", message)
 }
@@ -169,26 +157,15 @@ impl Flow {
 
     /// Where the browser signs in at the issuer for `pending`.
     fn authorization_url(&self, pending: &Pending) -> String {
-        let mut query = form_urlencoded::Serializer::new(String::new());
-        query
-            .append_pair("response_type", "code")
-            .append_pair("client_id", &self.oidc.client_id)
-            .append_pair("redirect_uri", &self.oidc.redirect_uri)
-            .append_pair("scope", "openid")
-            .append_pair("state", &pending.state)
-            .append_pair("nonce", &pending.nonce)
-            .append_pair("code_challenge", &challenge(&pending.verifier))
-            .append_pair("code_challenge_method", "S256");
-        let separator = if self.oidc.authorization_endpoint.contains('?') {
-            '&'
-        } else {
-            '?'
-        };
-        format!(
-            "{}{separator}{}",
-            self.oidc.authorization_endpoint,
-            query.finish()
-        )
+        Authorization {
+            endpoint: &self.oidc.authorization_endpoint,
+            client_id: &self.oidc.client_id,
+            redirect_uri: &self.oidc.redirect_uri,
+            state: &pending.state,
+            nonce: Some(&pending.nonce),
+            verifier: &pending.verifier,
+        }
+        .url()
     }
 
     /// The cookie holding a sealed pending sign-in. Lax: the issuer's
@@ -267,7 +244,9 @@ impl Flow {
         Ok((token, pending.next))
     }
 
-    /// The identity token the token endpoint gives for `code`.
+    /// The identity token the token endpoint gives for `code`. Of a
+    /// refusal, only the issuer's error code is shown (anyone may run an
+    /// issuer and word its description).
     async fn redeem(&self, code: &str, verifier: &str) -> Result<String, Failure> {
         let unavailable = |what: &str| {
             Failure::new(
@@ -276,54 +255,26 @@ impl Flow {
                 format!("the issuer's token endpoint {what}"),
             )
         };
-        let form = super::reply::query_string([
-            ("grant_type", "authorization_code"),
-            ("code", code),
-            ("redirect_uri", &self.oidc.redirect_uri),
-            ("client_id", &self.oidc.client_id),
-            ("code_verifier", verifier),
-            (
-                "client_secret",
-                self.oidc.client_secret.as_deref().unwrap_or_default(),
-            ),
-        ]);
-        self.oidc
-            .tls
-            .check_url(&self.oidc.token_endpoint)
+        let tls = &self.oidc.tls;
+        tls.check_url(&self.oidc.token_endpoint)
             .map_err(|e| unavailable(&format!("is refused: {}", e.message())))?;
-        let connector = self
-            .oidc
-            .tls
-            .connector()
+        let http = oidc::http_client(tls)
             .map_err(|e| unavailable(&format!("cannot be reached: {}", e.message())))?;
-        let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build(connector);
-        let request = http::Request::post(&self.oidc.token_endpoint)
-            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .header(header::ACCEPT, "application/json")
-            .body(Full::new(Bytes::from(form)))
-            .map_err(|_| unavailable("is not a valid URL"))?;
-        let response = tokio::time::timeout(Duration::from_secs(10), client.request(request))
-            .await
-            .map_err(|_| unavailable("did not answer in time"))?
-            .map_err(|_| unavailable("cannot be reached"))?;
-        let status = response.status();
-        let body = Limited::new(response.into_body(), MAX_TOKEN_ANSWER)
-            .collect()
-            .await
-            .map_err(|_| unavailable("answered too much"))?
-            .to_bytes();
-        let answer: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-        if !status.is_success() {
-            let error = answer["error"].as_str().unwrap_or("an error");
-            return Err(refused(format!(
+        let redemption = Redemption {
+            token_endpoint: &self.oidc.token_endpoint,
+            code,
+            redirect_uri: &self.oidc.redirect_uri,
+            client_id: &self.oidc.client_id,
+            client_secret: self.oidc.client_secret.as_deref(),
+            verifier,
+        };
+        redemption.redeem(&http).await.map_err(|error| match error {
+            RedeemError::Refused { error, .. } => refused(format!(
                 "the issuer did not redeem the code: {}",
-                protoapi_core::error::excerpt(error)
-            )));
-        }
-        answer["id_token"]
-            .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| unavailable("answered no identity token"))
+                protoapi_core::error::excerpt(&error)
+            )),
+            RedeemError::Unavailable(why) => unavailable(&why),
+        })
     }
 }
 
@@ -368,15 +319,6 @@ pub(super) fn continue_to(next: &str) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_challenge_is_rfc_7636s() {
-        // RFC 7636, appendix B.
-        assert_eq!(
-            challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
-            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
-        );
-    }
 
     fn flow(secure: bool) -> Flow {
         Flow::new(

@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | [`error`], [`json`], [`uidp`], [`names`], [`time`], [`context`], [`auth`], [`resource`], [`mask`], [`paging`], [`standard`], [`legacy`], [`store`], [`row`], [`memory`], [`stream`], [`owner_only`] | `protoapi-core` | always |
 //! | [`rest`], [`probe`] | `protoapi-http` | always |
-//! | `client`; `cli` | `protoapi-client` | `client` (default); `cli` |
+//! | `client`, `oidc`; `cli` | `protoapi-client` | `client` (default); `cli` |
 //! | `router`, `serve`, `grpc`, `web`, `tls`, `keys`, the API tokens in [`auth`]; `observe`, `ratelimit`; `flags` | `protoapi-server` | `server` (default); `observe`, `ratelimit`, `otlp`; `flags` |
 //! | `console` | `protoapi-console` | `server` (default) |
 //! | `sql` (its `StorageFlags` with `flags`) | `protoapi-sql` | `sql` |
@@ -27,7 +27,7 @@ pub use protoapi_http::{probe, rest};
 #[cfg(feature = "cli")]
 pub use protoapi_client::cli;
 #[cfg(feature = "client")]
-pub use protoapi_client::client;
+pub use protoapi_client::{client, oidc};
 #[cfg(feature = "server")]
 pub use protoapi_console as console;
 #[cfg(feature = "flags")]

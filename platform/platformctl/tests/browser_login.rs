@@ -114,7 +114,7 @@ async fn authorize(State(issuer): State<TestIssuer>, Query(params): Query<Params
             .append_pair("error", "access_denied")
             .append_pair("error_description", "the user said no");
     } else {
-        let code = URL_SAFE_NO_PAD.encode(rand::random::<[u8; 16]>());
+        let code = protoapi_runtime::oidc::random_secret();
         answer.append_pair("code", &code);
         issuer.grants.lock().unwrap().insert(
             code,
