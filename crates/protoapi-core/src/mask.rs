@@ -172,7 +172,7 @@ impl<R: Resource> Update<R> {
                 "ETAG_MISMATCH",
                 "the resource changed since it was read (etag mismatch); read it again",
             )
-            .with_resource(R::TYPE, stored.uid()));
+            .with_resource(R::TYPE, stored.key()));
         }
         if R::DELETE_TIME.is_some() {
             return self.apply_lifecycle(stored);
@@ -192,22 +192,22 @@ impl<R: Resource> Update<R> {
                     format!(
                         "{} `{}` is deleted: undelete it before changing it",
                         R::TYPE,
-                        stored.uid()
+                        stored.key()
                     ),
                     Vec::new(),
                 )
-                .with_resource(R::TYPE, stored.uid()));
+                .with_resource(R::TYPE, stored.key()));
             }
             (Lifecycle::SoftDelete, true) => {
-                return Err(Error::not_found(R::TYPE, stored.uid()).in_domain(R::domain()));
+                return Err(Error::not_found(R::TYPE, stored.key()).in_domain(R::domain()));
             }
             (Lifecycle::Undelete, false) => {
                 return Err(Error::new(
                     Code::AlreadyExists,
                     "NOT_DELETED",
-                    format!("{} `{}` is not deleted", R::TYPE, stored.uid()),
+                    format!("{} `{}` is not deleted", R::TYPE, stored.key()),
                 )
-                .with_resource(R::TYPE, stored.uid()));
+                .with_resource(R::TYPE, stored.key()));
             }
             (Lifecycle::SoftDelete, false) => merged.set_delete_time(Some(time::now())),
             (Lifecycle::Undelete, true) => merged.set_delete_time(None),

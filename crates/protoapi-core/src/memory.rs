@@ -41,10 +41,10 @@ impl<R: Resource> MemoryCollection<R> {
             return Err(StoreError::ParentNotFound);
         }
         let mut items = self.items();
-        if items.contains_key(resource.uid()) {
+        if items.contains_key(resource.key()) {
             return Err(StoreError::AlreadyExists);
         }
-        items.insert(resource.uid().to_owned(), resource.clone());
+        items.insert(resource.key().to_owned(), resource.clone());
         Ok(())
     }
 
@@ -63,13 +63,13 @@ impl<R: Resource> MemoryCollection<R> {
         let mut matching: Vec<&R> = items
             .values()
             .filter(|item| match query.public {
-                None => in_hierarchy::<R>(&query.filter, item.uid()),
+                None => in_hierarchy::<R>(&query.filter, item.key()),
                 Some(PublicItems::Only(rule)) => {
-                    in_hierarchy::<R>(&query.filter, item.uid())
+                    in_hierarchy::<R>(&query.filter, item.key())
                         && rule.admits(&item.sort_value(rule.field()), now)
                 }
                 Some(PublicItems::Also(rule)) => {
-                    in_hierarchy::<R>(&query.filter, item.uid())
+                    in_hierarchy::<R>(&query.filter, item.key())
                         || rule.admits(&item.sort_value(rule.field()), now)
                 }
             })
@@ -139,7 +139,7 @@ impl<R: Resource> MemoryCollection<R> {
         self.items()
             .values()
             .filter(|item| item.sort_value(field) == SortValue::Text(uid.to_owned()))
-            .map(|item| (R::TYPE.to_owned(), item.uid().to_owned()))
+            .map(|item| (R::TYPE.to_owned(), item.key().to_owned()))
             .collect()
     }
 
@@ -174,7 +174,7 @@ fn matches<R: Resource>(matching: &Matching, item: &R) -> bool {
         SortValue::Text(name) if matching.name.is_some() => Some(name),
         _ => None,
     };
-    matching.matches(item.uid(), name.as_deref())
+    matching.matches(item.key(), name.as_deref())
         && (!matching.live_only || item.delete_time().is_none())
 }
 
@@ -346,7 +346,7 @@ impl MemoryStore {
 impl Backend for MemoryStore {
     async fn insert<R: Resource>(&self, resource: &R) -> Result<(), StoreError> {
         let _write = self.write_lock();
-        let parent_exists = match (R::PARENT_TYPE, R::parent_key(resource.uid())) {
+        let parent_exists = match (R::PARENT_TYPE, R::parent_key(resource.key())) {
             (Some(parent_type), Some(parent)) => self.contains(parent_type, parent),
             // Roots, and parents stored outside the API.
             _ => true,

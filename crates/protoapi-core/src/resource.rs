@@ -241,7 +241,7 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
     const SHARED: bool = false;
     /// The resource name pattern when items are keyed by their `name`
     /// (AIP-122, [`crate::names`]); `None` for UIDP-keyed items. Either way
-    /// [`Resource::uid`] returns the storage key: the uid, or the name.
+    /// [`Resource::key`] returns the storage key: the uid, or the name.
     const NAMES: Option<crate::names::Pattern> = None;
     /// The JSON name of the timestamp marking soft-deleted items (AIP-164:
     /// `deleteTime`, when the API declares `Undelete<X>`), kept in a
@@ -258,8 +258,11 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
         }
     }
 
-    fn uid(&self) -> &str;
-    fn set_uid(&mut self, uid: String);
+    /// The item's storage key: its `uid` (a UIDP), or its `name` when
+    /// items are keyed by names ([`Resource::NAMES`]). Stores, page tokens
+    /// and errors name items by it.
+    fn key(&self) -> &str;
+    fn set_key(&mut self, key: String);
 
     /// Sets AIP-148's server-assigned `uid` of a resource keyed by names
     /// (set once, on create); resources without one ignore it.

@@ -194,6 +194,10 @@ pub struct Page<R> {
 /// (`protoapi_runtime::memory::MemoryStore` and, with the `sql` feature,
 /// `protoapi_runtime::sql::SqlStore`) implement once, generically.
 ///
+/// Items are stored under their key ([`Resource::key`]: the uid, or the
+/// resource name of a name-keyed resource), which SQL tables keep in their
+/// `uid` column either way.
+///
 /// The generated crate implements each resource's storage trait for every
 /// `Backend`, so such a store serves any generated API with no code. Each
 /// method keeps the rules the resource declares ([`Resource::PARENT_TYPE`],
@@ -214,16 +218,16 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Stores a new item: `ParentNotFound` when its parent (of the declared
     /// parent type) is missing, `ReferenceNotFound` when a reference names
-    /// no item, `AlreadyExists` when the uid is taken.
+    /// no item, `AlreadyExists` when the key is taken.
     fn insert<R: Resource>(
         &self,
         resource: &R,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// The item with this uid, if stored.
+    /// The item with this key, if stored.
     fn get<R: Resource>(
         &self,
-        uid: &str,
+        key: &str,
     ) -> impl Future<Output = Result<Option<R>, StoreError>> + Send;
 
     /// One page of items for a validated query, with the total count.
@@ -233,35 +237,35 @@ pub trait Backend: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Page<R>, StoreError>> + Send;
 
     /// Replaces a stored item by `update.apply(&stored)` atomically; `None`
-    /// when no item has this uid.
+    /// when no item has this key.
     fn update<R: Resource>(
         &self,
-        uid: &str,
+        key: &str,
         update: &Update<R>,
     ) -> impl Future<Output = Result<Option<R>, StoreError>> + Send;
 
-    /// Deletes an item; `false` when none has this uid. Fails with
+    /// Deletes an item; `false` when none has this key. Fails with
     /// `EtagMismatch` on a stale `etag` and `HasDependents` while declared
     /// dependents exist, changing nothing.
     fn delete<R: Resource>(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// Deletes an item and every item below it (AIP-135 `force`): the
     /// items of the collections that name it their parent
     /// ([`Resource::DEPENDENTS`] with field `parent`), theirs, and so on,
-    /// in one atomic step; `false` when none has this uid. Fails with
+    /// in one atomic step; `false` when none has this key. Fails with
     /// `EtagMismatch` on a stale `etag` and `HasDependents` while other
     /// declared dependents (reference fields) exist, changing nothing.
     /// Backends without it answer `Unimplemented`.
     fn delete_forced<R: Resource>(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        let _ = (uid, etag);
+        let _ = (key, etag);
         async { Err(StoreError::Unimplemented) }
     }
 }

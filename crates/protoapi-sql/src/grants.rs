@@ -147,10 +147,10 @@ pub async fn read_grants<B: Resource, T: Resource>(
     let mut grants = Grants::default();
     let mut roles = BTreeMap::new();
     for (binding, role, epoch) in read.items {
-        if let Some(scope) = protoapi_core::uidp::parent(binding.uid()) {
+        if let Some(scope) = protoapi_core::uidp::parent(binding.key()) {
             grants.add(scope, role.must_hold().into_iter().map(str::to_owned));
         }
-        roles.insert(role.uid().to_owned(), epoch);
+        roles.insert(role.key().to_owned(), epoch);
     }
     let (subjects, epochs) = std::iter::once((identity.to_owned(), read.subject_epoch))
         .chain(roles)

@@ -321,8 +321,8 @@ impl Table {
         mut query: Query<'q, Any, AnyArguments>,
         resource: &R,
     ) -> Query<'q, Any, AnyArguments> {
-        query = query.bind(resource.uid().to_owned()).bind(
-            (self.parent_of)(resource.uid())
+        query = query.bind(resource.key().to_owned()).bind(
+            (self.parent_of)(resource.key())
                 .unwrap_or_default()
                 .to_owned(),
         );
@@ -349,7 +349,7 @@ impl Table {
         );
         // Roots, and items whose parents are stored outside the API, need no
         // parent row.
-        let parent = match (self.parent_type, (self.parent_of)(resource.uid())) {
+        let parent = match (self.parent_type, (self.parent_of)(resource.key())) {
             (Some(parent_type), Some(parent)) if !parent.is_empty() => {
                 Some((store.table_of(parent_type)?, parent))
             }
@@ -391,7 +391,7 @@ impl Table {
         }
         self.add_counts(
             &mut transaction,
-            &Counts::of([resource.uid()], self.parent_of),
+            &Counts::of([resource.key()], self.parent_of),
             1,
         )
         .await?;
@@ -518,7 +518,7 @@ impl Table {
                 .await
                 .map_err(backend_error)?;
         }
-        let counts = Counts::of(resources.iter().map(Resource::uid), self.parent_of);
+        let counts = Counts::of(resources.iter().map(Resource::key), self.parent_of);
         self.add_counts(&mut transaction, &counts, 1).await?;
         let subjects: Vec<Option<String>> =
             resources.iter().map(|item| self.subject_of(item)).collect();

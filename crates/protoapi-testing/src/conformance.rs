@@ -30,7 +30,7 @@ use protoapi_core::{standard, time, uidp};
 /// `value` as created under `parent` (a root when empty) at `micros` past
 /// the epoch: uid, times and etag set as the generated create methods do.
 fn created<T: Resource>(mut value: T, parent: &str, micros: i64) -> T {
-    value.set_uid(if parent.is_empty() {
+    value.set_key(if parent.is_empty() {
         uidp::new_root()
     } else {
         uidp::new_child(parent)
@@ -119,7 +119,7 @@ impl<B: Backend, R: Resource + Debug> Suite<'_, B, R> {
             self.fail(format!("inserting a root {}: {error}", P::TYPE));
             return None;
         }
-        Some(parent.uid().to_owned())
+        Some(parent.key().to_owned())
     }
 
     /// The `n`th sample, created under `parent` at `micros` past the epoch.
@@ -133,7 +133,7 @@ impl<B: Backend, R: Resource + Debug> Suite<'_, B, R> {
         };
         let item = self.item(&parent, 0, 1_000_000);
         ok!(self, self.store.insert(&item).await, "insert");
-        let stored: Option<R> = ok!(self, self.store.get(item.uid()).await, "get");
+        let stored: Option<R> = ok!(self, self.store.get(item.key()).await, "get");
         self.check(stored.as_ref() == Some(&item), || {
             format!("get returns what insert stored: {stored:?} != {item:?}")
         });
@@ -197,9 +197,9 @@ impl<B: Backend, R: Resource + Debug> Suite<'_, B, R> {
                 } else {
                     time(a).cmp(&time(b))
                 };
-                by_time.then_with(|| a.uid().cmp(b.uid()))
+                by_time.then_with(|| a.key().cmp(b.key()))
             });
-            let expected: Vec<&str> = expected.iter().map(|r| r.uid()).collect();
+            let expected: Vec<&str> = expected.iter().map(|r| r.key()).collect();
             let filter = Hierarchy::ChildrenOf(parent.clone());
             let mut seen = Vec::new();
             let mut after = None;
@@ -232,7 +232,7 @@ impl<B: Backend, R: Resource + Debug> Suite<'_, B, R> {
                         .collect(),
                 );
                 let full = page.items.len() == 3;
-                seen.extend(page.items.iter().map(|r| r.uid().to_owned()));
+                seen.extend(page.items.iter().map(|r| r.key().to_owned()));
                 if !full || seen.len() > items.len() {
                     break;
                 }
@@ -293,8 +293,8 @@ impl<B: Backend, R: Resource + Debug> Suite<'_, B, R> {
             Ok(update) => update,
             Err(_) => return, // the sample sets nothing writable
         };
-        let updated = ok!(self, self.store.update(item.uid(), &update).await, "update");
-        let stored: Option<R> = ok!(self, self.store.get(item.uid()).await, "get");
+        let updated = ok!(self, self.store.update(item.key(), &update).await, "update");
+        let stored: Option<R> = ok!(self, self.store.get(item.key()).await, "get");
         self.check(updated.is_some() && updated == stored, || {
             format!("update returns what it stored: {updated:?} != {stored:?}")
         });
@@ -326,7 +326,7 @@ impl<B: Backend, R: Resource + Debug> Suite<'_, B, R> {
             stale,
             "item",
         ) {
-            let answer = self.store.update(item.uid(), &update).await;
+            let answer = self.store.update(item.key(), &update).await;
             self.check(
                 matches!(&answer, Err(StoreError::Rejected(error)) if error.code() == protoapi_core::Code::Aborted),
                 || format!("an update carrying a stale etag is rejected ABORTED, not {answer:?}"),
@@ -340,7 +340,7 @@ impl<B: Backend, R: Resource + Debug> Suite<'_, B, R> {
         };
         let item = self.item(&parent, 5, 1_000_000);
         ok!(self, self.store.insert(&item).await, "insert");
-        let stale = self.store.delete::<R>(item.uid(), Some("stale")).await;
+        let stale = self.store.delete::<R>(item.key(), Some("stale")).await;
         self.check(matches!(stale, Err(StoreError::EtagMismatch)), || {
             format!("a delete with a stale etag is EtagMismatch, not {stale:?}")
         });
@@ -349,29 +349,29 @@ impl<B: Backend, R: Resource + Debug> Suite<'_, B, R> {
                 .iter()
                 .any(|d| d.resource_type == R::TYPE && d.field == "parent");
         if nests {
-            let child = self.item(item.uid(), 6, 1_000_000);
+            let child = self.item(item.key(), 6, 1_000_000);
             ok!(self, self.store.insert(&child).await, "insert a child");
-            let blocked = self.store.delete::<R>(item.uid(), None).await;
-            self.check(matches!(&blocked, Err(StoreError::HasDependents(d)) if d.iter().any(|(_, uid)| uid == child.uid())), || {
+            let blocked = self.store.delete::<R>(item.key(), None).await;
+            self.check(matches!(&blocked, Err(StoreError::HasDependents(d)) if d.iter().any(|(_, uid)| uid == child.key())), || {
                 format!("a delete while children exist is HasDependents naming them, not {blocked:?}")
             });
             ok!(
                 self,
-                self.store.delete::<R>(child.uid(), None).await,
+                self.store.delete::<R>(child.key(), None).await,
                 "delete a child"
             );
         }
         let deleted = ok!(
             self,
-            self.store.delete::<R>(item.uid(), Some(item.etag())).await,
+            self.store.delete::<R>(item.key(), Some(item.etag())).await,
             "delete"
         );
         self.check(deleted, || "delete of a stored item is true".into());
-        let gone: Option<R> = ok!(self, self.store.get(item.uid()).await, "get");
+        let gone: Option<R> = ok!(self, self.store.get(item.key()).await, "get");
         self.check(gone.is_none(), || "a deleted item is gone".into());
         let again = ok!(
             self,
-            self.store.delete::<R>(item.uid(), None).await,
+            self.store.delete::<R>(item.key(), None).await,
             "delete again"
         );
         self.check(!again, || "delete of a missing uid is false".into());

@@ -382,11 +382,11 @@ impl ::protoapi_runtime::__private::resource::Resource for Document {
         ]
     };
     const ORDER_BY: &'static [&'static str] = &["name", "createTime", "updateTime"];
-    fn uid(&self) -> &str {
+    fn key(&self) -> &str {
         &self.uid
     }
-    fn set_uid(&mut self, uid: String) {
-        self.uid = uid;
+    fn set_key(&mut self, key: String) {
+        self.uid = key;
     }
     fn create_time(&self) -> Option<&::prost_types::Timestamp> {
         self.create_time.as_ref()
@@ -532,15 +532,15 @@ impl ::protoapi_runtime::__private::resource::Resource for Document {
         }
     }
 }
-/** Storage of [`Document`] resources (`advisory.platform/Document`).
+/** Storage of [`Document`] resources (`advisory.platform/Document`), each stored under its key: its uid.
 
- This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
+ This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed keys and complete resources.*/
 pub trait DocumentStore: Send + Sync + 'static {
     /// Whether this backend stores Document items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
     fn keeps_documents(&self) -> bool {
         true
     }
-    /// Stores a new Document. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
+    /// Stores a new Document. Fails with `ParentNotFound` when the key's parent does not exist and `AlreadyExists` when the key is taken.
     fn insert_document(
         &self,
         resource: &Document,
@@ -548,12 +548,12 @@ pub trait DocumentStore: Send + Sync + 'static {
         let _ = resource;
         async { Err(StoreError::Unimplemented) }
     }
-    /// The Document with this uid, if stored.
+    /// The Document with this key, if stored.
     fn get_document(
         &self,
-        uid: &str,
+        key: &str,
     ) -> impl Future<Output = Result<Option<Document>, StoreError>> + Send {
-        let _ = uid;
+        let _ = key;
         async { Err(StoreError::Unimplemented) }
     }
     /// One page of Document items for a validated query (see [`ListQuery`] for the filter, order and keyset position to honour), with the total count.
@@ -564,22 +564,22 @@ pub trait DocumentStore: Send + Sync + 'static {
         let _ = query;
         async { Err(StoreError::Unimplemented) }
     }
-    /// Replaces a stored Document by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no Document has this uid; an error from `apply` is returned as `StoreError::Rejected`.
+    /// Replaces a stored Document by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no Document has this key; an error from `apply` is returned as `StoreError::Rejected`.
     fn update_document(
         &self,
-        uid: &str,
+        key: &str,
         update: &Update<Document>,
     ) -> impl Future<Output = Result<Option<Document>, StoreError>> + Send {
-        let _ = (uid, update);
+        let _ = (key, update);
         async { Err(StoreError::Unimplemented) }
     }
-    /// Deletes a Document; `false` when none has this uid. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
+    /// Deletes a Document; `false` when none has this key. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
     fn delete_document(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        let _ = (uid, etag);
+        let _ = (key, etag);
         async { Err(StoreError::Unimplemented) }
     }
 }
@@ -670,9 +670,9 @@ impl<B: Backend> DocumentStore for B {
     }
     fn get_document(
         &self,
-        uid: &str,
+        key: &str,
     ) -> impl Future<Output = Result<Option<Document>, StoreError>> + Send {
-        Backend::get(self, uid)
+        Backend::get(self, key)
     }
     fn list_documents(
         &self,
@@ -682,17 +682,17 @@ impl<B: Backend> DocumentStore for B {
     }
     fn update_document(
         &self,
-        uid: &str,
+        key: &str,
         update: &Update<Document>,
     ) -> impl Future<Output = Result<Option<Document>, StoreError>> + Send {
-        Backend::update(self, uid, update)
+        Backend::update(self, key, update)
     }
     fn delete_document(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        Backend::delete::<Document>(self, uid, etag)
+        Backend::delete::<Document>(self, key, etag)
     }
 }
 /// Manages published security advisory documents. Reading a published one

@@ -1432,11 +1432,11 @@ impl ::protoapi_runtime::__private::resource::Resource for Group {
         ]
     };
     const ORDER_BY: &'static [&'static str] = &["name", "createTime", "updateTime"];
-    fn uid(&self) -> &str {
+    fn key(&self) -> &str {
         &self.uid
     }
-    fn set_uid(&mut self, uid: String) {
-        self.uid = uid;
+    fn set_key(&mut self, key: String) {
+        self.uid = key;
     }
     fn create_time(&self) -> Option<&::prost_types::Timestamp> {
         self.create_time.as_ref()
@@ -1667,11 +1667,11 @@ impl ::protoapi_runtime::__private::resource::Resource for Identity {
         ]
     };
     const ORDER_BY: &'static [&'static str] = &["name", "createTime", "updateTime"];
-    fn uid(&self) -> &str {
+    fn key(&self) -> &str {
         &self.uid
     }
-    fn set_uid(&mut self, uid: String) {
-        self.uid = uid;
+    fn set_key(&mut self, key: String) {
+        self.uid = key;
     }
     fn create_time(&self) -> Option<&::prost_types::Timestamp> {
         self.create_time.as_ref()
@@ -1887,11 +1887,11 @@ impl ::protoapi_runtime::__private::resource::Resource for RoleBinding {
         ]
     };
     const ORDER_BY: &'static [&'static str] = &["name", "createTime", "updateTime"];
-    fn uid(&self) -> &str {
+    fn key(&self) -> &str {
         &self.uid
     }
-    fn set_uid(&mut self, uid: String) {
-        self.uid = uid;
+    fn set_key(&mut self, key: String) {
+        self.uid = key;
     }
     fn create_time(&self) -> Option<&::prost_types::Timestamp> {
         self.create_time.as_ref()
@@ -2083,11 +2083,11 @@ impl ::protoapi_runtime::__private::resource::Resource for Role {
         ]
     };
     const ORDER_BY: &'static [&'static str] = &["name", "createTime", "updateTime"];
-    fn uid(&self) -> &str {
+    fn key(&self) -> &str {
         &self.uid
     }
-    fn set_uid(&mut self, uid: String) {
-        self.uid = uid;
+    fn set_key(&mut self, key: String) {
+        self.uid = key;
     }
     fn create_time(&self) -> Option<&::prost_types::Timestamp> {
         self.create_time.as_ref()
@@ -2254,15 +2254,15 @@ impl ::protoapi_runtime::__private::resource::Resource for Role {
         }
     }
 }
-/** Storage of [`Group`] resources (`iam.platform/Group`).
+/** Storage of [`Group`] resources (`iam.platform/Group`), each stored under its key: its uid.
 
- This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
+ This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed keys and complete resources.*/
 pub trait GroupStore: Send + Sync + 'static {
     /// Whether this backend stores Group items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
     fn keeps_groups(&self) -> bool {
         true
     }
-    /// Stores a new Group. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
+    /// Stores a new Group. Fails with `ParentNotFound` when the key's parent does not exist and `AlreadyExists` when the key is taken.
     fn insert_group(
         &self,
         resource: &Group,
@@ -2270,12 +2270,12 @@ pub trait GroupStore: Send + Sync + 'static {
         let _ = resource;
         async { Err(StoreError::Unimplemented) }
     }
-    /// The Group with this uid, if stored.
+    /// The Group with this key, if stored.
     fn get_group(
         &self,
-        uid: &str,
+        key: &str,
     ) -> impl Future<Output = Result<Option<Group>, StoreError>> + Send {
-        let _ = uid;
+        let _ = key;
         async { Err(StoreError::Unimplemented) }
     }
     /// One page of Group items for a validated query (see [`ListQuery`] for the filter, order and keyset position to honour), with the total count.
@@ -2286,34 +2286,34 @@ pub trait GroupStore: Send + Sync + 'static {
         let _ = query;
         async { Err(StoreError::Unimplemented) }
     }
-    /// Replaces a stored Group by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no Group has this uid; an error from `apply` is returned as `StoreError::Rejected`.
+    /// Replaces a stored Group by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no Group has this key; an error from `apply` is returned as `StoreError::Rejected`.
     fn update_group(
         &self,
-        uid: &str,
+        key: &str,
         update: &Update<Group>,
     ) -> impl Future<Output = Result<Option<Group>, StoreError>> + Send {
-        let _ = (uid, update);
+        let _ = (key, update);
         async { Err(StoreError::Unimplemented) }
     }
-    /// Deletes a Group; `false` when none has this uid. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
+    /// Deletes a Group; `false` when none has this key. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
     fn delete_group(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        let _ = (uid, etag);
+        let _ = (key, etag);
         async { Err(StoreError::Unimplemented) }
     }
 }
-/** Storage of [`Identity`] resources (`iam.platform/Identity`).
+/** Storage of [`Identity`] resources (`iam.platform/Identity`), each stored under its key: its uid.
 
- This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
+ This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed keys and complete resources.*/
 pub trait IdentityStore: Send + Sync + 'static {
     /// Whether this backend stores Identity items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
     fn keeps_identities(&self) -> bool {
         true
     }
-    /// Stores a new Identity. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
+    /// Stores a new Identity. Fails with `ParentNotFound` when the key's parent does not exist and `AlreadyExists` when the key is taken.
     fn insert_identity(
         &self,
         resource: &Identity,
@@ -2321,12 +2321,12 @@ pub trait IdentityStore: Send + Sync + 'static {
         let _ = resource;
         async { Err(StoreError::Unimplemented) }
     }
-    /// The Identity with this uid, if stored.
+    /// The Identity with this key, if stored.
     fn get_identity(
         &self,
-        uid: &str,
+        key: &str,
     ) -> impl Future<Output = Result<Option<Identity>, StoreError>> + Send {
-        let _ = uid;
+        let _ = key;
         async { Err(StoreError::Unimplemented) }
     }
     /// One page of Identity items for a validated query (see [`ListQuery`] for the filter, order and keyset position to honour), with the total count.
@@ -2337,34 +2337,34 @@ pub trait IdentityStore: Send + Sync + 'static {
         let _ = query;
         async { Err(StoreError::Unimplemented) }
     }
-    /// Replaces a stored Identity by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no Identity has this uid; an error from `apply` is returned as `StoreError::Rejected`.
+    /// Replaces a stored Identity by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no Identity has this key; an error from `apply` is returned as `StoreError::Rejected`.
     fn update_identity(
         &self,
-        uid: &str,
+        key: &str,
         update: &Update<Identity>,
     ) -> impl Future<Output = Result<Option<Identity>, StoreError>> + Send {
-        let _ = (uid, update);
+        let _ = (key, update);
         async { Err(StoreError::Unimplemented) }
     }
-    /// Deletes a Identity; `false` when none has this uid. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
+    /// Deletes a Identity; `false` when none has this key. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
     fn delete_identity(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        let _ = (uid, etag);
+        let _ = (key, etag);
         async { Err(StoreError::Unimplemented) }
     }
 }
-/** Storage of [`RoleBinding`] resources (`iam.platform/RoleBinding`).
+/** Storage of [`RoleBinding`] resources (`iam.platform/RoleBinding`), each stored under its key: its uid.
 
- This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
+ This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed keys and complete resources.*/
 pub trait RoleBindingStore: Send + Sync + 'static {
     /// Whether this backend stores RoleBinding items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
     fn keeps_role_bindings(&self) -> bool {
         true
     }
-    /// Stores a new RoleBinding. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
+    /// Stores a new RoleBinding. Fails with `ParentNotFound` when the key's parent does not exist and `AlreadyExists` when the key is taken.
     fn insert_role_binding(
         &self,
         resource: &RoleBinding,
@@ -2372,12 +2372,12 @@ pub trait RoleBindingStore: Send + Sync + 'static {
         let _ = resource;
         async { Err(StoreError::Unimplemented) }
     }
-    /// The RoleBinding with this uid, if stored.
+    /// The RoleBinding with this key, if stored.
     fn get_role_binding(
         &self,
-        uid: &str,
+        key: &str,
     ) -> impl Future<Output = Result<Option<RoleBinding>, StoreError>> + Send {
-        let _ = uid;
+        let _ = key;
         async { Err(StoreError::Unimplemented) }
     }
     /// One page of RoleBinding items for a validated query (see [`ListQuery`] for the filter, order and keyset position to honour), with the total count.
@@ -2388,34 +2388,34 @@ pub trait RoleBindingStore: Send + Sync + 'static {
         let _ = query;
         async { Err(StoreError::Unimplemented) }
     }
-    /// Replaces a stored RoleBinding by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no RoleBinding has this uid; an error from `apply` is returned as `StoreError::Rejected`.
+    /// Replaces a stored RoleBinding by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no RoleBinding has this key; an error from `apply` is returned as `StoreError::Rejected`.
     fn update_role_binding(
         &self,
-        uid: &str,
+        key: &str,
         update: &Update<RoleBinding>,
     ) -> impl Future<Output = Result<Option<RoleBinding>, StoreError>> + Send {
-        let _ = (uid, update);
+        let _ = (key, update);
         async { Err(StoreError::Unimplemented) }
     }
-    /// Deletes a RoleBinding; `false` when none has this uid. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
+    /// Deletes a RoleBinding; `false` when none has this key. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
     fn delete_role_binding(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        let _ = (uid, etag);
+        let _ = (key, etag);
         async { Err(StoreError::Unimplemented) }
     }
 }
-/** Storage of [`Role`] resources (`iam.platform/Role`).
+/** Storage of [`Role`] resources (`iam.platform/Role`), each stored under its key: its uid.
 
- This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
+ This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed keys and complete resources.*/
 pub trait RoleStore: Send + Sync + 'static {
     /// Whether this backend stores Role items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
     fn keeps_roles(&self) -> bool {
         true
     }
-    /// Stores a new Role. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
+    /// Stores a new Role. Fails with `ParentNotFound` when the key's parent does not exist and `AlreadyExists` when the key is taken.
     fn insert_role(
         &self,
         resource: &Role,
@@ -2423,12 +2423,12 @@ pub trait RoleStore: Send + Sync + 'static {
         let _ = resource;
         async { Err(StoreError::Unimplemented) }
     }
-    /// The Role with this uid, if stored.
+    /// The Role with this key, if stored.
     fn get_role(
         &self,
-        uid: &str,
+        key: &str,
     ) -> impl Future<Output = Result<Option<Role>, StoreError>> + Send {
-        let _ = uid;
+        let _ = key;
         async { Err(StoreError::Unimplemented) }
     }
     /// One page of Role items for a validated query (see [`ListQuery`] for the filter, order and keyset position to honour), with the total count.
@@ -2439,22 +2439,22 @@ pub trait RoleStore: Send + Sync + 'static {
         let _ = query;
         async { Err(StoreError::Unimplemented) }
     }
-    /// Replaces a stored Role by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no Role has this uid; an error from `apply` is returned as `StoreError::Rejected`.
+    /// Replaces a stored Role by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no Role has this key; an error from `apply` is returned as `StoreError::Rejected`.
     fn update_role(
         &self,
-        uid: &str,
+        key: &str,
         update: &Update<Role>,
     ) -> impl Future<Output = Result<Option<Role>, StoreError>> + Send {
-        let _ = (uid, update);
+        let _ = (key, update);
         async { Err(StoreError::Unimplemented) }
     }
-    /// Deletes a Role; `false` when none has this uid. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
+    /// Deletes a Role; `false` when none has this key. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
     fn delete_role(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        let _ = (uid, etag);
+        let _ = (key, etag);
         async { Err(StoreError::Unimplemented) }
     }
 }
@@ -2721,9 +2721,9 @@ impl<B: Backend> GroupStore for B {
     }
     fn get_group(
         &self,
-        uid: &str,
+        key: &str,
     ) -> impl Future<Output = Result<Option<Group>, StoreError>> + Send {
-        Backend::get(self, uid)
+        Backend::get(self, key)
     }
     fn list_groups(
         &self,
@@ -2733,17 +2733,17 @@ impl<B: Backend> GroupStore for B {
     }
     fn update_group(
         &self,
-        uid: &str,
+        key: &str,
         update: &Update<Group>,
     ) -> impl Future<Output = Result<Option<Group>, StoreError>> + Send {
-        Backend::update(self, uid, update)
+        Backend::update(self, key, update)
     }
     fn delete_group(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        Backend::delete::<Group>(self, uid, etag)
+        Backend::delete::<Group>(self, key, etag)
     }
 }
 /// `iam.platform/Identity` in any of the library's storage backends, with the rules the annotation files declare.
@@ -2762,9 +2762,9 @@ impl<B: Backend> IdentityStore for B {
     }
     fn get_identity(
         &self,
-        uid: &str,
+        key: &str,
     ) -> impl Future<Output = Result<Option<Identity>, StoreError>> + Send {
-        Backend::get(self, uid)
+        Backend::get(self, key)
     }
     fn list_identities(
         &self,
@@ -2774,17 +2774,17 @@ impl<B: Backend> IdentityStore for B {
     }
     fn update_identity(
         &self,
-        uid: &str,
+        key: &str,
         update: &Update<Identity>,
     ) -> impl Future<Output = Result<Option<Identity>, StoreError>> + Send {
-        Backend::update(self, uid, update)
+        Backend::update(self, key, update)
     }
     fn delete_identity(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        Backend::delete::<Identity>(self, uid, etag)
+        Backend::delete::<Identity>(self, key, etag)
     }
 }
 /// `iam.platform/RoleBinding` in any of the library's storage backends, with the rules the annotation files declare.
@@ -2803,9 +2803,9 @@ impl<B: Backend> RoleBindingStore for B {
     }
     fn get_role_binding(
         &self,
-        uid: &str,
+        key: &str,
     ) -> impl Future<Output = Result<Option<RoleBinding>, StoreError>> + Send {
-        Backend::get(self, uid)
+        Backend::get(self, key)
     }
     fn list_role_bindings(
         &self,
@@ -2815,17 +2815,17 @@ impl<B: Backend> RoleBindingStore for B {
     }
     fn update_role_binding(
         &self,
-        uid: &str,
+        key: &str,
         update: &Update<RoleBinding>,
     ) -> impl Future<Output = Result<Option<RoleBinding>, StoreError>> + Send {
-        Backend::update(self, uid, update)
+        Backend::update(self, key, update)
     }
     fn delete_role_binding(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        Backend::delete::<RoleBinding>(self, uid, etag)
+        Backend::delete::<RoleBinding>(self, key, etag)
     }
 }
 /// `iam.platform/Role` in any of the library's storage backends, with the rules the annotation files declare.
@@ -2844,9 +2844,9 @@ impl<B: Backend> RoleStore for B {
     }
     fn get_role(
         &self,
-        uid: &str,
+        key: &str,
     ) -> impl Future<Output = Result<Option<Role>, StoreError>> + Send {
-        Backend::get(self, uid)
+        Backend::get(self, key)
     }
     fn list_roles(
         &self,
@@ -2856,17 +2856,17 @@ impl<B: Backend> RoleStore for B {
     }
     fn update_role(
         &self,
-        uid: &str,
+        key: &str,
         update: &Update<Role>,
     ) -> impl Future<Output = Result<Option<Role>, StoreError>> + Send {
-        Backend::update(self, uid, update)
+        Backend::update(self, key, update)
     }
     fn delete_role(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        Backend::delete::<Role>(self, uid, etag)
+        Backend::delete::<Role>(self, key, etag)
     }
 }
 /// Manages groups: the tree of organizations and teams that every other

@@ -386,11 +386,11 @@ impl ::protoapi_runtime::__private::resource::Resource for Artifact {
         ]
     };
     const ORDER_BY: &'static [&'static str] = &["name", "createTime", "updateTime"];
-    fn uid(&self) -> &str {
+    fn key(&self) -> &str {
         &self.uid
     }
-    fn set_uid(&mut self, uid: String) {
-        self.uid = uid;
+    fn set_key(&mut self, key: String) {
+        self.uid = key;
     }
     fn create_time(&self) -> Option<&::prost_types::Timestamp> {
         self.create_time.as_ref()
@@ -524,15 +524,15 @@ impl ::protoapi_runtime::__private::resource::Resource for Artifact {
         }
     }
 }
-/** Storage of [`Artifact`] resources (`libraries.platform/Artifact`).
+/** Storage of [`Artifact`] resources (`libraries.platform/Artifact`), each stored under its key: its uid.
 
- This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
+ This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed keys and complete resources.*/
 pub trait ArtifactStore: Send + Sync + 'static {
     /// Whether this backend stores Artifact items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
     fn keeps_artifacts(&self) -> bool {
         true
     }
-    /// Stores a new Artifact. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
+    /// Stores a new Artifact. Fails with `ParentNotFound` when the key's parent does not exist and `AlreadyExists` when the key is taken.
     fn insert_artifact(
         &self,
         resource: &Artifact,
@@ -540,12 +540,12 @@ pub trait ArtifactStore: Send + Sync + 'static {
         let _ = resource;
         async { Err(StoreError::Unimplemented) }
     }
-    /// The Artifact with this uid, if stored.
+    /// The Artifact with this key, if stored.
     fn get_artifact(
         &self,
-        uid: &str,
+        key: &str,
     ) -> impl Future<Output = Result<Option<Artifact>, StoreError>> + Send {
-        let _ = uid;
+        let _ = key;
         async { Err(StoreError::Unimplemented) }
     }
     /// One page of Artifact items for a validated query (see [`ListQuery`] for the filter, order and keyset position to honour), with the total count.
@@ -556,22 +556,22 @@ pub trait ArtifactStore: Send + Sync + 'static {
         let _ = query;
         async { Err(StoreError::Unimplemented) }
     }
-    /// Replaces a stored Artifact by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no Artifact has this uid; an error from `apply` is returned as `StoreError::Rejected`.
+    /// Replaces a stored Artifact by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no Artifact has this key; an error from `apply` is returned as `StoreError::Rejected`.
     fn update_artifact(
         &self,
-        uid: &str,
+        key: &str,
         update: &Update<Artifact>,
     ) -> impl Future<Output = Result<Option<Artifact>, StoreError>> + Send {
-        let _ = (uid, update);
+        let _ = (key, update);
         async { Err(StoreError::Unimplemented) }
     }
-    /// Deletes a Artifact; `false` when none has this uid. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
+    /// Deletes a Artifact; `false` when none has this key. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
     fn delete_artifact(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        let _ = (uid, etag);
+        let _ = (key, etag);
         async { Err(StoreError::Unimplemented) }
     }
 }
@@ -648,9 +648,9 @@ impl<B: Backend> ArtifactStore for B {
     }
     fn get_artifact(
         &self,
-        uid: &str,
+        key: &str,
     ) -> impl Future<Output = Result<Option<Artifact>, StoreError>> + Send {
-        Backend::get(self, uid)
+        Backend::get(self, key)
     }
     fn list_artifacts(
         &self,
@@ -660,17 +660,17 @@ impl<B: Backend> ArtifactStore for B {
     }
     fn update_artifact(
         &self,
-        uid: &str,
+        key: &str,
         update: &Update<Artifact>,
     ) -> impl Future<Output = Result<Option<Artifact>, StoreError>> + Send {
-        Backend::update(self, uid, update)
+        Backend::update(self, key, update)
     }
     fn delete_artifact(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        Backend::delete::<Artifact>(self, uid, etag)
+        Backend::delete::<Artifact>(self, key, etag)
     }
 }
 /// Manages language-ecosystem libraries.

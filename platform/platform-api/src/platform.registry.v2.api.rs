@@ -374,11 +374,11 @@ impl ::protoapi_runtime::__private::resource::Resource for Repo {
         ]
     };
     const ORDER_BY: &'static [&'static str] = &["name", "createTime", "updateTime"];
-    fn uid(&self) -> &str {
+    fn key(&self) -> &str {
         &self.uid
     }
-    fn set_uid(&mut self, uid: String) {
-        self.uid = uid;
+    fn set_key(&mut self, key: String) {
+        self.uid = key;
     }
     fn create_time(&self) -> Option<&::prost_types::Timestamp> {
         self.create_time.as_ref()
@@ -516,15 +516,15 @@ impl ::protoapi_runtime::__private::resource::Resource for Repo {
         }
     }
 }
-/** Storage of [`Repo`] resources (`registry.platform/Repo`).
+/** Storage of [`Repo`] resources (`registry.platform/Repo`), each stored under its key: its uid.
 
- This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
+ This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed keys and complete resources.*/
 pub trait RepoStore: Send + Sync + 'static {
     /// Whether this backend stores Repo items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
     fn keeps_repos(&self) -> bool {
         true
     }
-    /// Stores a new Repo. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
+    /// Stores a new Repo. Fails with `ParentNotFound` when the key's parent does not exist and `AlreadyExists` when the key is taken.
     fn insert_repo(
         &self,
         resource: &Repo,
@@ -532,12 +532,12 @@ pub trait RepoStore: Send + Sync + 'static {
         let _ = resource;
         async { Err(StoreError::Unimplemented) }
     }
-    /// The Repo with this uid, if stored.
+    /// The Repo with this key, if stored.
     fn get_repo(
         &self,
-        uid: &str,
+        key: &str,
     ) -> impl Future<Output = Result<Option<Repo>, StoreError>> + Send {
-        let _ = uid;
+        let _ = key;
         async { Err(StoreError::Unimplemented) }
     }
     /// One page of Repo items for a validated query (see [`ListQuery`] for the filter, order and keyset position to honour), with the total count.
@@ -548,22 +548,22 @@ pub trait RepoStore: Send + Sync + 'static {
         let _ = query;
         async { Err(StoreError::Unimplemented) }
     }
-    /// Replaces a stored Repo by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no Repo has this uid; an error from `apply` is returned as `StoreError::Rejected`.
+    /// Replaces a stored Repo by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no Repo has this key; an error from `apply` is returned as `StoreError::Rejected`.
     fn update_repo(
         &self,
-        uid: &str,
+        key: &str,
         update: &Update<Repo>,
     ) -> impl Future<Output = Result<Option<Repo>, StoreError>> + Send {
-        let _ = (uid, update);
+        let _ = (key, update);
         async { Err(StoreError::Unimplemented) }
     }
-    /// Deletes a Repo; `false` when none has this uid. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
+    /// Deletes a Repo; `false` when none has this key. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
     fn delete_repo(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        let _ = (uid, etag);
+        let _ = (key, etag);
         async { Err(StoreError::Unimplemented) }
     }
 }
@@ -649,9 +649,9 @@ impl<B: Backend> RepoStore for B {
     }
     fn get_repo(
         &self,
-        uid: &str,
+        key: &str,
     ) -> impl Future<Output = Result<Option<Repo>, StoreError>> + Send {
-        Backend::get(self, uid)
+        Backend::get(self, key)
     }
     fn list_repos(
         &self,
@@ -661,17 +661,17 @@ impl<B: Backend> RepoStore for B {
     }
     fn update_repo(
         &self,
-        uid: &str,
+        key: &str,
         update: &Update<Repo>,
     ) -> impl Future<Output = Result<Option<Repo>, StoreError>> + Send {
-        Backend::update(self, uid, update)
+        Backend::update(self, key, update)
     }
     fn delete_repo(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        Backend::delete::<Repo>(self, uid, etag)
+        Backend::delete::<Repo>(self, key, etag)
     }
 }
 /// Manages container repositories.

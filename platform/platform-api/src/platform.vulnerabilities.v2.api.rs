@@ -327,11 +327,11 @@ impl ::protoapi_runtime::__private::resource::Resource for Advisory {
         "updateTime",
         "advisoryId",
     ];
-    fn uid(&self) -> &str {
+    fn key(&self) -> &str {
         &self.uid
     }
-    fn set_uid(&mut self, uid: String) {
-        self.uid = uid;
+    fn set_key(&mut self, key: String) {
+        self.uid = key;
     }
     fn create_time(&self) -> Option<&::prost_types::Timestamp> {
         self.create_time.as_ref()
@@ -509,15 +509,15 @@ impl ::protoapi_runtime::__private::resource::Resource for Advisory {
         }
     }
 }
-/** Storage of [`Advisory`] resources (`vulnerabilities.platform/Advisory`).
+/** Storage of [`Advisory`] resources (`vulnerabilities.platform/Advisory`), each stored under its key: its uid.
 
- This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed uids and complete resources.*/
+ This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed keys and complete resources.*/
 pub trait AdvisoryStore: Send + Sync + 'static {
     /// Whether this backend stores Advisory items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
     fn keeps_advisories(&self) -> bool {
         true
     }
-    /// Stores a new Advisory. Fails with `ParentNotFound` when the uid's parent does not exist and `AlreadyExists` when the uid is taken.
+    /// Stores a new Advisory. Fails with `ParentNotFound` when the key's parent does not exist and `AlreadyExists` when the key is taken.
     fn insert_advisory(
         &self,
         resource: &Advisory,
@@ -525,12 +525,12 @@ pub trait AdvisoryStore: Send + Sync + 'static {
         let _ = resource;
         async { Err(StoreError::Unimplemented) }
     }
-    /// The Advisory with this uid, if stored.
+    /// The Advisory with this key, if stored.
     fn get_advisory(
         &self,
-        uid: &str,
+        key: &str,
     ) -> impl Future<Output = Result<Option<Advisory>, StoreError>> + Send {
-        let _ = uid;
+        let _ = key;
         async { Err(StoreError::Unimplemented) }
     }
     /// One page of Advisory items for a validated query (see [`ListQuery`] for the filter, order and keyset position to honour), with the total count.
@@ -541,22 +541,22 @@ pub trait AdvisoryStore: Send + Sync + 'static {
         let _ = query;
         async { Err(StoreError::Unimplemented) }
     }
-    /// Replaces a stored Advisory by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no Advisory has this uid; an error from `apply` is returned as `StoreError::Rejected`.
+    /// Replaces a stored Advisory by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no Advisory has this key; an error from `apply` is returned as `StoreError::Rejected`.
     fn update_advisory(
         &self,
-        uid: &str,
+        key: &str,
         update: &Update<Advisory>,
     ) -> impl Future<Output = Result<Option<Advisory>, StoreError>> + Send {
-        let _ = (uid, update);
+        let _ = (key, update);
         async { Err(StoreError::Unimplemented) }
     }
-    /// Deletes a Advisory; `false` when none has this uid. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
+    /// Deletes a Advisory; `false` when none has this key. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
     fn delete_advisory(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        let _ = (uid, etag);
+        let _ = (key, etag);
         async { Err(StoreError::Unimplemented) }
     }
 }
@@ -643,9 +643,9 @@ impl<B: Backend> AdvisoryStore for B {
     }
     fn get_advisory(
         &self,
-        uid: &str,
+        key: &str,
     ) -> impl Future<Output = Result<Option<Advisory>, StoreError>> + Send {
-        Backend::get(self, uid)
+        Backend::get(self, key)
     }
     fn list_advisories(
         &self,
@@ -655,17 +655,17 @@ impl<B: Backend> AdvisoryStore for B {
     }
     fn update_advisory(
         &self,
-        uid: &str,
+        key: &str,
         update: &Update<Advisory>,
     ) -> impl Future<Output = Result<Option<Advisory>, StoreError>> + Send {
-        Backend::update(self, uid, update)
+        Backend::update(self, key, update)
     }
     fn delete_advisory(
         &self,
-        uid: &str,
+        key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        Backend::delete::<Advisory>(self, uid, etag)
+        Backend::delete::<Advisory>(self, key, etag)
     }
 }
 /// Reads vulnerability advisories about artifacts. Read-only in v2; v1 writes them.

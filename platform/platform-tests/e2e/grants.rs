@@ -21,7 +21,7 @@ fn item<R: protoapi_runtime::resource::Resource>(
 ) -> R {
     let mut item = R::default();
     fill(&mut item);
-    item.set_uid(match parent {
+    item.set_key(match parent {
         Some(parent) => protoapi_runtime::uidp::new_child(parent),
         None => protoapi_runtime::uidp::new_root(),
     });

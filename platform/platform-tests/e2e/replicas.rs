@@ -432,9 +432,9 @@ async fn insert_v1<R: Resource, W: Row<Message = R>>(pool: &AnyPool, table: &str
         placeholders.join(", ")
     );
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(resource.uid().to_owned())
+        .bind(resource.key().to_owned())
         .bind(
-            protoapi_runtime::uidp::parent(resource.uid())
+            protoapi_runtime::uidp::parent(resource.key())
                 .unwrap_or_default()
                 .to_owned(),
         );
@@ -450,7 +450,7 @@ async fn insert_v1<R: Resource, W: Row<Message = R>>(pool: &AnyPool, table: &str
         .execute(pool)
         .await
         .unwrap();
-    let uid = resource.uid();
+    let uid = resource.key();
     let parent = protoapi_runtime::uidp::parent(uid).unwrap_or_default();
     let mut increments = vec![(parent.to_owned(), 1_i64, 0_i64), (String::new(), 0, 1)];
     let mut prefix = uid;

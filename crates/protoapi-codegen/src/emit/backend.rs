@@ -26,8 +26,8 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
     );
     let delete_forced = super::shared::forced_delete_name(resource).map(|forced| {
         quote! {
-            fn #forced(&self, uid: &str, etag: Option<&str>) -> impl Future<Output = Result<bool, StoreError>> + Send {
-                Backend::delete_forced::<#ty>(self, uid, etag)
+            fn #forced(&self, key: &str, etag: Option<&str>) -> impl Future<Output = Result<bool, StoreError>> + Send {
+                Backend::delete_forced::<#ty>(self, key, etag)
             }
         }
     });
@@ -44,8 +44,8 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
                 Backend::insert(self, resource)
             }
 
-            fn #get(&self, uid: &str) -> impl Future<Output = Result<Option<#ty>, StoreError>> + Send {
-                Backend::get(self, uid)
+            fn #get(&self, key: &str) -> impl Future<Output = Result<Option<#ty>, StoreError>> + Send {
+                Backend::get(self, key)
             }
 
             fn #list(&self, query: &ListQuery) -> impl Future<Output = Result<Page<#ty>, StoreError>> + Send {
@@ -54,14 +54,14 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
 
             fn #update(
                 &self,
-                uid: &str,
+                key: &str,
                 update: &Update<#ty>,
             ) -> impl Future<Output = Result<Option<#ty>, StoreError>> + Send {
-                Backend::update(self, uid, update)
+                Backend::update(self, key, update)
             }
 
-            fn #delete(&self, uid: &str, etag: Option<&str>) -> impl Future<Output = Result<bool, StoreError>> + Send {
-                Backend::delete::<#ty>(self, uid, etag)
+            fn #delete(&self, key: &str, etag: Option<&str>) -> impl Future<Output = Result<bool, StoreError>> + Send {
+                Backend::delete::<#ty>(self, key, etag)
             }
         }
     }

@@ -33,14 +33,18 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
     let key = ident(key_field(resource));
     let managed = super::shared::shapes::managed_accessors(resource);
     let soft_delete = super::shared::shapes::soft_delete(resource);
-    // AIP-148's `uid` beside the name of a name-keyed resource: `uid()` is
-    // still the storage key, the name.
-    let aip_uid = resource.names.is_some()
-        && resource
+    // AIP-148's `uid` beside the name of a name-keyed resource, which
+    // `set_system_uid` sets; the storage key stays the name.
+    let top_level = |name: &str| {
+        resource
             .fields
             .iter()
-            .any(|f| f.parent.is_none() && f.name == "uid" && f.string);
-    let key_getter_lint = aip_uid.then(|| quote!(#[allow(clippy::misnamed_getters)]));
+            .any(|f| f.parent.is_none() && f.name == name && f.string)
+    };
+    let aip_uid = resource.names.is_some() && top_level("uid");
+    // A field named `key` (never the storage key): `key()` still answers
+    // the storage key.
+    let key_getter_lint = top_level("key").then(|| quote!(#[allow(clippy::misnamed_getters)]));
     let system_uid = aip_uid.then(|| {
         quote! {
             fn set_system_uid(&mut self, uid: String) {
@@ -60,12 +64,12 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             const ORDER_BY: &'static [&'static str] = &[#(#order_by),*];
 
             #key_getter_lint
-            fn uid(&self) -> &str {
+            fn key(&self) -> &str {
                 &self.#key
             }
 
-            fn set_uid(&mut self, uid: String) {
-                self.#key = uid;
+            fn set_key(&mut self, key: String) {
+                self.#key = key;
             }
 
             #system_uid

@@ -22,18 +22,22 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         delete,
         keeps,
     } = StoreMethods::of(resource);
+    let key = match &resource.names {
+        Some(_) => "its resource name",
+        None => "its uid",
+    };
     let doc = format!(
-        " Storage of [`{kind}`] resources (`{}`).\n\n \
+        " Storage of [`{kind}`] resources (`{}`), each stored under its key: {key}.\n\n \
          This is all a backend implements to serve them: the generated service \
-         validates every request first, so methods receive well-formed uids and \
+         validates every request first, so methods receive well-formed keys and \
          complete resources.",
         resource.type_name
     );
     let insert_doc = format!(
-        " Stores a new {kind}. Fails with `ParentNotFound` when the uid's parent \
-         does not exist and `AlreadyExists` when the uid is taken."
+        " Stores a new {kind}. Fails with `ParentNotFound` when the key's parent \
+         does not exist and `AlreadyExists` when the key is taken."
     );
-    let get_doc = format!(" The {kind} with this uid, if stored.");
+    let get_doc = format!(" The {kind} with this key, if stored.");
     let list_doc = format!(
         " One page of {kind} items for a validated query (see [`ListQuery`] for \
          the filter, order and keyset position to honour), with the total count."
@@ -41,10 +45,10 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
     let update_doc = format!(
         " Replaces a stored {kind} by `update.apply(&stored)` atomically (in one \
          transaction, or by compare-and-swap). Returns `None` when no {kind} has \
-         this uid; an error from `apply` is returned as `StoreError::Rejected`."
+         this key; an error from `apply` is returned as `StoreError::Rejected`."
     );
     let delete_doc = format!(
-        " Deletes a {kind}; `false` when none has this uid. With `etag`, fails \
+        " Deletes a {kind}; `false` when none has this key. With `etag`, fails \
          with `EtagMismatch` unless it matches. Fails with `HasDependents` \
          (changing nothing) while other resources depend on it."
     );
@@ -71,8 +75,8 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             }
 
             #[doc = #get_doc]
-            fn #get(&self, uid: &str) -> impl Future<Output = Result<Option<#ty>, StoreError>> + Send {
-                let _ = uid;
+            fn #get(&self, key: &str) -> impl Future<Output = Result<Option<#ty>, StoreError>> + Send {
+                let _ = key;
                 async { Err(StoreError::Unimplemented) }
             }
 
@@ -85,20 +89,20 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             #[doc = #update_doc]
             fn #update(
                 &self,
-                uid: &str,
+                key: &str,
                 update: &Update<#ty>,
             ) -> impl Future<Output = Result<Option<#ty>, StoreError>> + Send {
-                let _ = (uid, update);
+                let _ = (key, update);
                 async { Err(StoreError::Unimplemented) }
             }
 
             #[doc = #delete_doc]
             fn #delete(
                 &self,
-                uid: &str,
+                key: &str,
                 etag: Option<&str>,
             ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-                let _ = (uid, etag);
+                let _ = (key, etag);
                 async { Err(StoreError::Unimplemented) }
             }
         }
@@ -110,7 +114,7 @@ fn forced_delete(resource: &Resource) -> Option<TokenStream> {
     let name = forced_delete_name(resource)?;
     let doc = format!(
         " Deletes a {} and every item below it (AIP-135 `force`) in one atomic step; \
-         `false` when none has this name. Fails as a delete does on a stale `etag` and \
+         `false` when none has this key. Fails as a delete does on a stale `etag` and \
          while dependents other than its children exist.",
         resource.name
     );
@@ -118,10 +122,10 @@ fn forced_delete(resource: &Resource) -> Option<TokenStream> {
         #[doc = #doc]
         fn #name(
             &self,
-            uid: &str,
+            key: &str,
             etag: Option<&str>,
         ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-            let _ = (uid, etag);
+            let _ = (key, etag);
             async { Err(StoreError::Unimplemented) }
         }
     })

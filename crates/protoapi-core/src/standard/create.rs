@@ -66,7 +66,7 @@ pub(super) fn new_item<R: Resource>(
     if !violations.is_empty() {
         return Err(Error::invalid_fields(violations));
     }
-    resource.set_uid(key);
+    resource.set_key(key);
     let now = time::now();
     resource.set_create_time(now);
     resource.set_update_time(now);

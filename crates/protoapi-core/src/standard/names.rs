@@ -1,6 +1,6 @@
 //! The standard methods of resources keyed by their name (AIP-122,
 //! [`crate::names`]): what differs from the UIDP flows. Items are still
-//! stored by [`Resource::uid`], which such resources answer with their
+//! stored by [`Resource::key`], which such resources answer with their
 //! `name`; so Get, Update and Delete run the same flows once the name is
 //! checked against the pattern, and List's `parent` becomes the hierarchy
 //! filter storage answers from its parent column.

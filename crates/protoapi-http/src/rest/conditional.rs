@@ -111,7 +111,7 @@ impl Preconditions {
                 "ETAG_PRECONDITION_FAILED",
                 "the resource's etag is not the one `If-Match` names; read it again",
             )
-            .with_resource(M::TYPE, item.uid())
+            .with_resource(M::TYPE, item.key())
             .with_http_status(StatusCode::PRECONDITION_FAILED));
         }
         let not_modified = match &self.if_none_match {

@@ -293,7 +293,7 @@ fn planned<R: Resource>(uid: &str, edit: impl FnOnce(&mut R)) -> R {
     let parent = uidp::parent(uid).unwrap_or_default();
     let mut resource = prepare_create(&Caller::System, parent, Some(resource), "bootstrap")
         .expect("built-in resources are valid");
-    resource.set_uid(uid.to_owned());
+    resource.set_key(uid.to_owned());
     resource.set_etag(protoapi_runtime::standard::etag(&resource));
     resource
 }

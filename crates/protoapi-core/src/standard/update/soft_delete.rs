@@ -47,11 +47,11 @@ impl Resource for Note {
     const ORDER_BY: &'static [&'static str] = &[];
     const DELETE_TIME: Option<&'static str> = Some("deleteTime");
 
-    fn uid(&self) -> &str {
+    fn key(&self) -> &str {
         &self.uid
     }
-    fn set_uid(&mut self, uid: String) {
-        self.uid = uid;
+    fn set_key(&mut self, key: String) {
+        self.uid = key;
     }
     fn create_time(&self) -> Option<&Timestamp> {
         None

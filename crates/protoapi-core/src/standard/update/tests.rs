@@ -97,11 +97,11 @@ impl Resource for Thing {
     ];
     const ORDER_BY: &'static [&'static str] = &[];
 
-    fn uid(&self) -> &str {
+    fn key(&self) -> &str {
         &self.uid
     }
-    fn set_uid(&mut self, uid: String) {
-        self.uid = uid;
+    fn set_key(&mut self, key: String) {
+        self.uid = key;
     }
     fn create_time(&self) -> Option<&Timestamp> {
         self.create_time.as_ref()
