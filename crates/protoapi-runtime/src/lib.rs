@@ -50,7 +50,7 @@ pub use protoapi_testing::conformance;
 pub mod auth {
     pub use protoapi_core::auth::*;
     #[cfg(feature = "server")]
-    pub use protoapi_server::{authenticate::*, identity::*, tokens::*};
+    pub use protoapi_server::{authenticate::*, exchange::*, identity::*, tokens::*};
 }
 
 /// What generated code names, and nothing else should: not a stable API.

@@ -11,14 +11,15 @@
 //! - [`tls`]: the server's TLS, its certificate reloaded when its files change.
 //! - [`tokens`], [`keys`]: the API tokens the server signs, and the signing
 //!   keys replicas share; [`authenticate`]: the middleware turning them into
-//!   the caller; [`identity`]: identity tokens from trusted OIDC issuers, for
-//!   a token service to exchange.
+//!   the caller; [`identity`]: identity tokens from trusted OIDC issuers,
+//!   which [`exchange`] trades for API tokens of the subject they claim.
 //! - `observe` (feature `observe`): access log, Prometheus metrics and W3C
 //!   trace context; `ratelimit` (feature `ratelimit`): per-caller rate limits.
 //! - `flags` (feature `flags`): the flags of a server binary as clap `Args`
 //!   structs, their environment variables named after the server.
 
 pub mod authenticate;
+pub mod exchange;
 #[cfg(feature = "flags")]
 pub mod flags;
 pub mod grpc;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use platform_api::platform::iam::v2::{Role, RoleBinding};
-use protoapi_runtime::auth::{ApiTokens, Authorizer, TrustedIssuers};
+use protoapi_runtime::auth::{ApiTokens, Authorizer, TokenExchange, TrustedIssuers};
 use protoapi_runtime::observe::{Metrics, Observe};
 use protoapi_runtime::paging::PageTokens;
 use protoapi_runtime::probe::Probes;
@@ -20,7 +20,7 @@ use protoapi_runtime::router::MissingHandlers;
 use protoapi_runtime::sql::StoredAccess;
 use protoapi_runtime::standard::ApiContext;
 
-use crate::auth::TokenExchange;
+use crate::auth::Exchange;
 use crate::store::SqlStore;
 
 /// What the router is built from.
@@ -68,10 +68,9 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
     if let Some(bytes) = parts.list_budget {
         context = context.with_list_budget(bytes);
     }
-    let exchange = TokenExchange {
+    let exchange = Exchange {
         store: Arc::clone(&store),
-        tokens: parts.api_tokens.clone(),
-        issuers: parts.issuers,
+        exchange: TokenExchange::new(parts.api_tokens.clone(), parts.issuers),
     };
     let authentication = crate::auth::authentication(parts.api_tokens, parts.admin);
     let shared = Shared {
