@@ -10,7 +10,7 @@
 //! expiry) when they are exchanged.
 //!
 //! Every URL is checked by the caller against its own policy (its
-//! [`Tls`](crate::client::Tls) settings) before it is fetched.
+//! [`Tls`] settings) before it is fetched.
 
 use std::time::Duration;
 
