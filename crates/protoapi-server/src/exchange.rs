@@ -1,7 +1,6 @@
 //! The token exchange: an identity token from a trusted OIDC issuer,
 //! presented as the caller's bearer, traded for an API token of the
-//! subject whose claim names the token's issuer and subject (CONTRACT §7
-//! of the Platform API, for any API that serves one).
+//! subject whose claim names the token's issuer and subject.
 //!
 //! Which subjects there are and where their claims are kept is the API's
 //! (a lookup it passes in); the checks, the one answer to every refusal and
