@@ -363,6 +363,7 @@ fn emit_list_args(collection: &Collection, method: &Method) -> TokenStream {
         " The `{}` request they make, as canonical JSON.",
         method.name
     );
+    let mutable = (!inserts.is_empty()).then(|| quote!(mut));
     quote! {
         #[doc = #doc]
         #[derive(Debug, Args)]
@@ -375,7 +376,7 @@ fn emit_list_args(collection: &Collection, method: &Method) -> TokenStream {
         impl #name {
             #[doc = #request_doc]
             pub fn request(&self) -> Value {
-                let mut request = self.paging.request();
+                let #mutable request = self.paging.request();
                 #(#inserts)*
                 request
             }

@@ -1,6 +1,6 @@
 //! Building a resource from its message and `google.api.resource` option.
 
-use prost_reflect::{DescriptorPool, Kind, MessageDescriptor};
+use prost_reflect::{DescriptorPool, DynamicMessage, Kind, MessageDescriptor};
 
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 use crate::model::fields::{behavior, field_kind, is_int64, is_optional, is_string};
@@ -33,8 +33,15 @@ pub(super) fn build_resource(
             ),
         ));
     }
-    let plural = string_field(option, "plural");
-    let names = names::key_scheme(message, option, &plural, &location, diagnostics).ok()?;
+    let declared_plural = string_field(option, "plural");
+    let names =
+        names::key_scheme(message, option, &declared_plural, &location, diagnostics).ok()?;
+    // AIP-122: the last collection id of the pattern is the plural, declared
+    // or not.
+    let plural = match (&names, declared_plural.is_empty()) {
+        (Some(names), true) => names.collections.last().cloned().unwrap_or_default(),
+        _ => declared_plural,
+    };
     managed::check(message, names.is_some(), &location, diagnostics);
     let mut fields = Vec::new();
     for field in message.fields() {
@@ -83,7 +90,7 @@ pub(super) fn build_resource(
         rust_path: rust_path(message),
         type_name,
         plural,
-        singular: string_field(option, "singular"),
+        singular: singular(option, message),
         comments: comments(message.path(), &message.parent_file()),
         fields,
         order_by,
@@ -101,4 +108,18 @@ pub(super) fn build_resource(
     };
     names::name_is_identifier(&mut resource);
     Some(resource)
+}
+
+/// The resource's `singular` as declared, else (AIP-123) its type's kind in
+/// lowerCamelCase (`library.example.com/BookCopy` -> `bookCopy`).
+fn singular(option: &DynamicMessage, message: &MessageDescriptor) -> String {
+    let declared = string_field(option, "singular");
+    if !declared.is_empty() {
+        return declared;
+    }
+    let type_name = string_field(option, "type");
+    let kind = type_name
+        .rsplit_once('/')
+        .map_or(message.name(), |(_, kind)| kind);
+    heck::ToLowerCamelCase::to_lower_camel_case(kind)
 }

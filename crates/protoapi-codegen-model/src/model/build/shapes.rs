@@ -23,15 +23,29 @@ pub(super) fn list_items(
 }
 
 /// The resource's `plural` (snake_case as a field names it, `bookCopies` ->
-/// `book_copies`), when declared.
+/// `book_copies`): as declared, else the collection id its first pattern
+/// ends in (AIP-122: `shelves/{shelf}` -> `shelves`).
 fn plural(message: &MessageDescriptor) -> Option<String> {
     let options = message.options();
     let (_, value) = options
         .extensions()
         .find(|(ext, _)| ext.full_name() == RESOURCE_OPTION)?;
-    let plural = value.as_message()?.get_field_by_name("plural")?;
-    let plural = plural.as_str()?;
-    (!plural.is_empty()).then(|| heck::ToSnakeCase::to_snake_case(plural))
+    let option = value.as_message()?;
+    let declared = option
+        .get_field_by_name("plural")
+        .and_then(|plural| plural.as_str().map(str::to_owned))
+        .filter(|plural| !plural.is_empty());
+    let plural = declared.or_else(|| {
+        let patterns = option.get_field_by_name("pattern")?;
+        let pattern = patterns.as_list()?.first()?.as_str()?.to_owned();
+        let segments: Vec<&str> = pattern.split('/').collect();
+        segments
+            .windows(2)
+            .rev()
+            .find(|pair| !pair[0].starts_with('{') && pair[1].starts_with('{'))
+            .map(|pair| pair[0].to_owned())
+    })?;
+    Some(heck::ToSnakeCase::to_snake_case(plural.as_str()))
 }
 
 /// What a method named `List…` lacks to be a list, for its diagnostic: the

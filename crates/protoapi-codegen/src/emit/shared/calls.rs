@@ -63,7 +63,7 @@ pub fn accessors(api: &Api) -> BTreeMap<String, (&str, &Service)> {
                 .iter()
                 .filter_map(|m| api.resource(m.standard.resource()?))
                 .map(|r| r.plural.to_snake_case())
-                .next()
+                .find(|plural| !plural.is_empty())
                 .unwrap_or_else(|| {
                     let name = service.name.to_snake_case();
                     name.strip_suffix("_service").unwrap_or(&name).to_owned()
