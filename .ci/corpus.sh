@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Real APIs nobody here wrote, as published: every API version under
+# `google/` in the npm package google-proto-files (pinned, integrity-checked,
+# cached) that declares HTTP rules, generated on its own (its directory as
+# the API, the rest of the tree as an import root). Prints how many generate
+# cleanly, with warnings, with errors (by kind) or panic, and writes one line
+# per API to corpus.tsv in the output directory.
+#
+#   .ci/corpus.sh [PATTERN]    # only APIs whose path contains PATTERN
+#
+# Environment: CARGO_TARGET_DIR (the generator's build; the compiled sample
+# under its `corpus/`), PROTOAPI_CORPUS_CACHE (the package, default
+# ~/.cache/protoapi-corpus), CORPUS_OUT (the generated crates and logs,
+# default a temporary directory, removed unless set), CORPUS_CHECK (API
+# paths, space-separated, whose generated crates are then compiled with
+# warnings denied; each must have generated without an error).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+target=$(realpath -m "${CARGO_TARGET_DIR:-$root/target}")
+cache=${PROTOAPI_CORPUS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/protoapi-corpus}
+pattern=${1:-}
+
+version=6.0.1
+integrity=fbvUWVNh3rKGlVFWwlUNF7Sk1Tah0a89q02rLTXsWjbKKHGeuURAa8tl9rvu5TyWny1YiSIo5eDqF260Tai6vQ==
+tarball="$cache/google-proto-files-$version.tgz"
+tree="$cache/google-proto-files-$version"
+
+mkdir -p "$cache"
+if [ ! -f "$tarball" ]; then
+  (cd "$cache" && npm pack "google-proto-files@$version" --silent >/dev/null)
+fi
+actual=$(openssl dgst -sha512 -binary "$tarball" | base64 -w0)
+if [ "$actual" != "$integrity" ]; then
+  echo "corpus: $tarball is not google-proto-files $version (sha512 $actual)" >&2
+  exit 1
+fi
+if [ ! -f "$tree/.unpacked" ]; then
+  rm -rf "$tree" && mkdir -p "$tree"
+  tar -xzf "$tarball" -C "$tree" --strip-components=1 package
+  touch "$tree/.unpacked"
+fi
+
+cargo build -q -p protoapi-codegen --manifest-path "$root/Cargo.toml"
+codegen="$target/debug/protoapi-codegen"
+
+if [ -n "${CORPUS_OUT:-}" ]; then
+  out=$(realpath -m "$CORPUS_OUT") && mkdir -p "$out"
+else
+  out=$(mktemp -d) && trap 'rm -rf "$out"' EXIT
+fi
+# The import root: the whole tree but google/protobuf, whose descriptor.proto
+# the loader does not parse (the generator bundles the well-known types).
+imports="$out/imports"
+rm -rf "$imports" && mkdir -p "$imports/google"
+for entry in "$tree"/*; do
+  [ "$(basename "$entry")" = google ] || ln -s "$entry" "$imports/"
+done
+for entry in "$tree"/google/*; do
+  [ "$(basename "$entry")" = protobuf ] || ln -s "$entry" "$imports/google/"
+done
+
+# An API version: a directory under google/ with a file declaring an HTTP rule.
+mapfile -t apis < <(cd "$tree" && grep -rl --include='*.proto' 'option (google.api.http)' google |
+  xargs -n1 dirname | sort -u | grep -F -- "$pattern" || true)
+echo "corpus: google-proto-files $version, ${#apis[@]} API versions${pattern:+ matching $pattern}"
+
+started=$(date +%s)
+: > "$out/corpus.tsv"
+for api in "${apis[@]}"; do
+  slug=${api//\//.}
+  work="$out/apis/$slug"
+  rm -rf "$work" && mkdir -p "$work/proto/$(dirname "$api")"
+  ln -s "$tree/$api" "$work/proto/$api"
+  set +e
+  "$codegen" generate --proto "$work/proto" -I "$imports" --out "$work/src" --title "$api" \
+    > "$work/log" 2>&1
+  code=$?
+  set -e
+  echo -e "$api\t$code" >> "$out/corpus.tsv"
+done
+elapsed=$(($(date +%s) - started))
+
+# Compiles the generated crate of `$1` as a user's crate would be built.
+check() {
+  local crate="$out/apis/${1//\//.}"
+  if [ ! -d "$crate/src" ]; then
+    echo "corpus: $1 did not generate; see $crate/log" >&2
+    return 1
+  fi
+  cat > "$crate/Cargo.toml" <<TOML
+[package]
+name = "corpus-api"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[workspace]
+
+[dependencies]
+prost = "0.14.1"
+prost-types = "0.14.1"
+prost-reflect = "0.16.2"
+protoapi-runtime = { path = "$root/crates/protoapi-runtime" }
+tonic = "0.14.2"
+tonic-prost = "0.14.2"
+
+[features]
+default = ["server", "client"]
+server = ["client", "protoapi-runtime/server"]
+client = ["protoapi-runtime/client"]
+cli = ["client", "protoapi-runtime/cli"]
+TOML
+  cp "$root/Cargo.lock" "$crate/Cargo.lock"
+  (cd "$crate" && CARGO_TARGET_DIR="$target/corpus" \
+    cargo rustc -q --offline --all-features --lib -- -D warnings)
+}
+failed=0
+for api in ${CORPUS_CHECK:-}; do
+  if check "$api"; then echo "corpus: $api compiles"; else echo "corpus: $api does not compile"; failed=1; fi
+done
+
+python3 - "$out" "$elapsed" <<'PY'
+import collections, pathlib, re, sys
+
+out, elapsed = pathlib.Path(sys.argv[1]), sys.argv[2]
+outcomes = collections.Counter()
+kinds = {"error": collections.Counter(), "warning": collections.Counter()}
+panics = []
+for line in (out / "corpus.tsv").read_text().splitlines():
+    api, code = line.split("\t")
+    log = (out / "apis" / api.replace("/", ".") / "log").read_text(errors="replace")
+    if "panicked" in log or code not in ("0", "1"):
+        panics.append(api)
+        outcomes["panic"] += 1
+        continue
+    seen = {"error": 0, "warning": 0}
+    for level, message in re.findall(r"^(error|warning): (?!aborting due to)(.*)$", log, re.M):
+        seen[level] += 1
+        # The kind: the message without what it names.
+        kinds[level][re.sub(r"`[^`]*`", "`…`", message)[:140]] += 1
+    outcomes["error" if code == "1" else "warning" if seen["warning"] else "clean"] += 1
+total = sum(outcomes.values())
+print(f"\n{total} API versions in {elapsed} s: {outcomes['clean']} clean, "
+      f"{outcomes['warning']} with warnings only, {outcomes['error']} with errors, "
+      f"{outcomes['panic']} panicked")
+for api in panics:
+    print(f"  panicked: {api}")
+for level in ("error", "warning"):
+    if kinds[level]:
+        print(f"\n| {level}s (count) | kind |\n|---|---|")
+        for kind, count in kinds[level].most_common(25):
+            print(f"| {count} | {kind} |")
+PY
+exit "$failed"
