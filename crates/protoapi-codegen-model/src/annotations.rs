@@ -89,6 +89,9 @@ pub struct Collection {
     /// An older message showing this collection (a legacy version, e.g. v1).
     /// A file may state only this for a collection annotated elsewhere.
     pub legacy: Option<Spanned<LegacyRule>>,
+    /// The method that trades identity tokens for API tokens of this
+    /// collection's items.
+    pub token_exchange: Option<Spanned<ExchangeRule>>,
     /// The file it was declared in, for diagnostics.
     #[serde(skip)]
     pub source: SourceFile,
@@ -147,6 +150,27 @@ pub struct ReferenceRule {
     /// A repeated string field of the target holding capabilities that the
     /// reference confers: the caller must hold each of them at the item's group.
     pub grants: Option<String>,
+}
+
+/// A method trading an identity token (from a trusted OIDC issuer, sent as
+/// the bearer) for an API token of the item whose claim names the token's
+/// issuer and subject. Each value names a field, by proto or JSON name.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExchangeRule {
+    /// The method's full name, `package.Service.Method`; its service serves
+    /// nothing else.
+    pub method: Spanned<String>,
+    /// The request's string field holding the item's key.
+    pub subject: Spanned<String>,
+    /// The request's string field naming the API the token is for (its
+    /// base URL).
+    pub audience: Spanned<String>,
+    /// The item's message field whose string fields `issuer` and `subject`
+    /// an identity token must carry.
+    pub claim: Spanned<String>,
+    /// The response's string field that answers the API token.
+    pub token: Spanned<String>,
 }
 
 /// How a legacy message shows the collection's resource.
@@ -261,6 +285,7 @@ impl Collection {
             && !self.shared
             && self.fields.is_empty()
             && self.references.is_empty()
+            && self.token_exchange.is_none()
     }
 }
 

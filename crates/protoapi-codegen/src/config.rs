@@ -447,6 +447,16 @@ fn emit_package(
             ),
         ),
         (
+            "exchange",
+            each(
+                package
+                    .services
+                    .iter()
+                    .filter_map(|s| emit::exchange::emit(&scope, api, s))
+                    .collect(),
+            ),
+        ),
+        (
             "rest",
             each(
                 package

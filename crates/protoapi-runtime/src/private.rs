@@ -15,6 +15,8 @@ pub use crate::{rest, standard, stream};
 
 pub mod auth {
     pub use crate::auth::{Need, token_required};
+    #[cfg(feature = "server")]
+    pub use crate::auth::{IdentityClaims, StoredExchange, Subject, TokenExchange};
 }
 
 pub mod error {
@@ -81,7 +83,7 @@ pub mod console {
 
 #[cfg(feature = "server")]
 pub mod router {
-    pub use crate::router::{Api, ApiRouter, MissingHandlers, RouteLayer, ServiceSlot};
+    pub use crate::router::{Api, ApiRouter, ExchangeSlot, MissingHandlers, RouteLayer, ServiceSlot};
 }
 
 #[cfg(feature = "server")]

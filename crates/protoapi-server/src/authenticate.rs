@@ -12,6 +12,7 @@ use protoapi_core::Caller;
 use protoapi_core::auth::bearer;
 use protoapi_http::rest::{error_response, is_grpc};
 
+use crate::router::Api;
 use crate::tokens::ApiTokens;
 
 /// What the authentication middleware ([`authenticate`]) checks.
@@ -24,24 +25,23 @@ pub struct Authentication {
 }
 
 impl Authentication {
-    /// Callers present API tokens of `tokens`; `admin` is the identity
-    /// with every right ([`Caller::Identity`]'s `admin`). Refusals name `domain`.
-    pub fn new(tokens: ApiTokens, admin: impl Into<String>, domain: &'static str) -> Self {
+    /// Callers of `api` present API tokens of `tokens`; `admin` is the
+    /// identity with every right ([`Caller::Identity`]'s `admin`).
+    ///
+    /// The token exchange `api` declares, if any, takes a token of another
+    /// kind (an identity token): its bearer reaches the handler as
+    /// [`Caller::Presented`], unverified, and its answers, which may carry
+    /// a token, are never stored by caches (`Cache-Control: no-store`).
+    /// Refusals name the exchange's domain, or else the API's.
+    pub fn for_api(api: &Api, tokens: ApiTokens, admin: impl Into<String>) -> Self {
         Authentication {
             tokens,
             admin: admin.into(),
-            exchange: None,
-            domain,
+            exchange: api.token_exchange.map(|slot| slot.route),
+            domain: api
+                .token_exchange
+                .map_or(api.error_domain, |slot| slot.domain),
         }
-    }
-
-    /// The method `route` takes a token of another kind (an identity token
-    /// to exchange): its bearer reaches the handler as
-    /// [`Caller::Presented`], unverified, and its answers, which may carry
-    /// a token, are never stored by caches (`Cache-Control: no-store`).
-    pub fn exchange(mut self, route: Route) -> Self {
-        self.exchange = Some(route);
-        self
     }
 }
 

@@ -4,9 +4,12 @@
 //!
 //! Which subjects there are and where their claims are kept is the API's
 //! (a lookup it passes in); the checks, the one answer to every refusal and
-//! its log line are here.
+//! its log line are here. An API declares its exchange in its annotations
+//! (`token_exchange`): the generator then writes the lookup, as the handler
+//! of the exchange's service for [`StoredExchange`].
 
 use std::future::Future;
+use std::sync::Arc;
 
 use protoapi_core::auth::unauthenticated;
 use protoapi_core::context::Caller;
@@ -30,6 +33,15 @@ pub enum Subject {
 pub struct TokenExchange {
     tokens: ApiTokens,
     issuers: TrustedIssuers,
+}
+
+/// A [`TokenExchange`] over the store of its subjects: what the handler
+/// generated for a declared exchange runs on (the generated
+/// `Services::token_exchange` builds it).
+#[derive(Debug)]
+pub struct StoredExchange<S> {
+    pub store: Arc<S>,
+    pub exchange: TokenExchange,
 }
 
 /// Why an exchange was refused: logged, never answered.

@@ -65,6 +65,18 @@ pub struct Api {
     pub error_domain: &'static str,
     /// Every service of the API, each of which must be served.
     pub services: &'static [ServiceSlot],
+    /// The method trading identity tokens for the API's own, if the API
+    /// declares one (see [`crate::authenticate::Authentication::for_api`]).
+    pub token_exchange: Option<ExchangeSlot>,
+}
+
+/// The token exchange an API declares: the route whose bearer is an
+/// identity token to exchange rather than an API token, and the ErrorInfo
+/// domain of its service, which authentication's refusals name.
+#[derive(Clone, Copy, Debug)]
+pub struct ExchangeSlot {
+    pub route: protoapi_client::client::Route,
+    pub domain: &'static str,
 }
 
 /// A service of an API and how its builder serves it.
@@ -393,6 +405,7 @@ mod tests {
                     served_by: "loan_service",
                 },
             ],
+            token_exchange: None,
         }
     }
 

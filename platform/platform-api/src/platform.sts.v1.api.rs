@@ -160,6 +160,41 @@ for TokenServiceApi<S> {
         Ok(tonic::Response::new(response))
     }
 }
+/// `platform.sts.v1.TokenService.ExchangeToken` as the annotations declare it: trades an identity token of a trusted issuer for an API token of the `platform.iam.v2.Identity` its `identity` names, whose `claim_match` holds the token's issuer and subject.
+impl<S: crate::platform::iam::v2::IdentityStore> TokenServiceHandler
+for ::protoapi_runtime::__private::auth::StoredExchange<S> {
+    async fn exchange_token(
+        &self,
+        caller: &Caller,
+        request: ExchangeTokenRequest,
+    ) -> Result<ExchangeTokenResponse, Error> {
+        use ::protoapi_runtime::__private::auth::{IdentityClaims, Subject};
+        let key = ::protoapi_runtime::__private::standard::parse_uid::<
+            crate::platform::iam::v2::Identity,
+        >("identity", &request.identity)?;
+        let lookup = async {
+            let subject = match self.store.get_identity(key).await? {
+                None => Subject::Unknown,
+                Some(item) => {
+                    Subject::Claiming(
+                        item
+                            .claim_match
+                            .map(|claim| IdentityClaims {
+                                iss: claim.issuer,
+                                sub: claim.subject,
+                            }),
+                    )
+                }
+            };
+            Ok(subject)
+        };
+        let token = self
+            .exchange
+            .exchange(caller, ("aud", &request.aud), key, lookup)
+            .await?;
+        Ok(ExchangeTokenResponse { token })
+    }
+}
 /// REST routes of `platform.sts.v1.TokenService`, one per `google.api.http` rule, calling `api`.
 pub fn token_service_routes<S: TokenServiceHandler>(
     api: TokenServiceApi<S>,

@@ -217,7 +217,7 @@ pub const API: ::protoapi_runtime::__private::router::Api = ::protoapi_runtime::
         },
         ::protoapi_runtime::__private::router::ServiceSlot {
             name: "platform.sts.v1.TokenService",
-            served_by: "token_service",
+            served_by: "token_exchange",
         },
         ::protoapi_runtime::__private::router::ServiceSlot {
             name: "platform.vulnerabilities.v1.AdvisoryService",
@@ -228,6 +228,10 @@ pub const API: ::protoapi_runtime::__private::router::Api = ::protoapi_runtime::
             served_by: "store",
         },
     ],
+    token_exchange: Some(::protoapi_runtime::__private::router::ExchangeSlot {
+        route: crate::platform::sts::v1::client::TokenService::EXCHANGE_TOKEN,
+        domain: "sts.platform",
+    }),
 };
 /// Every service of the API on one router, with gRPC reflection and
 /// health, `/openapi.json` and the error model's fallbacks (see
@@ -250,11 +254,16 @@ impl Services {
             router: ::protoapi_runtime::__private::router::ApiRouter::new(API),
         }
     }
-    /// Serves `platform.sts.v1.TokenService` with `handler`, which implements its custom methods.
-    pub fn token_service<H: crate::platform::sts::v1::TokenServiceHandler>(
+    /// Serves `platform.sts.v1.TokenService`, the API's token exchange: identity tokens of the issuers `exchange` trusts traded for its API tokens of the `platform.iam.v2.Identity` items of `store` whose `claim_match` holds their issuer and subject.
+    pub fn token_exchange<S: crate::platform::iam::v2::IdentityStore>(
         mut self,
-        handler: std::sync::Arc<H>,
+        store: std::sync::Arc<S>,
+        exchange: ::protoapi_runtime::__private::auth::TokenExchange,
     ) -> Self {
+        let handler = std::sync::Arc::new(::protoapi_runtime::__private::auth::StoredExchange {
+            store,
+            exchange,
+        });
         let api = crate::platform::sts::v1::TokenServiceApi::new(
             handler,
             self.context.clone(),

@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use axum::Router;
 use platform_api::platform::iam::v2::{Role, RoleBinding};
-use protoapi_runtime::auth::{ApiTokens, Authorizer, TokenExchange, TrustedIssuers};
+use protoapi_runtime::auth::{
+    ApiTokens, Authentication, Authorizer, TokenExchange, TrustedIssuers,
+};
 use protoapi_runtime::observe::{Metrics, Observe};
 use protoapi_runtime::paging::PageTokens;
 use protoapi_runtime::probe::Probes;
@@ -20,7 +22,6 @@ use protoapi_runtime::router::MissingHandlers;
 use protoapi_runtime::sql::StoredAccess;
 use protoapi_runtime::standard::ApiContext;
 
-use crate::auth::Exchange;
 use crate::store::SqlStore;
 
 /// What the router is built from.
@@ -68,11 +69,9 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
     if let Some(bytes) = parts.list_budget {
         context = context.with_list_budget(bytes);
     }
-    let exchange = Exchange {
-        store: Arc::clone(&store),
-        exchange: TokenExchange::new(parts.api_tokens.clone(), parts.issuers),
-    };
-    let authentication = crate::auth::authentication(parts.api_tokens, parts.admin);
+    let exchange = TokenExchange::new(parts.api_tokens.clone(), parts.issuers);
+    let authentication =
+        Authentication::for_api(&platform_api::API, parts.api_tokens, parts.admin);
     let shared = Shared {
         store: Arc::clone(&store),
         context: context.clone(),
@@ -80,8 +79,8 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
     let mut services = platform_api::Services::new(context)
         .probes(Probes::new((*store).clone()))
         .cors(parts.cors)
-        .store(store)
-        .token_service(Arc::new(exchange));
+        .store(Arc::clone(&store))
+        .token_exchange(store, exchange);
     if let Some(console) = parts.console {
         services = services.console(console);
     }

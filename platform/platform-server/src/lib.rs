@@ -9,7 +9,6 @@
 //! end-to-end tests start on a real socket.
 
 mod app;
-mod auth;
 pub mod bootstrap;
 pub mod store;
 

@@ -10,6 +10,7 @@ use crate::diagnostics::Location;
 
 mod annotate;
 mod build;
+mod exchange;
 mod fields;
 mod http;
 mod json;
@@ -27,6 +28,7 @@ mod standard;
 mod storage;
 mod writes;
 
+pub use exchange::TokenExchange;
 pub use http::{HttpRule, Verb};
 pub use json::{Container, JsonField, JsonShape, JsonValue, NamedField, QueryKind};
 pub use legacy::{Conversion, View, ViewField};
@@ -55,6 +57,8 @@ pub struct Api {
     pub messages: Vec<Message>,
     /// Legacy messages showing resources under earlier names (e.g. v1).
     pub views: Vec<View>,
+    /// The token exchange the annotations declare, if any.
+    pub token_exchange: Option<TokenExchange>,
 }
 
 /// One proto package.

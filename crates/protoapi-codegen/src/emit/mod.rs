@@ -12,7 +12,8 @@
 //!   for the library's stores (`protoapi_runtime::store::Backend`).
 //! - [`rows`]: one storage row type per resource (the fields kept in
 //!   columns), and `tables()`, every table of the API for the SQL store.
-//! - [`service`]: the service implementation both transports call.
+//! - [`service`]: the service implementation both transports call;
+//!   [`exchange`]: the handler of a declared token exchange.
 //! - [`rest`]: the axum router transcoding each HTTP rule, and (`rest::media`)
 //!   its handlers of server streams and `google.api.HttpBody`.
 //! - [`openapi`]: the OpenAPI 3.1 document of the REST routes.
@@ -27,6 +28,7 @@ pub mod backend;
 pub mod cli;
 pub mod client;
 pub mod console;
+pub mod exchange;
 pub mod json;
 pub mod legacy;
 pub mod messages;

@@ -13,7 +13,9 @@ use heck::{ToLowerCamelCase, ToSnakeCase};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::shared::{StoreMethods, api_name, handler_name, has_custom_methods, store_bounds};
+use super::shared::{
+    StoreMethods, api_name, handler_name, has_custom_methods, service_domain, store_bounds,
+};
 
 mod names;
 use super::shared::answer_type;
@@ -25,12 +27,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     let server_module = format_ident!("{}_server", service.name.to_snake_case());
     let server_trait = format_ident!("{}", service.name);
     let server_struct = format_ident!("{}Server", service.name);
-    let domain = service
-        .methods
-        .iter()
-        .find_map(|m| api.resource(m.standard.resource()?))
-        .map(|r| r.type_name.split('/').next().unwrap_or_default().to_owned())
-        .unwrap_or_else(|| runtime_domain(&service.full_name));
+    let domain = service_domain(api, service);
     let doc = format!(
         " Serves `{}` over `S`, for gRPC (through `{server_module}::{server_trait}`) \
          and REST (through [`{}_routes`]) alike.",
@@ -139,14 +136,6 @@ fn emit_grpc_stream(scope: &super::Scope, api_type: &syn::Ident, method: &Method
 }
 
 /// `library.loans.v1.LoanService` -> `loans.library`.
-fn runtime_domain(service_full_name: &str) -> String {
-    let parts: Vec<&str> = service_full_name.split('.').collect();
-    match parts.as_slice() {
-        [root, domain, ..] => format!("{domain}.{root}"),
-        _ => service_full_name.to_owned(),
-    }
-}
-
 fn emit_handler_trait(scope: &super::Scope, service: &Service) -> TokenStream {
     let name = handler_name(service);
     let doc = format!(

@@ -11,26 +11,30 @@
 //! - `tables()`: every table of the API for the SQL store ([`super::rows`]).
 //! - `Services`: `store(Arc<S: Stores>)` serves every service that only
 //!   needs storage; a service with custom methods gets a method of its own
-//!   (`loan_service(Arc<H: LoanServiceHandler>)`); `build()` returns the
-//!   router, or names each service still without a handler.
+//!   (`loan_service(Arc<H: LoanServiceHandler>)`), and the declared token
+//!   exchange `token_exchange(Arc<S: XStore>, TokenExchange)`; `build()`
+//!   returns the router, or names each service still without a handler.
 
-use heck::ToSnakeCase;
+use heck::{ToShoutySnakeCase, ToSnakeCase};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::shared::{StoreMethods, trait_path};
+use super::shared::{StoreMethods, has_custom_methods, service_domain, trait_path};
 use super::shared::{api_name, store_bounds};
-use crate::model::{Api, Service, Standard, package_module};
+use crate::model::{Api, Service, package_module};
 
 /// The file the crate root includes.
 pub const FILE: &str = "services.rs";
 
 /// The builder method serving all storage-only services.
 const STORE_METHOD: &str = "store";
+/// The builder method serving the declared token exchange.
+const EXCHANGE_METHOD: &str = "token_exchange";
 /// Names `Services` uses itself.
 const RESERVED: &[&str] = &[
     "new",
     STORE_METHOD,
+    EXCHANGE_METHOD,
     "layer",
     "probes",
     "cors",
@@ -95,9 +99,13 @@ pub fn emit(api: &Api, beside: &[TokenStream]) -> TokenStream {
     let handled = services
         .iter()
         .filter(|s| s.method != STORE_METHOD)
-        .map(|s| emit_handled(api, s));
+        .map(|s| match s.method.as_str() {
+            EXCHANGE_METHOD => emit_exchange(api, s),
+            _ => emit_handled(api, s),
+        });
 
     let visitor = emit_visitor(api);
+    let exchange_slot = emit_exchange_slot(api);
 
     quote! {
         #visitor
@@ -112,6 +120,7 @@ pub fn emit(api: &Api, beside: &[TokenStream]) -> TokenStream {
             openapi_json: OPENAPI_JSON,
             error_domain: ERROR_DOMAIN,
             services: &[#(#slots),*],
+            token_exchange: #exchange_slot,
         };
 
         /// Every service of the API on one router, with gRPC reflection and
@@ -270,6 +279,68 @@ fn emit_handled(api: &Api, served: &Served) -> TokenStream {
     }
 }
 
+/// `Some(ExchangeSlot { .. })` naming the declared token exchange's route
+/// and domain, or `None`.
+fn emit_exchange_slot(api: &Api) -> TokenStream {
+    let Some(exchange) = &api.token_exchange else {
+        return quote!(None);
+    };
+    let service = api
+        .packages
+        .iter()
+        .flat_map(|p| p.services.iter().map(move |s| (p, s)))
+        .find(|(_, s)| s.full_name == exchange.service);
+    let Some((package, service)) = service else {
+        return quote!(None);
+    };
+    let route = super::path(&format!(
+        "{}::client::{}",
+        package_module(&package.name),
+        service.name
+    ));
+    let constant = format_ident!("{}", exchange.method.to_shouty_snake_case());
+    let domain = service_domain(api, service);
+    quote! {
+        Some(::protoapi_runtime::__private::router::ExchangeSlot {
+            route: #route::#constant,
+            domain: #domain,
+        })
+    }
+}
+
+/// `Services::token_exchange`, serving the declared exchange's service from
+/// the store of its subjects.
+fn emit_exchange(api: &Api, served: &Served) -> TokenStream {
+    let exchange = api
+        .token_exchange
+        .as_ref()
+        .expect("only the declared exchange is served by it");
+    let resource = api
+        .resource(&exchange.resource)
+        .expect("the exchange's resource is in the model");
+    let store = super::path(&trait_path(resource));
+    let method = format_ident!("{EXCHANGE_METHOD}");
+    let doc = format!(
+        " Serves `{}`, the API's token exchange: identity tokens of the issuers \
+         `exchange` trusts traded for its API tokens of the `{}` items of `store` \
+         whose `{}` holds their issuer and subject.",
+        served.service.full_name, resource.full_name, exchange.claim_field
+    );
+    let serve = served.serve(quote!(handler));
+    quote! {
+        #[doc = #doc]
+        pub fn #method<S: #store>(
+            mut self,
+            store: std::sync::Arc<S>,
+            exchange: ::protoapi_runtime::__private::auth::TokenExchange,
+        ) -> Self {
+            let handler = std::sync::Arc::new(::protoapi_runtime::__private::auth::StoredExchange { store, exchange });
+            #serve
+            self
+        }
+    }
+}
+
 /// Every service, sorted by full name, with the builder method serving it.
 fn served(api: &Api) -> Vec<Served<'_>> {
     let mut services: Vec<Served> = api
@@ -280,7 +351,9 @@ fn served(api: &Api) -> Vec<Served<'_>> {
             package.services.iter().map(move |service| Served {
                 service,
                 module: module.clone(),
-                method: if has_custom_methods(service) {
+                method: if is_exchange(api, service) {
+                    EXCHANGE_METHOD.to_owned()
+                } else if has_custom_methods(service) {
                     service.name.to_snake_case()
                 } else {
                     STORE_METHOD.to_owned()
@@ -294,6 +367,7 @@ fn served(api: &Api) -> Vec<Served<'_>> {
         .iter()
         .map(|s| {
             s.method != STORE_METHOD
+                && !is_exchange(api, s.service)
                 && (RESERVED.contains(&s.method.as_str())
                     || services.iter().filter(|o| o.method == s.method).count() > 1)
         })
@@ -307,9 +381,8 @@ fn served(api: &Api) -> Vec<Served<'_>> {
     services
 }
 
-fn has_custom_methods(service: &Service) -> bool {
-    service
-        .methods
-        .iter()
-        .any(|m| matches!(m.standard, Standard::Custom))
+fn is_exchange(api: &Api, service: &Service) -> bool {
+    api.token_exchange
+        .as_ref()
+        .is_some_and(|e| e.service == service.full_name)
 }

@@ -344,6 +344,7 @@ mod tests {
             openapi_json: "{}",
             error_domain: "example",
             services: &[],
+            token_exchange: None,
         }
     }
 

@@ -7,9 +7,11 @@
 //! rules and public items; `relations`: delete blockers, references and the
 //! parent; `permissions`: who may call each method), then applied to the
 //! model at once. The `["*"]` tables follow (`options`: rules read from the
-//! proto's own options; `every`).
+//! proto's own options; `every`), and the API's one token exchange
+//! (`exchange`).
 
 mod every;
+mod exchange;
 mod fields;
 mod lists;
 mod options;
@@ -64,6 +66,7 @@ impl Api {
         }
         self.apply_defaults(pool, annotations, diagnostics);
         self.resolve_read_capabilities();
+        self.resolve_token_exchange(pool, annotations, diagnostics);
     }
 
     /// Resolves one collection's table, pass by pass.

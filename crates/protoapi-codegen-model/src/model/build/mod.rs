@@ -92,6 +92,7 @@ impl Api {
             packages,
             messages,
             views: Vec::new(),
+            token_exchange: None,
         }
     }
 

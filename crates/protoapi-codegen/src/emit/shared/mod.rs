@@ -66,6 +66,22 @@ pub fn handler_name(service: &Service) -> syn::Ident {
     format_ident!("{}Handler", service.name)
 }
 
+/// The `ErrorInfo` domain of a service's errors: its resource type's
+/// service name (`library.example.com` of `library.example.com/Shelf`), or
+/// for a service of custom methods alone, its package's second and first
+/// segments (`loans.library` of `library.loans.v1.LoanService`).
+pub fn service_domain(api: &Api, service: &Service) -> String {
+    service
+        .methods
+        .iter()
+        .find_map(|m| api.resource(m.standard.resource()?))
+        .map(|r| r.type_name.split('/').next().unwrap_or_default().to_owned())
+        .unwrap_or_else(|| match service.full_name.split('.').collect::<Vec<_>>()[..] {
+            [root, domain, ..] => format!("{domain}.{root}"),
+            _ => service.full_name.clone(),
+        })
+}
+
 pub fn has_custom_methods(service: &Service) -> bool {
     service
         .methods
