@@ -259,14 +259,22 @@ impl PathTemplate {
         })
     }
 
-    /// The literal segments before the first wildcard or variable.
+    /// The literal segments before the first wildcard or variable (and
+    /// before the last segment, when a `:verb` ends it).
     pub fn literal_prefix(&self) -> usize {
         let first_variable = self.variables.first().map_or(usize::MAX, |v| v.start);
-        self.segments
+        let literals = self
+            .segments
             .iter()
             .take(first_variable)
             .take_while(|s| matches!(s, Segment::Literal(_)))
-            .count()
+            .count();
+        // A `:verb` ends the last segment: in `/v1/tokens:exchange` the path's
+        // last segment is `tokens:exchange`, so `tokens` prefixes nothing.
+        match self.verb {
+            Some(_) if literals == self.segments.len() => literals.saturating_sub(1),
+            _ => literals,
+        }
     }
 
     /// The literal prefix as a path, e.g. `/library/v1/shelves`.
@@ -392,6 +400,12 @@ mod tests {
         assert!(!t.variables[1].multi_segment(&t));
         let t = PathTemplate::parse("/v1/{name=**}:undelete").unwrap();
         assert!(t.variables[0].multi_segment(&t));
+        // The verb ends the last literal: `/v1/tokens:exchange` is no request
+        // under `/v1/tokens`.
+        let t = PathTemplate::parse("/v1/tokens:exchange").unwrap();
+        assert_eq!(t.prefix(), "/v1");
+        let t = PathTemplate::parse("/tokens:exchange").unwrap();
+        assert_eq!(t.prefix(), "");
     }
 
     #[test]

@@ -14,9 +14,9 @@ pub use crate::{Caller, Error};
 pub use crate::{rest, standard, stream};
 
 pub mod auth {
-    pub use crate::auth::{Need, token_required};
     #[cfg(feature = "server")]
     pub use crate::auth::{IdentityClaims, StoredExchange, Subject, TokenExchange};
+    pub use crate::auth::{Need, token_required};
 }
 
 pub mod error {
@@ -83,7 +83,9 @@ pub mod console {
 
 #[cfg(feature = "server")]
 pub mod router {
-    pub use crate::router::{Api, ApiRouter, ExchangeSlot, MissingHandlers, RouteLayer, ServiceSlot};
+    pub use crate::router::{
+        Api, ApiRouter, ExchangeSlot, MissingHandlers, RouteLayer, ServiceSlot,
+    };
 }
 
 #[cfg(feature = "server")]

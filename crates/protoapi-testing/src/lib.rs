@@ -3,6 +3,10 @@
 //! - [`conformance`]: the storage conformance suite, for any store.
 //! - [`served`]: a router served on a free local port, for tests that call
 //!   it over real sockets.
+//! - [`issuer`] (feature `issuer`): an OIDC issuer of identity tokens, for
+//!   tests of a token exchange.
 
 pub mod conformance;
+#[cfg(feature = "issuer")]
+pub mod issuer;
 pub mod served;

@@ -70,8 +70,7 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
         context = context.with_list_budget(bytes);
     }
     let exchange = TokenExchange::new(parts.api_tokens.clone(), parts.issuers);
-    let authentication =
-        Authentication::for_api(&platform_api::API, parts.api_tokens, parts.admin);
+    let authentication = Authentication::for_api(&platform_api::API, parts.api_tokens, parts.admin);
     let shared = Shared {
         store: Arc::clone(&store),
         context: context.clone(),

@@ -78,18 +78,13 @@ fn field(proto_name: &str) -> syn::Ident {
     ident(&proto_name.to_snake_case())
 }
 
-/// `let key = …;`: the subject field checked as the resource's key.
+/// `let key = …;`: the subject field checked as a uid of the resource's
+/// API (the model refuses exchanges for name-keyed collections).
 fn parse_key(scope: &Scope, resource: &crate::model::Resource, subject: &str) -> TokenStream {
     let ty = scope.path(&resource.rust_path);
     let value = field(subject);
-    match resource.names {
-        Some(_) => quote! {
-            ::protoapi_runtime::__private::standard::names::parse_name::<#ty>(#subject, &request.#value)?;
-            let key = request.#value.as_str();
-        },
-        None => quote! {
-            let key = ::protoapi_runtime::__private::standard::parse_uid::<#ty>(#subject, &request.#value)?;
-        },
+    quote! {
+        let key = ::protoapi_runtime::__private::standard::parse_uid::<#ty>(#subject, &request.#value)?;
     }
 }
 

@@ -1,7 +1,8 @@
 //! `token_exchange`: the method trading identity tokens for API tokens of a
-//! collection's items, checked against the descriptors (one per API; a
-//! custom method alone in its service; string fields where the exchange
-//! reads and writes them; a claim message with `issuer` and `subject`).
+//! collection's items, checked against the descriptors (one per API; items
+//! keyed by UIDPs, as API tokens name callers; a custom method alone in its
+//! service; string fields where the exchange reads and writes them; a claim
+//! message with `issuer` and `subject`).
 
 use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor};
 use toml::Spanned;
@@ -21,29 +22,48 @@ impl Api {
         annotations: &Annotations,
         diagnostics: &mut Diagnostics,
     ) {
-        let mut declared = annotations.collections.iter().filter_map(|(id, collection)| {
-            let rule = collection.token_exchange.as_ref()?;
-            Some((id, rule, &collection.source))
-        });
-        let Some((id, rule, source)) = declared.next() else {
-            return;
-        };
-        for (_, again, source) in declared {
-            diagnostics.push(Diagnostic::new(
-                source.at(again),
-                format!("an API declares one token exchange, and `{id}` declares it already"),
-            ));
+        let declared: Vec<_> = annotations
+            .collections
+            .iter()
+            .filter_map(|(id, collection)| {
+                let rule = collection.token_exchange.as_ref()?;
+                Some((id, rule, &collection.source))
+            })
+            .collect();
+        let mut resolved = Vec::new();
+        for &(id, rule, source) in &declared {
+            let Some(resource) = self.resource_by_collection(id) else {
+                continue; // Reported as an unknown collection.
+            };
+            if resource.names.is_some() {
+                diagnostics.push(Diagnostic::new(
+                    source.at(rule),
+                    format!(
+                        "`{id}` is keyed by resource names, but an API token names its subject by \
+                         UIDP (the caller's `uid`): a token exchange issues tokens for a collection \
+                         keyed by `uid`"
+                    ),
+                ));
+                continue;
+            }
+            let checker = Checker {
+                pool,
+                source,
+                diagnostics,
+            };
+            resolved.extend(checker.resolve(self, &resource.full_name, rule));
         }
-        let Some(resource) = self.resource_by_collection(id) else {
-            return; // Reported as an unknown collection.
-        };
-        let at = Checker {
-            pool,
-            source,
-            diagnostics,
-        };
-        let resource = resource.full_name.clone();
-        self.token_exchange = at.resolve(self, &resource, rule);
+        if let [(first, ..), rest @ ..] = &declared[..] {
+            for (_, again, source) in rest {
+                diagnostics.push(Diagnostic::new(
+                    source.at(again),
+                    format!(
+                        "an API declares one token exchange, and `{first}` declares it already"
+                    ),
+                ));
+            }
+        }
+        self.token_exchange = resolved.into_iter().next();
     }
 }
 
@@ -90,15 +110,22 @@ impl Checker<'_> {
     }
 
     /// The method `name` names.
-    fn find<'a>(&mut self, api: &'a Api, name: &Spanned<String>) -> Option<(&'a Service, &'a Method)> {
-        let found = name.get_ref().rsplit_once('.').and_then(|(service, method)| {
-            let service = api
-                .packages
-                .iter()
-                .flat_map(|p| &p.services)
-                .find(|s| s.full_name == service)?;
-            Some((service, service.methods.iter().find(|m| m.name == method)?))
-        });
+    fn find<'a>(
+        &mut self,
+        api: &'a Api,
+        name: &Spanned<String>,
+    ) -> Option<(&'a Service, &'a Method)> {
+        let found = name
+            .get_ref()
+            .rsplit_once('.')
+            .and_then(|(service, method)| {
+                let service = api
+                    .packages
+                    .iter()
+                    .flat_map(|p| &p.services)
+                    .find(|s| s.full_name == service)?;
+                Some((service, service.methods.iter().find(|m| m.name == method)?))
+            });
         if found.is_none() {
             self.report(
                 name,
@@ -181,7 +208,11 @@ impl Checker<'_> {
         };
         let missing: Vec<&str> = CLAIM_FIELDS
             .into_iter()
-            .filter(|f| !claim.get_field_by_name(f).is_some_and(|f| is_plain_string(&f)))
+            .filter(|f| {
+                !claim
+                    .get_field_by_name(f)
+                    .is_some_and(|f| is_plain_string(&f))
+            })
             .collect();
         if !missing.is_empty() {
             self.report(

@@ -76,10 +76,12 @@ pub fn service_domain(api: &Api, service: &Service) -> String {
         .iter()
         .find_map(|m| api.resource(m.standard.resource()?))
         .map(|r| r.type_name.split('/').next().unwrap_or_default().to_owned())
-        .unwrap_or_else(|| match service.full_name.split('.').collect::<Vec<_>>()[..] {
-            [root, domain, ..] => format!("{domain}.{root}"),
-            _ => service.full_name.clone(),
-        })
+        .unwrap_or_else(
+            || match service.full_name.split('.').collect::<Vec<_>>()[..] {
+                [root, domain, ..] => format!("{domain}.{root}"),
+                _ => service.full_name.clone(),
+            },
+        )
 }
 
 pub fn has_custom_methods(service: &Service) -> bool {
