@@ -53,14 +53,45 @@ pub struct Oidc {
     pub exchange: Option<Exchange>,
 }
 
-/// The API's method exchanging an identity token (its bearer) for an API token.
+/// The API's method exchanging an identity token (its bearer) for an API
+/// token, as its REST rule calls it.
 #[derive(Clone, Debug)]
 pub struct Exchange {
-    /// Path and query of the REST call, the identity as `{identity}`, e.g.
-    /// `/v1/tokens:exchange?audience=https%3A%2F%2Fapi.example&identity={identity}`.
+    /// The rule's HTTP method.
+    pub method: Method,
+    /// The rule's path, which binds no field, e.g. `/v1/tokens:exchange`.
     pub path: String,
+    /// Whether the fields travel as a JSON body (the rule's `body` is `*`)
+    /// rather than in the query.
+    pub in_body: bool,
+    /// The request's JSON field naming the API, and the API's base URL.
+    pub audience: (String, String),
+    /// The request's JSON field naming the identity to become.
+    pub subject_field: String,
     /// The JSON field of the answer holding the API token.
     pub token_field: String,
+}
+
+impl Exchange {
+    /// The path (with its query) and the body of the call for `identity`.
+    fn request(&self, identity: &str) -> (String, Option<serde_json::Value>) {
+        let (audience_field, audience) = &self.audience;
+        let fields = [
+            (audience_field, audience.as_str()),
+            (&self.subject_field, identity),
+        ];
+        if !self.in_body {
+            let query = form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(fields)
+                .finish();
+            return (format!("{}?{query}", self.path), None);
+        }
+        let body = fields
+            .into_iter()
+            .map(|(field, value)| (field.clone(), value.into()))
+            .collect();
+        (self.path.clone(), Some(serde_json::Value::Object(body)))
+    }
 }
 
 /// The configured issuer, and the key sealing sign-ins pending there.
@@ -227,13 +258,12 @@ impl Flow {
         let token = match &self.oidc.exchange {
             None => id_token,
             Some(exchange) => {
-                let path = exchange
-                    .path
-                    .replace("{identity}", &super::reply::encode(&pending.identity));
+                let (path, body) = exchange.request(&pending.identity);
                 let bearer = HeaderValue::from_str(&format!("Bearer {id_token}"))
                     .map_err(|_| refused("the identity token is not printable"))?;
+                let asker = asker.with_authorization(bearer);
                 let answer = api
-                    .call(&asker.with_authorization(bearer), Method::GET, &path, None)
+                    .call(&asker, exchange.method.clone(), &path, body.as_ref())
                     .await?;
                 answer[exchange.token_field.as_str()]
                     .as_str()
@@ -398,5 +428,27 @@ mod tests {
         );
         let spoof = "access_denied. Your account is locked: call +1 555 0100";
         assert_eq!(issuer_refusal(spoof), "the issuer refused the sign-in");
+    }
+
+    #[test]
+    fn the_exchange_is_called_as_its_rule_says() {
+        let exchange = |method: Method, in_body: bool| Exchange {
+            method,
+            path: "/v1/tokens:exchange".into(),
+            in_body,
+            audience: ("aud".into(), "https://api.example".into()),
+            subject_field: "identity".into(),
+            token_field: "token".into(),
+        };
+        let (path, body) = exchange(Method::GET, false).request("a&b=c");
+        assert_eq!(
+            path,
+            "/v1/tokens:exchange?aud=https%3A%2F%2Fapi.example&identity=a%26b%3Dc"
+        );
+        assert_eq!(body, None);
+        let (path, body) = exchange(Method::POST, true).request("a\"b");
+        assert_eq!(path, "/v1/tokens:exchange");
+        let expected = serde_json::json!({"aud": "https://api.example", "identity": "a\"b"});
+        assert_eq!(body, Some(expected));
     }
 }

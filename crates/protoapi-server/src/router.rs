@@ -71,12 +71,35 @@ pub struct Api {
 }
 
 /// The token exchange an API declares: the route whose bearer is an
-/// identity token to exchange rather than an API token, and the ErrorInfo
-/// domain of its service, which authentication's refusals name.
+/// identity token to exchange rather than an API token, the ErrorInfo
+/// domain of its service, which authentication's refusals name, and the
+/// JSON names of the fields it reads and answers.
 #[derive(Clone, Copy, Debug)]
 pub struct ExchangeSlot {
     pub route: protoapi_client::client::Route,
     pub domain: &'static str,
+    /// The request field naming the API the token is for.
+    pub audience_field: &'static str,
+    /// The request field naming the subject.
+    pub subject_field: &'static str,
+    /// The response field answering the API token.
+    pub token_field: &'static str,
+}
+
+impl ExchangeSlot {
+    /// How the console calls the exchange for the API at `base_url`.
+    pub fn console(&self, base_url: &str) -> protoapi_console::oidc::Exchange {
+        let route = &self.route;
+        protoapi_console::oidc::Exchange {
+            method: route.verb.parse().unwrap_or(http::Method::POST),
+            // The generator declares exchanges whose rule binds no field.
+            path: route.template.expand(|_| String::new()),
+            in_body: route.body == Some("*"),
+            audience: (self.audience_field.to_owned(), base_url.to_owned()),
+            subject_field: self.subject_field.to_owned(),
+            token_field: self.token_field.to_owned(),
+        }
+    }
 }
 
 /// A service of an API and how its builder serves it.

@@ -231,6 +231,9 @@ pub const API: ::protoapi_runtime::__private::router::Api = ::protoapi_runtime::
     token_exchange: Some(::protoapi_runtime::__private::router::ExchangeSlot {
         route: crate::platform::sts::v1::client::TokenService::EXCHANGE_TOKEN,
         domain: "sts.platform",
+        audience_field: "aud",
+        subject_field: "identity",
+        token_field: "token",
     }),
 };
 /// Every service of the API on one router, with gRPC reflection and

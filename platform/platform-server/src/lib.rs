@@ -62,18 +62,16 @@ pub struct Config {
 }
 
 /// The console of the API at `base_url`, if served: an identity token from
-/// its OIDC issuer is exchanged with the token service for an API token.
+/// its OIDC issuer is exchanged by the API's declared token exchange.
 fn console(
     settings: &protoapi_runtime::console::Settings,
     base_url: &str,
     tls: bool,
 ) -> Option<protoapi_runtime::console::Console> {
-    let aud: String = form_urlencoded::byte_serialize(base_url.as_bytes()).collect();
-    let exchange = protoapi_runtime::console::oidc::Exchange {
-        path: format!("/sts/exchange?aud={aud}&identity={{identity}}"),
-        token_field: "token".to_owned(),
-    };
-    settings.console(&platform_api::CONSOLE, base_url, tls, Some(exchange))
+    let exchange = platform_api::API
+        .token_exchange
+        .map(|slot| slot.console(base_url));
+    settings.console(&platform_api::CONSOLE, base_url, tls, exchange)
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -13,15 +13,22 @@ pub struct TokenExchange {
     pub method: String,
     /// Full name of the resource whose items are the subjects.
     pub resource: String,
-    /// The request's field holding the subject's key (proto name).
-    pub subject_field: String,
-    /// The request's field naming the API the token is for (proto name).
-    pub audience_field: String,
+    /// The request's field holding the subject's key.
+    pub subject_field: FieldName,
+    /// The request's field naming the API the token is for.
+    pub audience_field: FieldName,
     /// The resource's message field holding `issuer` and `subject` (proto
     /// name).
     pub claim_field: String,
-    /// The response's field answering the API token (proto name).
-    pub token_field: String,
+    /// The response's field answering the API token.
+    pub token_field: FieldName,
     /// Whether the response has fields besides the token (left default).
     pub response_has_more: bool,
+}
+
+/// A field's proto and JSON names.
+#[derive(Clone, Debug)]
+pub struct FieldName {
+    pub proto: String,
+    pub json: String,
 }

@@ -28,7 +28,7 @@ mod standard;
 mod storage;
 mod writes;
 
-pub use exchange::TokenExchange;
+pub use exchange::{FieldName, TokenExchange};
 pub use http::{HttpRule, Verb};
 pub use json::{Container, JsonField, JsonShape, JsonValue, NamedField, QueryKind};
 pub use legacy::{Conversion, View, ViewField};

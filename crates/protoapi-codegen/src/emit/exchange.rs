@@ -35,14 +35,17 @@ pub fn emit(scope: &Scope, api: &Api, service: &Service) -> Option<TokenStream> 
     let rust_name = format_ident!("{}", method.rust_name());
     let input = scope.path(&method.input);
     let output = scope.path(&method.output);
-    let key = parse_key(scope, resource, &exchange.subject_field);
+    let key = parse_key(scope, resource, &exchange.subject_field.proto);
     let get = StoreMethods::of(resource).get;
     let claim = field(&exchange.claim_field);
     let deleted = resource
         .soft_delete
         .then(|| quote!(Some(item) if item.delete_time.is_some() => Subject::Unknown,));
-    let (audience_name, audience) = (&exchange.audience_field, field(&exchange.audience_field));
-    let token = field(&exchange.token_field);
+    let (audience_name, audience) = (
+        &exchange.audience_field.proto,
+        field(&exchange.audience_field.proto),
+    );
+    let token = field(&exchange.token_field.proto);
     let rest = exchange
         .response_has_more
         .then(|| quote!(..Default::default()));
@@ -96,7 +99,7 @@ fn doc(exchange: &TokenExchange, service: &Service) -> String {
         service.full_name,
         exchange.method,
         exchange.resource,
-        exchange.subject_field,
+        exchange.subject_field.proto,
         exchange.claim_field
     )
 }

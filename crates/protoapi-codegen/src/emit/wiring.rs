@@ -300,10 +300,18 @@ fn emit_exchange_slot(api: &Api) -> TokenStream {
     ));
     let constant = format_ident!("{}", exchange.method.to_shouty_snake_case());
     let domain = service_domain(api, service);
+    let (audience, subject, token) = (
+        &exchange.audience_field.json,
+        &exchange.subject_field.json,
+        &exchange.token_field.json,
+    );
     quote! {
         Some(::protoapi_runtime::__private::router::ExchangeSlot {
             route: #route::#constant,
             domain: #domain,
+            audience_field: #audience,
+            subject_field: #subject,
+            token_field: #token,
         })
     }
 }

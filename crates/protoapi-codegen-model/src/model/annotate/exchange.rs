@@ -9,7 +9,7 @@ use toml::Spanned;
 
 use crate::annotations::{Annotations, ExchangeRule, SourceFile};
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::model::{Api, Method, Service, Standard, TokenExchange};
+use crate::model::{Api, FieldName, Method, Service, Standard, TokenExchange};
 
 /// The claim message's fields an identity token's `iss` and `sub` must equal.
 const CLAIM_FIELDS: [&str; 2] = ["issuer", "subject"];
@@ -152,6 +152,19 @@ impl Checker<'_> {
                 "`{}` streams or answers raw bytes: an exchange answers one message",
                 method.name
             )
+        } else if !method.http.template.variables.is_empty()
+            || method.http.body.as_deref().is_some_and(|body| body != "*")
+        {
+            format!(
+                "`{}`'s HTTP rule must send the request in its query or whole body (`body: \"*\"`), \
+                 binding no path variable, so that every client calls it alike",
+                method.name
+            )
+        } else if !method.http.additional_bindings.is_empty() {
+            format!(
+                "`{}` has additional bindings, but authentication knows an exchange by one route",
+                method.name
+            )
         } else if method.anonymous {
             format!(
                 "`{}` is anonymous, but an exchange takes the identity token as the bearer",
@@ -164,16 +177,19 @@ impl Checker<'_> {
         false
     }
 
-    /// The proto name of `message`'s plain string field `name` names.
+    /// The names of `message`'s plain string field `name` names.
     fn string_field(
         &mut self,
         message: &MessageDescriptor,
         name: &Spanned<String>,
         what: &str,
-    ) -> Option<String> {
+    ) -> Option<FieldName> {
         let field = self.field(message, name, what)?;
         if is_plain_string(&field) {
-            return Some(field.name().to_owned());
+            return Some(FieldName {
+                proto: field.name().to_owned(),
+                json: field.json_name().to_owned(),
+            });
         }
         self.report(
             name,
