@@ -203,7 +203,7 @@ impl Config {
         // checked: every problem is reported in one run.
         let (annotations, unreadable) = self.load_annotations();
         let mut diagnostics = Diagnostics::default();
-        let api = Api::build(&loaded.pool, &annotations, &mut diagnostics);
+        let api = Api::build(&loaded.pool, &loaded.api_files, &annotations, &mut diagnostics);
         let checked = diagnostics.finish().err().unwrap_or_default();
         if !unreadable.is_empty() || !checked.is_empty() {
             let found = unreadable.into_iter().chain(checked).collect();
@@ -228,10 +228,18 @@ impl Config {
                 file
             });
             let package = api.packages.iter().find(|p| &p.name == name);
-            let api_file = package.map(|package| {
+            let api_file = package.and_then(|package| {
                 let file = format!("{name}.api.rs");
                 let shadowed = shadowed_prelude(&loaded.pool, &package.name);
                 let sections = emit_package(&api, package, &shadowed);
+                // A package of enums or options alone (`google.cloud`'s
+                // extended operations) has no API file: imports only.
+                if sections
+                    .iter()
+                    .all(|(emitter, code)| *emitter == "imports" || code.is_empty())
+                {
+                    return None;
+                }
                 if by_emitter {
                     for (emitter, code) in sections {
                         let text = emit::format(code);
@@ -248,7 +256,7 @@ impl Config {
                         emit::format(quote!(#(#code)*)).into_bytes(),
                     );
                 }
-                file
+                Some(file)
             });
             packages.push(PackageFiles {
                 package: name.clone(),

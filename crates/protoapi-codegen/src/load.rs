@@ -18,6 +18,9 @@ pub struct Loaded {
     pub pool: DescriptorPool,
     /// Encoded descriptor set (with source info), embedded for reflection and JSON.
     pub encoded: Vec<u8>,
+    /// The files parsed as the API, as the pool names them (the others are
+    /// their imports).
+    pub api_files: Vec<String>,
 }
 
 /// Parses `files` (paths relative to one of `includes`) and their imports.
@@ -44,10 +47,16 @@ pub fn load(includes: &[PathBuf], files: &[PathBuf]) -> Result<Loaded, Error> {
     }
     let encoded = file_descriptor_set.encode_to_vec();
     let pool = compiler.descriptor_pool();
+    let api_files = compiler
+        .files()
+        .filter(|file| !file.is_import())
+        .map(|file| file.name().to_owned())
+        .collect();
     Ok(Loaded {
         file_descriptor_set,
         pool,
         encoded,
+        api_files,
     })
 }
 

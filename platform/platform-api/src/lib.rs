@@ -5,6 +5,7 @@
 //! client and server, and for every service an `XApi<S>` (the service
 //! over a storage `S`), its REST router `x_routes`, and one storage
 //! trait per resource. [`Services`] serves them all on one router.
+#[allow(deprecated)]
 #[rustfmt::skip]
 pub mod google {
     #[rustfmt::skip]
@@ -12,6 +13,7 @@ pub mod google {
         include!("google.api.rs");
     }
 }
+#[allow(deprecated)]
 #[rustfmt::skip]
 pub mod platform {
     #[rustfmt::skip]
@@ -121,6 +123,7 @@ pub mod platform {
         }
     }
 }
+#[allow(deprecated)]
 #[rustfmt::skip]
 pub mod protoapi {
     #[rustfmt::skip]
@@ -162,6 +165,7 @@ include!("client.rs");
 /// Command-line commands for every collection of the API's current version, over [`crate::Client`] (crate feature `cli`).
 #[cfg(feature = "cli")]
 #[rustfmt::skip]
+#[allow(deprecated)]
 pub mod cli {
     include!("cli.rs");
 }

@@ -33,6 +33,7 @@ pub fn emit_module(feature: &str) -> TokenStream {
         #[doc = #doc]
         #[cfg(feature = #feature)]
         #[rustfmt::skip]
+        #[allow(deprecated)]
         pub mod cli {
             include!(#FILE);
         }
@@ -193,17 +194,34 @@ fn body_field(api: &Api, method: &Method) -> String {
 pub fn emit(api: &Api) -> TokenStream {
     let collections = collections(api);
     let command = emit_command(&collections);
-    let each = collections.iter().map(|c| emit_collection(api, c));
+    let each: TokenStream = collections.iter().map(|c| emit_collection(api, c)).collect();
+    // What the commands name, and only that, is imported.
+    let named = |name: &str| names(&each, name);
+    let value = named("Value").then(|| quote!(use ::protoapi_runtime::__private::serde_json::Value;));
+    let args = named("Args").then(|| quote!(Args,));
+    let cli = named("cli").then(|| quote!(self,));
+    let page = named("Page").then(|| quote!(, Page));
+    let json = named("json").then(|| quote!(use ::protoapi_runtime::__private::json;));
     quote! {
         use ::protoapi_runtime::__private::Error;
-        use ::protoapi_runtime::__private::serde_json::Value;
-        use ::protoapi_runtime::__private::cli::clap::{self, Args, Subcommand};
-        use ::protoapi_runtime::__private::cli::{self, Answer, Page};
-        use ::protoapi_runtime::__private::json;
+        #value
+        // clap's derives name `clap::…`.
+        use ::protoapi_runtime::__private::cli::clap::{self, #args Subcommand};
+        use ::protoapi_runtime::__private::cli::{#cli Answer #page};
+        #json
 
         #command
-        #(#each)*
+        #each
     }
+}
+
+/// Whether `tokens` name the identifier `name` anywhere.
+fn names(tokens: &TokenStream, name: &str) -> bool {
+    tokens.clone().into_iter().any(|token| match token {
+        proc_macro2::TokenTree::Ident(ident) => ident == name,
+        proc_macro2::TokenTree::Group(group) => names(&group.stream(), name),
+        _ => false,
+    })
 }
 
 fn emit_command(collections: &[Collection]) -> TokenStream {
@@ -216,10 +234,18 @@ fn emit_command(collections: &[Collection]) -> TokenStream {
             #name(#name),
         }
     });
-    let arms = collections.iter().map(|collection| {
-        let name = collection.type_name();
-        quote!(Command::#name(command) => command.run(client).await,)
-    });
+    let arms: Vec<TokenStream> = collections
+        .iter()
+        .map(|collection| {
+            let name = collection.type_name();
+            quote!(Command::#name(command) => command.run(client).await,)
+        })
+        .collect();
+    // An API without commands has no variant to match (and no client to call).
+    let (client, run) = match arms.is_empty() {
+        true => (quote!(_client), quote!(match *self {})),
+        false => (quote!(client), quote!(match self { #(#arms)* })),
+    };
     quote! {
         /// A collection of the API and what to do with it
         /// (`<collection> <method>`).
@@ -230,10 +256,8 @@ fn emit_command(collections: &[Collection]) -> TokenStream {
 
         impl Command {
             /// Calls the method the command names through `client`.
-            pub async fn run(&self, client: &crate::Client) -> Result<Answer, Error> {
-                match self {
-                    #(#arms)*
-                }
+            pub async fn run(&self, #client: &crate::Client) -> Result<Answer, Error> {
+                #run
             }
         }
     }

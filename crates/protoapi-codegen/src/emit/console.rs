@@ -85,7 +85,15 @@ fn collection(api: &Api, resource: &Resource) -> Option<TokenStream> {
     let singular = &resource.singular;
     let message = &resource.full_name;
     let mut parts = Vec::new();
+    // The console shows one method of each kind: the first declared (an API
+    // may declare two Gets of one resource, `GetPolicy` and `GetEffectivePolicy`).
+    let mut shown = Vec::new();
     for (package, service, method) in &found {
+        let kind = std::mem::discriminant(&method.standard);
+        if shown.contains(&kind) {
+            continue;
+        }
+        shown.push(kind);
         let action = action(package, service, method);
         let part = match &method.standard {
             Standard::Get { .. } => quote!(get: Some(#action)),

@@ -141,8 +141,14 @@ fn serialize_fields(full_name: &str, fields: &[JsonField], scope: &super::Scope)
             }
         }
     });
+    let entries: Vec<TokenStream> = entries.collect();
+    // A message without fields writes `{}`: nothing is added to the object.
+    let binding = match entries.is_empty() {
+        true => quote!(object),
+        false => quote!(mut object),
+    };
     quote! {
-        let mut object = serializer.serialize_struct(#name, #count)?;
+        let #binding = serializer.serialize_struct(#name, #count)?;
         #(#entries)*
         object.end()
     }

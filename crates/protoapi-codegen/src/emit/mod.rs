@@ -70,6 +70,9 @@ const IMPORTED: &[&str] = &[
     "JsonMessage",
     "JsonObject",
     "Serializer",
+    // The clients' module's.
+    "Connection",
+    "Route",
 ];
 
 /// Prelude names generated API files use unqualified, and their paths. A

@@ -42,7 +42,10 @@ pub fn emit(
         }
         node.files = Some(package);
     }
-    let modules = emit_children(&root);
+    // A deprecated field is still served: generated code may name it.
+    let modules = emit_children(&root)
+        .into_iter()
+        .map(|module| quote!(#[allow(deprecated)] #module));
     let docs = crate_root.then(|| {
         quote! {
             //! The API generated from the protos in `proto/`.

@@ -9,7 +9,7 @@
 //! tonic server trait is implemented by delegating to the inherent methods,
 //! and the REST router calls the very same ones.
 
-use heck::{ToLowerCamelCase, ToSnakeCase};
+use heck::{ToLowerCamelCase, ToSnakeCase, ToUpperCamelCase};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -25,8 +25,10 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     let name = api_name(service);
     let bounds = store_bounds(scope, api, service);
     let server_module = format_ident!("{}_server", service.name.to_snake_case());
-    let server_trait = format_ident!("{}", service.name);
-    let server_struct = format_ident!("{}Server", service.name);
+    // As tonic names them: `IAMPolicy` serves through `IamPolicyServer`.
+    let tonic_name = service.name.to_upper_camel_case();
+    let server_trait = format_ident!("{tonic_name}");
+    let server_struct = format_ident!("{tonic_name}Server");
     let domain = service_domain(api, service);
     let doc = format!(
         " Serves `{}` over `S`, for gRPC (through `{server_module}::{server_trait}`) \

@@ -22,9 +22,13 @@ use standard::standard_method;
 
 impl Api {
     /// Builds the model of every package but [`GENERATOR_PACKAGES`](crate::model::GENERATOR_PACKAGES), with the
-    /// annotations applied.
+    /// annotations applied. The services and resources are those of
+    /// `api_files` (the files the user named, as the pool names them);
+    /// the files they import give messages only, so that a vendored
+    /// `google.longrunning` or `google.iam.v1` is not served unasked.
     pub fn build(
         pool: &DescriptorPool,
+        api_files: &[String],
         annotations: &Annotations,
         diagnostics: &mut Diagnostics,
     ) -> Api {
@@ -33,7 +37,7 @@ impl Api {
             .iter()
             .map(|view| view.rule.message.get_ref().as_str())
             .collect();
-        let mut api = Self::build_from_descriptors(pool, &views, diagnostics);
+        let mut api = Self::build_from_descriptors(pool, api_files, &views, diagnostics);
         api.plan_routes(diagnostics);
         api.check_generated_names(pool, diagnostics);
         if diagnostics.fatal() {
@@ -52,6 +56,7 @@ impl Api {
 
     fn build_from_descriptors(
         pool: &DescriptorPool,
+        api_files: &[String],
         views: &[&str],
         diagnostics: &mut Diagnostics,
     ) -> Api {
@@ -64,13 +69,15 @@ impl Api {
                 continue;
             }
             let index = package_index(&mut packages, package_name);
+            // An imported file gives its messages, not resources or services.
+            let own = api_files.iter().any(|f| f == file.name());
             for message in file.messages() {
                 collect_messages(&message, &mut messages);
-                if let Some(resource) = build_resource(pool, &message, diagnostics) {
+                if own && let Some(resource) = build_resource(pool, &message, diagnostics) {
                     packages[index].resources.push(resource);
                 }
             }
-            for service in file.services() {
+            for service in file.services().filter(|_| own) {
                 let service = build_service(pool, &service, views, diagnostics);
                 packages[index].services.push(service);
             }

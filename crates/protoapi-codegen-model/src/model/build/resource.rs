@@ -46,8 +46,13 @@ pub(super) fn build_resource(
     let mut fields = Vec::new();
     for field in message.fields() {
         let kind = field_kind(&field);
+        // A message in a real oneof is masked as a whole (`pubsub_target`
+        // of `oneof target`): Rust holds it in the oneof's enum.
+        let in_oneof = field
+            .containing_oneof()
+            .is_some_and(|oneof| !oneof.is_synthetic());
         let nested = match field.kind() {
-            Kind::Message(inner) if kind == FieldKind::Message => Some(inner),
+            Kind::Message(inner) if kind == FieldKind::Message && !in_oneof => Some(inner),
             _ => None,
         };
         fields.push(Field {
