@@ -203,7 +203,12 @@ impl Config {
         // checked: every problem is reported in one run.
         let (annotations, unreadable) = self.load_annotations();
         let mut diagnostics = Diagnostics::default();
-        let api = Api::build(&loaded.pool, &loaded.api_files, &annotations, &mut diagnostics);
+        let api = Api::build(
+            &loaded.pool,
+            &loaded.api_files,
+            &annotations,
+            &mut diagnostics,
+        );
         let checked = diagnostics.finish().err().unwrap_or_default();
         if !unreadable.is_empty() || !checked.is_empty() {
             let found = unreadable.into_iter().chain(checked).collect();

@@ -559,3 +559,57 @@ fn cli_resolves_paths_against_the_current_directory() {
         "{stderr}"
     );
 }
+
+/// An imported file gives its messages, never its services: a vendored
+/// service without HTTP rules (as `google.longrunning.Operations` has
+/// methods without) neither fails generation nor is served.
+#[test]
+fn imported_services_are_not_part_of_the_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let (api, vendor) = (dir.path().join("api"), dir.path().join("vendor"));
+    fs::create_dir_all(api.join("shop/v1")).unwrap();
+    fs::create_dir_all(vendor.join("acme/jobs/v1")).unwrap();
+    fs::write(
+        vendor.join("acme/jobs/v1/jobs.proto"),
+        r#"syntax = "proto3";
+package acme.jobs.v1;
+// Runs jobs; its methods have no HTTP rules.
+service Jobs {
+  rpc WaitJob(Job) returns (Job);
+}
+message Job {
+  string id = 1;
+}
+"#,
+    )
+    .unwrap();
+    fs::write(
+        api.join("shop/v1/shop.proto"),
+        r#"syntax = "proto3";
+package shop.v1;
+import "acme/jobs/v1/jobs.proto";
+import "google/api/annotations.proto";
+// Ships orders.
+service Shipping {
+  // Ships an order, answering the job that ships it.
+  rpc Ship(ShipRequest) returns (acme.jobs.v1.Job) {
+    option (google.api.http) = {post: "/v1/orders:ship" body: "*"};
+  }
+}
+message ShipRequest {
+  string order = 1;
+}
+"#,
+    )
+    .unwrap();
+    let mut config = protoapi_codegen::Config::new();
+    config.include(&api).include(&vendor);
+    config.files_under(&api).unwrap();
+    let output = config
+        .generate()
+        .expect("an imported service is not generated");
+    let text = |file: &str| String::from_utf8(output[Path::new(file)].clone()).unwrap();
+    assert!(text("services.rs").contains("shop.v1.Shipping"));
+    assert!(!text("services.rs").contains("acme.jobs.v1.Jobs"));
+    assert!(text("acme.jobs.v1.api.rs").contains("impl JsonMessage for Job"));
+}

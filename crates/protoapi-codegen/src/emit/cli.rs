@@ -194,14 +194,25 @@ fn body_field(api: &Api, method: &Method) -> String {
 pub fn emit(api: &Api) -> TokenStream {
     let collections = collections(api);
     let command = emit_command(&collections);
-    let each: TokenStream = collections.iter().map(|c| emit_collection(api, c)).collect();
+    let each: TokenStream = collections
+        .iter()
+        .map(|c| emit_collection(api, c))
+        .collect();
     // What the commands name, and only that, is imported.
     let named = |name: &str| names(&each, name);
-    let value = named("Value").then(|| quote!(use ::protoapi_runtime::__private::serde_json::Value;));
+    let value = named("Value").then(|| {
+        quote!(
+            use ::protoapi_runtime::__private::serde_json::Value;
+        )
+    });
     let args = named("Args").then(|| quote!(Args,));
     let cli = named("cli").then(|| quote!(self,));
     let page = named("Page").then(|| quote!(, Page));
-    let json = named("json").then(|| quote!(use ::protoapi_runtime::__private::json;));
+    let json = named("json").then(|| {
+        quote!(
+            use ::protoapi_runtime::__private::json;
+        )
+    });
     quote! {
         use ::protoapi_runtime::__private::Error;
         #value
