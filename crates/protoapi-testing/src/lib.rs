@@ -3,7 +3,7 @@
 //! - [`conformance`]: the storage conformance suite, for any store.
 //! - [`served`]: a router served on a free local port, for tests that call
 //!   it over real sockets.
-//! - [`issuer`] (feature `issuer`): an OIDC issuer of identity tokens, for
+//! - `issuer` (feature `issuer`): an OIDC issuer of identity tokens, for
 //!   tests of a token exchange.
 
 pub mod conformance;
