@@ -234,34 +234,9 @@ impl Config {
             });
             let package = api.packages.iter().find(|p| &p.name == name);
             let api_file = package.and_then(|package| {
-                let file = format!("{name}.api.rs");
                 let shadowed = shadowed_prelude(&loaded.pool, &package.name);
                 let sections = emit_package(&api, package, &shadowed);
-                // A package of enums or options alone (`google.cloud`'s
-                // extended operations) has no API file: imports only.
-                if sections
-                    .iter()
-                    .all(|(emitter, code)| *emitter == "imports" || code.is_empty())
-                {
-                    return None;
-                }
-                if by_emitter {
-                    for (emitter, code) in sections {
-                        let text = emit::format(code);
-                        let body = text.strip_prefix(emit::HEADER).unwrap_or(&text);
-                        if !body.trim().is_empty() {
-                            let path = format!("{name}.api/{emitter}.rs");
-                            output.insert(path.into(), body.as_bytes().to_vec());
-                        }
-                    }
-                } else {
-                    let code = sections.into_iter().map(|(_, code)| code);
-                    output.insert(
-                        file.clone().into(),
-                        emit::format(quote!(#(#code)*)).into_bytes(),
-                    );
-                }
-                Some(file)
+                write_api_file(&mut output, name, sections, by_emitter)
             });
             packages.push(PackageFiles {
                 package: name.clone(),
@@ -378,6 +353,42 @@ impl Config {
         differing.extend(stale_files(dir, &output)?);
         Ok(differing)
     }
+}
+
+/// Writes a package's API file (or, `by_emitter`, one file per section)
+/// into `output`; its name, or `None` for a package of enums or options
+/// alone (`google.cloud`'s extended operations), whose file would hold
+/// imports only.
+fn write_api_file(
+    output: &mut Output,
+    name: &str,
+    sections: Vec<(&'static str, TokenStream)>,
+    by_emitter: bool,
+) -> Option<String> {
+    if sections
+        .iter()
+        .all(|(emitter, code)| *emitter == "imports" || code.is_empty())
+    {
+        return None;
+    }
+    let file = format!("{name}.api.rs");
+    if by_emitter {
+        for (emitter, code) in sections {
+            let text = emit::format(code);
+            let body = text.strip_prefix(emit::HEADER).unwrap_or(&text);
+            if !body.trim().is_empty() {
+                let path = format!("{name}.api/{emitter}.rs");
+                output.insert(path.into(), body.as_bytes().to_vec());
+            }
+        }
+    } else {
+        let code = sections.into_iter().map(|(_, code)| code);
+        output.insert(
+            file.clone().into(),
+            emit::format(quote!(#(#code)*)).into_bytes(),
+        );
+    }
+    Some(file)
 }
 
 /// A package's API file, in sections named after the emitters that wrote them.

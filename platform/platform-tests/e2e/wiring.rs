@@ -24,10 +24,10 @@ fn a_service_without_its_handler_is_named_by_the_builder() {
         .iter()
         .map(|slot| (slot.name, slot.served_by))
         .collect();
-    assert_eq!(slots, [("platform.sts.v1.TokenService", "token_service")]);
+    assert_eq!(slots, [("platform.sts.v1.TokenService", "token_exchange")]);
     assert_eq!(
         missing.to_string(),
-        "services without a handler: platform.sts.v1.TokenService (`.token_service(…)`)"
+        "services without a handler: platform.sts.v1.TokenService (`.token_exchange(…)`)"
     );
 }
 

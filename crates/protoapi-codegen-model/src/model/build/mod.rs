@@ -25,7 +25,7 @@ impl Api {
     /// annotations applied. The services and resources are those of
     /// `api_files` (the files the user named, as the pool names them);
     /// the files they import give messages only, so that a vendored
-    /// `google.longrunning` or `google.iam.v1` is not served unasked.
+    /// `google.longrunning` or `google.cloud.location` is not served unasked.
     pub fn build(
         pool: &DescriptorPool,
         api_files: &[String],
