@@ -66,7 +66,7 @@ pub struct Api {
     /// Every service of the API, each of which must be served.
     pub services: &'static [ServiceSlot],
     /// The method trading identity tokens for the API's own, if the API
-    /// declares one (see [`crate::authenticate::Authentication::for_api`]).
+    /// declares one (`Authentication::for_api` reads it).
     pub token_exchange: Option<ExchangeSlot>,
 }
 
