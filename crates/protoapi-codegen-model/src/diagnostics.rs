@@ -59,9 +59,22 @@ impl fmt::Display for Location {
     }
 }
 
+/// How bad a [`Diagnostic`] is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Severity {
+    /// Generation fails.
+    #[default]
+    Error,
+    /// Generation succeeds, but something the inputs declare is served
+    /// partially or differently than they say (for example a method left to
+    /// a handler): the user should know.
+    Warning,
+}
+
 /// One problem found in the inputs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
+    pub severity: Severity,
     /// Where it is; an empty `file` for problems with no place in a file.
     pub location: Location,
     pub message: String,
@@ -86,13 +99,28 @@ pub struct Label {
 }
 
 impl Diagnostic {
+    /// An error at `location`.
     pub fn new(location: Location, message: impl Into<String>) -> Self {
         Diagnostic {
+            severity: Severity::Error,
             location,
             message: message.into(),
             labels: Vec::new(),
             notes: Vec::new(),
         }
+    }
+
+    /// A warning at `location`: generation goes on.
+    pub fn warning(location: Location, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::new(location, message)
+        }
+    }
+
+    /// Whether generation fails on it.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
     }
 
     /// Adds a place to underline.
@@ -110,15 +138,17 @@ impl Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.location.file.is_empty() {
-            write!(f, "{}", self.message)
-        } else {
-            write!(f, "{}: {}", self.location, self.message)
+        if !self.location.file.is_empty() {
+            write!(f, "{}: ", self.location)?;
         }
+        if !self.is_error() {
+            write!(f, "warning: ")?;
+        }
+        write!(f, "{}", self.message)
     }
 }
 
-/// Every problem found; generation stops if any.
+/// Every problem found; generation stops if any is an error.
 #[derive(Debug, Default)]
 pub struct Diagnostics {
     found: Vec<Diagnostic>,
@@ -141,14 +171,14 @@ impl Diagnostics {
         self.push(diagnostic);
     }
 
-    /// How many problems were found so far.
+    /// How many errors were found so far.
     pub fn len(&self) -> usize {
-        self.found.len()
+        self.found.iter().filter(|d| d.is_error()).count()
     }
 
-    /// Whether no problem was found so far.
+    /// Whether no error was found so far (warnings may have been).
     pub fn is_empty(&self) -> bool {
-        self.found.is_empty()
+        self.len() == 0
     }
 
     /// Whether a problem was added with [`Diagnostics::push_fatal`].
@@ -156,10 +186,11 @@ impl Diagnostics {
         self.fatal
     }
 
-    /// `Ok` when nothing was reported.
-    pub fn finish(self) -> Result<(), Vec<Diagnostic>> {
-        if self.found.is_empty() {
-            Ok(())
+    /// `Ok` with the warnings when no error was reported, else `Err` with
+    /// everything (errors and warnings, in the order found).
+    pub fn finish(self) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+        if self.is_empty() {
+            Ok(self.found)
         } else {
             Err(self.found)
         }
@@ -233,7 +264,8 @@ pub enum Style {
     Colored,
 }
 
-/// `diagnostics` as rustc shows its errors: `error: message`, then
+/// `diagnostics` as rustc shows its errors: `error: message` (or
+/// `warning: message`), then
 /// ` --> path:line:col` with the path relative to `root` (the crate's
 /// directory for `build.rs`, the current directory for the CLI), the source
 /// line with the place underlined, and the notes. One block per diagnostic,
@@ -245,7 +277,11 @@ pub fn render(diagnostics: &[Diagnostic], sources: &Sources, root: &Path, style:
     };
     let mut blocks = Vec::new();
     for diagnostic in diagnostics {
-        let mut group = Group::with_title(Level::ERROR.primary_title(diagnostic.message.as_str()));
+        let level = match diagnostic.severity {
+            Severity::Error => Level::ERROR,
+            Severity::Warning => Level::WARNING,
+        };
+        let mut group = Group::with_title(level.primary_title(diagnostic.message.as_str()));
         // The primary place first, then the others: one excerpt per file.
         let word = Label {
             location: diagnostic.location.clone(),

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use crate::Warnings;
 use crate::annotations::Annotations;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::emit::{self, root::PackageFiles};
@@ -130,7 +131,14 @@ impl Config {
     }
 
     /// Generates every file in memory, with `lib.rs` as the crate root.
+    /// Warnings are dropped: [`Config::generate_with_warnings`] keeps them.
     pub fn generate(&self) -> Result<Output, Error> {
+        Ok(self.generate_with_warnings()?.0)
+    }
+
+    /// [`Config::generate`], with the warnings: what the inputs declare and
+    /// the generated code serves partially or leaves to a handler.
+    pub fn generate_with_warnings(&self) -> Result<(Output, Warnings), Error> {
         self.generate_with_root("lib.rs", true, false)
     }
 
@@ -140,7 +148,7 @@ impl Config {
     /// `client`; empty ones left out) in place of `<package>.api.rs`. What
     /// the golden fixtures in `tests/fixtures/` compare, so that a change to
     /// one emitter shows as a diff in its own small file.
-    pub fn generate_by_emitter(&self) -> Result<Output, Error> {
+    pub fn generate_by_emitter(&self) -> Result<(Output, Warnings), Error> {
         self.generate_with_root("lib.rs", true, true)
     }
 
@@ -183,7 +191,13 @@ impl Config {
                 println!("cargo:rerun-if-changed={}", path.display());
             }
         }
-        for (path, contents) in self.generate_with_root(BUILD_SCRIPT_ROOT, false, false)? {
+        let (output, warnings) = self.generate_with_root(BUILD_SCRIPT_ROOT, false, false)?;
+        // Cargo shows a build script's warnings one line each.
+        let report = warnings.render(&crate::crate_root());
+        for line in report.lines().filter(|line| !line.trim().is_empty()) {
+            println!("cargo:warning={line}");
+        }
+        for (path, contents) in output {
             let target = out_dir.join(&path);
             if std::fs::read(&target).ok().as_deref() != Some(contents.as_slice()) {
                 std::fs::write(&target, contents).map_err(|e| Error::Io(target.clone(), e))?;
@@ -197,7 +211,7 @@ impl Config {
         root_file: &str,
         crate_root: bool,
         by_emitter: bool,
-    ) -> Result<Output, Error> {
+    ) -> Result<(Output, Warnings), Error> {
         let loaded = load::load(&self.includes, &self.files)?;
         // A file that does not parse is left out, and the protos are still
         // checked: every problem is reported in one run.
@@ -209,11 +223,13 @@ impl Config {
             &annotations,
             &mut diagnostics,
         );
-        let checked = diagnostics.finish().err().unwrap_or_default();
-        if !unreadable.is_empty() || !checked.is_empty() {
-            let found = unreadable.into_iter().chain(checked).collect();
-            return Err(Error::invalid(found, &self.includes));
-        }
+        let warnings = match diagnostics.finish() {
+            Ok(warnings) if unreadable.is_empty() => Warnings::new(warnings, &self.includes),
+            Ok(checked) | Err(checked) => {
+                let found = unreadable.into_iter().chain(checked).collect();
+                return Err(Error::invalid(found, &self.includes));
+            }
+        };
 
         let mut output = Output::new();
         let messages = emit::messages::emit(&loaded.file_descriptor_set)?;
@@ -296,7 +312,7 @@ impl Config {
             emit::openapi::emit(&api, &loaded.pool, &title, &version).into_bytes(),
         );
         output.insert(DESCRIPTOR_FILE.into(), loaded.encoded);
-        Ok(output)
+        Ok((output, warnings))
     }
 
     /// The annotation files, and the problems of those that do not parse.
@@ -319,10 +335,11 @@ impl Config {
     }
 
     /// Generates and writes every file under `dir`, rewriting only changed ones
-    /// and removing generated files that are no longer produced.
-    pub fn write_to(&self, dir: impl AsRef<Path>) -> Result<Vec<PathBuf>, Error> {
+    /// and removing generated files that are no longer produced: the files
+    /// changed, and the warnings.
+    pub fn write_to(&self, dir: impl AsRef<Path>) -> Result<(Vec<PathBuf>, Warnings), Error> {
         let dir = dir.as_ref();
-        let output = self.generate()?;
+        let (output, warnings) = self.generate_with_warnings()?;
         fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_owned(), e))?;
         let mut changed = Vec::new();
         for (path, contents) in &output {
@@ -336,13 +353,14 @@ impl Config {
             fs::remove_file(dir.join(&stale)).map_err(|e| Error::Io(stale.clone(), e))?;
             changed.push(stale);
         }
-        Ok(changed)
+        Ok((changed, warnings))
     }
 
-    /// The files under `dir` that differ from what would be generated.
-    pub fn check(&self, dir: impl AsRef<Path>) -> Result<Vec<PathBuf>, Error> {
+    /// The files under `dir` that differ from what would be generated, and
+    /// the warnings.
+    pub fn check(&self, dir: impl AsRef<Path>) -> Result<(Vec<PathBuf>, Warnings), Error> {
         let dir = dir.as_ref();
-        let output = self.generate()?;
+        let (output, warnings) = self.generate_with_warnings()?;
         let mut differing: Vec<PathBuf> = output
             .iter()
             .filter(|(path, contents)| {
@@ -351,7 +369,7 @@ impl Config {
             .map(|(path, _)| path.clone())
             .collect();
         differing.extend(stale_files(dir, &output)?);
-        Ok(differing)
+        Ok((differing, warnings))
     }
 }
 
@@ -594,7 +612,13 @@ fn reformat(code: &str) -> String {
 /// prost maps to `prost_types`, which [`Config::files_under`] leaves out:
 /// they are read when imported, and generated only as far as the API uses
 /// them. Every other directory is the API's, `google/example/...` included.
-pub const VENDORED: &[&str] = &["google/api", "google/protobuf", "google/rpc", "google/type"];
+pub const VENDORED: &[&str] = &[
+    "google/api",
+    "google/longrunning",
+    "google/protobuf",
+    "google/rpc",
+    "google/type",
+];
 
 fn collect_protos(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
     let entries = fs::read_dir(dir).map_err(|e| Error::Io(dir.to_owned(), e))?;

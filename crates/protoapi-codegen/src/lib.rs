@@ -91,12 +91,7 @@ pub enum Error {
 impl Error {
     /// Problems in the files found under `includes` (import roots).
     pub fn invalid(diagnostics: Vec<Diagnostic>, includes: &[PathBuf]) -> Error {
-        let files = diagnostics.iter().flat_map(|d| {
-            std::iter::once(&d.location)
-                .chain(d.labels.iter().map(|label| &label.location))
-                .map(|location| location.file.as_str())
-        });
-        let sources = Sources::read(includes, files);
+        let sources = Sources::read(includes, diagnostic_files(&diagnostics));
         Error::Invalid {
             diagnostics,
             sources,
@@ -136,6 +131,57 @@ impl Error {
     }
 }
 
+/// What a generation that succeeded warns of: declared behaviour that the
+/// generated code serves partially or leaves to a handler. Shown as rustc
+/// shows its warnings ([`Warnings::render`]); `build.rs` passes them to cargo.
+#[derive(Debug, Default)]
+pub struct Warnings {
+    diagnostics: Vec<Diagnostic>,
+    sources: Sources,
+}
+
+impl Warnings {
+    fn new(diagnostics: Vec<Diagnostic>, includes: &[PathBuf]) -> Warnings {
+        let sources = Sources::read(includes, diagnostic_files(&diagnostics));
+        Warnings {
+            diagnostics,
+            sources,
+        }
+    }
+
+    /// Each warning, at its place.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.diagnostics.is_empty()
+    }
+
+    /// As rustc shows its warnings (see [`Error::render`]); empty if none.
+    pub fn render(&self, root: &Path) -> String {
+        self.render_with(root, Style::Plain)
+    }
+
+    /// [`Warnings::render`], coloured for a terminal when `style` says so.
+    pub fn render_with(&self, root: &Path, style: Style) -> String {
+        if self.is_empty() {
+            return String::new();
+        }
+        diagnostics::render(&self.diagnostics, &self.sources, root, style)
+    }
+}
+
+/// The files `diagnostics` point into.
+fn diagnostic_files(diagnostics: &[Diagnostic]) -> impl Iterator<Item = &str> {
+    diagnostics.iter().flat_map(|d| {
+        std::iter::once(&d.location)
+            .chain(d.labels.iter().map(|label| &label.location))
+            .map(|location| location.file.as_str())
+    })
+}
+
 /// The directory paths are shown relative to: the crate being built (as in
 /// `build.rs`), else the current directory.
 pub fn crate_root() -> PathBuf {
@@ -150,7 +196,7 @@ impl fmt::Debug for Error {
         // `main` prints `Error: {:?}`: the count, then the report from a line of its own.
         match self {
             Error::Invalid { diagnostics, .. } => {
-                let count = diagnostics.len();
+                let count = diagnostics.iter().filter(|d| d.is_error()).count();
                 let plural = if count == 1 { "" } else { "s" };
                 let report = self.render(&crate_root());
                 write!(

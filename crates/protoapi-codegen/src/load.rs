@@ -63,7 +63,8 @@ pub fn load(includes: &[PathBuf], files: &[PathBuf]) -> Result<Loaded, Error> {
 /// The protos shipped with the generator: `google.api` (HTTP rules, field
 /// behaviours, resources, client options, launch stages), `google.rpc`
 /// (errors), `google.type` (dates, money, coordinates, ...) and
-/// `protoapi.v1` (the `UidpFilter` of list requests). An import root holding
+/// `google.longrunning` (operations), `protoapi.v1` (the `UidpFilter` of
+/// list requests). An import root holding
 /// a file of the same name wins over these.
 pub const BUNDLED: &[(&str, &str)] = &[
     (
@@ -104,6 +105,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
     (
         "google/api/client.proto",
         include_str!("../proto/google/api/client.proto"),
+    ),
+    (
+        "google/longrunning/operations.proto",
+        include_str!("../proto/google/longrunning/operations.proto"),
     ),
     (
         "google/api/launch_stage.proto",

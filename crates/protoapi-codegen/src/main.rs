@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use protoapi_codegen::Warnings;
+use protoapi_codegen::diagnostics::Style;
 
 #[derive(Parser)]
 #[command(about = "Generate a Rust API crate from protos and annotation files")]
@@ -72,7 +74,8 @@ fn main() -> ExitCode {
     }
     match cli.command {
         Command::Generate => match config.write_to(&out) {
-            Ok(changed) => {
+            Ok((changed, warnings)) => {
+                warn(&warnings);
                 for path in &changed {
                     println!("wrote {}", out.join(path).display());
                 }
@@ -85,11 +88,13 @@ fn main() -> ExitCode {
             }
         },
         Command::Check => match config.check(&out) {
-            Ok(differing) if differing.is_empty() => {
+            Ok((differing, warnings)) if differing.is_empty() => {
+                warn(&warnings);
                 println!("{} is up to date", out.display());
                 ExitCode::SUCCESS
             }
-            Ok(differing) => {
+            Ok((differing, warnings)) => {
+                warn(&warnings);
                 for path in &differing {
                     eprintln!("out of date: {}", out.join(path).display());
                 }
@@ -108,18 +113,36 @@ fn main() -> ExitCode {
     }
 }
 
+/// How to show diagnostics on stderr: coloured on a terminal (unless
+/// `NO_COLOR` is set).
+fn style() -> Style {
+    if std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
+        Style::Colored
+    } else {
+        Style::Plain
+    }
+}
+
+/// Prints `warnings` as rustc prints its warnings, with paths relative to the
+/// current directory.
+fn warn(warnings: &Warnings) {
+    if warnings.is_empty() {
+        return;
+    }
+    let root = std::env::current_dir().unwrap_or_default();
+    eprintln!("{}", warnings.render_with(&root, style()));
+    match warnings.diagnostics().len() {
+        1 => eprintln!("warning: 1 warning emitted\n"),
+        count => eprintln!("warning: {count} warnings emitted\n"),
+    }
+}
+
 /// Prints `error` as rustc prints its errors, with paths relative to the
-/// current directory, coloured on a terminal (unless `NO_COLOR` is set).
+/// current directory.
 fn report(error: &protoapi_codegen::Error) {
     let root = std::env::current_dir().unwrap_or_default();
-    let coloured = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let style = if coloured {
-        protoapi_codegen::diagnostics::Style::Colored
-    } else {
-        protoapi_codegen::diagnostics::Style::Plain
-    };
-    eprint!("{}", error.render_with(&root, style));
-    match error.diagnostics().len() {
+    eprint!("{}", error.render_with(&root, style()));
+    match error.diagnostics().iter().filter(|d| d.is_error()).count() {
         0 => {}
         1 => eprintln!("\nerror: aborting due to 1 previous error"),
         count => eprintln!("\nerror: aborting due to {count} previous errors"),

@@ -11,7 +11,8 @@
 //!   binary descriptor set is there, with each package's API file split by
 //!   emitter (`expected/<package>.api/<emitter>.rs`, see
 //!   `Config::generate_by_emitter`), so that a change to one emitter shows
-//!   as a small diff in its own file.
+//!   as a small diff in its own file, and the warnings, if any, in
+//!   `expected/warnings.stderr`.
 //!
 //! `UPDATE_GOLDEN=1 cargo test -p protoapi-codegen --test fixtures` rewrites the
 //! expected files (and removes those no longer generated); a new case needs
@@ -22,6 +23,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use protoapi_codegen::DESCRIPTOR_FILE;
+
+/// The file of `expected/` holding the warnings.
+const WARNINGS: &str = "warnings.stderr";
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
@@ -117,8 +121,8 @@ fn run_case(case: &Path) -> Vec<String> {
                 }
             }
         }
-        (Ok(output), false, true) => {
-            let actual: BTreeMap<String, String> = output
+        (Ok((output, warnings)), false, true) => {
+            let mut actual: BTreeMap<String, String> = output
                 .into_iter()
                 .filter(|(path, _)| path != Path::new(DESCRIPTOR_FILE))
                 .map(|(path, bytes)| {
@@ -126,6 +130,9 @@ fn run_case(case: &Path) -> Vec<String> {
                     (path, String::from_utf8(bytes).unwrap())
                 })
                 .collect();
+            if !warnings.is_empty() {
+                actual.insert(WARNINGS.to_owned(), warnings.render(case));
+            }
             let expected = files(&expected_dir);
             if update() {
                 for stale in expected.keys().filter(|p| !actual.contains_key(*p)) {
@@ -184,7 +191,7 @@ fn split_output_is_the_api_file() {
     config.include(&case);
     config.files_under(&case).unwrap();
     let whole = config.generate().unwrap();
-    let split = config.generate_by_emitter().unwrap();
+    let (split, _) = config.generate_by_emitter().unwrap();
     let api = String::from_utf8(whole[Path::new("shop.v1.api.rs")].clone()).unwrap();
     let mut rest = api.as_str();
     let order = [

@@ -22,9 +22,14 @@ fn config_for(proto: &Path) -> protoapi_codegen::Config {
 /// Mirrors `cargo run -p protoapi-codegen -- check`: the checked-in crate is what the protos produce.
 #[test]
 fn checked_in_crate_is_up_to_date() {
-    let differing = config_for(&workspace().join("platform/proto"))
+    let (differing, warnings) = config_for(&workspace().join("platform/proto"))
         .check(workspace().join("platform/platform-api/src"))
         .unwrap();
+    assert!(
+        warnings.is_empty(),
+        "the Platform API is served as declared:\n{}",
+        warnings.render(&workspace())
+    );
     assert!(
         differing.is_empty(),
         "platform/platform-api/src is stale ({differing:?}); run `cargo run -p protoapi-codegen -- generate --proto platform/proto --out platform/platform-api/src`"

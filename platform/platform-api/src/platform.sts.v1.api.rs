@@ -137,7 +137,7 @@ impl<S: TokenServiceHandler> TokenServiceApi<S> {
             if caller.is_anonymous() {
                 return Err(::protoapi_runtime::__private::auth::token_required());
             }
-            self.store.exchange_token(caller, request).await
+            TokenServiceHandler::exchange_token(&*self.store, caller, request).await
         }
             .await;
         answer.map_err(|error| error.in_domain(Self::DOMAIN))

@@ -39,7 +39,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     let methods = service
         .methods
         .iter()
-        .map(|method| emit_method(scope, api, method));
+        .map(|method| emit_method(scope, api, service, method));
     let grpc_methods = service.methods.iter().map(|method| {
         if method.media.server_streaming {
             return emit_grpc_stream(scope, &name, method);
@@ -171,7 +171,7 @@ fn emit_handler_trait(scope: &super::Scope, service: &Service) -> TokenStream {
     }
 }
 
-fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream {
+fn emit_method(scope: &super::Scope, api: &Api, service: &Service, method: &Method) -> TokenStream {
     let rust_name = format_ident!("{}", method.rust_name());
     let input = scope.path(&method.input);
     let output = scope.path(&method.output);
@@ -184,13 +184,19 @@ fn emit_method(scope: &super::Scope, api: &Api, method: &Method) -> TokenStream 
     {
         Some(resource) => Flow::new(scope, api, method, resource).body(&method.standard, &output),
         // The handler reads the caller; nobody reaches it without
-        // credentials (a presented token is the handler's to verify).
-        None => quote! {
-            if caller.is_anonymous() {
-                return Err(::protoapi_runtime::__private::auth::token_required());
+        // credentials (a presented token is the handler's to verify). Named
+        // through its trait: a store method may have the same name (an
+        // `UpdateX` answering an operation is the handler's, `update_x` the
+        // store's).
+        None => {
+            let handler = handler_name(service);
+            quote! {
+                if caller.is_anonymous() {
+                    return Err(::protoapi_runtime::__private::auth::token_required());
+                }
+                #handler::#rust_name(&*self.store, caller, request).await
             }
-            self.store.#rust_name(caller, request).await
-        },
+        }
     };
     // The one place the service's errors take its domain, whichever
     // transport called.

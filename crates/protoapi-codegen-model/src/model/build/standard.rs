@@ -18,6 +18,10 @@ pub(super) fn standard_method(
     if !names_a_resource(method, views) {
         return Some(Standard::Custom);
     }
+    if method.output().full_name() == OPERATION {
+        diagnostics.push(long_running(method, location));
+        return Some(Standard::Custom);
+    }
     // Resources, and legacy messages showing one (resolved to it later).
     let is_resource =
         |message: &MessageDescriptor| is_resource(message) || views.contains(&message.full_name());
@@ -103,7 +107,7 @@ pub(super) fn standard_method(
                 .note("standard methods (Create, Get, List, Update, Delete) work on resources")
                 .note(format!(
                     "declare it one with `option ({RESOURCE_OPTION}) = {{type: \"<service>/{}\" \
-                     plural: \"...\" singular: \"...\"}};` (see proto/README.md)",
+                     plural: \"...\" singular: \"...\"}};` (codegen/README.md, \"Resource names\")",
                     message.name()
                 )),
             );
@@ -112,10 +116,11 @@ pub(super) fn standard_method(
         let mut diagnostic = Diagnostic::new(
             location.clone(),
             format!(
-                "method `{name}` is named like a standard method but does not have the shape of one \
-                 (see proto/README.md); rename it to implement it by hand"
+                "method `{name}` is named like a standard method but does not have the shape of one; \
+                 rename it to implement it by hand"
             ),
-        );
+        )
+        .note("the shapes served are in codegen/README.md, \"Standard methods\"");
         if name.starts_with("List") {
             diagnostic = diagnostic.note(super::shapes::list_expectation(method));
         } else if name.starts_with("BatchGet") {
@@ -124,6 +129,24 @@ pub(super) fn standard_method(
         diagnostics.push(diagnostic);
     }
     standard
+}
+
+/// What long-running methods answer (AIP-151).
+const OPERATION: &str = "google.longrunning.Operation";
+
+/// The warning for a standard method answering an operation: served as a
+/// custom method, by a handler the user implements.
+fn long_running(method: &MethodDescriptor, location: &Location) -> Diagnostic {
+    Diagnostic::warning(
+        location.clone(),
+        format!(
+            "`{}` answers `{OPERATION}`: long-running standard methods (AIP-151) are not run \
+             by the generated code, so it is generated as a custom method whose handler you \
+             implement",
+            method.name()
+        ),
+    )
+    .note("custom methods are in codegen/README.md, \"Standard methods\"")
 }
 
 /// The message a method named like a standard method uses as its resource,
