@@ -147,6 +147,17 @@ pub struct Precondition {
 }
 
 impl Failure {
+    /// A page's action without an HTTP rule: the console calls the API over
+    /// REST only.
+    pub fn grpc_only() -> Self {
+        Failure {
+            status: StatusCode::NOT_IMPLEMENTED,
+            code: "UNIMPLEMENTED".to_owned(),
+            message: "this method is served over gRPC only".to_owned(),
+            ..Failure::default()
+        }
+    }
+
     fn internal(error: impl std::fmt::Display) -> Self {
         tracing::error!(%error, "console call failed");
         Failure {

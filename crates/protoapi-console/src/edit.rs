@@ -264,16 +264,18 @@ pub(super) async fn create(
     let mut fields = shared.form_fields(&visit, collection, walked, true).await;
     let (resource, _) = form::read(&mut fields, &submitted);
     let chosen_id = field(&submitted, "_id").trim().to_owned();
-    let route = create.action.route;
-    let mut path = route.template.expand(|_| parent.clone());
-    let body = match route.body {
+    let Some(rule) = create.action.rule() else {
+        return shared.failure(&visit, Failure::grpc_only());
+    };
+    let mut path = rule.template.expand(|_| parent.clone());
+    let body = match rule.body {
         Some("*") => {
             let mut request = Map::new();
             request.insert(create.body.to_owned(), Value::Object(resource));
             if let (Some(name), false) = (create.id, chosen_id.is_empty()) {
                 request.insert(name.to_owned(), Value::String(chosen_id.clone()));
             }
-            if !route.template.variables.iter().any(|v| v.field == "parent") && !parent.is_empty() {
+            if !rule.template.variables.iter().any(|v| v.field == "parent") && !parent.is_empty() {
                 request.insert("parent".to_owned(), Value::String(parent.clone()));
             }
             Value::Object(request)
@@ -380,10 +382,12 @@ pub(super) async fn update(
     if !etag.is_empty() {
         body.insert("etag".to_owned(), Value::String(etag.to_owned()));
     }
-    let route = update.action.route;
-    let mut path = route.template.expand(|_| key.clone());
+    let Some(rule) = update.action.rule() else {
+        return shared.failure(&visit, Failure::grpc_only());
+    };
+    let mut path = rule.template.expand(|_| key.clone());
     let mask = changed.join(",");
-    let body = match (route.body, update.body.is_empty()) {
+    let body = match (rule.body, update.body.is_empty()) {
         (Some("*"), false) => {
             let mut request = Map::new();
             request.insert(update.body.to_owned(), Value::Object(body));
@@ -483,7 +487,10 @@ pub(super) async fn delete(
         Ok(delete) => delete,
         Err(failure) => return shared.failure(&visit, failure),
     };
-    let mut path = delete.action.route.template.expand(|_| key.clone());
+    let Some(rule) = delete.action.rule() else {
+        return shared.failure(&visit, Failure::grpc_only());
+    };
+    let mut path = rule.template.expand(|_| key.clone());
     let etag = field(&submitted, "etag");
     if delete.etag && !etag.is_empty() {
         path = format!("{path}?etag={}", encode(etag));

@@ -190,7 +190,8 @@ impl Shared {
                 "items of this collection cannot be read",
             )
         })?;
-        let path = get.route.template.expand(|_| key.to_owned());
+        let rule = get.rule().ok_or_else(Failure::grpc_only)?;
+        let path = rule.template.expand(|_| key.to_owned());
         self.call(visit, Method::GET, &path, None).await
     }
 
@@ -436,7 +437,8 @@ impl Shared {
         } else {
             parent
         };
-        let mut path = list.action.route.template.expand(|_| parent.to_owned());
+        let rule = list.action.rule().ok_or_else(Failure::grpc_only)?;
+        let mut path = rule.template.expand(|_| parent.to_owned());
         let scope = list
             .parent_query
             .filter(|_| !parent.is_empty())

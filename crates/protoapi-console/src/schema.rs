@@ -5,7 +5,7 @@
 
 use prost_reflect::DescriptorPool;
 
-use protoapi_client::client::Route;
+use protoapi_client::client::{HttpRule, Route};
 use protoapi_core::names::Pattern;
 use protoapi_core::resource::{FieldSpec, PageSizes, Reference, Resource, TextRule};
 
@@ -175,6 +175,14 @@ impl Collection {
 pub struct Action {
     pub route: &'static Route,
     pub capability: Option<&'static str>,
+}
+
+impl Action {
+    /// The HTTP rule the console calls; `None` for a method served over
+    /// gRPC only (the generator offers such methods to no page).
+    pub fn rule(&self) -> Option<&'static HttpRule> {
+        self.route.http.as_ref()
+    }
 }
 
 /// How a list is asked for and answered.

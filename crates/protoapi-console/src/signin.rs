@@ -60,10 +60,8 @@ impl Shared {
         }) else {
             return Ok(());
         };
-        let path = format!(
-            "{}?pageSize=1",
-            list.action.route.template.expand(|_| String::new())
-        );
+        let rule = list.action.rule().ok_or_else(Failure::grpc_only)?;
+        let path = format!("{}?pageSize=1", rule.template.expand(|_| String::new()));
         match self.api.call(&asker, Method::GET, &path, None).await {
             Err(failure) if failure.status == StatusCode::UNAUTHORIZED => Err(failure),
             _ => Ok(()),

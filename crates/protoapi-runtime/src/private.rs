@@ -70,7 +70,7 @@ pub mod probe {
 
 #[cfg(feature = "client")]
 pub mod client {
-    pub use crate::client::{Connection, RawBodies, Route, items, pages};
+    pub use crate::client::{Connection, HttpRule, RawBodies, Route, items, pages};
 }
 
 #[cfg(feature = "cli")]

@@ -68,6 +68,10 @@ pub struct Api {
     /// The method trading identity tokens for the API's own, if the API
     /// declares one (`Authentication::for_api` reads it).
     pub token_exchange: Option<ExchangeSlot>,
+    /// Whether any method states who may call it; without, every caller
+    /// the server authenticates may call every method, and building the
+    /// router logs a warning that says so.
+    pub access_rules: bool,
 }
 
 /// The token exchange an API declares: the route whose bearer is an
@@ -87,18 +91,20 @@ pub struct ExchangeSlot {
 }
 
 impl ExchangeSlot {
-    /// How the console calls the exchange for the API at `base_url`.
-    pub fn console(&self, base_url: &str) -> protoapi_console::oidc::Exchange {
-        let route = &self.route;
-        protoapi_console::oidc::Exchange {
-            method: route.verb.parse().unwrap_or(http::Method::POST),
+    /// How the console calls the exchange for the API at `base_url`
+    /// (`None` for a route without an HTTP rule, which the generator
+    /// refuses for exchanges).
+    pub fn console(&self, base_url: &str) -> Option<protoapi_console::oidc::Exchange> {
+        let rule = self.route.http?;
+        Some(protoapi_console::oidc::Exchange {
+            method: rule.verb.parse().unwrap_or(http::Method::POST),
             // The generator declares exchanges whose rule binds no field.
-            path: route.template.expand(|_| String::new()),
-            in_body: route.body == Some("*"),
+            path: rule.template.expand(|_| String::new()),
+            in_body: rule.body == Some("*"),
             audience: (self.audience_field.to_owned(), base_url.to_owned()),
             subject_field: self.subject_field.to_owned(),
             token_field: self.token_field.to_owned(),
-        }
+        })
     }
 }
 
@@ -258,6 +264,12 @@ impl ApiRouter {
                 services: missing,
                 unkept,
             });
+        }
+        if !self.api.access_rules {
+            tracing::warn!(
+                "the API declares no access rule: every caller the server authenticates may call \
+                 every method"
+            );
         }
         let ApiRouter {
             api,
@@ -429,6 +441,7 @@ mod tests {
                 },
             ],
             token_exchange: None,
+            access_rules: true,
         }
     }
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use http_body_util::BodyExt;
 use press::press::v1::{
-    Book, CreateBookRequest, CreatePublisherRequest, ExportBooksRequest, GetBookRequest,
-    ListBooksRequest, Publisher, book,
+    Book, CreateBookRequest, CreatePublisherRequest, DeleteReviewRequest, ExportBooksRequest,
+    GetBookRequest, ListBooksRequest, Publisher, book,
 };
 use press::{Catalog, MemoryStore};
 use protoapi_runtime::Caller;
@@ -114,6 +114,7 @@ async fn on_sqlite() {
 async fn walk(base: &str) {
     publishers(base).await;
     books(base).await;
+    reviews(base).await;
     custom_methods(base).await;
     covers(base).await;
     exports(base).await;
@@ -540,6 +541,46 @@ async fn deletes(base: &str) {
     let (status, _) = call(base, "DELETE", "/v1/publishers/faber?force=true", None).await;
     assert_eq!(status, 200);
     let (status, _) = call(base, "GET", "/v1/publishers/faber/books/ulysses", None).await;
+    assert_eq!(status, 404);
+}
+
+/// Shapes as published APIs write them: names in fields the HTTP rules
+/// bind (`book`, `review`), a plural (`bookReviews`) other than the
+/// collection id, list items named by the collection id, and a Delete
+/// without an HTTP rule, served over gRPC only.
+async fn reviews(base: &str) {
+    let (status, _) = call(base, "POST", "/v1/publishers?publisherId=critics", Some(json!({"displayName": "Critics"}))).await;
+    assert_eq!(status, 200);
+    let (status, _) = call(base, "POST", "/v1/publishers/critics/books?bookId=emma", Some(json!({"title": "Emma"}))).await;
+    assert_eq!(status, 200);
+    let book = "/v1/publishers/critics/books/emma";
+    let (status, created) = call(base, "POST", &format!("{book}/reviews?reviewId=first"), Some(json!({"text": "Witty"}))).await;
+    assert_eq!(status, 200, "{created}");
+    assert_eq!(created["name"], "publishers/critics/books/emma/reviews/first");
+    let (status, got) = call(base, "GET", &format!("{book}/reviews/first"), None).await;
+    assert_eq!((status, &got), (200, &created));
+    let (status, listed) = call(base, "GET", &format!("{book}/reviews"), None).await;
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(listed["reviews"], json!([created]));
+    // The field the rule binds is the one named in errors.
+    let (status, error) = call(base, "GET", &format!("{book}/reviews/Not_An_Id"), None).await;
+    assert_eq!(status, 400, "{error}");
+    assert_eq!(error["error"]["details"][1]["fieldViolations"][0]["field"], "review", "{error}");
+    // A review of a book that does not exist is refused.
+    let (status, error) = call(base, "POST", "/v1/publishers/critics/books/nope/reviews", Some(json!({"text": "?"}))).await;
+    assert_eq!(status, 404, "{error}");
+    // No HTTP rule: no route; the generated client over REST says why.
+    let (status, _) = call(base, "DELETE", &format!("{book}/reviews/first"), None).await;
+    assert!(status == 404 || status == 405, "{status}");
+    let delete = DeleteReviewRequest {
+        name: "publishers/critics/books/emma/reviews/first".into(),
+    };
+    let rest = press::Client::new(Connection::rest(base).unwrap()).publishers();
+    let refused = rest.delete_review(delete.clone()).await.unwrap_err();
+    assert_eq!(refused.code(), protoapi_runtime::error::Code::Unimplemented);
+    let grpc = press::Client::new(Connection::grpc(base).unwrap()).publishers();
+    grpc.delete_review(delete).await.unwrap();
+    let (status, _) = call(base, "GET", &format!("{book}/reviews/first"), None).await;
     assert_eq!(status, 404);
 }
 

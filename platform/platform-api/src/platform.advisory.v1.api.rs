@@ -764,31 +764,33 @@ pub mod client {
         /// Where `CreateDocument` is served: its gRPC path and HTTP rule.
         pub const CREATE_DOCUMENT: Route = Route {
             grpc_path: "/platform.advisory.v1.DocumentService/CreateDocument",
-            verb: "POST",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "advisory",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "documents",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "parent",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("document"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "advisory",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "documents",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "parent",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("document"),
+                response_body: None,
+            }),
         };
         /// `CreateDocument` (`POST /advisory/v1/documents/{parent=**}`).
         ///
@@ -802,31 +804,33 @@ pub mod client {
         /// Where `GetDocument` is served: its gRPC path and HTTP rule.
         pub const GET_DOCUMENT: Route = Route {
             grpc_path: "/platform.advisory.v1.DocumentService/GetDocument",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "advisory",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "documents",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "advisory",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "documents",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `GetDocument` (`GET /advisory/v1/documents/{id=**}`).
         ///
@@ -840,24 +844,26 @@ pub mod client {
         /// Where `ListDocuments` is served: its gRPC path and HTTP rule.
         pub const LIST_DOCUMENTS: Route = Route {
             grpc_path: "/platform.advisory.v1.DocumentService/ListDocuments",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "advisory",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "documents",
-                    ),
-                ],
-                variables: &[],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "advisory",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "documents",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `ListDocuments` (`GET /advisory/v1/documents`).
         ///
@@ -873,31 +879,33 @@ pub mod client {
         /// Where `UpdateDocument` is served: its gRPC path and HTTP rule.
         pub const UPDATE_DOCUMENT: Route = Route {
             grpc_path: "/platform.advisory.v1.DocumentService/UpdateDocument",
-            verb: "PUT",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "advisory",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "documents",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("*"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "PUT",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "advisory",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "documents",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("*"),
+                response_body: None,
+            }),
         };
         /// `UpdateDocument` (`PUT /advisory/v1/documents/{id=**}`).
         ///
@@ -913,31 +921,33 @@ pub mod client {
         /// Where `DeleteDocument` is served: its gRPC path and HTTP rule.
         pub const DELETE_DOCUMENT: Route = Route {
             grpc_path: "/platform.advisory.v1.DocumentService/DeleteDocument",
-            verb: "DELETE",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "advisory",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "documents",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "DELETE",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "advisory",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "documents",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `DeleteDocument` (`DELETE /advisory/v1/documents/{id=**}`).
         ///

@@ -1116,31 +1116,33 @@ pub mod client {
         /// Where `CreateDocument` is served: its gRPC path and HTTP rule.
         pub const CREATE_DOCUMENT: Route = Route {
             grpc_path: "/platform.advisory.v2.DocumentService/CreateDocument",
-            verb: "POST",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "advisory",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "documents",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "parent",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("document"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "advisory",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "documents",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "parent",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("document"),
+                response_body: None,
+            }),
         };
         /// `CreateDocument` (`POST /advisory/v2/documents/{parent=**}`).
         ///
@@ -1154,31 +1156,33 @@ pub mod client {
         /// Where `GetDocument` is served: its gRPC path and HTTP rule.
         pub const GET_DOCUMENT: Route = Route {
             grpc_path: "/platform.advisory.v2.DocumentService/GetDocument",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "advisory",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "documents",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "advisory",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "documents",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `GetDocument` (`GET /advisory/v2/documents/{uid=**}`).
         ///
@@ -1192,24 +1196,26 @@ pub mod client {
         /// Where `ListDocuments` is served: its gRPC path and HTTP rule.
         pub const LIST_DOCUMENTS: Route = Route {
             grpc_path: "/platform.advisory.v2.DocumentService/ListDocuments",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "advisory",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "documents",
-                    ),
-                ],
-                variables: &[],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "advisory",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "documents",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `ListDocuments` (`GET /advisory/v2/documents`).
         ///
@@ -1252,31 +1258,33 @@ pub mod client {
         /// Where `UpdateDocument` is served: its gRPC path and HTTP rule.
         pub const UPDATE_DOCUMENT: Route = Route {
             grpc_path: "/platform.advisory.v2.DocumentService/UpdateDocument",
-            verb: "PATCH",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "advisory",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "documents",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("document"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "PATCH",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "advisory",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "documents",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("document"),
+                response_body: None,
+            }),
         };
         /// `UpdateDocument` (`PATCH /advisory/v2/documents/{uid=**}`).
         ///
@@ -1290,31 +1298,33 @@ pub mod client {
         /// Where `DeleteDocument` is served: its gRPC path and HTTP rule.
         pub const DELETE_DOCUMENT: Route = Route {
             grpc_path: "/platform.advisory.v2.DocumentService/DeleteDocument",
-            verb: "DELETE",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "advisory",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "documents",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "DELETE",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "advisory",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "documents",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `DeleteDocument` (`DELETE /advisory/v2/documents/{uid=**}`).
         ///

@@ -2685,31 +2685,33 @@ pub mod client {
         /// Where `CreateGroup` is served: its gRPC path and HTTP rule.
         pub const CREATE_GROUP: Route = Route {
             grpc_path: "/platform.iam.v1.GroupService/CreateGroup",
-            verb: "POST",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "groups",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "parent",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("group"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "groups",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "parent",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("group"),
+                response_body: None,
+            }),
         };
         /// `CreateGroup` (`POST /iam/v1/groups/{parent=**}`).
         ///
@@ -2724,24 +2726,26 @@ pub mod client {
         /// Where `ListGroups` is served: its gRPC path and HTTP rule.
         pub const LIST_GROUPS: Route = Route {
             grpc_path: "/platform.iam.v1.GroupService/ListGroups",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "groups",
-                    ),
-                ],
-                variables: &[],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "groups",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `ListGroups` (`GET /iam/v1/groups`).
         ///
@@ -2757,31 +2761,33 @@ pub mod client {
         /// Where `UpdateGroup` is served: its gRPC path and HTTP rule.
         pub const UPDATE_GROUP: Route = Route {
             grpc_path: "/platform.iam.v1.GroupService/UpdateGroup",
-            verb: "PUT",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "groups",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("*"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "PUT",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "groups",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("*"),
+                response_body: None,
+            }),
         };
         /// `UpdateGroup` (`PUT /iam/v1/groups/{id=**}`).
         ///
@@ -2797,31 +2803,33 @@ pub mod client {
         /// Where `DeleteGroup` is served: its gRPC path and HTTP rule.
         pub const DELETE_GROUP: Route = Route {
             grpc_path: "/platform.iam.v1.GroupService/DeleteGroup",
-            verb: "DELETE",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "groups",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "DELETE",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "groups",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `DeleteGroup` (`DELETE /iam/v1/groups/{id=**}`).
         ///
@@ -2848,31 +2856,33 @@ pub mod client {
         /// Where `CreateIdentity` is served: its gRPC path and HTTP rule.
         pub const CREATE_IDENTITY: Route = Route {
             grpc_path: "/platform.iam.v1.IdentityService/CreateIdentity",
-            verb: "POST",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "identities",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "parent",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("identity"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "identities",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "parent",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("identity"),
+                response_body: None,
+            }),
         };
         /// `CreateIdentity` (`POST /iam/v1/identities/{parent=**}`).
         ///
@@ -2886,24 +2896,26 @@ pub mod client {
         /// Where `ListIdentities` is served: its gRPC path and HTTP rule.
         pub const LIST_IDENTITIES: Route = Route {
             grpc_path: "/platform.iam.v1.IdentityService/ListIdentities",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "identities",
-                    ),
-                ],
-                variables: &[],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "identities",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `ListIdentities` (`GET /iam/v1/identities`).
         ///
@@ -2919,31 +2931,33 @@ pub mod client {
         /// Where `UpdateIdentity` is served: its gRPC path and HTTP rule.
         pub const UPDATE_IDENTITY: Route = Route {
             grpc_path: "/platform.iam.v1.IdentityService/UpdateIdentity",
-            verb: "PUT",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "identities",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("*"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "PUT",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "identities",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("*"),
+                response_body: None,
+            }),
         };
         /// `UpdateIdentity` (`PUT /iam/v1/identities/{id=**}`).
         ///
@@ -2959,31 +2973,33 @@ pub mod client {
         /// Where `DeleteIdentity` is served: its gRPC path and HTTP rule.
         pub const DELETE_IDENTITY: Route = Route {
             grpc_path: "/platform.iam.v1.IdentityService/DeleteIdentity",
-            verb: "DELETE",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "identities",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "DELETE",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "identities",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `DeleteIdentity` (`DELETE /iam/v1/identities/{id=**}`).
         ///
@@ -3010,31 +3026,33 @@ pub mod client {
         /// Where `CreateRoleBinding` is served: its gRPC path and HTTP rule.
         pub const CREATE_ROLE_BINDING: Route = Route {
             grpc_path: "/platform.iam.v1.RoleBindingService/CreateRoleBinding",
-            verb: "POST",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "rolebindings",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "parent",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("role_binding"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "rolebindings",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "parent",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("role_binding"),
+                response_body: None,
+            }),
         };
         /// `CreateRoleBinding` (`POST /iam/v1/rolebindings/{parent=**}`).
         ///
@@ -3048,24 +3066,26 @@ pub mod client {
         /// Where `ListRoleBindings` is served: its gRPC path and HTTP rule.
         pub const LIST_ROLE_BINDINGS: Route = Route {
             grpc_path: "/platform.iam.v1.RoleBindingService/ListRoleBindings",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "rolebindings",
-                    ),
-                ],
-                variables: &[],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "rolebindings",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `ListRoleBindings` (`GET /iam/v1/rolebindings`).
         ///
@@ -3081,31 +3101,33 @@ pub mod client {
         /// Where `UpdateRoleBinding` is served: its gRPC path and HTTP rule.
         pub const UPDATE_ROLE_BINDING: Route = Route {
             grpc_path: "/platform.iam.v1.RoleBindingService/UpdateRoleBinding",
-            verb: "PUT",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "rolebindings",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("*"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "PUT",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "rolebindings",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("*"),
+                response_body: None,
+            }),
         };
         /// `UpdateRoleBinding` (`PUT /iam/v1/rolebindings/{id=**}`).
         ///
@@ -3121,31 +3143,33 @@ pub mod client {
         /// Where `DeleteRoleBinding` is served: its gRPC path and HTTP rule.
         pub const DELETE_ROLE_BINDING: Route = Route {
             grpc_path: "/platform.iam.v1.RoleBindingService/DeleteRoleBinding",
-            verb: "DELETE",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "rolebindings",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "DELETE",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "rolebindings",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `DeleteRoleBinding` (`DELETE /iam/v1/rolebindings/{id=**}`).
         ///
@@ -3172,31 +3196,33 @@ pub mod client {
         /// Where `CreateRole` is served: its gRPC path and HTTP rule.
         pub const CREATE_ROLE: Route = Route {
             grpc_path: "/platform.iam.v1.RoleService/CreateRole",
-            verb: "POST",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "roles",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "parent",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("role"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "roles",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "parent",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("role"),
+                response_body: None,
+            }),
         };
         /// `CreateRole` (`POST /iam/v1/roles/{parent=**}`).
         ///
@@ -3210,24 +3236,26 @@ pub mod client {
         /// Where `ListRoles` is served: its gRPC path and HTTP rule.
         pub const LIST_ROLES: Route = Route {
             grpc_path: "/platform.iam.v1.RoleService/ListRoles",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "roles",
-                    ),
-                ],
-                variables: &[],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "roles",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `ListRoles` (`GET /iam/v1/roles`).
         ///
@@ -3243,31 +3271,33 @@ pub mod client {
         /// Where `UpdateRole` is served: its gRPC path and HTTP rule.
         pub const UPDATE_ROLE: Route = Route {
             grpc_path: "/platform.iam.v1.RoleService/UpdateRole",
-            verb: "PUT",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "roles",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("*"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "PUT",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "roles",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("*"),
+                response_body: None,
+            }),
         };
         /// `UpdateRole` (`PUT /iam/v1/roles/{id=**}`).
         ///
@@ -3283,31 +3313,33 @@ pub mod client {
         /// Where `DeleteRole` is served: its gRPC path and HTTP rule.
         pub const DELETE_ROLE: Route = Route {
             grpc_path: "/platform.iam.v1.RoleService/DeleteRole",
-            verb: "DELETE",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "roles",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "DELETE",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "roles",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `DeleteRole` (`DELETE /iam/v1/roles/{id=**}`).
         ///

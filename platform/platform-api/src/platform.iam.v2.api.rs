@@ -4529,31 +4529,33 @@ pub mod client {
         /// Where `CreateGroup` is served: its gRPC path and HTTP rule.
         pub const CREATE_GROUP: Route = Route {
             grpc_path: "/platform.iam.v2.GroupService/CreateGroup",
-            verb: "POST",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "groups",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "parent",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("group"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "groups",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "parent",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("group"),
+                response_body: None,
+            }),
         };
         /// `CreateGroup` (`POST /iam/v2/groups/{parent=**}`).
         ///
@@ -4568,31 +4570,33 @@ pub mod client {
         /// Where `GetGroup` is served: its gRPC path and HTTP rule.
         pub const GET_GROUP: Route = Route {
             grpc_path: "/platform.iam.v2.GroupService/GetGroup",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "groups",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "groups",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `GetGroup` (`GET /iam/v2/groups/{uid=**}`).
         ///
@@ -4606,24 +4610,26 @@ pub mod client {
         /// Where `ListGroups` is served: its gRPC path and HTTP rule.
         pub const LIST_GROUPS: Route = Route {
             grpc_path: "/platform.iam.v2.GroupService/ListGroups",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "groups",
-                    ),
-                ],
-                variables: &[],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "groups",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `ListGroups` (`GET /iam/v2/groups`).
         ///
@@ -4666,31 +4672,33 @@ pub mod client {
         /// Where `UpdateGroup` is served: its gRPC path and HTTP rule.
         pub const UPDATE_GROUP: Route = Route {
             grpc_path: "/platform.iam.v2.GroupService/UpdateGroup",
-            verb: "PATCH",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "groups",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("group"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "PATCH",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "groups",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("group"),
+                response_body: None,
+            }),
         };
         /// `UpdateGroup` (`PATCH /iam/v2/groups/{uid=**}`).
         ///
@@ -4704,31 +4712,33 @@ pub mod client {
         /// Where `DeleteGroup` is served: its gRPC path and HTTP rule.
         pub const DELETE_GROUP: Route = Route {
             grpc_path: "/platform.iam.v2.GroupService/DeleteGroup",
-            verb: "DELETE",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "groups",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "DELETE",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "groups",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `DeleteGroup` (`DELETE /iam/v2/groups/{uid=**}`).
         ///
@@ -4754,31 +4764,33 @@ pub mod client {
         /// Where `CreateIdentity` is served: its gRPC path and HTTP rule.
         pub const CREATE_IDENTITY: Route = Route {
             grpc_path: "/platform.iam.v2.IdentityService/CreateIdentity",
-            verb: "POST",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "identities",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "parent",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("identity"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "identities",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "parent",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("identity"),
+                response_body: None,
+            }),
         };
         /// `CreateIdentity` (`POST /iam/v2/identities/{parent=**}`).
         ///
@@ -4792,31 +4804,33 @@ pub mod client {
         /// Where `GetIdentity` is served: its gRPC path and HTTP rule.
         pub const GET_IDENTITY: Route = Route {
             grpc_path: "/platform.iam.v2.IdentityService/GetIdentity",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "identities",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "identities",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `GetIdentity` (`GET /iam/v2/identities/{uid=**}`).
         ///
@@ -4830,24 +4844,26 @@ pub mod client {
         /// Where `ListIdentities` is served: its gRPC path and HTTP rule.
         pub const LIST_IDENTITIES: Route = Route {
             grpc_path: "/platform.iam.v2.IdentityService/ListIdentities",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "identities",
-                    ),
-                ],
-                variables: &[],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "identities",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `ListIdentities` (`GET /iam/v2/identities`).
         ///
@@ -4890,31 +4906,33 @@ pub mod client {
         /// Where `UpdateIdentity` is served: its gRPC path and HTTP rule.
         pub const UPDATE_IDENTITY: Route = Route {
             grpc_path: "/platform.iam.v2.IdentityService/UpdateIdentity",
-            verb: "PATCH",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "identities",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("identity"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "PATCH",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "identities",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("identity"),
+                response_body: None,
+            }),
         };
         /// `UpdateIdentity` (`PATCH /iam/v2/identities/{uid=**}`).
         ///
@@ -4928,31 +4946,33 @@ pub mod client {
         /// Where `DeleteIdentity` is served: its gRPC path and HTTP rule.
         pub const DELETE_IDENTITY: Route = Route {
             grpc_path: "/platform.iam.v2.IdentityService/DeleteIdentity",
-            verb: "DELETE",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "identities",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "DELETE",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "identities",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `DeleteIdentity` (`DELETE /iam/v2/identities/{uid=**}`).
         ///
@@ -4978,31 +4998,33 @@ pub mod client {
         /// Where `CreateRoleBinding` is served: its gRPC path and HTTP rule.
         pub const CREATE_ROLE_BINDING: Route = Route {
             grpc_path: "/platform.iam.v2.RoleBindingService/CreateRoleBinding",
-            verb: "POST",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "roleBindings",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "parent",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("role_binding"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "roleBindings",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "parent",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("role_binding"),
+                response_body: None,
+            }),
         };
         /// `CreateRoleBinding` (`POST /iam/v2/roleBindings/{parent=**}`).
         ///
@@ -5016,31 +5038,33 @@ pub mod client {
         /// Where `GetRoleBinding` is served: its gRPC path and HTTP rule.
         pub const GET_ROLE_BINDING: Route = Route {
             grpc_path: "/platform.iam.v2.RoleBindingService/GetRoleBinding",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "roleBindings",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "roleBindings",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `GetRoleBinding` (`GET /iam/v2/roleBindings/{uid=**}`).
         ///
@@ -5054,24 +5078,26 @@ pub mod client {
         /// Where `ListRoleBindings` is served: its gRPC path and HTTP rule.
         pub const LIST_ROLE_BINDINGS: Route = Route {
             grpc_path: "/platform.iam.v2.RoleBindingService/ListRoleBindings",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "roleBindings",
-                    ),
-                ],
-                variables: &[],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "roleBindings",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `ListRoleBindings` (`GET /iam/v2/roleBindings`).
         ///
@@ -5114,31 +5140,33 @@ pub mod client {
         /// Where `UpdateRoleBinding` is served: its gRPC path and HTTP rule.
         pub const UPDATE_ROLE_BINDING: Route = Route {
             grpc_path: "/platform.iam.v2.RoleBindingService/UpdateRoleBinding",
-            verb: "PATCH",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "roleBindings",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("role_binding"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "PATCH",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "roleBindings",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("role_binding"),
+                response_body: None,
+            }),
         };
         /// `UpdateRoleBinding` (`PATCH /iam/v2/roleBindings/{uid=**}`).
         ///
@@ -5152,31 +5180,33 @@ pub mod client {
         /// Where `DeleteRoleBinding` is served: its gRPC path and HTTP rule.
         pub const DELETE_ROLE_BINDING: Route = Route {
             grpc_path: "/platform.iam.v2.RoleBindingService/DeleteRoleBinding",
-            verb: "DELETE",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "roleBindings",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "DELETE",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "roleBindings",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `DeleteRoleBinding` (`DELETE /iam/v2/roleBindings/{uid=**}`).
         ///
@@ -5202,31 +5232,33 @@ pub mod client {
         /// Where `CreateRole` is served: its gRPC path and HTTP rule.
         pub const CREATE_ROLE: Route = Route {
             grpc_path: "/platform.iam.v2.RoleService/CreateRole",
-            verb: "POST",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "roles",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "parent",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("role"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "roles",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "parent",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("role"),
+                response_body: None,
+            }),
         };
         /// `CreateRole` (`POST /iam/v2/roles/{parent=**}`).
         ///
@@ -5240,31 +5272,33 @@ pub mod client {
         /// Where `GetRole` is served: its gRPC path and HTTP rule.
         pub const GET_ROLE: Route = Route {
             grpc_path: "/platform.iam.v2.RoleService/GetRole",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "roles",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "roles",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `GetRole` (`GET /iam/v2/roles/{uid=**}`).
         ///
@@ -5278,24 +5312,26 @@ pub mod client {
         /// Where `ListRoles` is served: its gRPC path and HTTP rule.
         pub const LIST_ROLES: Route = Route {
             grpc_path: "/platform.iam.v2.RoleService/ListRoles",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "roles",
-                    ),
-                ],
-                variables: &[],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "roles",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `ListRoles` (`GET /iam/v2/roles`).
         ///
@@ -5338,31 +5374,33 @@ pub mod client {
         /// Where `UpdateRole` is served: its gRPC path and HTTP rule.
         pub const UPDATE_ROLE: Route = Route {
             grpc_path: "/platform.iam.v2.RoleService/UpdateRole",
-            verb: "PATCH",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "roles",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("role"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "PATCH",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "roles",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("role"),
+                response_body: None,
+            }),
         };
         /// `UpdateRole` (`PATCH /iam/v2/roles/{uid=**}`).
         ///
@@ -5376,31 +5414,33 @@ pub mod client {
         /// Where `DeleteRole` is served: its gRPC path and HTTP rule.
         pub const DELETE_ROLE: Route = Route {
             grpc_path: "/platform.iam.v2.RoleService/DeleteRole",
-            verb: "DELETE",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "iam",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "roles",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "DELETE",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "roles",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `DeleteRole` (`DELETE /iam/v2/roles/{uid=**}`).
         ///

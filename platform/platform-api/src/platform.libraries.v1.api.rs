@@ -775,31 +775,33 @@ pub mod client {
         /// Where `CreateArtifact` is served: its gRPC path and HTTP rule.
         pub const CREATE_ARTIFACT: Route = Route {
             grpc_path: "/platform.libraries.v1.ArtifactService/CreateArtifact",
-            verb: "POST",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "libraries",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "artifacts",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "parent",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("artifact"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "libraries",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "artifacts",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "parent",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("artifact"),
+                response_body: None,
+            }),
         };
         /// `CreateArtifact` (`POST /libraries/v1/artifacts/{parent=**}`).
         ///
@@ -813,31 +815,33 @@ pub mod client {
         /// Where `GetArtifact` is served: its gRPC path and HTTP rule.
         pub const GET_ARTIFACT: Route = Route {
             grpc_path: "/platform.libraries.v1.ArtifactService/GetArtifact",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "libraries",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "artifacts",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "libraries",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "artifacts",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `GetArtifact` (`GET /libraries/v1/artifacts/{id=**}`).
         ///
@@ -851,24 +855,26 @@ pub mod client {
         /// Where `ListArtifacts` is served: its gRPC path and HTTP rule.
         pub const LIST_ARTIFACTS: Route = Route {
             grpc_path: "/platform.libraries.v1.ArtifactService/ListArtifacts",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "libraries",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "artifacts",
-                    ),
-                ],
-                variables: &[],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "libraries",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "artifacts",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `ListArtifacts` (`GET /libraries/v1/artifacts`).
         ///
@@ -884,31 +890,33 @@ pub mod client {
         /// Where `UpdateArtifact` is served: its gRPC path and HTTP rule.
         pub const UPDATE_ARTIFACT: Route = Route {
             grpc_path: "/platform.libraries.v1.ArtifactService/UpdateArtifact",
-            verb: "PUT",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "libraries",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "artifacts",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("*"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "PUT",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "libraries",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "artifacts",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("*"),
+                response_body: None,
+            }),
         };
         /// `UpdateArtifact` (`PUT /libraries/v1/artifacts/{id=**}`).
         ///
@@ -924,31 +932,33 @@ pub mod client {
         /// Where `DeleteArtifact` is served: its gRPC path and HTTP rule.
         pub const DELETE_ARTIFACT: Route = Route {
             grpc_path: "/platform.libraries.v1.ArtifactService/DeleteArtifact",
-            verb: "DELETE",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "libraries",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "artifacts",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "DELETE",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "libraries",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "artifacts",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `DeleteArtifact` (`DELETE /libraries/v1/artifacts/{id=**}`).
         ///

@@ -1090,31 +1090,33 @@ pub mod client {
         /// Where `CreateArtifact` is served: its gRPC path and HTTP rule.
         pub const CREATE_ARTIFACT: Route = Route {
             grpc_path: "/platform.libraries.v2.ArtifactService/CreateArtifact",
-            verb: "POST",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "libraries",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "artifacts",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "parent",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("artifact"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "libraries",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "artifacts",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "parent",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("artifact"),
+                response_body: None,
+            }),
         };
         /// `CreateArtifact` (`POST /libraries/v2/artifacts/{parent=**}`).
         ///
@@ -1128,31 +1130,33 @@ pub mod client {
         /// Where `GetArtifact` is served: its gRPC path and HTTP rule.
         pub const GET_ARTIFACT: Route = Route {
             grpc_path: "/platform.libraries.v2.ArtifactService/GetArtifact",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "libraries",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "artifacts",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "libraries",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "artifacts",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `GetArtifact` (`GET /libraries/v2/artifacts/{uid=**}`).
         ///
@@ -1166,24 +1170,26 @@ pub mod client {
         /// Where `ListArtifacts` is served: its gRPC path and HTTP rule.
         pub const LIST_ARTIFACTS: Route = Route {
             grpc_path: "/platform.libraries.v2.ArtifactService/ListArtifacts",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "libraries",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "artifacts",
-                    ),
-                ],
-                variables: &[],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "libraries",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "artifacts",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `ListArtifacts` (`GET /libraries/v2/artifacts`).
         ///
@@ -1226,31 +1232,33 @@ pub mod client {
         /// Where `UpdateArtifact` is served: its gRPC path and HTTP rule.
         pub const UPDATE_ARTIFACT: Route = Route {
             grpc_path: "/platform.libraries.v2.ArtifactService/UpdateArtifact",
-            verb: "PATCH",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "libraries",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "artifacts",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("artifact"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "PATCH",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "libraries",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "artifacts",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("artifact"),
+                response_body: None,
+            }),
         };
         /// `UpdateArtifact` (`PATCH /libraries/v2/artifacts/{uid=**}`).
         ///
@@ -1264,31 +1272,33 @@ pub mod client {
         /// Where `DeleteArtifact` is served: its gRPC path and HTTP rule.
         pub const DELETE_ARTIFACT: Route = Route {
             grpc_path: "/platform.libraries.v2.ArtifactService/DeleteArtifact",
-            verb: "DELETE",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "libraries",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "artifacts",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "DELETE",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "libraries",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "artifacts",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `DeleteArtifact` (`DELETE /libraries/v2/artifacts/{uid=**}`).
         ///

@@ -637,31 +637,33 @@ pub mod client {
         /// Where `CreateRepo` is served: its gRPC path and HTTP rule.
         pub const CREATE_REPO: Route = Route {
             grpc_path: "/platform.registry.v1.RepoService/CreateRepo",
-            verb: "POST",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "registry",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "repos",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "parent",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("repo"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "registry",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "repos",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "parent",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("repo"),
+                response_body: None,
+            }),
         };
         /// `CreateRepo` (`POST /registry/v1/repos/{parent=**}`).
         ///
@@ -675,24 +677,26 @@ pub mod client {
         /// Where `ListRepos` is served: its gRPC path and HTTP rule.
         pub const LIST_REPOS: Route = Route {
             grpc_path: "/platform.registry.v1.RepoService/ListRepos",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "registry",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "repos",
-                    ),
-                ],
-                variables: &[],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "registry",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "repos",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `ListRepos` (`GET /registry/v1/repos`).
         ///
@@ -708,31 +712,33 @@ pub mod client {
         /// Where `UpdateRepo` is served: its gRPC path and HTTP rule.
         pub const UPDATE_REPO: Route = Route {
             grpc_path: "/platform.registry.v1.RepoService/UpdateRepo",
-            verb: "PUT",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "registry",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "repos",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("*"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "PUT",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "registry",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "repos",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("*"),
+                response_body: None,
+            }),
         };
         /// `UpdateRepo` (`PUT /registry/v1/repos/{id=**}`).
         ///
@@ -748,31 +754,33 @@ pub mod client {
         /// Where `DeleteRepo` is served: its gRPC path and HTTP rule.
         pub const DELETE_REPO: Route = Route {
             grpc_path: "/platform.registry.v1.RepoService/DeleteRepo",
-            verb: "DELETE",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "registry",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "repos",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "DELETE",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "registry",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "repos",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `DeleteRepo` (`DELETE /registry/v1/repos/{id=**}`).
         ///

@@ -1059,31 +1059,33 @@ pub mod client {
         /// Where `CreateRepo` is served: its gRPC path and HTTP rule.
         pub const CREATE_REPO: Route = Route {
             grpc_path: "/platform.registry.v2.RepoService/CreateRepo",
-            verb: "POST",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "registry",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "repos",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "parent",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("repo"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "registry",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "repos",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "parent",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("repo"),
+                response_body: None,
+            }),
         };
         /// `CreateRepo` (`POST /registry/v2/repos/{parent=**}`).
         ///
@@ -1097,31 +1099,33 @@ pub mod client {
         /// Where `GetRepo` is served: its gRPC path and HTTP rule.
         pub const GET_REPO: Route = Route {
             grpc_path: "/platform.registry.v2.RepoService/GetRepo",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "registry",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "repos",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "registry",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "repos",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `GetRepo` (`GET /registry/v2/repos/{uid=**}`).
         ///
@@ -1135,24 +1139,26 @@ pub mod client {
         /// Where `ListRepos` is served: its gRPC path and HTTP rule.
         pub const LIST_REPOS: Route = Route {
             grpc_path: "/platform.registry.v2.RepoService/ListRepos",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "registry",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "repos",
-                    ),
-                ],
-                variables: &[],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "registry",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "repos",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `ListRepos` (`GET /registry/v2/repos`).
         ///
@@ -1195,31 +1201,33 @@ pub mod client {
         /// Where `UpdateRepo` is served: its gRPC path and HTTP rule.
         pub const UPDATE_REPO: Route = Route {
             grpc_path: "/platform.registry.v2.RepoService/UpdateRepo",
-            verb: "PATCH",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "registry",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "repos",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("repo"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "PATCH",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "registry",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "repos",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("repo"),
+                response_body: None,
+            }),
         };
         /// `UpdateRepo` (`PATCH /registry/v2/repos/{uid=**}`).
         ///
@@ -1233,31 +1241,33 @@ pub mod client {
         /// Where `DeleteRepo` is served: its gRPC path and HTTP rule.
         pub const DELETE_REPO: Route = Route {
             grpc_path: "/platform.registry.v2.RepoService/DeleteRepo",
-            verb: "DELETE",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "registry",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "repos",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "DELETE",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "registry",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "repos",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `DeleteRepo` (`DELETE /registry/v2/repos/{uid=**}`).
         ///

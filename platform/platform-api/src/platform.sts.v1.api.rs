@@ -242,21 +242,23 @@ pub mod client {
         /// Where `ExchangeToken` is served: its gRPC path and HTTP rule.
         pub const EXCHANGE_TOKEN: Route = Route {
             grpc_path: "/platform.sts.v1.TokenService/ExchangeToken",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "sts",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "exchange",
-                    ),
-                ],
-                variables: &[],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "sts",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "exchange",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `ExchangeToken` (`GET /sts/exchange`).
         ///

@@ -843,31 +843,33 @@ pub mod client {
         /// Where `CreateAdvisory` is served: its gRPC path and HTTP rule.
         pub const CREATE_ADVISORY: Route = Route {
             grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/CreateAdvisory",
-            verb: "POST",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "vulnerabilities",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "advisories",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "parent",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("advisory"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "vulnerabilities",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "advisories",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "parent",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("advisory"),
+                response_body: None,
+            }),
         };
         /// `CreateAdvisory` (`POST /vulnerabilities/v1/advisories/{parent=**}`).
         ///
@@ -881,31 +883,33 @@ pub mod client {
         /// Where `GetAdvisory` is served: its gRPC path and HTTP rule.
         pub const GET_ADVISORY: Route = Route {
             grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/GetAdvisory",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "vulnerabilities",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "advisories",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "vulnerabilities",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "advisories",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `GetAdvisory` (`GET /vulnerabilities/v1/advisories/{id=**}`).
         ///
@@ -919,24 +923,26 @@ pub mod client {
         /// Where `ListAdvisories` is served: its gRPC path and HTTP rule.
         pub const LIST_ADVISORIES: Route = Route {
             grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/ListAdvisories",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "vulnerabilities",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "advisories",
-                    ),
-                ],
-                variables: &[],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "vulnerabilities",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "advisories",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `ListAdvisories` (`GET /vulnerabilities/v1/advisories`).
         ///
@@ -952,31 +958,33 @@ pub mod client {
         /// Where `UpdateAdvisory` is served: its gRPC path and HTTP rule.
         pub const UPDATE_ADVISORY: Route = Route {
             grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/UpdateAdvisory",
-            verb: "PUT",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "vulnerabilities",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "advisories",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: Some("*"),
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "PUT",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "vulnerabilities",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "advisories",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: Some("*"),
+                response_body: None,
+            }),
         };
         /// `UpdateAdvisory` (`PUT /vulnerabilities/v1/advisories/{id=**}`).
         ///
@@ -992,31 +1000,33 @@ pub mod client {
         /// Where `DeleteAdvisory` is served: its gRPC path and HTTP rule.
         pub const DELETE_ADVISORY: Route = Route {
             grpc_path: "/platform.vulnerabilities.v1.AdvisoryService/DeleteAdvisory",
-            verb: "DELETE",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "vulnerabilities",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v1",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "advisories",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "id",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "DELETE",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "vulnerabilities",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v1",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "advisories",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "id",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `DeleteAdvisory` (`DELETE /vulnerabilities/v1/advisories/{id=**}`).
         ///

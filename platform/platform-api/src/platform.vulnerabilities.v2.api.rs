@@ -891,31 +891,33 @@ pub mod client {
         /// Where `GetAdvisory` is served: its gRPC path and HTTP rule.
         pub const GET_ADVISORY: Route = Route {
             grpc_path: "/platform.vulnerabilities.v2.AdvisoryService/GetAdvisory",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "vulnerabilities",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "advisories",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Rest,
-                ],
-                variables: &[
-                    ::protoapi_runtime::__private::rest::template::Variable {
-                        field: "uid",
-                        start: 3,
-                        end: 4,
-                    },
-                ],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "vulnerabilities",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "advisories",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `GetAdvisory` (`GET /vulnerabilities/v2/advisories/{uid=**}`).
         ///
@@ -929,24 +931,26 @@ pub mod client {
         /// Where `ListAdvisories` is served: its gRPC path and HTTP rule.
         pub const LIST_ADVISORIES: Route = Route {
             grpc_path: "/platform.vulnerabilities.v2.AdvisoryService/ListAdvisories",
-            verb: "GET",
-            template: ::protoapi_runtime::__private::rest::template::Template {
-                segments: &[
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "vulnerabilities",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "v2",
-                    ),
-                    ::protoapi_runtime::__private::rest::template::Segment::Literal(
-                        "advisories",
-                    ),
-                ],
-                variables: &[],
-                verb: None,
-            },
-            body: None,
-            response_body: None,
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "vulnerabilities",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "advisories",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
         };
         /// `ListAdvisories` (`GET /vulnerabilities/v2/advisories`).
         ///

@@ -235,6 +235,7 @@ pub const API: ::protoapi_runtime::__private::router::Api = ::protoapi_runtime::
         subject_field: "identity",
         token_field: "token",
     }),
+    access_rules: true,
 };
 /// Every service of the API on one router, with gRPC reflection and
 /// health, `/openapi.json` and the error model's fallbacks (see

@@ -70,7 +70,7 @@ fn console(
 ) -> Option<protoapi_runtime::console::Console> {
     let exchange = platform_api::API
         .token_exchange
-        .map(|slot| slot.console(base_url));
+        .and_then(|slot| slot.console(base_url));
     settings.console(&platform_api::CONSOLE, base_url, tls, exchange)
 }
 

@@ -13,7 +13,15 @@ use protoapi_http::rest::template::Template;
 pub struct Route {
     /// The gRPC path, `/package.Service/Method`.
     pub grpc_path: &'static str,
-    /// The HTTP verb of the `google.api.http` rule (`GET`, `POST`, ...).
+    /// Its `google.api.http` rule; `None` for a method served over gRPC
+    /// only, which a REST connection answers `UNIMPLEMENTED`.
+    pub http: Option<HttpRule>,
+}
+
+/// How an RPC is called over REST: its `google.api.http` rule.
+#[derive(Clone, Copy, Debug)]
+pub struct HttpRule {
+    /// The HTTP verb (`GET`, `POST`, ...).
     pub verb: &'static str,
     /// The rule's path template.
     pub template: Template,
@@ -31,10 +39,24 @@ impl Route {
         if path == self.grpc_path {
             return true;
         }
-        matches!(
-            self.template.bind(path),
-            Ok(Some(vars)) if vars.0.iter().all(|(_, value)| !value.is_empty())
-        )
+        self.http.is_some_and(|rule| {
+            matches!(
+                rule.template.bind(path),
+                Ok(Some(vars)) if vars.0.iter().all(|(_, value)| !value.is_empty())
+            )
+        })
+    }
+
+    /// Its HTTP rule, or `UNIMPLEMENTED` naming the method, which has none.
+    pub fn http(&self) -> Result<&HttpRule, Error> {
+        self.http.as_ref().ok_or_else(|| {
+            let method = self.grpc_path.trim_start_matches('/').replace('/', ".");
+            Error::new(
+                Code::Unimplemented,
+                "NOT_IMPLEMENTED",
+                format!("`{method}` is served over gRPC only: it has no HTTP rule"),
+            )
+        })
     }
 }
 

@@ -40,7 +40,7 @@ use protoapi_core::json::JsonMessage;
 use protoapi_core::error::{Code, Error};
 use protoapi_core::stream::MessageStream;
 
-pub use call::{RawBodies, RawBody, Retry, Route};
+pub use call::{HttpRule, RawBodies, RawBody, Retry, Route};
 pub use pager::{items, pages};
 pub use tls::{HttpsConnector, Tls, is_loopback};
 pub use token::{RefreshingToken, StaticToken, TokenSource, jwt_expiry};
@@ -363,7 +363,7 @@ fn authorized<T>(
 mod tests {
     use std::time::Duration;
 
-    use super::{Retry, Route};
+    use super::{HttpRule, Retry, Route};
     use protoapi_core::error::{Code, Error};
 
     #[test]
@@ -404,10 +404,12 @@ mod tests {
     const fn route(template: protoapi_http::rest::template::Template) -> Route {
         Route {
             grpc_path: "/pkg.Service/Method",
-            verb: "GET",
-            template,
-            body: None,
-            response_body: None,
+            http: Some(HttpRule {
+                verb: "GET",
+                template,
+                body: None,
+                response_body: None,
+            }),
         }
     }
 

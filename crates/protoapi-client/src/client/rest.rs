@@ -9,7 +9,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Map, Value};
 
-use super::call::{RawBodies, Route, unavailable};
+use super::call::{HttpRule, RawBodies, Route, unavailable};
 use super::tls::{HttpsConnector, Tls};
 use protoapi_core::error::{Code, Error};
 use protoapi_core::json::wire::FieldKind;
@@ -64,7 +64,7 @@ impl Rest {
         }
         match raw.response {
             Some(build) => Ok(build(content_type, bytes.to_vec())),
-            None => decode(&bytes, route.response_body),
+            None => decode(&bytes, route.http()?.response_body),
         }
     }
 
@@ -77,10 +77,11 @@ impl Rest {
         accept: &'static str,
         raw: RawBodies<Req, Resp>,
     ) -> Result<http::Response<hyper::body::Incoming>, Error> {
+        let rule = route.http()?;
         let raw_body = raw.request.and_then(|take| take(&mut request));
-        let (path_and_query, body) = encode(route, &request)?;
+        let (path_and_query, body) = encode(rule, &request)?;
         let mut builder = http::Request::builder()
-            .method(route.verb)
+            .method(rule.verb)
             .uri(format!("{}{path_and_query}", self.base_url))
             .header(http::header::ACCEPT, accept);
         if let Some(token) = token {
@@ -317,9 +318,9 @@ fn decode_line<Resp: JsonMessage>(line: &[u8]) -> Result<Resp, Error> {
     decode(line, None)
 }
 
-/// The path with its query, and the JSON body, of `request` sent by `route`.
+/// The path with its query, and the JSON body, of `request` sent by `rule`.
 fn encode<Req: JsonMessage>(
-    route: &Route,
+    rule: &HttpRule,
     request: &Req,
 ) -> Result<(String, Option<Vec<u8>>), Error> {
     let json_name = |field: &str| {
@@ -339,10 +340,10 @@ fn encode<Req: JsonMessage>(
     {
         fields.retain(|key, value| defaults.get(key) != Some(value));
     }
-    let mut path = route
+    let mut path = rule
         .template
         .expand(|field| take_path_value::<Req>(&mut fields, field));
-    let body = match route.body {
+    let body = match rule.body {
         Some("*") => Some(Value::Object(std::mem::take(&mut fields))),
         Some(field) => Some(
             fields

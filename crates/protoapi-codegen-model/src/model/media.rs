@@ -48,7 +48,7 @@ impl Media {
     /// streaming.
     pub(super) fn of(
         method: &MethodDescriptor,
-        http: &HttpRule,
+        http: Option<&HttpRule>,
         location: &Location,
         diagnostics: &mut Diagnostics,
     ) -> Result<Media, Reported> {
@@ -72,7 +72,7 @@ impl Media {
             );
             return Err(Reported);
         }
-        let raw_request = match http.body.as_deref() {
+        let raw_request = match http.and_then(|http| http.body.as_deref()) {
             Some("*") if method.input().full_name() == HTTP_BODY => Some(RawRequest::Whole),
             Some(field) => method
                 .input()

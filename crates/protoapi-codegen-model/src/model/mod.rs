@@ -105,7 +105,8 @@ pub struct Method {
     /// Full proto names of the request and response messages.
     pub input_type: String,
     pub output_type: String,
-    pub http: HttpRule,
+    /// Its HTTP rule; `None` for a method served over gRPC only.
+    pub http: Option<HttpRule>,
     /// Streaming and raw (`google.api.HttpBody`) requests and responses.
     pub media: Media,
     pub standard: Standard,
@@ -132,10 +133,27 @@ impl Method {
     pub fn rust_name(&self) -> String {
         rust_ident(&self.name.to_snake_case())
     }
+
+    /// Its HTTP rule and the rule's additional bindings, each served as a
+    /// route (none for a method served over gRPC only).
+    pub fn bindings(&self) -> impl Iterator<Item = &HttpRule> {
+        self.http.iter().flat_map(HttpRule::bindings)
+    }
 }
 
 /// Queries over the built model, which emitters ask.
 impl Api {
+    /// Whether any method states who may call it (a capability, or none
+    /// for anonymous callers): without, every caller the server
+    /// authenticates may call every method.
+    pub fn declares_access_rules(&self) -> bool {
+        self.packages
+            .iter()
+            .flat_map(|p| &p.services)
+            .flat_map(|s| &s.methods)
+            .any(|m| m.capability.is_some() || m.anonymous)
+    }
+
     /// The first segment of the packages that declare services (`library`
     /// of `library.v1`), naming the API by default; of a `google.*` package,
     /// its last segment before the version (`library` of

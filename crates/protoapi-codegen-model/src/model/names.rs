@@ -17,16 +17,23 @@
 use prost_reflect::{DynamicMessage, Kind, MessageDescriptor, MethodDescriptor};
 
 use super::pattern::{NamePattern, parse_pattern};
-use super::{Api, Behavior, Dependent, Resource, Standard};
+use super::{Api, Behavior, Dependent, Method, Resource, Shape, Standard};
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+use crate::template::Segment;
 
 /// What a standard method's request carries, for name-keyed resources.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RequestShape {
-    /// `parent` (Create, List).
-    pub parent: bool,
-    /// `name` (Get, Delete).
-    pub name: bool,
+    /// The field holding the parent's name (Create, List): `parent`, else
+    /// the one the HTTP rule binds to a name of the parent's pattern
+    /// (`{name=projects/*}/alertPolicies`).
+    pub parent: Option<String>,
+    /// The field holding the item's name (Get, Delete, Undelete): `name`,
+    /// else the one the HTTP rule binds to a name of the pattern
+    /// (`{topic=projects/*/topics/*}`).
+    pub name: Option<String>,
+    /// Top-level `string` fields, which the HTTP rule may bind.
+    pub strings: Vec<String>,
     /// Top-level `string` fields named `*_id`: a Create's client-chosen
     /// id (AIP-133) is `{singular}_id` among them.
     pub id_fields: Vec<String>,
@@ -58,9 +65,16 @@ pub(super) fn request_shape(method: &MethodDescriptor) -> RequestShape {
             .is_some_and(|f| !f.is_list() && !f.is_map() && kind(&f.kind()))
     };
     let text = |kind: &Kind| *kind == Kind::String;
+    let strings: Vec<String> = input
+        .fields()
+        .filter(|f| f.kind() == Kind::String && !f.is_list())
+        .map(|f| f.name().to_owned())
+        .collect();
+    let named = |field: &str| strings.iter().any(|s| s == field).then(|| field.to_owned());
     RequestShape {
-        parent: has("parent", text),
-        name: has("name", text),
+        parent: named("parent"),
+        name: named("name"),
+        strings: strings.clone(),
         id_fields: input
             .fields()
             .filter(|f| f.name().ends_with("_id") && f.kind() == Kind::String && !f.is_list())
@@ -75,12 +89,100 @@ pub(super) fn request_shape(method: &MethodDescriptor) -> RequestShape {
     }
 }
 
+/// The fields holding the parent's and the item's names in `method`'s
+/// request: `parent` and `name`, else the fields its HTTP rule binds to
+/// names of those patterns.
+fn bound_keys(method: &Method, names: &NamePattern) -> (Option<String>, Option<String>) {
+    let shape = &method.names;
+    let parent = shape.parent.clone().or_else(|| {
+        let collections = names.parent_collections()?;
+        bound_field(method, collections)
+    });
+    let name = shape
+        .name
+        .clone()
+        .or_else(|| bound_field(method, &names.collections));
+    (parent, name)
+}
+
+/// The top-level string field of `method`'s request its HTTP rule binds to
+/// a name of `collections` (`{topic=projects/*/topics/*}`).
+fn bound_field(method: &Method, collections: &[String]) -> Option<String> {
+    let http = method.http.as_ref()?;
+    let pairs = |segments: &[Segment]| {
+        segments.len() == collections.len() * 2
+            && segments
+                .chunks(2)
+                .zip(collections)
+                .all(|(pair, collection)| {
+                    pair[0] == Segment::Literal(collection.clone()) && pair[1] == Segment::Any
+                })
+    };
+    http.template
+        .variables
+        .iter()
+        .find(|v| {
+            method.names.strings.contains(&v.field)
+                && pairs(&http.template.segments[v.start..v.end])
+        })
+        .map(|v| v.field.clone())
+}
+
+/// The key field a standard method of a name-keyed resource lacks, with
+/// the AIP that asks for it.
+fn missing_key(
+    method: &Method,
+    (parent, name): &(Option<String>, Option<String>),
+    names: &NamePattern,
+) -> Option<(&'static str, &'static str)> {
+    let nested = names.parent_collections().is_some();
+    match &method.standard {
+        Standard::Create { .. } if nested && parent.is_none() => Some(("parent", "AIP-133")),
+        Standard::List { .. } if nested && parent.is_none() => Some(("parent", "AIP-132")),
+        Standard::Get { .. } if name.is_none() => Some(("name", "AIP-131")),
+        Standard::Delete { .. } if name.is_none() => Some(("name", "AIP-135")),
+        Standard::Undelete { .. } if name.is_none() => Some(("name", "AIP-164")),
+        _ => None,
+    }
+}
+
+/// What a standard method of a name-keyed resource has that is not served.
+fn unserved(method: &Method) -> Option<&'static str> {
+    match &method.standard {
+        Standard::Update { body_field, .. } if body_field.is_empty() => {
+            Some("an Update of a name-keyed resource takes the resource in a field (AIP-134)")
+        }
+        _ if method.view.is_some() => Some("legacy views of name-keyed resources are not served"),
+        _ => None,
+    }
+}
+
+/// The warning for a standard method without its key field: served as a
+/// custom method.
+fn unkeyed(method: &Method, resource: &Resource, field: &str, aip: &str) -> Diagnostic {
+    let pattern = resource
+        .names
+        .as_ref()
+        .map_or("", |names| names.pattern.as_str());
+    Diagnostic::warning(
+        method.location.clone(),
+        format!(
+            "`{}` has no `string {field}` field, nor one its HTTP rule binds to a name of \
+             `{pattern}`, which `{}` needs as a standard method of `{}`: it is generated as a \
+             custom method whose handler you implement",
+            method.input_type, method.name, resource.full_name
+        ),
+    )
+    .note(format!(
+        "{aip}: declare `string {field} = 1;` in the request to serve it as a standard method"
+    ))
+}
+
 /// The key scheme of a resource message: `Ok(None)` for UIDPs (a `uid`
 /// field), `Ok(Some(pattern))` for names; `Err` once reported.
 pub(super) fn key_scheme(
     message: &MessageDescriptor,
     option: &DynamicMessage,
-    plural: &str,
     location: &Location,
     diagnostics: &mut Diagnostics,
 ) -> Result<Option<NamePattern>, ()> {
@@ -138,29 +240,15 @@ pub(super) fn key_scheme(
             )
             .note(
                 "the generator serves patterns such as `shelves/{shelf}/books/{book}` (AIP-122): \
-                 collection ids in lowerCamelCase, each followed by one `{variable}` in snake_case; \
-                 singletons and literal segments after a variable are not served",
+                 collection ids in lowerCamelCase, each followed by one `{variable}` in snake_case, \
+                 and singletons (AIP-156), such pairs then one literal: `users/{user}/settings`",
             ),
         );
     })?;
-    let last = parsed
-        .collections
-        .last()
-        .map(String::as_str)
-        .unwrap_or_default();
-    if !plural.is_empty() && plural != last {
-        diagnostics.push(
-            Diagnostic::new(
-                location.clone(),
-                format!(
-                    "resource `{full_name}`: pattern `{pattern}` ends in collection `{last}`, \
-                     but its `plural` is `{plural}`"
-                ),
-            )
-            .note("AIP-122: the collection id of the pattern is the resource's plural"),
-        );
-        return Err(());
-    }
+    // A plural other than the last collection id is AIP-122's nested
+    // collection (`users/{user}/events/{event}` with plural `userEvents`):
+    // names follow the pattern, the plural names the collection elsewhere
+    // (annotation tables, the SQL table, the CLI).
     Ok(Some(parsed))
 }
 
@@ -227,60 +315,45 @@ impl Api {
     }
 
     /// Each standard method of a name-keyed resource has the request fields
-    /// its flow reads.
-    fn check_name_requests(&self, diagnostics: &mut Diagnostics) {
-        for method in self
-            .packages
-            .iter()
-            .flat_map(|p| &p.services)
-            .flat_map(|s| &s.methods)
-        {
-            let Some(resource) = method.standard.resource().and_then(|r| self.resource(r)) else {
-                continue;
-            };
-            let Some(names) = &resource.names else {
-                continue;
-            };
-            let nested = names.parent_collections().is_some();
-            let shape = &method.names;
-            let missing = match &method.standard {
-                Standard::Create { .. } if nested && !shape.parent => Some(("parent", "AIP-133")),
-                Standard::List { .. } if nested && !shape.parent => Some(("parent", "AIP-132")),
-                Standard::Get { .. } if !shape.name => Some(("name", "AIP-131")),
-                Standard::Delete { .. } if !shape.name => Some(("name", "AIP-135")),
-                Standard::Undelete { .. } if !shape.name => Some(("name", "AIP-164")),
-                _ => None,
-            };
-            let unserved = match &method.standard {
-                Standard::Update { body_field, .. } if body_field.is_empty() => Some(
-                    "an Update of a name-keyed resource takes the resource in a field (AIP-134)",
-                ),
-                _ if method.view.is_some() => {
-                    Some("legacy views of name-keyed resources are not served")
+    /// its flow reads; one that does not is served as a custom method, with
+    /// a warning (`ListModelVersions`, listing the versions of one model).
+    fn check_name_requests(&mut self, diagnostics: &mut Diagnostics) {
+        let mut keyed = Vec::new();
+        let mut custom = Vec::new();
+        for (p, package) in self.packages.iter().enumerate() {
+            for (s, service) in package.services.iter().enumerate() {
+                for (m, method) in service.methods.iter().enumerate() {
+                    let Some(resource) = method.standard.resource().and_then(|r| self.resource(r))
+                    else {
+                        continue;
+                    };
+                    let Some(names) = &resource.names else {
+                        continue;
+                    };
+                    let keys = bound_keys(method, names);
+                    if let Some((field, aip)) = missing_key(method, &keys, names) {
+                        diagnostics.push(unkeyed(method, resource, field, aip));
+                        custom.push((p, s, m));
+                        continue;
+                    }
+                    if let Some(problem) = unserved(method) {
+                        diagnostics.push(Diagnostic::new(
+                            method.location.clone(),
+                            format!("`{}`: {problem}", method.name),
+                        ));
+                    }
+                    keyed.push(((p, s, m), keys));
                 }
-                _ => None,
-            };
-            if let Some((field, aip)) = missing {
-                diagnostics.push(
-                    Diagnostic::new(
-                        method.location.clone(),
-                        format!(
-                            "`{}` has no `string {field}` field, which `{}` needs: `{}` is keyed \
-                             by resource names (`{}`)",
-                            method.input_type, method.name, resource.full_name, names.pattern
-                        ),
-                    )
-                    .note(format!(
-                        "{aip}: declare `string {field} = 1;` in the request"
-                    )),
-                );
             }
-            if let Some(problem) = unserved {
-                diagnostics.push(Diagnostic::new(
-                    method.location.clone(),
-                    format!("`{}`: {problem}", method.name),
-                ));
-            }
+        }
+        for ((p, s, m), (parent, name)) in keyed {
+            let shape = &mut self.packages[p].services[s].methods[m].names;
+            (shape.parent, shape.name) = (parent, name);
+        }
+        for (p, s, m) in custom {
+            let method = &mut self.packages[p].services[s].methods[m];
+            method.standard = Standard::Custom;
+            method.shape = Shape::Fixed;
         }
         for resource in self.resources() {
             let Some(names) = &resource.names else {

@@ -48,9 +48,42 @@ pub(super) fn parse_pattern(pattern: &str, location: &Location) -> Option<NamePa
     })
 }
 
+/// Whether `pattern` names a singleton (AIP-156): collection/id pairs then
+/// one literal, `projects/{project}/config`.
+pub(super) fn is_singleton(pattern: &str) -> bool {
+    let Some((parent, last)) = pattern.rsplit_once('/') else {
+        return false;
+    };
+    let literal = last.starts_with(|c: char| c.is_ascii_lowercase())
+        && last.chars().all(|c| c.is_ascii_alphanumeric());
+    literal && parse_pattern(parent, &Location::default()).is_some()
+}
+
+/// Whether `message` is a singleton resource (AIP-156): its first pattern
+/// is collection/id pairs then a literal, `projects/{project}/config`.
+pub(super) fn is_singleton_resource(message: &prost_reflect::MessageDescriptor) -> bool {
+    super::proto::patterns(message)
+        .first()
+        .is_some_and(|pattern| is_singleton(pattern))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{Location, NamePattern, parse_pattern};
+    use super::{Location, NamePattern, is_singleton, parse_pattern};
+
+    #[test]
+    fn singletons_are_pairs_then_a_literal() {
+        assert!(is_singleton("projects/{project}/config"));
+        assert!(is_singleton("users/{user}/books/{book}/settings"));
+        for not in [
+            "config",
+            "projects/{project}",
+            "projects/{project}/{x}",
+            "a/b/config",
+        ] {
+            assert!(!is_singleton(not), "{not:?} taken for a singleton");
+        }
+    }
 
     fn parse_pattern_at(pattern: &str) -> Option<NamePattern> {
         parse_pattern(pattern, &Location::default())

@@ -146,3 +146,25 @@ pub(super) fn string_field(message: &DynamicMessage, name: &str) -> String {
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default()
 }
+
+/// The patterns of `message`'s `google.api.resource` option, if any.
+pub(super) fn patterns(message: &MessageDescriptor) -> Vec<String> {
+    let options = message.options();
+    let Some((_, value)) = options
+        .extensions()
+        .find(|(ext, _)| ext.full_name() == RESOURCE_OPTION)
+    else {
+        return Vec::new();
+    };
+    value
+        .as_message()
+        .and_then(|option| option.get_field_by_name("pattern"))
+        .and_then(|patterns| {
+            patterns.as_list().map(|list| {
+                list.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+        })
+        .unwrap_or_default()
+}

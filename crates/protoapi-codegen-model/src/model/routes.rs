@@ -52,7 +52,7 @@ impl Api {
         for (p, package) in self.packages.iter().enumerate() {
             for (s, service) in package.services.iter().enumerate() {
                 for (m, method) in service.methods.iter().enumerate() {
-                    for (b, binding) in method.http.bindings().enumerate() {
+                    for (b, binding) in method.bindings().enumerate() {
                         bindings.push(((p, s, m, b), binding));
                     }
                 }
@@ -123,7 +123,9 @@ impl Api {
             assigned.push((*at, prefix));
         }
         for ((p, s, m, b), prefix) in assigned {
-            let http = &mut self.packages[p].services[s].methods[m].http;
+            let Some(http) = &mut self.packages[p].services[s].methods[m].http else {
+                continue;
+            };
             let binding = if b == 0 {
                 http
             } else {
@@ -138,7 +140,7 @@ impl Api {
         let mut seen: BTreeMap<(&str, MatchKey), Vec<Bound>> = BTreeMap::new();
         for service in self.packages.iter().flat_map(|p| &p.services) {
             for method in &service.methods {
-                for binding in method.http.bindings() {
+                for binding in method.bindings() {
                     seen.entry((binding.verb.method(), binding.template.match_key()))
                         .or_default()
                         .push((&service.full_name, method, binding));

@@ -170,14 +170,18 @@ fn request_field(api: &Api, method: &Method, field: &str) -> Option<String> {
         .map(|f| f.json_name.clone())
 }
 
-/// The JSON name of the request field the path binds (`uid`).
+/// The JSON name of the request field the path binds (`uid`); for a
+/// method served over gRPC only, its `name` field if it has one.
 fn id_field(api: &Api, method: &Method) -> String {
-    let variable = method
+    let bound = method
         .http
-        .template
-        .variables
-        .first()
-        .map_or("uid", |v| v.field.as_str());
+        .as_ref()
+        .and_then(|http| http.template.variables.first())
+        .map(|v| v.field.as_str());
+    let variable = bound.unwrap_or_else(|| match request_field(api, method, "name") {
+        Some(_) => "name",
+        None => "uid",
+    });
     request_field(api, method, variable).unwrap_or_else(|| variable.to_owned())
 }
 

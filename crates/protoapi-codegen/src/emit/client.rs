@@ -79,6 +79,36 @@ fn emit_service(scope: &super::Scope, api: &Api, service: &Service) -> TokenStre
     }
 }
 
+/// The `Route::http` of `method`, and how it is served, for its doc.
+fn http_rule(method: &Method) -> (TokenStream, String) {
+    let Some(http) = &method.http else {
+        return (quote!(None), "gRPC only".to_owned());
+    };
+    let verb = format!("{:?}", http.verb).to_uppercase();
+    let served = format!("`{verb} {}`", http.template.source);
+    let template = runtime_template(
+        &http.template,
+        quote!(::protoapi_runtime::__private::rest::template::),
+    );
+    let body = match &http.body {
+        Some(body) => quote!(Some(#body)),
+        None => quote!(None),
+    };
+    let response_body = match &http.response_body {
+        Some(field) => quote!(Some(#field)),
+        None => quote!(None),
+    };
+    let rule = quote! {
+        Some(::protoapi_runtime::__private::client::HttpRule {
+            verb: #verb,
+            template: #template,
+            body: #body,
+            response_body: #response_body,
+        })
+    };
+    (rule, served)
+}
+
 fn emit_method(
     scope: &super::Scope,
     api: &Api,
@@ -88,27 +118,12 @@ fn emit_method(
 ) -> TokenStream {
     let route = format_ident!("{}", method.name.to_shouty_snake_case());
     let grpc_path = format!("/{}/{}", service.full_name, method.name);
-    let verb = format!("{:?}", method.http.verb).to_uppercase();
-    let template = runtime_template(
-        &method.http.template,
-        quote!(::protoapi_runtime::__private::rest::template::),
-    );
-    let body = match &method.http.body {
-        Some(body) => quote!(Some(#body)),
-        None => quote!(None),
-    };
-    let response_body = match &method.http.response_body {
-        Some(field) => quote!(Some(#field)),
-        None => quote!(None),
-    };
     let input = scope.path(&method.input);
     let answer = super::shared::answer_type(scope, method);
     let call = emit_call(scope, method, &route);
     let fn_name = super::ident(name);
-    let doc = format!(
-        " `{}` (`{verb} {}`).",
-        method.name, method.http.template.source
-    );
+    let (http, served) = http_rule(method);
+    let doc = format!(" `{}` ({served}).", method.name);
     let comments = super::docs(&method.comments);
     let paged = matches!(
         method.standard,
@@ -126,10 +141,7 @@ fn emit_method(
         #[doc = #route_doc]
         pub const #route: Route = Route {
             grpc_path: #grpc_path,
-            verb: #verb,
-            template: #template,
-            body: #body,
-            response_body: #response_body,
+            http: #http,
         };
 
         #[doc = #doc]

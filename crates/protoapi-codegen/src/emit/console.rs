@@ -66,8 +66,12 @@ fn methods<'a>(
             service
                 .methods
                 .iter()
+                // The console calls the API over REST: methods served over
+                // gRPC only have no page.
                 .filter(move |m| {
-                    m.view.is_none() && m.standard.resource() == Some(resource.full_name.as_str())
+                    m.view.is_none()
+                        && m.http.is_some()
+                        && m.standard.resource() == Some(resource.full_name.as_str())
                 })
                 .map(move |m| (package, service.name.as_str(), m))
         })

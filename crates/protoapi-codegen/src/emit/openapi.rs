@@ -34,7 +34,7 @@ pub fn emit(api: &Api, pool: &DescriptorPool, title: &str, version: &str) -> Str
             };
             for method in &service.methods {
                 let accepted = accepted_filters(api, method);
-                for (index, binding) in method.http.bindings().enumerate() {
+                for (index, binding) in method.bindings().enumerate() {
                     let operations =
                         operations(&tag, method, (binding, index), accepted, pool, &mut schemas);
                     for (path, operation) in operations {

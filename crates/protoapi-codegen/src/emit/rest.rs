@@ -35,13 +35,9 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         .methods
         .iter()
         .flat_map(|method| {
-            method
-                .http
-                .bindings()
-                .enumerate()
-                .map(move |(index, binding)| {
-                    (method, index, binding, Etags::of_binding(method, binding))
-                })
+            method.bindings().enumerate().map(move |(index, binding)| {
+                (method, index, binding, Etags::of_binding(method, binding))
+            })
         })
         .collect();
     let handlers = bindings.iter().map(|(method, index, binding, etags)| {
@@ -90,7 +86,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         let variables = service
             .methods
             .iter()
-            .flat_map(|m| m.http.bindings())
+            .flat_map(|m| m.bindings())
             .any(|b| b.matched_prefix.is_some() && !b.template.variables.is_empty());
         let variable = variables.then(|| quote!(, Variable));
         quote! {
@@ -134,7 +130,7 @@ fn route_calls(service: &Service, module: &syn::Ident) -> (Vec<TokenStream>, Vec
     let mut bare = Vec::new();
     let mut matched = Vec::new();
     for method in &service.methods {
-        for (index, binding) in method.http.bindings().enumerate() {
+        for (index, binding) in method.bindings().enumerate() {
             let handler = handler_name(method, index);
             let template = &binding.template;
             if let Some(prefix) = &binding.matched_prefix {

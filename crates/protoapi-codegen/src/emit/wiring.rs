@@ -69,11 +69,8 @@ impl Served<'_> {
     }
 }
 
-/// `services.rs`; `beside` is what the file holds besides the wiring (the
-/// tables of the SQL store, the console's schema), written by their own
-/// emitters.
-pub fn emit(api: &Api, beside: &[TokenStream]) -> TokenStream {
-    let services = served(api);
+/// Every capability a method of `api` requires, sorted, once each.
+fn capabilities(api: &Api) -> Vec<&str> {
     let mut capabilities: Vec<&str> = api
         .packages
         .iter()
@@ -83,6 +80,15 @@ pub fn emit(api: &Api, beside: &[TokenStream]) -> TokenStream {
         .collect();
     capabilities.sort_unstable();
     capabilities.dedup();
+    capabilities
+}
+
+/// `services.rs`; `beside` is what the file holds besides the wiring (the
+/// tables of the SQL store, the console's schema), written by their own
+/// emitters.
+pub fn emit(api: &Api, beside: &[TokenStream]) -> TokenStream {
+    let services = served(api);
+    let capabilities = capabilities(api);
     // Only services read the context: an API of messages alone has none.
     let unread = services.is_empty().then(|| quote!(#[allow(dead_code)]));
     let slots = services.iter().map(|served| {
@@ -106,6 +112,7 @@ pub fn emit(api: &Api, beside: &[TokenStream]) -> TokenStream {
 
     let visitor = emit_visitor(api);
     let exchange_slot = emit_exchange_slot(api);
+    let access_rules = api.declares_access_rules();
 
     quote! {
         #visitor
@@ -121,6 +128,7 @@ pub fn emit(api: &Api, beside: &[TokenStream]) -> TokenStream {
             error_domain: ERROR_DOMAIN,
             services: &[#(#slots),*],
             token_exchange: #exchange_slot,
+            access_rules: #access_rules,
         };
 
         /// Every service of the API on one router, with gRPC reflection and

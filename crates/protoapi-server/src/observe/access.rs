@@ -345,6 +345,7 @@ mod tests {
             error_domain: "example",
             services: &[],
             token_exchange: None,
+            access_rules: true,
         }
     }
 

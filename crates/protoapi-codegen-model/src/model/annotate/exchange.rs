@@ -152,15 +152,21 @@ impl Checker<'_> {
                 "`{}` streams or answers raw bytes: an exchange answers one message",
                 method.name
             )
-        } else if !method.http.template.variables.is_empty()
-            || method.http.body.as_deref().is_some_and(|body| body != "*")
-        {
+        } else if method.http.is_none() {
+            format!(
+                "`{}` has no HTTP rule: the console and REST clients exchange over REST",
+                method.name
+            )
+        } else if method.bindings().any(|http| {
+            !http.template.variables.is_empty()
+                || http.body.as_deref().is_some_and(|body| body != "*")
+        }) {
             format!(
                 "`{}`'s HTTP rule must send the request in its query or whole body (`body: \"*\"`), \
                  binding no path variable, so that every client calls it alike",
                 method.name
             )
-        } else if !method.http.additional_bindings.is_empty() {
+        } else if method.bindings().count() > 1 {
             format!(
                 "`{}` has additional bindings, but authentication knows an exchange by one route",
                 method.name

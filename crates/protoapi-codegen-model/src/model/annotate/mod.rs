@@ -23,7 +23,7 @@ use prost_reflect::DescriptorPool;
 
 use super::{Api, Dependent, FieldRule, PublicRule, Reference, Resource, Standard};
 use crate::annotations::{Annotations, Collection, EVERY_COLLECTION};
-use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 use permissions::Permissions;
 use table::Table;
 
@@ -63,6 +63,19 @@ impl Api {
         self.apply_permission_option(pool, annotations, diagnostics);
         if !annotations.is_empty() {
             self.default_capabilities();
+        }
+        if !self.declares_access_rules() && self.methods().next().is_some() {
+            diagnostics.push(
+                Diagnostic::warning(
+                    Location::default(),
+                    "the API declares no access rule: every caller the server authenticates may \
+                     call every method",
+                )
+                .note(
+                    "an annotation file, or a method option named by `permission_option`, states \
+                     the capability each method needs (codegen/README.md, \"Annotation files\")",
+                ),
+            );
         }
         self.apply_defaults(pool, annotations, diagnostics);
         self.resolve_read_capabilities();

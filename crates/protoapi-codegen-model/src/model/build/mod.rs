@@ -359,6 +359,19 @@ fn build_service(
     }
 }
 
+/// The warning for a method without an HTTP rule: served over gRPC only.
+fn grpc_only(method: &MethodDescriptor, location: &Location) -> Diagnostic {
+    Diagnostic::warning(
+        location.clone(),
+        format!(
+            "`{}` has no `google.api.http` option: it is served over gRPC only (REST clients \
+             get UNIMPLEMENTED)",
+            method.full_name()
+        ),
+    )
+    .note("HTTP rules are in codegen/README.md, \"HTTP rules and routing\"")
+}
+
 fn build_method(
     pool: &DescriptorPool,
     method: &MethodDescriptor,
@@ -370,22 +383,16 @@ fn build_method(
     // Each check reports what it finds whatever the others found, so that
     // every problem of the method is listed in one run.
     let http = match http_rule(pool, method, &location, diagnostics) {
-        Some(Ok(http)) => Some(http),
-        Some(Err(Reported)) => None,
+        Some(Ok(http)) => Ok(Some(http)),
+        Some(Err(Reported)) => Err(Reported),
         None => {
-            diagnostics.push(Diagnostic::new(
-                location.clone(),
-                format!(
-                    "method `{}` has no `google.api.http` option",
-                    method.full_name()
-                ),
-            ));
-            None
+            diagnostics.push(grpc_only(method, &location));
+            Ok(None)
         }
     };
     let standard = standard_method(pool, method, views, &location, diagnostics);
-    let (http, standard) = (http?, standard?);
-    let media = Media::of(method, &http, &location, diagnostics).ok()?;
+    let (http, standard) = (http.ok()?, standard?);
+    let media = Media::of(method, http.as_ref(), &location, diagnostics).ok()?;
     if media.server_streaming && !matches!(standard, Standard::Custom) {
         diagnostics.push(Diagnostic::new(
             location.clone(),

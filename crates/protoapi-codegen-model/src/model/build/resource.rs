@@ -33,9 +33,12 @@ pub(super) fn build_resource(
             ),
         ));
     }
+    // Singletons are served by the methods' handlers (see `standard`).
+    if crate::model::pattern::is_singleton_resource(message) {
+        return None;
+    }
     let declared_plural = string_field(option, "plural");
-    let names =
-        names::key_scheme(message, option, &declared_plural, &location, diagnostics).ok()?;
+    let names = names::key_scheme(message, option, &location, diagnostics).ok()?;
     // AIP-122: the last collection id of the pattern is the plural, declared
     // or not.
     let plural = match (&names, declared_plural.is_empty()) {

@@ -2,24 +2,34 @@
 
 use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor, MethodDescriptor};
 
-use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+use crate::diagnostics::{Diagnostic, Diagnostics, Location, Severity};
 use crate::model::fields::behavior;
 use crate::model::proto::RESOURCE_OPTION;
 use crate::model::{Behavior, DeleteShape, ListShape, Paging, Shape, Standard, Total, UpdateShape};
 
-/// The repeated field of a list response holding `is_resource` messages,
-/// named by their plural or `items`.
+/// The repeated field of a list response holding `is_resource` messages:
+/// the one named by their plural or `items`, else the only one (real APIs
+/// spell plurals their own way: `bigquery_links` of `BigQueryLink`,
+/// `label_permissions` of collection `permissions`).
 pub(super) fn list_items(
     response: &MessageDescriptor,
     is_resource: impl Fn(&MessageDescriptor) -> bool,
 ) -> Option<(FieldDescriptor, MessageDescriptor)> {
-    response.fields().find_map(|field| match field.kind() {
-        Kind::Message(m) if field.is_list() && is_resource(&m) => {
-            let named = field.name() == "items" || plural(&m).is_some_and(|p| p == field.name());
-            named.then_some((field, m))
-        }
+    let repeated: Vec<(FieldDescriptor, MessageDescriptor)> = response
+        .fields()
+        .filter_map(|field| match field.kind() {
+            Kind::Message(m) if field.is_list() && is_resource(&m) => Some((field, m)),
+            _ => None,
+        })
+        .collect();
+    let named = repeated.iter().position(|(field, m)| {
+        field.name() == "items" || plural(m).is_some_and(|p| p == field.name())
+    });
+    match (named, repeated.len()) {
+        (Some(at), _) => repeated.into_iter().nth(at),
+        (None, 1) => repeated.into_iter().next(),
         _ => None,
-    })
+    }
 }
 
 /// The resource's `plural` (snake_case as a field names it, `bookCopies` ->
@@ -48,30 +58,35 @@ fn plural(message: &MessageDescriptor) -> Option<String> {
     Some(heck::ToSnakeCase::to_snake_case(plural.as_str()))
 }
 
-/// What a method named `List…` lacks to be a list, for its diagnostic: the
-/// repeated field of a resource named otherwise, or none at all.
+/// What a method named `List…` lacks to be a list, for its diagnostic:
+/// several repeated fields of resources, none named as the items, or none
+/// at all.
 pub(super) fn list_expectation(method: &MethodDescriptor) -> String {
     let response = method.output();
-    let repeated = response.fields().find_map(|field| match field.kind() {
-        Kind::Message(m) if field.is_list() && plural(&m).is_some() => Some((field, m)),
-        _ => None,
-    });
-    match repeated {
-        Some((field, m)) => format!(
-            "`{}` has no repeated field of `{}` named `{}` (its plural) or `items` (`{}` is \
-             named otherwise); AIP-132 expects `repeated {} {} = 1;` and `string next_page_token = 2;`",
+    let repeated: Vec<String> = response
+        .fields()
+        .filter(|field| {
+            field.is_list()
+                && field
+                    .kind()
+                    .as_message()
+                    .is_some_and(|m| plural(m).is_some())
+        })
+        .map(|field| format!("`{}`", field.name()))
+        .collect();
+    if repeated.len() > 1 {
+        format!(
+            "`{}` has several repeated fields of resources ({}), and none is named by its \
+             resource's plural or `items`: AIP-132 expects one, `repeated <Resource> <plural> = 1;`",
             response.name(),
-            m.name(),
-            plural(&m).unwrap_or_default(),
-            field.name(),
-            m.name(),
-            plural(&m).unwrap_or_default(),
-        ),
-        None => format!(
+            repeated.join(", ")
+        )
+    } else {
+        format!(
             "`{}` has no repeated field of a resource; AIP-132 expects `repeated <Resource> \
              <plural> = 1;` (or `items`) and `string next_page_token = 2;`",
             response.name()
-        ),
+        )
     }
 }
 
@@ -105,12 +120,12 @@ pub(super) fn shape(
         }
         _ => Shape::Fixed,
     };
-    let reported = !problems.0.is_empty();
-    for (at, problem) in problems.0 {
-        diagnostics.push(Diagnostic::new(
-            at.unwrap_or_else(|| location.clone()),
-            problem,
-        ));
+    let reported = problems.has_errors();
+    for (at, severity, problem) in problems.0 {
+        diagnostics.push(Diagnostic {
+            severity,
+            ..Diagnostic::new(at.unwrap_or_else(|| location.clone()), problem)
+        });
     }
     (!reported).then_some(shape)
 }
@@ -261,12 +276,15 @@ fn update_shape(
         );
     }
     if let Some(field) = request.get_field_by_name("allow_missing") {
-        problems.at(&field, format!(
-            "`{}.allow_missing` (create on update, AIP-134) is not served; remove the field, or \
-             implement `{}` by hand under another name",
-            request.name(),
-            method.name()
-        ));
+        problems.warn_at(
+            &field,
+            format!(
+                "`{}.allow_missing` (create on update, AIP-134) is not read: `{}` of a missing \
+                 item is NOT_FOUND whatever it says",
+                request.name(),
+                method.name()
+            ),
+        );
     }
     UpdateShape {
         // A request that is the resource itself replaces it: no mask.
@@ -441,15 +459,27 @@ pub(crate) fn soft_deletes(message: &MessageDescriptor) -> bool {
 /// The problems of a method's shape, each at the field it is about, or at
 /// the method when a field is missing.
 #[derive(Default)]
-struct Problems(Vec<(Option<Location>, String)>);
+struct Problems(Vec<(Option<Location>, Severity, String)>);
 
 impl Problems {
     fn push(&mut self, problem: String) {
-        self.0.push((None, problem));
+        self.0.push((None, Severity::Error, problem));
     }
 
     fn at(&mut self, field: &FieldDescriptor, problem: String) {
         let location = Location::of(&field.parent_file(), field.path());
-        self.0.push((Some(location), problem));
+        self.0.push((Some(location), Severity::Error, problem));
+    }
+
+    /// A warning at `field`: the shape is served, partially.
+    fn warn_at(&mut self, field: &FieldDescriptor, warning: String) {
+        let location = Location::of(&field.parent_file(), field.path());
+        self.0.push((Some(location), Severity::Warning, warning));
+    }
+
+    fn has_errors(&self) -> bool {
+        self.0
+            .iter()
+            .any(|(_, severity, _)| *severity == Severity::Error)
     }
 }

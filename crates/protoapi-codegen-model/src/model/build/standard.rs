@@ -88,47 +88,69 @@ pub(super) fn standard_method(
     } else {
         return Some(Standard::Custom);
     };
+    let singleton = standard
+        .as_ref()
+        .and_then(Standard::resource)
+        .and_then(|name| method.parent_pool().get_message_by_name(name))
+        .filter(crate::model::pattern::is_singleton_resource);
+    if let Some(resource) = singleton {
+        diagnostics.push(singleton_method(method, &resource, location));
+        return Some(Standard::Custom);
+    }
     if standard.is_none() {
-        // Unless a legacy table names a message that does not exist (then
-        // that is the mistake, reported when views are resolved).
-        let views_exist = views
-            .iter()
-            .all(|view| method.parent_pool().get_message_by_name(view).is_some());
-        let missing = used_as_resource(method).filter(|m| !is_resource(m) && views_exist);
-        if let Some(message) = missing {
-            diagnostics.push_fatal(
-                Diagnostic::new(
-                    Location::of(&message.parent_file(), message.path()),
-                    format!(
-                        "`{}` is used as a resource but has no `{RESOURCE_OPTION}` option",
-                        message.full_name()
-                    ),
-                )
-                .note("standard methods (Create, Get, List, Update, Delete) work on resources")
-                .note(format!(
-                    "declare it one with `option ({RESOURCE_OPTION}) = {{type: \"<service>/{}\" \
-                     plural: \"...\" singular: \"...\"}};` (codegen/README.md, \"Resource names\")",
-                    message.name()
-                )),
-            );
-            return None;
-        }
-        let mut diagnostic = Diagnostic::new(
-            location.clone(),
-            format!(
-                "method `{name}` is named like a standard method but does not have the shape of one; \
-                 rename it to implement it by hand"
-            ),
-        )
-        .note("the shapes served are in codegen/README.md, \"Standard methods\"");
-        if name.starts_with("List") {
-            diagnostic = diagnostic.note(super::shapes::list_expectation(method));
-        } else if name.starts_with("BatchGet") {
-            diagnostic = diagnostic.note(super::shapes::BATCH_GET_EXPECTATION);
-        }
-        diagnostics.push(diagnostic);
+        not_standard(method, views, location, diagnostics);
     }
     standard
+}
+
+/// Reports a method named like a standard method without the shape of one.
+fn not_standard(
+    method: &MethodDescriptor,
+    views: &[&str],
+    location: &Location,
+    diagnostics: &mut Diagnostics,
+) {
+    let name = method.name();
+    let is_resource =
+        |message: &MessageDescriptor| is_resource(message) || views.contains(&message.full_name());
+    // Unless a legacy table names a message that does not exist (then
+    // that is the mistake, reported when views are resolved).
+    let views_exist = views
+        .iter()
+        .all(|view| method.parent_pool().get_message_by_name(view).is_some());
+    let missing = used_as_resource(method).filter(|m| !is_resource(m) && views_exist);
+    if let Some(message) = missing {
+        diagnostics.push_fatal(
+            Diagnostic::new(
+                Location::of(&message.parent_file(), message.path()),
+                format!(
+                    "`{}` is used as a resource but has no `{RESOURCE_OPTION}` option",
+                    message.full_name()
+                ),
+            )
+            .note("standard methods (Create, Get, List, Update, Delete) work on resources")
+            .note(format!(
+                "declare it one with `option ({RESOURCE_OPTION}) = {{type: \"<service>/{}\" \
+                 plural: \"...\" singular: \"...\"}};` (codegen/README.md, \"Resource names\")",
+                message.name()
+            )),
+        );
+        return;
+    }
+    let mut diagnostic = Diagnostic::new(
+        location.clone(),
+        format!(
+            "method `{name}` is named like a standard method but does not have the shape of one; \
+             rename it to implement it by hand"
+        ),
+    )
+    .note("the shapes served are in codegen/README.md, \"Standard methods\"");
+    if name.starts_with("List") {
+        diagnostic = diagnostic.note(super::shapes::list_expectation(method));
+    } else if name.starts_with("BatchGet") {
+        diagnostic = diagnostic.note(super::shapes::BATCH_GET_EXPECTATION);
+    }
+    diagnostics.push(diagnostic);
 }
 
 /// What long-running methods answer (AIP-151).
@@ -149,9 +171,28 @@ fn long_running(method: &MethodDescriptor, location: &Location) -> Diagnostic {
     .note("custom methods are in codegen/README.md, \"Standard methods\"")
 }
 
+/// The warning for a standard method of a singleton: served as a custom
+/// method, by a handler the user implements.
+fn singleton_method(
+    method: &MethodDescriptor,
+    resource: &MessageDescriptor,
+    location: &Location,
+) -> Diagnostic {
+    Diagnostic::warning(
+        location.clone(),
+        format!(
+            "`{}` works on `{}`, a singleton (AIP-156): singletons are not stored by the generated \
+             code, so it is generated as a custom method whose handler you implement",
+            method.name(),
+            resource.name()
+        ),
+    )
+    .note("custom methods are in codegen/README.md, \"Standard methods\"")
+}
+
 /// The message a method named like a standard method uses as its resource,
-/// resource or not: what `Delete<X>` names, the items of a list or batch
-/// get (named by their plural or `items`), else the
+/// resource or not: what `Delete<X>` names, the `items` of a list or batch
+/// get, else the
 /// response (of `Create`, `Get` and `Update`).
 fn used_as_resource(method: &MethodDescriptor) -> Option<MessageDescriptor> {
     let message = if let Some(rest) = method.name().strip_prefix("Delete") {
@@ -160,10 +201,10 @@ fn used_as_resource(method: &MethodDescriptor) -> Option<MessageDescriptor> {
             .parent_pool()
             .get_message_by_name(&format!("{package}.{rest}"))?
     } else if method.name().starts_with("List") || method.name().starts_with("BatchGet") {
-        let output = method.output();
-        let items = super::shapes::list_items(&output, |_| true).map(|(field, _)| field);
-        items
-            .or_else(|| output.get_field_by_name("items"))?
+        // Only `items` says what a list holds without a resource's plural.
+        method
+            .output()
+            .get_field_by_name("items")?
             .kind()
             .as_message()?
             .clone()

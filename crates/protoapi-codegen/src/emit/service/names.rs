@@ -56,9 +56,25 @@ impl Flow<'_> {
 
     /// The request's `parent`, or `""` when it has none (top level).
     fn parent(&self) -> TokenStream {
-        match self.method.names.parent {
-            true => quote!(&request.parent),
-            false => quote!(""),
+        match &self.method.names.parent {
+            Some(field) => {
+                let field = super::super::ident(field);
+                quote!(&request.#field)
+            }
+            None => quote!(""),
+        }
+    }
+
+    /// Checks the request's field holding the item's name (`name`, or the
+    /// one the HTTP rule binds) and sets `uid` to it.
+    fn parse_name(&self) -> TokenStream {
+        let ty = &self.ty;
+        let field = self.method.names.name.as_deref().unwrap_or("name");
+        let json = field.to_lower_camel_case();
+        let field = super::super::ident(field);
+        quote! {
+            standard::names::parse_name::<#ty>(#json, &request.#field)?;
+            let uid = request.#field.as_str();
         }
     }
 
@@ -99,11 +115,11 @@ impl Flow<'_> {
     }
 
     fn named_get(&self) -> TokenStream {
-        let Flow { ty, capability, .. } = self;
+        let capability = &self.capability;
         let get = &self.store.get;
+        let parse_name = self.parse_name();
         quote! {
-            standard::names::parse_name::<#ty>("name", &request.name)?;
-            let uid = request.name.as_str();
+            #parse_name
             let item = standard::get(&self.context, caller, #capability, uid, self.store.#get(uid)).await?;
             Ok(item)
         }
@@ -153,9 +169,9 @@ impl Flow<'_> {
             (etag, undelete),
             answer,
         );
+        let parse_name = self.parse_name();
         quote! {
-            standard::names::parse_name::<#ty>("name", &request.name)?;
-            let uid = request.name.as_str();
+            #parse_name
             self.context.authorize(caller, #capability, uid).await?;
             #rest
         }
@@ -190,9 +206,9 @@ impl Flow<'_> {
             result,
             answer,
         );
+        let parse_name = self.parse_name();
         quote! {
-            standard::names::parse_name::<#ty>("name", &request.name)?;
-            let uid = request.name.as_str();
+            #parse_name
             self.context.authorize(caller, #capability, uid).await?;
             let etag = #etag;
             #read
