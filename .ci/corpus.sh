@@ -13,7 +13,8 @@
 # ~/.cache/protoapi-corpus), CORPUS_OUT (the generated crates and logs,
 # default a temporary directory, removed unless set), CORPUS_CHECK (API
 # paths, space-separated, whose generated crates are then compiled with
-# warnings denied; each must have generated without an error),
+# warnings denied and whose OpenAPI documents are validated with the PyPI
+# package openapi-spec-validator; each must have generated without an error),
 # CORPUS_RATCHET (a file holding the least number of APIs that must generate
 # without an error, warnings allowed: fewer fails, as does any panic; more
 # asks to raise it).
@@ -120,9 +121,20 @@ TOML
   (cd "$crate" && CARGO_TARGET_DIR="$target/corpus" \
     cargo rustc -q --offline --profile check --all-features --lib -- -D warnings)
 }
+# Validates the generated crate's OpenAPI document of `$1` (OpenAPI 3.1, with
+# the PyPI package openapi-spec-validator).
+validate() {
+  python3 - "$out/apis/${1//\//.}/src/openapi.json" <<'PY'
+import json, sys
+from openapi_spec_validator import validate
+validate(json.load(open(sys.argv[1])))
+PY
+}
 failed=0
 for api in ${CORPUS_CHECK:-}; do
   if check "$api"; then echo "corpus: $api compiles"; else echo "corpus: $api does not compile"; failed=1; fi
+  if validate "$api"; then echo "corpus: $api's OpenAPI document is valid"; else
+    echo "corpus: $api's OpenAPI document is not valid"; failed=1; fi
 done
 
 set +e

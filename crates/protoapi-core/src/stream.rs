@@ -1,5 +1,6 @@
-//! Streams of messages: what server-streaming methods answer, and what
-//! generated clients read back from them.
+//! Streams of messages: what server-streaming methods answer, what
+//! generated clients read back from them, and what client-streaming
+//! methods read.
 //!
 //! A handler answers a stream of `Result<T, Error>`; the transports end it
 //! at its first error, which they send in the error model of each: a gRPC
@@ -45,6 +46,15 @@ pub fn grpc<T: Send + 'static>(stream: MessageStream<T>, domain: &'static str) -
         until_error(stream)
             .map(move |item| item.map_err(|error| tonic::Status::from(error.in_domain(domain)))),
     )
+}
+
+/// The requests of a client- or bidirectional-streaming gRPC call, as a
+/// handler reads them: a broken stream (a malformed message, a reset) ends
+/// them with its error.
+pub fn from_grpc<T: Send + 'static>(requests: tonic::Streaming<T>) -> MessageStream<T> {
+    until_error(Box::pin(requests.map(|item| {
+        item.map_err(|status| Error::from_grpc_status(&status))
+    })))
 }
 
 #[cfg(test)]

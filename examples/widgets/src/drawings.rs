@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use futures_util::stream;
+use futures_util::{StreamExt, stream};
 use protoapi_runtime::stream::{MessageStream, boxed};
 use protoapi_runtime::{Caller, Code, Error};
 
@@ -26,6 +26,26 @@ pub struct Drawings {
 }
 
 impl Drawings {
+    /// Keeps `request`'s drawing, bounded by [`MAX_DRAWINGS`].
+    fn store(&self, request: UploadDrawingRequest) -> Result<(), Error> {
+        if request.widget.is_empty() {
+            return Err(Error::invalid_field("widget", "required"));
+        }
+        let Some(drawing) = request.drawing else {
+            return Err(Error::invalid_field("drawing", "required"));
+        };
+        let mut drawings = self.drawings.lock().expect("drawings lock");
+        if drawings.len() >= MAX_DRAWINGS && !drawings.contains_key(&request.widget) {
+            return Err(Error::new(
+                Code::ResourceExhausted,
+                "TOO_MANY_DRAWINGS",
+                format!("at most {MAX_DRAWINGS} drawings are kept"),
+            ));
+        }
+        drawings.insert(request.widget, drawing);
+        Ok(())
+    }
+
     fn get(&self, widget: &str) -> Result<HttpBody, Error> {
         if widget.is_empty() {
             return Err(Error::invalid_field("widget", "required"));
@@ -44,22 +64,43 @@ impl DrawingServiceHandler for Drawings {
         _caller: &Caller,
         request: UploadDrawingRequest,
     ) -> Result<(), Error> {
-        if request.widget.is_empty() {
-            return Err(Error::invalid_field("widget", "required"));
+        self.store(request)
+    }
+
+    async fn upload_drawings(
+        &self,
+        _caller: &Caller,
+        mut requests: MessageStream<UploadDrawingRequest>,
+    ) -> Result<DrawingEvent, Error> {
+        let mut count = 0;
+        // Each drawing is stored as it arrives; the first refusal (or a
+        // broken stream) ends the call.
+        while let Some(request) = requests.next().await {
+            self.store(request?)?;
+            count += 1;
         }
-        let Some(drawing) = request.drawing else {
-            return Err(Error::invalid_field("drawing", "required"));
-        };
-        let mut drawings = self.drawings.lock().expect("drawings lock");
-        if drawings.len() >= MAX_DRAWINGS && !drawings.contains_key(&request.widget) {
-            return Err(Error::new(
-                Code::ResourceExhausted,
-                "TOO_MANY_DRAWINGS",
-                format!("at most {MAX_DRAWINGS} drawings are kept"),
-            ));
-        }
-        drawings.insert(request.widget, drawing);
-        Ok(())
+        Ok(DrawingEvent {
+            size: count,
+            ..DrawingEvent::default()
+        })
+    }
+
+    async fn measure_drawings(
+        &self,
+        _caller: &Caller,
+        requests: MessageStream<HttpBody>,
+    ) -> Result<MessageStream<DrawingEvent>, Error> {
+        Ok(boxed(requests.map(|drawing| {
+            let drawing = drawing?;
+            if drawing.content_type.is_empty() {
+                return Err(Error::invalid_field("contentType", "required"));
+            }
+            Ok(DrawingEvent {
+                size: i64::try_from(drawing.data.len()).unwrap_or(i64::MAX),
+                content_type: drawing.content_type,
+                ..DrawingEvent::default()
+            })
+        })))
     }
 
     async fn measure_drawing(

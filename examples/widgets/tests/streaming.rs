@@ -365,3 +365,75 @@ async fn exchange(
     let error = drawings.download_drawing(missing).await.unwrap_err();
     assert_eq!(error.code(), Code::NotFound, "{transport}: {error}");
 }
+
+/// Client and bidirectional streaming, over a real gRPC channel with
+/// tonic's generated client: every request of the stream reaches the
+/// handler, each answer comes back as it is made, a refusal mid-stream ends
+/// the call with its status; over REST the client-streaming method's rule
+/// is not served.
+#[tokio::test]
+async fn client_and_bidirectional_streams_over_grpc() {
+    use widgets::widgets::v1::drawing_service_client::DrawingServiceClient;
+
+    let base = serve().await;
+    let channel = tonic::transport::Endpoint::from_shared(base.clone())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut drawings = DrawingServiceClient::new(channel);
+    let uploads: Vec<UploadDrawingRequest> = ["a", "b", "c"]
+        .iter()
+        .map(|suffix| UploadDrawingRequest {
+            widget: format!("{WORKSHOP}{suffix}"),
+            drawing: Some(HttpBody {
+                content_type: "image/png".into(),
+                data: PNG.to_vec(),
+                extensions: Vec::new(),
+            }),
+        })
+        .collect();
+    let answer = drawings
+        .upload_drawings(futures_util::stream::iter(uploads.clone()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(answer.size, 3);
+    let stored = send("GET", format!("{base}/v1/drawings/{WORKSHOP}b"), &[], "").await;
+    assert_eq!((stored.status, &stored.body[..]), (200, PNG));
+
+    // The first refusal ends the call: nothing after it is stored.
+    let mut refused = uploads.clone();
+    refused[1].widget.clear();
+    refused[2].widget = format!("{WORKSHOP}d");
+    let status = drawings
+        .upload_drawings(futures_util::stream::iter(refused))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+    let after = send("GET", format!("{base}/v1/drawings/{WORKSHOP}d"), &[], "").await;
+    assert_eq!(after.status, 404);
+
+    // One event per drawing, then the refusal of an untyped one ends the stream.
+    let bodies = ["image/png", "image/gif", ""].map(|content_type| HttpBody {
+        content_type: content_type.into(),
+        data: vec![0; 5],
+        extensions: Vec::new(),
+    });
+    let mut events = drawings
+        .measure_drawings(futures_util::stream::iter(bodies))
+        .await
+        .unwrap()
+        .into_inner();
+    let first = events.next().await.unwrap().unwrap();
+    assert_eq!((first.content_type.as_str(), first.size), ("image/png", 5));
+    let second = events.next().await.unwrap().unwrap();
+    assert_eq!(second.content_type, "image/gif");
+    let end = events.next().await.unwrap().unwrap_err();
+    assert_eq!(end.code(), tonic::Code::InvalidArgument, "{end:?}");
+    assert!(events.next().await.is_none());
+
+    // REST cannot carry a stream of requests: the rule is not routed.
+    let rest = send("POST", format!("{base}/v1/drawings:batchUpload"), &[], "{}").await;
+    assert!(matches!(rest.status, 404 | 405), "{}", rest.status);
+}

@@ -3,12 +3,11 @@
 //! (raw bytes of any media type) as the response, the request, or the
 //! request field the rule's `body` names.
 //!
-//! Client-streaming and bidirectional methods are refused here: neither
-//! transport's generated code serves them, and no `google.api.http` rule can.
+//! Client-streaming and bidirectional methods are served over gRPC only: no
+//! `google.api.http` rule can carry a stream of requests.
 
 use prost_reflect::{DescriptorPool, Kind, MethodDescriptor};
 
-use super::http::Reported;
 use super::{HttpRule, JsonShape, Message, NamedField};
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 
@@ -22,6 +21,9 @@ pub const HTTP_BODY_PATH: &str = "crate::google::api::HttpBody";
 pub struct Media {
     /// The method answers a stream of responses (`returns (stream …)`).
     pub server_streaming: bool,
+    /// The method reads a stream of requests (`(stream …)`): served over
+    /// gRPC only, whatever its HTTP rule says.
+    pub client_streaming: bool,
     /// The response is a `google.api.HttpBody`: REST answers its data raw.
     pub raw_response: bool,
     /// Where the raw REST request body goes, if the request takes one.
@@ -44,34 +46,14 @@ impl Media {
         *self == Media::default()
     }
 
-    /// The method's media, or `Err` (reported) for client or bidirectional
-    /// streaming.
+    /// The method's media, with a warning for a client- or bidirectional-
+    /// streaming method whose HTTP rule is not served.
     pub(super) fn of(
         method: &MethodDescriptor,
         http: Option<&HttpRule>,
         location: &Location,
         diagnostics: &mut Diagnostics,
-    ) -> Result<Media, Reported> {
-        if method.is_client_streaming() {
-            let kind = match method.is_server_streaming() {
-                true => "bidirectional streaming",
-                false => "client streaming",
-            };
-            diagnostics.push(
-                Diagnostic::new(
-                    location.clone(),
-                    format!(
-                        "`{}` is {kind} (`stream {}`): its `google.api.http` rule cannot be \
-                         served over REST, and the generator serves unary and server-streaming \
-                         methods only",
-                        method.name(),
-                        method.input().name()
-                    ),
-                )
-                .note("take one request message (a server stream may answer many)"),
-            );
-            return Err(Reported);
-        }
+    ) -> Media {
         let raw_request = match http.and_then(|http| http.body.as_deref()) {
             Some("*") if method.input().full_name() == HTTP_BODY => Some(RawRequest::Whole),
             Some(field) => method
@@ -84,11 +66,30 @@ impl Media {
                 .map(|field| RawRequest::Field(field.name().to_owned())),
             None => None,
         };
-        Ok(Media {
+        if method.is_client_streaming() && http.is_some() {
+            let kind = match method.is_server_streaming() {
+                true => "bidirectional streaming",
+                false => "client streaming",
+            };
+            diagnostics.push(
+                Diagnostic::warning(
+                    location.clone(),
+                    format!(
+                        "`{}` is {kind} (`stream {}`): it is served over gRPC only, since REST \
+                         cannot carry a stream of requests; its `google.api.http` rule is not served",
+                        method.name(),
+                        method.input().name()
+                    ),
+                )
+                .note("streaming methods are in codegen/README.md, \"Streaming and `HttpBody`\""),
+            );
+        }
+        Media {
             server_streaming: method.is_server_streaming(),
+            client_streaming: method.is_client_streaming(),
             raw_response: method.output().full_name() == HTTP_BODY,
             raw_request,
-        })
+        }
     }
 }
 

@@ -59,12 +59,26 @@ pub(super) fn is_singleton(pattern: &str) -> bool {
     literal && parse_pattern(parent, &Location::default()).is_some()
 }
 
-/// Whether `message` is a singleton resource (AIP-156): its first pattern
-/// is collection/id pairs then a literal, `projects/{project}/config`.
-pub(super) fn is_singleton_resource(message: &prost_reflect::MessageDescriptor) -> bool {
-    super::proto::patterns(message)
-        .first()
-        .is_some_and(|pattern| is_singleton(pattern))
+/// Why the generated code does not store `message`'s items, if it does
+/// not: it is a singleton (AIP-156: pairs then one literal,
+/// `projects/{project}/config`), or its name has another shape than
+/// `collection/{id}` pairs (a literal id, `locations/global/hubs/{hub}`).
+/// Resources with a `uid` field are keyed by it, whatever their pattern.
+pub(super) fn unstored(message: &prost_reflect::MessageDescriptor) -> Option<&'static str> {
+    let named = message
+        .get_field_by_name("name")
+        .is_some_and(|f| f.kind() == prost_reflect::Kind::String && !f.is_list());
+    if message.get_field_by_name("uid").is_some() || !named {
+        return None;
+    }
+    let pattern = super::proto::patterns(message).into_iter().next()?;
+    if is_singleton(&pattern) {
+        Some("a singleton (AIP-156)")
+    } else if parse_pattern(&pattern, &Location::default()).is_none() {
+        Some("named by a pattern of another shape than `collection/{id}` pairs")
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]

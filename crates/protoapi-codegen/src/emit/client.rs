@@ -50,10 +50,13 @@ pub fn emit_package(scope: &super::Scope, api: &Api, package: &Package) -> Token
 fn emit_service(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     let name = format_ident!("{}", service.name);
     let names = method_names(service);
+    // Client- and bidirectional-streaming methods are called through
+    // tonic's generated client (`<service>_client`).
     let methods = service
         .methods
         .iter()
         .zip(&names)
+        .filter(|(method, _)| !method.media.client_streaming)
         .map(|(method, name)| emit_method(scope, api, service, method, name));
     let doc = format!(
         " A client of `{}` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).",

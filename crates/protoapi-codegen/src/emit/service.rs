@@ -18,7 +18,7 @@ use super::shared::{
 };
 
 mod names;
-use super::shared::answer_type;
+use super::shared::{answer_type, request_type};
 use crate::model::{Api, LIST_FILTERS, Method, Paging, Resource, Service, Standard, View};
 
 pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
@@ -43,6 +43,9 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     let grpc_methods = service.methods.iter().map(|method| {
         if method.media.server_streaming {
             return emit_grpc_stream(scope, &name, method);
+        }
+        if method.media.client_streaming {
+            return emit_grpc_client_stream(scope, &name, method);
         }
         let rust_name = format_ident!("{}", method.rust_name());
         let input = scope.path(&method.input);
@@ -116,22 +119,55 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     }
 }
 
-/// The tonic trait's server-streaming method: the stream the service method
-/// answers, ended by its first error as the call's status.
+/// The tonic trait's client-streaming method: the requests as a message
+/// stream, one answer.
+fn emit_grpc_client_stream(
+    scope: &super::Scope,
+    api_type: &syn::Ident,
+    method: &Method,
+) -> TokenStream {
+    let rust_name = format_ident!("{}", method.rust_name());
+    let input = scope.path(&method.input);
+    let output = scope.path(&method.output);
+    quote! {
+        async fn #rust_name(
+            &self,
+            request: tonic::Request<tonic::Streaming<#input>>,
+        ) -> Result<tonic::Response<#output>, tonic::Status> {
+            let caller = Caller::from_extensions(request.extensions());
+            let requests = ::protoapi_runtime::__private::stream::from_grpc(request.into_inner());
+            let response = #api_type::#rust_name(self, &caller, requests).await?;
+            Ok(tonic::Response::new(response))
+        }
+    }
+}
+
+/// The tonic trait's server-streaming method (bidirectional too): the
+/// stream the service method answers, ended by its first error as the
+/// call's status.
 fn emit_grpc_stream(scope: &super::Scope, api_type: &syn::Ident, method: &Method) -> TokenStream {
     let rust_name = format_ident!("{}", method.rust_name());
     let stream_type = format_ident!("{}Stream", method.name);
     let input = scope.path(&method.input);
+    let (request, read) = match method.media.client_streaming {
+        true => (
+            quote!(tonic::Streaming<#input>),
+            quote!(::protoapi_runtime::__private::stream::from_grpc(
+                request.into_inner()
+            )),
+        ),
+        false => (input, quote!(request.into_inner())),
+    };
     let output = scope.path(&method.output);
     quote! {
         type #stream_type = ::protoapi_runtime::__private::stream::GrpcStream<#output>;
 
         async fn #rust_name(
             &self,
-            request: tonic::Request<#input>,
+            request: tonic::Request<#request>,
         ) -> Result<tonic::Response<Self::#stream_type>, tonic::Status> {
             let caller = Caller::from_extensions(request.extensions());
-            let stream = #api_type::#rust_name(self, &caller, request.into_inner()).await?;
+            let stream = #api_type::#rust_name(self, &caller, #read).await?;
             Ok(tonic::Response::new(::protoapi_runtime::__private::stream::grpc(stream, Self::DOMAIN)))
         }
     }
@@ -151,7 +187,7 @@ fn emit_handler_trait(scope: &super::Scope, service: &Service) -> TokenStream {
         .filter(|m| matches!(m.standard, Standard::Custom))
         .map(|method| {
             let rust_name = format_ident!("{}", method.rust_name());
-            let input = scope.path(&method.input);
+            let input = request_type(scope, method);
             let output = answer_type(scope, method);
             let doc = super::docs(&method.comments);
             quote! {
@@ -173,7 +209,7 @@ fn emit_handler_trait(scope: &super::Scope, service: &Service) -> TokenStream {
 
 fn emit_method(scope: &super::Scope, api: &Api, service: &Service, method: &Method) -> TokenStream {
     let rust_name = format_ident!("{}", method.rust_name());
-    let input = scope.path(&method.input);
+    let input = request_type(scope, method);
     let output = scope.path(&method.output);
     let answer = answer_type(scope, method);
     let doc = super::docs(&method_comments(api, method));

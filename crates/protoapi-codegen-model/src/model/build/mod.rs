@@ -391,14 +391,19 @@ fn build_method(
         }
     };
     let standard = standard_method(pool, method, views, &location, diagnostics);
-    let (http, standard) = (http.ok()?, standard?);
-    let media = Media::of(method, http.as_ref(), &location, diagnostics).ok()?;
-    if media.server_streaming && !matches!(standard, Standard::Custom) {
+    let (mut http, standard) = (http.ok()?, standard?);
+    let mut media = Media::of(method, http.as_ref(), &location, diagnostics);
+    if media.client_streaming {
+        // Served over gRPC only: nothing of the HTTP rule applies.
+        http = None;
+        media.raw_request = None;
+    }
+    if (media.server_streaming || media.client_streaming) && !matches!(standard, Standard::Custom) {
         diagnostics.push(Diagnostic::new(
             location.clone(),
             format!(
-                "`{}` streams its responses, so it cannot be the standard method its name \
-                 and request make it: rename it",
+                "`{}` streams, so it cannot be the standard method its name and request make \
+                 it: rename it",
                 method.name()
             ),
         ));

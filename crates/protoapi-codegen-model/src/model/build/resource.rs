@@ -33,8 +33,9 @@ pub(super) fn build_resource(
             ),
         ));
     }
-    // Singletons are served by the methods' handlers (see `standard`).
-    if crate::model::pattern::is_singleton_resource(message) {
+    // Singletons, and names of other shapes, are served by the methods'
+    // handlers (see `standard`).
+    if crate::model::pattern::unstored(message).is_some() {
         return None;
     }
     let declared_plural = string_field(option, "plural");

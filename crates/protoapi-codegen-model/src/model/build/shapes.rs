@@ -219,7 +219,8 @@ fn list_shape(
         more: response.fields().any(|f| {
             ![field.name(), "next_page_token", "total_size", "total_count"].contains(&f.name())
         }),
-        show_deleted: show_deleted.is_some(),
+        // Read only where deletes are soft (else a warning says so).
+        show_deleted: show_deleted.is_some() && soft_deletes(&resource),
     })
 }
 
@@ -240,12 +241,12 @@ fn show_deleted_problem(
             ),
         );
     } else if !soft_deletes(resource) {
-        problems.at(
+        problems.warn_at(
             field,
             format!(
-                "`{}.show_deleted` asks for soft-deleted `{}` items (AIP-164), but its deletes are \
-             final: soft deletes need `google.protobuf.Timestamp delete_time` in `{}` and an \
-             `Undelete{}` method; remove the field or declare both",
+                "`{}.show_deleted` is not read: deletes of `{}` are final (soft deletes, AIP-164, \
+                 need `google.protobuf.Timestamp delete_time` in `{}` and an `Undelete{}` \
+                 method), so no deleted item is kept to show",
                 request.name(),
                 resource.name(),
                 resource.name(),
@@ -434,6 +435,28 @@ pub(super) fn undelete(method: &MethodDescriptor) -> Option<Standard> {
     Some(Standard::Undelete {
         resource: resource.full_name().to_owned(),
     })
+}
+
+/// Why `undelete` (an `Undelete<X>`) cannot be served as AIP-164's
+/// standard method, if it cannot: `X` keeps no deleted items, or it
+/// answers something else than `X`.
+pub(super) fn undelete_unserved(method: &MethodDescriptor, undelete: &Standard) -> Option<String> {
+    let resource = undelete.resource()?;
+    let message = method.parent_pool().get_message_by_name(resource)?;
+    if !has_delete_time(&message) {
+        Some(format!(
+            "undeletes `{}`, which has no `google.protobuf.Timestamp delete_time` to mark deleted \
+             items (AIP-164)",
+            message.name()
+        ))
+    } else if method.output().full_name() != resource {
+        Some(format!(
+            "answers `{}`; AIP-164 expects the resource `{resource}`",
+            method.output().full_name()
+        ))
+    } else {
+        None
+    }
 }
 
 /// Whether `message` has a single `google.protobuf.Timestamp delete_time`.

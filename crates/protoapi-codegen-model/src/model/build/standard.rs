@@ -73,7 +73,20 @@ pub(super) fn standard_method(
         })
     } else if name.starts_with("Undelete") {
         // Not a resource's: a custom method implemented by hand.
-        return Some(super::shapes::undelete(method).unwrap_or(Standard::Custom));
+        let Some(undelete) = super::shapes::undelete(method) else {
+            return Some(Standard::Custom);
+        };
+        if let Some(why) = super::shapes::undelete_unserved(method, &undelete) {
+            diagnostics.push(
+                Diagnostic::warning(
+                    location.clone(),
+                    format!("`{name}` {why}: it is generated as a custom method whose handler you implement"),
+                )
+                .note("soft deletes are in codegen/README.md, \"Standard methods\""),
+            );
+            return Some(Standard::Custom);
+        }
+        return Some(undelete);
     } else if name.starts_with("BatchGet") {
         super::shapes::batch_get(method, is_resource)
     } else if let Some(rest) = name.strip_prefix("Delete") {
@@ -88,28 +101,37 @@ pub(super) fn standard_method(
     } else {
         return Some(Standard::Custom);
     };
-    let singleton = standard
-        .as_ref()
-        .and_then(Standard::resource)
-        .and_then(|name| method.parent_pool().get_message_by_name(name))
-        .filter(crate::model::pattern::is_singleton_resource);
-    if let Some(resource) = singleton {
-        diagnostics.push(singleton_method(method, &resource, location));
+    let Some(standard) = standard else {
+        return not_standard(method, views, location, diagnostics).then_some(Standard::Custom);
+    };
+    let resource = standard
+        .resource()
+        .and_then(|name| method.parent_pool().get_message_by_name(name));
+    if let Some((resource, why)) =
+        resource.and_then(|r| crate::model::pattern::unstored(&r).map(|why| (r, why)))
+    {
+        diagnostics.push(unstored_method(method, &resource, why, location));
         return Some(Standard::Custom);
     }
-    if standard.is_none() {
-        not_standard(method, views, location, diagnostics);
+    if let Standard::Delete { resource } = &standard
+        && !matches!(method.output().full_name(), EMPTY)
+        && method.output().full_name() != resource
+    {
+        diagnostics.push(delete_answering(method, resource, location));
+        return Some(Standard::Custom);
     }
-    standard
+    Some(standard)
 }
 
-/// Reports a method named like a standard method without the shape of one.
+/// Reports a method named like a standard method without the shape of one:
+/// a custom method with a warning (`true`), or, when what it takes or
+/// answers lacks its `google.api.resource` option, a fatal error (`false`).
 fn not_standard(
     method: &MethodDescriptor,
     views: &[&str],
     location: &Location,
     diagnostics: &mut Diagnostics,
-) {
+) -> bool {
     let name = method.name();
     let is_resource =
         |message: &MessageDescriptor| is_resource(message) || views.contains(&message.full_name());
@@ -135,13 +157,13 @@ fn not_standard(
                 message.name()
             )),
         );
-        return;
+        return false;
     }
-    let mut diagnostic = Diagnostic::new(
+    let mut diagnostic = Diagnostic::warning(
         location.clone(),
         format!(
-            "method `{name}` is named like a standard method but does not have the shape of one; \
-             rename it to implement it by hand"
+            "method `{name}` is named like a standard method but does not have the shape of one: \
+             it is generated as a custom method whose handler you implement"
         ),
     )
     .note("the shapes served are in codegen/README.md, \"Standard methods\"");
@@ -151,6 +173,25 @@ fn not_standard(
         diagnostic = diagnostic.note(super::shapes::BATCH_GET_EXPECTATION);
     }
     diagnostics.push(diagnostic);
+    true
+}
+
+/// What a Delete may answer beside its resource (AIP-135).
+const EMPTY: &str = "google.protobuf.Empty";
+
+/// The warning for a Delete answering neither `Empty` nor its resource:
+/// served as a custom method.
+fn delete_answering(method: &MethodDescriptor, resource: &str, location: &Location) -> Diagnostic {
+    Diagnostic::warning(
+        location.clone(),
+        format!(
+            "`{}` answers `{}`; AIP-135 expects `{EMPTY}` or the resource `{resource}`: it is \
+             generated as a custom method whose handler you implement",
+            method.name(),
+            method.output().full_name()
+        ),
+    )
+    .note("custom methods are in codegen/README.md, \"Standard methods\"")
 }
 
 /// What long-running methods answer (AIP-151).
@@ -171,18 +212,20 @@ fn long_running(method: &MethodDescriptor, location: &Location) -> Diagnostic {
     .note("custom methods are in codegen/README.md, \"Standard methods\"")
 }
 
-/// The warning for a standard method of a singleton: served as a custom
-/// method, by a handler the user implements.
-fn singleton_method(
+/// The warning for a standard method of a resource the generated code does
+/// not store (`why`): served as a custom method, by a handler the user
+/// implements.
+fn unstored_method(
     method: &MethodDescriptor,
     resource: &MessageDescriptor,
+    why: &str,
     location: &Location,
 ) -> Diagnostic {
     Diagnostic::warning(
         location.clone(),
         format!(
-            "`{}` works on `{}`, a singleton (AIP-156): singletons are not stored by the generated \
-             code, so it is generated as a custom method whose handler you implement",
+            "`{}` works on `{}`, {why}, which the generated code does not store: it is generated \
+             as a custom method whose handler you implement",
             method.name(),
             resource.name()
         ),

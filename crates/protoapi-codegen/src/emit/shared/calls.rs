@@ -22,6 +22,17 @@ pub fn answer_type(scope: &crate::emit::Scope, method: &Method) -> TokenStream {
     }
 }
 
+/// What a method's handler is called with: its request, or for a client-
+/// or bidirectional-streaming method the stream of its requests.
+pub fn request_type(scope: &crate::emit::Scope, method: &Method) -> TokenStream {
+    let input = scope.path(&method.input);
+    if method.media.client_streaming {
+        quote!(::protoapi_runtime::__private::stream::MessageStream<#input>)
+    } else {
+        input
+    }
+}
+
 /// Each method's client name: the standard method's verb when no other
 /// method of the service takes it, else the RPC's own name.
 pub fn method_names(service: &Service) -> Vec<String> {

@@ -8,7 +8,7 @@ use quote::{format_ident, quote};
 mod calls;
 pub mod shapes;
 
-pub use calls::{Etags, accessors, answer_type, method_names, runtime_template};
+pub use calls::{Etags, accessors, answer_type, method_names, request_type, runtime_template};
 
 use crate::model::{Api, Resource, Service, Standard, package_module};
 
