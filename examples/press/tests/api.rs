@@ -562,6 +562,8 @@ async fn reviews(base: &str) {
     let (status, listed) = call(base, "GET", &format!("{book}/reviews"), None).await;
     assert_eq!(status, 200, "{listed}");
     assert_eq!(listed["reviews"], json!([created]));
+    // An `int64` total is a JSON string, as canonical JSON writes 64-bit integers.
+    assert_eq!(listed["totalSize"], "1", "{listed}");
     // The field the rule binds is the one named in errors.
     let (status, error) = call(base, "GET", &format!("{book}/reviews/Not_An_Id"), None).await;
     assert_eq!(status, 400, "{error}");

@@ -28,6 +28,9 @@ pub struct ListShape {
     pub items: String,
     /// The total the response reports, if any.
     pub total: Total,
+    /// The total's Rust type (`i32`, `i64`, `u32` or `u64`), and whether
+    /// it is `optional` (an `Option` in Rust).
+    pub total_type: (&'static str, bool),
     /// The request has `skip` (AIP-158).
     pub skip: bool,
     /// The request has `order_by` (AIP-132).
@@ -83,6 +86,7 @@ impl Method {
             _ => ListShape {
                 items: "items".to_owned(),
                 total: Total::Count,
+                total_type: ("i32", false),
                 skip: true,
                 order_by: true,
                 filter: false,

@@ -504,10 +504,17 @@ fn emit_run(api: &Api, collection: &Collection) -> TokenStream {
 /// when the response reports none), as a page of the command shows them.
 fn list_page_fields(method: &Method) -> (syn::Ident, TokenStream) {
     let shape = method.list_shape();
-    let total = match shape.total {
+    let field = match shape.total {
         crate::model::Total::Count => quote!(page.total_count),
         crate::model::Total::Size => quote!(page.total_size),
-        crate::model::Total::None => quote!(0),
+        crate::model::Total::None => return (super::ident(&shape.items), quote!(0)),
+    };
+    // A page shows an `i32`, whatever the response's integer type.
+    let total = match shape.total_type {
+        ("i32", false) => field,
+        ("i32", true) => quote!(#field.unwrap_or_default()),
+        (_, false) => quote!(i32::try_from(#field).unwrap_or(i32::MAX)),
+        (_, true) => quote!(i32::try_from(#field.unwrap_or_default()).unwrap_or(i32::MAX)),
     };
     (super::ident(&shape.items), total)
 }

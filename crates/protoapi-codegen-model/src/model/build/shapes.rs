@@ -153,19 +153,19 @@ fn list_shape(
             .get_field_by_name(name)
             .map(|f| matches!(f.kind(), Kind::String) && !f.is_list())
     };
-    let total = match (
-        int32(&response, "total_size"),
-        int32(&response, "total_count"),
+    let (total, total_type) = match (
+        integer(&response, "total_size"),
+        integer(&response, "total_count"),
     ) {
-        (Some(true), _) => Total::Size,
-        (_, Some(true)) => Total::Count,
-        (None, None) => Total::None,
+        (Some(Some(ty)), _) => (Total::Size, ty),
+        (_, Some(Some(ty))) => (Total::Count, ty),
+        (None, None) => (Total::None, ("i32", false)),
         _ => {
             problems.push(format!(
-                "`{}`: a list's total is `int32 total_size` (AIP-132) or `int32 total_count`",
+                "`{}`: a list's total is an integer `total_size` (AIP-132) or `total_count`",
                 response.name()
             ));
-            Total::None
+            (Total::None, ("i32", false))
         }
     };
     let mut expect = |message: &MessageDescriptor, ok: Option<bool>, field: &str, aip: &str| {
@@ -213,6 +213,7 @@ fn list_shape(
     Some(ListShape {
         items: field.name().to_owned(),
         total,
+        total_type,
         skip: int32(&request, "skip") == Some(true),
         order_by: string(&request, "order_by") == Some(true),
         filter: string(&request, "filter") == Some(true),
@@ -457,6 +458,21 @@ pub(super) fn undelete_unserved(method: &MethodDescriptor, undelete: &Standard) 
     } else {
         None
     }
+}
+
+/// The Rust type of `message`'s integer field `name` and whether it is
+/// `optional`: `None` without the field, `Some(None)` for another type.
+fn integer(message: &MessageDescriptor, name: &str) -> Option<Option<(&'static str, bool)>> {
+    let field = message.get_field_by_name(name)?;
+    let rust = match field.kind() {
+        _ if field.is_list() || field.is_map() => return Some(None),
+        Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => "i32",
+        Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => "i64",
+        Kind::Uint32 | Kind::Fixed32 => "u32",
+        Kind::Uint64 | Kind::Fixed64 => "u64",
+        _ => return Some(None),
+    };
+    Some(Some((rust, field.supports_presence())))
 }
 
 /// Whether `message` has a single `google.protobuf.Timestamp delete_time`.

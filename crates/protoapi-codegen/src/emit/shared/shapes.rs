@@ -10,11 +10,19 @@ use crate::model::{DeleteShape, ListShape, Total, UpdateShape, WriteOptions};
 
 /// The fields of a token-paged list response after its items:
 /// `next_page_token`, the total the response reports, and defaults for the
-/// rest. Reads `next_page_token` and `total_count` (a `u64`).
+/// rest. Reads `next_page_token` and `total_count` (a `u64`), written in
+/// the total's own integer type (saturating).
 pub fn list_response_tail(shape: &ListShape) -> TokenStream {
+    let (ty, optional) = shape.total_type;
+    let ty = format_ident!("{ty}");
+    let value = quote!(#ty::try_from(total_count).unwrap_or(#ty::MAX));
+    let value = match optional {
+        true => quote!(Some(#value)),
+        false => value,
+    };
     let total = match shape.total {
-        Total::Count => quote!(total_count: i32::try_from(total_count).unwrap_or(i32::MAX),),
-        Total::Size => quote!(total_size: i32::try_from(total_count).unwrap_or(i32::MAX),),
+        Total::Count => quote!(total_count: #value,),
+        Total::Size => quote!(total_size: #value,),
         Total::None => quote!(),
     };
     let more = shape.more.then(|| quote!(..Default::default()));
