@@ -151,7 +151,7 @@ const CASES: &[Case] = &[
         from: r#"{get: "/v1/books/{uid=**}"}"#,
         to: r#"{get: "/v1/books/{id=**}"}"#,
         expected: "bookshelf/v1/books.proto:52:3: path variable `id` of `GetBook` names no \
-                   string field of `bookshelf.v1.GetBookRequest`",
+                   string, integer or enum field of `bookshelf.v1.GetBookRequest`",
     },
     Case {
         name: "missing_resource_option",

@@ -128,7 +128,7 @@ fn broken_inputs_are_reported_with_positions() {
         (
             r#"get: "/iam/v2/groups/{uid=**}"}"#,
             r#"get: "/iam/v2/groups/{missing=**}"}"#,
-            "platform/iam/v2/groups.proto:26:3: path variable `missing` of `GetGroup` names no string field",
+            "platform/iam/v2/groups.proto:26:3: path variable `missing` of `GetGroup` names no string, integer or enum field",
         ),
         (
             "post: \"/iam/v2/groups/{parent=**}\"\n      body: \"group\"",

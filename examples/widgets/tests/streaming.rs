@@ -128,6 +128,26 @@ async fn http_body_is_taken_and_answered_raw_over_rest() {
     assert_eq!(answer.header("content-type"), "image/png");
     assert_eq!(&answer.body[..], PNG);
 
+    // The chunk size bound by the path: an integer path variable, read as
+    // canonical JSON reads it; a value that is no integer is refused.
+    let url = format!("{base}/v1/chunkedDrawings/3/{}", widget(1));
+    let answer = send("GET", url, &[], "").await;
+    assert_eq!(
+        (answer.status, &answer.body[..]),
+        (200, PNG),
+        "{}",
+        answer.text()
+    );
+    let url = format!("{base}/v1/chunkedDrawings/0x/{}", widget(1));
+    let bad = send("GET", url, &[], "").await;
+    assert_eq!(bad.status, 400, "{}", bad.text());
+    let url = format!("{base}/v1/chunkedDrawings/-1/{}", widget(1));
+    let bad = send("GET", url, &[], "").await;
+    assert_eq!(
+        bad.json()["error"]["details"][1]["fieldViolations"][0]["field"],
+        "chunkBytes"
+    );
+
     // Failures are the error model, before any data.
     let missing = send("GET", format!("{base}/v1/drawings/{}", widget(2)), &[], "").await;
     assert_eq!(missing.status, 404, "{}", missing.text());

@@ -409,8 +409,11 @@ fn take_path_value<Req: JsonMessage>(fields: &mut Map<String, Value>, field: &st
         let found = lookup(part);
         let name = found.map_or(part, |f| f.json_name);
         if parts.peek().is_none() {
+            // Canonical JSON writes 64-bit integers and enums as strings,
+            // other numbers as numbers: a path holds their text.
             return match object.remove(name) {
                 Some(Value::String(value)) => value,
+                Some(Value::Number(number)) => number.to_string(),
                 _ => String::new(),
             };
         }
@@ -472,6 +475,15 @@ mod tests {
             Value::Object(fields),
             serde_json::json!({"book":{"x":1},"y":2})
         );
+    }
+
+    #[test]
+    fn numbers_bound_by_a_path_are_written_as_text() {
+        let mut fields: Map<String, Value> =
+            serde_json::from_str(r#"{"chunkBytes":4,"id":"9007199254740993"}"#).unwrap();
+        assert_eq!(take_path_value::<()>(&mut fields, "chunkBytes"), "4");
+        assert_eq!(take_path_value::<()>(&mut fields, "id"), "9007199254740993");
+        assert!(fields.is_empty());
     }
 
     #[test]

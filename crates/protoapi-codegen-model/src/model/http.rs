@@ -185,7 +185,7 @@ impl Check<'_> {
                 self.report(
                     diagnostics,
                     format!(
-                        "path variable `{}` of `{name}` names no string field of `{}`",
+                        "path variable `{}` of `{name}` names no string, integer or enum field of `{}`",
                         variable.field,
                         self.method.input().full_name()
                     ),
@@ -227,7 +227,8 @@ impl Check<'_> {
     }
 }
 
-/// Whether `path` (`book.name`) names a singular string field of `message`,
+/// Whether `path` (`book.name`) names a singular string, integer or enum
+/// field of `message`,
 /// through singular message fields.
 fn names_string_field(message: &MessageDescriptor, path: &str) -> bool {
     let mut message = message.clone();
@@ -240,7 +241,23 @@ fn names_string_field(message: &MessageDescriptor, path: &str) -> bool {
             return false;
         }
         match (field.kind(), parts.peek()) {
-            (Kind::String, None) => return true,
+            // What canonical JSON reads from a string: text, numbers, enum
+            // names (a bad value is INVALID_ARGUMENT naming the field).
+            (
+                Kind::String
+                | Kind::Int32
+                | Kind::Sint32
+                | Kind::Sfixed32
+                | Kind::Int64
+                | Kind::Sint64
+                | Kind::Sfixed64
+                | Kind::Uint32
+                | Kind::Fixed32
+                | Kind::Uint64
+                | Kind::Fixed64
+                | Kind::Enum(_),
+                None,
+            ) => return true,
             (Kind::Message(inner), Some(_)) => message = inner,
             _ => return false,
         }

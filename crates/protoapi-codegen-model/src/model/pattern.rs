@@ -62,14 +62,26 @@ pub(super) fn is_singleton(pattern: &str) -> bool {
 /// Why the generated code does not store `message`'s items, if it does
 /// not: it is a singleton (AIP-156: pairs then one literal,
 /// `projects/{project}/config`), or its name has another shape than
-/// `collection/{id}` pairs (a literal id, `locations/global/hubs/{hub}`).
-/// Resources with a `uid` field are keyed by it, whatever their pattern.
+/// `collection/{id}` pairs (a literal id, `locations/global/hubs/{hub}`),
+/// or it has neither `name` nor `uid`. Resources with a `uid` field are
+/// keyed by it, whatever their pattern.
 pub(super) fn unstored(message: &prost_reflect::MessageDescriptor) -> Option<&'static str> {
     let named = message
         .get_field_by_name("name")
         .is_some_and(|f| f.kind() == prost_reflect::Kind::String && !f.is_list());
-    if message.get_field_by_name("uid").is_some() || !named {
+    let resource = message
+        .options()
+        .extensions()
+        .any(|(ext, _)| ext.full_name() == super::proto::RESOURCE_OPTION);
+    // Legacy views have no option of their own; UIDP keys take any pattern.
+    if !resource || message.get_field_by_name("uid").is_some() {
         return None;
+    }
+    if !named {
+        return message
+            .get_field_by_name("name")
+            .is_none()
+            .then_some("without a `name` field (or a `uid`) to key its items");
     }
     let pattern = super::proto::patterns(message).into_iter().next()?;
     if is_singleton(&pattern) {
