@@ -1,6 +1,8 @@
 //! OpenAPI 3.1 from the same model: one operation per HTTP rule, schemas in
 //! canonical proto3 JSON, the error body, and bearer authentication.
 
+mod distinct;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor};
@@ -16,6 +18,7 @@ const UIDP_PATTERN: &str = "^[0-9a-f]{40}(/[0-9a-f]{16})*$";
 pub fn emit(api: &Api, pool: &DescriptorPool, title: &str, version: &str) -> String {
     let mut schemas = Schemas::new(api);
     let mut paths: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
+    let mut all = Vec::new();
     for package in &api.packages {
         for service in &package.services {
             // Services of the same name in several versions are told apart
@@ -38,12 +41,19 @@ pub fn emit(api: &Api, pool: &DescriptorPool, title: &str, version: &str) -> Str
                     let operations =
                         operations(&tag, method, (binding, index), accepted, pool, &mut schemas);
                     for (path, operation) in operations {
-                        let verb = binding.verb.routing_fn().to_owned();
-                        paths.entry(path).or_default().insert(verb, operation);
+                        all.push(distinct::Operation {
+                            path,
+                            verb: binding.verb.routing_fn().to_owned(),
+                            operation,
+                            template: &binding.template,
+                        });
                     }
                 }
             }
         }
+    }
+    for (path, verb, operation) in distinct::distinct(all) {
+        paths.entry(path).or_default().insert(verb, operation);
     }
     let mut components = schemas.finish();
     components.insert("Error".to_owned(), error_schema());
