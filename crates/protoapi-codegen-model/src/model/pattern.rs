@@ -63,11 +63,12 @@ pub(super) fn is_singleton(pattern: &str) -> bool {
 /// not: it is a singleton (AIP-156: pairs then one literal,
 /// `projects/{project}/config`), or its name has another shape than
 /// `collection/{id}` pairs (a literal id, `locations/global/hubs/{hub}`),
-/// or it has neither `name` nor `uid`. Resources with a `uid` field are
+/// or it has neither `name` nor `uid`, or its `name` is `optional`. Resources with a `uid` field are
 /// keyed by it, whatever their pattern.
 pub(super) fn unstored(message: &prost_reflect::MessageDescriptor) -> Option<&'static str> {
-    let named = message
-        .get_field_by_name("name")
+    let name = message.get_field_by_name("name");
+    let named = name
+        .as_ref()
         .is_some_and(|f| f.kind() == prost_reflect::Kind::String && !f.is_list());
     let resource = message
         .options()
@@ -78,10 +79,12 @@ pub(super) fn unstored(message: &prost_reflect::MessageDescriptor) -> Option<&'s
         return None;
     }
     if !named {
-        return message
-            .get_field_by_name("name")
+        return name
             .is_none()
             .then_some("without a `name` field (or a `uid`) to key its items");
+    }
+    if name.is_some_and(|f| f.supports_presence()) {
+        return Some("keyed by an `optional` name");
     }
     let pattern = super::proto::patterns(message).into_iter().next()?;
     if is_singleton(&pattern) {
