@@ -549,14 +549,35 @@ async fn deletes(base: &str) {
 /// collection id, list items named by the collection id, and a Delete
 /// without an HTTP rule, served over gRPC only.
 async fn reviews(base: &str) {
-    let (status, _) = call(base, "POST", "/v1/publishers?publisherId=critics", Some(json!({"displayName": "Critics"}))).await;
+    let (status, _) = call(
+        base,
+        "POST",
+        "/v1/publishers?publisherId=critics",
+        Some(json!({"displayName": "Critics"})),
+    )
+    .await;
     assert_eq!(status, 200);
-    let (status, _) = call(base, "POST", "/v1/publishers/critics/books?bookId=emma", Some(json!({"title": "Emma"}))).await;
+    let (status, _) = call(
+        base,
+        "POST",
+        "/v1/publishers/critics/books?bookId=emma",
+        Some(json!({"title": "Emma"})),
+    )
+    .await;
     assert_eq!(status, 200);
     let book = "/v1/publishers/critics/books/emma";
-    let (status, created) = call(base, "POST", &format!("{book}/reviews?reviewId=first"), Some(json!({"text": "Witty"}))).await;
+    let (status, created) = call(
+        base,
+        "POST",
+        &format!("{book}/reviews?reviewId=first"),
+        Some(json!({"text": "Witty"})),
+    )
+    .await;
     assert_eq!(status, 200, "{created}");
-    assert_eq!(created["name"], "publishers/critics/books/emma/reviews/first");
+    assert_eq!(
+        created["name"],
+        "publishers/critics/books/emma/reviews/first"
+    );
     let (status, got) = call(base, "GET", &format!("{book}/reviews/first"), None).await;
     assert_eq!((status, &got), (200, &created));
     let (status, listed) = call(base, "GET", &format!("{book}/reviews"), None).await;
@@ -567,9 +588,18 @@ async fn reviews(base: &str) {
     // The field the rule binds is the one named in errors.
     let (status, error) = call(base, "GET", &format!("{book}/reviews/Not_An_Id"), None).await;
     assert_eq!(status, 400, "{error}");
-    assert_eq!(error["error"]["details"][1]["fieldViolations"][0]["field"], "review", "{error}");
+    assert_eq!(
+        error["error"]["details"][1]["fieldViolations"][0]["field"], "review",
+        "{error}"
+    );
     // A review of a book that does not exist is refused.
-    let (status, error) = call(base, "POST", "/v1/publishers/critics/books/nope/reviews", Some(json!({"text": "?"}))).await;
+    let (status, error) = call(
+        base,
+        "POST",
+        "/v1/publishers/critics/books/nope/reviews",
+        Some(json!({"text": "?"})),
+    )
+    .await;
     assert_eq!(status, 404, "{error}");
     // No HTTP rule: no route; the generated client over REST says why.
     let (status, _) = call(base, "DELETE", &format!("{book}/reviews/first"), None).await;
