@@ -8,7 +8,8 @@
 #
 #   .ci/corpus.sh [PATTERN]    # only APIs whose path contains PATTERN
 #
-# Environment: CARGO_TARGET_DIR (the generator's build; the compiled sample
+# Environment: CORPUS_JOBS (generators run at once, default one per core),
+# CARGO_TARGET_DIR (the generator's build; the compiled sample
 # under its `corpus/`), PROTOAPI_CORPUS_CACHE (the package, default
 # ~/.cache/protoapi-corpus), CORPUS_OUT (the generated crates and logs,
 # default a temporary directory, removed unless set), CORPUS_CHECK (API
@@ -71,20 +72,22 @@ mapfile -t apis < <(cd "$tree" && grep -rl --include='*.proto' 'option (google.a
   xargs -n1 dirname | sort -u | grep -F -- "$pattern" || true)
 echo "corpus: google-proto-files $version, ${#apis[@]} API versions${pattern:+ matching $pattern}"
 
-started=$(date +%s)
-: > "$out/corpus.tsv"
-for api in "${apis[@]}"; do
-  slug=${api//\//.}
-  work="$out/apis/$slug"
+# Generates the API `$1` in a directory of its own; its exit code in `outcome`.
+generate() {
+  local api=$1 work="$out/apis/${1//\//.}"
   rm -rf "$work" && mkdir -p "$work/proto/$(dirname "$api")"
   ln -s "$tree/$api" "$work/proto/$api"
-  set +e
   "$codegen" generate --proto "$work/proto" -I "$imports" --out "$work/src" --title "$api" \
     > "$work/log" 2>&1
-  code=$?
-  set -e
-  echo -e "$api\t$code" >> "$out/corpus.tsv"
-done
+  echo -e "$api\t$?" > "$work/outcome"
+}
+export -f generate
+export codegen out tree imports
+
+# One generator per core (CORPUS_JOBS to choose), then the outcomes in order.
+started=$(date +%s)
+printf '%s\n' "${apis[@]}" | xargs -r -P "${CORPUS_JOBS:-$(nproc)}" -I{} bash -c 'generate "$1"' _ {}
+for api in "${apis[@]}"; do cat "$out/apis/${api//\//.}/outcome"; done > "$out/corpus.tsv"
 elapsed=$(($(date +%s) - started))
 
 # Compiles the generated crate of `$1` as a user's crate would be built.
