@@ -14,7 +14,7 @@
 //!   refused as not matching.
 //! - Anything else is a diagnostic naming the field and the shape expected.
 
-use prost_reflect::{DynamicMessage, Kind, MessageDescriptor, MethodDescriptor};
+use prost_reflect::{Kind, MessageDescriptor, MethodDescriptor};
 
 use super::pattern::{NamePattern, parse_pattern};
 use super::{Api, Behavior, Dependent, Method, Resource, Shape, Standard};
@@ -182,21 +182,11 @@ fn unkeyed(method: &Method, resource: &Resource, field: &str, aip: &str) -> Diag
 /// field), `Ok(Some(pattern))` for names; `Err` once reported.
 pub(super) fn key_scheme(
     message: &MessageDescriptor,
-    option: &DynamicMessage,
     location: &Location,
     diagnostics: &mut Diagnostics,
 ) -> Result<Option<NamePattern>, ()> {
     let full_name = message.full_name();
-    let patterns: Vec<String> = option
-        .get_field_by_name("pattern")
-        .and_then(|value| {
-            value.as_list().map(|list| {
-                list.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-        })
-        .unwrap_or_default();
+    let patterns = super::proto::patterns(message);
     let name_field = message.get_field_by_name("name");
     let name_ok = name_field
         .as_ref()

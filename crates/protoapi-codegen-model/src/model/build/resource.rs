@@ -39,7 +39,7 @@ pub(super) fn build_resource(
         return None;
     }
     let declared_plural = string_field(option, "plural");
-    let names = names::key_scheme(message, option, &location, diagnostics).ok()?;
+    let names = names::key_scheme(message, &location, diagnostics).ok()?;
     // AIP-122: the last collection id of the pattern is the plural, declared
     // or not.
     let plural = match (&names, declared_plural.is_empty()) {
