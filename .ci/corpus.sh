@@ -68,8 +68,9 @@ for entry in "$tree"/google/*; do
   [ "$(basename "$entry")" = protobuf ] || ln -s "$entry" "$imports/google/"
 done
 
-# An API version: a directory under google/ with a file declaring an HTTP rule.
-mapfile -t apis < <(cd "$tree" && grep -rl --include='*.proto' 'option (google.api.http)' google |
+# An API version: a directory under google/ with a file declaring an HTTP rule
+# (an option line, not a mention in a comment, as in google/api/http.proto).
+mapfile -t apis < <(cd "$tree" && grep -rlE --include='*.proto' '^\s*option \(google\.api\.http\)' google |
   xargs -n1 dirname | sort -u | grep -F -- "$pattern" || true)
 echo "corpus: google-proto-files $version, ${#apis[@]} API versions${pattern:+ matching $pattern}"
 
@@ -168,7 +169,11 @@ for line in (out / "corpus.tsv").read_text().splitlines():
         seen[level] += 1
         # The kind: the message without what it names.
         kinds[level][re.sub(r"`[^`]*`", "`…`", message)[:140]] += 1
-    outcome = "error" if code == "1" else "warning" if seen["warning"] else "clean"
+    services = out / "apis" / api.replace("/", ".") / "src" / "services.rs"
+    # An API that generates without a service serves nothing: not a success.
+    empty = code == "0" and "services: &[]," in services.read_text()
+    outcome = ("error" if code == "1" else "empty" if empty
+               else "warning" if seen["warning"] else "clean")
     outcomes[outcome] += 1
     # Stable versions (`…/v1`, not `v1beta2`), which the ratchet's second number counts.
     if re.search(r"/v\d+$", api):
@@ -178,7 +183,7 @@ generated = outcomes["clean"] + outcomes["warning"]
 stable_generated = stable["clean"] + stable["warning"]
 print(f"\n{total} API versions in {elapsed} s: {generated} generate ({outcomes['clean']} clean, "
       f"{outcomes['warning']} with warnings only), {outcomes['error']} with errors, "
-      f"{outcomes['panic']} panicked")
+      f"{outcomes['empty']} without a service, {outcomes['panic']} panicked")
 print(f"stable versions: {stable_generated} of {sum(stable.values())} generate "
       f"({stable['clean']} clean)")
 for api in panics:

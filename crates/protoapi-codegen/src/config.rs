@@ -110,11 +110,12 @@ impl Config {
     }
 
     /// Adds every `.proto` file and every `annotations.toml` under `dir` (an
-    /// import root), except vendored copies of the common protos (under
-    /// [`VENDORED`] directories: `google/api`, `google/rpc`, ...), which are
-    /// read only when imported. Other `google/` directories are the API's
-    /// (`google/example/library/v1`): keep a whole vendored googleapis tree
-    /// in an import root of its own ([`Config::include`]).
+    /// import root), except vendored copies of the common protos (directly
+    /// in [`VENDORED`] directories: `google/api`, `google/rpc`, ...), which
+    /// are read only when imported. Other `google/` directories are the
+    /// API's (`google/example/library/v1`, `google/api/apikeys/v2`): keep a
+    /// whole vendored googleapis tree in an import root of its own
+    /// ([`Config::include`]).
     pub fn files_under(&mut self, dir: impl AsRef<Path>) -> Result<&mut Self, Error> {
         let dir = dir.as_ref();
         let mut found = Vec::new();
@@ -609,9 +610,10 @@ fn reformat(code: &str) -> String {
 }
 
 /// Directories of vendored copies of the protos the generator ships or
-/// prost maps to `prost_types`, which [`Config::files_under`] leaves out:
-/// they are read when imported, and generated only as far as the API uses
-/// them. Every other directory is the API's, `google/example/...` included.
+/// prost maps to `prost_types`, whose files [`Config::files_under`] leaves
+/// out: they are read when imported, and generated only as far as the API
+/// uses them. Their subdirectories are APIs (`google/api/apikeys/v2`), as is
+/// every other directory, `google/example/...` included.
 pub const VENDORED: &[&str] = &[
     "google/api",
     "google/longrunning",
@@ -620,16 +622,22 @@ pub const VENDORED: &[&str] = &[
     "google/type",
 ];
 
+/// Whether `file` (relative to its import root) lies directly in a
+/// [`VENDORED`] directory.
+fn is_vendored(file: &Path) -> bool {
+    file.parent()
+        .is_some_and(|dir| VENDORED.iter().any(|vendored| dir == Path::new(vendored)))
+}
+
 fn collect_protos(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
     let entries = fs::read_dir(dir).map_err(|e| Error::Io(dir.to_owned(), e))?;
     for entry in entries {
         let path = entry.map_err(|e| Error::Io(dir.to_owned(), e))?.path();
         let relative = path.strip_prefix(root).expect("under root").to_owned();
-        if VENDORED.iter().any(|dir| relative.starts_with(dir)) {
-            continue;
-        }
         if path.is_dir() {
             collect_protos(root, &path, out)?;
+        } else if is_vendored(&relative) {
+            continue;
         } else if path.extension().is_some_and(|e| e == "proto")
             || path.file_name().is_some_and(|name| name == ANNOTATION_FILE)
         {

@@ -618,3 +618,47 @@ message ShipRequest {
     assert!(!text("services.rs").contains("acme.jobs.v1.Jobs"));
     assert!(text("acme.jobs.v1.api.rs").contains("impl JsonMessage for Job"));
 }
+
+/// A vendored copy of a common proto is read only when imported, while an API
+/// in a subdirectory of a vendored directory (`google/api/apikeys/v2`) is
+/// generated like any other.
+#[test]
+fn apis_below_vendored_directories_are_generated() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = dir.path().join("google/api/keys/v1");
+    fs::create_dir_all(&api).unwrap();
+    fs::write(
+        dir.path().join("google/api/vendored.proto"),
+        "syntax = \"proto3\";\npackage google.api;\nservice Vendored {}\n",
+    )
+    .unwrap();
+    fs::write(
+        api.join("keys.proto"),
+        r#"syntax = "proto3";
+package google.api.keys.v1;
+import "google/api/annotations.proto";
+// Answers keys.
+service Keys {
+  // Looks a key up.
+  rpc LookupKey(LookupKeyRequest) returns (LookupKeyResponse) {
+    option (google.api.http) = {get: "/v1/keys:lookup"};
+  }
+}
+message LookupKeyRequest {
+  string key_string = 1;
+}
+message LookupKeyResponse {
+  string name = 1;
+}
+"#,
+    )
+    .unwrap();
+    let mut config = protoapi_codegen::Config::new();
+    config.include(dir.path()).files_under(dir.path()).unwrap();
+    let output = config
+        .generate()
+        .expect("the API below google/api generates");
+    let services = String::from_utf8(output[Path::new("services.rs")].clone()).unwrap();
+    assert!(services.contains("google.api.keys.v1.Keys"), "{services}");
+    assert!(!services.contains("Vendored"), "{services}");
+}
