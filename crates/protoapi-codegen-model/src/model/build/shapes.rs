@@ -61,6 +61,20 @@ fn plural(message: &MessageDescriptor) -> Option<String> {
 /// What a method named `List…` lacks to be a list, for its diagnostic:
 /// several repeated fields of resources, none named as the items, or none
 /// at all.
+/// How the List `method` pages: by token (AIP-158), or by `offset` and
+/// `limit` into `items` (the legacy shape); `None` for a list that does not
+/// page, which is not served as a standard List.
+pub(super) fn paging(method: &MethodDescriptor) -> Option<Paging> {
+    let (request, response) = (method.input(), method.output());
+    if request.get_field_by_name("page_token").is_some() {
+        Some(Paging::Token)
+    } else {
+        let has = |message: &MessageDescriptor, field| message.get_field_by_name(field).is_some();
+        (has(&request, "offset") && has(&request, "limit") && has(&response, "items"))
+            .then_some(Paging::Offset)
+    }
+}
+
 pub(super) fn list_expectation(method: &MethodDescriptor) -> String {
     let response = method.output();
     let repeated: Vec<String> = response
@@ -74,7 +88,13 @@ pub(super) fn list_expectation(method: &MethodDescriptor) -> String {
         })
         .map(|field| format!("`{}`", field.name()))
         .collect();
-    if repeated.len() > 1 {
+    if repeated.len() == 1 && paging(method).is_none() {
+        format!(
+            "`{}` has no `page_token`: a standard List pages (AIP-158), with `int32 page_size` \
+             and `string page_token` in the request and `string next_page_token` in the response",
+            method.input().name()
+        )
+    } else if repeated.len() > 1 {
         format!(
             "`{}` has several repeated fields of resources ({}), and none is named by its \
              resource's plural or `items`: AIP-132 expects one, `repeated <Resource> <plural> = 1;`",

@@ -62,15 +62,14 @@ pub(super) fn standard_method(
                 resource: m.full_name().to_owned(),
             })
     } else if name.starts_with("List") {
-        super::shapes::list_items(&method.output(), is_resource).map(|(_, m)| Standard::List {
-            resource: m.full_name().to_owned(),
-            filters: list_filters(&method.input()),
-            paging: if method.input().get_field_by_name("page_token").is_some() {
-                Paging::Token
-            } else {
-                Paging::Offset
-            },
-        })
+        let items = super::shapes::list_items(&method.output(), is_resource);
+        items
+            .zip(super::shapes::paging(method))
+            .map(|((_, m), paging)| Standard::List {
+                resource: m.full_name().to_owned(),
+                filters: list_filters(&method.input()),
+                paging,
+            })
     } else if name.starts_with("Undelete") {
         // Not a resource's: a custom method implemented by hand.
         let Some(undelete) = super::shapes::undelete(method) else {
