@@ -31,19 +31,24 @@ pub(super) fn standard_method(
             _ => None,
         })
     };
+    // Create and Update answer the resource they write (AIP-133, AIP-134).
+    let answered = |(field, m): (String, MessageDescriptor)| {
+        (m.full_name() == method.output().full_name()).then_some((field, m))
+    };
     let standard = if name.starts_with("Create") {
         let parent_required = method
             .input()
             .get_field_by_name("parent")
             .is_some_and(|field| behavior(pool, &field) == Behavior::Required);
-        resource_field(&method.input()).map(|(body_field, m)| Standard::Create {
+        let written = resource_field(&method.input()).and_then(answered);
+        written.map(|(body_field, m)| Standard::Create {
             resource: m.full_name().to_owned(),
             body_field,
             parent_required,
         })
     } else if name.starts_with("Update") {
         match resource_field(&method.input()) {
-            Some((body_field, m)) => Some(Standard::Update {
+            Some(written) => answered(written).map(|(body_field, m)| Standard::Update {
                 resource: m.full_name().to_owned(),
                 body_field,
             }),
@@ -170,6 +175,12 @@ fn not_standard(
         diagnostic = diagnostic.note(super::shapes::list_expectation(method));
     } else if name.starts_with("BatchGet") {
         diagnostic = diagnostic.note(super::shapes::BATCH_GET_EXPECTATION);
+    } else if name.starts_with("Create") || name.starts_with("Update") {
+        diagnostic = diagnostic.note(format!(
+            "a Create or Update takes the resource in a field of its request and answers it \
+             (AIP-133, AIP-134); `{name}` answers `{}`",
+            method.output().name()
+        ));
     }
     diagnostics.push(diagnostic);
     true
@@ -250,6 +261,12 @@ fn used_as_resource(method: &MethodDescriptor) -> Option<MessageDescriptor> {
             .kind()
             .as_message()?
             .clone()
+    } else if method.input().fields().any(|field| match field.kind() {
+        Kind::Message(m) => is_resource(&m),
+        _ => false,
+    }) {
+        // A write of a declared resource that answers something else.
+        return None;
     } else {
         method.output()
     };
