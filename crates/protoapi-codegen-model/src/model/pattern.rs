@@ -63,7 +63,7 @@ pub(super) fn is_singleton(pattern: &str) -> bool {
 /// not: it is a singleton (AIP-156: pairs then one literal,
 /// `projects/{project}/config`), or its name has another shape than
 /// `collection/{id}` pairs (a literal id, `locations/global/hubs/{hub}`),
-/// or it has neither `name` nor `uid`, or its `name` is `optional`. Resources with a `uid` field are
+/// or it has neither `name` nor `uid`, or its `name` or `etag` is `optional`. Resources with a `uid` field are
 /// keyed by it, whatever their pattern.
 pub(super) fn unstored(message: &prost_reflect::MessageDescriptor) -> Option<&'static str> {
     let name = message.get_field_by_name("name");
@@ -74,8 +74,15 @@ pub(super) fn unstored(message: &prost_reflect::MessageDescriptor) -> Option<&'s
         .options()
         .extensions()
         .any(|(ext, _)| ext.full_name() == super::proto::RESOURCE_OPTION);
+    if !resource {
+        return None;
+    }
+    let etag = message.get_field_by_name("etag");
+    if etag.is_some_and(|f| f.supports_presence() && f.kind().as_message().is_none()) {
+        return Some("tagged by an `optional` etag (AIP-154 declares a plain `string etag`)");
+    }
     // Legacy views have no option of their own; UIDP keys take any pattern.
-    if !resource || message.get_field_by_name("uid").is_some() {
+    if message.get_field_by_name("uid").is_some() {
         return None;
     }
     if !named {

@@ -1,11 +1,11 @@
 //! Which standard method (AIP-131 to AIP-135, AIP-164, AIP-231) an RPC implements, from its name and messages.
 
-use prost_reflect::{DescriptorPool, Kind, MessageDescriptor, MethodDescriptor};
+use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor, MethodDescriptor};
 
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 use crate::model::fields::behavior;
 use crate::model::proto::RESOURCE_OPTION;
-use crate::model::{Behavior, LIST_FILTERS, Paging, Standard};
+use crate::model::{Behavior, LIST_FILTERS, Standard};
 
 pub(super) fn standard_method(
     pool: &DescriptorPool,
@@ -124,7 +124,61 @@ pub(super) fn standard_method(
         diagnostics.push(delete_answering(method, resource, location));
         return Some(Standard::Custom);
     }
+    if let Some(field) = optional_read_field(method) {
+        diagnostics.push(optional_field(method, &field, location));
+        return Some(Standard::Custom);
+    }
     Some(standard)
+}
+
+/// The fields of standard requests (and a list's response) that the
+/// generated code reads or writes as plain values (AIP-131 to AIP-135,
+/// AIP-154, AIP-158, AIP-163, AIP-164).
+const READ_FIELDS: &[&str] = &[
+    "name",
+    "parent",
+    "filter",
+    "order_by",
+    "page_size",
+    "page_token",
+    "skip",
+    "show_deleted",
+    "etag",
+    "force",
+    "allow_missing",
+    "validate_only",
+    "next_page_token",
+];
+
+/// A field of `method`'s messages that the generated code reads as a plain
+/// value but that is declared `optional` (explicit presence).
+fn optional_read_field(method: &MethodDescriptor) -> Option<FieldDescriptor> {
+    [method.input(), method.output()]
+        .into_iter()
+        .flat_map(|message| message.fields().collect::<Vec<_>>())
+        .find(|field| {
+            READ_FIELDS.contains(&field.name())
+                && field.supports_presence()
+                && field.kind().as_message().is_none()
+        })
+}
+
+fn optional_field(
+    method: &MethodDescriptor,
+    field: &FieldDescriptor,
+    location: &Location,
+) -> Diagnostic {
+    Diagnostic::warning(
+        location.clone(),
+        format!(
+            "`{}.{}` is `optional`, and a standard method reads it as a plain value: `{}` is \
+             generated as a custom method whose handler you implement",
+            field.parent_message().name(),
+            field.name(),
+            method.name()
+        ),
+    )
+    .note("in a standard method's messages an empty value is an unset one (AIP-158, AIP-154)")
 }
 
 /// Reports a method named like a standard method without the shape of one:
