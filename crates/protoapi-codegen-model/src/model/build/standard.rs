@@ -108,6 +108,17 @@ pub(super) fn standard_method(
     let Some(standard) = standard else {
         return not_standard(method, views, location, diagnostics).then_some(Standard::Custom);
     };
+    Some(served(method, standard, location, diagnostics))
+}
+
+/// `standard`, or a custom method (with a warning) where the generated code
+/// does not serve what `method` declares.
+fn served(
+    method: &MethodDescriptor,
+    standard: Standard,
+    location: &Location,
+    diagnostics: &mut Diagnostics,
+) -> Standard {
     let resource = standard
         .resource()
         .and_then(|name| method.parent_pool().get_message_by_name(name));
@@ -115,20 +126,20 @@ pub(super) fn standard_method(
         resource.and_then(|r| crate::model::pattern::unstored(&r).map(|why| (r, why)))
     {
         diagnostics.push(unstored_method(method, &resource, why, location));
-        return Some(Standard::Custom);
+        return Standard::Custom;
     }
     if let Standard::Delete { resource } = &standard
         && !matches!(method.output().full_name(), EMPTY)
         && method.output().full_name() != resource
     {
         diagnostics.push(delete_answering(method, resource, location));
-        return Some(Standard::Custom);
+        return Standard::Custom;
     }
     if let Some(field) = optional_read_field(method) {
         diagnostics.push(optional_field(method, &field, location));
-        return Some(Standard::Custom);
+        return Standard::Custom;
     }
-    Some(standard)
+    standard
 }
 
 /// The fields of standard requests (and a list's response) that the
