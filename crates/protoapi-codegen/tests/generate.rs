@@ -662,3 +662,39 @@ message LookupKeyResponse {
     assert!(services.contains("google.api.keys.v1.Keys"), "{services}");
     assert!(!services.contains("Vendored"), "{services}");
 }
+
+/// A common message reached only as a map's values (`map<string,
+/// google.rpc.Status>`) gets its JSON impl like one held in a plain field.
+#[test]
+fn messages_reached_through_map_values_are_generated() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = dir.path().join("shop/v1");
+    fs::create_dir_all(&api).unwrap();
+    fs::write(
+        api.join("shop.proto"),
+        r#"syntax = "proto3";
+package shop.v1;
+import "google/api/annotations.proto";
+import "google/rpc/status.proto";
+// Ships orders.
+service Shipping {
+  // Ships orders, answering each one's outcome.
+  rpc Ship(ShipRequest) returns (ShipResponse) {
+    option (google.api.http) = {post: "/v1/orders:ship" body: "*"};
+  }
+}
+message ShipRequest {
+  repeated string orders = 1;
+}
+message ShipResponse {
+  map<string, google.rpc.Status> failed = 1;
+}
+"#,
+    )
+    .unwrap();
+    let mut config = protoapi_codegen::Config::new();
+    config.include(dir.path()).files_under(dir.path()).unwrap();
+    let output = config.generate().expect("the API generates");
+    let rpc = String::from_utf8(output[Path::new("google.rpc.api.rs")].clone()).unwrap();
+    assert!(rpc.contains("impl JsonMessage for Status"), "{rpc}");
+}

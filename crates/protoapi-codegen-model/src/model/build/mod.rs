@@ -225,7 +225,14 @@ fn reached_dependencies(pool: &DescriptorPool, messages: &[Message]) -> Vec<Mess
         messages.iter().map(|m| m.full_name.clone()).collect();
     while let Some(message) = pending.pop() {
         for field in message.fields() {
-            let prost_reflect::Kind::Message(inner) = field.kind() else {
+            // A map's values: its entry is the map's own (synthetic) message.
+            let kind = match field.kind() {
+                prost_reflect::Kind::Message(entry) if field.is_map() => {
+                    entry.map_entry_value_field().kind()
+                }
+                kind => kind,
+            };
+            let prost_reflect::Kind::Message(inner) = kind else {
                 continue;
             };
             let package = inner.package_name();
