@@ -698,3 +698,39 @@ message ShipResponse {
     let rpc = String::from_utf8(output[Path::new("google.rpc.api.rs")].clone()).unwrap();
     assert!(rpc.contains("impl JsonMessage for Status"), "{rpc}");
 }
+
+/// `Client::connection()` keeps its name beside a service reached as
+/// `connection` (`ConnectionService`), which is reached by its full name.
+#[test]
+fn a_service_named_like_a_client_method_keeps_its_full_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = dir.path().join("link/v1");
+    fs::create_dir_all(&api).unwrap();
+    fs::write(
+        api.join("link.proto"),
+        r#"syntax = "proto3";
+package link.v1;
+import "google/api/annotations.proto";
+// Manages connections.
+service ConnectionService {
+  // Checks a connection.
+  rpc Check(CheckRequest) returns (CheckResponse) {
+    option (google.api.http) = {post: "/v1/connections:check" body: "*"};
+  }
+}
+message CheckRequest {
+  string target = 1;
+}
+message CheckResponse {
+  bool ok = 1;
+}
+"#,
+    )
+    .unwrap();
+    let mut config = protoapi_codegen::Config::new();
+    config.include(dir.path()).files_under(dir.path()).unwrap();
+    let output = config.generate().expect("the API generates");
+    let client = String::from_utf8(output[Path::new("client.rs")].clone()).unwrap();
+    assert_eq!(client.matches("pub fn connection(").count(), 1, "{client}");
+    assert!(client.contains("pub fn connection_service("), "{client}");
+}

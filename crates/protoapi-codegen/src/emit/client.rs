@@ -13,7 +13,7 @@ use heck::ToShoutySnakeCase;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::shared::{accessors, method_names, runtime_template};
+use super::shared::{accessors, has_client, method_names, runtime_template};
 use crate::model::{
     Api, HTTP_BODY_PATH, Method, Package, Paging, RawRequest, Service, Standard, package_module,
 };
@@ -23,14 +23,12 @@ pub const FILE: &str = "client.rs";
 
 /// The `client` module of one package's API file (empty without services).
 pub fn emit_package(scope: &super::Scope, api: &Api, package: &Package) -> TokenStream {
-    if package.services.is_empty() {
+    let served: Vec<&Service> = package.services.iter().filter(|s| has_client(s)).collect();
+    if served.is_empty() {
         return TokenStream::new();
     }
     let scope = scope.nested();
-    let services = package
-        .services
-        .iter()
-        .map(|s| emit_service(&scope, api, s));
+    let services = served.into_iter().map(|s| emit_service(&scope, api, s));
     let doc = format!(
         " Clients of the services of `{}`, over gRPC or REST/JSON.",
         package.name

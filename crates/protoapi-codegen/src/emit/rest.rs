@@ -99,6 +99,19 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             use axum::routing;
         )
     });
+    // A service whose methods are all gRPC-only has no handlers.
+    let handlers_module = (!bindings.is_empty()).then(|| {
+        quote! {
+            mod #module {
+                use super::*;
+                use axum::extract::{RawQuery, State};
+                #media_imports
+                use ::protoapi_runtime::__private::rest::{#(#extractors),*};
+
+                #(#handlers)*
+            }
+        }
+    });
     quote! {
         #[doc = #doc]
         pub fn #routes_fn<S: #bounds>(api: #api_type<S>) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
@@ -107,14 +120,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             #routes
         }
 
-        mod #module {
-            use super::*;
-            use axum::extract::{RawQuery, State};
-            #media_imports
-            use ::protoapi_runtime::__private::rest::{#(#extractors),*};
-
-            #(#handlers)*
-        }
+        #handlers_module
     }
 }
 

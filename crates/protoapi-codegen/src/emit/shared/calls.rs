@@ -61,6 +61,13 @@ pub fn method_names(service: &Service) -> Vec<String> {
         .collect()
 }
 
+/// Whether `service` has a method the generated client calls: a service of
+/// client- and bidirectional-streaming methods only is called through
+/// tonic's generated client alone.
+pub fn has_client(service: &Service) -> bool {
+    service.methods.iter().any(|m| !m.media.client_streaming)
+}
+
 /// Accessor name → (package, service). A service is reached by the
 /// collection it serves (`groups`), else by its name without `Service`.
 /// When packages share a name (`v1` and `v2` groups), the latest version
@@ -68,7 +75,7 @@ pub fn method_names(service: &Service) -> Vec<String> {
 pub fn accessors(api: &Api) -> BTreeMap<String, (&str, &Service)> {
     let mut by_name: BTreeMap<String, Vec<(&str, &Service)>> = BTreeMap::new();
     for package in &api.packages {
-        for service in &package.services {
+        for service in package.services.iter().filter(|s| has_client(s)) {
             let name = service
                 .methods
                 .iter()
@@ -79,6 +86,11 @@ pub fn accessors(api: &Api) -> BTreeMap<String, (&str, &Service)> {
                     let name = service.name.to_snake_case();
                     name.strip_suffix("_service").unwrap_or(&name).to_owned()
                 });
+            // `Client`'s own methods keep their names: `connection_service`.
+            let name = match name.as_str() {
+                "connection" | "new" => service.name.to_snake_case(),
+                _ => name,
+            };
             by_name
                 .entry(name)
                 .or_default()

@@ -8,7 +8,9 @@ use quote::{format_ident, quote};
 mod calls;
 pub mod shapes;
 
-pub use calls::{Etags, accessors, answer_type, method_names, request_type, runtime_template};
+pub use calls::{
+    Etags, accessors, answer_type, has_client, method_names, request_type, runtime_template,
+};
 
 use crate::model::{Api, Resource, Service, Standard, package_module};
 
