@@ -255,10 +255,18 @@ impl Config {
                 let sections = emit_package(&api, package, &shadowed);
                 write_api_file(&mut output, name, sections, by_emitter)
             });
+            // prost's module of a message's nested types (`Api`), or a
+            // package below (`foo.api`), may already be named `api`.
+            let api_taken = messages
+                .get(name)
+                .is_some_and(|code| code.contains("pub mod api {"))
+                || messages.contains_key(&format!("{name}.api"))
+                || api.packages.iter().any(|p| p.name == format!("{name}.api"));
             packages.push(PackageFiles {
                 package: name.clone(),
                 messages_file,
                 api_file,
+                api_module: if api_taken { "generated_api" } else { "api" },
                 exports: package.is_some_and(|p| !p.services.is_empty() || !p.resources.is_empty()),
             });
         }

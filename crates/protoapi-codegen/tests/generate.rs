@@ -734,3 +734,40 @@ message CheckResponse {
     assert_eq!(client.matches("pub fn connection(").count(), 1, "{client}");
     assert!(client.contains("pub fn connection_service("), "{client}");
 }
+
+/// prost keeps the nested types of a message `Api` in `pub mod api`: the
+/// package's generated API goes in a module of another name.
+#[test]
+fn a_message_named_api_keeps_its_module() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = dir.path().join("gateway/v1");
+    fs::create_dir_all(&api).unwrap();
+    fs::write(
+        api.join("gateway.proto"),
+        r#"syntax = "proto3";
+package gateway.v1;
+import "google/api/annotations.proto";
+// Serves APIs.
+service Gateway {
+  // Describes an API.
+  rpc DescribeApi(Api) returns (Api) {
+    option (google.api.http) = {post: "/v1/apis:describe" body: "*"};
+  }
+}
+message Api {
+  enum State {
+    STATE_UNSPECIFIED = 0;
+    ACTIVE = 1;
+  }
+  State state = 1;
+}
+"#,
+    )
+    .unwrap();
+    let mut config = protoapi_codegen::Config::new();
+    config.include(dir.path()).files_under(dir.path()).unwrap();
+    let output = config.generate().expect("the API generates");
+    let root = String::from_utf8(output[Path::new("lib.rs")].clone()).unwrap();
+    assert!(root.contains("mod generated_api {"), "{root}");
+    assert!(root.contains("pub use generated_api::*;"), "{root}");
+}

@@ -15,6 +15,9 @@ pub struct PackageFiles {
     pub api_file: Option<String>,
     /// Whether the API file declares public items to re-export.
     pub exports: bool,
+    /// The private module holding the API file: `api`, unless prost or a
+    /// package below already takes that name.
+    pub api_module: &'static str,
 }
 
 #[derive(Default)]
@@ -105,22 +108,23 @@ fn emit_children(node: &Node) -> Vec<TokenStream> {
                 .map(|file| quote!(include!(#file);));
             let api = child
                 .files
-                .and_then(|files| files.api_file.as_ref().map(|file| (file, files.exports)))
-                .map(|(file, exports)| {
-                    let export = exports.then(|| {
+                .and_then(|files| files.api_file.as_ref().map(|file| (file, files)))
+                .map(|(file, files)| {
+                    let module = super::ident(files.api_module);
+                    let export = files.exports.then(|| {
                         quote!(
-                            pub use api::*;
+                            pub use #module::*;
                         )
                     });
                     // The API of a package whose last part is `api` (`google.api`).
-                    let inception = (name == "api").then(|| {
+                    let inception = (name == files.api_module).then(|| {
                         quote!(
                             #[allow(clippy::module_inception)]
                         )
                     });
                     quote! {
                         #inception
-                        mod api {
+                        mod #module {
                             include!(#file);
                         }
                         #export
