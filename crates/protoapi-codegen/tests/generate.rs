@@ -771,3 +771,70 @@ message Api {
     assert!(root.contains("mod generated_api {"), "{root}");
     assert!(root.contains("pub use generated_api::*;"), "{root}");
 }
+
+/// Two resources of one package with one plural (`models/{model}` and
+/// `publishers/{publisher}/models/{model}`), each the collection of its own
+/// service: the CLI qualifies one command name, the client reaches each
+/// service by its own name.
+#[test]
+fn collections_sharing_a_plural_get_distinct_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = dir.path().join("ml/v1");
+    fs::create_dir_all(&api).unwrap();
+    let service = |service: &str, message: &str, pattern: &str, path: &str| {
+        format!(
+            r#"
+// Serves {message}.
+service {service} {{
+  // Returns one.
+  rpc Get{message}(Get{message}Request) returns ({message}) {{
+    option (google.api.http) = {{get: "/v1/{{name={path}}}"}};
+  }}
+}}
+message {message} {{
+  option (google.api.resource) = {{
+    type: "ml.example/{message}"
+    pattern: "{pattern}"
+  }};
+  string name = 1;
+}}
+message Get{message}Request {{
+  string name = 1;
+}}
+"#
+        )
+    };
+    fs::write(
+        api.join("ml.proto"),
+        format!(
+            "syntax = \"proto3\";\npackage ml.v1;\nimport \"google/api/annotations.proto\";\n\
+             import \"google/api/resource.proto\";\n{}{}",
+            service("ModelService", "Model", "models/{model}", "models/*"),
+            service(
+                "ModelGardenService",
+                "PublisherModel",
+                "publishers/{publisher}/models/{model}",
+                "publishers/*/models/*"
+            ),
+        ),
+    )
+    .unwrap();
+    let mut config = protoapi_codegen::Config::new();
+    config
+        .include(dir.path())
+        .cli("cli")
+        .files_under(dir.path())
+        .unwrap();
+    let output = config.generate().expect("the API generates");
+    let text = |file: &str| String::from_utf8(output[Path::new(file)].clone()).unwrap();
+    let cli = text("cli.rs");
+    assert_eq!(cli.matches("pub enum Models {").count(), 1, "{cli}");
+    assert_eq!(
+        cli.matches("pub enum PublisherModels {").count(),
+        1,
+        "{cli}"
+    );
+    let client = text("client.rs");
+    assert!(client.contains("pub fn model_service("), "{client}");
+    assert!(client.contains("pub fn model_garden_service("), "{client}");
+}

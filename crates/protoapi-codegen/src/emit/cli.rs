@@ -47,6 +47,9 @@ struct Collection<'a> {
     service: &'a Service,
     /// Its accessor on the crate's `Client` (`book_copies`).
     accessor: String,
+    /// Its commands' name: the resource's plural, unless another
+    /// collection has it too (`publisher_models` beside `models`).
+    plural: String,
     list: Option<(&'a Method, String)>,
     get: Option<(&'a Method, String)>,
     create: Option<(&'a Method, String)>,
@@ -57,7 +60,7 @@ struct Collection<'a> {
 impl Collection<'_> {
     /// `BookCopies`, the name of its command enum.
     fn type_name(&self) -> syn::Ident {
-        format_ident!("{}", self.resource.plural.to_upper_camel_case())
+        format_ident!("{}", self.plural.to_upper_camel_case())
     }
 
     /// Whether no method of it has a command.
@@ -103,8 +106,29 @@ fn collections(api: &Api) -> Vec<Collection<'_>> {
         }
     }
     collections.retain(|collection| !collection.is_empty());
-    collections.sort_by(|a, b| a.resource.plural.cmp(&b.resource.plural));
+    for index in 0..collections.len() {
+        let shared = collections
+            .iter()
+            .filter(|c| c.plural == collections[index].plural)
+            .count();
+        if shared > 1 {
+            collections[index].plural = qualified_plural(collections[index].resource);
+        }
+    }
+    collections.sort_by(|a, b| a.plural.cmp(&b.plural));
     collections
+}
+
+/// `publisher_models` for `PublisherModel` of plural `models`: the
+/// message's name with its last word replaced by the plural's.
+fn qualified_plural(resource: &Resource) -> String {
+    let name = resource.name.to_snake_case();
+    let plural = resource.plural.to_snake_case();
+    let last = plural.rsplit('_').next().unwrap_or(&plural);
+    match name.rsplit_once('_') {
+        Some((prefix, _)) => format!("{prefix}_{last}"),
+        None => last.to_owned(),
+    }
 }
 
 /// Files `method` under its collection's, if it is one a command calls.
@@ -129,6 +153,7 @@ fn add_method<'a>(
                 resource,
                 service,
                 accessor: accessor.to_owned(),
+                plural: resource.plural.clone(),
                 list: None,
                 get: None,
                 create: None,
@@ -242,7 +267,7 @@ fn names(tokens: &TokenStream, name: &str) -> bool {
 fn emit_command(collections: &[Collection]) -> TokenStream {
     let variants = collections.iter().map(|collection| {
         let name = collection.type_name();
-        let doc = format!(" Work with {}.", collection.resource.plural.to_kebab_case());
+        let doc = format!(" Work with {}.", collection.plural.to_kebab_case());
         quote! {
             #[doc = #doc]
             #[command(subcommand)]
@@ -282,7 +307,7 @@ fn emit_command(collections: &[Collection]) -> TokenStream {
 fn emit_collection(api: &Api, collection: &Collection) -> TokenStream {
     let name = collection.type_name();
     let item = collection.item();
-    let plural = collection.resource.plural.to_kebab_case();
+    let plural = collection.plural.to_kebab_case();
     let mut variants = Vec::new();
     if collection.list.is_some() {
         let list = format_ident!("List{name}");
@@ -396,7 +421,7 @@ fn emit_list_args(collection: &Collection, method: &Method) -> TokenStream {
     }
     let doc = format!(
         " The arguments of `{} list`.",
-        collection.resource.plural.to_kebab_case()
+        collection.plural.to_kebab_case()
     );
     let request_doc = format!(
         " The `{}` request they make, as canonical JSON.",
@@ -435,7 +460,7 @@ fn json_path(path: &str) -> String {
 fn emit_run(api: &Api, collection: &Collection) -> TokenStream {
     let name = collection.type_name();
     let accessor = super::ident(&collection.accessor);
-    let client = super::ident(&collection.resource.plural.to_snake_case());
+    let client = super::ident(&collection.plural.to_snake_case());
     let item = super::ident(&collection.resource.singular.to_snake_case());
     let mut arms = Vec::new();
     if let Some((method, list)) = &collection.list {

@@ -99,6 +99,15 @@ pub fn accessors(api: &Api) -> BTreeMap<String, (&str, &Service)> {
     }
     let mut accessors = BTreeMap::new();
     for (name, mut services) in by_name {
+        // Two services of one package reached by one collection name are
+        // reached by their own names (`model_service`, `model_garden_service`).
+        let packages: std::collections::BTreeSet<&str> = services.iter().map(|(p, _)| *p).collect();
+        if packages.len() < services.len() {
+            for (package, service) in services {
+                accessors.insert(service.name.to_snake_case(), (package, service));
+            }
+            continue;
+        }
         // Latest version last: `v10` after `v2`.
         services.sort_by_key(|(package, _)| version_key(package));
         let latest = services.pop().expect("a name has a service");
