@@ -174,4 +174,7 @@ async fn keyword_fields_and_methods_over_rest() {
     let (status, moved) = call(&app, "POST", "/type/move", Some(json!({"self": "me"}))).await;
     assert_eq!(status, StatusCode::OK, "{moved}");
     assert_eq!(moved, json!({"self": "me"}));
+    let (status, page) = call(&app, "POST", "/type/turn", Some(json!({"self": "me"}))).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(page, json!({"next": "me"}));
 }

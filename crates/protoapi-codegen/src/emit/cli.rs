@@ -106,13 +106,20 @@ fn collections(api: &Api) -> Vec<Collection<'_>> {
         }
     }
     collections.retain(|collection| !collection.is_empty());
-    for index in 0..collections.len() {
-        let shared = collections
-            .iter()
-            .filter(|c| c.plural == collections[index].plural)
-            .count();
-        if shared > 1 {
-            collections[index].plural = qualified_plural(collections[index].resource);
+    let command = |c: &Collection| c.plural.to_snake_case();
+    let shared: Vec<bool> = collections
+        .iter()
+        .map(|c| {
+            collections
+                .iter()
+                .filter(|o| command(o) == command(c))
+                .count()
+                > 1
+        })
+        .collect();
+    for (collection, shared) in collections.iter_mut().zip(shared) {
+        if shared {
+            collection.plural = qualified_plural(collection.resource);
         }
     }
     collections.sort_by(|a, b| a.plural.cmp(&b.plural));

@@ -40,12 +40,14 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             })
         })
         .collect();
+    // The handlers live in a module of their own, one level down.
+    let inner = scope.nested();
     let handlers = bindings.iter().map(|(method, index, binding, etags)| {
         let name = handler_name(method, *index);
         if method.media.is_plain() {
-            emit_handler(scope, (&api_type, &bounds), method, (binding, etags), name)
+            emit_handler(&inner, (&api_type, &bounds), method, (binding, etags), name)
         } else {
-            media::emit_handler(scope, (&api_type, &bounds), method, binding, name)
+            media::emit_handler(&inner, (&api_type, &bounds), method, binding, name)
         }
     });
     let extractors = extractors(&bindings);

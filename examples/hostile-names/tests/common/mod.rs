@@ -13,7 +13,7 @@ use protoapi_runtime::{Caller, Error};
 use serde_json::Value;
 use tower::ServiceExt;
 
-/// Answers `Move` with the request.
+/// Answers `Move` with the request, `Turn` with a page after it.
 pub struct Echo;
 
 impl hostile::r#type::MatchHandler for Echo {
@@ -23,6 +23,16 @@ impl hostile::r#type::MatchHandler for Echo {
         request: hostile::r#type::Ref,
     ) -> Result<hostile::r#type::Ref, Error> {
         Ok(request)
+    }
+
+    async fn turn(
+        &self,
+        _caller: &Caller,
+        request: hostile::r#type::Ref,
+    ) -> Result<hostile::r#type::Page, Error> {
+        Ok(hostile::r#type::Page {
+            next: request.self_,
+        })
     }
 }
 
