@@ -838,3 +838,61 @@ message Get{message}Request {{
     assert!(client.contains("pub fn model_service("), "{client}");
     assert!(client.contains("pub fn model_garden_service("), "{client}");
 }
+
+/// A Get of a resource declared in an imported file (not one of the API's)
+/// is a custom method, with a warning: its storage is not generated.
+#[test]
+fn standard_methods_on_imported_resources_are_custom() {
+    let dir = tempfile::tempdir().unwrap();
+    let (api, vendor) = (dir.path().join("api"), dir.path().join("vendor"));
+    fs::create_dir_all(api.join("ads/v1/services")).unwrap();
+    fs::create_dir_all(vendor.join("ads/v1/resources")).unwrap();
+    fs::write(
+        vendor.join("ads/v1/resources/column.proto"),
+        r#"syntax = "proto3";
+package ads.v1.resources;
+import "google/api/resource.proto";
+message Column {
+  option (google.api.resource) = {
+    type: "ads.example/Column"
+    pattern: "customers/{customer}/columns/{column}"
+  };
+  string name = 1;
+}
+"#,
+    )
+    .unwrap();
+    fs::write(
+        api.join("ads/v1/services/columns.proto"),
+        r#"syntax = "proto3";
+package ads.v1.services;
+import "ads/v1/resources/column.proto";
+import "google/api/annotations.proto";
+// Reads columns.
+service ColumnService {
+  // Returns one column.
+  rpc GetColumn(GetColumnRequest) returns (ads.v1.resources.Column) {
+    option (google.api.http) = {get: "/v1/{name=customers/*/columns/*}"};
+  }
+}
+message GetColumnRequest {
+  string name = 1;
+}
+"#,
+    )
+    .unwrap();
+    let mut config = protoapi_codegen::Config::new();
+    config.include(&api).include(&vendor);
+    config.files_under(&api).unwrap();
+    let (output, warnings) = config.generate_with_warnings().expect("the API generates");
+    let rendered = warnings.render(dir.path());
+    assert!(
+        rendered.contains("`GetColumn` works on `ads.v1.resources.Column`, a resource of a file"),
+        "{rendered}"
+    );
+    let services = String::from_utf8(output[Path::new("ads.v1.services.api.rs")].clone()).unwrap();
+    assert!(
+        services.contains("pub trait ColumnServiceHandler"),
+        "{services}"
+    );
+}

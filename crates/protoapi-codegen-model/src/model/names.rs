@@ -304,7 +304,8 @@ impl Api {
         self.check_name_requests(diagnostics);
     }
 
-    /// Each standard method of a name-keyed resource has the request fields
+    /// Each standard method works on a resource of the API's own files, and
+    /// each standard method of a name-keyed resource has the request fields
     /// its flow reads; one that does not is served as a custom method, with
     /// a warning (`ListModelVersions`, listing the versions of one model).
     fn check_name_requests(&mut self, diagnostics: &mut Diagnostics) {
@@ -313,8 +314,12 @@ impl Api {
         for (p, package) in self.packages.iter().enumerate() {
             for (s, service) in package.services.iter().enumerate() {
                 for (m, method) in service.methods.iter().enumerate() {
-                    let Some(resource) = method.standard.resource().and_then(|r| self.resource(r))
-                    else {
+                    let Some(full_name) = method.standard.resource() else {
+                        continue;
+                    };
+                    let Some(resource) = self.resource(full_name) else {
+                        diagnostics.push(foreign(method, full_name));
+                        custom.push((p, s, m));
                         continue;
                     };
                     let Some(names) = &resource.names else {
@@ -362,4 +367,19 @@ impl Api {
             }
         }
     }
+}
+
+/// A standard method on a resource declared in a file the API imports but
+/// does not name: its storage is not generated.
+fn foreign(method: &Method, resource: &str) -> Diagnostic {
+    Diagnostic::warning(
+        method.location.clone(),
+        format!(
+            "`{}` works on `{resource}`, a resource of a file the API imports but does not \
+             include, whose storage is not generated: it is generated as a custom method whose \
+             handler you implement",
+            method.name
+        ),
+    )
+    .note("the API's files are those `--proto` (`Config::files_under`, `Config::file`) names")
 }
