@@ -26,28 +26,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 target=$(realpath -m "${CARGO_TARGET_DIR:-$root/target}")
-cache=${PROTOAPI_CORPUS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/protoapi-corpus}
 pattern=${1:-}
-
-version=6.0.1
-integrity=fbvUWVNh3rKGlVFWwlUNF7Sk1Tah0a89q02rLTXsWjbKKHGeuURAa8tl9rvu5TyWny1YiSIo5eDqF260Tai6vQ==
-tarball="$cache/google-proto-files-$version.tgz"
-tree="$cache/google-proto-files-$version"
-
-mkdir -p "$cache"
-if [ ! -f "$tarball" ]; then
-  (cd "$cache" && npm pack "google-proto-files@$version" --silent >/dev/null)
-fi
-actual=$(openssl dgst -sha512 -binary "$tarball" | base64 -w0)
-if [ "$actual" != "$integrity" ]; then
-  echo "corpus: $tarball is not google-proto-files $version (sha512 $actual)" >&2
-  exit 1
-fi
-if [ ! -f "$tree/.unpacked" ]; then
-  rm -rf "$tree" && mkdir -p "$tree"
-  tar -xzf "$tarball" -C "$tree" --strip-components=1 package
-  touch "$tree/.unpacked"
-fi
+tree=$(bash "$root/.ci/corpus-fetch.sh")
+version=$(basename "$tree" | sed 's/^google-proto-files-//')
 
 cargo build -q -p protoapi-codegen --manifest-path "$root/Cargo.toml"
 codegen="$target/debug/protoapi-codegen"

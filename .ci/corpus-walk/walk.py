@@ -1,0 +1,136 @@
+"""Walks one corpus API served by .ci/corpus-walk over REST (JSON over
+HTTP/1.1) and over gRPC through a client that knows only the server's
+reflection service (grpcio-reflection).
+
+Usage: python3 walk.py API BASE_URL
+"""
+
+import json
+import sys
+import urllib.error
+import urllib.request
+
+import grpc
+from google.protobuf import descriptor_pool, json_format, message_factory
+from google.rpc import error_details_pb2
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
+    ProtoReflectionDescriptorDatabase,
+)
+from grpc_status import rpc_status
+
+
+class Rest:
+    def __init__(self, base):
+        self.base = base
+
+    def call(self, method, path, body=None):
+        """The status and the JSON answer of one request."""
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data=data, method=method)
+        request.add_header("content-type", "application/json")
+        try:
+            with urllib.request.urlopen(request) as response:
+                return response.status, json.loads(response.read() or b"{}")
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"{}")
+
+    def ok(self, method, path, body=None):
+        status, answer = self.call(method, path, body)
+        assert status == 200, f"{method} {path}: {status} {answer}"
+        return answer
+
+    def every(self, path, items):
+        """Every item of a list, one item per page (the page tokens walked)."""
+        found, token = [], ""
+        join = "&" if "?" in path else "?"
+        while True:
+            page = self.ok("GET", f"{path}{join}pageSize=1&pageToken={token}")
+            found += page.get(items, [])
+            token = page.get("nextPageToken", "")
+            if not token:
+                return found
+
+
+class Grpc:
+    """Calls any method of `service` with JSON requests, its types from reflection."""
+
+    def __init__(self, base, service):
+        self.channel = grpc.insecure_channel(base.removeprefix("http://"))
+        database = ProtoReflectionDescriptorDatabase(self.channel)
+        assert service in database.get_services(), database.get_services()
+        self.name = service
+        self.service = descriptor_pool.DescriptorPool(database).FindServiceByName(service)
+
+    def call(self, method_name, request):
+        method = self.service.methods_by_name[method_name]
+        request_class = message_factory.GetMessageClass(method.input_type)
+        response_class = message_factory.GetMessageClass(method.output_type)
+        stub = self.channel.unary_unary(
+            f"/{self.name}/{method_name}",
+            request_serializer=request_class.SerializeToString,
+            response_deserializer=response_class.FromString,
+        )
+        answer = stub(json_format.ParseDict(request, request_class()))
+        return json_format.MessageToDict(answer)
+
+    def refused(self, method_name, request):
+        """The status code and rich details of a refused call."""
+        try:
+            self.call(method_name, request)
+        except grpc.RpcError as error:
+            status = rpc_status.from_call(error)
+            details = []
+            for detail in status.details if status else []:
+                if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+                    info = error_details_pb2.ErrorInfo()
+                    detail.Unpack(info)
+                    details.append(info.reason)
+            return error.code(), details
+        raise AssertionError(f"{method_name} {request} was not refused")
+
+
+def library(base):
+    rest = Rest(base)
+    shelf = rest.ok("POST", "/v1/shelves", {"theme": "Fiction"})
+    name = shelf["name"]
+    assert name.startswith("shelves/"), shelf
+    assert rest.ok("GET", f"/v1/{name}")["theme"] == "Fiction"
+    other = rest.ok("POST", "/v1/shelves", {"theme": "Poetry"})["name"]
+    assert {s["name"] for s in rest.every("/v1/shelves", "shelves")} >= {name, other}
+
+    dune = rest.ok("POST", f"/v1/{name}/books", {"title": "Dune", "author": "Herbert"})
+    assert dune["name"].startswith(f"{name}/books/"), dune
+    rest.ok("POST", f"/v1/{name}/books", {"title": "Emma", "author": "Austen"})
+    assert len(rest.every(f"/v1/{name}/books", "books")) == 2
+    status, missing = rest.call("POST", "/v1/shelves/missing/books", {"title": "Lost"})
+    assert status == 404, missing
+
+    read = rest.ok("PATCH", f"/v1/{dune['name']}?updateMask=read", {"read": True, "title": "x"})
+    assert read["read"] is True and read["title"] == "Dune", read
+    moved = rest.ok("POST", f"/v1/{dune['name']}:move", {"otherShelfName": other})
+    assert moved["name"].startswith(f"{other}/books/"), moved
+    assert rest.call("GET", f"/v1/{dune['name']}")[0] == 404
+    assert [b["title"] for b in rest.every(f"/v1/{other}/books", "books")] == ["Dune"]
+    rest.ok("DELETE", f"/v1/{moved['name']}")
+    assert rest.call("GET", f"/v1/{moved['name']}")[0] == 404
+
+    rpc = Grpc(base, "google.example.library.v1.LibraryService")
+    made = rpc.call("CreateShelf", {"shelf": {"theme": "Drama"}})
+    assert rpc.call("GetShelf", {"name": made["name"]})["theme"] == "Drama"
+    book = rpc.call("CreateBook", {"parent": made["name"], "book": {"title": "Lear"}})
+    listed = rpc.call("ListBooks", {"parent": made["name"]})
+    assert [b["name"] for b in listed["books"]] == [book["name"]], listed
+    rpc.call("DeleteBook", {"name": book["name"]})
+    rpc.call("DeleteShelf", {"name": made["name"]})
+    code, reasons = rpc.refused("GetShelf", {"name": made["name"]})
+    assert code == grpc.StatusCode.NOT_FOUND, code
+    assert reasons, "a NOT_FOUND carries an ErrorInfo"
+    code, _ = rpc.refused("GetShelf", {"name": "books/1"})
+    assert code == grpc.StatusCode.INVALID_ARGUMENT, code
+
+
+WALKS = {"library": library}
+
+if __name__ == "__main__":
+    WALKS[sys.argv[1]](sys.argv[2])
+    print(f"walk.py: {sys.argv[1]} walked over REST and gRPC")
