@@ -129,7 +129,42 @@ def library(base):
     assert code == grpc.StatusCode.INVALID_ARGUMENT, code
 
 
-WALKS = {"library": library}
+def scheduler(base):
+    rest = Rest(base)
+    parent = "projects/walk/locations/us-central1"
+    job = {"description": "nightly", "schedule": "0 3 * * *", "timeZone": "UTC",
+           "httpTarget": {"uri": "https://example.com/run", "httpMethod": "POST"}}
+    created = rest.ok("POST", f"/v1/{parent}/jobs", job)
+    name = created["name"]
+    assert name.startswith(f"{parent}/jobs/"), created
+    assert rest.ok("GET", f"/v1/{name}")["httpTarget"]["uri"] == "https://example.com/run"
+    rest.ok("POST", f"/v1/{parent}/jobs", {**job, "description": "hourly"})
+    assert len(rest.every(f"/v1/{parent}/jobs", "jobs")) == 2
+    assert rest.every("/v1/projects/other/locations/us-central1/jobs", "jobs") == []
+
+    patched = rest.ok("PATCH", f"/v1/{name}?updateMask=description", {"description": "weekly"})
+    assert patched["description"] == "weekly" and patched["schedule"] == "0 3 * * *", patched
+    assert rest.ok("POST", f"/v1/{name}:pause", {})["state"] == "PAUSED"
+    status, refused = rest.call("POST", f"/v1/{name}:run", {})
+    assert status == 400 and refused["error"]["status"] == "FAILED_PRECONDITION", refused
+    assert rest.ok("POST", f"/v1/{name}:resume", {})["state"] == "ENABLED"
+    assert rest.ok("POST", f"/v1/{name}:run", {})["name"] == name
+    assert rest.ok("GET", f"/v1/{name}")["description"] == "weekly"
+
+    rpc = Grpc(base, "google.cloud.scheduler.v1.CloudScheduler")
+    made = rpc.call("CreateJob", {"parent": parent, "job": {**job, "description": "grpc"}})
+    assert rpc.call("PauseJob", {"name": made["name"]})["state"] == "PAUSED"
+    assert rpc.call("GetJob", {"name": made["name"]})["state"] == "PAUSED"
+    listed = rpc.call("ListJobs", {"parent": parent, "pageSize": 10})
+    assert len(listed["jobs"]) == 3, listed
+    rpc.call("DeleteJob", {"name": made["name"]})
+    code, reasons = rpc.refused("GetJob", {"name": made["name"]})
+    assert code == grpc.StatusCode.NOT_FOUND and reasons, (code, reasons)
+    rest.ok("DELETE", f"/v1/{name}")
+    assert rest.call("GET", f"/v1/{name}")[0] == 404
+
+
+WALKS = {"library": library, "scheduler": scheduler}
 
 if __name__ == "__main__":
     WALKS[sys.argv[1]](sys.argv[2])

@@ -7,6 +7,9 @@ include!(concat!(env!("OUT_DIR"), "/generated.rs"));
 #[cfg(feature = "library")]
 #[path = "library.rs"]
 mod api;
+#[cfg(feature = "scheduler")]
+#[path = "scheduler.rs"]
+mod api;
 
 use std::sync::Arc;
 
