@@ -164,7 +164,42 @@ def scheduler(base):
     assert rest.call("GET", f"/v1/{name}")[0] == 404
 
 
-WALKS = {"library": library, "scheduler": scheduler}
+def essentialcontacts(base):
+    rest = Rest(base)
+    contact = {"email": "ops@example.com", "languageTag": "en",
+               "notificationCategorySubscriptions": ["SECURITY"]}
+    # One resource under three parent patterns, each served.
+    names = {}
+    for parent in ["projects/p1", "folders/f1", "organizations/o1"]:
+        made = rest.ok("POST", f"/v1/{parent}/contacts", contact)
+        assert made["name"].startswith(f"{parent}/contacts/"), made
+        names[parent] = made["name"]
+        assert rest.ok("GET", f"/v1/{made['name']}")["email"] == "ops@example.com"
+        listed = rest.every(f"/v1/{parent}/contacts", "contacts")
+        assert [c["name"] for c in listed] == [made["name"]], listed
+        patched = rest.ok("PATCH", f"/v1/{made['name']}?updateMask=languageTag",
+                          {"languageTag": "fr", "email": "ignored@example.com"})
+        assert patched["languageTag"] == "fr" and patched["email"] == "ops@example.com", patched
+    status, missing = rest.call("POST", "/v1/projects/p1/contacts", {"languageTag": "en"})
+    assert status == 400, missing
+    rest.ok("POST", "/v1/folders/f1/contacts:sendTestMessage",
+            {"contacts": [names["folders/f1"]], "notificationCategory": "SECURITY"})
+    status, refused = rest.call("POST", "/v1/folders/f1/contacts:sendTestMessage",
+                                {"contacts": [names["projects/p1"]], "notificationCategory": "SECURITY"})
+    assert status == 404, refused
+
+    rpc = Grpc(base, "google.cloud.essentialcontacts.v1.EssentialContactsService")
+    made = rpc.call("CreateContact", {"parent": "organizations/o2", "contact": contact})
+    assert rpc.call("GetContact", {"name": made["name"]})["languageTag"] == "en"
+    listed = rpc.call("ListContacts", {"parent": "organizations/o2"})
+    assert [c["name"] for c in listed["contacts"]] == [made["name"]], listed
+    for name in [made["name"], *names.values()]:
+        rpc.call("DeleteContact", {"name": name})
+    code, reasons = rpc.refused("GetContact", {"name": names["folders/f1"]})
+    assert code == grpc.StatusCode.NOT_FOUND and reasons, (code, reasons)
+
+
+WALKS = {"library": library, "scheduler": scheduler, "essentialcontacts": essentialcontacts}
 
 if __name__ == "__main__":
     WALKS[sys.argv[1]](sys.argv[2])

@@ -10,6 +10,9 @@ mod api;
 #[cfg(feature = "scheduler")]
 #[path = "scheduler.rs"]
 mod api;
+#[cfg(feature = "essentialcontacts")]
+#[path = "essentialcontacts.rs"]
+mod api;
 
 use std::sync::Arc;
 

@@ -24,16 +24,38 @@ pub const MAX_ID_LEN: usize = 63;
 /// The id segment AIP-159 reads as "any": `shelves/-` in a List's parent.
 pub const WILDCARD: &str = "-";
 
-/// A resource name pattern: its collection ids, outermost first.
+/// A resource name pattern: its collection ids, outermost first, and those
+/// of the other patterns the resource declares for the same collection
+/// under other parents (`folders/{folder}/contacts/{contact}` beside
+/// `projects/{project}/contacts/{contact}`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pattern {
     /// e.g. `["shelves", "books"]` for `shelves/{shelf}/books/{book}`.
     pub collections: &'static [&'static str],
+    /// The other patterns' collection ids, each ending with the same
+    /// collection id as `collections`.
+    pub alternatives: &'static [&'static [&'static str]],
 }
 
 impl Pattern {
     pub const fn new(collections: &'static [&'static str]) -> Self {
-        Pattern { collections }
+        Pattern {
+            collections,
+            alternatives: &[],
+        }
+    }
+
+    /// The pattern, with `alternatives` also naming its items.
+    pub const fn with_alternatives(self, alternatives: &'static [&'static [&'static str]]) -> Self {
+        Pattern {
+            alternatives,
+            ..self
+        }
+    }
+
+    /// Every pattern's collection ids, the first one first.
+    fn all(&self) -> impl Iterator<Item = &'static [&'static str]> + '_ {
+        std::iter::once(self.collections).chain(self.alternatives.iter().copied())
     }
 
     /// Whether items are created under a parent (the pattern has more than
@@ -47,19 +69,23 @@ impl Pattern {
         self.collections.last().copied().unwrap_or_default()
     }
 
-    /// The parent's collection ids (empty for a top-level collection).
-    fn parent_collections(&self) -> &'static [&'static str] {
-        &self.collections[..self.collections.len().saturating_sub(1)]
+    /// Every pattern's parent collection ids (empty for a top-level
+    /// collection).
+    fn parent_collections(&self) -> impl Iterator<Item = &'static [&'static str]> + '_ {
+        self.all()
+            .map(|collections| &collections[..collections.len().saturating_sub(1)])
     }
 
-    /// Whether `name` is a name of this pattern with valid ids.
+    /// Whether `name` is a name of one of the patterns with valid ids.
     pub fn matches(&self, name: &str) -> bool {
-        matches(self.collections, name, false)
+        self.all()
+            .any(|collections| matches(collections, name, false))
     }
 
-    /// Whether `parent` is a name of the parent's pattern.
+    /// Whether `parent` is a name of one of the parents' patterns.
     pub fn parent_matches(&self, parent: &str) -> bool {
-        matches(self.parent_collections(), parent, false)
+        self.parent_collections()
+            .any(|collections| matches(collections, parent, false))
     }
 
     /// The name of a new item with `id` under `parent` (empty for a
@@ -73,13 +99,17 @@ impl Pattern {
 
     /// The form of a name, for messages: `shelves/{shelf}/books/{book}`
     /// reads `shelves/*/books/*`.
+    /// With alternatives, every form: `projects/*/contacts/*`, `folders/*/contacts/*`.
     pub fn shape(&self) -> String {
-        shape(self.collections)
+        self.all().map(shape).collect::<Vec<_>>().join("`, `")
     }
 
     /// The form of a parent's name, for messages.
     pub fn parent_shape(&self) -> String {
-        shape(self.parent_collections())
+        self.parent_collections()
+            .map(shape)
+            .collect::<Vec<_>>()
+            .join("`, `")
     }
 
     /// Checks a request field holding a name of this pattern.
@@ -145,7 +175,10 @@ impl Pattern {
         if parent.is_empty() {
             return Err(Error::invalid_field("parent", "required"));
         }
-        if !matches(self.parent_collections(), parent, true) {
+        if !self
+            .parent_collections()
+            .any(|collections| matches(collections, parent, true))
+        {
             return Err(Error::invalid_field(
                 "parent",
                 format!(
@@ -172,11 +205,16 @@ impl Pattern {
 
     /// The longest name of this pattern.
     pub fn max_len(&self) -> usize {
-        self.collections
-            .iter()
-            .map(|collection| collection.len() + MAX_ID_LEN + 2)
-            .sum::<usize>()
-            .saturating_sub(1)
+        self.all()
+            .map(|collections| {
+                collections
+                    .iter()
+                    .map(|collection| collection.len() + MAX_ID_LEN + 2)
+                    .sum::<usize>()
+                    .saturating_sub(1)
+            })
+            .max()
+            .unwrap_or_default()
     }
 }
 
@@ -285,6 +323,29 @@ mod tests {
 
     const BOOKS: Pattern = Pattern::new(&["shelves", "books"]);
     const SHELVES: Pattern = Pattern::new(&["shelves"]);
+    const CONTACTS: Pattern = Pattern::new(&["projects", "contacts"])
+        .with_alternatives(&[&["folders", "contacts"], &["accounts", "contacts"]]);
+
+    #[test]
+    fn alternative_patterns_name_items_under_each_parent() {
+        for parent in ["projects/p1", "folders/f1", "accounts/a1"] {
+            assert!(CONTACTS.parent_matches(parent), "{parent}");
+            let name = CONTACTS.child(parent, "c1");
+            assert_eq!(name, format!("{parent}/contacts/c1"));
+            assert!(CONTACTS.matches(&name), "{name}");
+            assert_eq!(CONTACTS.list_scope(parent).unwrap(), Some((parent, true)));
+        }
+        assert!(!CONTACTS.matches("billingAccounts/b1/contacts/c1"));
+        assert!(!CONTACTS.matches("folders/f1/books/c1"));
+        let refused = CONTACTS.parse_parent("billingAccounts/b1").unwrap_err();
+        assert!(
+            refused
+                .message()
+                .contains("`projects/*`, `folders/*`, `accounts/*`"),
+            "{}",
+            refused.message()
+        );
+    }
 
     #[test]
     fn uuids_are_version_4() {

@@ -239,6 +239,28 @@ pub(super) fn key_scheme(
     // collection (`users/{user}/events/{event}` with plural `userEvents`):
     // names follow the pattern, the plural names the collection elsewhere
     // (annotation tables, the SQL table, the CLI).
+    let mut parsed = parsed;
+    for other in &patterns[1..] {
+        match parse_pattern(other, location) {
+            Some(alternative) if alternative.collections.last() == parsed.collections.last() => {
+                parsed.alternatives.push(alternative.collections);
+            }
+            _ => diagnostics.push(
+                Diagnostic::warning(
+                    location.clone(),
+                    format!(
+                        "resource `{full_name}`: pattern `{other}` is not served: names of its \
+                         form are refused (INVALID_ARGUMENT)"
+                    ),
+                )
+                .note(format!(
+                    "the other patterns of a resource served are `collection/{{id}}` pairs \
+                     ending in the first pattern's collection (`{}`)",
+                    parsed.collections.last().map_or("", String::as_str)
+                )),
+            ),
+        }
+    }
     Ok(Some(parsed))
 }
 

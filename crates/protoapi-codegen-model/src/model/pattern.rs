@@ -9,6 +9,10 @@ pub struct NamePattern {
     pub pattern: String,
     /// The collection ids, outermost first: `["shelves", "books"]`.
     pub collections: Vec<String>,
+    /// The collection ids of the resource's other patterns of the same
+    /// collection (`folders/{folder}/contacts/{contact}` beside
+    /// `projects/{project}/contacts/{contact}`), whose names it also takes.
+    pub alternatives: Vec<Vec<String>>,
     /// Where the resource is declared.
     pub location: Location,
 }
@@ -44,6 +48,7 @@ pub(super) fn parse_pattern(pattern: &str, location: &Location) -> Option<NamePa
     Some(NamePattern {
         pattern: pattern.to_owned(),
         collections,
+        alternatives: Vec::new(),
         location: location.clone(),
     })
 }

@@ -191,9 +191,15 @@ fn constants(resource: &Resource) -> TokenStream {
         .map(|levels| quote!(const MAX_DEPTH: usize = #levels;));
     let names = resource.names.as_ref().map(|names| {
         let collections = &names.collections;
+        let alternatives = (!names.alternatives.is_empty()).then(|| {
+            let alternatives = names.alternatives.iter().map(|c| quote!(&[#(#c),*]));
+            quote!(.with_alternatives(&[#(#alternatives),*]))
+        });
         quote! {
-            const NAMES: Option<::protoapi_runtime::__private::names::Pattern> =
-                Some(::protoapi_runtime::__private::names::Pattern::new(&[#(#collections),*]));
+            const NAMES: Option<::protoapi_runtime::__private::names::Pattern> = Some(
+                ::protoapi_runtime::__private::names::Pattern::new(&[#(#collections),*])
+                    #alternatives
+            );
         }
     });
     let shared = resource.shared.then(|| {
