@@ -14,11 +14,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 target=$(realpath -m "${CARGO_TARGET_DIR:-$root/target}")
 tree=$(bash "$root/.ci/corpus-fetch.sh")
 apis=("$@")
-[ ${#apis[@]} -gt 0 ] || apis=(library scheduler essentialcontacts)
+[ ${#apis[@]} -gt 0 ] || apis=(library scheduler essentialcontacts recommender)
 declare -A paths=(
   [library]=google/example/library/v1
   [scheduler]=google/cloud/scheduler/v1
   [essentialcontacts]=google/cloud/essentialcontacts/v1
+  [recommender]=google/cloud/recommender/v1
 )
 
 work=$(mktemp -d)

@@ -199,7 +199,53 @@ def essentialcontacts(base):
     assert code == grpc.StatusCode.NOT_FOUND and reasons, (code, reasons)
 
 
-WALKS = {"library": library, "scheduler": scheduler, "essentialcontacts": essentialcontacts}
+def recommender(base):
+    rest = Rest(base)
+    project = "projects/p1/locations/global/recommenders/machine-type"
+    organization = "organizations/o1/locations/global/recommenders/machine-type"
+    listed = rest.every(f"/v1/{project}/recommendations", "recommendations")
+    assert [r["name"] for r in listed] == [f"{project}/recommendations/r1"], listed
+    name = listed[0]["name"]
+    assert rest.ok("GET", f"/v1/{name}")["stateInfo"]["state"] == "ACTIVE"
+    assert len(rest.every(f"/v1/{organization}/recommendations", "recommendations")) == 1
+    status, stale = rest.call("POST", f"/v1/{name}:markClaimed", {"etag": "\"0\""})
+    assert status == 409 and stale["error"]["status"] == "ABORTED", stale
+    claimed = rest.ok("POST", f"/v1/{name}:markClaimed",
+                      {"etag": listed[0]["etag"], "stateMetadata": {"by": "walk"}})
+    assert claimed["stateInfo"] == {"state": "CLAIMED", "stateMetadata": {"by": "walk"}}, claimed
+    succeeded = rest.ok("POST", f"/v1/{name}:markSucceeded", {"etag": claimed["etag"]})
+    assert rest.ok("GET", f"/v1/{name}")["stateInfo"]["state"] == "SUCCEEDED", succeeded
+
+    # The singleton config (AIP-156), by its handler.
+    config = rest.ok("GET", f"/v1/{project}/config")
+    assert config["name"] == f"{project}/config", config
+    updated = rest.ok("PATCH", f"/v1/{project}/config",
+                      {"etag": config["etag"], "displayName": "Machines"})
+    assert updated["displayName"] == "Machines" and updated["etag"] != config["etag"], updated
+    assert rest.ok("GET", f"/v1/{project}/config")["displayName"] == "Machines"
+
+    insights = "projects/p1/locations/global/insightTypes/idle"
+    listed = rest.every(f"/v1/{insights}/insights", "insights")
+    accepted = rest.ok("POST", f"/v1/{listed[0]['name']}:markAccepted", {"etag": listed[0]["etag"]})
+    assert accepted["stateInfo"]["state"] == "ACCEPTED", accepted
+
+    rpc = Grpc(base, "google.cloud.recommender.v1.Recommender")
+    other = f"{organization}/recommendations/r1"
+    found = rpc.call("GetRecommendation", {"name": other})
+    dismissed = rpc.call("MarkRecommendationDismissed", {"name": other, "etag": found["etag"]})
+    assert dismissed["stateInfo"]["state"] == "DISMISSED", dismissed
+    listed = rpc.call("ListRecommendations", {"parent": organization})
+    assert [r["stateInfo"]["state"] for r in listed["recommendations"]] == ["DISMISSED"], listed
+    code, reasons = rpc.refused("GetRecommendation", {"name": f"{organization}/recommendations/r9"})
+    assert code == grpc.StatusCode.NOT_FOUND and reasons, (code, reasons)
+
+
+WALKS = {
+    "library": library,
+    "scheduler": scheduler,
+    "essentialcontacts": essentialcontacts,
+    "recommender": recommender,
+}
 
 if __name__ == "__main__":
     WALKS[sys.argv[1]](sys.argv[2])

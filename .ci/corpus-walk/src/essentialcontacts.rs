@@ -7,12 +7,12 @@ use protoapi_runtime::sql::SqlStore;
 use protoapi_runtime::{Caller, Error};
 
 use crate::google::cloud::essentialcontacts::v1::{
-    ComputeContactsRequest, ComputeContactsResponse, ContactStore,
-    EssentialContactsServiceHandler, SendTestMessageRequest,
+    ComputeContactsRequest, ComputeContactsResponse, ContactStore, EssentialContactsServiceHandler,
+    SendTestMessageRequest,
 };
 
 /// Every service on `store`: `EssentialContactsService` has custom methods.
-pub fn serve(services: crate::Services, store: Arc<SqlStore>) -> crate::Services {
+pub async fn serve(services: crate::Services, store: Arc<SqlStore>) -> crate::Services {
     services.essential_contacts_service(store)
 }
 
@@ -28,11 +28,20 @@ impl EssentialContactsServiceHandler for SqlStore {
     }
 
     /// Sends nothing; refuses a contact that is not under `resource`.
-    async fn send_test_message(&self, _: &Caller, request: SendTestMessageRequest) -> Result<(), Error> {
+    async fn send_test_message(
+        &self,
+        _: &Caller,
+        request: SendTestMessageRequest,
+    ) -> Result<(), Error> {
         for contact in &request.contacts {
-            let under = contact.strip_prefix(&request.resource).is_some_and(|rest| rest.starts_with("/contacts/"));
+            let under = contact
+                .strip_prefix(&request.resource)
+                .is_some_and(|rest| rest.starts_with("/contacts/"));
             if !under || self.get_contact(contact).await?.is_none() {
-                return Err(Error::not_found("essentialcontacts.googleapis.com/Contact", contact));
+                return Err(Error::not_found(
+                    "essentialcontacts.googleapis.com/Contact",
+                    contact,
+                ));
             }
         }
         Ok(())

@@ -7,12 +7,11 @@ use protoapi_runtime::sql::SqlStore;
 use protoapi_runtime::{Caller, Error};
 
 use crate::google::example::library::v1::{
-    Book, BookStore, LibraryServiceHandler, MergeShelvesRequest, MoveBookRequest, Shelf,
-    ShelfStore,
+    Book, BookStore, LibraryServiceHandler, MergeShelvesRequest, MoveBookRequest, Shelf, ShelfStore,
 };
 
 /// Every service on `store`: `LibraryService` has custom methods.
-pub fn serve(services: crate::Services, store: Arc<SqlStore>) -> crate::Services {
+pub async fn serve(services: crate::Services, store: Arc<SqlStore>) -> crate::Services {
     services.library_service(store)
 }
 

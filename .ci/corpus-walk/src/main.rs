@@ -13,6 +13,9 @@ mod api;
 #[cfg(feature = "essentialcontacts")]
 #[path = "essentialcontacts.rs"]
 mod api;
+#[cfg(feature = "recommender")]
+#[path = "recommender.rs"]
+mod api;
 
 use std::sync::Arc;
 
@@ -24,10 +27,12 @@ use protoapi_runtime::standard::ApiContext;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let url = std::env::args().nth(1).ok_or("usage: corpus-walk DATABASE_URL")?;
+    let url = std::env::args()
+        .nth(1)
+        .ok_or("usage: corpus-walk DATABASE_URL")?;
     let store = Arc::new(SqlStore::open(&url, SqlOptions::new(tables())).await?);
     let context = ApiContext::new(PageTokens::new([7; 32]), Authorizer::allow_all());
-    let services = api::serve(Services::new(context), store);
+    let services = api::serve(Services::new(context), store).await;
     let router = services.layer(axum::Extension(Caller::System)).build()?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     println!("http://{}", listener.local_addr()?);

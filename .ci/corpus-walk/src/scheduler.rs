@@ -12,7 +12,7 @@ use crate::google::cloud::scheduler::v1::{
 };
 
 /// Every service on `store`: `CloudScheduler` has custom methods.
-pub fn serve(services: crate::Services, store: Arc<SqlStore>) -> crate::Services {
+pub async fn serve(services: crate::Services, store: Arc<SqlStore>) -> crate::Services {
     services.cloud_scheduler(store)
 }
 
@@ -41,7 +41,8 @@ impl CloudSchedulerHandler for SqlStore {
 }
 
 async fn job(store: &SqlStore, name: &str) -> Result<Job, Error> {
-    (store.get_job(name).await?).ok_or_else(|| Error::not_found("cloudscheduler.googleapis.com/Job", name))
+    (store.get_job(name).await?)
+        .ok_or_else(|| Error::not_found("cloudscheduler.googleapis.com/Job", name))
 }
 
 /// The job `name` with `state` (an output-only field, which no update
