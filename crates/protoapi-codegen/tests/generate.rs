@@ -565,18 +565,52 @@ fn cli_resolves_paths_against_the_current_directory() {
     );
 }
 
+/// What generating a small API produced: the files' text and the rendered
+/// warnings.
+struct Generated {
+    output: protoapi_codegen::Output,
+    warnings: String,
+}
+
+impl Generated {
+    fn text(&self, file: &str) -> String {
+        String::from_utf8(self.output[Path::new(file)].clone()).unwrap()
+    }
+}
+
+/// Generates the API of `api`'s protos (path, text), written into a temporary
+/// tree, with `vendor`'s in a tree only imported from; `configure` sets more
+/// options. Panics when generation fails.
+fn generate_protos(
+    api: &[(&str, &str)],
+    vendor: &[(&str, &str)],
+    configure: impl FnOnce(&mut protoapi_codegen::Config),
+) -> Generated {
+    let dir = tempfile::tempdir().unwrap();
+    let (api_root, vendor_root) = (dir.path().join("api"), dir.path().join("vendor"));
+    for (root, files) in [(&api_root, api), (&vendor_root, vendor)] {
+        fs::create_dir_all(root).unwrap();
+        for (path, text) in files {
+            let path = root.join(path);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, text).unwrap();
+        }
+    }
+    let mut config = protoapi_codegen::Config::new();
+    config.include(&api_root).include(&vendor_root);
+    configure(&mut config);
+    config.files_under(&api_root).unwrap();
+    let (output, warnings) = config.generate_with_warnings().expect("the API generates");
+    let warnings = warnings.render(dir.path());
+    Generated { output, warnings }
+}
+
 /// An imported file gives its messages, never its services: a vendored
 /// service without HTTP rules (as `google.longrunning.Operations` has
 /// methods without) neither fails generation nor is served.
 #[test]
 fn imported_services_are_not_part_of_the_api() {
-    let dir = tempfile::tempdir().unwrap();
-    let (api, vendor) = (dir.path().join("api"), dir.path().join("vendor"));
-    fs::create_dir_all(api.join("shop/v1")).unwrap();
-    fs::create_dir_all(vendor.join("acme/jobs/v1")).unwrap();
-    fs::write(
-        vendor.join("acme/jobs/v1/jobs.proto"),
-        r#"syntax = "proto3";
+    let jobs = r#"syntax = "proto3";
 package acme.jobs.v1;
 // Runs jobs; its methods have no HTTP rules.
 service Jobs {
@@ -585,12 +619,8 @@ service Jobs {
 message Job {
   string id = 1;
 }
-"#,
-    )
-    .unwrap();
-    fs::write(
-        api.join("shop/v1/shop.proto"),
-        r#"syntax = "proto3";
+"#;
+    let shop = r#"syntax = "proto3";
 package shop.v1;
 import "acme/jobs/v1/jobs.proto";
 import "google/api/annotations.proto";
@@ -604,19 +634,20 @@ service Shipping {
 message ShipRequest {
   string order = 1;
 }
-"#,
-    )
-    .unwrap();
-    let mut config = protoapi_codegen::Config::new();
-    config.include(&api).include(&vendor);
-    config.files_under(&api).unwrap();
-    let output = config
-        .generate()
-        .expect("an imported service is not generated");
-    let text = |file: &str| String::from_utf8(output[Path::new(file)].clone()).unwrap();
-    assert!(text("services.rs").contains("shop.v1.Shipping"));
-    assert!(!text("services.rs").contains("acme.jobs.v1.Jobs"));
-    assert!(text("acme.jobs.v1.api.rs").contains("impl JsonMessage for Job"));
+"#;
+    let generated = generate_protos(
+        &[("shop/v1/shop.proto", shop)],
+        &[("acme/jobs/v1/jobs.proto", jobs)],
+        |_| {},
+    );
+    let services = generated.text("services.rs");
+    assert!(services.contains("shop.v1.Shipping"), "{services}");
+    assert!(!services.contains("acme.jobs.v1.Jobs"), "{services}");
+    assert!(
+        generated
+            .text("acme.jobs.v1.api.rs")
+            .contains("impl JsonMessage for Job")
+    );
 }
 
 /// A vendored copy of a common proto is read only when imported, while an API
@@ -624,17 +655,8 @@ message ShipRequest {
 /// generated like any other.
 #[test]
 fn apis_below_vendored_directories_are_generated() {
-    let dir = tempfile::tempdir().unwrap();
-    let api = dir.path().join("google/api/keys/v1");
-    fs::create_dir_all(&api).unwrap();
-    fs::write(
-        dir.path().join("google/api/vendored.proto"),
-        "syntax = \"proto3\";\npackage google.api;\nservice Vendored {}\n",
-    )
-    .unwrap();
-    fs::write(
-        api.join("keys.proto"),
-        r#"syntax = "proto3";
+    let vendored = "syntax = \"proto3\";\npackage google.api;\nservice Vendored {}\n";
+    let keys = r#"syntax = "proto3";
 package google.api.keys.v1;
 import "google/api/annotations.proto";
 // Answers keys.
@@ -650,15 +672,16 @@ message LookupKeyRequest {
 message LookupKeyResponse {
   string name = 1;
 }
-"#,
-    )
-    .unwrap();
-    let mut config = protoapi_codegen::Config::new();
-    config.include(dir.path()).files_under(dir.path()).unwrap();
-    let output = config
-        .generate()
-        .expect("the API below google/api generates");
-    let services = String::from_utf8(output[Path::new("services.rs")].clone()).unwrap();
+"#;
+    let generated = generate_protos(
+        &[
+            ("google/api/vendored.proto", vendored),
+            ("google/api/keys/v1/keys.proto", keys),
+        ],
+        &[],
+        |_| {},
+    );
+    let services = generated.text("services.rs");
     assert!(services.contains("google.api.keys.v1.Keys"), "{services}");
     assert!(!services.contains("Vendored"), "{services}");
 }
@@ -667,12 +690,10 @@ message LookupKeyResponse {
 /// google.rpc.Status>`) gets its JSON impl like one held in a plain field.
 #[test]
 fn messages_reached_through_map_values_are_generated() {
-    let dir = tempfile::tempdir().unwrap();
-    let api = dir.path().join("shop/v1");
-    fs::create_dir_all(&api).unwrap();
-    fs::write(
-        api.join("shop.proto"),
-        r#"syntax = "proto3";
+    let generated = generate_protos(
+        &[(
+            "shop/v1/shop.proto",
+            r#"syntax = "proto3";
 package shop.v1;
 import "google/api/annotations.proto";
 import "google/rpc/status.proto";
@@ -690,12 +711,11 @@ message ShipResponse {
   map<string, google.rpc.Status> failed = 1;
 }
 "#,
-    )
-    .unwrap();
-    let mut config = protoapi_codegen::Config::new();
-    config.include(dir.path()).files_under(dir.path()).unwrap();
-    let output = config.generate().expect("the API generates");
-    let rpc = String::from_utf8(output[Path::new("google.rpc.api.rs")].clone()).unwrap();
+        )],
+        &[],
+        |_| {},
+    );
+    let rpc = generated.text("google.rpc.api.rs");
     assert!(rpc.contains("impl JsonMessage for Status"), "{rpc}");
 }
 
@@ -703,12 +723,10 @@ message ShipResponse {
 /// `connection` (`ConnectionService`), which is reached by its full name.
 #[test]
 fn a_service_named_like_a_client_method_keeps_its_full_name() {
-    let dir = tempfile::tempdir().unwrap();
-    let api = dir.path().join("link/v1");
-    fs::create_dir_all(&api).unwrap();
-    fs::write(
-        api.join("link.proto"),
-        r#"syntax = "proto3";
+    let generated = generate_protos(
+        &[(
+            "link/v1/link.proto",
+            r#"syntax = "proto3";
 package link.v1;
 import "google/api/annotations.proto";
 // Manages connections.
@@ -725,12 +743,11 @@ message CheckResponse {
   bool ok = 1;
 }
 "#,
-    )
-    .unwrap();
-    let mut config = protoapi_codegen::Config::new();
-    config.include(dir.path()).files_under(dir.path()).unwrap();
-    let output = config.generate().expect("the API generates");
-    let client = String::from_utf8(output[Path::new("client.rs")].clone()).unwrap();
+        )],
+        &[],
+        |_| {},
+    );
+    let client = generated.text("client.rs");
     assert_eq!(client.matches("pub fn connection(").count(), 1, "{client}");
     assert!(client.contains("pub fn connection_service("), "{client}");
 }
@@ -739,12 +756,10 @@ message CheckResponse {
 /// package's generated API goes in a module of another name.
 #[test]
 fn a_message_named_api_keeps_its_module() {
-    let dir = tempfile::tempdir().unwrap();
-    let api = dir.path().join("gateway/v1");
-    fs::create_dir_all(&api).unwrap();
-    fs::write(
-        api.join("gateway.proto"),
-        r#"syntax = "proto3";
+    let generated = generate_protos(
+        &[(
+            "gateway/v1/gateway.proto",
+            r#"syntax = "proto3";
 package gateway.v1;
 import "google/api/annotations.proto";
 // Serves APIs.
@@ -762,25 +777,22 @@ message Api {
   State state = 1;
 }
 "#,
-    )
-    .unwrap();
-    let mut config = protoapi_codegen::Config::new();
-    config.include(dir.path()).files_under(dir.path()).unwrap();
-    let output = config.generate().expect("the API generates");
-    let root = String::from_utf8(output[Path::new("lib.rs")].clone()).unwrap();
+        )],
+        &[],
+        |_| {},
+    );
+    let root = generated.text("lib.rs");
     assert!(root.contains("mod generated_api {"), "{root}");
     assert!(root.contains("pub use generated_api::*;"), "{root}");
 }
 
 /// Two resources of one package with one plural (`models/{model}` and
 /// `publishers/{publisher}/models/{model}`), each the collection of its own
-/// service: the CLI qualifies one command name, the client reaches each
+/// service: the CLI qualifies their command names by their kinds, numbers
+/// a third of the same kind in another package, and the client reaches each
 /// service by its own name.
 #[test]
 fn collections_sharing_a_plural_get_distinct_names() {
-    let dir = tempfile::tempdir().unwrap();
-    let api = dir.path().join("ml/v1");
-    fs::create_dir_all(&api).unwrap();
     let service = |service: &str, message: &str, pattern: &str, path: &str| {
         format!(
             r#"
@@ -804,37 +816,42 @@ message Get{message}Request {{
 "#
         )
     };
-    fs::write(
-        api.join("ml.proto"),
-        format!(
-            "syntax = \"proto3\";\npackage ml.v1;\nimport \"google/api/annotations.proto\";\n\
+    let ml = format!(
+        "syntax = \"proto3\";\npackage ml.v1;\nimport \"google/api/annotations.proto\";\n\
              import \"google/api/resource.proto\";\n{}{}",
-            service("ModelService", "Model", "models/{model}", "models/*"),
-            service(
-                "ModelGardenService",
-                "PublisherModel",
-                "publishers/{publisher}/models/{model}",
-                "publishers/*/models/*"
-            ),
+        service("ModelService", "Model", "models/{model}", "models/*"),
+        service(
+            "ModelGardenService",
+            "PublisherModel",
+            "publishers/{publisher}/models/{model}",
+            "publishers/*/models/*"
         ),
-    )
-    .unwrap();
-    let mut config = protoapi_codegen::Config::new();
-    config
-        .include(dir.path())
-        .cli("cli")
-        .files_under(dir.path())
-        .unwrap();
-    let output = config.generate().expect("the API generates");
-    let text = |file: &str| String::from_utf8(output[Path::new(file)].clone()).unwrap();
-    let cli = text("cli.rs");
-    assert_eq!(cli.matches("pub enum Models {").count(), 1, "{cli}");
-    assert_eq!(
-        cli.matches("pub enum PublisherModels {").count(),
-        1,
-        "{cli}"
     );
-    let client = text("client.rs");
+    // One kind in two packages: still alike once qualified.
+    let extra = format!(
+        "syntax = \"proto3\";\npackage ml.extra.v1;\nimport \"google/api/annotations.proto\";\n\
+             import \"google/api/resource.proto\";\n{}",
+        service(
+            "ExtraService",
+            "Model",
+            "extras/{extra}/models/{model}",
+            "extras/*/models/*"
+        )
+    )
+    .replace("ml.example/", "extra.example/");
+    let generated = generate_protos(
+        &[("ml/v1/ml.proto", &ml), ("ml/extra/v1/extra.proto", &extra)],
+        &[],
+        |config| {
+            config.cli("cli");
+        },
+    );
+    let cli = generated.text("cli.rs");
+    for command in ["Models", "Models2", "PublisherModels"] {
+        let declaration = format!("pub enum {command} {{");
+        assert_eq!(cli.matches(&declaration).count(), 1, "{command}: {cli}");
+    }
+    let client = generated.text("client.rs");
     assert!(client.contains("pub fn model_service("), "{client}");
     assert!(client.contains("pub fn model_garden_service("), "{client}");
 }
@@ -843,13 +860,7 @@ message Get{message}Request {{
 /// is a custom method, with a warning: its storage is not generated.
 #[test]
 fn standard_methods_on_imported_resources_are_custom() {
-    let dir = tempfile::tempdir().unwrap();
-    let (api, vendor) = (dir.path().join("api"), dir.path().join("vendor"));
-    fs::create_dir_all(api.join("ads/v1/services")).unwrap();
-    fs::create_dir_all(vendor.join("ads/v1/resources")).unwrap();
-    fs::write(
-        vendor.join("ads/v1/resources/column.proto"),
-        r#"syntax = "proto3";
+    let column = r#"syntax = "proto3";
 package ads.v1.resources;
 import "google/api/resource.proto";
 message Column {
@@ -859,12 +870,8 @@ message Column {
   };
   string name = 1;
 }
-"#,
-    )
-    .unwrap();
-    fs::write(
-        api.join("ads/v1/services/columns.proto"),
-        r#"syntax = "proto3";
+"#;
+    let columns = r#"syntax = "proto3";
 package ads.v1.services;
 import "ads/v1/resources/column.proto";
 import "google/api/annotations.proto";
@@ -878,19 +885,18 @@ service ColumnService {
 message GetColumnRequest {
   string name = 1;
 }
-"#,
-    )
-    .unwrap();
-    let mut config = protoapi_codegen::Config::new();
-    config.include(&api).include(&vendor);
-    config.files_under(&api).unwrap();
-    let (output, warnings) = config.generate_with_warnings().expect("the API generates");
-    let rendered = warnings.render(dir.path());
-    assert!(
-        rendered.contains("`GetColumn` works on `ads.v1.resources.Column`, a resource of a file"),
-        "{rendered}"
+"#;
+    let generated = generate_protos(
+        &[("ads/v1/services/columns.proto", columns)],
+        &[("ads/v1/resources/column.proto", column)],
+        |_| {},
     );
-    let services = String::from_utf8(output[Path::new("ads.v1.services.api.rs")].clone()).unwrap();
+    let warnings = &generated.warnings;
+    assert!(
+        warnings.contains("`GetColumn` works on `ads.v1.resources.Column`, a resource of a file"),
+        "{warnings}"
+    );
+    let services = generated.text("ads.v1.services.api.rs");
     assert!(
         services.contains("pub trait ColumnServiceHandler"),
         "{services}"
