@@ -135,17 +135,16 @@ fn served(
         diagnostics.push(delete_answering(method, resource, location));
         return Standard::Custom;
     }
-    if let Some(field) = optional_read_field(method) {
+    if let Some(field) = optional_read_field(method, &standard) {
         diagnostics.push(optional_field(method, &field, location));
         return Standard::Custom;
     }
     standard
 }
 
-/// The fields of standard requests (and a list's response) that the
-/// generated code reads or writes as plain values (AIP-131 to AIP-135,
-/// AIP-154, AIP-158, AIP-163, AIP-164).
-const READ_FIELDS: &[&str] = &[
+/// The fields of standard requests that the generated code reads as plain
+/// values (AIP-131 to AIP-135, AIP-154, AIP-158, AIP-163, AIP-164).
+const REQUEST_FIELDS: &[&str] = &[
     "name",
     "parent",
     "filter",
@@ -158,20 +157,24 @@ const READ_FIELDS: &[&str] = &[
     "force",
     "allow_missing",
     "validate_only",
-    "next_page_token",
 ];
 
-/// A field of `method`'s messages that the generated code reads as a plain
-/// value but that is declared `optional` (explicit presence).
-fn optional_read_field(method: &MethodDescriptor) -> Option<FieldDescriptor> {
-    [method.input(), method.output()]
-        .into_iter()
-        .flat_map(|message| message.fields().collect::<Vec<_>>())
-        .find(|field| {
-            READ_FIELDS.contains(&field.name())
-                && field.supports_presence()
-                && field.kind().as_message().is_none()
-        })
+/// A field that the generated code of `standard` reads or writes as a plain
+/// value but that is declared `optional` (explicit presence): one of the
+/// request's, or a List response's `next_page_token`.
+fn optional_read_field(method: &MethodDescriptor, standard: &Standard) -> Option<FieldDescriptor> {
+    let optional_scalar =
+        |field: &FieldDescriptor| field.supports_presence() && field.kind().as_message().is_none();
+    let request = method
+        .input()
+        .fields()
+        .find(|field| REQUEST_FIELDS.contains(&field.name()) && optional_scalar(field));
+    request.or_else(|| {
+        matches!(standard, Standard::List { .. })
+            .then(|| method.output().get_field_by_name("next_page_token"))
+            .flatten()
+            .filter(optional_scalar)
+    })
 }
 
 fn optional_field(
