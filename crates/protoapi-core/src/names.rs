@@ -97,19 +97,16 @@ impl Pattern {
         }
     }
 
-    /// The form of a name, for messages: `shelves/{shelf}/books/{book}`
-    /// reads `shelves/*/books/*`.
-    /// With alternatives, every form: `projects/*/contacts/*`, `folders/*/contacts/*`.
-    pub fn shape(&self) -> String {
-        self.all().map(shape).collect::<Vec<_>>().join("`, `")
+    /// The forms of a name, for messages, each in backticks:
+    /// `shelves/{shelf}/books/{book}` reads `` `shelves/*/books/*` ``; with
+    /// alternatives, `` `projects/*/contacts/*`, `folders/*/contacts/*` ``.
+    pub fn shapes(&self) -> String {
+        quoted_shapes(self.all())
     }
 
-    /// The form of a parent's name, for messages.
-    pub fn parent_shape(&self) -> String {
-        self.parent_collections()
-            .map(shape)
-            .collect::<Vec<_>>()
-            .join("`, `")
+    /// The forms of a parent's name, for messages, each in backticks.
+    pub fn parent_shapes(&self) -> String {
+        quoted_shapes(self.parent_collections())
     }
 
     /// Checks a request field holding a name of this pattern.
@@ -120,10 +117,10 @@ impl Pattern {
         Err(Error::invalid_field(
             field,
             format!(
-                "`{}` is not a resource name of the form `{}` (ids: lowercase letters, digits and `-`, \
+                "`{}` is not a resource name of the form {} (ids: lowercase letters, digits and `-`, \
                  starting with a letter, at most {MAX_ID_LEN} characters)",
                 excerpt(name),
-                self.shape()
+                self.shapes()
             ),
         ))
     }
@@ -149,9 +146,9 @@ impl Pattern {
         Err(Error::invalid_field(
             "parent",
             format!(
-                "`{}` is not a parent name of the form `{}`",
+                "`{}` is not a parent name of the form {}",
                 excerpt(parent),
-                self.parent_shape()
+                self.parent_shapes()
             ),
         ))
     }
@@ -182,10 +179,10 @@ impl Pattern {
             return Err(Error::invalid_field(
                 "parent",
                 format!(
-                    "`{}` is not a parent name of the form `{}` (`-` for any id, \
+                    "`{}` is not a parent name of the form {} (`-` for any id, \
                      at its end only)",
                     excerpt(parent),
-                    self.parent_shape()
+                    self.parent_shapes()
                 ),
             ));
         }
@@ -218,12 +215,15 @@ impl Pattern {
     }
 }
 
-fn shape(collections: &[&str]) -> String {
-    collections
-        .iter()
-        .map(|collection| format!("{collection}/*"))
+/// Each pattern's form (`shelves/*/books/*`) in backticks, comma-separated.
+fn quoted_shapes<'a>(patterns: impl Iterator<Item = &'a [&'a str]>) -> String {
+    patterns
+        .map(|collections| {
+            let segments: Vec<_> = collections.iter().map(|c| format!("{c}/*")).collect();
+            format!("`{}`", segments.join("/"))
+        })
         .collect::<Vec<_>>()
-        .join("/")
+        .join(", ")
 }
 
 /// Whether `name` is `collections` each followed by a valid id; with
@@ -400,8 +400,8 @@ mod tests {
         assert!(!BOOKS.parent_matches("shelves/s1/books/b1"));
         assert_eq!(BOOKS.child("shelves/s1", "b1"), "shelves/s1/books/b1");
         assert_eq!(SHELVES.child("", "s1"), "shelves/s1");
-        assert_eq!(BOOKS.shape(), "shelves/*/books/*");
-        assert_eq!(BOOKS.parent_shape(), "shelves/*");
+        assert_eq!(BOOKS.shapes(), "`shelves/*/books/*`");
+        assert_eq!(BOOKS.parent_shapes(), "`shelves/*`");
     }
 
     #[test]
