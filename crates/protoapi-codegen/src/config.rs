@@ -255,13 +255,7 @@ impl Config {
                 let sections = emit_package(&api, package, &shadowed);
                 write_api_file(&mut output, name, sections, by_emitter)
             });
-            // prost's module of a message's nested types (`Api`), or a
-            // package below (`foo.api`), may already be named `api`.
-            let api_taken = messages
-                .get(name)
-                .is_some_and(|code| code.contains("pub mod api {"))
-                || messages.contains_key(&format!("{name}.api"))
-                || api.packages.iter().any(|p| p.name == format!("{name}.api"));
+            let api_taken = api_module_taken(&loaded.pool, name);
             packages.push(PackageFiles {
                 package: name.clone(),
                 messages_file,
@@ -588,6 +582,20 @@ fn emit_imports(api: &Api, package: &crate::model::Package, shadowed: &[&str]) -
 
 /// The paths of the prelude items (see [`emit::PRELUDE`]) that a message or
 /// enum declared at the top of `package` shadows in its API file.
+/// Whether prost's code of `package` already has a module `api`: the module
+/// of a message `Api`'s nested types and oneofs. (A package `<package>.api`
+/// beside an API is refused: its file would be the API's.)
+fn api_module_taken(pool: &prost_reflect::DescriptorPool, package: &str) -> bool {
+    pool.all_messages().any(|m| {
+        m.package_name() == package
+            && m.parent_message().is_none()
+            && heck::ToSnakeCase::to_snake_case(m.name()) == "api"
+            && (m.child_messages().next().is_some()
+                || m.child_enums().next().is_some()
+                || m.oneofs().next().is_some())
+    })
+}
+
 fn shadowed_prelude(pool: &prost_reflect::DescriptorPool, package: &str) -> Vec<&'static str> {
     let messages = pool
         .all_messages()
