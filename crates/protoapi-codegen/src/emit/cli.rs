@@ -106,6 +106,14 @@ fn collections(api: &Api) -> Vec<Collection<'_>> {
         }
     }
     collections.retain(|collection| !collection.is_empty());
+    distinct_names(&mut collections);
+    collections.sort_by(|a, b| a.plural.cmp(&b.plural));
+    collections
+}
+
+/// Gives collections sharing a plural their qualified plural; those still
+/// alike after that (one kind in two packages) are told apart by their order.
+fn distinct_names(collections: &mut [Collection]) {
     let command = |c: &Collection| c.plural.to_snake_case();
     let shared: Vec<bool> = collections
         .iter()
@@ -122,14 +130,23 @@ fn collections(api: &Api) -> Vec<Collection<'_>> {
             collection.plural = qualified_plural(collection.resource);
         }
     }
-    collections.sort_by(|a, b| a.plural.cmp(&b.plural));
-    collections
+    for index in 1..collections.len() {
+        let name = command(&collections[index]);
+        let taken = collections[..index]
+            .iter()
+            .filter(|c| command(c) == name)
+            .count();
+        if taken > 0 {
+            collections[index].plural = format!("{name}_{}", taken + 1);
+        }
+    }
 }
 
 /// `publisher_models` for `PublisherModel` of plural `models`: the
-/// message's name with its last word replaced by the plural's.
+/// resource's singular (AIP-123: its type's kind unless declared) with its
+/// last word replaced by the plural's.
 fn qualified_plural(resource: &Resource) -> String {
-    let name = resource.name.to_snake_case();
+    let name = resource.singular.to_snake_case();
     let plural = resource.plural.to_snake_case();
     let last = plural.rsplit('_').next().unwrap_or(&plural);
     match name.rsplit_once('_') {
