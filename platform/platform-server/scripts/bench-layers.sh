@@ -36,7 +36,7 @@ bash "$bench_dir/apt-ensure.sh" wrk jq curl openssl
 
 work_dir=$(mktemp -d)
 trap 'cleanup_server "$work_dir"' EXIT
-build_release
+build release
 
 # A test CA and a server certificate for 127.0.0.1 (not itself a CA).
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=bench-ca \

@@ -76,7 +76,7 @@ trap cleanup EXIT
 
 # --- build ------------------------------------------------------------------
 
-build_release # SERVER_BIN (production), LOAD_BIN
+build release # SERVER_BIN (production), LOAD_BIN
 production_bin=$SERVER_BIN
 echo "== build baseline example (release)" >&2
 baseline_bin=$(cargo build --release -p platform-server --example baseline \

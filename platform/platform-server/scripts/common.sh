@@ -1,14 +1,17 @@
 # Shared by load.sh, memory-bound.sh and long-uids.sh (sourced, not run):
-# builds the server and the load generator in release mode, starts the server
+# builds the server and the load generator (release unless a script is given
+# `--profile dev`), starts the server
 # on a temporary data dir and a free port, and stops it with SIGTERM, checking
 # that it exits cleanly; run_load does all of it around one generator run.
 # Honours CARGO_TARGET_DIR (the binaries' paths come from cargo).
 
-# Sets SERVER_BIN and LOAD_BIN.
-build_release() {
+# build PROFILE: builds the server and the load generator with the cargo
+# profile PROFILE (release, or dev to reuse the tests' build). Sets SERVER_BIN
+# and LOAD_BIN.
+build() {
   local artifacts
-  echo "== build (release)" >&2
-  artifacts=$(cargo build --release -p platform-server --bin platform-server --example load \
+  echo "== build ($1)" >&2
+  artifacts=$(cargo build --profile "$1" -p platform-server --bin platform-server --example load \
     --message-format=json-render-diagnostics)
   eval "$(python3 -c '
 import json, shlex, sys
@@ -105,16 +108,17 @@ cleanup_server() {
 }
 
 # run_load MODE DURATION CONNECTIONS MAX_RSS_MIB [SCRIPT ARGS...]: parses the
-# calling script's flags (--database-url, --duration, --connections, and
-# --max-rss-mib unless MAX_RSS_MIB is empty; after `--`, more generator
+# calling script's flags (--database-url, --duration, --connections,
+# --profile (release by default), and --max-rss-mib unless MAX_RSS_MIB is
+# empty; after `--`, more generator
 # flags), whose defaults are the other arguments; builds, starts the server,
 # runs the load generator in MODE against it and stops the server. Returns 0
 # when the generator met its targets and the server stopped cleanly; exits 2
 # on a flag it does not know.
 run_load() {
-  local mode=$1 duration=$2 connections=$3 max_rss_mib=$4 database_url="" status=0
+  local mode=$1 duration=$2 connections=$3 max_rss_mib=$4 database_url="" profile=release status=0
   shift 4
-  local usage="usage: $0 [--database-url URL] [--duration $duration] [--connections $connections]"
+  local usage="usage: $0 [--database-url URL] [--duration $duration] [--connections $connections] [--profile release]"
   local -a extra=() bound=()
   if [[ -n "$max_rss_mib" ]]; then
     usage+=" [--max-rss-mib $max_rss_mib]"
@@ -124,6 +128,7 @@ run_load() {
       --database-url) database_url=$2; shift 2 ;;
       --duration) duration=$2; shift 2 ;;
       --connections) connections=$2; shift 2 ;;
+      --profile) profile=$2; shift 2 ;;
       --max-rss-mib) [[ -n "$max_rss_mib" ]] || break; max_rss_mib=$2; shift 2 ;;
       --) shift; extra=("$@"); set --; break ;;
       *) break ;;
@@ -137,7 +142,7 @@ run_load() {
     bound=(--max-rss-mib "$max_rss_mib")
   fi
 
-  build_release
+  build "$profile"
   # Global: the EXIT trap reads it once this function has returned.
   work_dir=$(mktemp -d)
   trap 'cleanup_server "$work_dir"' EXIT

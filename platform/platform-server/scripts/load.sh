@@ -6,7 +6,7 @@
 # with SIGTERM and checks that it exits cleanly.
 #
 #   bash platform/platform-server/scripts/load.sh [--database-url postgres://...]
-#       [--duration 60s] [--connections 64] [-- more generator flags]
+#       [--duration 60s] [--connections 64] [--profile release] [-- more generator flags]
 #
 # Exit status: 0 when the targets are met (no errors; server RSS growth
 # between 10 s and the end under 10%) and the server stopped cleanly.

@@ -12,7 +12,7 @@
 # SIGTERM and checks that it exits cleanly.
 #
 #   bash platform/platform-server/scripts/long-uids.sh [--database-url postgres://...]
-#       [--duration 10s] [--connections 8] [--max-rss-mib 64] [-- more generator flags]
+#       [--duration 10s] [--connections 8] [--max-rss-mib 64] [--profile release] [-- more generator flags]
 #
 # Exit status: 0 when every answer was INVALID_ARGUMENT (or, over REST, a
 # 413/414/431 from the HTTP layer, counted apart), the server's peak RSS

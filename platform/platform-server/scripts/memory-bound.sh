@@ -8,7 +8,7 @@
 # 50 ms. Then stops the server with SIGTERM and checks that it exits cleanly.
 #
 #   bash platform/platform-server/scripts/memory-bound.sh [--database-url postgres://...]
-#       [--duration 20s] [--connections 10] [--max-rss-mib 400] [-- more generator flags]
+#       [--duration 20s] [--connections 10] [--max-rss-mib 400] [--profile release] [-- more generator flags]
 #
 # Exit status: 0 when the server's peak RSS stayed within the bound, every
 # request succeeded, every walk returned all items, and the server stopped
