@@ -30,6 +30,31 @@ fn start(data_dir: &Path) -> Server {
     Server::spawn(command, data_dir)
 }
 
+/// A log reader that stops reading (a stuck log shipper, a paused terminal)
+/// does not stop the server: once the pipe is full, log lines are dropped
+/// (and counted), and requests are still answered. 3,000 requests write ten
+/// times what a pipe holds (64 KiB, about 260 access lines).
+#[tokio::test]
+async fn an_unread_log_does_not_stall_requests() {
+    let data = tempfile::tempdir().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_platform-server"));
+    if let Ok(url) = std::env::var("E2E_DATABASE_URL") {
+        command.args(["--database-url", &url]);
+    }
+    let server = Server::spawn_unread(command, data.path());
+    let mut connection = Connection::open(&server.address, true)
+        .await
+        .expect("the server accepts connections");
+    for index in 0..3_000 {
+        let path = format!("/iam/v2/groups?pageSize=1&pageToken=stale-{index}");
+        let outcome = connection.exchange("GET", &path, &server.token, None).await;
+        assert!(
+            matches!(outcome, Outcome::Answered(400, _)),
+            "request {index}: {outcome:?}"
+        );
+    }
+}
+
 /// What the lifecycle tests do to the process.
 trait Lifecycle {
     fn signal(&self, signal: &str);

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing_appender::non_blocking::{ErrorCounter, NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
 
 use crate::observe::Metrics;
@@ -16,6 +17,39 @@ use crate::serve::{Limits, Server};
 /// Connections the `--metrics-listen` listener holds at once; more wait in
 /// its backlog.
 pub const METRICS_CONNECTIONS: usize = 16;
+
+/// Log lines waiting for the writer thread; when stderr falls this far
+/// behind, new lines are dropped (and counted) rather than holding up
+/// requests.
+pub const LOG_BUFFER_LINES: usize = 65_536;
+
+/// The installed logs: the tracer provider and the writer thread, both
+/// flushed when [`Logs::finish`] is called.
+pub struct Logs {
+    provider: SdkTracerProvider,
+    writer: WorkerGuard,
+    dropped: ErrorCounter,
+}
+
+impl Logs {
+    /// Log lines dropped so far because stderr fell behind.
+    pub fn dropped_lines(&self) -> usize {
+        self.dropped.dropped_lines()
+    }
+
+    /// Sends the spans still buffered, reports the lines dropped, and
+    /// writes the lines still waiting.
+    pub fn finish(self) {
+        if let Err(error) = self.provider.shutdown() {
+            tracing::warn!(%error, "traces not all exported");
+        }
+        let dropped = self.dropped.dropped_lines();
+        if dropped > 0 {
+            tracing::warn!(dropped, "log lines dropped: stderr fell behind");
+        }
+        drop(self.writer);
+    }
+}
 
 /// Logs, metrics and traces.
 #[derive(Debug, Clone, clap::Args)]
@@ -43,20 +77,34 @@ pub struct Telemetry {
 impl Telemetry {
     /// Installs the log subscriber (with the OpenTelemetry layer, which
     /// exports the spans of tracer `service` when `--otlp-endpoint` is
-    /// given). Keep the provider and shut it down at exit, which sends the
-    /// spans still buffered.
-    pub fn init_logs(&self, service: &'static str) -> Result<SdkTracerProvider, String> {
+    /// given). Lines are written to stderr by a thread of their own, off
+    /// the requests' path, through a buffer of [`LOG_BUFFER_LINES`]. Keep
+    /// the [`Logs`] and [`Logs::finish`] them at exit.
+    pub fn init_logs(&self, service: &'static str) -> Result<Logs, String> {
         let provider = self.tracer_provider()?;
         let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+        let (writer, guard) = NonBlockingBuilder::default()
+            .lossy(true)
+            .buffered_lines_limit(LOG_BUFFER_LINES)
+            .thread_name("log-writer")
+            .finish(std::io::stderr());
+        let dropped = writer.error_counter();
         let subscriber = crate::observe::trace::subscriber(
             self.log_format,
             std::io::stderr().is_terminal(),
-            std::io::stderr,
+            writer,
             filter,
-            Some(provider.tracer(service)),
+            // Spans are made for OpenTelemetry only when they are exported.
+            self.otlp_endpoint
+                .as_ref()
+                .map(|_| provider.tracer(service)),
         );
         tracing::subscriber::set_global_default(subscriber).map_err(|e| e.to_string())?;
-        Ok(provider)
+        Ok(Logs {
+            provider,
+            writer: guard,
+            dropped,
+        })
     }
 
     /// Runs a server's `work` with the logs installed (see
@@ -67,23 +115,21 @@ impl Telemetry {
         service: &'static str,
         work: impl std::future::Future<Output = Result<(), E>>,
     ) -> ExitCode {
-        let traces = match self.init_logs(service) {
-            Ok(provider) => provider,
+        let logs = match self.init_logs(service) {
+            Ok(logs) => logs,
             Err(error) => {
                 eprintln!("error: {error}");
                 return ExitCode::FAILURE;
             }
         };
         let result = work.await;
-        if let Err(error) = traces.shutdown() {
-            tracing::warn!(%error, "traces not all exported");
+        if let Err(error) = &result {
+            tracing::error!("{error}");
         }
+        logs.finish();
         match result {
             Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                tracing::error!("{error}");
-                ExitCode::FAILURE
-            }
+            Err(_) => ExitCode::FAILURE,
         }
     }
 

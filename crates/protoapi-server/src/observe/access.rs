@@ -43,7 +43,7 @@ pub struct Observe {
 #[derive(Clone, Debug)]
 struct Inner {
     /// Paths of the gRPC methods served (`/package.Service/Method`).
-    grpc_methods: HashSet<String>,
+    grpc_methods: HashSet<Arc<str>>,
     /// Whether requests are counted (see [`Observe::metrics`]).
     metrics: bool,
 }
@@ -53,12 +53,13 @@ impl Observe {
     /// descriptor set) are route labels, any other gRPC path is
     /// [`UNMATCHED`]. Requests are logged, not counted.
     pub fn new(api: &Api) -> Self {
-        let mut grpc_methods: HashSet<String> =
-            BUILT_IN_METHODS.iter().map(|m| (*m).to_owned()).collect();
+        let mut grpc_methods: HashSet<Arc<str>> =
+            BUILT_IN_METHODS.iter().map(|m| Arc::from(*m)).collect();
         if let Ok(pool) = prost_reflect::DescriptorPool::decode(api.descriptor_set) {
             for service in pool.services() {
                 for method in service.methods() {
-                    grpc_methods.insert(format!("/{}/{}", service.full_name(), method.name()));
+                    let path = format!("/{}/{}", service.full_name(), method.name());
+                    grpc_methods.insert(path.into());
                 }
             }
         }
@@ -88,19 +89,63 @@ impl Observe {
     }
 
     /// The bounded route label of a request.
-    fn route(&self, request: &Request, grpc: bool) -> String {
-        let path = request.uri().path();
-        if grpc {
-            return match self.inner.grpc_methods.contains(path) {
-                true => path.to_owned(),
-                false => UNMATCHED.to_owned(),
-            };
+    fn route(&self, request: &Request, grpc: bool) -> Route {
+        let route = match grpc {
+            true => (self.inner.grpc_methods.get(request.uri().path()).cloned()).map(Route::Method),
+            false => (request.extensions().get::<MatchedPath>().cloned()).map(Route::Template),
+        };
+        route.unwrap_or(Route::Unmatched)
+    }
+}
+
+/// A request's route label: its route template, its gRPC method, or
+/// [`UNMATCHED`]; held without a copy of the text.
+enum Route {
+    Template(MatchedPath),
+    Method(Arc<str>),
+    Unmatched,
+}
+
+impl Route {
+    fn as_str(&self) -> &str {
+        match self {
+            Route::Template(path) => path.as_str(),
+            Route::Method(path) => path,
+            Route::Unmatched => UNMATCHED,
         }
-        request
-            .extensions()
-            .get::<MatchedPath>()
-            .map_or(UNMATCHED, MatchedPath::as_str)
-            .to_owned()
+    }
+}
+
+/// `bytes` in lowercase hex digits, on the stack.
+fn hex<const N: usize, const DIGITS: usize>(bytes: &[u8; N]) -> [u8; DIGITS] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    std::array::from_fn(|index| {
+        let byte = bytes[index / 2];
+        HEX[usize::from(if index % 2 == 0 {
+            byte >> 4
+        } else {
+            byte & 0xf
+        })]
+    })
+}
+
+/// A request's id: 16 random lowercase hex digits, held without an
+/// allocation.
+struct RequestId([u8; 16]);
+
+impl RequestId {
+    fn new() -> Self {
+        RequestId(hex::<8, 16>(&rand::rng().next_u64().to_be_bytes()))
+    }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).expect("hex digits are ASCII")
+    }
+}
+
+impl std::fmt::Display for RequestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -141,15 +186,15 @@ async fn observe(State(observe): State<Observe>, request: Request, next: Next) -
     let start = Instant::now();
     let grpc = protoapi_http::rest::is_grpc(request.headers());
     let route = observe.route(&request, grpc);
-    let method = method_label(request.method()).to_owned();
-    let request_id = format!("{:016x}", rand::rng().next_u64());
+    let method = method_label(request.method());
+    let request_id = RequestId::new();
     // `otel.*`: what the exported span is called and that it served a request.
     let span = tracing::info_span!(
         "request",
-        otel.name = %format_args!("{method} {route}"),
+        otel.name = %format_args!("{method} {}", route.as_str()),
         otel.kind = "server",
         %method,
-        %route,
+        route = %route.as_str(),
         %request_id
     );
     let trace_id = super::trace::adopt(&span, super::trace::parent_context(request.headers()));
@@ -158,7 +203,7 @@ async fn observe(State(observe): State<Observe>, request: Request, next: Next) -
     let in_flight = metrics.then(InFlight::enter);
     let mut response = next.run(request).instrument(span).await;
     let headers = response.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(&request_id) {
+    if let Ok(value) = HeaderValue::from_str(request_id.as_str()) {
         headers.insert("x-request-id", value);
     }
     let finish = Finish {
@@ -214,16 +259,16 @@ fn grpc_code_name(code: i32) -> &'static str {
 /// its response body ends or is dropped.
 struct Finish {
     start: Instant,
-    route: String,
-    method: String,
+    route: Route,
+    method: &'static str,
     status: u16,
     /// The gRPC status, once seen.
     grpc: Option<i32>,
     /// Whether the request was gRPC (a missing status is then `UNKNOWN`).
     expect_grpc: bool,
     caller: Option<CallerName>,
-    request_id: String,
-    trace_id: Option<TraceId>,
+    request_id: RequestId,
+    trace_id: TraceId,
     metrics: bool,
     _in_flight: Option<InFlight>,
 }
@@ -254,24 +299,24 @@ impl Finish {
             (true, None) => "CANCELLED",
         };
         let caller = self.caller.as_ref().map_or("-", |name| name.0.as_str());
-        let trace_id = self.trace_id.map(|id| id.to_string());
+        let trace_id = hex::<16, 32>(&self.trace_id.to_bytes());
         tracing::info!(
             target: "access",
             parent: None,
-            route = %self.route,
+            route = %self.route.as_str(),
             method = %self.method,
             status = self.status,
             code,
             latency_ms = elapsed.as_secs_f64() * 1000.0,
             caller,
             request_id = %self.request_id,
-            trace_id = trace_id.as_deref().unwrap_or("-"),
+            trace_id = std::str::from_utf8(&trace_id).expect("hex digits are ASCII"),
             "request"
         );
         if self.metrics {
             let labels = [
-                ("route", self.route),
-                ("method", self.method),
+                ("route", self.route.as_str().to_owned()),
+                ("method", self.method.to_owned()),
                 ("status", self.status.to_string()),
                 ("code", code.to_owned()),
             ];

@@ -10,9 +10,11 @@
 //!   header, or the same gRPC metadata, becomes the parent of the request's
 //!   `tracing` span (`request`), through OpenTelemetry's
 //!   `TraceContextPropagator` and `tracing-opentelemetry`. Without one the
-//!   span starts a trace of its own. [`trace::subscriber`] builds the
-//!   subscriber (text or JSON lines, and the OpenTelemetry layer with the
-//!   application's tracer, which may export spans over OTLP).
+//!   span starts a trace of its own (a random trace id when no OpenTelemetry
+//!   layer is installed). [`trace::subscriber`] builds the subscriber (text
+//!   or JSON lines, and the OpenTelemetry layer with the application's
+//!   tracer, which may export spans over OTLP; the server flags install it
+//!   only with an exporter, `--otlp-endpoint`, as it costs every request).
 //! - **Access log** ([`access`]): when the response body ends (or the
 //!   client goes away), one `INFO` event on target `access` with the route
 //!   *template* (the axum `MatchedPath` for REST, the method path for gRPC,

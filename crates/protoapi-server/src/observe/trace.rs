@@ -94,16 +94,20 @@ pub fn parent_context(headers: &http::HeaderMap) -> opentelemetry::Context {
 
 /// Makes `parent` the parent of `span`, and answers the span's trace id:
 /// the parent's, or a new one when the request carried none. With no
-/// OpenTelemetry layer in the subscriber (or the span disabled) the
-/// parent's trace id, if any.
-pub(crate) fn adopt(span: &tracing::Span, parent: opentelemetry::Context) -> Option<TraceId> {
+/// OpenTelemetry layer in the subscriber (nothing exports spans) or the
+/// span disabled, the parent's trace id, else a random one: every request
+/// has a trace id for its log lines.
+pub(crate) fn adopt(span: &tracing::Span, parent: opentelemetry::Context) -> TraceId {
     let remote = parent.span().span_context().trace_id();
     if parent.span().span_context().is_valid() {
         // Fails only without an OpenTelemetry layer, handled below.
         let _ = span.set_parent(parent);
     }
     let own = span.context().span().span_context().trace_id();
-    [own, remote].into_iter().find(|id| *id != TraceId::INVALID)
+    [own, remote]
+        .into_iter()
+        .find(|id| *id != TraceId::INVALID)
+        .unwrap_or_else(|| TraceId::from_bytes((rand::random::<u128>() | 1).to_be_bytes()))
 }
 
 /// Header lookup for the propagator.
@@ -139,8 +143,8 @@ mod tests {
         );
         let span = tracing::Span::none();
         assert_eq!(
-            adopt(&span, parent).map(|id| id.to_string()).as_deref(),
-            Some("4bf92f3577b34da6a3ce929d0e0e4736")
+            adopt(&span, parent).to_string(),
+            "4bf92f3577b34da6a3ce929d0e0e4736"
         );
     }
 
@@ -150,7 +154,10 @@ mod tests {
         headers.insert("traceparent", http::HeaderValue::from_static("00-zz-yy-01"));
         let parent = parent_context(&headers);
         assert!(!parent.span().span_context().is_valid());
-        assert_eq!(adopt(&tracing::Span::none(), parent), None);
+        // Without a parent, and with no layer to start a trace, a random id.
+        let own = adopt(&tracing::Span::none(), parent);
+        let again = adopt(&tracing::Span::none(), parent_context(&headers));
+        assert!(own != TraceId::INVALID && again != TraceId::INVALID && own != again);
     }
 
     #[test]

@@ -23,7 +23,18 @@ pub struct Server {
 impl Server {
     /// Runs `command` (the binary, or a shell that execs it) on `data_dir`,
     /// listening on a port the kernel picks, and waits for its address.
-    pub fn spawn(mut command: Command, data_dir: &Path) -> Server {
+    pub fn spawn(command: Command, data_dir: &Path) -> Server {
+        Server::start(command, data_dir, false)
+    }
+
+    /// As [`Server::spawn`], but its output is no longer read once it
+    /// listens: the pipes stay open and fill up, as with a stuck log reader.
+    #[allow(dead_code)]
+    pub fn spawn_unread(command: Command, data_dir: &Path) -> Server {
+        Server::start(command, data_dir, true)
+    }
+
+    fn start(mut command: Command, data_dir: &Path, unread: bool) -> Server {
         command
             .args(["--listen", "127.0.0.1:0"])
             .arg("--data-dir")
@@ -49,6 +60,12 @@ impl Server {
                         && let Some(address) = field(&line, "address")
                     {
                         listening.send(address).ok();
+                        if unread {
+                            // Holds the pipe open, unread, for the process's life.
+                            loop {
+                                std::thread::park();
+                            }
+                        }
                     }
                     log.lock().unwrap().push(line);
                 }
