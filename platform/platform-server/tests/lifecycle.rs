@@ -31,13 +31,15 @@ fn start(data_dir: &Path) -> Server {
 }
 
 /// A log reader that stops reading (a stuck log shipper, a paused terminal)
-/// does not stop the server: once the pipe is full, log lines are dropped
-/// (and counted), and requests are still answered. 3,000 requests write ten
-/// times what a pipe holds (64 KiB, about 260 access lines).
+/// does not stop the server: once the pipe is full and the writer's buffer
+/// too, log lines are dropped and counted (`log_lines_dropped_total`), and
+/// requests are still answered. 20,000 requests write more than the pipe
+/// (64 KiB, about 260 access lines) and the buffer (16,384 lines) hold.
 #[tokio::test]
 async fn an_unread_log_does_not_stall_requests() {
     let data = tempfile::tempdir().unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_platform-server"));
+    command.arg("--metrics");
     if let Ok(url) = std::env::var("E2E_DATABASE_URL") {
         command.args(["--database-url", &url]);
     }
@@ -45,7 +47,7 @@ async fn an_unread_log_does_not_stall_requests() {
     let mut connection = Connection::open(&server.address, true)
         .await
         .expect("the server accepts connections");
-    for index in 0..3_000 {
+    for index in 0..20_000 {
         let path = format!("/iam/v2/groups?pageSize=1&pageToken=stale-{index}");
         let outcome = connection.exchange("GET", &path, &server.token, None).await;
         assert!(
@@ -53,6 +55,21 @@ async fn an_unread_log_does_not_stall_requests() {
             "request {index}: {outcome:?}"
         );
     }
+    let mut stream = TcpStream::connect(&server.address).await.unwrap();
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut exposition = String::new();
+    stream.read_to_string(&mut exposition).await.unwrap();
+    let dropped: u64 = exposition
+        .lines()
+        .find_map(|line| line.strip_prefix("log_lines_dropped_total "))
+        .unwrap_or_else(|| panic!("no log_lines_dropped_total: {exposition}"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(dropped > 0, "{exposition}");
 }
 
 /// What the lifecycle tests do to the process.

@@ -4,6 +4,7 @@
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::SdkTracerProvider;
@@ -20,8 +21,13 @@ pub const METRICS_CONNECTIONS: usize = 16;
 
 /// Log lines waiting for the writer thread; when stderr falls this far
 /// behind, new lines are dropped (and counted) rather than holding up
-/// requests.
-pub const LOG_BUFFER_LINES: usize = 65_536;
+/// requests. At about 250 bytes an access line, some 4 MiB.
+pub const LOG_BUFFER_LINES: usize = 16_384;
+
+/// The count of log lines dropped, once the logs are installed; read into
+/// [`LOG_LINES_DROPPED`](crate::observe::metrics::LOG_LINES_DROPPED) when
+/// metrics are rendered.
+static DROPPED_LINES: OnceLock<ErrorCounter> = OnceLock::new();
 
 /// The installed logs: the tracer provider and the writer thread, both
 /// flushed when [`Logs::finish`] is called.
@@ -89,6 +95,7 @@ impl Telemetry {
             .thread_name("log-writer")
             .finish(std::io::stderr());
         let dropped = writer.error_counter();
+        DROPPED_LINES.get_or_init(|| dropped.clone());
         let subscriber = crate::observe::trace::subscriber(
             self.log_format,
             std::io::stderr().is_terminal(),
@@ -165,6 +172,12 @@ impl Telemetry {
             return Ok(None);
         }
         let metrics = Metrics::install()?;
+        metrics.sample_with(|| {
+            if let Some(dropped) = DROPPED_LINES.get() {
+                metrics::counter!(crate::observe::metrics::LOG_LINES_DROPPED)
+                    .absolute(dropped.dropped_lines() as u64);
+            }
+        });
         if let Some(address) = self.metrics_listen {
             let listener = tokio::net::TcpListener::bind(address)
                 .await

@@ -9,7 +9,7 @@
 //! for values read rather than counted (a connection pool's size).
 //!
 //! Names recorded by the runtime: [`REQUESTS`], [`DURATION`], [`IN_FLIGHT`]
-//! (the access layer) and
+//! (the access layer), [`LOG_LINES_DROPPED`] and
 //! [`LIST_BUDGET_TRUNCATIONS`](protoapi_core::standard::LIST_BUDGET_TRUNCATIONS).
 
 use std::fmt;
@@ -26,6 +26,9 @@ pub const REQUESTS: &str = "http_requests_total";
 pub const DURATION: &str = "http_request_duration_seconds";
 /// Requests being answered now.
 pub const IN_FLIGHT: &str = "http_requests_in_flight";
+/// Log lines dropped because the log's reader fell behind (set by the
+/// server flags' logs, `flags::Telemetry`).
+pub const LOG_LINES_DROPPED: &str = "log_lines_dropped_total";
 
 /// Histogram buckets of [`DURATION`], in seconds.
 const BUCKETS: &[f64] = &[
@@ -143,6 +146,10 @@ fn describe() {
         "Time from a request's head to the end of its response"
     );
     metrics::describe_gauge!(IN_FLIGHT, "Requests being answered");
+    metrics::describe_counter!(
+        LOG_LINES_DROPPED,
+        "Log lines dropped because the log's reader fell behind"
+    );
     metrics::describe_counter!(
         protoapi_core::standard::LIST_BUDGET_TRUNCATIONS,
         "List pages ended early because their items exceeded the byte budget"
