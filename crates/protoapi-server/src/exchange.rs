@@ -117,6 +117,9 @@ impl TokenExchange {
 }
 
 fn log(subject: &str, refusal: &Refusal) {
+    // The subject is the request's: an excerpt, so that no log line grows
+    // with what a client sends.
+    let subject = &*excerpt(subject);
     match refusal {
         // The message may quote the token's unverified claims: an excerpt,
         // as a quoted value.
