@@ -425,7 +425,7 @@ fn emit_package(
         .collect();
     let scope = emit::Scope::new(&package.name);
     let each = |items: Vec<TokenStream>| quote!(#(#items)*);
-    let imports = emit_imports(api, package, shadowed);
+    let imports = emit_imports(api, package, shadowed, messages.is_empty());
     let json_imports = emit::json::imports(&messages);
     vec![
         ("imports", quote!(#imports #json_imports)),
@@ -516,13 +516,19 @@ fn emit_package(
 }
 
 /// The `use` lines of a package's API file: only what its code names.
-fn emit_imports(api: &Api, package: &crate::model::Package, shadowed: &[&str]) -> TokenStream {
+fn emit_imports(
+    api: &Api,
+    package: &crate::model::Package,
+    shadowed: &[&str],
+    no_messages: bool,
+) -> TokenStream {
     use crate::model::Standard;
     let methods = || package.services.iter().flat_map(|s| &s.methods);
     let has = |f: fn(&Standard) -> bool| methods().any(|m| f(&m.standard));
-    // Types named like prelude items are named through `super::`, which may
-    // leave the glob import unused.
-    let allow = (!shadowed.is_empty()).then(|| quote!(#[allow(unused_imports)]));
+    // Types named like prelude items are named through `super::`, and a
+    // package without messages of its own may name none of its module's
+    // items: either may leave the glob import unused.
+    let allow = (no_messages || !shadowed.is_empty()).then(|| quote!(#[allow(unused_imports)]));
     let mut imports = vec![quote!(
         #allow
         use super::*;

@@ -68,8 +68,9 @@ pub(super) fn is_singleton(pattern: &str) -> bool {
 /// not: it is a singleton (AIP-156: pairs then one literal,
 /// `projects/{project}/config`), or its name has another shape than
 /// `collection/{id}` pairs (a literal id, `locations/global/hubs/{hub}`),
-/// or it has neither `name` nor `uid`, or its `name` or `etag` is `optional`. Resources with a `uid` field are
-/// keyed by it, whatever their pattern.
+/// or it has neither `name` nor `uid`, or its `name`, `uid` or `etag` is
+/// `optional`. Resources with a plain `uid` field are keyed by it, whatever
+/// their pattern.
 pub(super) fn unstored(message: &prost_reflect::MessageDescriptor) -> Option<&'static str> {
     let name = message.get_field_by_name("name");
     let named = name
@@ -86,8 +87,15 @@ pub(super) fn unstored(message: &prost_reflect::MessageDescriptor) -> Option<&'s
     if etag.is_some_and(|f| f.supports_presence() && f.kind().as_message().is_none()) {
         return Some("tagged by an `optional` etag (AIP-154 declares a plain `string etag`)");
     }
+    let uid = message.get_field_by_name("uid");
+    if uid
+        .as_ref()
+        .is_some_and(|f| f.supports_presence() && f.kind().as_message().is_none())
+    {
+        return Some("with an `optional` uid (AIP-148 declares a plain `string uid`)");
+    }
     // Legacy views have no option of their own; UIDP keys take any pattern.
-    if message.get_field_by_name("uid").is_some() {
+    if uid.is_some() {
         return None;
     }
     if !named {

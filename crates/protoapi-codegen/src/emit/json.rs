@@ -7,12 +7,19 @@ use quote::quote;
 
 use crate::model::{Container, JsonField, JsonShape, JsonValue, Message, NamedField, QueryKind};
 
-/// The imports the impls of `messages` use, at the top of the API file.
+/// The imports the impls of `messages` use, at the top of the API file (a
+/// package without messages of its own may still call `JsonMessage` on
+/// others').
 pub fn imports(messages: &[&Message]) -> TokenStream {
+    let allow = messages
+        .is_empty()
+        .then(|| quote!(#[allow(unused_imports)]));
     let mut imports = vec![quote!(
+        #allow
         use ::protoapi_runtime::__private::serde::Serializer;
     )];
     imports.push(quote!(
+        #allow
         use ::protoapi_runtime::__private::json::{JsonMessage, JsonObject};
     ));
     if messages

@@ -119,6 +119,18 @@ pub(super) fn build_resource(
     Some(resource)
 }
 
+/// The client-chosen id field a Create of the resource `message` reads
+/// (AIP-133: `{singular}_id`), as `RequestShape::id_field` finds it.
+pub(super) fn create_id_field(message: &MessageDescriptor) -> Option<String> {
+    let extension = message
+        .parent_pool()
+        .get_extension_by_name(RESOURCE_OPTION)?;
+    let options = message.options();
+    let option = options.get_extension(&extension);
+    let singular = singular(option.as_message()?, message);
+    (!singular.is_empty()).then(|| format!("{singular}_id"))
+}
+
 /// The resource's `singular` as declared, else (AIP-123) its type's kind in
 /// lowerCamelCase (`library.example.com/BookCopy` -> `bookCopy`).
 fn singular(option: &DynamicMessage, message: &MessageDescriptor) -> String {

@@ -161,14 +161,24 @@ const REQUEST_FIELDS: &[&str] = &[
 
 /// A field that the generated code of `standard` reads or writes as a plain
 /// value but that is declared `optional` (explicit presence): one of the
-/// request's, or a List response's `next_page_token`.
+/// request's (a Create's id field among them), or a List response's
+/// `next_page_token`.
 fn optional_read_field(method: &MethodDescriptor, standard: &Standard) -> Option<FieldDescriptor> {
     let optional_scalar =
         |field: &FieldDescriptor| field.supports_presence() && field.kind().as_message().is_none();
+    // A Create's client-chosen id (AIP-133) is read too.
+    let id_field = match standard {
+        Standard::Create { resource, .. } => method
+            .parent_pool()
+            .get_message_by_name(resource)
+            .and_then(|resource| super::resource::create_id_field(&resource)),
+        _ => None,
+    };
+    let read = |name: &str| REQUEST_FIELDS.contains(&name) || id_field.as_deref() == Some(name);
     let request = method
         .input()
         .fields()
-        .find(|field| REQUEST_FIELDS.contains(&field.name()) && optional_scalar(field));
+        .find(|field| read(field.name()) && optional_scalar(field));
     request.or_else(|| {
         matches!(standard, Standard::List { .. })
             .then(|| method.output().get_field_by_name("next_page_token"))
