@@ -31,6 +31,10 @@ pub(super) fn is_int64(field: &FieldDescriptor) -> bool {
         && matches!(field.kind(), Kind::Int64 | Kind::Sint64 | Kind::Sfixed64)
 }
 
+pub(super) fn is_uint64(field: &FieldDescriptor) -> bool {
+    !field.is_list() && !field.is_map() && matches!(field.kind(), Kind::Uint64 | Kind::Fixed64)
+}
+
 /// The `value` field of a `google.protobuf` wrapper (`Int32Value`, ...),
 /// which prost holds as `Option` of the scalar, as a proto3 `optional`.
 fn wrapped(field: &FieldDescriptor) -> Option<FieldDescriptor> {

@@ -191,6 +191,8 @@ pub struct Field {
     pub string: bool,
     /// Whether it is a single 64-bit signed integer (Rust `i64`).
     pub int64: bool,
+    /// Whether it is a single 64-bit unsigned integer (Rust `u64`).
+    pub uint64: bool,
     /// The oneof it is a member of, for a top-level field.
     pub oneof: Option<OneofMember>,
     /// A proto3 `optional` scalar: prost's `Option<T>`, set or not.

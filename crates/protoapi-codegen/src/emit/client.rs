@@ -33,10 +33,14 @@ pub fn emit_package(scope: &super::Scope, api: &Api, package: &Package) -> Token
         " Clients of the services of `{}`, over gRPC or REST/JSON.",
         package.name
     );
+    // Methods on other packages' messages only name none of this one's.
+    let own_messages = api.messages.iter().any(|m| m.package == package.name);
+    let allow = (!own_messages).then(|| quote!(#[allow(unused_imports)]));
     quote! {
         #[doc = #doc]
         #[cfg(feature = "client")]
         pub mod client {
+            #allow
             use super::*;
             use ::protoapi_runtime::__private::client::{Connection, Route};
 

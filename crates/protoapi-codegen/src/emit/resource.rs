@@ -148,6 +148,10 @@ fn sort_arms(resource: &Resource) -> Vec<TokenStream> {
                     SortValue::Int(self.#name.as_ref().map(::protoapi_runtime::__private::time::to_micros).unwrap_or_default())
                 },
                 FieldKind::Number if field.int64 => quote!(SortValue::Int(self.#name)),
+                // Values past `i64::MAX` sort together, last.
+                FieldKind::Number if field.uint64 => {
+                    quote!(SortValue::Int(i64::try_from(self.#name).unwrap_or(i64::MAX)))
+                }
                 FieldKind::Number => quote!(SortValue::Int(i64::from(self.#name))),
                 FieldKind::Float => quote!(SortValue::Text(format!("{:020.6}", self.#name))),
                 FieldKind::Bool => quote!(SortValue::Int(i64::from(self.#name))),

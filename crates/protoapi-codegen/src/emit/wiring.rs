@@ -204,10 +204,13 @@ fn emit_visitor(api: &Api) -> TokenStream {
         let ty = super::path(&message.rust_path);
         quote!(visitor.visit::<#ty>();)
     });
+    // An API of no messages of its own visits none.
+    let unused = api.messages.is_empty().then(|| quote!(let _ = visitor;));
     quote! {
         /// Calls `visitor` with every message type of the API (tests check
         /// each: `protoapi_runtime::json::conformance`).
         pub fn visit_messages(visitor: &mut impl ::protoapi_runtime::__private::json::MessageVisitor) {
+            #unused
             #(#messages)*
         }
     }

@@ -3,7 +3,7 @@
 use prost_reflect::{DescriptorPool, DynamicMessage, Kind, MessageDescriptor};
 
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
-use crate::model::fields::{behavior, field_kind, is_int64, is_optional, is_string};
+use crate::model::fields::{behavior, field_kind, is_int64, is_optional, is_string, is_uint64};
 use crate::model::proto::{OneofMember, RESOURCE_OPTION, comments, rust_path, string_field};
 use crate::model::{Field, FieldKind, Resource, managed, names};
 
@@ -67,6 +67,7 @@ pub(super) fn build_resource(
             kind,
             string: is_string(&field),
             int64: is_int64(&field),
+            uint64: is_uint64(&field),
             oneof: OneofMember::of(message, &field),
             optional: is_optional(&field),
         });
@@ -83,6 +84,7 @@ pub(super) fn build_resource(
                 kind: child_kind,
                 string: is_string(&child),
                 int64: is_int64(&child),
+                uint64: is_uint64(&child),
                 oneof: None,
                 optional: is_optional(&child),
             });
