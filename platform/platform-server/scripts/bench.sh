@@ -144,7 +144,7 @@ gateway_ours="http://$PEER_ADDRESS"
 
 # gRPC request messages, length-prefixed (uncompressed) for h2load.
 grpc_frame() {
-  protoc --encode="platform.iam.v2.$1" -I proto -I crates/protoapi-codegen/proto platform/iam/v2/groups.proto |
+  protoc --encode="platform.iam.v2.$1" -I platform/proto -I crates/protoapi-codegen/proto platform/iam/v2/groups.proto |
     python3 -c 'import struct, sys; m = sys.stdin.buffer.read(); sys.stdout.buffer.write(b"\0" + struct.pack(">I", len(m)) + m)'
 }
 grpc_frame GetGroupRequest <<<"uid: \"$CHILD\"" >"$work_dir/get.bin"
