@@ -62,6 +62,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         service.full_name
     );
     // The router takes the last handle on `api` unless bindings follow.
+    let api_clone = super::shared::clone_api(service, quote!(api));
     let routes = if matched_calls.is_empty() {
         quote! {
             axum::Router::new()
@@ -79,7 +80,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         quote! {
             let router = axum::Router::new()
                 #(#route_calls)*
-                .with_state(api.clone());
+                .with_state(#api_clone);
             ::protoapi_runtime::__private::rest::ServiceRoutes::new(router)
                 #(#matched_calls)*
         }
@@ -193,7 +194,7 @@ fn route_calls(service: &Service, module: &syn::Ident) -> (Vec<TokenStream>, Vec
             let api = if index == last {
                 quote!(api)
             } else {
-                quote!(api.clone())
+                super::shared::clone_api(service, quote!(api))
             };
             quote! {
                 .matched(

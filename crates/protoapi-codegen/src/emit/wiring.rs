@@ -62,9 +62,10 @@ impl Served<'_> {
     fn serve(&self, handler: TokenStream) -> TokenStream {
         let api = self.item(&api_name(self.service).to_string());
         let routes = self.item(&format!("{}_routes", self.service.name.to_snake_case()));
+        let clone = super::shared::clone_api(self.service, quote!(api));
         quote! {
             let api = #api::new(#handler, self.context.clone());
-            self.router.serve(api.clone().into_grpc(), #routes(api));
+            self.router.serve(#clone.into_grpc(), #routes(api));
         }
     }
 }

@@ -63,6 +63,19 @@ pub fn api_name(service: &Service) -> syn::Ident {
     format_ident!("{}Api", service.name)
 }
 
+/// A clone of `api`, the service's struct: `api.clone()`, or with the trait
+/// named when an RPC `Clone` gives the struct a method `clone` of its own.
+pub fn clone_api(service: &Service, api: TokenStream) -> TokenStream {
+    let shadowed = service
+        .methods
+        .iter()
+        .any(|method| method.name.to_snake_case() == "clone");
+    match shadowed {
+        true => quote!(::core::clone::Clone::clone(&#api)),
+        false => quote!(#api.clone()),
+    }
+}
+
 /// The handler trait of a service's custom methods, e.g. `TokenServiceHandler`.
 pub fn handler_name(service: &Service) -> syn::Ident {
     format_ident!("{}Handler", service.name)
@@ -94,7 +107,8 @@ pub fn has_custom_methods(service: &Service) -> bool {
 }
 
 /// The trait bounds on `S`: one storage trait per resource served, plus the
-/// handler trait when the service has custom methods (as named from `scope`).
+/// handler trait when the service has custom methods (as named from `scope`);
+/// `Send + Sync + 'static` for a service of neither.
 pub fn store_bounds(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     // The resources served, and those their reference fields name (whose
     // existence creates check).
@@ -124,6 +138,10 @@ pub fn store_bounds(scope: &super::Scope, api: &Api, service: &Service) -> Token
             package_module(package),
             handler_name(service)
         )));
+    }
+    if traits.is_empty() {
+        // A service of no methods: tonic's trait still needs a shareable `S`.
+        return quote!(::core::marker::Send + ::core::marker::Sync + 'static);
     }
     quote!(#(#traits)+*)
 }
