@@ -586,8 +586,6 @@ fn emit_imports(
     quote!(#(#imports)*)
 }
 
-/// The paths of the prelude items (see [`emit::PRELUDE`]) that a message or
-/// enum declared at the top of `package` shadows in its API file.
 /// Whether prost's code of `package` already has a module `api`: the module
 /// of a message `Api`'s nested types and oneofs. (A package `<package>.api`
 /// beside an API is refused: its file would be the API's.)
@@ -602,6 +600,8 @@ fn api_module_taken(pool: &prost_reflect::DescriptorPool, package: &str) -> bool
     })
 }
 
+/// The paths of the prelude items (see [`emit::PRELUDE`]) that a message or
+/// enum declared at the top of `package` shadows in its API file.
 fn shadowed_prelude(pool: &prost_reflect::DescriptorPool, package: &str) -> Vec<&'static str> {
     let messages = pool
         .all_messages()

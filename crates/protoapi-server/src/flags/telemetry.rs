@@ -34,22 +34,16 @@ static DROPPED_LINES: OnceLock<ErrorCounter> = OnceLock::new();
 pub struct Logs {
     provider: SdkTracerProvider,
     writer: WorkerGuard,
-    dropped: ErrorCounter,
 }
 
 impl Logs {
-    /// Log lines dropped so far because stderr fell behind.
-    pub fn dropped_lines(&self) -> usize {
-        self.dropped.dropped_lines()
-    }
-
     /// Sends the spans still buffered, reports the lines dropped, and
     /// writes the lines still waiting.
     pub fn finish(self) {
         if let Err(error) = self.provider.shutdown() {
             tracing::warn!(%error, "traces not all exported");
         }
-        let dropped = self.dropped.dropped_lines();
+        let dropped = DROPPED_LINES.get().map_or(0, ErrorCounter::dropped_lines);
         if dropped > 0 {
             tracing::warn!(dropped, "log lines dropped: stderr fell behind");
         }
@@ -94,8 +88,7 @@ impl Telemetry {
             .buffered_lines_limit(LOG_BUFFER_LINES)
             .thread_name("log-writer")
             .finish(std::io::stderr());
-        let dropped = writer.error_counter();
-        DROPPED_LINES.get_or_init(|| dropped.clone());
+        DROPPED_LINES.get_or_init(|| writer.error_counter());
         let subscriber = crate::observe::trace::subscriber(
             self.log_format,
             std::io::stderr().is_terminal(),
@@ -110,7 +103,6 @@ impl Telemetry {
         Ok(Logs {
             provider,
             writer: guard,
-            dropped,
         })
     }
 
