@@ -21,6 +21,10 @@
 //! - `hostile.type` (`r#type`): a service `Match` with a custom method
 //!   `Move` (`r#move`); `hostile.self` (`self_`): an enum `Option` and a
 //!   message `Default`.
+//! - `hostile.clash`: names two traits bounding one store share, which the
+//!   generated calls disambiguate: a custom method `InsertWidget` beside
+//!   the storage method `insert_widget`, and `WidgetHealth` of the pattern
+//!   of `Widget`, whose storage methods are named alike (`list_widgets`).
 //!
 //! Names the generator refuses instead (messages or fields differing only
 //! by case, messages named like generated items, a package `<p>.api`) are

@@ -19,6 +19,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         update,
         delete,
         keeps,
+        ..
     } = StoreMethods::of(resource);
     let doc = format!(
         " `{}` in any of the library's storage backends, with the rules the annotation files declare.",

@@ -218,7 +218,9 @@ fn emit_method(scope: &super::Scope, api: &Api, service: &Service, method: &Meth
         .resource()
         .and_then(|name| api.resource(name))
     {
-        Some(resource) => Flow::new(scope, api, method, resource).body(&method.standard, &output),
+        Some(resource) => {
+            Flow::new(scope, api, service, method, resource).body(&method.standard, &output)
+        }
         // The handler reads the caller; nobody reaches it without
         // credentials (a presented token is the handler's to verify). Named
         // through its trait: a store method may have the same name (an
@@ -386,6 +388,7 @@ impl<'a> Edge<'a> {
 struct Flow<'a> {
     scope: &'a super::Scope,
     api: &'a Api,
+    service: &'a Service,
     resource: &'a Resource,
     /// The resource's Rust type.
     ty: TokenStream,
@@ -402,6 +405,7 @@ impl<'a> Flow<'a> {
     fn new(
         scope: &'a super::Scope,
         api: &'a Api,
+        service: &'a Service,
         method: &'a Method,
         resource: &'a Resource,
     ) -> Self {
@@ -413,9 +417,10 @@ impl<'a> Flow<'a> {
         Flow {
             scope,
             api,
+            service,
             resource,
             ty: scope.path(&resource.rust_path),
-            store: StoreMethods::of(resource),
+            store: StoreMethods::called_by(scope, api, resource, service),
             capability,
             edge: Edge::of(scope, api, method),
             method,
@@ -455,8 +460,8 @@ impl<'a> Flow<'a> {
         let field = Some(super::ident(body_field));
         // Violations name fields as JSON does: `bookCopy.shelf`.
         let body_field = body_field.to_lower_camel_case();
-        let insert = &self.store.insert;
-        let references = check_references(self.scope, self.api, resource);
+        let insert = self.store.call(&self.store.insert, quote!(&resource));
+        let references = check_references(self.scope, self.api, self.service, resource);
         let must_hold = resource.has_must_hold().then(|| {
             quote! {
                 self.context.require_held(caller, &request.parent, resource.must_hold()).await?;
@@ -487,8 +492,7 @@ impl<'a> Flow<'a> {
             #references
             #must_hold
             #dry_run
-            self.store
-                .#insert(&resource)
+            #insert
                 .await
                 .map_err(|error| standard::store_error::<#ty>(error, &resource.uid, &request.parent))?;
             Ok(#created)
@@ -497,19 +501,19 @@ impl<'a> Flow<'a> {
 
     fn get(&self) -> TokenStream {
         let Flow { ty, capability, .. } = self;
-        let get = &self.store.get;
+        let read = self.store.call(&self.store.get, quote!(uid));
         let uid = self.edge.let_uid(ty);
         let found = self.edge.shown(quote!(item));
         quote! {
             #uid
-            let item = standard::get(&self.context, caller, #capability, uid, self.store.#get(uid)).await?;
+            let item = standard::get(&self.context, caller, #capability, uid, #read).await?;
             Ok(#found)
         }
     }
 
     fn list(&self, filters: &[String], paging: Paging, output: &TokenStream) -> TokenStream {
         let Flow { ty, capability, .. } = self;
-        let list = &self.store.list;
+        let fetch = self.store.call(&self.store.list, quote!(&plan.query));
         let shape = self.method.list_shape();
         let arguments = list_arguments(filters, paging, &shape);
         let within = self.within_parent();
@@ -520,9 +524,7 @@ impl<'a> Flow<'a> {
         let unused_total = super::shared::shapes::unused_total(&shape);
         let filter = super::shared::shapes::list_filter(&shape);
         let fetch = quote! {
-            let page = self
-                .store
-                .#list(&plan.query)
+            let page = #fetch
                 .await
                 .map_err(|error| standard::store_error::<#ty>(error, "", ""))?;
         };
@@ -562,8 +564,7 @@ impl<'a> Flow<'a> {
         // Empty for a full replacement, whose request is the resource.
         let field = (!body_field.is_empty()).then(|| super::ident(body_field));
         let body_field = body_field.to_lower_camel_case();
-        let apply =
-            super::shared::shapes::apply_update(ty, self.store_writes(), &self.method.writes);
+        let apply = super::shared::shapes::apply_update(ty, &self.store, &self.method.writes);
         let uid = self.edge.let_uid_of_update(ty);
         let [mask, patch] = self.edge.update_input(&field, &body_field);
         let shape = self.method.update_shape();
@@ -603,11 +604,11 @@ impl<'a> Flow<'a> {
 
     fn delete(&self) -> TokenStream {
         let Flow { ty, capability, .. } = self;
-        let delete = &self.store.delete;
+        let delete = self.store.call(&self.store.delete, quote!(uid, etag));
         let uid = self.edge.let_uid(ty);
         let shape = self.method.delete_shape();
         let etag = self.edge.etag(&shape);
-        let read = super::shared::shapes::read_before_delete(&shape, ty, &self.store.get);
+        let read = super::shared::shapes::read_before_delete(&shape, ty, &self.store);
         let answer = match shape.returns_resource {
             true => self.edge.shown(quote!(item)),
             false => quote!(()),
@@ -618,20 +619,15 @@ impl<'a> Flow<'a> {
         let writes = &self.method.writes;
         let finish = super::shared::shapes::finish_delete(
             ty,
-            &self.store.get,
+            &self.store,
             writes,
-            quote!(self.store.#delete(uid, etag).await),
+            quote!(#delete.await),
             answer.clone(),
         );
         if shape.soft {
             let answer = shape.returns_resource.then_some(answer);
-            let rest = super::shared::shapes::lifecycle(
-                ty,
-                self.store_writes(),
-                writes,
-                (etag, false),
-                answer,
-            );
+            let rest =
+                super::shared::shapes::lifecycle(ty, &self.store, writes, (etag, false), answer);
             return quote! {
                 #uid
                 self.context.authorize(caller, #capability, uid).await?;
@@ -660,7 +656,7 @@ impl<'a> Flow<'a> {
         ));
         let rest = super::shared::shapes::lifecycle(
             ty,
-            self.store_writes(),
+            &self.store,
             &self.method.writes,
             (etag, true),
             answer,
@@ -678,13 +674,8 @@ impl<'a> Flow<'a> {
             unreachable!("a batch get")
         };
         let shown = self.edge.shown_items(items_field);
-        let (ty, capability, get) = (&self.ty, &self.capability, &self.store.get);
-        super::shared::shapes::batch_get(standard, ty, capability, get, output, shown)
-    }
-
-    /// The storage trait's get and update methods of the resource.
-    fn store_writes(&self) -> (&syn::Ident, &syn::Ident) {
-        (&self.store.get, &self.store.update)
+        let (ty, capability) = (&self.ty, &self.capability);
+        super::shared::shapes::batch_get(standard, ty, capability, &self.store, output, shown)
     }
 
     /// A Create's early answer when the request asks `validate_only`
@@ -750,7 +741,12 @@ fn list_arguments(
 /// Resolves every reference field of a new item, reporting all unusable ones
 /// together; then, for references that confer capabilities (a binding's
 /// role), requires the caller to hold them at the item's group.
-fn check_references(scope: &super::Scope, api: &Api, resource: &Resource) -> Option<TokenStream> {
+fn check_references(
+    scope: &super::Scope,
+    api: &Api,
+    service: &Service,
+    resource: &Resource,
+) -> Option<TokenStream> {
     if resource.references.is_empty() {
         return None;
     }
@@ -764,7 +760,8 @@ fn check_references(scope: &super::Scope, api: &Api, resource: &Resource) -> Opt
             let target = api
                 .resource(&reference.target)
                 .expect("references are resolved in the model");
-            let get = StoreMethods::of(target).get;
+            let store = StoreMethods::called_by(scope, api, target, service);
+            let read = store.call(&store.get, quote!(&resource.#field));
             let index = proc_macro2::Literal::usize_unsuffixed(index);
             let resolve = quote! {
                 standard::resolve_reference(
@@ -772,7 +769,7 @@ fn check_references(scope: &super::Scope, api: &Api, resource: &Resource) -> Opt
                     &request.parent,
                     &<#ty as Resource>::REFERENCES[#index],
                     &resource.#field,
-                    self.store.#get(&resource.#field),
+                    #read,
                 )
                 .await?
             };

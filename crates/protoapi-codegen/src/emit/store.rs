@@ -21,6 +21,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         update,
         delete,
         keeps,
+        ..
     } = StoreMethods::of(resource);
     let key = match &resource.names {
         Some(_) => "its resource name",

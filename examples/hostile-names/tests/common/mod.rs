@@ -1,5 +1,7 @@
 //! The app every test serves, and one request to it.
 
+mod shop;
+
 use std::sync::Arc;
 
 use axum::body::Body;
@@ -42,6 +44,7 @@ pub fn app() -> axum::Router {
     hostile_names::Services::new(context)
         .store(Arc::new(protoapi_runtime::memory::MemoryStore::default()))
         .r#match(Arc::new(Echo))
+        .widgets(Arc::new(shop::Shop::default()))
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap()

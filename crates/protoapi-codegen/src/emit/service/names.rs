@@ -87,7 +87,7 @@ impl Flow<'_> {
         } = self;
         let field = super::super::ident(body_field);
         let body_json = body_field.to_lower_camel_case();
-        let insert = &self.store.insert;
+        let insert = self.store.call(&self.store.insert, quote!(&resource));
         let dry_run = self.dry_create(&quote!(resource));
         let parent = self.parent();
         let (id, checked_id) = match self.method.names.id_field(resource) {
@@ -106,8 +106,7 @@ impl Flow<'_> {
             self.context.authorize(caller, #capability, #parent).await?;
             let resource = standard::names::prepare_create::<#ty>(#parent, #id, request.#field, #body_json)?;
             #dry_run
-            self.store
-                .#insert(&resource)
+            #insert
                 .await
                 .map_err(|error| standard::store_error::<#ty>(error, &resource.name, #parent))?;
             Ok(resource)
@@ -116,11 +115,11 @@ impl Flow<'_> {
 
     fn named_get(&self) -> TokenStream {
         let capability = &self.capability;
-        let get = &self.store.get;
+        let read = self.store.call(&self.store.get, quote!(uid));
         let parse_name = self.parse_name();
         quote! {
             #parse_name
-            let item = standard::get(&self.context, caller, #capability, uid, self.store.#get(uid)).await?;
+            let item = standard::get(&self.context, caller, #capability, uid, #read).await?;
             Ok(item)
         }
     }
@@ -130,8 +129,7 @@ impl Flow<'_> {
         let field = super::super::ident(body_field);
         let body_json = body_field.to_lower_camel_case();
         let name_path = format!("{body_json}.name");
-        let apply =
-            crate::emit::shared::shapes::apply_update(ty, self.store_writes(), &self.method.writes);
+        let apply = crate::emit::shared::shapes::apply_update(ty, &self.store, &self.method.writes);
         let mask = match self.method.names.update_mask {
             true => quote!(request.update_mask.as_ref()),
             false => quote!(None),
@@ -164,7 +162,7 @@ impl Flow<'_> {
             (undelete || self.method.delete_shape().returns_resource).then(|| quote!(item));
         let rest = crate::emit::shared::shapes::lifecycle(
             ty,
-            self.store_writes(),
+            &self.store,
             &self.method.writes,
             (etag, undelete),
             answer,
@@ -179,12 +177,12 @@ impl Flow<'_> {
 
     fn named_delete(&self) -> TokenStream {
         let Flow { ty, capability, .. } = self;
-        let delete = &self.store.delete;
+        let delete = self.store.call(&self.store.delete, quote!(uid, etag));
         let names = &self.method.names;
         // The AIP-135 shape: the etag it may carry, whether it answers the item.
         let shape = self.method.delete_shape();
         let etag = crate::emit::shared::shapes::delete_etag(&shape);
-        let read = crate::emit::shared::shapes::read_before_delete(&shape, ty, &self.store.get);
+        let read = crate::emit::shared::shapes::read_before_delete(&shape, ty, &self.store);
         let answer = match shape.returns_resource {
             true => quote!(item),
             false => quote!(()),
@@ -194,14 +192,14 @@ impl Flow<'_> {
                 if request.force {
                     self.store.#forced(uid, etag).await
                 } else {
-                    self.store.#delete(uid, etag).await
+                    #delete.await
                 }
             },
-            None => quote!(self.store.#delete(uid, etag).await),
+            None => quote!(#delete.await),
         };
         let finish = crate::emit::shared::shapes::finish_delete(
             ty,
-            &self.store.get,
+            &self.store,
             &self.method.writes,
             result,
             answer,

@@ -37,6 +37,13 @@ pub struct StoreMethods {
     pub delete: syn::Ident,
     /// `keeps_groups`: whether the backend stores the resource at all.
     pub keeps: syn::Ident,
+    /// The storage trait as the calling service names it, and the methods
+    /// another trait bounding the service's store also has: its handler
+    /// trait (a custom `UpdateDataAgent` beside the store's
+    /// `update_data_agent`) or another resource's storage trait (two
+    /// resources of one pattern share a plural). Calls of those name the
+    /// trait.
+    shared: Option<(TokenStream, Vec<syn::Ident>)>,
 }
 
 impl StoreMethods {
@@ -54,6 +61,62 @@ impl StoreMethods {
             update: format_ident!("update_{singular}"),
             delete: format_ident!("delete_{singular}"),
             keeps: format_ident!("keeps_{plural}"),
+            shared: None,
+        }
+    }
+
+    /// The methods as `service`'s generated code, in `scope`, calls them.
+    pub fn called_by(
+        scope: &super::Scope,
+        api: &Api,
+        resource: &Resource,
+        service: &Service,
+    ) -> Self {
+        let mut methods = Self::of(resource);
+        let handled = service
+            .methods
+            .iter()
+            .filter(|m| matches!(m.standard, Standard::Custom))
+            .map(|m| m.rust_name());
+        let stored = api
+            .resources()
+            .filter(|other| other.type_name != resource.type_name)
+            .flat_map(|other| {
+                let other = Self::of(other);
+                [
+                    other.insert,
+                    other.get,
+                    other.list,
+                    other.update,
+                    other.delete,
+                ]
+            })
+            .map(|name| name.to_string());
+        let taken: Vec<String> = handled.chain(stored).collect();
+        let shared: Vec<syn::Ident> = [
+            &methods.insert,
+            &methods.get,
+            &methods.list,
+            &methods.update,
+            &methods.delete,
+        ]
+        .into_iter()
+        .filter(|name| taken.contains(&name.to_string()))
+        .cloned()
+        .collect();
+        if !shared.is_empty() {
+            methods.shared = Some((scope.path(&trait_path(resource)), shared));
+        }
+        methods
+    }
+
+    /// A call of the store's `method` on the service's `self.store`.
+    pub fn call(&self, method: &syn::Ident, args: TokenStream) -> TokenStream {
+        match &self.shared {
+            Some((store, shared)) if shared.contains(method) => {
+                quote!(#store::#method(&*self.store, #args))
+            }
+            _ => quote!(self.store.#method(#args)),
         }
     }
 }

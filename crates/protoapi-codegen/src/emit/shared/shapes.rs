@@ -8,6 +8,8 @@ use quote::{format_ident, quote};
 
 use crate::model::{DeleteShape, ListShape, Total, UpdateShape, WriteOptions};
 
+use super::StoreMethods;
+
 /// The fields of a token-paged list response after its items:
 /// `next_page_token`, the total the response reports, and defaults for the
 /// rest. Reads `next_page_token` and `total_count` (a `u64`), written in
@@ -78,13 +80,12 @@ pub fn delete_etag(shape: &DeleteShape) -> TokenStream {
 pub fn read_before_delete(
     shape: &DeleteShape,
     ty: &TokenStream,
-    get: &syn::Ident,
+    store: &StoreMethods,
 ) -> Option<TokenStream> {
     shape.returns_resource.then(|| {
+        let read = store.call(&store.get, quote!(uid));
         quote! {
-            let item = self
-                .store
-                .#get(uid)
+            let item = #read
                 .await
                 .map_err(|error| standard::store_error::<#ty>(error, uid, ""))?
                 .ok_or_else(|| standard::not_found::<#ty>(uid))?;
@@ -95,19 +96,16 @@ pub fn read_before_delete(
 
 /// The item `update` makes of the item `uid` (a `Result`): stored, or,
 /// when the request asks `validate_only` (AIP-163), applied to the stored
-/// item and written nowhere. `store` names the storage trait's get and
-/// update methods.
-pub fn apply_update(
-    ty: &TokenStream,
-    (get, update): (&syn::Ident, &syn::Ident),
-    writes: &WriteOptions,
-) -> TokenStream {
-    let write = quote!(standard::updated(self.store.#update(uid, &update).await, uid));
+/// item and written nowhere, by the storage methods `store`.
+pub fn apply_update(ty: &TokenStream, store: &StoreMethods, writes: &WriteOptions) -> TokenStream {
+    let update = store.call(&store.update, quote!(uid, &update));
+    let write = quote!(standard::updated(#update.await, uid));
+    let read = store.call(&store.get, quote!(uid));
     match writes.validate_only {
         false => write,
         true => quote! {
             if request.validate_only {
-                standard::dry_update::<#ty>(self.store.#get(uid).await, &update, uid)
+                standard::dry_update::<#ty>(#read.await, &update, uid)
             } else {
                 #write
             }
@@ -121,7 +119,7 @@ pub fn apply_update(
 /// request asks `validate_only` (AIP-163), the item is read, not deleted.
 pub fn finish_delete(
     ty: &TokenStream,
-    get: &syn::Ident,
+    store: &StoreMethods,
     writes: &WriteOptions,
     result: TokenStream,
     answer: TokenStream,
@@ -132,11 +130,12 @@ pub fn finish_delete(
             Err(error) => return Err(standard::delete_error::<#ty>(&self.context, caller, error, uid).await),
         }
     };
+    let read = store.call(&store.get, quote!(uid));
     let deleted = match writes.validate_only {
         false => write,
         true => quote! {
             if request.validate_only {
-                standard::dry_delete::<#ty>(self.store.#get(uid).await, etag, uid)?
+                standard::dry_delete::<#ty>(#read.await, etag, uid)?
             } else {
                 #write
             }
@@ -159,7 +158,7 @@ pub fn finish_delete(
 /// answering the item (`item`) when `answer` is given.
 pub fn lifecycle(
     ty: &TokenStream,
-    store: (&syn::Ident, &syn::Ident),
+    store: &StoreMethods,
     writes: &WriteOptions,
     (etag, undelete): (TokenStream, bool),
     answer: Option<TokenStream>,
@@ -258,7 +257,7 @@ pub fn batch_get(
     standard: &crate::model::Standard,
     ty: &TokenStream,
     capability: &TokenStream,
-    get: &syn::Ident,
+    store: &StoreMethods,
     output: &TokenStream,
     shown: TokenStream,
 ) -> TokenStream {
@@ -276,11 +275,12 @@ pub fn batch_get(
         true => quote!(&request.parent),
         false => quote!(""),
     };
+    let read = store.call(&store.get, quote!(uid));
     quote! {
         let uids = standard::batch_uids::<#ty>(#label, &request.#keys, #parent)?;
         let mut items = Vec::with_capacity(uids.len());
         for uid in uids {
-            items.push(standard::get(&self.context, caller, #capability, uid, self.store.#get(uid)).await?);
+            items.push(standard::get(&self.context, caller, #capability, uid, #read).await?);
         }
         Ok(#output { #shown })
     }
