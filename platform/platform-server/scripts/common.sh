@@ -11,21 +11,10 @@
 build() {
   local artifacts
   echo "== build ($1)" >&2
-  artifacts=$(cargo build --profile "$1" -p platform-server --bin platform-server --example load \
-    --message-format=json-render-diagnostics)
-  eval "$(python3 -c '
-import json, shlex, sys
-for line in sys.stdin:
-    try:
-        message = json.loads(line)
-    except ValueError:
-        continue
-    if message.get("reason") != "compiler-artifact" or not message.get("executable"):
-        continue
-    name = {"platform-server": "SERVER_BIN", "load": "LOAD_BIN"}.get(message["target"]["name"])
-    if name:
-        print(name + "=" + shlex.quote(message["executable"]))
-' <<<"$artifacts")"
+  artifacts=$(bash platform/platform-tests/executables.sh --profile "$1" -p platform-server \
+    --bin platform-server --example load)
+  SERVER_BIN=$(awk '$1 == "platform-server" { print $2 }' <<<"$artifacts")
+  LOAD_BIN=$(awk '$1 == "load" { print $2 }' <<<"$artifacts")
   if [[ -z "${SERVER_BIN:-}" || -z "${LOAD_BIN:-}" ]]; then
     echo "cargo did not report the platform-server and load executables" >&2
     return 1

@@ -34,16 +34,8 @@ for tool in "${CHROMIUM:-/usr/bin/chromium}" "${CHROMEDRIVER:-/usr/bin/chromedri
   [[ -x $tool ]] || { echo "missing $tool (apt-get install chromium chromium-driver)" >&2; exit 1; }
 done
 
-# The binaries' paths come from cargo, so CARGO_TARGET_DIR is honoured.
-binaries=$(cargo build -q -p platform-server --bin platform-server -p widgets --bin widgets \
-  --message-format=json | python3 -c '
-import json, sys
-for line in sys.stdin:
-    message = json.loads(line)
-    if message.get("reason") == "compiler-artifact" and message.get("executable") \
-            and message["target"]["name"] in ("platform-server", "widgets"):
-        print(message["target"]["name"], message["executable"])
-')
+binaries=$(bash platform/platform-tests/executables.sh -p platform-server --bin platform-server \
+  -p widgets --bin widgets)
 server_bin=$(awk '$1 == "platform-server" { print $2 }' <<<"$binaries")
 widgets_bin=$(awk '$1 == "widgets" { print $2 }' <<<"$binaries")
 [[ -n $server_bin && -n $widgets_bin ]] || { echo "cargo built no binaries: $binaries" >&2; exit 1; }

@@ -32,20 +32,14 @@ PY
 
 echo "== canonical JSON agrees with Python protobuf's json_format"
 corpus=$(mktemp -d)
-cargo run -q -p platform-api --example json_corpus -- "$corpus" 50
+json_corpus=$(bash platform/platform-tests/executables.sh -p platform-api --example json_corpus \
+  | awk '$1 == "json_corpus" { print $2 }')
+"$json_corpus" "$corpus" 50
 python3 platform/platform-tests/interop/json_crosscheck.py "$corpus"
 
 echo "== python grpcio client over reflection"
-# The binary's path comes from cargo, so CARGO_TARGET_DIR is honoured.
-server_bin=$(cargo build -q -p platform-server --bin platform-server --message-format=json \
-  | python3 -c '
-import json, sys
-for line in sys.stdin:
-    message = json.loads(line)
-    if message.get("reason") == "compiler-artifact" and message.get("executable") \
-            and message["target"]["name"] == "platform-server":
-        print(message["executable"])
-')
+server_bin=$(bash platform/platform-tests/executables.sh -p platform-server --bin platform-server \
+  | awk '$1 == "platform-server" { print $2 }')
 data=$(mktemp -d)
 port=$((20000 + RANDOM % 20000))
 "$server_bin" --data-dir "$data" --listen "127.0.0.1:$port" >"$data/server.log" 2>&1 &
