@@ -24,7 +24,8 @@
 //! - `hostile.clash`: names two traits bounding one store share, which the
 //!   generated calls disambiguate: a custom method `InsertWidget` beside
 //!   the storage method `insert_widget`, and `WidgetHealth` of the pattern
-//!   of `Widget`, whose storage methods are named alike (`list_widgets`).
+//!   of `Widget`, whose storage methods are named alike (`list_widgets`);
+//!   and a List whose parent is held in `name`.
 //!
 //! Names the generator refuses instead (messages or fields differing only
 //! by case, messages named like generated items, a package `<p>.api`) are

@@ -1,6 +1,7 @@
 //! Calls of methods two traits of one store share, over REST: the custom
 //! `InsertWidget` reaches the handler, Create the store's `insert_widget`;
-//! List reaches the widgets' `list_widgets`, not the healths'.
+//! List reaches the widgets' `list_widgets`, not the healths', with the
+//! shop in its field `name` (a parent, not a filter on names).
 
 mod common;
 

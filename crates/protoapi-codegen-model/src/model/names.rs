@@ -17,7 +17,7 @@
 use prost_reflect::{Kind, MessageDescriptor, MethodDescriptor};
 
 use super::pattern::{NamePattern, parse_pattern};
-use super::{Api, Behavior, Dependent, Method, Resource, Shape, Standard};
+use super::{Api, Behavior, Dependent, LIST_FILTERS, Method, Resource, Shape, Standard};
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 use crate::template::Segment;
 
@@ -364,8 +364,15 @@ impl Api {
             }
         }
         for ((p, s, m), (parent, name)) in keyed {
-            let shape = &mut self.packages[p].services[s].methods[m].names;
-            (shape.parent, shape.name) = (parent, name);
+            let method = &mut self.packages[p].services[s].methods[m];
+            // A List's parent held in `name` (Cloud Monitoring's
+            // `{name=projects/*}/alertPolicies`) is no filter on names.
+            if let (Standard::List { filters, .. }, Some(parent)) = (&mut method.standard, &parent)
+            {
+                filters
+                    .retain(|filter| !LIST_FILTERS.contains(&(filter.as_str(), parent.as_str())));
+            }
+            (method.names.parent, method.names.name) = (parent, name);
         }
         for (p, s, m) in custom {
             let method = &mut self.packages[p].services[s].methods[m];

@@ -160,11 +160,13 @@ fn operations(
                     query_parameters(&field, "", schemas, &mut parameters);
                 }
             }
-            // A list documents only the filters its collection declares.
+            // A list documents only the filters its collection declares
+            // (query parameters: a path's `name` may hold the parent).
             if let Some(accepted) = accepted_filters {
                 parameters.retain(|parameter| {
                     let name = parameter["name"].as_str().unwrap_or_default();
-                    LIST_FILTERS
+                    parameter["in"] != "query"
+                        || LIST_FILTERS
                         .iter()
                         .find(|(_, field)| *field == name)
                         .is_none_or(|(filter, _)| accepted.iter().any(|a| a == filter))
