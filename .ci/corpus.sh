@@ -16,8 +16,8 @@
 # paths, space-separated, whose generated crates are then compiled with
 # warnings denied and whose OpenAPI documents are validated with the PyPI
 # package openapi-spec-validator; each must have generated without an error;
-# `all` for every API that did: about 13 minutes on two cores once the
-# dependencies are built),
+# `all` for every API that did: about half an hour on two cores, 13 minutes of
+# it the check once the dependencies are built),
 # CORPUS_RATCHET (a file holding the least number of APIs that must generate
 # without an error, warnings allowed: fewer fails, as does any panic; more
 # asks to raise it).
