@@ -74,6 +74,11 @@ printf '%s\n' "${apis[@]}" | xargs -r -P "${CORPUS_JOBS:-$(nproc)}" -I{} bash -c
 for api in "${apis[@]}"; do cat "$out/apis/${api//\//.}/outcome"; done > "$out/corpus.tsv"
 elapsed=$(($(date +%s) - started))
 
+# The package name of the generated crate of `$1`: `corpus-google-example-library-v1`.
+package() {
+  local name=${1//\//-}
+  echo "corpus-${name//./-}"
+}
 # Compiles the generated crates of the APIs named as arguments as users'
 # crates would be built, warnings denied, in one cargo workspace (the
 # dependencies build once, the crates side by side), and prints whether each
@@ -87,7 +92,7 @@ check() {
       failed=1
       continue
     fi
-    name="corpus-${api//[\/.]/-}"
+    name=$(package "$api")
     cat > "$crate/Cargo.toml" <<TOML
 [package]
 name = "$name"
@@ -129,7 +134,7 @@ TOML
   for api in "$@"; do
     crate="$workspace/${api//\//.}"
     [ -d "$crate/src" ] || continue
-    if grep -q "could not compile \`corpus-${api//[\/.]/-}\`" "$log"; then
+    if grep -q "could not compile \`$(package "$api")\`" "$log"; then
       echo "corpus: $api does not compile"
       grep "^${crate#"$workspace/"}/.*error" "$log" | head -5 || true
       refused=$((refused + 1))

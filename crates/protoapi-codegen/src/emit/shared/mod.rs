@@ -81,33 +81,27 @@ impl StoreMethods {
         let stored = api
             .resources()
             .filter(|other| other.type_name != resource.type_name)
-            .flat_map(|other| {
-                let other = Self::of(other);
-                [
-                    other.insert,
-                    other.get,
-                    other.list,
-                    other.update,
-                    other.delete,
-                ]
-            })
-            .map(|name| name.to_string());
+            .flat_map(|other| Self::of(other).standard().map(ToString::to_string));
         let taken: Vec<String> = handled.chain(stored).collect();
-        let shared: Vec<syn::Ident> = [
-            &methods.insert,
-            &methods.get,
-            &methods.list,
-            &methods.update,
-            &methods.delete,
-        ]
-        .into_iter()
-        .filter(|name| taken.contains(&name.to_string()))
-        .cloned()
-        .collect();
+        let shared: Vec<syn::Ident> = (methods.standard().into_iter())
+            .filter(|name| taken.contains(&name.to_string()))
+            .cloned()
+            .collect();
         if !shared.is_empty() {
             methods.shared = Some((scope.path(&trait_path(resource)), shared));
         }
         methods
+    }
+
+    /// The methods the standard methods call.
+    fn standard(&self) -> [&syn::Ident; 5] {
+        [
+            &self.insert,
+            &self.get,
+            &self.list,
+            &self.update,
+            &self.delete,
+        ]
     }
 
     /// A call of the store's `method` on the service's `self.store`.
