@@ -15,8 +15,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -260,15 +259,20 @@ pub struct Gate {
 /// else an API serves under that prefix sees an anonymous request. A page
 /// the API's authentication refuses (a revoked or expired token) closes the
 /// session and goes to the sign-in page.
-pub async fn attach(State(gate): State<Gate>, mut request: Request, next: Next) -> Response {
+/// `next` answers the request.
+pub async fn attach<F: Future<Output = Response>>(
+    gate: &Gate,
+    mut request: Request,
+    next: impl FnOnce(Request) -> F,
+) -> Response {
     let prefix = gate.sessions.path;
     let Some(rest) = request.uri().path().strip_prefix(prefix) else {
-        return next.run(request).await;
+        return next(request).await;
     };
     let page = super::paths::is_page(gate.schema, rest);
     request.headers_mut().remove(header::AUTHORIZATION);
     if !page {
-        return next.run(request).await;
+        return next(request).await;
     }
     let sessions = &gate.sessions;
     let session = sessions.find(request.headers());
@@ -280,7 +284,7 @@ pub async fn attach(State(gate): State<Gate>, mut request: Request, next: Next) 
         }
         request.extensions_mut().insert(session.clone());
     }
-    let response = next.run(request).await;
+    let response = next(request).await;
     match session {
         Some(session) if response.status() == StatusCode::UNAUTHORIZED => {
             let cookie = sessions.close(&session);

@@ -66,8 +66,11 @@ tokio::task_local! {
 /// answers that name none (unknown routes, authentication, limits): the
 /// router built for an API runs every request so (the server names it in
 /// its own timeouts' answers).
-pub async fn scoped_domain<F: std::future::Future>(domain: &'static str, future: F) -> F::Output {
-    API_DOMAIN.scope(domain, future).await
+pub fn scoped_domain<F: std::future::Future>(
+    domain: &'static str,
+    future: F,
+) -> impl std::future::Future<Output = F::Output> {
+    API_DOMAIN.scope(domain, future)
 }
 
 /// Canonical error codes (`google.rpc.Code`) that this API returns.

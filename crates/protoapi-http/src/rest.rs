@@ -417,15 +417,16 @@ pub fn error_response(error: Error, grpc: bool) -> Response {
     }
 }
 
-/// Middleware turning a panic in a handler into `INTERNAL` (no detail leaks;
-/// the panic is logged) so the connection and the server keep serving.
-pub async fn catch_panic(
+/// `next`'s answer to `request`, or `INTERNAL` (no detail leaks; the panic
+/// is logged) when it panics, so the connection and the server keep
+/// serving.
+pub async fn catch_panic<F: Future<Output = Response>>(
     request: axum::extract::Request,
-    next: axum::middleware::Next,
+    next: impl FnOnce(axum::extract::Request) -> F,
 ) -> Response {
     use futures_util::FutureExt;
     let grpc = is_grpc(request.headers());
-    match std::panic::AssertUnwindSafe(next.run(request))
+    match std::panic::AssertUnwindSafe(next(request))
         .catch_unwind()
         .await
     {
@@ -585,7 +586,11 @@ mod tests {
         let app = Router::new()
             .route("/boom", get(boom))
             .route("/ok", get(|| async { "fine" }))
-            .layer(axum::middleware::from_fn(catch_panic));
+            .layer(axum::middleware::from_fn(
+                |request: axum::extract::Request, next: axum::middleware::Next| {
+                    catch_panic(request, |request| next.run(request))
+                },
+            ));
         let request = || {
             http::Request::get("/boom")
                 .body(axum::body::Body::empty())

@@ -12,7 +12,7 @@ use protoapi_core::Caller;
 use protoapi_core::auth::bearer;
 use protoapi_http::rest::{error_response, is_grpc};
 
-use crate::router::Api;
+use crate::api::Api;
 use crate::tokens::ApiTokens;
 
 /// What the authentication middleware ([`authenticate`]) checks.
@@ -45,18 +45,31 @@ impl Authentication {
     }
 }
 
-/// Turns the `Authorization` header into the request's [`Caller`]: no header
-/// is anonymous; a valid API token is its identity; anything else is
-/// UNAUTHENTICATED here, before any handler (also on public reads).
+/// Middleware turning the `Authorization` header into the request's
+/// [`Caller`] (see [`identify`]), for a router of the application's own;
+/// an [`ApiRouter`](crate::router::ApiRouter) takes
+/// [`Authentication::layer`] instead.
 pub async fn authenticate(
     State(auth): State<Arc<Authentication>>,
     request: Request,
     next: Next,
 ) -> Response {
+    identify(&auth, request, |request| next.run(request)).await
+}
+
+/// Turns the `Authorization` header into the request's [`Caller`] and has
+/// `next` answer it: no header is anonymous; a valid API token is its
+/// identity; anything else is UNAUTHENTICATED here, before any handler
+/// (also on public reads).
+pub async fn identify<F: Future<Output = Response>>(
+    auth: &Authentication,
+    request: Request,
+    next: impl FnOnce(Request) -> F,
+) -> Response {
     let exchange = auth
         .exchange
         .is_some_and(|route| route.is_path(request.uri().path()));
-    let mut response = identify(&auth, request, next, exchange).await;
+    let mut response = as_caller(auth, request, next, exchange).await;
     if exchange {
         response
             .headers_mut()
@@ -67,10 +80,10 @@ pub async fn authenticate(
 
 /// Runs the request as the caller its `Authorization` header names, or
 /// answers UNAUTHENTICATED.
-async fn identify(
+async fn as_caller<F: Future<Output = Response>>(
     auth: &Authentication,
     mut request: Request,
-    next: Next,
+    next: impl FnOnce(Request) -> F,
     exchange: bool,
 ) -> Response {
     let grpc = is_grpc(request.headers());
@@ -87,5 +100,5 @@ async fn identify(
         Err(error) => return error_response(error.in_domain(auth.domain), grpc),
     };
     request.extensions_mut().insert(caller);
-    next.run(request).await
+    next(request).await
 }

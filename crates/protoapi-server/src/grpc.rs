@@ -27,7 +27,6 @@ use std::task::{Context, Poll, ready};
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::middleware::Next;
 use axum::response::Response;
 use bytes::{Buf, Bytes};
 use hyper::body::{Frame, SizeHint};
@@ -41,11 +40,15 @@ const STATUS: &str = "grpc-status";
 const DETAILS: &str = "grpc-status-details-bin";
 const ENCODING: &str = "grpc-encoding";
 
-/// Middleware giving gRPC requests that fail before their handler the API's
-/// error model (see the [module docs](self)). Other requests pass through.
-pub async fn request_errors(request: Request, next: Next) -> Response {
+/// Gives gRPC requests that fail before their handler (in `next`) the
+/// API's error model (see the [module docs](self)); `next` answers other
+/// requests untouched.
+pub async fn request_errors<F: Future<Output = Response>>(
+    request: Request,
+    next: impl FnOnce(Request) -> F,
+) -> Response {
     if !protoapi_http::rest::is_grpc(request.headers()) {
-        return next.run(request).await;
+        return next(request).await;
     }
     let compressed = request
         .headers()
@@ -60,7 +63,7 @@ pub async fn request_errors(request: Request, next: Next) -> Response {
             problem: Arc::clone(&problem),
         })
     });
-    let response = next.run(request).await;
+    let response = next(request).await;
     let problem = problem
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())

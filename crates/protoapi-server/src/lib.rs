@@ -18,7 +18,9 @@
 //! - `flags` (feature `flags`): the flags of a server binary as clap `Args`
 //!   structs, their environment variables named after the server.
 
+mod api;
 pub mod authenticate;
+mod edge;
 pub mod exchange;
 #[cfg(feature = "flags")]
 pub mod flags;

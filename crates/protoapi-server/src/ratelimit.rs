@@ -33,13 +33,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use axum::extract::{ConnectInfo, Request, State};
-use axum::middleware::Next;
+use axum::extract::{ConnectInfo, Request};
 use axum::response::Response;
 use governor::clock::Clock;
 use governor::{DefaultKeyedRateLimiter, Quota};
 
-use crate::router::RouteLayer;
 use protoapi_core::context::Caller;
 use protoapi_core::error::{Code, Error};
 
@@ -110,11 +108,6 @@ impl RateLimiter {
                 created: Instant::now(),
             }),
         }
-    }
-
-    /// The layer, for `Services::layer` (added before authentication's).
-    pub fn layer(self) -> impl RouteLayer {
-        axum::middleware::from_fn_with_state(self, limit)
     }
 
     /// How many callers are tracked now.
@@ -194,15 +187,20 @@ pub fn rate_limited(wait: Duration) -> Error {
     .with_retry_delay(wait)
 }
 
-/// The rate-limit middleware (see [`RateLimiter::layer`]).
-async fn limit(State(limiter): State<RateLimiter>, request: Request, next: Next) -> Response {
+/// Has `next` answer the request, or refuses it when its caller (see
+/// [`RateLimiter::check`]) is over the limit.
+pub(crate) async fn limit<F: Future<Output = Response>>(
+    limiter: &RateLimiter,
+    request: Request,
+    next: impl FnOnce(Request) -> F,
+) -> Response {
     let caller = Caller::from_extensions(request.extensions());
     let peer = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(address)| address.ip());
     let Err(wait) = limiter.check(&caller, peer) else {
-        return next.run(request).await;
+        return next(request).await;
     };
     // REST answers carry `Retry-After` too (`Error`'s response).
     let grpc = protoapi_http::rest::is_grpc(request.headers());

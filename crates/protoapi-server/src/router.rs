@@ -17,17 +17,21 @@
 //!   are limited where handlers read them), and a panicking handler is
 //!   answered `INTERNAL` ([`rest::catch_panic`]).
 //!
-//! Layers added with [`ApiRouter::layer`] (authentication, say) run for every
-//! request, reflection, health, the OpenAPI document and the fallbacks
-//! included; panics in them are caught too. The HTTP probes
-//! ([`ApiRouter::probes`]: `/healthz`, `/readyz`) are the exception: they
-//! are served outside those layers, so that they need no credentials.
-//!
-//! Browsers are served on the same port ([`web`](crate::web)): gRPC-Web
-//! requests are translated into gRPC outside every layer, so they meet the
-//! same authentication and services as gRPC, and the CORS configuration of
-//! [`ApiRouter::cors`] answers preflights outside everything else (they
-//! carry no credentials).
+//! Every request passes the router's edge first: one service that runs the
+//! cross-cutting work as plain calls, each a branch when not configured (no
+//! future or service clone per concern), in this order: the API's error
+//! domain, CORS ([`ApiRouter::cors`]), gRPC-Web translated into gRPC
+//! ([`web`](crate::web)), panics caught, the HTTP probes
+//! ([`ApiRouter::probes`]: `/healthz`, `/readyz`, answered here, so they
+//! need no credentials), the console's session, then the concerns given to
+//! [`ApiRouter::layer`]: the access log (`Observe::layer`), authentication
+//! ([`Authentication::layer`](crate::authenticate::Authentication::layer)),
+//! the rate limit (`RateLimiter::layer`), in that order whatever the order
+//! they were added in; then the error model of gRPC requests that fail
+//! before a handler, and the routes. Other tower layers given to
+//! [`ApiRouter::layer`] wrap every route and the fallbacks (reflection,
+//! health and the OpenAPI document included), inside the edge; layers added
+//! later run first.
 //!
 //! A service of the API that nothing serves is an error of [`build`]
 //! ([`MissingHandlers`]), naming the service and the builder call that
@@ -44,81 +48,18 @@ use std::convert::Infallible;
 use std::fmt;
 
 use axum::Router;
-use axum::extract::Request;
 use axum::response::IntoResponse;
-use axum::routing::Route;
 use futures_util::FutureExt;
 use tonic::server::NamedService;
 use tonic::service::Routes;
-use tower::{Layer, Service};
+use tower::Service;
 
 use protoapi_http::rest::ServiceRoutes;
 
-/// What a generated crate describes of its API (its `API` constant).
-#[derive(Clone, Copy, Debug)]
-pub struct Api {
-    /// The encoded descriptors of every proto (for reflection).
-    pub descriptor_set: &'static [u8],
-    /// The OpenAPI document served at `/openapi.json`.
-    pub openapi_json: &'static str,
-    /// The ErrorInfo domain of errors outside every service.
-    pub error_domain: &'static str,
-    /// Every service of the API, each of which must be served.
-    pub services: &'static [ServiceSlot],
-    /// The method trading identity tokens for the API's own, if the API
-    /// declares one (`Authentication::for_api` reads it).
-    pub token_exchange: Option<ExchangeSlot>,
-    /// Whether any method states who may call it; without, every caller
-    /// the server authenticates may call every method, and building the
-    /// router logs a warning that says so.
-    pub access_rules: bool,
-}
-
-/// The token exchange an API declares: the route whose bearer is an
-/// identity token to exchange rather than an API token, the ErrorInfo
-/// domain of its service, which authentication's refusals name, and the
-/// JSON names of the fields it reads and answers.
-#[derive(Clone, Copy, Debug)]
-pub struct ExchangeSlot {
-    pub route: protoapi_client::client::Route,
-    pub domain: &'static str,
-    /// The request field naming the API the token is for.
-    pub audience_field: &'static str,
-    /// The request field naming the subject.
-    pub subject_field: &'static str,
-    /// The response field answering the API token.
-    pub token_field: &'static str,
-}
-
-impl ExchangeSlot {
-    /// How the console calls the exchange for the API at `base_url`
-    /// (`None` for a route without an HTTP rule, which the generator
-    /// refuses for exchanges).
-    pub fn console(&self, base_url: &str) -> Option<protoapi_console::oidc::Exchange> {
-        let rule = self.route.http?;
-        Some(protoapi_console::oidc::Exchange {
-            method: rule.verb.parse().unwrap_or(http::Method::POST),
-            // The generator declares exchanges whose rule binds no field.
-            path: rule.template.expand(|_| String::new()),
-            in_body: rule.body == Some("*"),
-            audience: (self.audience_field.to_owned(), base_url.to_owned()),
-            subject_field: self.subject_field.to_owned(),
-            token_field: self.token_field.to_owned(),
-        })
-    }
-}
-
-/// A service of an API and how its builder serves it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ServiceSlot {
-    /// The full proto name, e.g. `library.v1.ShelfService`.
-    pub name: &'static str,
-    /// The builder method that serves it, e.g. `store` or `loan_service`.
-    pub served_by: &'static str,
-}
+pub use crate::api::{Api, ExchangeSlot, ServiceSlot};
+pub use crate::edge::{Layers, RouteLayer};
 
 type AddGrpc = Box<dyn FnOnce(Routes) -> Routes + Send>;
-type AddLayer = Box<dyn FnOnce(Router) -> Router + Send>;
 
 /// Collects the services of an API, then [builds](ApiRouter::build) its
 /// router; see the [module docs](self).
@@ -129,7 +70,7 @@ pub struct ApiRouter {
     services: BTreeMap<&'static str, (AddGrpc, ServiceRoutes)>,
     /// Resource types a served store does not keep.
     unkept: Vec<&'static str>,
-    layers: Vec<AddLayer>,
+    layers: Layers,
     /// Routes of the application's own, served beside the API's.
     extra: Router,
     /// `/healthz` and `/readyz`, outside the layers.
@@ -143,7 +84,7 @@ impl fmt::Debug for ApiRouter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ApiRouter")
             .field("services", &self.services.keys().collect::<Vec<_>>())
-            .field("layers", &self.layers.len())
+            .field("layers", &self.layers)
             .finish_non_exhaustive()
     }
 }
@@ -155,7 +96,7 @@ impl ApiRouter {
             api,
             services: BTreeMap::new(),
             unkept: Vec::new(),
-            layers: Vec::new(),
+            layers: Layers::default(),
             extra: Router::new(),
             probes: None,
             cors: crate::web::Cors::none(),
@@ -228,10 +169,11 @@ impl ApiRouter {
         self
     }
 
-    /// Runs `layer` around every route; layers added later run first.
+    /// Adds `layer`: a concern of the edge (the access log, authentication,
+    /// the rate limit; see the [module docs](self)), or a tower layer run
+    /// around every route, where layers added later run first.
     pub fn layer(&mut self, layer: impl RouteLayer) -> &mut Self {
-        self.layers
-            .push(Box::new(move |router: Router| layer.wrap(router)));
+        layer.add_to(&mut self.layers);
         self
     }
 
@@ -274,7 +216,7 @@ impl ApiRouter {
         let ApiRouter {
             api,
             services,
-            layers,
+            mut layers,
             extra,
             probes,
             cors,
@@ -315,49 +257,34 @@ impl ApiRouter {
             grpc = add_grpc(grpc);
             rest = rest.merge(routes);
         }
-        let rest = rest.into_router();
         let openapi = api.openapi_json;
-        let mut router = grpc
-            .into_axum_router()
-            .merge(rest)
-            .route(
-                "/openapi.json",
-                axum::routing::get(move || async move {
-                    ([(http::header::CONTENT_TYPE, "application/json")], openapi)
-                }),
-            )
+        let mut routes = grpc.into_axum_router().merge(rest.into_router()).route(
+            "/openapi.json",
+            axum::routing::get(move || async move {
+                ([(http::header::CONTENT_TYPE, "application/json")], openapi)
+            }),
+        );
+        routes = routes
             .fallback(protoapi_http::rest::fallback)
-            .method_not_allowed_fallback(protoapi_http::rest::method_not_allowed)
-            .layer(axum::middleware::from_fn(crate::grpc::request_errors));
-        for layer in layers {
-            router = layer(router);
+            .method_not_allowed_fallback(protoapi_http::rest::method_not_allowed);
+        if layers.concerns.needs_templates() {
+            routes = routes.layer(crate::edge::NoteTemplate);
         }
-        if let Some((gate, _)) = &console {
-            router = router.layer(axum::middleware::from_fn_with_state(
-                gate.clone(),
-                protoapi_console::session::attach,
-            ));
-        }
-        if let Some(probes) = probes {
-            let probes = probes
-                .routes()
-                .method_not_allowed_fallback(protoapi_http::rest::method_not_allowed);
-            router = router.merge(probes);
-        }
-        router = router
-            .layer(axum::middleware::from_fn(protoapi_http::rest::catch_panic))
-            .layer(axum::middleware::from_fn(crate::web::grpc_web));
-        if let Some(state) = cors.middleware() {
-            router = router.layer(axum::middleware::from_fn_with_state(
-                state,
-                crate::web::cors,
-            ));
-        }
-        let domain = api.error_domain;
-        router = router.layer(tower::util::MapFutureLayer::new(move |answer| {
-            protoapi_core::error::scoped_domain(domain, answer)
-        }));
-        if let Some((_, handle)) = console {
+        routes = layers.wrap(routes);
+        let probes = probes.map(|probes| {
+            (probes.routes()).method_not_allowed_fallback(protoapi_http::rest::method_not_allowed)
+        });
+        let (gate, handle) = console.unzip();
+        let edge = crate::edge::Edge::new(crate::edge::Stages {
+            domain: api.error_domain,
+            cors: cors.middleware(),
+            probes,
+            console: gate,
+            concerns: layers.concerns,
+            routes,
+        });
+        let router = Router::new().fallback_service(edge);
+        if let Some(handle) = handle {
             handle.set(router.clone());
         }
         Ok(router)
@@ -399,29 +326,10 @@ impl fmt::Display for MissingHandlers {
 
 impl std::error::Error for MissingHandlers {}
 
-/// A tower layer that [`axum::Router::layer`] accepts, such as
-/// `axum::middleware::from_fn(authenticate)` or `axum::Extension(value)`.
-pub trait RouteLayer: Send + 'static {
-    /// `router.layer(self)`.
-    fn wrap(self, router: Router) -> Router;
-}
-
-impl<L> RouteLayer for L
-where
-    L: Layer<Route> + Clone + Send + Sync + 'static,
-    L::Service: Service<Request> + Clone + Send + Sync + 'static,
-    <L::Service as Service<Request>>::Response: IntoResponse + 'static,
-    <L::Service as Service<Request>>::Error: Into<Infallible> + 'static,
-    <L::Service as Service<Request>>::Future: Send + 'static,
-{
-    fn wrap(self, router: Router) -> Router {
-        router.layer(self)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::extract::Request;
 
     const HEALTH: &str = "grpc.health.v1.Health";
 

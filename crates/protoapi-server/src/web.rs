@@ -29,8 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -59,12 +58,24 @@ pub fn is_grpc_web(headers: &HeaderMap) -> bool {
         })
 }
 
-/// Middleware serving gRPC-Web requests as gRPC (see the
-/// [module docs](self)); other requests pass through untouched.
-pub async fn grpc_web(mut request: Request, next: Next) -> Response {
+/// Serves a gRPC-Web request as gRPC through `next` (see the
+/// [module docs](self)); `next` answers any other request untouched.
+pub async fn grpc_web<F>(request: Request, next: impl FnOnce(Request) -> F + Send) -> Response
+where
+    F: Future<Output = Response> + Send,
+{
     if !is_grpc_web(request.headers()) {
-        return next.run(request).await;
+        return next(request).await;
     }
+    // Boxed: the translation's state stays out of every other request's.
+    Box::pin(translate(request, next)).await
+}
+
+/// Answers a gRPC-Web request (see [`grpc_web`]).
+async fn translate<F>(mut request: Request, next: impl FnOnce(Request) -> F + Send) -> Response
+where
+    F: Future<Output = Response> + Send,
+{
     // The answer is encoded as `Accept` asks; a client that names no
     // gRPC-Web type gets the encoding it sent.
     let headers = request.headers_mut();
@@ -75,15 +86,28 @@ pub async fn grpc_web(mut request: Request, next: Next) -> Response {
     if !accepts_grpc_web && let Some(sent) = headers.get(header::CONTENT_TYPE).cloned() {
         headers.insert(header::ACCEPT, sent);
     }
-    let inner = tower::service_fn(move |request: http::Request<tonic::body::Body>| {
-        let next = next.clone();
-        async move { Ok::<_, Infallible>(next.run(request.map(Body::new)).await) }
-    });
+    let inner = once(move |request: http::Request<tonic::body::Body>| next(request.map(Body::new)));
     let Ok(response) = tonic_web::GrpcWebLayer::new()
         .layer(inner)
         .oneshot(request)
         .await;
     trailers_in_body(response.map(Body::new))
+}
+
+/// A service answering one request with `answer` (`tower` layers wrap
+/// services; a request passes through them once).
+fn once<R, F>(
+    answer: impl FnOnce(R) -> F,
+) -> impl tower::Service<R, Response = Response, Error = Infallible, Future: Send>
+where
+    F: Future<Output = Response> + Send,
+{
+    let mut answer = Some(answer);
+    tower::service_fn(move |request: R| {
+        let answer = answer.take().expect("a request passes through once");
+        let response = answer(request);
+        async move { Ok::<_, Infallible>(response.await) }
+    })
 }
 
 /// Moves the status of a trailers-only answer into a trailers frame.
@@ -273,30 +297,31 @@ fn check_origin(origin: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// Middleware: requests from an allowed origin go through the CORS layer
-/// (a preflight is answered there, before any layer inside); others pass
-/// with no CORS header but `Vary: Origin`, since the answer depends on it.
-pub(crate) async fn cors(
-    State(state): State<Arc<CorsState>>,
+/// Requests from an allowed origin go through the CORS layer (a preflight
+/// is answered there, before `next`); others reach `next` and get no CORS
+/// header but `Vary: Origin`, since the answer depends on it.
+pub(crate) async fn cors<F>(
+    state: &CorsState,
     request: Request,
-    next: Next,
-) -> Response {
+    next: impl FnOnce(Request) -> F + Send,
+) -> Response
+where
+    F: Future<Output = Response> + Send,
+{
     let allowed = request
         .headers()
         .get(header::ORIGIN)
         .is_some_and(|origin| state.cors.allows(origin));
     if !allowed {
-        let mut response = next.run(request).await;
+        let mut response = next(request).await;
         response
             .headers_mut()
             .append(header::VARY, HeaderValue::from_static("origin"));
         return response;
     }
-    let inner = tower::service_fn(move |request: Request| {
-        let next = next.clone();
-        async move { Ok::<_, Infallible>(next.run(request).await) }
-    });
-    let Ok(response) = state.layer.clone().layer(inner).oneshot(request).await;
+    // Boxed: the CORS layer's state stays out of every other request's.
+    let answer = state.layer.clone().layer(once(next)).oneshot(request);
+    let Ok(response) = Box::pin(answer).await;
     response
 }
 

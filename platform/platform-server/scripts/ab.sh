@@ -3,22 +3,23 @@
 # each binary on a fresh data dir (embedded SQLite, the access log on, as by
 # default; its lines to a file), seeds a root group with 100 children, and
 # runs `wrk -t2 -c64 -d10s` on GET of one child and on a List page of 50
-# children (administrator's token). The order alternates between rounds.
+# children (administrator's token), and on the 404 route (`GET /nowhere`,
+# no token). The order alternates between rounds.
 #
 #   bash platform/platform-server/scripts/ab.sh BIN_A BIN_B [ROUNDS (3)]
 #
 # Environment: LOG_A, LOG_B (RUST_LOG of each binary, default `info`), to
 # compare one binary with and without its access log, say. Prints one line
-# per round: req/s of GET and List for A, then for B.
+# per round: req/s of GET, List and 404 for A, then for B.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 [[ $# -ge 2 ]] || { echo "usage: $0 BIN_A BIN_B [ROUNDS]" >&2; exit 2; }
 bin_a=$1 bin_b=$2 rounds=${3:-3}
 seed=platform/platform-server/bench/seed.py
 
-# run BIN LOG: prints "GET-req/s LIST-req/s".
+# run BIN LOG: prints "GET-req/s LIST-req/s 404-req/s".
 run() {
-  local bin=$1 level=$2 dir port pid ids root child auth get list
+  local bin=$1 level=$2 dir port pid ids root child auth get list missing
   dir=$(mktemp -d)
   port=$((20000 + RANDOM % 20000))
   RUST_LOG=$level NO_COLOR=1 "$bin" --data-dir "$dir" --listen "127.0.0.1:$port" >"$dir/log" 2>&1 &
@@ -32,10 +33,11 @@ run() {
     awk '/Requests\/sec/ { print $2 }')
   list=$(wrk -t2 -c64 -d10s -H "$auth" \
     "http://127.0.0.1:$port/iam/v2/groups?uidp.children_of=$root&pageSize=50" | awk '/Requests\/sec/ { print $2 }')
+  missing=$(wrk -t2 -c64 -d10s "http://127.0.0.1:$port/nowhere" | awk '/Requests\/sec/ { print $2 }')
   kill "$pid"
   wait "$pid" 2>/dev/null || true
   rm -rf "$dir"
-  echo "$get $list"
+  echo "$get $list $missing"
 }
 
 for ((round = 1; round <= rounds; round++)); do
@@ -44,5 +46,5 @@ for ((round = 1; round <= rounds; round++)); do
   else
     b=$(run "$bin_b" "${LOG_B:-info}") a=$(run "$bin_a" "${LOG_A:-info}")
   fi
-  echo "round $round: A (GET List) $a  B (GET List) $b"
+  echo "round $round: A (GET List 404) $a  B (GET List 404) $b"
 done

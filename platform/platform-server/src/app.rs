@@ -83,24 +83,16 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
     if let Some(console) = parts.console {
         services = services.console(console);
     }
-    // Layers added later run first: observe, authenticate, note the
-    // caller for the log, rate-limit, then the handler.
+    // The router's edge runs these in its own order: the access log,
+    // authentication, the rate limit, then the handler.
     if let Some(limit) = parts.rate_limit {
         services = services.layer(RateLimiter::new(limit).layer());
     }
-    services = services
-        .layer(axum::middleware::from_fn(
-            protoapi_runtime::observe::note_caller,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::new(authentication),
-            protoapi_runtime::auth::authenticate,
-        ))
-        .layer(
-            Observe::new(&platform_api::API)
-                .metrics(parts.metrics.is_some())
-                .layer(),
-        );
+    services = services.layer(authentication.layer()).layer(
+        Observe::new(&platform_api::API)
+            .metrics(parts.metrics.is_some())
+            .layer(),
+    );
     if let Some(metrics) = parts.metrics.filter(|_| parts.serve_metrics) {
         services = services.routes(metrics.router());
     }

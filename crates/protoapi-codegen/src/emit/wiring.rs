@@ -155,9 +155,11 @@ pub fn emit(api: &Api, beside: &[TokenStream]) -> TokenStream {
 
             #(#handled)*
 
-            /// Runs `layer` (authentication, say) around every route, the
-            /// fallbacks, reflection and health included; layers added later
-            /// run first.
+            /// Adds `layer`: the access log, authentication or the rate
+            /// limit, which run at the router's edge in that order, or a
+            /// tower layer run around every route, the fallbacks, reflection
+            /// and health included (layers added later run first); see
+            /// `protoapi_runtime::router`.
             pub fn layer(mut self, layer: impl ::protoapi_runtime::__private::router::RouteLayer) -> Self {
                 self.router.layer(layer);
                 self

@@ -8,7 +8,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Instant;
 
 use axum::body::Body;
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::Response;
 use bytes::Bytes;
@@ -19,7 +19,7 @@ use rand::RngCore;
 use tracing::Instrument;
 
 use super::metrics::{DURATION, IN_FLIGHT, REQUESTS};
-use crate::router::{Api, RouteLayer};
+use crate::api::Api;
 use protoapi_core::context::Caller;
 
 /// The route label of requests no route template or gRPC method matched.
@@ -83,18 +83,10 @@ impl Observe {
         }
     }
 
-    /// The layer, for `Services::layer` / [`ApiRouter::layer`](crate::router::ApiRouter::layer).
-    pub fn layer(self) -> impl RouteLayer {
-        axum::middleware::from_fn_with_state(self, observe)
-    }
-
-    /// The bounded route label of a request.
-    fn route(&self, request: &Request, grpc: bool) -> Route {
-        let route = match grpc {
-            true => (self.inner.grpc_methods.get(request.uri().path()).cloned()).map(Route::Method),
-            false => (request.extensions().get::<MatchedPath>().cloned()).map(Route::Template),
-        };
-        route.unwrap_or(Route::Unmatched)
+    /// The route label of a gRPC request to `path`.
+    fn grpc_route(&self, path: &str) -> Route {
+        let method = self.inner.grpc_methods.get(path).cloned();
+        method.map_or(Route::Unmatched, Route::Method)
     }
 }
 
@@ -181,27 +173,44 @@ pub async fn note_caller(request: Request, next: Next) -> Response {
     response
 }
 
-/// The access middleware (see [`Observe::layer`]).
-async fn observe(State(observe): State<Observe>, request: Request, next: Next) -> Response {
+/// Has `next` answer the request in its span, and writes its access line
+/// and metrics when the answer's body ends (see [`Observe::layer`]). A
+/// REST route's template is read from the answer's extensions, where the
+/// router's routes put it ([`MatchedPath`]).
+pub(crate) async fn observe<F: Future<Output = Response>>(
+    observe: &Observe,
+    request: Request,
+    next: impl FnOnce(Request) -> F,
+) -> Response {
     let start = Instant::now();
     let grpc = protoapi_http::rest::is_grpc(request.headers());
-    let route = observe.route(&request, grpc);
+    let grpc_route = grpc.then(|| observe.grpc_route(request.uri().path()));
     let method = method_label(request.method());
     let request_id = RequestId::new();
-    // `otel.*`: what the exported span is called and that it served a request.
+    // `otel.*`: what the exported span is called and that it served a
+    // request. A REST route is known once the router has answered.
     let span = tracing::info_span!(
         "request",
-        otel.name = %format_args!("{method} {}", route.as_str()),
+        otel.name = tracing::field::Empty,
         otel.kind = "server",
         %method,
-        route = %route.as_str(),
+        route = tracing::field::Empty,
         %request_id
     );
+    if let Some(route) = &grpc_route {
+        name_span(&span, method, route);
+    }
     let trace_id = super::trace::adopt(&span, super::trace::parent_context(request.headers()));
     let metrics = observe.inner.metrics;
     // Counted out when dropped: at the response's end, or when a handler panics.
     let in_flight = metrics.then(InFlight::enter);
-    let mut response = next.run(request).instrument(span).await;
+    let mut response = next(request).instrument(span.clone()).await;
+    let route = grpc_route.unwrap_or_else(|| {
+        let template = response.extensions_mut().remove::<MatchedPath>();
+        let route = template.map_or(Route::Unmatched, Route::Template);
+        name_span(&span, method, &route);
+        route
+    });
     let headers = response.headers_mut();
     if let Ok(value) = HeaderValue::from_str(request_id.as_str()) {
         headers.insert("x-request-id", value);
@@ -225,6 +234,15 @@ async fn observe(State(observe): State<Observe>, request: Request, next: Next) -
             finish: Some(finish),
         })
     })
+}
+
+/// Records a request's route in its span, and the name it is exported by.
+fn name_span(span: &tracing::Span, method: &str, route: &Route) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record("route", route.as_str());
+    span.record("otel.name", format_args!("{method} {}", route.as_str()));
 }
 
 /// The method as a label: a standard method's name, else `OTHER` (a
@@ -378,88 +396,6 @@ impl Drop for Observed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::Metrics;
-    use http_body_util::BodyExt as _;
-    use protoapi_core::error::Error;
-    use tower::ServiceExt as _;
-
-    fn api() -> Api {
-        Api {
-            descriptor_set: tonic_health::pb::FILE_DESCRIPTOR_SET,
-            openapi_json: "{}",
-            error_domain: "example",
-            services: &[],
-            token_exchange: None,
-            access_rules: true,
-        }
-    }
-
-    /// A router answering every gRPC path trailers-only NOT_FOUND, and
-    /// `/things/{id}` with 200; observed with metrics.
-    fn router() -> axum::Router {
-        let grpc =
-            || async { protoapi_http::rest::error_response(Error::not_found("thing", "x"), true) };
-        let router = axum::Router::new()
-            .route("/things/{id}", axum::routing::get(|| async { "thing" }))
-            .route("/{service}/{method}", axum::routing::post(grpc))
-            .route(
-                "/panics",
-                axum::routing::get(|| async {
-                    if true {
-                        panic!("a handler panicked");
-                    }
-                    "unreachable"
-                }),
-            );
-        Observe::new(&api())
-            .metrics(true)
-            .layer()
-            .wrap(router)
-            .layer(axum::middleware::from_fn(protoapi_http::rest::catch_panic))
-    }
-
-    async fn send(router: &axum::Router, method: &str, path: &str, grpc: bool) -> Response {
-        let mut request = http::Request::builder().method(method).uri(path);
-        if grpc {
-            request = request.header(http::header::CONTENT_TYPE, "application/grpc");
-        }
-        let response = router
-            .clone()
-            .oneshot(request.body(Body::empty()).unwrap())
-            .await
-            .unwrap();
-        let (parts, body) = response.into_parts();
-        // Reading the body to its end writes the access line and the counts.
-        let bytes = body.collect().await.unwrap().to_bytes();
-        Response::from_parts(parts, Body::from(bytes))
-    }
-
-    #[tokio::test]
-    async fn labels_are_templates_and_declared_methods() {
-        let (recorder, metrics) = Metrics::new();
-        let _current = metrics::set_default_local_recorder(&recorder);
-        let router = router();
-        let response = send(&router, "GET", "/things/secret-id?q=1", false).await;
-        assert!(response.headers().contains_key("x-request-id"));
-        send(&router, "POST", "/grpc.health.v1.Health/Check", true).await;
-        send(&router, "POST", "/made.up.Service/Method123", true).await;
-        send(&router, "BREW", "/things/1", false).await;
-        let panicked = send(&router, "GET", "/panics", false).await;
-        assert_eq!(panicked.status(), http::StatusCode::INTERNAL_SERVER_ERROR);
-        let text = metrics.render();
-        for series in [
-            r#"http_requests_total{route="/things/{id}",method="GET",status="200",code=""} 1"#,
-            r#"http_requests_total{route="/grpc.health.v1.Health/Check",method="POST",status="200",code="NOT_FOUND"} 1"#,
-            r#"http_requests_total{route="unmatched",method="POST",status="200",code="NOT_FOUND"} 1"#,
-            r#"http_requests_total{route="/things/{id}",method="OTHER",status="405",code=""} 1"#,
-            "http_requests_in_flight 0",
-        ] {
-            assert!(text.contains(series), "no `{series}` in\n{text}");
-        }
-        for leak in ["secret-id", "q=1", "made.up", "Method123", "BREW"] {
-            assert!(!text.contains(leak), "`{leak}` in\n{text}");
-        }
-    }
 
     #[test]
     fn callers_are_named_without_their_tokens() {

@@ -2,9 +2,9 @@
 //! Prometheus metrics, and W3C trace context (feature `observe`).
 //!
 //! One layer, [`Observe::layer`], does all three for every request of a
-//! router built by [`ApiRouter`](crate::router::ApiRouter) (add it last, so
-//! that it runs first and sees every answer, refusals of authentication and
-//! rate limits included):
+//! router built by [`ApiRouter`](crate::router::ApiRouter): it runs at the
+//! router's edge before authentication and the rate limit, so it sees every
+//! answer, their refusals included:
 //!
 //! - **Trace context** ([`trace`]): a `traceparent` (and `tracestate`)
 //!   header, or the same gRPC metadata, becomes the parent of the request's
@@ -23,8 +23,9 @@
 //!   trailers, or the headers of a trailers-only answer), the latency, the
 //!   caller's identity when authenticated, a request id (also answered as
 //!   `x-request-id`) and the trace id. Headers are never logged: no token,
-//!   `Authorization` or cookie reaches the log. The caller is noted by
-//!   [`note_caller`], a layer to add inside authentication.
+//!   `Authorization` or cookie reaches the log. The router's edge names
+//!   the caller that `Authentication::layer` found; an authentication
+//!   layer of the application's own adds [`note_caller`] inside it.
 //! - **Metrics** ([`metrics`]): with [`Observe::metrics`], every request
 //!   counts in `http_requests_total` and `http_request_duration_seconds`
 //!   (labels `route`, `method`, `status`, `code`: the same bounded values as
