@@ -33,6 +33,7 @@
 //! [`Readiness`] check too: `SELECT 1`, bounded by its timeout.
 
 mod dialect;
+mod direct;
 mod fault;
 #[cfg(feature = "flags")]
 mod flags;
@@ -72,6 +73,8 @@ pub struct SqlStore {
     dialect: Dialect,
     /// By resource type (`Resource::TYPE`), as rules name them.
     tables: Arc<HashMap<&'static str, Table>>,
+    /// Point reads of an SQLite file on the calling thread (`direct`).
+    direct: Option<Arc<direct::DirectReads>>,
 }
 
 /// How a [`SqlStore`] is opened.
@@ -188,6 +191,10 @@ impl SqlStore {
             pool,
             dialect,
             tables: Arc::new(tables),
+            direct: match dialect {
+                Dialect::Sqlite => direct::DirectReads::of(url).map(Arc::new),
+                Dialect::Postgres => None,
+            },
         };
         schema::migrate(&store, &options.migrations).await?;
         Ok(store)
@@ -262,7 +269,32 @@ impl SqlStore {
             "SELECT subject, epoch FROM access_epochs WHERE subject IN ({})",
             placeholders.join(", ")
         );
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        let direct = self.direct.as_deref().and_then(|direct| {
+            direct.read(|connection| {
+                let mut statement = connection.prepare_cached(&sql)?;
+                let rows = statement.query_map(rusqlite::params_from_iter(subjects), |row| {
+                    Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+                })?;
+                rows.collect::<rusqlite::Result<HashMap<String, i64>>>()
+            })
+        });
+        let epochs = match direct {
+            Some(epochs) => epochs,
+            None => self.pooled_epochs(&sql, subjects).await?,
+        };
+        Ok(subjects
+            .iter()
+            .map(|subject| epochs.get(*subject).copied().unwrap_or(0))
+            .collect())
+    }
+
+    /// The epochs `sql` reads for `subjects`, through the pool.
+    async fn pooled_epochs(
+        &self,
+        sql: &str,
+        subjects: &[&str],
+    ) -> Result<HashMap<String, i64>, StoreError> {
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql.to_owned()));
         for subject in subjects {
             query = query.bind((*subject).to_owned());
         }
@@ -276,10 +308,7 @@ impl SqlStore {
             let epoch: i64 = row.try_get("epoch").map_err(StoreError::backend)?;
             epochs.insert(subject, epoch);
         }
-        Ok(subjects
-            .iter()
-            .map(|subject| epochs.get(*subject).copied().unwrap_or(0))
-            .collect())
+        Ok(epochs)
     }
 
     /// What access decisions about `subject` derive from (e.g. the role
@@ -327,6 +356,10 @@ impl table::Tables for SqlStore {
 
     fn tables(&self) -> Vec<&Table> {
         self.tables.values().collect()
+    }
+
+    fn direct(&self) -> Option<&direct::DirectReads> {
+        self.direct.as_deref()
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use futures_util::TryStreamExt;
 use sqlx::any::AnyArguments;
 use sqlx::query::Query;
-use sqlx::{Any, Arguments, Row};
+use sqlx::{Any, Row};
 
 use sqlx::AnyPool;
 
@@ -25,6 +25,8 @@ pub(crate) trait Tables: Sync {
     fn table_of(&self, resource_type: &str) -> Result<&Table, StoreError>;
     /// Every table.
     fn tables(&self) -> Vec<&Table>;
+    /// Point reads on the calling thread, where the engine allows them.
+    fn direct(&self) -> Option<&crate::direct::DirectReads>;
 }
 
 /// What `SqlStore::access_read` found.
@@ -37,8 +39,11 @@ pub struct AccessRead<R, T> {
     pub items: Vec<(R, T, i64)>,
 }
 
+mod arguments;
 mod cascade;
 mod delete;
+
+use arguments::Arguments;
 
 /// Reads the named columns' values from a stored body.
 pub(super) type ValuesOf = fn(&[u8], &[&str]) -> Result<Vec<SortValue>, prost::DecodeError>;
@@ -476,11 +481,19 @@ impl Table {
             "SELECT {column} FROM {}_counts WHERE prefix = $1",
             self.name
         );
-        let count: Option<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-            .bind(prefix.to_owned())
-            .fetch_optional(store.pool())
-            .await
-            .map_err(backend_error)?;
+        let direct = read_direct(store, |connection| {
+            let mut statement = connection.prepare_cached(&sql)?;
+            let count = statement.query_row([prefix], |row| row.get::<_, i64>(0));
+            rusqlite::OptionalExtension::optional(count)
+        });
+        let count: Option<i64> = match direct {
+            Some(count) => count,
+            None => sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                .bind(prefix.to_owned())
+                .fetch_optional(store.pool())
+                .await
+                .map_err(backend_error)?,
+        };
         Ok(Some(count.unwrap_or(0)))
     }
 
@@ -531,6 +544,14 @@ impl Table {
         uid: &str,
     ) -> Result<Option<R>, StoreError> {
         let sql = format!("SELECT body FROM {} WHERE uid = $1", self.name);
+        let direct = read_direct(store, |connection| {
+            let mut statement = connection.prepare_cached(&sql)?;
+            let body = statement.query_row([uid], |row| row.get::<_, Vec<u8>>(0));
+            rusqlite::OptionalExtension::optional(body)
+        });
+        if let Some(body) = direct {
+            return body.map(|body| decode_body(&body)).transpose();
+        }
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(uid.to_owned())
             .fetch_optional(store.pool())
@@ -621,7 +642,7 @@ impl Table {
         };
         // One time for the count and the items (items public after a time).
         let now = protoapi_core::time::now_micros();
-        let mut count_arguments = AnyArguments::default();
+        let mut count_arguments = Arguments::default();
         let filter = filters(self, query, now, &mut count_arguments)?;
         let count_sql = format!(
             "SELECT COUNT(*) FROM {}{}",
@@ -630,13 +651,10 @@ impl Table {
         );
         let total: i64 = match counted {
             Some(total) => total,
-            None => sqlx::query_scalar_with(sqlx::AssertSqlSafe(count_sql), count_arguments)
-                .fetch_one(store.pool())
-                .await
-                .map_err(backend_error)?,
+            None => count(store, count_sql, count_arguments).await?,
         };
 
-        let mut arguments = AnyArguments::default();
+        let mut arguments = Arguments::default();
         let mut conditions = filters(self, query, now, &mut arguments)?;
         if let Some(after) = &query.after {
             if after.len() != query.order_by.len() {
@@ -648,7 +666,7 @@ impl Table {
             // leading bound is implied by the disjunction but lets the index
             // seek to the position instead of scanning up to it.
             let first = &query.order_by[0];
-            let placeholder = bind_sort(&mut arguments, after[0].clone());
+            let placeholder = arguments.bind(after[0].clone());
             let bound = if first.descending { "<=" } else { ">=" };
             conditions.push(format!(
                 "{} {bound} {placeholder}",
@@ -658,11 +676,11 @@ impl Table {
             for (index, term) in query.order_by.iter().enumerate() {
                 let mut all = Vec::new();
                 for (previous, value) in query.order_by[..index].iter().zip(after) {
-                    let placeholder = bind_sort(&mut arguments, value.clone());
+                    let placeholder = arguments.bind(value.clone());
                     all.push(format!("{} = {placeholder}", self.column(&previous.field)));
                 }
                 let operator = if term.descending { "<" } else { ">" };
-                let placeholder = bind_sort(&mut arguments, after[index].clone());
+                let placeholder = arguments.bind(after[index].clone());
                 all.push(format!(
                     "{} {operator} {placeholder}",
                     self.column(&term.field)
@@ -682,36 +700,16 @@ impl Table {
                 )
             })
             .collect();
-        let limit = bind(
-            &mut arguments,
-            i64::try_from(query.limit).unwrap_or(i64::MAX),
-        );
-        let offset = bind(
-            &mut arguments,
-            i64::try_from(query.skip).unwrap_or(i64::MAX),
-        );
+        let limit = arguments.int(i64::try_from(query.limit).unwrap_or(i64::MAX));
+        let offset = arguments.int(i64::try_from(query.skip).unwrap_or(i64::MAX));
         let sql = format!(
             "SELECT body FROM {}{} ORDER BY {} LIMIT {limit} OFFSET {offset}",
             self.name,
             where_clause(&conditions),
             order.join(", ")
         );
-        // Rows are read one at a time, and reading stops one row past the
-        // byte budget: a page of large items never holds `limit` of them.
-        let mut rows = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments).fetch(store.pool());
-        let mut items = Vec::new();
-        let mut read: u64 = 0;
-        while let Some(row) = rows.try_next().await.map_err(backend_error)? {
-            let item: R = decode(&row)?;
-            let over_budget = read > query.byte_budget;
-            read += item.encoded_len() as u64;
-            items.push(item);
-            if over_budget {
-                break;
-            }
-        }
         Ok(Page {
-            items,
+            items: page(store, sql, arguments, query.byte_budget).await?,
             total_count: u64::try_from(total).unwrap_or_default(),
         })
     }
@@ -818,7 +816,11 @@ async fn begin_write(store: &dyn Tables) -> Result<sqlx::Transaction<'static, An
 
 fn decode<R: Resource>(row: &sqlx::any::AnyRow) -> Result<R, StoreError> {
     let body: Vec<u8> = row.try_get("body").map_err(backend_error)?;
-    R::decode(body.as_slice()).map_err(StoreError::backend)
+    decode_body(&body)
+}
+
+fn decode_body<R: Resource>(body: &[u8]) -> Result<R, StoreError> {
+    R::decode(body).map_err(StoreError::backend)
 }
 
 /// The conditions of a list's filters; hierarchy filters are index range
@@ -828,7 +830,7 @@ fn filters(
     table: &Table,
     query: &ListQuery,
     now: i64,
-    arguments: &mut AnyArguments,
+    arguments: &mut Arguments,
 ) -> Result<Vec<String>, StoreError> {
     let mut conditions = hierarchy_filter(&query.filter, arguments);
     match query.public {
@@ -850,11 +852,11 @@ fn filters(
 /// The items `rule` makes public at `now`, as [`Public::admits`] decides
 /// from the column: a true flag, or a time that is set (not 0) and not
 /// after `now`.
-fn public_condition(table: &Table, rule: Public, now: i64, arguments: &mut AnyArguments) -> String {
+fn public_condition(table: &Table, rule: Public, now: i64, arguments: &mut Arguments) -> String {
     let column = table.column(rule.field());
     match rule {
         Public::If(_) => format!("{column} = 1"),
-        Public::After(_) => format!("({column} <> 0 AND {column} <= {})", bind(arguments, now)),
+        Public::After(_) => format!("({column} <> 0 AND {column} <= {})", arguments.int(now)),
     }
 }
 
@@ -863,17 +865,15 @@ fn public_condition(table: &Table, rule: Public, now: i64, arguments: &mut AnyAr
 fn matching_filter(
     table: &Table,
     matching: &Matching,
-    arguments: &mut AnyArguments,
+    arguments: &mut Arguments,
 ) -> Result<Vec<String>, StoreError> {
     let mut conditions = Vec::new();
     match &matching.uids {
         None => {}
         Some(uids) if uids.is_empty() => conditions.push("1 = 0".to_owned()),
         Some(uids) => {
-            let placeholders: Vec<String> = uids
-                .iter()
-                .map(|uid| bind(arguments, uid.clone()))
-                .collect();
+            let placeholders: Vec<String> =
+                uids.iter().map(|uid| arguments.text(uid.clone())).collect();
             conditions.push(format!("uid IN ({})", placeholders.join(", ")));
         }
     }
@@ -887,7 +887,7 @@ fn matching_filter(
         conditions.push(format!(
             "{} = {}",
             column.name,
-            bind(arguments, name.clone())
+            arguments.text(name.clone())
         ));
     }
     if matching.live_only {
@@ -909,15 +909,15 @@ fn matching_filter(
     Ok(conditions)
 }
 
-fn hierarchy_filter(filter: &Hierarchy, arguments: &mut AnyArguments) -> Vec<String> {
+fn hierarchy_filter(filter: &Hierarchy, arguments: &mut Arguments) -> Vec<String> {
     match filter {
         Hierarchy::All => Vec::new(),
-        Hierarchy::ChildrenOf(uid) => vec![format!("parent = {}", bind(arguments, uid.clone()))],
+        Hierarchy::ChildrenOf(uid) => vec![format!("parent = {}", arguments.text(uid.clone()))],
         Hierarchy::DescendantsOf(uid) => {
             let (start, end) = uidp::descendant_range(uid);
             vec![
-                format!("uid >= {}", bind(arguments, start)),
-                format!("uid < {}", bind(arguments, end)),
+                format!("uid >= {}", arguments.text(start)),
+                format!("uid < {}", arguments.text(end)),
             ]
         }
         Hierarchy::Within(scopes) if scopes.is_empty() => vec!["1 = 0".to_owned()],
@@ -926,9 +926,9 @@ fn hierarchy_filter(filter: &Hierarchy, arguments: &mut AnyArguments) -> Vec<Str
                 .iter()
                 .map(|scope| {
                     let (start, end) = uidp::descendant_range(scope);
-                    let uid = bind(arguments, scope.clone());
-                    let start = bind(arguments, start);
-                    let end = bind(arguments, end);
+                    let uid = arguments.text(scope.clone());
+                    let start = arguments.text(start);
+                    let end = arguments.text(end);
                     format!("uid = {uid} OR (uid >= {start} AND uid < {end})")
                 })
                 .collect();
@@ -956,20 +956,69 @@ pub(super) fn bind_value<'q>(
     }
 }
 
-/// Adds an argument and returns its placeholder.
-fn bind<'q, T>(arguments: &mut AnyArguments, value: T) -> String
-where
-    T: 'q + sqlx::Encode<'q, Any> + sqlx::Type<Any>,
-{
-    arguments
-        .add(value)
-        .expect("encoding a plain value cannot fail");
-    format!("${}", arguments.len())
+/// `read` on the calling thread, where the store allows it (`crate::direct`);
+/// `None` when the caller is to read through the pool.
+fn read_direct<T>(
+    store: &dyn Tables,
+    read: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<T>,
+) -> Option<T> {
+    store.direct().and_then(|direct| direct.read(read))
 }
 
-fn bind_sort(arguments: &mut AnyArguments, value: SortValue) -> String {
-    match value {
-        SortValue::Int(value) => bind(arguments, value),
-        SortValue::Text(value) => bind(arguments, value),
+/// The one number `sql` counts.
+async fn count(store: &dyn Tables, sql: String, arguments: Arguments) -> Result<i64, StoreError> {
+    let direct = read_direct(store, |connection| {
+        let mut statement = connection.prepare_cached(&sql)?;
+        statement.query_row(arguments.direct(), |row| row.get::<_, i64>(0))
+    });
+    match direct {
+        Some(total) => Ok(total),
+        None => sqlx::query_scalar_with(sqlx::AssertSqlSafe(sql), arguments.any())
+            .fetch_one(store.pool())
+            .await
+            .map_err(backend_error),
     }
+}
+
+/// The items of a page `sql` selects (`body` only). Rows are read one at a
+/// time, and reading stops one row past the byte budget: a page of large
+/// items never holds `limit` of them.
+async fn page<R: Resource>(
+    store: &dyn Tables,
+    sql: String,
+    arguments: Arguments,
+    budget: u64,
+) -> Result<Vec<R>, StoreError> {
+    let direct = read_direct(store, |connection| {
+        let mut statement = connection.prepare_cached(&sql)?;
+        let mut rows = statement.query(arguments.direct())?;
+        let mut bodies = Vec::new();
+        let mut read: u64 = 0;
+        while let Some(row) = rows.next()? {
+            let body: Vec<u8> = row.get(0)?;
+            let over_budget = read > budget;
+            read += body.len() as u64;
+            bodies.push(body);
+            if over_budget {
+                break;
+            }
+        }
+        Ok(bodies)
+    });
+    if let Some(bodies) = direct {
+        return bodies.iter().map(|body| decode_body(body)).collect();
+    }
+    let mut rows = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments.any()).fetch(store.pool());
+    let mut items = Vec::new();
+    let mut read: u64 = 0;
+    while let Some(row) = rows.try_next().await.map_err(backend_error)? {
+        let item: R = decode(&row)?;
+        let over_budget = read > budget;
+        read += item.encoded_len() as u64;
+        items.push(item);
+        if over_budget {
+            break;
+        }
+    }
+    Ok(items)
 }
