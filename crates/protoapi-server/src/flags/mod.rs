@@ -33,5 +33,5 @@ pub use env::Env;
 pub use ratelimit::RateLimitFlags;
 pub use serve::ServeFlags;
 #[cfg(feature = "observe")]
-pub use telemetry::{LOG_BUFFER_LINES, Logs, METRICS_CONNECTIONS, Telemetry, serve_metrics};
+pub use telemetry::{LOG_BUFFER_BYTES, Logs, METRICS_CONNECTIONS, Telemetry, serve_metrics};
 pub use tls::TlsFlags;

@@ -8,10 +8,10 @@ use std::sync::OnceLock;
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use tracing_appender::non_blocking::{ErrorCounter, NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
 
 use crate::observe::Metrics;
+use crate::observe::batch::{BatchGuard, BatchWriter};
 use crate::observe::trace::LogFormat;
 use crate::serve::{Limits, Server};
 
@@ -19,21 +19,21 @@ use crate::serve::{Limits, Server};
 /// its backlog.
 pub const METRICS_CONNECTIONS: usize = 16;
 
-/// Log lines waiting for the writer thread; when stderr falls this far
-/// behind, new lines are dropped (and counted) rather than holding up
-/// requests. At about 250 bytes an access line, some 4 MiB.
-pub const LOG_BUFFER_LINES: usize = 16_384;
+/// Bytes of log lines waiting for the writer thread; when stderr falls
+/// this far behind, new lines are dropped (and counted) rather than holding
+/// up requests. At about 250 bytes an access line, some 16,000 lines.
+pub const LOG_BUFFER_BYTES: usize = 4 << 20;
 
 /// The count of log lines dropped, once the logs are installed; read into
 /// [`LOG_LINES_DROPPED`](crate::observe::metrics::LOG_LINES_DROPPED) when
 /// metrics are rendered.
-static DROPPED_LINES: OnceLock<ErrorCounter> = OnceLock::new();
+static DROPPED_LINES: OnceLock<BatchWriter> = OnceLock::new();
 
 /// The installed logs: the tracer provider and the writer thread, both
 /// flushed when [`Logs::finish`] is called.
 pub struct Logs {
     provider: SdkTracerProvider,
-    writer: WorkerGuard,
+    writer: BatchGuard,
 }
 
 impl Logs {
@@ -43,7 +43,7 @@ impl Logs {
         if let Err(error) = self.provider.shutdown() {
             tracing::warn!(%error, "traces not all exported");
         }
-        let dropped = DROPPED_LINES.get().map_or(0, ErrorCounter::dropped_lines);
+        let dropped = DROPPED_LINES.get().map_or(0, BatchWriter::dropped);
         if dropped > 0 {
             tracing::warn!(dropped, "log lines dropped: stderr fell behind");
         }
@@ -77,18 +77,15 @@ pub struct Telemetry {
 impl Telemetry {
     /// Installs the log subscriber (with the OpenTelemetry layer, which
     /// exports the spans of tracer `service` when `--otlp-endpoint` is
-    /// given). Lines are written to stderr by a thread of their own, off
-    /// the requests' path, through a buffer of [`LOG_BUFFER_LINES`]. Keep
+    /// given). Lines are written to stderr in batches by a thread of their
+    /// own, off the requests' path, through a buffer of [`LOG_BUFFER_BYTES`]
+    /// ([`crate::observe::batch`]). Keep
     /// the [`Logs`] and [`Logs::finish`] them at exit.
     pub fn init_logs(&self, service: &'static str) -> Result<Logs, String> {
         let provider = self.tracer_provider()?;
         let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-        let (writer, guard) = NonBlockingBuilder::default()
-            .lossy(true)
-            .buffered_lines_limit(LOG_BUFFER_LINES)
-            .thread_name("log-writer")
-            .finish(std::io::stderr());
-        DROPPED_LINES.get_or_init(|| writer.error_counter());
+        let (writer, guard) = BatchWriter::new(std::io::stderr(), LOG_BUFFER_BYTES);
+        DROPPED_LINES.get_or_init(|| writer.clone());
         let subscriber = crate::observe::trace::subscriber(
             self.log_format,
             std::io::stderr().is_terminal(),
@@ -167,7 +164,7 @@ impl Telemetry {
         metrics.sample_with(|| {
             if let Some(dropped) = DROPPED_LINES.get() {
                 metrics::counter!(crate::observe::metrics::LOG_LINES_DROPPED)
-                    .absolute(dropped.dropped_lines() as u64);
+                    .absolute(dropped.dropped());
             }
         });
         if let Some(address) = self.metrics_listen {
