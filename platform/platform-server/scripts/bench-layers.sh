@@ -11,6 +11,10 @@
 #   metrics  the access log and --metrics (counted, histogram, in-flight)
 #   tls      the access log, --metrics, and TLS (wrk over HTTPS, keep-alive:
 #            the handshake is paid once per connection)
+#   ratelimit the access log and a per-caller rate limit too high to refuse
+#            anything (--rate-limit 1000000 --rate-burst 1000000): the cost
+#            of the check
+# Each variant's ratio is given to plain and to the default (access).
 #
 #   bash platform/platform-server/scripts/bench-layers.sh [--quick] [--rounds 3]
 #       [--duration 10s] [--connections 64]
@@ -57,6 +61,7 @@ start() {
     access) ;;
     metrics) SERVER_FLAGS=(--metrics) ;;
     tls) SERVER_FLAGS=(--metrics --tls-cert "$work_dir/server.pem" --tls-key "$work_dir/server.key") ;;
+    ratelimit) SERVER_FLAGS=(--rate-limit 1000000 --rate-burst 1000000) ;;
   esac
   start_server "$work_dir"
   TOKEN=$(<"$SERVER_DATA/admin.token")
@@ -68,7 +73,7 @@ seeded=$(python3 "$bench_dir/seed.py" "$SERVER_URL" "$SERVER_DATA/admin.token" 1
 CHILD=$(jq -r '.children[500]' <<<"$seeded")
 stop_server "$work_dir"
 
-variants=(bare plain access metrics tls)
+variants=(bare plain access metrics tls ratelimit)
 declare -A rates
 measure() { # VARIANT
   local out rate failed
@@ -99,13 +104,15 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 plain=$(median "${rates[plain]}")
+default=$(median "${rates[access]}")
 echo
 echo "GET one group, \`wrk -t$threads -c$connections -d$duration\`, $rounds round(s), median req/s"
 echo "(load average before $load_before, after $load_after):"
 echo
-echo "| variant | req/s | ratio to plain |"
-echo "|---|---:|---:|"
+echo "| variant | runs (req/s) | median | ratio to plain | ratio to the default (access) |"
+echo "|---|---|---:|---:|---:|"
 for v in "${variants[@]}"; do
   m=$(median "${rates[$v]}")
-  printf '| %s | %.0f | %.2f |\n' "$v" "$m" "$(awk -v a="$m" -v b="$plain" 'BEGIN { print a / b }')"
+  printf '| %s | %s| %.0f | %.2f | %.2f |\n' "$v" "$(printf '%.0f ' ${rates[$v]})" "$m" \
+    "$(awk -v a="$m" -v b="$plain" 'BEGIN { print a / b }')" "$(awk -v a="$m" -v b="$default" 'BEGIN { print a / b }')"
 done

@@ -25,7 +25,10 @@
 #   d. gRPC GetGroup / ListGroups through the generated tonic service (h2load,
 #      length-prefixed request files) vs the generated REST routes;
 #   e. memory: the production binary's RSS (VmRSS) once started and seeded,
-#      after 10,000 and after --memory-requests GETs (h2load --h1 -n).
+#      after 10,000 and after --memory-requests GETs (h2load --h1 -n);
+#   f. the 404 route (`GET /nowhere`, no token: the JSON error body) against
+#      the peer's GET, and against a minimal axum hello-world (`GET /`,
+#      bench/layer-cost with no layer) on the same machine.
 # The load generators run on the same 2 cores as the servers.
 #
 # --quick: 1 round of 5 s, memory after 200,000 requests.
@@ -84,6 +87,11 @@ baseline_bin=$(cargo build --release -p platform-server --example baseline \
   jq -r 'select(.reason == "compiler-artifact" and .target.name == "baseline") | .executable // empty')
 [[ -n $baseline_bin ]] || { echo "cargo did not report the baseline executable" >&2; exit 1; }
 bash "$bench_dir/gateway/build.sh" "$work_dir/gateway"
+echo "== build hello-world (release)" >&2
+hello_target=$(realpath -m "${CARGO_TARGET_DIR:-target}")/layer-cost
+cp Cargo.lock "$bench_dir/layer-cost/Cargo.lock"
+cargo build -q --release --offline --manifest-path "$bench_dir/layer-cost/Cargo.toml" --target-dir "$hello_target"
+rm -f "$bench_dir/layer-cost/Cargo.lock"
 
 # --- start and seed -----------------------------------------------------------
 
@@ -141,6 +149,11 @@ start_peer "$work_dir/gateway-memory.log" "$work_dir/gateway/grpc-gateway" -back
 gateway_memory="http://$PEER_ADDRESS"
 start_peer "$work_dir/gateway-ours.log" "$work_dir/gateway/grpc-gateway" -backend "${server#http://}"
 gateway_ours="http://$PEER_ADDRESS"
+hello_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$hello_target/release/layer-cost" 0 "$hello_port" 2>"$work_dir/hello.log" &
+peer_pids+=($!)
+hello="http://127.0.0.1:$hello_port"
+for _ in $(seq 50); do curl -sf "$hello/" >/dev/null && break; sleep 0.1; done
 
 # gRPC request messages, length-prefixed (uncompressed) for h2load.
 grpc_frame() {
@@ -168,8 +181,10 @@ target gateway_ours_get wrk "$gateway_ours/iam/v2/groups/$CHILD" yes
 target gateway_ours_list wrk "$gateway_ours/iam/v2/groups?$list_query" yes
 target grpc_get h2load "$server/platform.iam.v2.GroupService/GetGroup" yes "$work_dir/get.bin"
 target grpc_list h2load "$server/platform.iam.v2.GroupService/ListGroups" yes "$work_dir/list.bin"
+target rest_404 wrk "$server/nowhere" no
+target hello wrk "$hello/" no
 targets=(rest_get baseline_get rest_list baseline_list gateway_memory_get gateway_memory_list
-  gateway_ours_get gateway_ours_list grpc_get grpc_list)
+  gateway_ours_get gateway_ours_list grpc_get grpc_list rest_404 hello)
 
 # --- answers are checked before anything is measured ------------------------------
 
@@ -214,6 +229,9 @@ done
 for t in grpc_get grpc_list; do
   [[ $(grpc_status "$t") == 0 ]] || { echo "$t: grpc-status is not 0" >&2; exit 1; }
 done
+[[ $(curl -s "${url[rest_404]}" | jq -r .error.status) == NOT_FOUND ]] ||
+  { echo "rest_404: not the error model's NOT_FOUND" >&2; exit 1; }
+curl -sf "${url[hello]}" >/dev/null || { echo "hello: no answer" >&2; exit 1; }
 
 # --- measurements -------------------------------------------------------------------
 
@@ -224,6 +242,7 @@ command_of() {
   shown=${shown//$server/<server>}
   shown=${shown//$gateway_memory/<gateway>}
   shown=${shown//$gateway_ours/<gateway>}
+  shown=${shown//$hello/<hello-world>}
   # A child's uid starts with its root's: children first.
   shown=${shown//$CHILD/<child uid>}
   shown=${shown//$backend_child/<child uid>}
@@ -246,7 +265,9 @@ measure() {
     wrk)
       out=$(wrk -t"$threads" -c"$connections" -d"$duration" ${headers[@]+"${headers[@]}"} "${url[$t]}")
       rate=$(awk '/^Requests\/sec:/ { print $2 }' <<<"$out")
-      failed=$(awk '/Non-2xx or 3xx responses:/ { n += $5 }
+      # The 404 route answers 404 by design: only socket errors fail it.
+      failed=$(awk -v any_status="$([[ $t == rest_404 ]] && echo 1)" '
+        /Non-2xx or 3xx responses:/ && !any_status { n += $5 }
         /Socket errors:/ { gsub(",", ""); n += $4 + $6 + $8 + $10 } END { print n + 0 }' <<<"$out")
       ;;
     h2load)
@@ -352,22 +373,28 @@ $(row "GET list page of 50" baseline_list rest_list 0.95)
 | route | grpc-gateway req/s | generated REST req/s | ratio | target | met | baseline command |
 |---|---|---|---|---|---|---|
 $(row "GET one group, gateway + Go memory backend (no auth)" gateway_memory_get rest_get 2)
-$(row "GET list page of 50, gateway + Go memory backend (no auth)" gateway_memory_list rest_list 2)
+$(row "GET list page of 50, gateway + Go memory backend (no auth)" gateway_memory_list rest_list 2.5)
 $(row "GET one group, gateway + this server's gRPC (token forwarded)" gateway_ours_get rest_get 2)
 $(row "GET list page of 50, gateway + this server's gRPC (token forwarded)" gateway_ours_list rest_list 2)
 
 ## d. Generated gRPC (tonic) vs generated REST
 
-| method | gRPC req/s | REST req/s | REST / gRPC | gRPC command |
-|---|---|---|---|---|
-| GetGroup | $(rate_cell "${med[grpc_get]}") | $(rate_cell "${med[rest_get]}") | $(ratio "${med[rest_get]}" "${med[grpc_get]}") | \`${commands[grpc_get]}\` |
-| ListGroups (50) | $(rate_cell "${med[grpc_list]}") | $(rate_cell "${med[rest_list]}") | $(ratio "${med[rest_list]}" "${med[grpc_list]}") | \`${commands[grpc_list]}\` |
+| method | gRPC req/s | REST req/s | gRPC / REST | target | met | gRPC command |
+|---|---|---|---|---|---|---|
+| GetGroup | $(rate_cell "${med[grpc_get]}") | $(rate_cell "${med[rest_get]}") | $(ratio "${med[grpc_get]}" "${med[rest_get]}") | ≥ 1 | $(met "$(ratio "${med[grpc_get]}" "${med[rest_get]}")" 1) | \`${commands[grpc_get]}\` |
+| ListGroups (50) | $(rate_cell "${med[grpc_list]}") | $(rate_cell "${med[rest_list]}") | $(ratio "${med[grpc_list]}" "${med[rest_list]}") | | | \`${commands[grpc_list]}\` |
 
 ## e. Memory of the production binary (VmRSS)
 
 | idle (started, seeded) | after 10000 requests | after $memory_requests requests | growth 10k → end | failed | command |
 |---|---|---|---|---|---|
 | $(awk -v k="$rss_idle" 'BEGIN { printf "%.1f MiB", k / 1024 }') ($(awk -v k="$rss_idle" 'BEGIN { print (k / 1024 < 30 ? "< 30 MiB: yes" : "< 30 MiB: **no**") }')) | $(awk -v k="$rss_10k" 'BEGIN { printf "%.1f MiB", k / 1024 }') | $(awk -v k="$rss_end" 'BEGIN { printf "%.1f MiB", k / 1024 }') | $(awk -v a="$rss_10k" -v b="$rss_end" 'BEGIN { g = (b - a) * 100 / a; printf "%+.1f%% (< 10%%: %s)", g, (g < 10 ? "yes" : "**no**") }') | $MEMORY_FAILED | \`h2load --h1 -t$threads -c$connections -n N -H 'Authorization: Bearer <token>' <8 GET /iam/v2/groups/<uid> URLs>\` |
+
+## f. The 404 route against the peer's GET and a minimal axum hello-world
+
+| route | req/s | / peer's GET (gateway + Go memory backend) | target | met | / hello-world (\`GET /\`, axum, no layer) | command |
+|---|---|---|---|---|---|---|
+| \`GET /nowhere\` (no token, JSON error body) | $(rate_cell "${med[rest_404]}") | $(ratio "${med[rest_404]}" "${med[gateway_memory_get]}") | ≥ 4.5 | $(met "$(ratio "${med[rest_404]}" "${med[gateway_memory_get]}")" 4.5) | $(ratio "${med[rest_404]}" "${med[hello]}") (hello-world: $(rate_cell "${med[hello]}") req/s) | \`${commands[rest_404]}\` |
 
 ## Runs
 
