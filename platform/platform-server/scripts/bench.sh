@@ -401,6 +401,6 @@ $(row "GET list page of 50, gateway + this server's gRPC (token forwarded)" gate
 | target | req/s per run | median | failed requests | answer bytes | command |
 |---|---|---|---|---|---|
 $(for t in "${targets[@]}"; do
-  echo "| $t | $(for r in ${rates[$t]}; do printf "%.0f " "$r"; done)| $(rate_cell "${med[$t]}") | ${errors[$t]} | ${answer_bytes[$t]:-gRPC} | \`${commands[$t]}\` |"
+  echo "| $t | $(for r in ${rates[$t]}; do printf "%.0f " "$r"; done)| $(rate_cell "${med[$t]}") | ${errors[$t]} | ${answer_bytes[$t]:-${tool[$t]/wrk/-}} | \`${commands[$t]}\` |"
 done)
 EOF
