@@ -41,8 +41,9 @@ impl Layers {
     }
 }
 
-/// What [`ApiRouter::layer`] takes: a concern of the router's edge (the
-/// access log, authentication, the rate limit; see the [module docs](self)),
+/// What [`ApiRouter::layer`](crate::router::ApiRouter::layer) takes: a
+/// concern of the router's edge (the access log, authentication, the rate
+/// limit; see [`crate::router`]),
 /// or a tower layer that [`axum::Router::layer`] accepts, such as
 /// `axum::middleware::from_fn(authenticate)` or `axum::Extension(value)`.
 pub trait RouteLayer: Send + 'static {

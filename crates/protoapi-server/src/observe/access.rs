@@ -18,7 +18,6 @@ use opentelemetry::trace::TraceId;
 use rand::RngCore;
 use tracing::Instrument;
 
-use super::metrics::{DURATION, IN_FLIGHT, REQUESTS};
 use crate::api::Api;
 use protoapi_core::context::Caller;
 
@@ -291,19 +290,19 @@ struct Finish {
     _in_flight: Option<InFlight>,
 }
 
-/// One request in [`IN_FLIGHT`] while it lives.
+/// One request in [`IN_FLIGHT`](super::metrics::IN_FLIGHT) while it lives.
 struct InFlight;
 
 impl InFlight {
     fn enter() -> InFlight {
-        metrics::gauge!(IN_FLIGHT).increment(1.0);
+        super::series::in_flight(1.0);
         InFlight
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        metrics::gauge!(IN_FLIGHT).decrement(1.0);
+        super::series::in_flight(-1.0);
     }
 }
 
@@ -332,14 +331,8 @@ impl Finish {
             "request"
         );
         if self.metrics {
-            let labels = [
-                ("route", self.route.as_str().to_owned()),
-                ("method", self.method.to_owned()),
-                ("status", self.status.to_string()),
-                ("code", code.to_owned()),
-            ];
-            metrics::counter!(REQUESTS, &labels).increment(1);
-            metrics::histogram!(DURATION, &labels).record(elapsed.as_secs_f64());
+            let labels = (self.method, self.status, code);
+            super::series::record(self.route.as_str(), labels, elapsed.as_secs_f64());
         }
     }
 }

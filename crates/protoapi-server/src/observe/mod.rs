@@ -45,6 +45,7 @@ pub mod access;
 pub mod batch;
 pub mod lines;
 pub mod metrics;
+mod series;
 pub mod trace;
 
 pub use access::{CallerName, Observe, note_caller};
