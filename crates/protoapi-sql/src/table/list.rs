@@ -1,0 +1,307 @@
+//! Lists: a page of items in keyset order under a table's filters, and
+//! their total count (from the counters where a hierarchy filter allows).
+
+use futures_util::TryStreamExt;
+
+use super::{Arguments, Table, Tables, backend_error, decode, decode_body, read_direct};
+use protoapi_core::resource::{Public, Resource};
+use protoapi_core::store::{Hierarchy, ListQuery, Matching, Page, PublicItems, StoreError};
+use protoapi_core::uidp;
+
+impl Table {
+    /// The number of items a hierarchy filter matches, from the counters.
+    async fn counted(
+        &self,
+        store: &dyn Tables,
+        filter: &Hierarchy,
+    ) -> Result<Option<i64>, StoreError> {
+        let (prefix, column) = match filter {
+            Hierarchy::All => ("", "descendants"),
+            Hierarchy::ChildrenOf(uid) => (uid.as_str(), "children"),
+            Hierarchy::DescendantsOf(uid) => (uid.as_str(), "descendants"),
+            Hierarchy::Within(_) => return Ok(None),
+        };
+        let sql = format!(
+            "SELECT {column} FROM {}_counts WHERE prefix = $1",
+            self.name
+        );
+        let direct = read_direct(store, |connection| {
+            let mut statement = connection.prepare_cached(&sql)?;
+            let count = statement.query_row([prefix], |row| row.get::<_, i64>(0));
+            rusqlite::OptionalExtension::optional(count)
+        });
+        let count: Option<i64> = match direct {
+            Some(count) => count,
+            None => sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                .bind(prefix.to_owned())
+                .fetch_optional(store.pool())
+                .await
+                .map_err(backend_error)?,
+        };
+        Ok(Some(count.unwrap_or(0)))
+    }
+
+    pub(crate) async fn list<R: Resource>(
+        &self,
+        store: &dyn Tables,
+        query: &ListQuery,
+    ) -> Result<Page<R>, StoreError> {
+        // The counters know hierarchy filters only.
+        let counted = match query.public {
+            None if query.matching.is_empty() => self.counted(store, &query.filter).await?,
+            _ => None,
+        };
+        // One time for the count and the items (items public after a time).
+        let now = protoapi_core::time::now_micros();
+        let mut count_arguments = Arguments::default();
+        let filter = filters(self, query, now, &mut count_arguments)?;
+        let count_sql = format!(
+            "SELECT COUNT(*) FROM {}{}",
+            self.name,
+            where_clause(&filter)
+        );
+        let total: i64 = match counted {
+            Some(total) => total,
+            None => count(store, count_sql, count_arguments).await?,
+        };
+
+        let mut arguments = Arguments::default();
+        let mut conditions = filters(self, query, now, &mut arguments)?;
+        if let Some(after) = &query.after {
+            if after.len() != query.order_by.len() {
+                return Err(StoreError::backend(std::io::Error::other(
+                    "page position does not match the order",
+                )));
+            }
+            // Keyset: rows strictly after `after` in the query's order. The
+            // leading bound is implied by the disjunction but lets the index
+            // seek to the position instead of scanning up to it.
+            let first = &query.order_by[0];
+            let placeholder = arguments.bind(after[0].clone());
+            let bound = if first.descending { "<=" } else { ">=" };
+            conditions.push(format!(
+                "{} {bound} {placeholder}",
+                self.column(&first.field)
+            ));
+            let mut alternatives = Vec::new();
+            for (index, term) in query.order_by.iter().enumerate() {
+                let mut all = Vec::new();
+                for (previous, value) in query.order_by[..index].iter().zip(after) {
+                    let placeholder = arguments.bind(value.clone());
+                    all.push(format!("{} = {placeholder}", self.column(&previous.field)));
+                }
+                let operator = if term.descending { "<" } else { ">" };
+                let placeholder = arguments.bind(after[index].clone());
+                all.push(format!(
+                    "{} {operator} {placeholder}",
+                    self.column(&term.field)
+                ));
+                alternatives.push(format!("({})", all.join(" AND ")));
+            }
+            conditions.push(format!("({})", alternatives.join(" OR ")));
+        }
+        let order: Vec<String> = query
+            .order_by
+            .iter()
+            .map(|term| {
+                format!(
+                    "{} {}",
+                    self.column(&term.field),
+                    if term.descending { "DESC" } else { "ASC" }
+                )
+            })
+            .collect();
+        let limit = arguments.int(i64::try_from(query.limit).unwrap_or(i64::MAX));
+        let offset = arguments.int(i64::try_from(query.skip).unwrap_or(i64::MAX));
+        let sql = format!(
+            "SELECT body FROM {}{} ORDER BY {} LIMIT {limit} OFFSET {offset}",
+            self.name,
+            where_clause(&conditions),
+            order.join(", ")
+        );
+        Ok(Page {
+            items: page(store, sql, arguments, query.byte_budget).await?,
+            total_count: u64::try_from(total).unwrap_or_default(),
+        })
+    }
+}
+
+/// The conditions of a list's filters; hierarchy filters are index range
+/// scans, the declared ones primary key or indexed column lookups. Items
+/// public after a time are those public at `now` (microseconds).
+fn filters(
+    table: &Table,
+    query: &ListQuery,
+    now: i64,
+    arguments: &mut Arguments,
+) -> Result<Vec<String>, StoreError> {
+    let mut conditions = hierarchy_filter(&query.filter, arguments);
+    match query.public {
+        None => {}
+        Some(PublicItems::Only(rule)) => {
+            conditions.push(public_condition(table, rule, now, arguments));
+        }
+        Some(PublicItems::Also(rule)) => {
+            let within = where_clause(&conditions);
+            let within = within.strip_prefix(" WHERE ").unwrap_or("1 = 1");
+            let public = public_condition(table, rule, now, arguments);
+            conditions = vec![format!("(({within}) OR {public})")];
+        }
+    }
+    conditions.extend(matching_filter(table, &query.matching, arguments)?);
+    Ok(conditions)
+}
+
+/// The items `rule` makes public at `now`, as [`Public::admits`] decides
+/// from the column: a true flag, or a time that is set (not 0) and not
+/// after `now`.
+fn public_condition(table: &Table, rule: Public, now: i64, arguments: &mut Arguments) -> String {
+    let column = table.column(rule.field());
+    match rule {
+        Public::If(_) => format!("{column} = 1"),
+        Public::After(_) => format!("({column} <> 0 AND {column} <= {})", arguments.int(now)),
+    }
+}
+
+/// The conditions of the declared filters (`uidp.ids`, `uidp.ancestors_of`,
+/// `uidp.in_root`, `name`): they narrow every item, public ones included.
+fn matching_filter(
+    table: &Table,
+    matching: &Matching,
+    arguments: &mut Arguments,
+) -> Result<Vec<String>, StoreError> {
+    let mut conditions = Vec::new();
+    match &matching.uids {
+        None => {}
+        Some(uids) if uids.is_empty() => conditions.push("1 = 0".to_owned()),
+        Some(uids) => {
+            let placeholders: Vec<String> =
+                uids.iter().map(|uid| arguments.text(uid.clone())).collect();
+            conditions.push(format!("uid IN ({})", placeholders.join(", ")));
+        }
+    }
+    if let Some(name) = &matching.name {
+        let Some(column) = table.columns.iter().find(|column| column.field == "name") else {
+            return Err(StoreError::backend(std::io::Error::other(format!(
+                "table `{}` has no name column to filter on",
+                table.name
+            ))));
+        };
+        conditions.push(format!(
+            "{} = {}",
+            column.name,
+            arguments.text(name.clone())
+        ));
+    }
+    if matching.live_only {
+        // Soft-deleted items have a delete time (microseconds), others 0.
+        match table.delete_time.filter(|field| table.has_column(field)) {
+            Some(field) => conditions.push(format!("{} = 0", table.column(field))),
+            None => {
+                return Err(StoreError::backend(std::io::Error::other(format!(
+                    "table `{}` has no delete time column to hide soft-deleted items",
+                    table.name
+                ))));
+            }
+        }
+    }
+    if matching.root_only {
+        // Roots are stored with an empty parent.
+        conditions.push("parent = ''".to_owned());
+    }
+    Ok(conditions)
+}
+
+fn hierarchy_filter(filter: &Hierarchy, arguments: &mut Arguments) -> Vec<String> {
+    match filter {
+        Hierarchy::All => Vec::new(),
+        Hierarchy::ChildrenOf(uid) => vec![format!("parent = {}", arguments.text(uid.clone()))],
+        Hierarchy::DescendantsOf(uid) => {
+            let (start, end) = uidp::descendant_range(uid);
+            vec![
+                format!("uid >= {}", arguments.text(start)),
+                format!("uid < {}", arguments.text(end)),
+            ]
+        }
+        Hierarchy::Within(scopes) if scopes.is_empty() => vec!["1 = 0".to_owned()],
+        Hierarchy::Within(scopes) => {
+            let alternatives: Vec<String> = scopes
+                .iter()
+                .map(|scope| {
+                    let (start, end) = uidp::descendant_range(scope);
+                    let uid = arguments.text(scope.clone());
+                    let start = arguments.text(start);
+                    let end = arguments.text(end);
+                    format!("uid = {uid} OR (uid >= {start} AND uid < {end})")
+                })
+                .collect();
+            vec![format!("({})", alternatives.join(" OR "))]
+        }
+    }
+}
+
+fn where_clause(conditions: &[String]) -> String {
+    if conditions.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", conditions.join(" AND "))
+    }
+}
+
+/// The one number `sql` counts.
+async fn count(store: &dyn Tables, sql: String, arguments: Arguments) -> Result<i64, StoreError> {
+    let direct = read_direct(store, |connection| {
+        let mut statement = connection.prepare_cached(&sql)?;
+        statement.query_row(arguments.direct(), |row| row.get::<_, i64>(0))
+    });
+    match direct {
+        Some(total) => Ok(total),
+        None => sqlx::query_scalar_with(sqlx::AssertSqlSafe(sql), arguments.any())
+            .fetch_one(store.pool())
+            .await
+            .map_err(backend_error),
+    }
+}
+
+/// The items of a page `sql` selects (`body` only). Rows are read one at a
+/// time, and reading stops one row past the byte budget: a page of large
+/// items never holds `limit` of them.
+async fn page<R: Resource>(
+    store: &dyn Tables,
+    sql: String,
+    arguments: Arguments,
+    budget: u64,
+) -> Result<Vec<R>, StoreError> {
+    let direct = read_direct(store, |connection| {
+        let mut statement = connection.prepare_cached(&sql)?;
+        let mut rows = statement.query(arguments.direct())?;
+        let mut bodies = Vec::new();
+        let mut read: u64 = 0;
+        while let Some(row) = rows.next()? {
+            let body: Vec<u8> = row.get(0)?;
+            let over_budget = read > budget;
+            read += body.len() as u64;
+            bodies.push(body);
+            if over_budget {
+                break;
+            }
+        }
+        Ok(bodies)
+    });
+    if let Some(bodies) = direct {
+        return bodies.iter().map(|body| decode_body(body)).collect();
+    }
+    let mut rows = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments.any()).fetch(store.pool());
+    let mut items = Vec::new();
+    let mut read: u64 = 0;
+    while let Some(row) = rows.try_next().await.map_err(backend_error)? {
+        let item: R = decode(&row)?;
+        let over_budget = read > budget;
+        read += item.encoded_len() as u64;
+        items.push(item);
+        if over_budget {
+            break;
+        }
+    }
+    Ok(items)
+}
