@@ -47,7 +47,7 @@ impl Authentication {
 
 /// Middleware turning the `Authorization` header into the request's
 /// [`Caller`] (see [`identify`]), for a router of the application's own;
-/// an [`ApiRouter`](crate::router::ApiRouter) takes
+/// an `ApiRouter` takes
 /// [`Authentication::layer`] instead.
 pub async fn authenticate(
     State(auth): State<Arc<Authentication>>,

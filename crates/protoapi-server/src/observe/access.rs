@@ -24,7 +24,7 @@ use protoapi_core::context::Caller;
 /// The route label of requests no route template or gRPC method matched.
 pub const UNMATCHED: &str = "unmatched";
 
-/// gRPC methods every [`ApiRouter`](crate::router::ApiRouter) serves
+/// gRPC methods every `ApiRouter` serves
 /// besides the API's own: health and reflection.
 const BUILT_IN_METHODS: &[&str] = &[
     "/grpc.health.v1.Health/Check",

@@ -2,7 +2,7 @@
 //! Prometheus metrics, and W3C trace context (feature `observe`).
 //!
 //! One layer, [`Observe::layer`], does all three for every request of a
-//! router built by [`ApiRouter`](crate::router::ApiRouter): it runs at the
+//! router built by `ApiRouter`: it runs at the
 //! router's edge before authentication and the rate limit, so it sees every
 //! answer, their refusals included:
 //!
