@@ -1,4 +1,4 @@
-//! What [`ApiRouter::layer`](crate::router::ApiRouter::layer) takes: the
+//! What `ApiRouter::layer` takes: the
 //! concerns of the edge, each with its `layer` method, and tower layers.
 
 use std::convert::Infallible;
@@ -41,9 +41,9 @@ impl Layers {
     }
 }
 
-/// What [`ApiRouter::layer`](crate::router::ApiRouter::layer) takes: a
+/// What `ApiRouter::layer` takes: a
 /// concern of the router's edge (the access log, authentication, the rate
-/// limit; see [`crate::router`]),
+/// limit; see the `router` module),
 /// or a tower layer that [`axum::Router::layer`] accepts, such as
 /// `axum::middleware::from_fn(authenticate)` or `axum::Extension(value)`.
 pub trait RouteLayer: Send + 'static {
@@ -66,7 +66,7 @@ where
     }
 }
 
-/// The concerns of the edge that [`ApiRouter::layer`](crate::router::ApiRouter::layer)
+/// The concerns of the edge that `ApiRouter::layer`
 /// configures, each optional.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Concerns {
@@ -88,8 +88,8 @@ impl Concerns {
 }
 
 impl Authentication {
-    /// Authentication for `Services::layer` / [`ApiRouter::layer`](crate::router::ApiRouter::layer):
-    /// it runs at the router's edge (see [`crate::router`]), after the
+    /// Authentication for `Services::layer` / `ApiRouter::layer`:
+    /// it runs at the router's edge (see the `router` module), after the
     /// access log's start and before the rate limit.
     pub fn layer(self) -> impl RouteLayer {
         Authenticate(Arc::new(self))
@@ -107,8 +107,8 @@ impl RouteLayer for Authenticate {
 
 #[cfg(feature = "observe")]
 impl crate::observe::Observe {
-    /// The layer, for `Services::layer` / [`ApiRouter::layer`](crate::router::ApiRouter::layer):
-    /// it runs at the router's edge (see [`crate::router`]), before
+    /// The layer, for `Services::layer` / `ApiRouter::layer`:
+    /// it runs at the router's edge (see the `router` module), before
     /// authentication, so that it sees every answer.
     pub fn layer(self) -> impl RouteLayer {
         Access(self)
@@ -128,8 +128,8 @@ impl RouteLayer for Access {
 
 #[cfg(feature = "ratelimit")]
 impl crate::ratelimit::RateLimiter {
-    /// The limit, for `Services::layer` / [`ApiRouter::layer`](crate::router::ApiRouter::layer):
-    /// it runs at the router's edge (see [`crate::router`]), after
+    /// The limit, for `Services::layer` / `ApiRouter::layer`:
+    /// it runs at the router's edge (see the `router` module), after
     /// authentication.
     pub fn layer(self) -> impl RouteLayer {
         Limit(self)

@@ -64,7 +64,7 @@ mod observed {
                     "unreachable"
                 }),
             );
-        let mut layers = crate::router::Layers::default();
+        let mut layers = Layers::default();
         Observe::new(&api())
             .metrics(true)
             .layer()
