@@ -21,7 +21,7 @@
 //! 10. the error model of gRPC requests that fail before a handler
 //!     ([`grpc::request_errors`]);
 //! 11. the routes, each inside the layers added with
-//!     [`ApiRouter::layer`](crate::router::ApiRouter::layer) that are
+//!     `ApiRouter::layer` that are
 //!     plain tower layers.
 //!
 //! The routes run after the edge has started a request's access record, so
