@@ -276,13 +276,12 @@ async fn page<R: Resource>(
         let mut statement = connection.prepare_cached(&sql)?;
         let mut rows = statement.query(arguments.direct())?;
         let mut bodies = Vec::new();
-        let mut read: u64 = 0;
+        let mut budget = Budget::new(budget);
         while let Some(row) = rows.next()? {
             let body: Vec<u8> = row.get(0)?;
-            let over_budget = read > budget;
-            read += body.len() as u64;
+            let spent = budget.spend(body.len());
             bodies.push(body);
-            if over_budget {
+            if spent {
                 break;
             }
         }
@@ -293,15 +292,34 @@ async fn page<R: Resource>(
     }
     let mut rows = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments.any()).fetch(store.pool());
     let mut items = Vec::new();
-    let mut read: u64 = 0;
+    let mut budget = Budget::new(budget);
     while let Some(row) = rows.try_next().await.map_err(backend_error)? {
         let item: R = decode(&row)?;
-        let over_budget = read > budget;
-        read += item.encoded_len() as u64;
+        let spent = budget.spend(item.encoded_len());
         items.push(item);
-        if over_budget {
+        if spent {
             break;
         }
     }
     Ok(items)
+}
+
+/// A page's byte budget: the row read once more than it allows is the
+/// page's last.
+struct Budget {
+    limit: u64,
+    read: u64,
+}
+
+impl Budget {
+    fn new(limit: u64) -> Self {
+        Budget { limit, read: 0 }
+    }
+
+    /// Counts a row of `bytes`; whether the rows before it passed the limit.
+    fn spend(&mut self, bytes: usize) -> bool {
+        let over = self.read > self.limit;
+        self.read += bytes as u64;
+        over
+    }
 }
