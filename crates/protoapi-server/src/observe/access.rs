@@ -186,20 +186,26 @@ pub(crate) async fn observe<F: Future<Output = Response>>(
     let grpc_route = grpc.then(|| observe.grpc_route(request.uri().path()));
     let method = method_label(request.method());
     let request_id = RequestId::new();
-    // `otel.*`: what the exported span is called and that it served a
-    // request. A REST route is known once the router has answered.
+    // The span's fields are what a line logged inside the request names:
+    // its id (the access line says the rest). An exported span also gets
+    // its name (`otel.name`), kind, method and route, recorded only then
+    // since each field recorded is formatted for the log too.
     let span = tracing::info_span!(
         "request",
         otel.name = tracing::field::Empty,
-        otel.kind = "server",
-        %method,
+        otel.kind = tracing::field::Empty,
+        method = tracing::field::Empty,
         route = tracing::field::Empty,
         %request_id
     );
-    if let Some(route) = &grpc_route {
-        name_span(&span, method, route);
+    let trace = super::trace::adopt(&span, super::trace::parent_context(request.headers()));
+    if trace.exported {
+        span.record("otel.kind", "server");
+        span.record("method", method);
+        if let Some(route) = &grpc_route {
+            name_span(&span, method, route);
+        }
     }
-    let trace_id = super::trace::adopt(&span, super::trace::parent_context(request.headers()));
     let metrics = observe.inner.metrics;
     // Counted out when dropped: at the response's end, or when a handler panics.
     let in_flight = metrics.then(InFlight::enter);
@@ -207,7 +213,9 @@ pub(crate) async fn observe<F: Future<Output = Response>>(
     let route = grpc_route.unwrap_or_else(|| {
         let template = response.extensions_mut().remove::<MatchedPath>();
         let route = template.map_or(Route::Unmatched, Route::Template);
-        name_span(&span, method, &route);
+        if trace.exported {
+            name_span(&span, method, &route);
+        }
         route
     });
     let headers = response.headers_mut();
@@ -223,7 +231,7 @@ pub(crate) async fn observe<F: Future<Output = Response>>(
         expect_grpc: grpc,
         caller: response.extensions_mut().remove::<CallerName>(),
         request_id,
-        trace_id,
+        trace_id: trace.id,
         metrics,
         _in_flight: in_flight,
     };
@@ -237,9 +245,6 @@ pub(crate) async fn observe<F: Future<Output = Response>>(
 
 /// Records a request's route in its span, and the name it is exported by.
 fn name_span(span: &tracing::Span, method: &str, route: &Route) {
-    if span.is_disabled() {
-        return;
-    }
     span.record("route", route.as_str());
     span.record("otel.name", format_args!("{method} {}", route.as_str()));
 }
@@ -318,13 +323,14 @@ impl Finish {
         let caller = self.caller.as_ref().map_or("-", |name| name.0.as_str());
         let trace_id = hex::<16, 32>(&self.trace_id.to_bytes());
         tracing::info!(
-            target: "access",
+            target: super::text::ACCESS,
             parent: None,
             route = %self.route.as_str(),
             method = %self.method,
             status = self.status,
             code,
-            latency_ms = elapsed.as_secs_f64() * 1000.0,
+            // To the microsecond: `0.135`, not `0.13472399999999998`.
+            latency_ms = elapsed.as_micros() as f64 / 1000.0,
             caller,
             request_id = %self.request_id,
             trace_id = std::str::from_utf8(&trace_id).expect("hex digits are ASCII"),

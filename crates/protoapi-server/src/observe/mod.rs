@@ -46,6 +46,7 @@ pub mod batch;
 pub mod lines;
 pub mod metrics;
 mod series;
+pub mod text;
 pub mod trace;
 
 pub use access::{CallerName, Observe, note_caller};

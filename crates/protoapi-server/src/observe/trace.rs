@@ -70,6 +70,7 @@ where
 {
     let lines = match format {
         LogFormat::Text => tracing_subscriber::fmt::layer()
+            .event_format(super::text::TextLines::new(ansi))
             .with_writer(super::lines::OneLine::new(writer, ansi))
             .with_ansi(ansi)
             .boxed(),
@@ -92,22 +93,35 @@ pub fn parent_context(headers: &http::HeaderMap) -> opentelemetry::Context {
     TraceContextPropagator::new().extract(&Headers(headers))
 }
 
-/// Makes `parent` the parent of `span`, and answers the span's trace id:
-/// the parent's, or a new one when the request carried none. With no
+/// A request's trace, as [`adopt`] found it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Trace {
+    /// The trace id of the request's log lines.
+    pub id: TraceId,
+    /// Whether an OpenTelemetry layer exports the request's span.
+    pub exported: bool,
+}
+
+/// Makes `parent` the parent of `span`, and answers the span's trace: the
+/// parent's id, or a new one when the request carried none. With no
 /// OpenTelemetry layer in the subscriber (nothing exports spans) or the
 /// span disabled, the parent's trace id, else a random one: every request
 /// has a trace id for its log lines.
-pub(crate) fn adopt(span: &tracing::Span, parent: opentelemetry::Context) -> TraceId {
+pub(crate) fn adopt(span: &tracing::Span, parent: opentelemetry::Context) -> Trace {
     let remote = parent.span().span_context().trace_id();
     if parent.span().span_context().is_valid() {
         // Fails only without an OpenTelemetry layer, handled below.
         let _ = span.set_parent(parent);
     }
     let own = span.context().span().span_context().trace_id();
-    [own, remote]
+    let id = [own, remote]
         .into_iter()
         .find(|id| *id != TraceId::INVALID)
-        .unwrap_or_else(|| TraceId::from_bytes((rand::random::<u128>() | 1).to_be_bytes()))
+        .unwrap_or_else(|| TraceId::from_bytes((rand::random::<u128>() | 1).to_be_bytes()));
+    Trace {
+        id,
+        exported: own != TraceId::INVALID,
+    }
 }
 
 /// Header lookup for the propagator.
@@ -143,7 +157,7 @@ mod tests {
         );
         let span = tracing::Span::none();
         assert_eq!(
-            adopt(&span, parent).to_string(),
+            adopt(&span, parent).id.to_string(),
             "4bf92f3577b34da6a3ce929d0e0e4736"
         );
     }
@@ -157,7 +171,8 @@ mod tests {
         // Without a parent, and with no layer to start a trace, a random id.
         let own = adopt(&tracing::Span::none(), parent);
         let again = adopt(&tracing::Span::none(), parent_context(&headers));
-        assert!(own != TraceId::INVALID && again != TraceId::INVALID && own != again);
+        assert!(own.id != TraceId::INVALID && again.id != TraceId::INVALID && own.id != again.id);
+        assert!(!own.exported);
     }
 
     #[test]
