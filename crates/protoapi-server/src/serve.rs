@@ -91,7 +91,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinSet;
-use tokio::time::{Instant, Sleep};
+use tokio::time::{Instant, Sleep, sleep_until};
 use tower::ServiceExt;
 
 use crate::tls::{ServerTls, Stream};
@@ -847,7 +847,8 @@ async fn handle(
     Ok(response.map(|body| Tracked {
         inner: body,
         in_flight: Some(in_flight),
-        ends: Box::pin(tokio::time::sleep_until(ends)),
+        ends,
+        timer: None,
         grpc,
         timeout: timeouts.stream,
         error_domain: app.error_domain,
@@ -952,7 +953,11 @@ struct Tracked {
     inner: axum::body::Body,
     /// `None` once the body has ended.
     in_flight: Option<InFlight>,
-    ends: Pin<Box<Sleep>>,
+    /// The stream timeout's deadline.
+    ends: Instant,
+    /// A timer for `ends`, set only once `inner` keeps the response waiting:
+    /// a response ready at once (most) never touches the timer wheel.
+    timer: Option<Pin<Box<Sleep>>>,
     grpc: bool,
     timeout: Duration,
     error_domain: &'static str,
@@ -977,25 +982,19 @@ impl Body for Tracked {
         in_flight.taken();
         // A chunk handed over in parts is finished first: it may hold the
         // end of a gRPC message.
-        if this.rest.is_empty()
-            && !this.inner.is_end_stream()
-            && this.ends.as_mut().poll(cx).is_ready()
-        {
-            tracing::debug!("response stream open at the stream timeout: ending it");
-            this.in_flight = None;
-            if this.grpc {
-                return Poll::Ready(Some(Ok(Frame::trailers(grpc_status(
-                    stream_timeout_error(this.timeout, this.error_domain),
-                )))));
-            }
-            return Poll::Ready(Some(Err(axum::Error::new(Cut::Stream))));
-        }
         if !this.rest.is_empty() {
             let part = this.rest.split_to(this.rest.len().min(HTTP2_CHUNK));
             in_flight.handed();
             return Poll::Ready(Some(Ok(Frame::data(part))));
         }
-        let frame = ready!(Pin::new(&mut this.inner).poll_frame(cx));
+        if !this.inner.is_end_stream() && Instant::now() >= this.ends {
+            return Poll::Ready(Some(this.cut()));
+        }
+        let Poll::Ready(frame) = Pin::new(&mut this.inner).poll_frame(cx) else {
+            let timer = (this.timer).get_or_insert_with(|| Box::pin(sleep_until(this.ends)));
+            ready!(timer.as_mut().poll(cx));
+            return Poll::Ready(Some(this.cut()));
+        };
         match frame {
             Some(Ok(frame)) => {
                 in_flight.handed();
@@ -1035,6 +1034,20 @@ impl Body for Tracked {
             hint.set_upper(upper.saturating_add(rest));
         }
         hint
+    }
+}
+
+impl Tracked {
+    /// Ends the response at the stream timeout: with an error status in
+    /// gRPC trailers, else by cutting the body.
+    fn cut(&mut self) -> Result<Frame<Bytes>, axum::Error> {
+        tracing::debug!("response stream open at the stream timeout: ending it");
+        self.in_flight = None;
+        if self.grpc {
+            let error = stream_timeout_error(self.timeout, self.error_domain);
+            return Ok(Frame::trailers(grpc_status(error)));
+        }
+        Err(axum::Error::new(Cut::Stream))
     }
 }
 
