@@ -25,8 +25,10 @@ use std::time::Duration;
 
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use tonic_types::{ErrorDetail, StatusExt};
+
+mod body;
 
 /// A client's value as error messages quote it: at most 64 characters, so
 /// an oversized input never makes an oversized error.
@@ -433,61 +435,7 @@ impl Error {
 
     /// The REST body: `{"error": {...}}` with `@type`-tagged details.
     pub fn to_json(&self) -> Value {
-        let info = self.error_info();
-        let mut details = vec![json!({
-            "@type": ErrorInfo::TYPE_URL,
-            "reason": info.reason,
-            "domain": info.domain,
-            "metadata": info.metadata,
-        })];
-        if let Some(resource) = &self.inner.resource_info {
-            let mut detail = Map::new();
-            detail.insert("@type".into(), ResourceInfo::TYPE_URL.into());
-            detail.insert("resourceType".into(), resource.resource_type.clone().into());
-            detail.insert("resourceName".into(), resource.resource_name.clone().into());
-            if !resource.description.is_empty() {
-                detail.insert("description".into(), resource.description.clone().into());
-            }
-            details.push(Value::Object(detail));
-        }
-        if !self.inner.field_violations.is_empty() {
-            let violations: Vec<Value> = self
-                .inner
-                .field_violations
-                .iter()
-                .map(|v| json!({"field": v.field, "description": v.description}))
-                .collect();
-            details.push(json!({
-                "@type": tonic_types::BadRequest::TYPE_URL,
-                "fieldViolations": violations,
-            }));
-        }
-        if !self.inner.precondition_violations.is_empty() {
-            let violations: Vec<Value> = self
-                .inner
-                .precondition_violations
-                .iter()
-                .map(|v| json!({"type": v.r#type, "subject": v.subject, "description": v.description}))
-                .collect();
-            details.push(json!({
-                "@type": tonic_types::PreconditionFailure::TYPE_URL,
-                "violations": violations,
-            }));
-        }
-        if let Some(delay) = self.inner.retry_delay {
-            details.push(json!({
-                "@type": RetryInfo::TYPE_URL,
-                "retryDelay": duration_json(delay),
-            }));
-        }
-        json!({
-            "error": {
-                "code": self.http_status().as_u16(),
-                "status": self.inner.code.name(),
-                "message": self.inner.message,
-                "details": details,
-            }
-        })
+        serde_json::to_value(body::Body::of(self)).expect("error JSON always serializes")
     }
 
     /// Reads an error back from a REST response: the `{"error": {...}}` body
@@ -696,7 +644,8 @@ fn parse_duration(text: &str) -> Option<Duration> {
 
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
-        let body = serde_json::to_vec(&self.to_json()).expect("error JSON always serializes");
+        let body =
+            serde_json::to_vec(&body::Body::of(&self)).expect("error JSON always serializes");
         let mut response = (
             self.http_status(),
             [(http::header::CONTENT_TYPE, "application/json")],
@@ -840,5 +789,46 @@ mod reading_back {
             (error.code(), error.reason()),
             (Code::Unavailable, "GRPC_ERROR")
         );
+    }
+}
+
+#[cfg(test)]
+mod body_tests {
+    use super::*;
+
+    #[test]
+    fn the_rest_body_names_every_detail_keys_in_order() {
+        let violation = FieldViolation {
+            field: "f".into(),
+            description: "bad".into(),
+            ..Default::default()
+        };
+        let mut error = Error::invalid_fields(vec![violation])
+            .with_resource("t", "n")
+            .with_metadata("b", "2")
+            .with_metadata("a", "1")
+            .with_retry_delay(Duration::from_millis(1500));
+        error.push_precondition_violation(PreconditionViolation {
+            r#type: "T".into(),
+            subject: "s".into(),
+            description: "d".into(),
+        });
+        let body = serde_json::to_string(&body::Body::of(&error)).unwrap();
+        assert_eq!(
+            body,
+            concat!(
+                r#"{"error":{"code":400,"details":["#,
+                r#"{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"api","#,
+                r#""metadata":{"a":"1","b":"2"},"reason":"INVALID_ARGUMENT"},"#,
+                r#"{"@type":"type.googleapis.com/google.rpc.ResourceInfo","resourceName":"n","resourceType":"t"},"#,
+                r#"{"@type":"type.googleapis.com/google.rpc.BadRequest","#,
+                r#""fieldViolations":[{"description":"bad","field":"f"}]},"#,
+                r#"{"@type":"type.googleapis.com/google.rpc.PreconditionFailure","#,
+                r#""violations":[{"description":"d","subject":"s","type":"T"}]},"#,
+                r#"{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.500s"}],"#,
+                r#""message":"invalid value for `f`: bad","status":"INVALID_ARGUMENT"}}"#,
+            )
+        );
+        assert_eq!(error.to_json().to_string(), body);
     }
 }
