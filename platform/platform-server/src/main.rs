@@ -12,8 +12,9 @@ use clap::{Parser, Subcommand};
 use protoapi_runtime::flags::{ConsoleFlags, Env, RateLimitFlags, ServeFlags, Telemetry};
 use protoapi_runtime::sql::StorageFlags;
 
-/// jemalloc: against the system allocator it serves a List page 1.4× as fast
-/// and GET 1.15× for 2.5 MiB more memory (BENCHMARKS.md, "The allocator").
+/// jemalloc: against the system allocator it served a List page 1.55× as fast,
+/// GET 1.07× and the 404 route 1.11×, for 2.7 MiB more resident memory
+/// (BENCHMARKS.md, "Fast by default, second step").
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
