@@ -435,7 +435,28 @@ impl Error {
 
     /// The REST body: `{"error": {...}}` with `@type`-tagged details.
     pub fn to_json(&self) -> Value {
-        serde_json::to_value(body::Body::of(self)).expect("error JSON always serializes")
+        serde_json::to_value(self.body()).expect("error JSON always serializes")
+    }
+
+    /// The REST body of this error, to serialize.
+    fn body(&self) -> body::Body<'_> {
+        use body::Detail;
+        let inner = &self.inner;
+        let mut details = vec![Detail::info(self.domain(), &inner.reason, &inner.metadata)];
+        details.extend(inner.resource_info.as_ref().map(Detail::resource));
+        if !inner.field_violations.is_empty() {
+            details.push(Detail::bad_request(&inner.field_violations));
+        }
+        if !inner.precondition_violations.is_empty() {
+            details.push(Detail::preconditions(&inner.precondition_violations));
+        }
+        details.extend(
+            inner
+                .retry_delay
+                .map(|delay| Detail::retry(duration_json(delay))),
+        );
+        let status = self.http_status().as_u16();
+        body::Body::new(status, inner.code.name(), &inner.message, details)
     }
 
     /// Reads an error back from a REST response: the `{"error": {...}}` body
@@ -644,8 +665,7 @@ fn parse_duration(text: &str) -> Option<Duration> {
 
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
-        let body =
-            serde_json::to_vec(&body::Body::of(&self)).expect("error JSON always serializes");
+        let body = serde_json::to_vec(&self.body()).expect("error JSON always serializes");
         let mut response = (
             self.http_status(),
             [(http::header::CONTENT_TYPE, "application/json")],
@@ -813,7 +833,7 @@ mod body_tests {
             subject: "s".into(),
             description: "d".into(),
         });
-        let body = serde_json::to_string(&body::Body::of(&error)).unwrap();
+        let body = serde_json::to_string(&error.body()).unwrap();
         assert_eq!(
             body,
             concat!(

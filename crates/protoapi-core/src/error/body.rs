@@ -1,14 +1,16 @@
-//! The REST error body, serialized straight from an [`Error`] (no JSON tree
-//! built first): `{"error": {"code", "details", "message", "status"}}` with
-//! `@type`-tagged details, each object's keys in sorted order as a JSON tree
-//! would write them. [`Error::to_json`] is this body as a tree.
+//! The REST error body, serialized straight from an error's parts (no JSON
+//! tree built first): `{"error": {"code", "details", "message", "status"}}`
+//! with `@type`-tagged details, each object's keys in sorted order as a JSON
+//! tree would write them. `Error::body` fills it in from the error; `Error::to_json` is
+//! this body as a tree.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
-use tonic_types::{BadRequest, PreconditionFailure};
-
-use super::{Error, ErrorInfo, ResourceInfo, RetryInfo, duration_json};
+use tonic_types::{
+    BadRequest, ErrorInfo, FieldViolation, PreconditionFailure, PreconditionViolation,
+    ResourceInfo, RetryInfo,
+};
 
 /// `{"error": {...}}` of an error.
 #[derive(Serialize)]
@@ -17,59 +19,20 @@ pub(super) struct Body<'a> {
 }
 
 impl<'a> Body<'a> {
-    pub(super) fn of(error: &'a Error) -> Self {
-        let inner = &error.inner;
-        let mut details = vec![Detail::Info(Info {
-            kind: ErrorInfo::TYPE_URL,
-            domain: error.domain(),
-            metadata: (inner.metadata.iter())
-                .map(|(key, value)| (key.as_str(), value.as_str()))
-                .collect(),
-            reason: &inner.reason,
-        })];
-        if let Some(resource) = &inner.resource_info {
-            details.push(Detail::Resource(Resource {
-                kind: ResourceInfo::TYPE_URL,
-                description: &resource.description,
-                resource_name: &resource.resource_name,
-                resource_type: &resource.resource_type,
-            }));
-        }
-        if !inner.field_violations.is_empty() {
-            details.push(Detail::BadRequest(Fields {
-                kind: BadRequest::TYPE_URL,
-                field_violations: (inner.field_violations.iter())
-                    .map(|v| Field {
-                        description: &v.description,
-                        field: &v.field,
-                    })
-                    .collect(),
-            }));
-        }
-        if !inner.precondition_violations.is_empty() {
-            details.push(Detail::Preconditions(Preconditions {
-                kind: PreconditionFailure::TYPE_URL,
-                violations: (inner.precondition_violations.iter())
-                    .map(|v| Precondition {
-                        description: &v.description,
-                        subject: &v.subject,
-                        kind: &v.r#type,
-                    })
-                    .collect(),
-            }));
-        }
-        if let Some(delay) = inner.retry_delay {
-            details.push(Detail::Retry(Retry {
-                kind: RetryInfo::TYPE_URL,
-                retry_delay: duration_json(delay),
-            }));
-        }
+    /// The body of an error with HTTP status `code`, canonical code name
+    /// `status`, `message` and `details`.
+    pub(super) fn new(
+        code: u16,
+        status: &'static str,
+        message: &'a str,
+        details: Vec<Detail<'a>>,
+    ) -> Self {
         Body {
             error: Status {
-                code: error.http_status().as_u16(),
+                code,
                 details,
-                message: &inner.message,
-                status: inner.code.name(),
+                message,
+                status,
             },
         }
     }
@@ -83,14 +46,76 @@ struct Status<'a> {
     status: &'static str,
 }
 
+/// One `@type`-tagged detail.
+#[derive(Serialize)]
+#[serde(transparent)]
+pub(super) struct Detail<'a>(Kind<'a>);
+
 #[derive(Serialize)]
 #[serde(untagged)]
-enum Detail<'a> {
+enum Kind<'a> {
     Info(Info<'a>),
     Resource(Resource<'a>),
     BadRequest(Fields<'a>),
     Preconditions(Preconditions<'a>),
     Retry(Retry),
+}
+
+impl<'a> Detail<'a> {
+    pub(super) fn info(
+        domain: &'a str,
+        reason: &'a str,
+        metadata: &'a HashMap<String, String>,
+    ) -> Self {
+        Detail(Kind::Info(Info {
+            kind: ErrorInfo::TYPE_URL,
+            domain,
+            metadata: (metadata.iter())
+                .map(|(key, value)| (key.as_str(), value.as_str()))
+                .collect(),
+            reason,
+        }))
+    }
+
+    pub(super) fn resource(resource: &'a ResourceInfo) -> Self {
+        Detail(Kind::Resource(Resource {
+            kind: ResourceInfo::TYPE_URL,
+            description: &resource.description,
+            resource_name: &resource.resource_name,
+            resource_type: &resource.resource_type,
+        }))
+    }
+
+    pub(super) fn bad_request(violations: &'a [FieldViolation]) -> Self {
+        let field = |v: &'a FieldViolation| Field {
+            description: &v.description,
+            field: &v.field,
+        };
+        Detail(Kind::BadRequest(Fields {
+            kind: BadRequest::TYPE_URL,
+            field_violations: violations.iter().map(field).collect(),
+        }))
+    }
+
+    pub(super) fn preconditions(violations: &'a [PreconditionViolation]) -> Self {
+        let precondition = |v: &'a PreconditionViolation| Precondition {
+            description: &v.description,
+            subject: &v.subject,
+            kind: &v.r#type,
+        };
+        Detail(Kind::Preconditions(Preconditions {
+            kind: PreconditionFailure::TYPE_URL,
+            violations: violations.iter().map(precondition).collect(),
+        }))
+    }
+
+    /// `RetryInfo` with its delay in proto3 JSON (`"1.500s"`).
+    pub(super) fn retry(delay: String) -> Self {
+        Detail(Kind::Retry(Retry {
+            kind: RetryInfo::TYPE_URL,
+            retry_delay: delay,
+        }))
+    }
 }
 
 #[derive(Serialize)]
