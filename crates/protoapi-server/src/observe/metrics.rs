@@ -8,12 +8,18 @@
 //! started. [`Metrics::sample_with`] adds a sampler run before each render,
 //! for values read rather than counted (a connection pool's size).
 //!
+//! The exporter keeps each histogram sample until its next upkeep folds the
+//! samples into the buckets. Renders run one, but a server nobody scrapes
+//! would keep every request's sample: a thread of the registry's own runs
+//! one every [`UPKEEP`] while a [`Metrics`] of the registry lives.
+//!
 //! Names recorded by the runtime: [`REQUESTS`], [`DURATION`], [`IN_FLIGHT`]
 //! (the access layer), [`LOG_LINES_DROPPED`] and
 //! [`LIST_BUDGET_TRUNCATIONS`](protoapi_core::standard::LIST_BUDGET_TRUNCATIONS).
 
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
 
 use axum::Router;
 use axum::response::IntoResponse;
@@ -35,14 +41,20 @@ const BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
+/// How often histogram samples are folded into their buckets between
+/// renders (the exporter's own default).
+pub const UPKEEP: Duration = Duration::from_secs(5);
+
 type Sampler = Box<dyn Fn() + Send + Sync>;
 
 /// A Prometheus registry and what to sample before rendering it. Clones
-/// share both.
+/// share both, and keep the registry's upkeep running (see the [module
+/// docs](self)).
 #[derive(Clone)]
 pub struct Metrics {
     handle: PrometheusHandle,
     samplers: Arc<Mutex<Vec<Sampler>>>,
+    _upkeep: Arc<()>,
 }
 
 impl fmt::Debug for Metrics {
@@ -66,9 +78,13 @@ impl Metrics {
             .build_recorder();
         metrics::with_local_recorder(&recorder, describe);
         let handle = recorder.handle();
+        let upkeep = Arc::new(());
+        let folded = handle.clone();
+        every(UPKEEP, Arc::downgrade(&upkeep), move || folded.run_upkeep());
         let metrics = Metrics {
             handle,
             samplers: Arc::default(),
+            _upkeep: upkeep,
         };
         (recorder, metrics)
     }
@@ -134,6 +150,23 @@ impl Metrics {
     }
 }
 
+/// Runs `work` every `interval` on a thread of its own, until `owner`'s
+/// last strong reference is gone.
+fn every(interval: Duration, owner: Weak<()>, work: impl Fn() + Send + 'static) {
+    std::thread::Builder::new()
+        .name("metrics-upkeep".to_owned())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(interval);
+                if owner.strong_count() == 0 {
+                    return;
+                }
+                work();
+            }
+        })
+        .expect("the metrics upkeep thread starts");
+}
+
 /// Help texts of the runtime's metrics.
 fn describe() {
     metrics::describe_counter!(
@@ -172,5 +205,31 @@ mod tests {
             text.contains("http_requests_total{route=\"/v1/things\"} 2"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn upkeep_runs_while_its_owner_lives_and_stops_after() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let runs = Arc::new(AtomicUsize::new(0));
+        let owner = Arc::new(());
+        let counted = Arc::clone(&runs);
+        every(
+            Duration::from_millis(5),
+            Arc::downgrade(&owner),
+            move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+            },
+        );
+        let started = std::time::Instant::now();
+        while runs.load(Ordering::SeqCst) < 3 {
+            assert!(started.elapsed() < Duration::from_secs(10), "no upkeep ran");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        drop(owner);
+        // A run under way when the owner went may still finish.
+        std::thread::sleep(Duration::from_millis(50));
+        let after = runs.load(Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(runs.load(Ordering::SeqCst), after);
     }
 }
