@@ -122,4 +122,57 @@ mod observed {
             assert!(!text.contains(leak), "`{leak}` in\n{text}");
         }
     }
+
+    /// A span exporter keeping what it is given.
+    #[derive(Clone, Debug, Default)]
+    struct Kept(std::sync::Arc<std::sync::Mutex<Vec<opentelemetry_sdk::trace::SpanData>>>);
+
+    impl opentelemetry_sdk::trace::SpanExporter for Kept {
+        async fn export(
+            &self,
+            batch: Vec<opentelemetry_sdk::trace::SpanData>,
+        ) -> opentelemetry_sdk::error::OTelSdkResult {
+            self.0.lock().unwrap().extend(batch);
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn an_exported_request_span_is_a_server_span_named_by_its_template() {
+        use opentelemetry::trace::TracerProvider as _;
+        let kept = Kept::default();
+        let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+            .with_simple_exporter(kept.clone())
+            .build();
+        let subscriber = crate::observe::trace::subscriber(
+            crate::observe::trace::LogFormat::Json,
+            false,
+            std::io::sink,
+            tracing_subscriber::EnvFilter::new("info"),
+            Some(provider.tracer("edge-test")),
+        );
+        let _default = tracing::subscriber::set_default(subscriber);
+        let router = router();
+        send(&router, "GET", "/things/secret-id", false).await;
+        send(&router, "POST", "/grpc.health.v1.Health/Check", true).await;
+        let spans = kept.0.lock().unwrap();
+        assert!(
+            spans
+                .iter()
+                .any(|span| span.name == "POST /grpc.health.v1.Health/Check"),
+            "{spans:?}"
+        );
+        let span = (spans.iter())
+            .find(|span| span.name == "GET /things/{id}")
+            .unwrap_or_else(|| panic!("no request span in {spans:?}"));
+        assert_eq!(span.span_kind, opentelemetry::trace::SpanKind::Server);
+        let attribute = |key: &str| {
+            (span.attributes.iter())
+                .find(|attribute| attribute.key.as_str() == key)
+                .map(|attribute| attribute.value.to_string())
+        };
+        assert_eq!(attribute("method").as_deref(), Some("GET"));
+        assert_eq!(attribute("route").as_deref(), Some("/things/{id}"));
+        assert!(!format!("{span:?}").contains("secret-id"), "{span:?}");
+    }
 }

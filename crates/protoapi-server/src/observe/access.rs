@@ -187,20 +187,19 @@ pub(crate) async fn observe<F: Future<Output = Response>>(
     let method = method_label(request.method());
     let request_id = RequestId::new();
     // The span's fields are what a line logged inside the request names:
-    // its id (the access line says the rest). An exported span also gets
-    // its name (`otel.name`), kind, method and route, recorded only then
-    // since each field recorded is formatted for the log too.
+    // its id (the access line says the rest), and its kind, which an
+    // exported span must have when it starts. An exported span also gets
+    // its name, method and route, recorded only then since each field
+    // recorded is formatted for the log too.
     let span = tracing::info_span!(
         "request",
-        otel.name = tracing::field::Empty,
-        otel.kind = tracing::field::Empty,
+        otel.kind = "server",
         method = tracing::field::Empty,
         route = tracing::field::Empty,
         %request_id
     );
     let trace = super::trace::adopt(&span, super::trace::parent_context(request.headers()));
     if trace.exported {
-        span.record("otel.kind", "server");
         span.record("method", method);
         if let Some(route) = &grpc_route {
             name_span(&span, method, route);
@@ -243,10 +242,15 @@ pub(crate) async fn observe<F: Future<Output = Response>>(
     })
 }
 
-/// Records a request's route in its span, and the name it is exported by.
+/// Records a request's route in its exported span, and names the span by
+/// it (`GET /v1/things/{id}`). The span has started by then, so the name is
+/// set on it rather than recorded as `otel.name`, which names a span only
+/// at its start.
 fn name_span(span: &tracing::Span, method: &str, route: &Route) {
+    use opentelemetry::trace::TraceContextExt as _;
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
     span.record("route", route.as_str());
-    span.record("otel.name", format_args!("{method} {}", route.as_str()));
+    (span.context().span()).update_name(format!("{method} {}", route.as_str()));
 }
 
 /// The method as a label: a standard method's name, else `OTHER` (a
