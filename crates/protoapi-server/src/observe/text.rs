@@ -3,8 +3,9 @@
 //! An access line is written for every request, so its cost is every
 //! request's: [`TextLines`] writes the events of target `access` itself (the
 //! time, level and target as the default format does, then `key=value`
-//! fields, a value quoted only when it holds a space, quote, `=` or control
-//! character), and hands every other event to the default text format.
+//! fields, a value quoted only when it holds a space, quote, `=`, backslash
+//! or control character; integers and booleans through `Visit`'s defaults),
+//! and hands every other event to the default text format.
 //! With ANSI colours on (a terminal), every event takes the default format.
 
 use std::fmt;
@@ -107,19 +108,7 @@ impl Visit for Fields<'_, '_> {
         });
     }
 
-    fn record_u64(&mut self, field: &Field, value: u64) {
-        self.write(field, |writer| write!(writer, "{value}"));
-    }
-
-    fn record_i64(&mut self, field: &Field, value: i64) {
-        self.write(field, |writer| write!(writer, "{value}"));
-    }
-
     fn record_f64(&mut self, field: &Field, value: f64) {
-        self.write(field, |writer| write!(writer, "{value}"));
-    }
-
-    fn record_bool(&mut self, field: &Field, value: bool) {
         self.write(field, |writer| write!(writer, "{value}"));
     }
 
