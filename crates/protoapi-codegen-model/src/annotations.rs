@@ -54,6 +54,9 @@ pub struct Collection {
     pub page_size: Option<Spanned<PageSize>>,
     /// `children_of` and/or `descendants_of`.
     pub filters: Option<Vec<Spanned<String>>>,
+    /// Fields an AIP-160 `filter` may compare (JSON or proto names); the
+    /// default is those `order_by` accepts.
+    pub filterable: Option<Vec<Spanned<String>>>,
     /// What keeps an item from being deleted.
     #[serde(default)]
     pub delete_blocked_by: Vec<Spanned<Blocker>>,
@@ -275,6 +278,7 @@ impl Collection {
         self.order_by.is_empty()
             && self.page_size.is_none()
             && self.filters.is_none()
+            && self.filterable.is_none()
             && self.delete_blocked_by.is_empty()
             && self.permissions.is_empty()
             && self.anonymous.is_empty()

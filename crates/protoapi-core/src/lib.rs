@@ -22,6 +22,7 @@
 pub mod auth;
 pub mod context;
 pub mod error;
+pub mod filter;
 pub mod json;
 pub mod legacy;
 pub mod mask;

@@ -176,6 +176,10 @@ fn matches<R: Resource>(matching: &Matching, item: &R) -> bool {
     };
     matching.matches(item.key(), name.as_deref())
         && (!matching.live_only || item.delete_time().is_none())
+        && matching
+            .condition
+            .as_ref()
+            .is_none_or(|condition| condition.admits(&|field| item.sort_value(field)))
 }
 
 fn in_hierarchy<R: Resource>(filter: &Hierarchy, uid: &str) -> bool {

@@ -147,6 +147,7 @@ impl QueryBinding {
             name,
             root_only,
             live_only,
+            condition,
         } = matching;
         // Values are length-prefixed: no name can spell another filter.
         if let Some(uids) = uids {
@@ -163,6 +164,10 @@ impl QueryBinding {
         }
         if *live_only {
             hasher.update(b"\0live");
+        }
+        if let Some(condition) = condition {
+            let condition = condition.to_string();
+            hasher.update(format!("\0filter\0{}:{condition}", condition.len()));
         }
         for term in order_by {
             hasher.update(format!("\0{}\0{}", term.field, term.descending));

@@ -162,7 +162,9 @@ impl TextRule {
 }
 
 /// A value an item is ordered by.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(untagged)]
 pub enum SortValue {
     Int(i64),
@@ -219,6 +221,10 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
     const PAGE_SIZES: PageSizes = PageSizes::DEFAULT;
     /// Hierarchy filters lists accept (`children_of`, `descendants_of`).
     const FILTERS: &'static [&'static str] = &["children_of", "descendants_of"];
+    /// Fields (JSON names) a list's AIP-160 `filter` may compare
+    /// ([`crate::filter`]): single strings, integers, booleans, enums and
+    /// timestamps, each kept in a storage column.
+    const FILTERABLE: &'static [&'static str] = &[];
     /// What keeps an item from being deleted.
     const DEPENDENTS: &'static [Dependent] = &[];
     /// Fields that refer to items of other collections.

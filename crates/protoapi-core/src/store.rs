@@ -131,7 +131,8 @@ pub struct ListQuery {
 }
 
 /// What the declared list filters (`uidp.ids`, `uidp.ancestors_of`,
-/// `uidp.in_root`, `name`) ask of every item; the default asks nothing.
+/// `uidp.in_root`, `name`) and the `filter` expression ask of every item;
+/// the default asks nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Matching {
     /// Only items with one of these uids (`None`: any uid). Index-backed:
@@ -147,6 +148,9 @@ pub struct Matching {
     /// its request sets `show_deleted` (AIP-164). Storage decides it, so
     /// paging and totals count only the items shown.
     pub live_only: bool,
+    /// The list's checked AIP-160 `filter`, on the columns of the fields
+    /// it compares.
+    pub condition: Option<crate::filter::Condition>,
 }
 
 impl Matching {

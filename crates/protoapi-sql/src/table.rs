@@ -39,6 +39,7 @@ pub struct AccessRead<R, T> {
 
 mod arguments;
 mod cascade;
+mod condition;
 mod delete;
 mod list;
 

@@ -331,6 +331,7 @@ impl ::protoapi_runtime::__private::resource::Resource for Document {
         "ids",
         "name",
     ];
+    const FILTERABLE: &'static [&'static str] = &["name", "createTime", "updateTime"];
     const PUBLIC: Option<::protoapi_runtime::__private::resource::Public> = Some(
         ::protoapi_runtime::__private::resource::Public::After("published"),
     );

@@ -1321,6 +1321,7 @@ impl ::protoapi_runtime::__private::resource::Resource for Group {
         "ids",
         "name",
     ];
+    const FILTERABLE: &'static [&'static str] = &["name", "createTime", "updateTime"];
     const DEPENDENTS: &'static [::protoapi_runtime::__private::resource::Dependent] = {
         use ::protoapi_runtime::__private::resource::Dependent;
         &[
@@ -1607,6 +1608,7 @@ impl ::protoapi_runtime::__private::resource::Resource for Identity {
         "ids",
         "name",
     ];
+    const FILTERABLE: &'static [&'static str] = &["name", "createTime", "updateTime"];
     const DEPENDENTS: &'static [::protoapi_runtime::__private::resource::Dependent] = {
         use ::protoapi_runtime::__private::resource::Dependent;
         &[
@@ -1825,6 +1827,7 @@ impl ::protoapi_runtime::__private::resource::Resource for RoleBinding {
         "ids",
         "name",
     ];
+    const FILTERABLE: &'static [&'static str] = &["name", "createTime", "updateTime"];
     const REFERENCES: &'static [::protoapi_runtime::__private::resource::Reference] = {
         use ::protoapi_runtime::__private::resource::{Reach, Reference};
         &[
@@ -2033,6 +2036,7 @@ impl ::protoapi_runtime::__private::resource::Resource for Role {
         "ids",
         "name",
     ];
+    const FILTERABLE: &'static [&'static str] = &["name", "createTime", "updateTime"];
     const DEPENDENTS: &'static [::protoapi_runtime::__private::resource::Dependent] = {
         use ::protoapi_runtime::__private::resource::Dependent;
         &[

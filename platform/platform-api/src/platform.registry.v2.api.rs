@@ -323,6 +323,7 @@ impl ::protoapi_runtime::__private::resource::Resource for Repo {
         "ids",
         "name",
     ];
+    const FILTERABLE: &'static [&'static str] = &["name", "createTime", "updateTime"];
     const PUBLIC: Option<::protoapi_runtime::__private::resource::Public> = Some(
         ::protoapi_runtime::__private::resource::Public::If("public"),
     );

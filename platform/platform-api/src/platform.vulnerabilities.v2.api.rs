@@ -259,6 +259,12 @@ impl ::protoapi_runtime::__private::resource::Resource for Advisory {
         "ids",
         "name",
     ];
+    const FILTERABLE: &'static [&'static str] = &[
+        "name",
+        "createTime",
+        "updateTime",
+        "advisoryId",
+    ];
     const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
     const MAX_DEPTH: usize = 16;
     const FIELDS: &'static [::protoapi_runtime::__private::resource::FieldSpec] = {

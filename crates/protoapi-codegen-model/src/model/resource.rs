@@ -29,6 +29,9 @@ pub struct Resource {
     pub page_sizes: Option<(u32, u32)>,
     /// Hierarchy filters lists accept (`children_of`, `descendants_of`).
     pub filters: Vec<String>,
+    /// Fields (JSON names) an AIP-160 `filter` may compare, when declared
+    /// (annotation `filterable`); see [`Resource::filterable`].
+    pub filterable: Option<Vec<String>>,
     /// What keeps an item from being deleted.
     pub dependents: Vec<Dependent>,
     /// Value rules of individual fields.
@@ -199,7 +202,35 @@ pub struct Field {
     pub optional: bool,
 }
 
+impl Resource {
+    /// The fields (JSON names) an AIP-160 `filter` may compare: those
+    /// declared, or else those `order_by` accepts that filters can compare
+    /// (all but `uid`, which the hierarchy filters cover, and
+    /// floating-point numbers).
+    pub fn filterable(&self) -> Vec<&str> {
+        if let Some(declared) = &self.filterable {
+            return declared.iter().map(String::as_str).collect();
+        }
+        self.order_by
+            .iter()
+            .filter_map(|name| {
+                self.fields
+                    .iter()
+                    .find(|f| f.parent.is_none() && f.json_name == *name)
+            })
+            .filter(|field| field.filterable() && field.name != "uid")
+            .map(|field| field.json_name.as_str())
+            .collect()
+    }
+}
+
 impl Field {
+    /// Whether an AIP-160 `filter` can compare it: a field items can be
+    /// ordered by, other than a floating-point number.
+    pub fn filterable(&self) -> bool {
+        self.sortable() && self.kind != FieldKind::Float
+    }
+
     /// Whether items can be ordered by it (`order_by`, storage's sort
     /// values): a top-level single string, number, bool or timestamp, not
     /// in a oneof and without presence (an unset `optional` or wrapper has

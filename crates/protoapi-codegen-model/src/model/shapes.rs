@@ -35,7 +35,7 @@ pub struct ListShape {
     pub skip: bool,
     /// The request has `order_by` (AIP-132).
     pub order_by: bool,
-    /// The request has an AIP-160 `string filter`, refused unless empty.
+    /// The request has an AIP-160 `string filter`.
     pub filter: bool,
     /// The response has fields the generated list leaves at their defaults
     /// (e.g. AIP-217's `unreachable`).

@@ -39,7 +39,8 @@ impl Api {
 
     /// The fields of `resource` its rules look up, each kept in a column:
     /// those `order_by` names (in its order), then, in the message's field
-    /// order, the `name` filter's field, its references, the fields by which
+    /// order, the `name` filter's field, the fields a `filter` may compare,
+    /// its references, the fields by which
     /// its items keep others from being deleted, and the field its public
     /// items are known by, and the delete time of a resource with soft
     /// deletes. `uid` and `parent` have columns in every table.
@@ -48,6 +49,7 @@ impl Api {
         if resource.filters.iter().any(|filter| filter == "name") {
             needed.push("name");
         }
+        needed.extend(resource.filterable());
         needed.extend(resource.references.iter().map(|r| r.json_name.as_str()));
         needed.extend(self.blocking_fields(resource));
         needed.extend(resource.public.as_ref().map(PublicRule::field));

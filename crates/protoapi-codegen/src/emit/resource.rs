@@ -176,6 +176,9 @@ fn constants(resource: &Resource) -> TokenStream {
         let filters = &resource.filters;
         quote!(const FILTERS: &'static [&'static str] = &[#(#filters),*];)
     });
+    let filterable = resource.filterable();
+    let filterable = (!filterable.is_empty())
+        .then(|| quote!(const FILTERABLE: &'static [&'static str] = &[#(#filterable),*];));
     let dependents = dependents(resource);
     let references = references(resource);
     let public = resource.public.as_ref().map(|rule| {
@@ -214,6 +217,7 @@ fn constants(resource: &Resource) -> TokenStream {
     quote! {
         #page_sizes
         #filters
+        #filterable
         #dependents
         #references
         #public

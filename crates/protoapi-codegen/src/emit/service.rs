@@ -522,7 +522,6 @@ impl<'a> Flow<'a> {
         let items = self.edge.shown_items(&shape.items);
         let tail = super::shared::shapes::list_response_tail(&shape);
         let unused_total = super::shared::shapes::unused_total(&shape);
-        let filter = super::shared::shapes::list_filter(&shape);
         let fetch = quote! {
             let page = #fetch
                 .await
@@ -530,7 +529,6 @@ impl<'a> Flow<'a> {
         };
         match paging {
             Paging::Token => quote! {
-                #filter
                 #arguments
                 let plan = ListPlan::with_filters::<#ty>(&self.context, caller, #capability, #declared, list).await?;
                 #fetch

@@ -2,6 +2,7 @@
 //! filters and the declared ones.
 
 use crate::error::FieldViolation;
+use crate::filter::Condition;
 use crate::store::Matching;
 use crate::uidp;
 
@@ -24,6 +25,9 @@ pub struct ListRequest<'a> {
     pub id: &'a str,
     /// `name`: items with exactly this name.
     pub name: &'a str,
+    /// The AIP-160 `filter` expression (empty: none), on the fields the
+    /// collection declares filterable.
+    pub filter: &'a str,
     /// For a collection keyed by resource names: the part of the name
     /// space its List's `parent` designates (`standard::names::list_scope`),
     /// the items directly under this name (`true`) or anywhere below it.
@@ -85,9 +89,10 @@ impl ListRequest<'_> {
         }
     }
 
-    /// The conditions of the declared filters (the hierarchy ones aside),
-    /// once [`Self::check_uids`] found nothing wrong and the caller may list.
-    pub(super) fn matching(&self) -> Matching {
+    /// The conditions of the declared filters (the hierarchy ones aside)
+    /// and of the checked `filter` expression, once [`Self::check_uids`]
+    /// found nothing wrong and the caller may list.
+    pub(super) fn matching(&self, condition: Option<Condition>) -> Matching {
         let mut uids: Option<Vec<String>> = None;
         let mut restrict = |allowed: Vec<&str>| {
             uids = Some(match uids.take() {
@@ -114,6 +119,7 @@ impl ListRequest<'_> {
                 .map(str::to_owned),
             root_only: self.in_root,
             live_only: false,
+            condition,
         }
     }
 }
@@ -130,31 +136,5 @@ pub(super) fn checked_uid(
             violations.extend(error.field_violations().iter().cloned());
             None
         }
-    }
-}
-
-/// A list request's AIP-160 `filter` expression, which is not evaluated:
-/// an empty one is no filter, any other is INVALID_ARGUMENT naming
-/// `filter` rather than a list that ignores it.
-pub fn refuse_filter(filter: &str) -> Result<(), crate::error::Error> {
-    match filter.is_empty() {
-        true => Ok(()),
-        false => Err(crate::error::Error::invalid_fields(vec![
-            FieldViolation::new(
-                "filter",
-                "filter expressions are not supported; leave it empty",
-            ),
-        ])),
-    }
-}
-
-#[cfg(test)]
-mod filter_expression_tests {
-    #[test]
-    fn only_an_empty_filter_is_accepted() {
-        assert!(super::refuse_filter("").is_ok());
-        let error = super::refuse_filter("size > 2").unwrap_err();
-        assert_eq!(error.code(), crate::error::Code::InvalidArgument);
-        assert!(format!("{error:?}").contains("filter"));
     }
 }

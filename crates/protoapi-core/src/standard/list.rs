@@ -84,6 +84,13 @@ impl ListPlan {
             violations.push(FieldViolation::new("skip", "must not be negative"));
         }
         let order_by = parse_order_by::<R>(request.order_by, &mut violations);
+        let condition = match crate::filter::check::<R>(request.filter) {
+            Ok(condition) => condition,
+            Err(error) => {
+                violations.extend(error.field_violations().iter().cloned());
+                None
+            }
+        };
         if !violations.is_empty() {
             return Err(Error::invalid_fields(violations));
         }
@@ -117,7 +124,7 @@ impl ListPlan {
             }
         };
         // Filters are expanded only for a caller allowed to list.
-        let mut matching = request.matching();
+        let mut matching = request.matching(condition);
         matching.live_only = R::DELETE_TIME.is_some() && !request.show_deleted;
         let binding = QueryBinding::new(R::TYPE, &filter, &matching, &order_by, public.is_some());
         let after = match request.page_token {

@@ -20,7 +20,7 @@ pub use context::{ApiContext, LIST_BUDGET_BYTES};
 pub use create::{prepare_create, resolve_reference};
 pub use delete::{delete_error, dry_delete};
 pub use errors::{not_found, store_error};
-pub use filters::{ListRequest, MAX_IDS, refuse_filter};
+pub use filters::{ListRequest, MAX_IDS};
 pub use get::get;
 pub use ids::{check_uid_lengths, parse_parent, parse_uid};
 pub use list::{LIST_BUDGET_TRUNCATIONS, ListPlan};

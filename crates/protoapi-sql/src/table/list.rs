@@ -4,6 +4,7 @@
 use futures_util::TryStreamExt;
 
 use super::{Arguments, Table, Tables, backend_error, decode, decode_body, read_direct};
+use crate::dialect::Dialect;
 use protoapi_core::resource::{Public, Resource};
 use protoapi_core::store::{Hierarchy, ListQuery, Matching, Page, PublicItems, StoreError};
 use protoapi_core::uidp;
@@ -54,7 +55,7 @@ impl Table {
         // One time for the count and the items (items public after a time).
         let now = protoapi_core::time::now_micros();
         let mut count_arguments = Arguments::default();
-        let filter = filters(self, query, now, &mut count_arguments)?;
+        let filter = filters(self, store.dialect(), query, now, &mut count_arguments)?;
         let count_sql = format!(
             "SELECT COUNT(*) FROM {}{}",
             self.name,
@@ -66,7 +67,7 @@ impl Table {
         };
 
         let mut arguments = Arguments::default();
-        let mut conditions = filters(self, query, now, &mut arguments)?;
+        let mut conditions = filters(self, store.dialect(), query, now, &mut arguments)?;
         if let Some(after) = &query.after {
             if after.len() != query.order_by.len() {
                 return Err(StoreError::backend(std::io::Error::other(
@@ -131,6 +132,7 @@ impl Table {
 /// public after a time are those public at `now` (microseconds).
 fn filters(
     table: &Table,
+    dialect: Dialect,
     query: &ListQuery,
     now: i64,
     arguments: &mut Arguments,
@@ -149,6 +151,9 @@ fn filters(
         }
     }
     conditions.extend(matching_filter(table, &query.matching, arguments)?);
+    if let Some(condition) = &query.matching.condition {
+        conditions.push(table.condition(dialect, condition, arguments)?);
+    }
     Ok(conditions)
 }
 

@@ -17,6 +17,7 @@ pub(super) fn refuse_oneof_members(table: &Table, diagnostics: &mut Diagnostics)
     let named = collection
         .order_by
         .iter()
+        .chain(collection.filterable.iter().flatten())
         .chain(collection.fields.keys())
         .chain(collection.references.keys())
         .chain(&collection.public_if)

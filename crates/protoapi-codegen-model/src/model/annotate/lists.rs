@@ -1,5 +1,5 @@
-//! How a collection lists: the fields `order_by` accepts, page sizes and
-//! filters.
+//! How a collection lists: the fields `order_by` accepts and `filter`
+//! compares, page sizes and filters.
 
 use super::Table;
 use crate::diagnostics::{Diagnostic, Diagnostics};
@@ -43,6 +43,46 @@ pub(super) fn order_by(table: &Table, diagnostics: &mut Diagnostics) -> Vec<Stri
         }
     }
     order_by
+}
+
+/// The JSON names of the fields an AIP-160 `filter` may compare, when
+/// stated: single strings, numbers, bools, enums and timestamps.
+pub(super) fn filterable(table: &Table, diagnostics: &mut Diagnostics) -> Option<Vec<String>> {
+    let stated = table.collection.filterable.as_ref()?;
+    let mut filterable = Vec::new();
+    for name in stated {
+        let Some(field) = table.field(name.get_ref()) else {
+            diagnostics.push(Diagnostic::new(
+                table.at(name),
+                format!(
+                    "`filterable` names `{}`, which is not a field of `{}`",
+                    name.get_ref(),
+                    table.resource.full_name
+                ),
+            ));
+            continue;
+        };
+        let comparable = table
+            .resource
+            .fields
+            .iter()
+            .find(|f| f.parent.is_none() && f.name == field.name());
+        match comparable {
+            Some(f) if f.filterable() => filterable.push(f.json_name.clone()),
+            // A oneof member is reported on its own (`refuse_oneof_members`).
+            Some(f) if f.oneof.is_some() || f.optional => {}
+            _ => diagnostics.push(Diagnostic::new(
+                table.at(name),
+                format!(
+                    "`{}` of `{}` cannot be filtered by: only single string, integer, enum, bool and \
+                     timestamp fields outside oneofs and without presence (`optional`, wrappers) can",
+                    name.get_ref(),
+                    table.id
+                ),
+            )),
+        }
+    }
+    Some(filterable)
 }
 
 /// `(default, max)`, when stated and consistent.

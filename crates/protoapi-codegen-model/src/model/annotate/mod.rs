@@ -111,6 +111,7 @@ impl Api {
         };
         fields::refuse_oneof_members(&table, diagnostics);
         let order_by = lists::order_by(&table, diagnostics);
+        let filterable = lists::filterable(&table, diagnostics);
         let page_sizes = lists::page_sizes(&table, diagnostics);
         let filters = self.list_filters(&table, diagnostics);
         let dependents = self.dependents(pool, &table, diagnostics);
@@ -144,6 +145,7 @@ impl Api {
             parent_type,
             references,
             order_by,
+            filterable,
             page_sizes,
             filters,
             dependents,
@@ -164,6 +166,9 @@ impl Api {
         {
             if !resolved.order_by.is_empty() {
                 resource.order_by = resolved.order_by.clone();
+            }
+            if let Some(filterable) = &resolved.filterable {
+                resource.filterable = Some(filterable.clone());
             }
             resource.page_sizes = resolved.page_sizes;
             if let Some(filters) = &resolved.filters {
@@ -235,6 +240,7 @@ struct Resolved {
     parent_type: Option<String>,
     references: Vec<Reference>,
     order_by: Vec<String>,
+    filterable: Option<Vec<String>>,
     page_sizes: Option<(u32, u32)>,
     filters: Option<Vec<String>>,
     dependents: Vec<Dependent>,

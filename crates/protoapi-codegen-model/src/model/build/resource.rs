@@ -107,6 +107,7 @@ pub(super) fn build_resource(
         order_by,
         page_sizes: None,
         filters: vec!["children_of".to_owned(), "descendants_of".to_owned()],
+        filterable: None,
         dependents: Vec::new(),
         rules: Vec::new(),
         public: None,

@@ -40,6 +40,7 @@ pub fn unused_total(shape: &ListShape) -> Option<TokenStream> {
 pub fn list_paging(shape: &ListShape) -> TokenStream {
     let skip = shape.skip.then(|| quote!(skip: request.skip,));
     let order_by = shape.order_by.then(|| quote!(order_by: &request.order_by,));
+    let filter = shape.filter.then(|| quote!(filter: &request.filter,));
     let show_deleted = shape
         .show_deleted
         .then(|| quote!(show_deleted: request.show_deleted,));
@@ -48,15 +49,9 @@ pub fn list_paging(shape: &ListShape) -> TokenStream {
         page_token: &request.page_token,
         #skip
         #order_by
+        #filter
         #show_deleted
     }
-}
-
-/// The refusal of a non-empty AIP-160 `filter`, when the request has one.
-pub fn list_filter(shape: &ListShape) -> Option<TokenStream> {
-    shape
-        .filter
-        .then(|| quote!(standard::refuse_filter(&request.filter)?;))
 }
 
 /// The refusal of an absent or empty mask, when it is REQUIRED.
