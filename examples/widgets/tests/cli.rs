@@ -109,3 +109,37 @@ fn only_the_methods_and_filters_a_collection_has_are_commands() {
     assert!(parse("widgets list --ancestors-of u").is_err());
     assert!(parse("parts list --descendants-of u --all").is_ok());
 }
+
+/// A list whose request has an AIP-160 `filter` takes the expression as
+/// one `--filter`, sent as written; its errors come back as the server's.
+#[tokio::test]
+async fn gadgets_list_takes_a_filter_expression() {
+    let client = widgets::Client::new(Connection::rest(&serve().await).unwrap());
+    let run = |args: &[&str]| {
+        let client = client.clone();
+        let args: Vec<String> = std::iter::once("widgets")
+            .chain(args.iter().copied())
+            .map(str::to_owned)
+            .collect();
+        async move { Cli::try_parse_from(args).unwrap().command.run(&client).await }
+    };
+    let workshop = "1".repeat(40);
+    for (name, size) in [("small", "1"), ("large", "5"), ("huge", "9")] {
+        let display = format!("displayName={name}");
+        let size = format!("size={size}");
+        run(&["gadgets", "create", "--parent", &workshop, "--set", &display, "--set", &size])
+            .await
+            .unwrap();
+    }
+    let page = run(&["gadgets", "list", "--filter", "size >= 5 AND displayName != \"h*\""])
+        .await
+        .unwrap()
+        .to_json();
+    assert_eq!(page["items"].as_array().unwrap().len(), 1, "{page}");
+    assert_eq!(page["items"][0]["displayName"], "large", "{page}");
+    let refused = run(&["gadgets", "list", "--filter", "weight > 2"])
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), protoapi_runtime::Code::InvalidArgument);
+    assert_eq!(refused.field_violations()[0].field, "filter", "{refused}");
+}

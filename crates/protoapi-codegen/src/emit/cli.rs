@@ -426,15 +426,33 @@ fn emit_list_args(collection: &Collection, method: &Method) -> TokenStream {
         let path = json_path(path);
         inserts.push(quote!(cli::insert(&mut request, #path, #value);));
     }
+    // An AIP-160 expression takes `--filter`; the declared field filters
+    // of such a request take `--match`.
+    let expression = method.list_shape().filter;
+    if expression {
+        let fields = collection.resource.filterable();
+        let doc = format!(
+            " An AIP-160 filter on `{}`, e.g. `{} = \"x\" AND NOT ...`.",
+            fields.join("`, `"),
+            fields.first().copied().unwrap_or("field")
+        );
+        flags.push(quote! {
+            #[doc = #doc]
+            #[arg(long, value_name = "EXPRESSION")]
+            pub filter: Option<String>,
+        });
+        inserts.push(quote!(cli::insert(&mut request, "filter", self.filter.clone());));
+    }
     if !fields.is_empty() {
         let names: Vec<&str> = fields.iter().map(|(filter, _)| *filter).collect();
         let doc = format!(
             " A declared filter, `field=value`: `{}`.",
             names.join("`, `")
         );
+        let flag = if expression { "match" } else { "filter" };
         flags.push(quote! {
             #[doc = #doc]
-            #[arg(long = "filter", value_name = "FIELD=VALUE", value_parser = cli::filter(&[#(#names),*]))]
+            #[arg(long = #flag, value_name = "FIELD=VALUE", value_parser = cli::filter(&[#(#names),*]))]
             pub filters: Vec<(String, String)>,
         });
         inserts.push(quote! {
