@@ -30,6 +30,7 @@ pub mod memory;
 pub mod names;
 pub mod owner_only;
 pub mod paging;
+pub mod request_id;
 pub mod resource;
 pub mod row;
 pub mod standard;

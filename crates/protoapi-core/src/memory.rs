@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use crate::mask::Update;
+use crate::request_id::{Recorded, RequestId};
 use crate::resource::{Resource, SortValue};
 use crate::store::{
     Backend, Hierarchy, ListQuery, Matching, OrderBy, Page, PublicItems, StoreError,
@@ -268,6 +269,9 @@ pub struct MemoryStore {
     /// By resource type (`Resource::TYPE`), as rules name them.
     collections: Mutex<HashMap<&'static str, Arc<dyn AnyCollection>>>,
     writes: Mutex<()>,
+    /// What writes under AIP-155 request ids recorded, by key, with when
+    /// each expires; written under the write lock with the write itself.
+    requests: Mutex<HashMap<String, (Recorded, i64)>>,
 }
 
 impl std::fmt::Debug for MemoryStore {
@@ -345,18 +349,96 @@ impl MemoryStore {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+
+    fn requests(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Recorded, i64)>> {
+        self.requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Runs `write` with the current request id, if any, under the write
+    /// lock (taken without an id too when `locked`): `DuplicateRequest`
+    /// when the id holds an unexpired record, else the write, whose
+    /// outcome (the item written or deleted, encoded; asked for only with
+    /// an id: `write(true)`) is recorded under the id when it succeeds.
+    fn once<T>(
+        &self,
+        locked: bool,
+        write: impl FnOnce(bool) -> Result<(T, Vec<u8>), StoreError>,
+    ) -> Result<T, StoreError> {
+        let id = RequestId::current();
+        let _write = (locked || id.is_some()).then(|| self.write_lock());
+        let Some(id) = id else {
+            return write(false).map(|(written, _)| written);
+        };
+        let now = crate::time::now_micros();
+        if self
+            .requests()
+            .get(id.key())
+            .is_some_and(|(_, expires)| *expires > now)
+        {
+            return Err(StoreError::DuplicateRequest);
+        }
+        let (written, outcome) = write(true)?;
+        let record = Recorded {
+            fingerprint: id.fingerprint().to_owned(),
+            outcome,
+        };
+        let mut requests = self.requests();
+        requests.retain(|_, (_, expires)| *expires > now);
+        requests.insert(id.key().to_owned(), (record, id.expires()));
+        Ok(written)
+    }
+
+    /// The encoded item of `uid`, when `recording` and it is stored.
+    fn outcome<R: Resource>(&self, recording: bool, uid: &str) -> Result<Vec<u8>, StoreError> {
+        match recording {
+            true => Ok(self
+                .collection::<R>()
+                .get(uid)?
+                .map(|item| item.encode_to_vec())
+                .unwrap_or_default()),
+            false => Ok(Vec::new()),
+        }
+    }
+
+    /// The declared dependents of `uid` blocking its delete (its children
+    /// too unless `children_go`).
+    fn dependents_of<R: Resource>(&self, uid: &str, children_go: bool) -> Vec<(String, String)> {
+        R::DEPENDENTS
+            .iter()
+            .filter(|dependent| !children_go || dependent.field != "parent")
+            .flat_map(|dependent| {
+                self.existing(dependent.resource_type)
+                    .map(|collection| collection.dependents(dependent.field, uid))
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
 }
 
 impl Backend for MemoryStore {
     async fn insert<R: Resource>(&self, resource: &R) -> Result<(), StoreError> {
-        let _write = self.write_lock();
-        let parent_exists = match (R::PARENT_TYPE, R::parent_key(resource.key())) {
-            (Some(parent_type), Some(parent)) => self.contains(parent_type, parent),
-            // Roots, and parents stored outside the API.
-            _ => true,
-        };
-        self.check_references(resource, None)?;
-        self.collection::<R>().insert(resource, parent_exists)
+        self.once(true, |recording| {
+            let parent_exists = match (R::PARENT_TYPE, R::parent_key(resource.key())) {
+                (Some(parent_type), Some(parent)) => self.contains(parent_type, parent),
+                // Roots, and parents stored outside the API.
+                _ => true,
+            };
+            self.check_references(resource, None)?;
+            self.collection::<R>().insert(resource, parent_exists)?;
+            let outcome = recording.then(|| resource.encode_to_vec());
+            Ok(((), outcome.unwrap_or_default()))
+        })
+    }
+
+    async fn recorded(&self, key: &str) -> Result<Option<Recorded>, StoreError> {
+        let now = crate::time::now_micros();
+        Ok(self
+            .requests()
+            .get(key)
+            .filter(|(_, expires)| *expires > now)
+            .map(|(record, _)| record.clone()))
     }
 
     async fn get<R: Resource>(&self, uid: &str) -> Result<Option<R>, StoreError> {
@@ -372,32 +454,34 @@ impl Backend for MemoryStore {
         uid: &str,
         update: &Update<R>,
     ) -> Result<Option<R>, StoreError> {
-        if R::REFERENCES.is_empty() {
-            return self.collection::<R>().update(uid, update);
-        }
-        // Every update of `R` holds the write lock: the item checked is the
-        // one updated. The check runs outside the collection's lock, which
-        // a reference to an item of the same collection would take again.
-        let _write = self.write_lock();
-        let collection = self.collection::<R>();
-        if let Some(stored) = collection.get(uid)? {
-            let merged = update.apply(&stored).map_err(StoreError::Rejected)?;
-            self.check_references(&merged, Some(&stored))?;
-        }
-        collection.update(uid, update)
+        // An update of `R` with references holds the write lock: the item
+        // checked is the one updated. The check runs outside the
+        // collection's lock, which a reference to an item of the same
+        // collection would take again.
+        self.once(!R::REFERENCES.is_empty(), |recording| {
+            let collection = self.collection::<R>();
+            if !R::REFERENCES.is_empty()
+                && let Some(stored) = collection.get(uid)?
+            {
+                let merged = update.apply(&stored).map_err(StoreError::Rejected)?;
+                self.check_references(&merged, Some(&stored))?;
+            }
+            let updated = collection.update(uid, update)?;
+            let outcome = match (&updated, recording) {
+                (Some(item), true) => item.encode_to_vec(),
+                _ => Vec::new(),
+            };
+            Ok((updated, outcome))
+        })
     }
 
     async fn delete<R: Resource>(&self, uid: &str, etag: Option<&str>) -> Result<bool, StoreError> {
-        let _write = self.write_lock();
-        let dependents = R::DEPENDENTS
-            .iter()
-            .flat_map(|dependent| {
-                self.existing(dependent.resource_type)
-                    .map(|collection| collection.dependents(dependent.field, uid))
-                    .unwrap_or_default()
-            })
-            .collect();
-        self.collection::<R>().delete(uid, etag, dependents)
+        self.once(true, |recording| {
+            let outcome = self.outcome::<R>(recording, uid)?;
+            let dependents = self.dependents_of::<R>(uid, false);
+            let deleted = self.collection::<R>().delete(uid, etag, dependents)?;
+            Ok((deleted, outcome))
+        })
     }
 
     async fn delete_forced<R: Resource>(
@@ -405,34 +489,28 @@ impl Backend for MemoryStore {
         uid: &str,
         etag: Option<&str>,
     ) -> Result<bool, StoreError> {
-        let _write = self.write_lock();
-        // Children go with the item; other dependents still refuse it.
-        let dependents = R::DEPENDENTS
-            .iter()
-            .filter(|dependent| dependent.field != "parent")
-            .flat_map(|dependent| {
-                self.existing(dependent.resource_type)
-                    .map(|collection| collection.dependents(dependent.field, uid))
-                    .unwrap_or_default()
-            })
-            .collect();
-        let collection = self.collection::<R>();
-        if !collection.delete(uid, etag, dependents)? {
-            return Ok(false);
-        }
-        // Every collection below this one, each once.
-        let mut seen: Vec<&'static str> = Vec::new();
-        let mut pending: Vec<&'static str> = AnyCollection::children(&*collection);
-        while let Some(resource_type) = pending.pop() {
-            if seen.contains(&resource_type) {
-                continue;
+        self.once(true, |recording| {
+            let outcome = self.outcome::<R>(recording, uid)?;
+            // Children go with the item; other dependents still refuse it.
+            let dependents = self.dependents_of::<R>(uid, true);
+            let collection = self.collection::<R>();
+            if !collection.delete(uid, etag, dependents)? {
+                return Ok((false, outcome));
             }
-            seen.push(resource_type);
-            if let Some(below) = self.existing(resource_type) {
-                below.remove_below(uid);
-                pending.extend(below.children());
+            // Every collection below this one, each once.
+            let mut seen: Vec<&'static str> = Vec::new();
+            let mut pending: Vec<&'static str> = AnyCollection::children(&*collection);
+            while let Some(resource_type) = pending.pop() {
+                if seen.contains(&resource_type) {
+                    continue;
+                }
+                seen.push(resource_type);
+                if let Some(below) = self.existing(resource_type) {
+                    below.remove_below(uid);
+                    pending.extend(below.children());
+                }
             }
-        }
-        Ok(true)
+            Ok((true, outcome))
+        })
     }
 }

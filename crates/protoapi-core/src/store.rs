@@ -26,6 +26,9 @@ pub enum StoreError {
     /// The update was refused by the request's own checks (run inside the
     /// storage transaction by [`crate::mask::Update::apply`]).
     Rejected(crate::Error),
+    /// A write under an AIP-155 request id another write recorded first
+    /// (a concurrent twin of the request): nothing was written.
+    DuplicateRequest,
     /// The backend does not implement this operation.
     Unimplemented,
     /// The storage cannot be reached now (connection refused or lost, no
@@ -57,6 +60,7 @@ impl fmt::Display for StoreError {
             StoreError::ReferenceNotFound(field) => write!(f, "`{field}` names no item"),
             StoreError::EtagMismatch => f.write_str("etag mismatch"),
             StoreError::Rejected(error) => write!(f, "rejected: {error}"),
+            StoreError::DuplicateRequest => f.write_str("request id already recorded"),
             StoreError::Unimplemented => f.write_str("not implemented by this store"),
             StoreError::Unavailable(error) => write!(f, "storage unavailable: {error}"),
             StoreError::Full(error) => write!(f, "storage full: {error}"),
@@ -256,6 +260,21 @@ pub trait Backend: Send + Sync + 'static {
         key: &str,
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// What a write recorded under an AIP-155 request id key
+    /// ([`crate::request_id::RequestId`]), unless it expired. Every write
+    /// method records, in its own atomic step, the item it wrote (or
+    /// deleted) under [`RequestId::current`](crate::request_id::RequestId::current)
+    /// when there is one, and fails with `DuplicateRequest` when that key
+    /// holds an unexpired record already. Backends that keep none answer
+    /// `None`.
+    fn recorded(
+        &self,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<crate::request_id::Recorded>, StoreError>> + Send {
+        let _ = key;
+        async { Ok(None) }
+    }
 
     /// Deletes an item and every item below it (AIP-135 `force`): the
     /// items of the collections that name it their parent

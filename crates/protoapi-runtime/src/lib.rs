@@ -20,7 +20,7 @@
 
 pub use protoapi_core::{
     Caller, Code, Error, context, error, filter, json, legacy, mask, memory, names, owner_only,
-    paging, resource, row, standard, store, stream, time, uidp,
+    paging, request_id, resource, row, standard, store, stream, time, uidp,
 };
 pub use protoapi_http::{probe, rest};
 

@@ -51,6 +51,7 @@ use sqlx::{AnyPool, ConnectOptions, Connection, Row};
 
 use futures_util::future::BoxFuture;
 use protoapi_core::mask::Update;
+use protoapi_core::request_id::Recorded;
 use protoapi_core::resource::Resource;
 use protoapi_core::store::{Backend, ListQuery, Page, StoreError};
 use protoapi_http::probe::Readiness;
@@ -413,5 +414,9 @@ impl Backend for SqlStore {
         etag: Option<&str>,
     ) -> Result<bool, StoreError> {
         self.table::<R>()?.delete_forced(self, uid, etag).await
+    }
+
+    async fn recorded(&self, key: &str) -> Result<Option<Recorded>, StoreError> {
+        table::request_ids::recorded(self, key).await
     }
 }

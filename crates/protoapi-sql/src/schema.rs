@@ -34,7 +34,7 @@ pub struct Migration {
 
 impl Migration {
     /// A step; `version` must not be one of the library's own schema
-    /// versions (`LIBRARY_VERSIONS`: 1, 3, 4). Append only: a released
+    /// versions (`LIBRARY_VERSIONS`: 1, 3, 4, 5). Append only: a released
     /// version never changes.
     pub const fn new(
         version: i64,
@@ -71,16 +71,19 @@ enum Change {
     /// granted roles), so a write evicts only the cached decisions that
     /// derive from that subject.
     AccessEpochs,
+    /// `request_ids`: what writes under AIP-155 request ids recorded.
+    RequestIds,
     Application(&'static [&'static str]),
 }
 
 /// The versions the library's own steps take.
-pub const LIBRARY_VERSIONS: &[i64] = &[1, 3, 4];
+pub const LIBRARY_VERSIONS: &[i64] = &[1, 3, 4, 5];
 
 const LIBRARY: &[(i64, &str, Change)] = &[
     (1, "collection tables", Change::CollectionTables),
     (3, "access epoch", Change::AccessEpoch),
     (4, "access epochs per subject", Change::AccessEpochs),
+    (5, "request ids", Change::RequestIds),
 ];
 
 /// Key of the PostgreSQL advisory lock serialising concurrent migrations.
@@ -158,6 +161,22 @@ pub(super) async fn migrate(
                 sqlx::query(sqlx::AssertSqlSafe(statement))
                     .execute(&mut *transaction)
                     .await?;
+            }
+            Change::RequestIds => {
+                let Types { text, blob } = &types;
+                let statements = [
+                    format!(
+                        "CREATE TABLE request_ids (key {text} PRIMARY KEY, \
+                         fingerprint {text} NOT NULL, outcome {blob} NOT NULL, \
+                         expires BIGINT NOT NULL)"
+                    ),
+                    "CREATE INDEX request_ids_by_expiry ON request_ids (expires)".to_owned(),
+                ];
+                for statement in statements {
+                    sqlx::query(sqlx::AssertSqlSafe(statement))
+                        .execute(&mut *transaction)
+                        .await?;
+                }
             }
             Change::Application(statements) => {
                 for statement in statements {

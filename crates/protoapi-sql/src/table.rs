@@ -42,6 +42,7 @@ mod cascade;
 mod condition;
 mod delete;
 mod list;
+pub(crate) mod request_ids;
 
 use arguments::Arguments;
 
@@ -400,6 +401,8 @@ impl Table {
             1,
         )
         .await?;
+        self.record(&mut transaction, || resource.encode_to_vec())
+            .await?;
         self.commit(transaction, &[self.subject_of(resource)]).await
     }
 
@@ -635,6 +638,8 @@ impl Table {
             .execute(&mut *transaction)
             .await
             .map_err(backend_error)?;
+        self.record(&mut transaction, || merged.encode_to_vec())
+            .await?;
         let subjects = [self.subject_of(&stored), self.subject_of(&merged)];
         self.commit(transaction, &subjects).await?;
         Ok(Some(merged))

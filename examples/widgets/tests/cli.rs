@@ -121,20 +121,33 @@ async fn gadgets_list_takes_a_filter_expression() {
             .chain(args.iter().copied())
             .map(str::to_owned)
             .collect();
-        async move { Cli::try_parse_from(args).unwrap().command.run(&client).await }
+        async move {
+            Cli::try_parse_from(args)
+                .unwrap()
+                .command
+                .run(&client)
+                .await
+        }
     };
     let workshop = "1".repeat(40);
     for (name, size) in [("small", "1"), ("large", "5"), ("huge", "9")] {
         let display = format!("displayName={name}");
         let size = format!("size={size}");
-        run(&["gadgets", "create", "--parent", &workshop, "--set", &display, "--set", &size])
-            .await
-            .unwrap();
-    }
-    let page = run(&["gadgets", "list", "--filter", "size >= 5 AND displayName != \"h*\""])
+        run(&[
+            "gadgets", "create", "--parent", &workshop, "--set", &display, "--set", &size,
+        ])
         .await
-        .unwrap()
-        .to_json();
+        .unwrap();
+    }
+    let page = run(&[
+        "gadgets",
+        "list",
+        "--filter",
+        "size >= 5 AND displayName != \"h*\"",
+    ])
+    .await
+    .unwrap()
+    .to_json();
     assert_eq!(page["items"].as_array().unwrap().len(), 1, "{page}");
     assert_eq!(page["items"][0]["displayName"], "large", "{page}");
     let refused = run(&["gadgets", "list", "--filter", "weight > 2"])

@@ -583,6 +583,19 @@ pub trait DocumentStore: Send + Sync + 'static {
         let _ = (key, etag);
         async { Err(StoreError::Unimplemented) }
     }
+    /// What a write of a Document recorded under an AIP-155 request id key, unless it expired. A store that records them keeps, in the same atomic step as each write it commits under `RequestId::current()`, the Document written (or deleted) with the id's fingerprint, and fails that write with `DuplicateRequest` when the key holds a record already. The default keeps none: retries then write again.
+    fn recorded_document_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        let _ = key;
+        async { Ok(None) }
+    }
 }
 /// The fields of [`Document`] a store keeps in columns of their own:
 /// those the annotation files' rules look up (ordering, the name filter,
@@ -694,6 +707,17 @@ impl<B: Backend> DocumentStore for B {
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
         Backend::delete::<Document>(self, key, etag)
+    }
+    fn recorded_document_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        Backend::recorded(self, key)
     }
 }
 /// Manages published security advisory documents. Reading a published one

@@ -2308,6 +2308,19 @@ pub trait GroupStore: Send + Sync + 'static {
         let _ = (key, etag);
         async { Err(StoreError::Unimplemented) }
     }
+    /// What a write of a Group recorded under an AIP-155 request id key, unless it expired. A store that records them keeps, in the same atomic step as each write it commits under `RequestId::current()`, the Group written (or deleted) with the id's fingerprint, and fails that write with `DuplicateRequest` when the key holds a record already. The default keeps none: retries then write again.
+    fn recorded_group_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        let _ = key;
+        async { Ok(None) }
+    }
 }
 /** Storage of [`Identity`] resources (`iam.platform/Identity`), each stored under its key: its uid.
 
@@ -2358,6 +2371,19 @@ pub trait IdentityStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
         let _ = (key, etag);
         async { Err(StoreError::Unimplemented) }
+    }
+    /// What a write of a Identity recorded under an AIP-155 request id key, unless it expired. A store that records them keeps, in the same atomic step as each write it commits under `RequestId::current()`, the Identity written (or deleted) with the id's fingerprint, and fails that write with `DuplicateRequest` when the key holds a record already. The default keeps none: retries then write again.
+    fn recorded_identity_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        let _ = key;
+        async { Ok(None) }
     }
 }
 /** Storage of [`RoleBinding`] resources (`iam.platform/RoleBinding`), each stored under its key: its uid.
@@ -2410,6 +2436,19 @@ pub trait RoleBindingStore: Send + Sync + 'static {
         let _ = (key, etag);
         async { Err(StoreError::Unimplemented) }
     }
+    /// What a write of a RoleBinding recorded under an AIP-155 request id key, unless it expired. A store that records them keeps, in the same atomic step as each write it commits under `RequestId::current()`, the RoleBinding written (or deleted) with the id's fingerprint, and fails that write with `DuplicateRequest` when the key holds a record already. The default keeps none: retries then write again.
+    fn recorded_role_binding_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        let _ = key;
+        async { Ok(None) }
+    }
 }
 /** Storage of [`Role`] resources (`iam.platform/Role`), each stored under its key: its uid.
 
@@ -2460,6 +2499,19 @@ pub trait RoleStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
         let _ = (key, etag);
         async { Err(StoreError::Unimplemented) }
+    }
+    /// What a write of a Role recorded under an AIP-155 request id key, unless it expired. A store that records them keeps, in the same atomic step as each write it commits under `RequestId::current()`, the Role written (or deleted) with the id's fingerprint, and fails that write with `DuplicateRequest` when the key holds a record already. The default keeps none: retries then write again.
+    fn recorded_role_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        let _ = key;
+        async { Ok(None) }
     }
 }
 /// The fields of [`Group`] a store keeps in columns of their own:
@@ -2749,6 +2801,17 @@ impl<B: Backend> GroupStore for B {
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
         Backend::delete::<Group>(self, key, etag)
     }
+    fn recorded_group_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        Backend::recorded(self, key)
+    }
 }
 /// `iam.platform/Identity` in any of the library's storage backends, with the rules the annotation files declare.
 impl<B: Backend> IdentityStore for B {
@@ -2789,6 +2852,17 @@ impl<B: Backend> IdentityStore for B {
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
         Backend::delete::<Identity>(self, key, etag)
+    }
+    fn recorded_identity_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        Backend::recorded(self, key)
     }
 }
 /// `iam.platform/RoleBinding` in any of the library's storage backends, with the rules the annotation files declare.
@@ -2831,6 +2905,17 @@ impl<B: Backend> RoleBindingStore for B {
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
         Backend::delete::<RoleBinding>(self, key, etag)
     }
+    fn recorded_role_binding_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        Backend::recorded(self, key)
+    }
 }
 /// `iam.platform/Role` in any of the library's storage backends, with the rules the annotation files declare.
 impl<B: Backend> RoleStore for B {
@@ -2871,6 +2956,17 @@ impl<B: Backend> RoleStore for B {
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
         Backend::delete::<Role>(self, key, etag)
+    }
+    fn recorded_role_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        Backend::recorded(self, key)
     }
 }
 /// Manages groups: the tree of organizations and teams that every other

@@ -575,6 +575,19 @@ pub trait ArtifactStore: Send + Sync + 'static {
         let _ = (key, etag);
         async { Err(StoreError::Unimplemented) }
     }
+    /// What a write of a Artifact recorded under an AIP-155 request id key, unless it expired. A store that records them keeps, in the same atomic step as each write it commits under `RequestId::current()`, the Artifact written (or deleted) with the id's fingerprint, and fails that write with `DuplicateRequest` when the key holds a record already. The default keeps none: retries then write again.
+    fn recorded_artifact_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        let _ = key;
+        async { Ok(None) }
+    }
 }
 /// The fields of [`Artifact`] a store keeps in columns of their own:
 /// those the annotation files' rules look up (ordering, the name filter,
@@ -672,6 +685,17 @@ impl<B: Backend> ArtifactStore for B {
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
         Backend::delete::<Artifact>(self, key, etag)
+    }
+    fn recorded_artifact_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        Backend::recorded(self, key)
     }
 }
 /// Manages language-ecosystem libraries.

@@ -567,6 +567,19 @@ pub trait RepoStore: Send + Sync + 'static {
         let _ = (key, etag);
         async { Err(StoreError::Unimplemented) }
     }
+    /// What a write of a Repo recorded under an AIP-155 request id key, unless it expired. A store that records them keeps, in the same atomic step as each write it commits under `RequestId::current()`, the Repo written (or deleted) with the id's fingerprint, and fails that write with `DuplicateRequest` when the key holds a record already. The default keeps none: retries then write again.
+    fn recorded_repo_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        let _ = key;
+        async { Ok(None) }
+    }
 }
 /// The fields of [`Repo`] a store keeps in columns of their own:
 /// those the annotation files' rules look up (ordering, the name filter,
@@ -673,6 +686,17 @@ impl<B: Backend> RepoStore for B {
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
         Backend::delete::<Repo>(self, key, etag)
+    }
+    fn recorded_repo_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        Backend::recorded(self, key)
     }
 }
 /// Manages container repositories.

@@ -565,6 +565,19 @@ pub trait AdvisoryStore: Send + Sync + 'static {
         let _ = (key, etag);
         async { Err(StoreError::Unimplemented) }
     }
+    /// What a write of a Advisory recorded under an AIP-155 request id key, unless it expired. A store that records them keeps, in the same atomic step as each write it commits under `RequestId::current()`, the Advisory written (or deleted) with the id's fingerprint, and fails that write with `DuplicateRequest` when the key holds a record already. The default keeps none: retries then write again.
+    fn recorded_advisory_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        let _ = key;
+        async { Ok(None) }
+    }
 }
 /// The fields of [`Advisory`] a store keeps in columns of their own:
 /// those the annotation files' rules look up (ordering, the name filter,
@@ -672,6 +685,17 @@ impl<B: Backend> AdvisoryStore for B {
         etag: Option<&str>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
         Backend::delete::<Advisory>(self, key, etag)
+    }
+    fn recorded_advisory_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        Backend::recorded(self, key)
     }
 }
 /// Reads vulnerability advisories about artifacts. Read-only in v2; v1 writes them.

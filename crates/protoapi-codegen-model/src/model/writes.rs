@@ -1,6 +1,8 @@
 //! Request fields that change what a standard write does: AIP-163
 //! `bool validate_only` (Create, Update, Delete, Undelete: every check runs,
-//! nothing is written, the answer is what the write would answer) and
+//! nothing is written, the answer is what the write would answer), AIP-155
+//! `string request_id` (the same four: a retry is answered from what the
+//! first request recorded with its write) and
 //! AIP-135 `bool allow_missing` on a Delete answering `Empty` (deleting a
 //! missing item succeeds). Anything else spelled like them is a diagnostic:
 //! a server that ignored either would write when asked not to, or refuse
@@ -19,6 +21,9 @@ pub struct WriteOptions {
     pub validate_only: bool,
     /// `allow_missing` of a Delete: a missing item is not an error.
     pub allow_missing: bool,
+    /// `string request_id` (AIP-155): a retry with the same id is answered
+    /// as the first request was, without a second write.
+    pub request_id: bool,
 }
 
 /// The write options of `method`'s request, or `None` once a field of that
@@ -60,6 +65,18 @@ pub(super) fn write_options(
                 &field,
                 format!(
                     "`{}.validate_only` is not a `bool` (AIP-163)",
+                    request.name()
+                ),
+            ),
+        }
+    }
+    if let Some(field) = request.get_field_by_name("request_id").filter(|_| writes) {
+        match matches!(field.kind(), Kind::String) && !field.is_list() {
+            true => options.request_id = true,
+            false => refuse(
+                &field,
+                format!(
+                    "`{}.request_id` is not a `string` (AIP-155: a UUID)",
                     request.name()
                 ),
             ),

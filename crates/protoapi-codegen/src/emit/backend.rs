@@ -19,6 +19,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         update,
         delete,
         keeps,
+        recorded,
         ..
     } = StoreMethods::of(resource);
     let doc = format!(
@@ -63,6 +64,13 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
 
             fn #delete(&self, key: &str, etag: Option<&str>) -> impl Future<Output = Result<bool, StoreError>> + Send {
                 Backend::delete::<#ty>(self, key, etag)
+            }
+
+            fn #recorded(
+                &self,
+                key: &str,
+            ) -> impl Future<Output = Result<Option<::protoapi_runtime::__private::standard::Recorded>, StoreError>> + Send {
+                Backend::recorded(self, key)
             }
         }
     }

@@ -236,6 +236,19 @@ fn emit_method(scope: &super::Scope, api: &Api, service: &Service, method: &Meth
             }
         }
     };
+    // AIP-155: the flow runs with the request's id for storage to record.
+    let body = match (&method.writes.request_id, method.standard.resource()) {
+        (true, Some(_)) => {
+            let full_name = format!("{}/{}", service.full_name, method.name);
+            quote! {
+                let request_id = self.context.request_id(
+                    caller, #full_name, &request.request_id, &request,
+                )?;
+                standard::RequestId::scope(request_id, async { #body }).await
+            }
+        }
+        _ => body,
+    };
     // The one place the service's errors take its domain, whichever
     // transport called.
     quote! {
@@ -470,6 +483,7 @@ impl<'a> Flow<'a> {
         let body = self.edge.received(&field, &body_field);
         let created = self.edge.shown(quote!(resource));
         let dry_run = self.dry_create(&created);
+        let recall = self.recall(Some(self.edge.shown(quote!(item))));
         let shared = self.shared_write(quote!(&request.parent));
         // UIDPs in the body longer than the API allows are refused
         // before authorization, alike with or without a token.
@@ -488,6 +502,7 @@ impl<'a> Flow<'a> {
             #uid_lengths
             self.context.authorize(caller, #capability, &request.parent).await?;
             #shared
+            #recall
             let resource = standard::prepare_create(caller, &request.parent, #body, #body_field)?;
             #references
             #must_hold
@@ -574,6 +589,7 @@ impl<'a> Flow<'a> {
         };
         let required_mask = super::shared::shapes::required_mask(&shape);
         let updated = self.edge.shown(quote!(updated));
+        let recall = self.recall(Some(self.edge.shown(quote!(item))));
         let shared = self.shared_write(quote!(
             ::protoapi_runtime::__private::uidp::parent(uid).unwrap_or_default()
         ));
@@ -591,6 +607,7 @@ impl<'a> Flow<'a> {
             #required_mask
             self.context.authorize(caller, #capability, uid).await?;
             #shared
+            #recall
             let update = standard::plan_update(
                 &self.context, caller, uid, #mask, #patch, #body_field,
             )
@@ -611,6 +628,11 @@ impl<'a> Flow<'a> {
             true => self.edge.shown(quote!(item)),
             false => quote!(()),
         };
+        let recall = self.recall(
+            shape
+                .returns_resource
+                .then(|| self.edge.shown(quote!(item))),
+        );
         let shared = self.shared_write(quote!(
             ::protoapi_runtime::__private::uidp::parent(uid).unwrap_or_default()
         ));
@@ -630,6 +652,7 @@ impl<'a> Flow<'a> {
                 #uid
                 self.context.authorize(caller, #capability, uid).await?;
                 #shared
+                #recall
                 #rest
             };
         }
@@ -637,6 +660,7 @@ impl<'a> Flow<'a> {
             #uid
             self.context.authorize(caller, #capability, uid).await?;
             #shared
+            #recall
             let etag = #etag;
             #read
             #finish
@@ -649,6 +673,7 @@ impl<'a> Flow<'a> {
         let uid = self.edge.let_uid(ty);
         let etag = self.edge.etag(&self.method.delete_shape());
         let answer = Some(self.edge.shown(quote!(item)));
+        let recall = self.recall(answer.clone());
         let shared = self.shared_write(quote!(
             ::protoapi_runtime::__private::uidp::parent(uid).unwrap_or_default()
         ));
@@ -663,6 +688,7 @@ impl<'a> Flow<'a> {
             #uid
             self.context.authorize(caller, #capability, uid).await?;
             #shared
+            #recall
             #rest
         }
     }
@@ -674,6 +700,25 @@ impl<'a> Flow<'a> {
         let shown = self.edge.shown_items(items_field);
         let (ty, capability) = (&self.ty, &self.capability);
         super::shared::shapes::batch_get(standard, ty, capability, &self.store, output, shown)
+    }
+
+    /// A retry's early answer (AIP-155), once authorized: what the first
+    /// request under its `request_id` wrote, as `answer` shows `item`
+    /// (`None`: the method answers `Empty`).
+    pub(super) fn recall(&self, answer: Option<TokenStream>) -> Option<TokenStream> {
+        let ty = &self.ty;
+        let recorded = self.store.call(&self.store.recorded, quote!(&key));
+        let (item, answer) = match answer {
+            Some(answer) => (quote!(item), answer),
+            None => (quote!(_item), quote!(())),
+        };
+        self.method.writes.request_id.then(|| {
+            quote! {
+                if let Some(#item) = standard::recall::<#ty, _>(|key| async move { #recorded.await }).await? {
+                    return Ok(#answer);
+                }
+            }
+        })
     }
 
     /// A Create's early answer when the request asks `validate_only`

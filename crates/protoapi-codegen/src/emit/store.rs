@@ -21,6 +21,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         update,
         delete,
         keeps,
+        recorded,
         ..
     } = StoreMethods::of(resource);
     let key = match &resource.names {
@@ -57,6 +58,13 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         " Whether this backend stores {kind} items at all (a SQL store without their \
          table does not): the generated `Services` names a served type that is \
          not kept when the router is built, instead of answering `UNIMPLEMENTED` later."
+    );
+    let recorded_doc = format!(
+        " What a write of a {kind} recorded under an AIP-155 request id key, unless it \
+         expired. A store that records them keeps, in the same atomic step as each write \
+         it commits under `RequestId::current()`, the {kind} written (or deleted) with the \
+         id's fingerprint, and fails that write with `DuplicateRequest` when the key holds \
+         a record already. The default keeps none: retries then write again."
     );
     let delete_forced = forced_delete(resource);
     quote! {
@@ -105,6 +113,15 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             ) -> impl Future<Output = Result<bool, StoreError>> + Send {
                 let _ = (key, etag);
                 async { Err(StoreError::Unimplemented) }
+            }
+
+            #[doc = #recorded_doc]
+            fn #recorded(
+                &self,
+                key: &str,
+            ) -> impl Future<Output = Result<Option<::protoapi_runtime::__private::standard::Recorded>, StoreError>> + Send {
+                let _ = key;
+                async { Ok(None) }
             }
         }
     }

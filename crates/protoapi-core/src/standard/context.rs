@@ -25,6 +25,8 @@ pub struct ApiContext {
     shared_scopes: Arc<[String]>,
     /// Largest encoded size of the items of one list page.
     pub(super) list_budget: usize,
+    /// How long AIP-155 request ids are remembered.
+    pub(super) request_id_window: std::time::Duration,
 }
 
 impl ApiContext {
@@ -34,6 +36,7 @@ impl ApiContext {
             authorizer,
             shared_scopes: Arc::new([]),
             list_budget: LIST_BUDGET_BYTES,
+            request_id_window: super::REQUEST_ID_WINDOW,
         }
     }
 
@@ -51,6 +54,27 @@ impl ApiContext {
     pub fn with_list_budget(mut self, bytes: usize) -> Self {
         self.list_budget = bytes;
         self
+    }
+
+    /// Remembers AIP-155 request ids for `window` (default
+    /// [`REQUEST_ID_WINDOW`](super::REQUEST_ID_WINDOW)): a retry within it
+    /// is answered as the first request was.
+    pub fn with_request_id_window(mut self, window: std::time::Duration) -> Self {
+        self.request_id_window = window;
+        self
+    }
+
+    /// The AIP-155 request id of `request` to `method` (its full name) by
+    /// `caller`, remembered for this API's window: `None` when `request_id`
+    /// is empty; INVALID_ARGUMENT naming `requestId` unless it is a UUID.
+    pub fn request_id<M: crate::json::JsonMessage>(
+        &self,
+        caller: &Caller,
+        method: &str,
+        request_id: &str,
+        request: &M,
+    ) -> Result<Option<super::RequestId>, Error> {
+        super::RequestId::new(self.request_id_window, caller, method, request_id, request)
     }
 
     /// PERMISSION_DENIED unless `caller` holds every one of `capabilities`

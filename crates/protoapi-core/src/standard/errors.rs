@@ -18,6 +18,11 @@ pub fn store_error<R: Resource>(error: StoreError, uid: &str, parent: &str) -> E
                 None => error,
             }
         }
+        StoreError::DuplicateRequest => Error::new(
+            Code::Aborted,
+            "REQUEST_IN_PROGRESS",
+            "a request with this `requestId` was written meanwhile; retry it to get its answer",
+        ),
         StoreError::AlreadyExists => Error::new(
             Code::AlreadyExists,
             "ALREADY_EXISTS",

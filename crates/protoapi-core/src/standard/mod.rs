@@ -13,8 +13,10 @@ mod get;
 mod ids;
 mod list;
 pub mod names;
+mod request_ids;
 mod update;
 
+pub use crate::request_id::{REQUEST_ID_WINDOW, Recorded, RequestId};
 pub use batch::{MAX_BATCH_GET, batch_uids};
 pub use context::{ApiContext, LIST_BUDGET_BYTES};
 pub use create::{prepare_create, resolve_reference};
@@ -24,6 +26,7 @@ pub use filters::{ListRequest, MAX_IDS};
 pub use get::get;
 pub use ids::{check_uid_lengths, parse_parent, parse_uid};
 pub use list::{LIST_BUDGET_TRUNCATIONS, ListPlan};
+pub use request_ids::recall;
 pub use update::{dry_update, plan_update, require_mask, updated};
 
 // Resource facts generated code has always named here.

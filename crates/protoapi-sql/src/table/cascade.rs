@@ -35,6 +35,7 @@ impl Table {
         if !dependents.is_empty() {
             return Err(StoreError::HasDependents(dependents));
         }
+        let outcome = self.outcome_of(&mut transaction, uid).await?;
         let (start, end) = uidp::descendant_range(uid);
         let mut subjects = vec![subject];
         for table in self.descendant_tables(store)? {
@@ -59,6 +60,7 @@ impl Table {
             }
         }
         self.delete_row(&mut transaction, uid).await?;
+        self.record(&mut transaction, || outcome).await?;
         self.commit(transaction, &subjects).await?;
         Ok(true)
     }

@@ -33,7 +33,9 @@ impl Table {
         if !dependents.is_empty() {
             return Err(StoreError::HasDependents(dependents));
         }
+        let outcome = self.outcome_of(&mut transaction, uid).await?;
         self.delete_row(&mut transaction, uid).await?;
+        self.record(&mut transaction, || outcome).await?;
         self.commit(transaction, &[subject]).await?;
         Ok(true)
     }

@@ -101,9 +101,11 @@ impl Flow<'_> {
             }
             None => (quote!(""), quote!(None)),
         };
+        let recall = self.recall(Some(quote!(item)));
         quote! {
             standard::names::parse_create::<#ty>(#parent, #checked_id)?;
             self.context.authorize(caller, #capability, #parent).await?;
+            #recall
             let resource = standard::names::prepare_create::<#ty>(#parent, #id, request.#field, #body_json)?;
             #dry_run
             #insert
@@ -136,12 +138,14 @@ impl Flow<'_> {
         };
         // A REQUIRED mask (AIP-134) must name fields.
         let required = crate::emit::shared::shapes::required_mask(&self.method.update_shape());
+        let recall = self.recall(Some(quote!(item)));
         quote! {
             #required
             let name = request.#field.as_ref().map(|body| body.name.clone()).unwrap_or_default();
             standard::names::parse_name::<#ty>(#name_path, &name)?;
             let uid = name.as_str();
             self.context.authorize(caller, #capability, uid).await?;
+            #recall
             let update = standard::plan_update(
                 &self.context, caller, uid, #mask, request.#field.unwrap_or_default(), #body_json,
             )
@@ -160,6 +164,7 @@ impl Flow<'_> {
         };
         let answer =
             (undelete || self.method.delete_shape().returns_resource).then(|| quote!(item));
+        let recall = self.recall(answer.clone());
         let rest = crate::emit::shared::shapes::lifecycle(
             ty,
             &self.store,
@@ -171,6 +176,7 @@ impl Flow<'_> {
         quote! {
             #parse_name
             self.context.authorize(caller, #capability, uid).await?;
+            #recall
             #rest
         }
     }
@@ -205,9 +211,11 @@ impl Flow<'_> {
             answer,
         );
         let parse_name = self.parse_name();
+        let recall = self.recall(shape.returns_resource.then(|| quote!(item)));
         quote! {
             #parse_name
             self.context.authorize(caller, #capability, uid).await?;
+            #recall
             let etag = #etag;
             #read
             #finish

@@ -37,6 +37,9 @@ pub struct StoreMethods {
     pub delete: syn::Ident,
     /// `keeps_groups`: whether the backend stores the resource at all.
     pub keeps: syn::Ident,
+    /// `recorded_group_write`: what a write under an AIP-155 request id
+    /// recorded.
+    pub recorded: syn::Ident,
     /// The storage trait as the calling service names it, and the methods
     /// another trait bounding the service's store also has: its handler
     /// trait (a custom `UpdateDataAgent` beside the store's
@@ -61,6 +64,7 @@ impl StoreMethods {
             update: format_ident!("update_{singular}"),
             delete: format_ident!("delete_{singular}"),
             keeps: format_ident!("keeps_{plural}"),
+            recorded: format_ident!("recorded_{singular}_write"),
             shared: None,
         }
     }
@@ -94,13 +98,14 @@ impl StoreMethods {
     }
 
     /// The methods the standard methods call.
-    fn standard(&self) -> [&syn::Ident; 5] {
+    fn standard(&self) -> [&syn::Ident; 6] {
         [
             &self.insert,
             &self.get,
             &self.list,
             &self.update,
             &self.delete,
+            &self.recorded,
         ]
     }
 
