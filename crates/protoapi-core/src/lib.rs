@@ -21,6 +21,7 @@
 
 pub mod auth;
 pub mod context;
+pub mod dry_run;
 pub mod error;
 pub mod filter;
 pub mod json;

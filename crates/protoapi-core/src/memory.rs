@@ -9,6 +9,7 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
+use crate::dry_run::DryRun;
 use crate::mask::Update;
 use crate::request_id::{Recorded, RequestId};
 use crate::resource::{Resource, SortValue};
@@ -45,7 +46,9 @@ impl<R: Resource> MemoryCollection<R> {
         if items.contains_key(resource.key()) {
             return Err(StoreError::AlreadyExists);
         }
-        items.insert(resource.key().to_owned(), resource.clone());
+        if !DryRun::current() {
+            items.insert(resource.key().to_owned(), resource.clone());
+        }
         Ok(())
     }
 
@@ -109,7 +112,9 @@ impl<R: Resource> MemoryCollection<R> {
             return Ok(None);
         };
         let merged = update.apply(stored).map_err(StoreError::Rejected)?;
-        *stored = merged.clone();
+        if !DryRun::current() {
+            *stored = merged.clone();
+        }
         Ok(Some(merged))
     }
 
@@ -130,7 +135,9 @@ impl<R: Resource> MemoryCollection<R> {
         if !dependents.is_empty() {
             return Err(StoreError::HasDependents(dependents));
         }
-        items.remove(uid);
+        if !DryRun::current() {
+            items.remove(uid);
+        }
         Ok(true)
     }
 
@@ -366,7 +373,8 @@ impl MemoryStore {
         locked: bool,
         write: impl FnOnce(bool) -> Result<(T, Vec<u8>), StoreError>,
     ) -> Result<T, StoreError> {
-        let id = RequestId::current();
+        // A dry run records nothing, as it writes nothing.
+        let id = RequestId::current().filter(|_| !DryRun::current());
         let _write = (locked || id.is_some()).then(|| self.write_lock());
         let Some(id) = id else {
             return write(false).map(|(written, _)| written);
@@ -418,6 +426,10 @@ impl MemoryStore {
 }
 
 impl Backend for MemoryStore {
+    fn dry_runs(&self) -> bool {
+        true
+    }
+
     async fn insert<R: Resource>(&self, resource: &R) -> Result<(), StoreError> {
         self.once(true, |recording| {
             let parent_exists = match (R::PARENT_TYPE, R::parent_key(resource.key())) {
@@ -496,6 +508,10 @@ impl Backend for MemoryStore {
             let collection = self.collection::<R>();
             if !collection.delete(uid, etag, dependents)? {
                 return Ok((false, outcome));
+            }
+            if DryRun::current() {
+                // Checked; nothing below it goes either.
+                return Ok((true, outcome));
             }
             // Every collection below this one, each once.
             let mut seen: Vec<&'static str> = Vec::new();

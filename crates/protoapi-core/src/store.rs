@@ -224,6 +224,14 @@ pub trait Backend: Send + Sync + 'static {
         true
     }
 
+    /// Whether writes under [`DryRun::current`](crate::dry_run::DryRun::current)
+    /// (AIP-163 `validate_only`) run every check and change nothing: the
+    /// library's stores roll them back. Generated methods hand a dry run
+    /// only to a store that says so; the default says no.
+    fn dry_runs(&self) -> bool {
+        false
+    }
+
     /// Stores a new item: `ParentNotFound` when its parent (of the declared
     /// parent type) is missing, `ReferenceNotFound` when a reference names
     /// no item, `AlreadyExists` when the key is taken.

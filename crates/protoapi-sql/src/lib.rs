@@ -384,6 +384,10 @@ impl Backend for SqlStore {
         self.tables.contains_key(resource_type)
     }
 
+    fn dry_runs(&self) -> bool {
+        true
+    }
+
     async fn insert<R: Resource>(&self, resource: &R) -> Result<(), StoreError> {
         self.table::<R>()?.insert(self, resource).await
     }

@@ -9,6 +9,7 @@ use sqlx::{Any, Row};
 use sqlx::AnyPool;
 
 use super::dialect::Dialect;
+use protoapi_core::dry_run::DryRun;
 use protoapi_core::mask::Update;
 use protoapi_core::resource::{Dependent, Public, Reference, Resource, SortValue};
 use protoapi_core::row::{self, ColumnSpec};
@@ -137,8 +138,8 @@ impl Table {
         })
     }
 
-    /// Commits a write, advancing the access epoch of each subject it
-    /// touched first: a server that sees the commit sees the new epochs.
+    /// Commits a write (rolls back a dry run, [`DryRun`]), advancing the
+    /// access epoch of each subject it touched first: a server that sees the commit sees the new epochs.
     /// Only decisions derived from those subjects go stale, so a write in
     /// one hierarchy leaves the cached grants of every other one be.
     async fn commit(
@@ -149,6 +150,10 @@ impl Table {
         let mut subjects: Vec<&String> = subjects.iter().flatten().collect();
         subjects.sort();
         subjects.dedup();
+        // A dry run (AIP-163 `validate_only`) ends here, every check run.
+        if DryRun::current() {
+            return transaction.rollback().await.map_err(backend_error);
+        }
         for subject in subjects {
             sqlx::query(
                 "INSERT INTO access_epochs (subject, epoch) VALUES ($1, 1) \

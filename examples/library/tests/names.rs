@@ -287,6 +287,7 @@ async fn grpc(base: &str) {
             title: "Hamlet".into(),
             ..Default::default()
         }),
+        ..Default::default()
     };
     let hamlet = books
         .create_book(book("shelves/drama", "hamlet"))
@@ -542,6 +543,7 @@ async fn soft_delete_grpc(base: &str) {
                     title: id.into(),
                     ..Default::default()
                 }),
+                ..Default::default()
             })
             .await
             .unwrap();
@@ -673,6 +675,7 @@ async fn references(base: &str) {
                 sequel: "shelves/gone/books/other".into(),
                 ..Default::default()
             }),
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -682,7 +685,7 @@ async fn references(base: &str) {
 
 /// `validate_only` (AIP-163) checks a create, an update and deletes (soft
 /// and final) and answers what they would, writing nothing; refusals are
-/// the same as the writes'. `allow_missing` (AIP-135) makes deleting a
+/// the same as the writes', those only storage finds included. `allow_missing` (AIP-135) makes deleting a
 /// missing shelf succeed.
 async fn dry_runs(base: &str) {
     let (status, shelf) = call(
@@ -708,6 +711,37 @@ async fn dry_runs(base: &str) {
         .await
         .1;
     let b = "/v1/shelves/dry/books/b";
+    // What only storage finds is reported too: the dry run reaches the
+    // store, which checks the write and rolls it back.
+    let again = "/v1/shelves?shelfId=dry&validateOnly=true";
+    let (status, body) = call(base, "POST", again, Some(json!({"theme": "x"}))).await;
+    assert_eq!(
+        (status, &body["error"]["status"]),
+        (409, &json!("ALREADY_EXISTS")),
+        "{body}"
+    );
+    let orphan = "/v1/shelves/nowhere/books?bookId=x&validateOnly=true";
+    let (status, body) = call(base, "POST", orphan, Some(json!({"title": "x"}))).await;
+    assert_eq!(
+        (status, &body["error"]["status"]),
+        (404, &json!("NOT_FOUND")),
+        "{body}"
+    );
+    let (status, body) = call(base, "DELETE", "/v1/shelves/dry?validateOnly=true", None).await;
+    assert_eq!(
+        body["error"]["status"], "FAILED_PRECONDITION",
+        "{status}: {body}"
+    );
+    let (status, body) = call(
+        base,
+        "DELETE",
+        "/v1/shelves/dry?validateOnly=true&force=true",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "a forced dry run deletes nothing: {body}");
+    assert_eq!(call(base, "GET", b, None).await.0, 200);
+    assert_eq!(call(base, "GET", "/v1/shelves/dry", None).await.0, 200);
     let path = format!("{b}?updateMask=title&validateOnly=true");
     let (status, would) = call(base, "PATCH", &path, Some(json!({"title": "new"}))).await;
     assert_eq!((status, &would["title"]), (200, &json!("new")), "{would}");

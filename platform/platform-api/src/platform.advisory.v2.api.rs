@@ -541,6 +541,10 @@ pub trait DocumentStore: Send + Sync + 'static {
     fn keeps_documents(&self) -> bool {
         true
     }
+    /// Whether writes of Document items under `DryRun::current()` (AIP-163 `validate_only`) run every check and change nothing. The generated methods validate through a store that says so, and without storage otherwise (what only storage finds then goes unreported). The default says no.
+    fn dry_runs_documents(&self) -> bool {
+        false
+    }
     /// Stores a new Document. Fails with `ParentNotFound` when the key's parent does not exist and `AlreadyExists` when the key is taken.
     fn insert_document(
         &self,
@@ -675,6 +679,9 @@ impl<B: Backend> DocumentStore for B {
             self,
             <Document as ::protoapi_runtime::__private::resource::Resource>::TYPE,
         )
+    }
+    fn dry_runs_documents(&self) -> bool {
+        Backend::dry_runs(self)
     }
     fn insert_document(
         &self,

@@ -2266,6 +2266,10 @@ pub trait GroupStore: Send + Sync + 'static {
     fn keeps_groups(&self) -> bool {
         true
     }
+    /// Whether writes of Group items under `DryRun::current()` (AIP-163 `validate_only`) run every check and change nothing. The generated methods validate through a store that says so, and without storage otherwise (what only storage finds then goes unreported). The default says no.
+    fn dry_runs_groups(&self) -> bool {
+        false
+    }
     /// Stores a new Group. Fails with `ParentNotFound` when the key's parent does not exist and `AlreadyExists` when the key is taken.
     fn insert_group(
         &self,
@@ -2329,6 +2333,10 @@ pub trait IdentityStore: Send + Sync + 'static {
     /// Whether this backend stores Identity items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
     fn keeps_identities(&self) -> bool {
         true
+    }
+    /// Whether writes of Identity items under `DryRun::current()` (AIP-163 `validate_only`) run every check and change nothing. The generated methods validate through a store that says so, and without storage otherwise (what only storage finds then goes unreported). The default says no.
+    fn dry_runs_identities(&self) -> bool {
+        false
     }
     /// Stores a new Identity. Fails with `ParentNotFound` when the key's parent does not exist and `AlreadyExists` when the key is taken.
     fn insert_identity(
@@ -2394,6 +2402,10 @@ pub trait RoleBindingStore: Send + Sync + 'static {
     fn keeps_role_bindings(&self) -> bool {
         true
     }
+    /// Whether writes of RoleBinding items under `DryRun::current()` (AIP-163 `validate_only`) run every check and change nothing. The generated methods validate through a store that says so, and without storage otherwise (what only storage finds then goes unreported). The default says no.
+    fn dry_runs_role_bindings(&self) -> bool {
+        false
+    }
     /// Stores a new RoleBinding. Fails with `ParentNotFound` when the key's parent does not exist and `AlreadyExists` when the key is taken.
     fn insert_role_binding(
         &self,
@@ -2457,6 +2469,10 @@ pub trait RoleStore: Send + Sync + 'static {
     /// Whether this backend stores Role items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
     fn keeps_roles(&self) -> bool {
         true
+    }
+    /// Whether writes of Role items under `DryRun::current()` (AIP-163 `validate_only`) run every check and change nothing. The generated methods validate through a store that says so, and without storage otherwise (what only storage finds then goes unreported). The default says no.
+    fn dry_runs_roles(&self) -> bool {
+        false
     }
     /// Stores a new Role. Fails with `ParentNotFound` when the key's parent does not exist and `AlreadyExists` when the key is taken.
     fn insert_role(
@@ -2769,6 +2785,9 @@ impl<B: Backend> GroupStore for B {
             <Group as ::protoapi_runtime::__private::resource::Resource>::TYPE,
         )
     }
+    fn dry_runs_groups(&self) -> bool {
+        Backend::dry_runs(self)
+    }
     fn insert_group(
         &self,
         resource: &Group,
@@ -2820,6 +2839,9 @@ impl<B: Backend> IdentityStore for B {
             self,
             <Identity as ::protoapi_runtime::__private::resource::Resource>::TYPE,
         )
+    }
+    fn dry_runs_identities(&self) -> bool {
+        Backend::dry_runs(self)
     }
     fn insert_identity(
         &self,
@@ -2873,6 +2895,9 @@ impl<B: Backend> RoleBindingStore for B {
             <RoleBinding as ::protoapi_runtime::__private::resource::Resource>::TYPE,
         )
     }
+    fn dry_runs_role_bindings(&self) -> bool {
+        Backend::dry_runs(self)
+    }
     fn insert_role_binding(
         &self,
         resource: &RoleBinding,
@@ -2924,6 +2949,9 @@ impl<B: Backend> RoleStore for B {
             self,
             <Role as ::protoapi_runtime::__private::resource::Resource>::TYPE,
         )
+    }
+    fn dry_runs_roles(&self) -> bool {
+        Backend::dry_runs(self)
     }
     fn insert_role(
         &self,

@@ -533,6 +533,10 @@ pub trait ArtifactStore: Send + Sync + 'static {
     fn keeps_artifacts(&self) -> bool {
         true
     }
+    /// Whether writes of Artifact items under `DryRun::current()` (AIP-163 `validate_only`) run every check and change nothing. The generated methods validate through a store that says so, and without storage otherwise (what only storage finds then goes unreported). The default says no.
+    fn dry_runs_artifacts(&self) -> bool {
+        false
+    }
     /// Stores a new Artifact. Fails with `ParentNotFound` when the key's parent does not exist and `AlreadyExists` when the key is taken.
     fn insert_artifact(
         &self,
@@ -653,6 +657,9 @@ impl<B: Backend> ArtifactStore for B {
             self,
             <Artifact as ::protoapi_runtime::__private::resource::Resource>::TYPE,
         )
+    }
+    fn dry_runs_artifacts(&self) -> bool {
+        Backend::dry_runs(self)
     }
     fn insert_artifact(
         &self,

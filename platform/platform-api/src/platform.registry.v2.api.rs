@@ -525,6 +525,10 @@ pub trait RepoStore: Send + Sync + 'static {
     fn keeps_repos(&self) -> bool {
         true
     }
+    /// Whether writes of Repo items under `DryRun::current()` (AIP-163 `validate_only`) run every check and change nothing. The generated methods validate through a store that says so, and without storage otherwise (what only storage finds then goes unreported). The default says no.
+    fn dry_runs_repos(&self) -> bool {
+        false
+    }
     /// Stores a new Repo. Fails with `ParentNotFound` when the key's parent does not exist and `AlreadyExists` when the key is taken.
     fn insert_repo(
         &self,
@@ -654,6 +658,9 @@ impl<B: Backend> RepoStore for B {
             self,
             <Repo as ::protoapi_runtime::__private::resource::Resource>::TYPE,
         )
+    }
+    fn dry_runs_repos(&self) -> bool {
+        Backend::dry_runs(self)
     }
     fn insert_repo(
         &self,

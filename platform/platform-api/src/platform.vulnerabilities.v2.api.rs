@@ -523,6 +523,10 @@ pub trait AdvisoryStore: Send + Sync + 'static {
     fn keeps_advisories(&self) -> bool {
         true
     }
+    /// Whether writes of Advisory items under `DryRun::current()` (AIP-163 `validate_only`) run every check and change nothing. The generated methods validate through a store that says so, and without storage otherwise (what only storage finds then goes unreported). The default says no.
+    fn dry_runs_advisories(&self) -> bool {
+        false
+    }
     /// Stores a new Advisory. Fails with `ParentNotFound` when the key's parent does not exist and `AlreadyExists` when the key is taken.
     fn insert_advisory(
         &self,
@@ -653,6 +657,9 @@ impl<B: Backend> AdvisoryStore for B {
             self,
             <Advisory as ::protoapi_runtime::__private::resource::Resource>::TYPE,
         )
+    }
+    fn dry_runs_advisories(&self) -> bool {
+        Backend::dry_runs(self)
     }
     fn insert_advisory(
         &self,

@@ -20,6 +20,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         delete,
         keeps,
         recorded,
+        dry_runs,
         ..
     } = StoreMethods::of(resource);
     let doc = format!(
@@ -40,6 +41,10 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
 
             fn #keeps(&self) -> bool {
                 Backend::keeps(self, <#ty as ::protoapi_runtime::__private::resource::Resource>::TYPE)
+            }
+
+            fn #dry_runs(&self) -> bool {
+                Backend::dry_runs(self)
             }
 
             fn #insert(&self, resource: &#ty) -> impl Future<Output = Result<(), StoreError>> + Send {

@@ -219,7 +219,8 @@ fn emit_method(scope: &super::Scope, api: &Api, service: &Service, method: &Meth
         .and_then(|name| api.resource(name))
     {
         Some(resource) => {
-            Flow::new(scope, api, service, method, resource).body(&method.standard, &output)
+            let flow = Flow::new(scope, api, service, method, resource);
+            flow.scoped(flow.body(&method.standard, &output))
         }
         // The handler reads the caller; nobody reaches it without
         // credentials (a presented token is the handler's to verify). Named
@@ -235,19 +236,6 @@ fn emit_method(scope: &super::Scope, api: &Api, service: &Service, method: &Meth
                 #handler::#rust_name(&*self.store, caller, request).await
             }
         }
-    };
-    // AIP-155: the flow runs with the request's id for storage to record.
-    let body = match (&method.writes.request_id, method.standard.resource()) {
-        (true, Some(_)) => {
-            let full_name = format!("{}/{}", service.full_name, method.name);
-            quote! {
-                let request_id = self.context.request_id(
-                    caller, #full_name, &request.request_id, &request,
-                )?;
-                standard::RequestId::scope(request_id, async { #body }).await
-            }
-        }
-        _ => body,
     };
     // The one place the service's errors take its domain, whichever
     // transport called.
@@ -702,6 +690,33 @@ impl<'a> Flow<'a> {
         super::shared::shapes::batch_get(standard, ty, capability, &self.store, output, shown)
     }
 
+    /// `body` with the write options storage reads while it runs: a dry
+    /// run (AIP-163 `validate_only`, when the store can check a write
+    /// without making it) and the request id (AIP-155).
+    fn scoped(&self, body: TokenStream) -> TokenStream {
+        let writes = &self.method.writes;
+        let body = match writes.validate_only {
+            true => {
+                let dry_runs = self.store.call(&self.store.dry_runs, quote!());
+                quote! {
+                    let dry_run = request.validate_only && #dry_runs;
+                    standard::DryRun::scope(dry_run, async { #body }).await
+                }
+            }
+            false => body,
+        };
+        if !writes.request_id {
+            return body;
+        }
+        let full_name = format!("{}/{}", self.service.full_name, self.method.name);
+        quote! {
+            let request_id = self.context.request_id(
+                caller, #full_name, &request.request_id, &request,
+            )?;
+            standard::RequestId::scope(request_id, async { #body }).await
+        }
+    }
+
     /// A retry's early answer (AIP-155), once authorized: what the first
     /// request under its `request_id` wrote, as `answer` shows `item`
     /// (`None`: the method answers `Empty`).
@@ -727,7 +742,7 @@ impl<'a> Flow<'a> {
         self.method
             .writes
             .validate_only
-            .then(|| quote!(if request.validate_only { return Ok(#created); }))
+            .then(|| quote!(if request.validate_only && !standard::DryRun::current() { return Ok(#created); }))
     }
 
     /// The administrator-only check of a write under a shared scope, for

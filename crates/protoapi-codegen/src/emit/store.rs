@@ -22,6 +22,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
         delete,
         keeps,
         recorded,
+        dry_runs,
         ..
     } = StoreMethods::of(resource);
     let key = match &resource.names {
@@ -66,6 +67,12 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
          id's fingerprint, and fails that write with `DuplicateRequest` when the key holds \
          a record already. The default keeps none: retries then write again."
     );
+    let dry_runs_doc = format!(
+        " Whether writes of {kind} items under `DryRun::current()` (AIP-163 `validate_only`) \
+         run every check and change nothing. The generated methods validate through a store \
+         that says so, and without storage otherwise (what only storage finds then goes \
+         unreported). The default says no."
+    );
     let delete_forced = forced_delete(resource);
     quote! {
         #[doc = #doc]
@@ -75,6 +82,11 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
             #[doc = #keeps_doc]
             fn #keeps(&self) -> bool {
                 true
+            }
+
+            #[doc = #dry_runs_doc]
+            fn #dry_runs(&self) -> bool {
+                false
             }
 
             #[doc = #insert_doc]

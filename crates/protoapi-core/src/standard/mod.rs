@@ -16,6 +16,7 @@ pub mod names;
 mod request_ids;
 mod update;
 
+pub use crate::dry_run::DryRun;
 pub use crate::request_id::{REQUEST_ID_WINDOW, Recorded, RequestId};
 pub use batch::{MAX_BATCH_GET, batch_uids};
 pub use context::{ApiContext, LIST_BUDGET_BYTES};

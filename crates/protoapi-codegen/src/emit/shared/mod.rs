@@ -40,6 +40,8 @@ pub struct StoreMethods {
     /// `recorded_group_write`: what a write under an AIP-155 request id
     /// recorded.
     pub recorded: syn::Ident,
+    /// `dry_runs_groups`: whether writes under a dry run change nothing.
+    pub dry_runs: syn::Ident,
     /// The storage trait as the calling service names it, and the methods
     /// another trait bounding the service's store also has: its handler
     /// trait (a custom `UpdateDataAgent` beside the store's
@@ -65,6 +67,7 @@ impl StoreMethods {
             delete: format_ident!("delete_{singular}"),
             keeps: format_ident!("keeps_{plural}"),
             recorded: format_ident!("recorded_{singular}_write"),
+            dry_runs: format_ident!("dry_runs_{plural}"),
             shared: None,
         }
     }
@@ -98,7 +101,7 @@ impl StoreMethods {
     }
 
     /// The methods the standard methods call.
-    fn standard(&self) -> [&syn::Ident; 6] {
+    fn standard(&self) -> [&syn::Ident; 7] {
         [
             &self.insert,
             &self.get,
@@ -106,6 +109,7 @@ impl StoreMethods {
             &self.update,
             &self.delete,
             &self.recorded,
+            &self.dry_runs,
         ]
     }
 

@@ -99,7 +99,7 @@ pub fn apply_update(ty: &TokenStream, store: &StoreMethods, writes: &WriteOption
     match writes.validate_only {
         false => write,
         true => quote! {
-            if request.validate_only {
+            if request.validate_only && !standard::DryRun::current() {
                 standard::dry_update::<#ty>(#read.await, &update, uid)
             } else {
                 #write
@@ -129,7 +129,7 @@ pub fn finish_delete(
     let deleted = match writes.validate_only {
         false => write,
         true => quote! {
-            if request.validate_only {
+            if request.validate_only && !standard::DryRun::current() {
                 standard::dry_delete::<#ty>(#read.await, etag, uid)?
             } else {
                 #write
