@@ -742,6 +742,62 @@ async fn dry_runs(base: &str) {
     assert_eq!(status, 200, "a forced dry run deletes nothing: {body}");
     assert_eq!(call(base, "GET", b, None).await.0, 200);
     assert_eq!(call(base, "GET", "/v1/shelves/dry", None).await.0, 200);
+    // AIP-134: an update with `allow_missing` creates a missing book, as
+    // `CreateBook` would (a dry run creates nothing), and updates one that
+    // exists; without it a missing book is NOT_FOUND.
+    let upsert = "/v1/shelves/dry/books/upserted?updateMask=title";
+    let (status, body) = call(base, "PATCH", upsert, Some(json!({"title": "u"}))).await;
+    assert_eq!(status, 404, "{body}");
+    let dry = format!("{upsert}&allowMissing=true&validateOnly=true");
+    let (status, would) = call(base, "PATCH", &dry, Some(json!({"title": "u"}))).await;
+    assert_eq!(
+        (status, &would["name"]),
+        (200, &json!("shelves/dry/books/upserted")),
+        "{would}"
+    );
+    let upserted = "/v1/shelves/dry/books/upserted";
+    assert_eq!(
+        call(base, "GET", upserted, None).await.0,
+        404,
+        "a dry run creates nothing"
+    );
+    let upsert_path = format!("{upsert}&allowMissing=true");
+    let body = json!({"title": "u", "author": "a"});
+    let (status, created) = call(base, "PATCH", &upsert_path, Some(body)).await;
+    assert_eq!(status, 200, "{created}");
+    assert_eq!(
+        (&created["title"], &created["author"]),
+        (&json!("u"), &json!("a")),
+        "the mask is ignored"
+    );
+    assert!(
+        created["uid"].is_string() && created["createTime"].is_string(),
+        "{created}"
+    );
+    assert_eq!(
+        call(base, "GET", upserted, None).await,
+        (200, created.clone())
+    );
+    let (status, updated) = call(
+        base,
+        "PATCH",
+        &upsert_path,
+        Some(json!({"title": "v", "author": "b"})),
+    )
+    .await;
+    assert_eq!(
+        (status, &updated["title"], &updated["author"]),
+        (200, &json!("v"), &json!("a")),
+        "{updated}"
+    );
+    let orphan = "/v1/shelves/nowhere/books/x?updateMask=title&allowMissing=true";
+    let (status, body) = call(base, "PATCH", orphan, Some(json!({"title": "x"}))).await;
+    assert_eq!(
+        (status, &body["error"]["status"]),
+        (404, &json!("NOT_FOUND")),
+        "{body}"
+    );
+
     let path = format!("{b}?updateMask=title&validateOnly=true");
     let (status, would) = call(base, "PATCH", &path, Some(json!({"title": "new"}))).await;
     assert_eq!((status, &would["title"]), (200, &json!("new")), "{would}");

@@ -4,14 +4,15 @@
 //! `string request_id` (the same four: a retry is answered from what the
 //! first request recorded with its write) and
 //! AIP-135 `bool allow_missing` on a Delete answering `Empty` (deleting a
-//! missing item succeeds). Anything else spelled like them is a diagnostic:
+//! missing item succeeds) and AIP-134's on an Update (a missing item is
+//! created, [`Api::check_upserts`]). Anything else spelled like them is a diagnostic:
 //! a server that ignored either would write when asked not to, or refuse
 //! what the client declared fine.
 
 use prost_reflect::{Kind, MethodDescriptor};
 
-use super::Standard;
 use super::shapes::Shape;
+use super::{Api, Standard};
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 
 /// What a write's request asks beyond the write itself.
@@ -21,6 +22,10 @@ pub struct WriteOptions {
     pub validate_only: bool,
     /// `allow_missing` of a Delete: a missing item is not an error.
     pub allow_missing: bool,
+    /// `allow_missing` of an Update (AIP-134): a missing item is created,
+    /// as the resource's Create would create it (name-keyed resources with
+    /// a Create; see [`Api::check_upserts`]).
+    pub upsert: bool,
     /// `string request_id` (AIP-155): a retry with the same id is answered
     /// as the first request was, without a second write.
     pub request_id: bool,
@@ -82,6 +87,20 @@ pub(super) fn write_options(
             ),
         }
     }
+    if let (Standard::Update { .. }, Some(field)) =
+        (standard, request.get_field_by_name("allow_missing"))
+    {
+        match is_bool(&field) {
+            true => options.upsert = true,
+            false => refuse(
+                &field,
+                format!(
+                    "`{}.allow_missing` is not a `bool` (AIP-134)",
+                    request.name()
+                ),
+            ),
+        }
+    }
     if let (Standard::Delete { .. }, Some(field)) =
         (standard, request.get_field_by_name("allow_missing"))
     {
@@ -112,4 +131,58 @@ pub(super) fn write_options(
         }
     }
     (!reported).then_some(options)
+}
+
+impl Api {
+    /// Keeps `allow_missing` on an Update (AIP-134) where a missing item can
+    /// be created as its Create creates it: the resource is keyed by names
+    /// (the client names the item) and the API has its Create, whose
+    /// capability authorizes the creation. Elsewhere it is not read, with a
+    /// warning saying why.
+    pub(super) fn check_upserts(&mut self, diagnostics: &mut Diagnostics) {
+        let has_create = |api: &Api, resource: &str| {
+            api.packages
+                .iter()
+                .flat_map(|p| &p.services)
+                .flat_map(|s| &s.methods)
+                .any(|m| matches!(&m.standard, Standard::Create { resource: r, .. } if r == resource))
+        };
+        // Why each updated resource cannot be created by an update, if so.
+        let refusals: Vec<(String, &str)> = self
+            .resources()
+            .filter_map(|resource| {
+                let why = match (
+                    resource.names.is_some(),
+                    has_create(self, &resource.full_name),
+                ) {
+                    (true, true) => return None,
+                    (false, _) => "its items are keyed by UIDPs the server makes",
+                    (true, false) => "the API has no Create of it to authorize the creation",
+                };
+                Some((resource.full_name.clone(), why))
+            })
+            .collect();
+        let methods = self
+            .packages
+            .iter_mut()
+            .flat_map(|p| &mut p.services)
+            .flat_map(|s| &mut s.methods);
+        for method in methods.filter(|m| m.writes.upsert) {
+            let Standard::Update { resource, .. } = &method.standard else {
+                continue;
+            };
+            let Some((_, why)) = refusals.iter().find(|(r, _)| r == resource) else {
+                continue;
+            };
+            method.writes.upsert = false;
+            diagnostics.push(Diagnostic::warning(
+                method.location.clone(),
+                format!(
+                    "`{}`'s `allow_missing` (create on update, AIP-134) is not read: {why} \
+                     (`{resource}`), so a missing item is NOT_FOUND whatever it says",
+                    method.name
+                ),
+            ));
+        }
+    }
 }

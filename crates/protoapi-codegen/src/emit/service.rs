@@ -402,6 +402,16 @@ struct Flow<'a> {
     method: &'a Method,
 }
 
+/// What `method` needs of its caller: `Need::Capability("groups.get")`,
+/// `Need::Token` (no access rules), or `Need::Nothing` (anonymous).
+fn need(method: &Method) -> TokenStream {
+    match (&method.capability, method.anonymous) {
+        (_, true) => quote!(Need::Nothing),
+        (Some(capability), false) => quote!(Need::Capability(#capability)),
+        (None, false) => quote!(Need::Token),
+    }
+}
+
 impl<'a> Flow<'a> {
     fn new(
         scope: &'a super::Scope,
@@ -410,11 +420,7 @@ impl<'a> Flow<'a> {
         method: &'a Method,
         resource: &'a Resource,
     ) -> Self {
-        let capability = match (&method.capability, method.anonymous) {
-            (_, true) => quote!(Need::Nothing),
-            (Some(capability), false) => quote!(Need::Capability(#capability)),
-            (None, false) => quote!(Need::Token),
-        };
+        let capability = need(method);
         Flow {
             scope,
             api,

@@ -60,19 +60,7 @@ pub fn emit(scope: &super::Scope, resource: &Resource) -> TokenStream {
          table does not): the generated `Services` names a served type that is \
          not kept when the router is built, instead of answering `UNIMPLEMENTED` later."
     );
-    let recorded_doc = format!(
-        " What a write of a {kind} recorded under an AIP-155 request id key, unless it \
-         expired. A store that records them keeps, in the same atomic step as each write \
-         it commits under `RequestId::current()`, the {kind} written (or deleted) with the \
-         id's fingerprint, and fails that write with `DuplicateRequest` when the key holds \
-         a record already. The default keeps none: retries then write again."
-    );
-    let dry_runs_doc = format!(
-        " Whether writes of {kind} items under `DryRun::current()` (AIP-163 `validate_only`) \
-         run every check and change nothing. The generated methods validate through a store \
-         that says so, and without storage otherwise (what only storage finds then goes \
-         unreported). The default says no."
-    );
+    let (recorded_doc, dry_runs_doc) = write_option_docs(kind);
     let delete_forced = forced_delete(resource);
     quote! {
         #[doc = #doc]
@@ -159,4 +147,24 @@ fn forced_delete(resource: &Resource) -> Option<TokenStream> {
             async { Err(StoreError::Unimplemented) }
         }
     })
+}
+
+/// The docs of the storage trait's methods for write options: what a
+/// write under a request id recorded (AIP-155), and whether dry runs change
+/// nothing (AIP-163).
+fn write_option_docs(kind: &str) -> (String, String) {
+    let recorded = format!(
+        " What a write of a {kind} recorded under an AIP-155 request id key, unless it \
+         expired. A store that records them keeps, in the same atomic step as each write \
+         it commits under `RequestId::current()`, the {kind} written (or deleted) with the \
+         id's fingerprint, and fails that write with `DuplicateRequest` when the key holds \
+         a record already. The default keeps none: retries then write again."
+    );
+    let dry_runs = format!(
+        " Whether writes of {kind} items under `DryRun::current()` (AIP-163 `validate_only`) \
+         run every check and change nothing. The generated methods validate through a store \
+         that says so, and without storage otherwise (what only storage finds then goes \
+         unreported). The default says no."
+    );
+    (recorded, dry_runs)
 }

@@ -60,6 +60,27 @@ pub fn prepare_create<R: Resource>(
     Ok(item)
 }
 
+/// The item an Update with `allow_missing` (AIP-134) creates when the item
+/// `name` (checked by [`parse_name`]) is missing: the request's body as its
+/// Create would prepare it under `name`, the update mask ignored; and the
+/// parent its Create is authorized on.
+pub fn prepare_upsert<R: Resource>(
+    name: &str,
+    resource: Option<R>,
+    body_field: &str,
+) -> Result<(String, R), Error> {
+    let parent = R::parent_key(name).unwrap_or_default().to_owned();
+    let id = name.rsplit('/').next().unwrap_or_default();
+    let item = prepare_create::<R>(&parent, id, resource, body_field)?;
+    match item.key() == name {
+        true => Ok((parent, item)),
+        false => Err(Error::internal(format!(
+            "`{name}` would be created as `{}`",
+            item.key()
+        ))),
+    }
+}
+
 /// What a List's `parent` scopes the list to, as
 /// [`super::ListRequest::within`] takes it (see [`Pattern::list_scope`]).
 pub fn list_scope<R: Resource>(parent: &str) -> Result<Option<(&str, bool)>, Error> {

@@ -51,6 +51,7 @@ impl Api {
         api.option_references(pool, diagnostics);
         api.resolve_read_capabilities();
         api.check_access_subjects(annotations, diagnostics);
+        api.check_upserts(diagnostics);
         api
     }
 

@@ -297,17 +297,6 @@ fn update_shape(
             ),
         );
     }
-    if let Some(field) = request.get_field_by_name("allow_missing") {
-        problems.warn_at(
-            &field,
-            format!(
-                "`{}.allow_missing` (create on update, AIP-134) is not read: `{}` of a missing \
-                 item is NOT_FOUND whatever it says",
-                request.name(),
-                method.name()
-            ),
-        );
-    }
     UpdateShape {
         // A request that is the resource itself replaces it: no mask.
         has_mask: mask.is_some() && !body_field.is_empty(),

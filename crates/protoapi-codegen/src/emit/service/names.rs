@@ -139,6 +139,13 @@ impl Flow<'_> {
         // A REQUIRED mask (AIP-134) must name fields.
         let required = crate::emit::shared::shapes::required_mask(&self.method.update_shape());
         let recall = self.recall(Some(quote!(item)));
+        let (body, upsert) = match self.method.writes.upsert {
+            true => (
+                Some(quote!(let body = request.#field.clone();)),
+                Some(self.upsert(&body_json)),
+            ),
+            false => (None, None),
+        };
         quote! {
             #required
             let name = request.#field.as_ref().map(|body| body.name.clone()).unwrap_or_default();
@@ -146,13 +153,60 @@ impl Flow<'_> {
             let uid = name.as_str();
             self.context.authorize(caller, #capability, uid).await?;
             #recall
+            #body
             let update = standard::plan_update(
                 &self.context, caller, uid, #mask, request.#field.unwrap_or_default(), #body_json,
             )
             .await?;
-            let updated = #apply?;
-            Ok(updated)
+            let updated = #apply;
+            #upsert
+            Ok(updated?)
         }
+    }
+
+    /// An Update's `allow_missing` (AIP-134): a missing item is created from
+    /// the request's `body` under its name, authorized and stored as its
+    /// Create would (a dry run, when the request asks one, stores nothing).
+    fn upsert(&self, body_json: &str) -> TokenStream {
+        let ty = &self.ty;
+        let insert = self.store.call(&self.store.insert, quote!(&resource));
+        let create = self.create_capability();
+        let mut write = quote! {
+            #insert
+                .await
+                .map_err(|error| standard::store_error::<#ty>(error, &resource.name, &parent))?;
+        };
+        if self.method.writes.validate_only {
+            write = quote! {
+                if !request.validate_only || standard::DryRun::current() {
+                    #write
+                }
+            };
+        }
+        quote! {
+            let updated = match updated {
+                Err(missing) if request.allow_missing && missing.code() == ::protoapi_runtime::Code::NotFound => {
+                    let (parent, resource) = standard::names::prepare_upsert::<#ty>(uid, body, #body_json)?;
+                    self.context.authorize(caller, #create, &parent).await?;
+                    #write
+                    Ok(resource)
+                }
+                updated => updated,
+            };
+        }
+    }
+
+    /// What the resource's Create needs of its caller, as `Need`.
+    fn create_capability(&self) -> TokenStream {
+        let create = self
+            .api
+            .packages
+            .iter()
+            .flat_map(|p| &p.services)
+            .flat_map(|s| &s.methods)
+            .find(|m| matches!(&m.standard, Standard::Create { resource, .. } if *resource == self.resource.full_name))
+            .expect("an upsert's resource has a Create (`Api::check_upserts`)");
+        super::need(create)
     }
 
     /// A soft delete or an undelete (AIP-164) of a name-keyed resource.
