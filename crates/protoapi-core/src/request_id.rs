@@ -21,6 +21,9 @@ use crate::context::Caller;
 use crate::error::{Error, FieldViolation};
 use crate::json::JsonMessage;
 
+/// The longest request id accepted, in bytes.
+pub const MAX_LENGTH: usize = 256;
+
 /// How long a request id is remembered unless the API says otherwise.
 pub const REQUEST_ID_WINDOW: Duration = Duration::from_secs(60 * 60);
 
@@ -50,26 +53,39 @@ pub struct Recorded {
 }
 
 impl RequestId {
-    /// The request id of `request` to `method` (its full name) by `caller`:
-    /// `None` when `request_id` is empty; INVALID_ARGUMENT naming
-    /// `requestId` unless it is a UUID.
-    /// It is remembered for `window`.
+    /// The request id of `request` to `method` (its full name) by `caller`,
+    /// remembered for `window`: `None` when `request_id` is empty.
+    /// INVALID_ARGUMENT naming `requestId` when it is longer than
+    /// [`MAX_LENGTH`], or, declared a UUID (`uuid`: AIP-155's
+    /// `(google.api.field_info).format = UUID4`), is not one; a UUID's case
+    /// does not matter.
     pub fn new<M: JsonMessage>(
         window: Duration,
         caller: &Caller,
         method: &str,
         request_id: &str,
+        uuid: bool,
         request: &M,
     ) -> Result<Option<RequestId>, Error> {
         if request_id.is_empty() {
             return Ok(None);
         }
-        if !is_uuid(request_id) {
-            return Err(Error::invalid_fields(vec![FieldViolation::new(
+        let refused = |why: &str| {
+            Err(Error::invalid_fields(vec![FieldViolation::new(
                 "requestId",
-                "must be a UUID (e.g. `123e4567-e89b-42d3-a456-426614174000`)",
-            )]));
+                why,
+            )]))
+        };
+        if uuid && !is_uuid(request_id) {
+            return refused("must be a UUID (e.g. `123e4567-e89b-42d3-a456-426614174000`)");
         }
+        if request_id.len() > MAX_LENGTH {
+            return refused("must be at most 256 bytes long");
+        }
+        let request_id = match uuid {
+            true => request_id.to_ascii_lowercase(),
+            false => request_id.to_owned(),
+        };
         let who = match caller {
             Caller::Identity { uid, .. } => uid.as_str(),
             Caller::System => "\0system",
@@ -80,7 +96,7 @@ impl RequestId {
             .chain_update([0])
             .chain_update(method)
             .chain_update([0])
-            .chain_update(request_id.to_ascii_lowercase())
+            .chain_update(request_id)
             .finalize();
         let fingerprint = Sha256::digest(crate::json::to_vec(request));
         let window = i64::try_from(window.as_micros()).unwrap_or(i64::MAX);
@@ -142,7 +158,7 @@ mod tests {
     const ID: &str = "123e4567-e89b-42d3-a456-426614174000";
 
     fn id(caller: &Caller, method: &str, request_id: &str) -> Option<RequestId> {
-        RequestId::new(REQUEST_ID_WINDOW, caller, method, request_id, &()).unwrap()
+        RequestId::new(REQUEST_ID_WINDOW, caller, method, request_id, true, &()).unwrap()
     }
 
     #[test]
@@ -156,8 +172,15 @@ mod tests {
             admin: false,
         };
         assert_eq!(id(&alice, "m", ""), None);
-        let error = RequestId::new(REQUEST_ID_WINDOW, &alice, "m", "not-a-uuid", &()).unwrap_err();
+        let error =
+            RequestId::new(REQUEST_ID_WINDOW, &alice, "m", "not-a-uuid", true, &()).unwrap_err();
         assert_eq!(error.field_violations()[0].field, "requestId");
+        // Ids not declared UUIDs are taken as written, up to a bound.
+        let free = RequestId::new(REQUEST_ID_WINDOW, &alice, "m", "retry-1", false, &()).unwrap();
+        let other = RequestId::new(REQUEST_ID_WINDOW, &alice, "m", "RETRY-1", false, &()).unwrap();
+        assert_ne!(free.unwrap().key, other.unwrap().key);
+        let long = "x".repeat(MAX_LENGTH + 1);
+        assert!(RequestId::new(REQUEST_ID_WINDOW, &alice, "m", &long, false, &()).is_err());
         let first = id(&alice, "m", ID).unwrap();
         let same = id(&alice, "m", &ID.to_uppercase()).unwrap();
         assert_eq!(

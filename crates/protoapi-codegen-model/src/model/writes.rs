@@ -29,6 +29,9 @@ pub struct WriteOptions {
     /// `string request_id` (AIP-155): a retry with the same id is answered
     /// as the first request was, without a second write.
     pub request_id: bool,
+    /// The `request_id` is declared a UUID (`(google.api.field_info).format
+    /// = UUID4`): anything else is refused.
+    pub request_id_uuid: bool,
 }
 
 /// The write options of `method`'s request, or `None` once a field of that
@@ -77,7 +80,10 @@ pub(super) fn write_options(
     }
     if let Some(field) = request.get_field_by_name("request_id").filter(|_| writes) {
         match matches!(field.kind(), Kind::String) && !field.is_list() {
-            true => options.request_id = true,
+            true => {
+                options.request_id = true;
+                options.request_id_uuid = is_uuid4(&field);
+            }
             false => refuse(
                 &field,
                 format!(
@@ -131,6 +137,26 @@ pub(super) fn write_options(
         }
     }
     (!reported).then_some(options)
+}
+
+/// Whether `field` is declared `(google.api.field_info).format = UUID4`.
+fn is_uuid4(field: &prost_reflect::FieldDescriptor) -> bool {
+    let Some(extension) = field
+        .parent_pool()
+        .get_extension_by_name("google.api.field_info")
+    else {
+        return false;
+    };
+    let options = field.options();
+    if !options.has_extension(&extension) {
+        return false;
+    }
+    let info = options.get_extension(&extension);
+    // google.api.FieldInfo.Format: UUID4 = 1.
+    info.as_message()
+        .and_then(|info| info.get_field_by_name("format"))
+        .and_then(|format| format.as_enum_number())
+        == Some(1)
 }
 
 impl Api {

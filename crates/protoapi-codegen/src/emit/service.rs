@@ -715,9 +715,10 @@ impl<'a> Flow<'a> {
             return body;
         }
         let full_name = format!("{}/{}", self.service.full_name, self.method.name);
+        let uuid = writes.request_id_uuid;
         quote! {
             let request_id = self.context.request_id(
-                caller, #full_name, &request.request_id, &request,
+                caller, #full_name, &request.request_id, #uuid, &request,
             )?;
             standard::RequestId::scope(request_id, async { #body }).await
         }

@@ -65,16 +65,18 @@ impl ApiContext {
     }
 
     /// The AIP-155 request id of `request` to `method` (its full name) by
-    /// `caller`, remembered for this API's window: `None` when `request_id`
-    /// is empty; INVALID_ARGUMENT naming `requestId` unless it is a UUID.
+    /// `caller`, remembered for this API's window (see
+    /// [`RequestId::new`](super::RequestId::new)).
     pub fn request_id<M: crate::json::JsonMessage>(
         &self,
         caller: &Caller,
         method: &str,
         request_id: &str,
+        uuid: bool,
         request: &M,
     ) -> Result<Option<super::RequestId>, Error> {
-        super::RequestId::new(self.request_id_window, caller, method, request_id, request)
+        let window = self.request_id_window;
+        super::RequestId::new(window, caller, method, request_id, uuid, request)
     }
 
     /// PERMISSION_DENIED unless `caller` holds every one of `capabilities`
