@@ -139,12 +139,12 @@ impl Flow<'_> {
         // A REQUIRED mask (AIP-134) must name fields.
         let required = crate::emit::shared::shapes::required_mask(&self.method.update_shape());
         let recall = self.recall(Some(quote!(item)));
-        let (body, upsert) = match self.method.writes.upsert {
+        let (body, tail) = match self.method.writes.upsert {
             true => (
                 Some(quote!(let body = request.#field.clone();)),
-                Some(self.upsert(&body_json)),
+                self.upsert(apply, &body_json),
             ),
-            false => (None, None),
+            false => (None, quote!(let updated = #apply?; Ok(updated))),
         };
         quote! {
             #required
@@ -158,16 +158,15 @@ impl Flow<'_> {
                 &self.context, caller, uid, #mask, request.#field.unwrap_or_default(), #body_json,
             )
             .await?;
-            let updated = #apply;
-            #upsert
-            Ok(updated?)
+            #tail
         }
     }
 
-    /// An Update's `allow_missing` (AIP-134): a missing item is created from
-    /// the request's `body` under its name, authorized and stored as its
-    /// Create would (a dry run, when the request asks one, stores nothing).
-    fn upsert(&self, body_json: &str) -> TokenStream {
+    /// The end of an Update with `allow_missing` (AIP-134), whose `apply`
+    /// answers the updated item: a missing item is created from the
+    /// request's `body` under its name, authorized and stored as its Create
+    /// would (a dry run, when the request asks one, stores nothing).
+    fn upsert(&self, apply: TokenStream, body_json: &str) -> TokenStream {
         let ty = &self.ty;
         let insert = self.store.call(&self.store.insert, quote!(&resource));
         let create = self.create_capability();
@@ -184,7 +183,7 @@ impl Flow<'_> {
             };
         }
         quote! {
-            let updated = match updated {
+            match #apply {
                 Err(missing) if request.allow_missing && missing.code() == ::protoapi_runtime::Code::NotFound => {
                     let (parent, resource) = standard::names::prepare_upsert::<#ty>(uid, body, #body_json)?;
                     self.context.authorize(caller, #create, &parent).await?;
@@ -192,7 +191,7 @@ impl Flow<'_> {
                     Ok(resource)
                 }
                 updated => updated,
-            };
+            }
         }
     }
 
