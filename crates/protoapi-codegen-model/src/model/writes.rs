@@ -5,7 +5,7 @@
 //! first request recorded with its write) and
 //! AIP-135 `bool allow_missing` on a Delete answering `Empty` (deleting a
 //! missing item succeeds) and AIP-134's on an Update (a missing item is
-//! created, [`Api::check_upserts`]). Anything else spelled like them is a diagnostic:
+//! created, `Api::check_upserts`). Anything else spelled like them is a diagnostic:
 //! a server that ignored either would write when asked not to, or refuse
 //! what the client declared fine.
 
@@ -24,7 +24,7 @@ pub struct WriteOptions {
     pub allow_missing: bool,
     /// `allow_missing` of an Update (AIP-134): a missing item is created,
     /// as the resource's Create would create it (name-keyed resources with
-    /// a Create; see [`Api::check_upserts`]).
+    /// a Create; see `Api::check_upserts`).
     pub upsert: bool,
     /// `string request_id` (AIP-155): a retry with the same id is answered
     /// as the first request was, without a second write.

@@ -1,6 +1,6 @@
 //! AIP-160 filter expressions on the fields a collection declares
-//! filterable ([`Resource::FILTERABLE`]): parsed ([`syntax`]), checked
-//! against the fields' types into a [`Condition`] ([`check`]), and decided
+//! filterable ([`Resource::FILTERABLE`]): parsed (the AIP-160 grammar), checked
+//! against the fields' types into a [`Condition`] ([`check()`]), and decided
 //! on an item ([`Condition::admits`], what the memory store does) or by a
 //! SQL store from the same columns it orders by.
 //!
