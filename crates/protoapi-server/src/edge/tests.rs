@@ -137,7 +137,12 @@ mod observed {
         }
     }
 
+    /// Run alone (`.ci/run` does): beside the other tests of this crate in
+    /// one process, tracing's process-wide callsite state they leave
+    /// behind sometimes keeps the request span from the exporter (about one
+    /// run in five under `cargo test`, never alone in thirty).
     #[tokio::test]
+    #[ignore = "needs a process of its own: .ci/run runs it alone"]
     async fn an_exported_request_span_is_a_server_span_named_by_its_template() {
         use opentelemetry::trace::TracerProvider as _;
         let kept = Kept::default();
