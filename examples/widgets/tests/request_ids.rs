@@ -136,10 +136,17 @@ async fn create_and_hang_up(base: &str, id: &str) {
         body.len()
     );
     let address = base.trim_start_matches("http://");
+    let before = gadgets(base).await.len();
     let mut socket = tokio::net::TcpStream::connect(address).await.unwrap();
     socket.write_all(request.as_bytes()).await.unwrap();
-    // The insert commits at once, then the store takes 300 ms to answer.
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    // The store answers 300 ms after the insert commits: hang up once the
+    // gadget is there, then give the server time to finish.
+    for _ in 0..200 {
+        if gadgets(base).await.len() > before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     drop(socket);
     tokio::time::sleep(Duration::from_millis(400)).await;
 }
