@@ -222,7 +222,7 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
     /// Hierarchy filters lists accept (`children_of`, `descendants_of`).
     const FILTERS: &'static [&'static str] = &["children_of", "descendants_of"];
     /// Fields (JSON names) a list's AIP-160 `filter` may compare
-    /// ([`crate::filter`]): single strings, integers, booleans, enums and
+    /// (checked by the `filter` module): single strings, integers, booleans, enums and
     /// timestamps, each kept in a storage column.
     const FILTERABLE: &'static [&'static str] = &[];
     /// What keeps an item from being deleted.
