@@ -38,6 +38,16 @@ pub fn load(includes: &[PathBuf], files: &[PathBuf]) -> Result<Loaded, Error> {
     for file in files {
         compiler.open_file(file).map_err(invalid)?;
     }
+    let api_files = compiler
+        .files()
+        .filter(|file| !file.is_import())
+        .map(|file| file.name().to_owned())
+        .collect();
+    // An operation's error holds the error model's details, which JSON
+    // names by type: their descriptors go with the operations'.
+    if compiler.files().any(|file| file.name() == OPERATIONS) {
+        compiler.open_file(ERROR_DETAILS).map_err(invalid)?;
+    }
     let mut file_descriptor_set = compiler.file_descriptor_set();
     // Absolute include paths must not leak into the checked-in output.
     for file in &mut file_descriptor_set.file {
@@ -47,11 +57,6 @@ pub fn load(includes: &[PathBuf], files: &[PathBuf]) -> Result<Loaded, Error> {
     }
     let encoded = file_descriptor_set.encode_to_vec();
     let pool = compiler.descriptor_pool();
-    let api_files = compiler
-        .files()
-        .filter(|file| !file.is_import())
-        .map(|file| file.name().to_owned())
-        .collect();
     Ok(Loaded {
         file_descriptor_set,
         pool,
@@ -59,6 +64,9 @@ pub fn load(includes: &[PathBuf], files: &[PathBuf]) -> Result<Loaded, Error> {
         api_files,
     })
 }
+
+const OPERATIONS: &str = "google/longrunning/operations.proto";
+const ERROR_DETAILS: &str = "google/rpc/error_details.proto";
 
 /// The protos shipped with the generator: `google.api` (HTTP rules, field
 /// behaviours, resources, client options, launch stages), `google.rpc`

@@ -29,6 +29,7 @@ pub mod legacy;
 pub mod mask;
 pub mod memory;
 pub mod names;
+pub mod operation;
 pub mod owner_only;
 pub mod paging;
 pub mod request_id;

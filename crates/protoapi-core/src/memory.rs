@@ -11,12 +11,15 @@ use std::sync::{Arc, Mutex};
 
 use crate::dry_run::DryRun;
 use crate::mask::Update;
+use crate::operation::{Running, StoredOperation};
 use crate::request_id::{Recorded, RequestId};
 use crate::resource::{Resource, SortValue};
 use crate::store::{
     Backend, Hierarchy, ListQuery, Matching, OrderBy, Page, PublicItems, StoreError,
 };
 use crate::uidp;
+
+mod operations;
 
 /// Items of one resource type, keyed by uid (so subtrees are key ranges).
 #[derive(Debug, Default)]
@@ -279,6 +282,8 @@ pub struct MemoryStore {
     /// What writes under AIP-155 request ids recorded, by key, with when
     /// each expires; written under the write lock with the write itself.
     requests: Mutex<HashMap<String, (Recorded, i64)>>,
+    /// AIP-151 operations by name; ended under the write lock.
+    operations: Mutex<BTreeMap<String, StoredOperation>>,
 }
 
 impl std::fmt::Debug for MemoryStore {
@@ -363,50 +368,66 @@ impl MemoryStore {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Runs `write` with the current request id, if any, under the write
-    /// lock (taken without an id too when `locked`): `DuplicateRequest`
-    /// when the id holds an unexpired record, else the write, whose
+    /// Runs `write` with the current request id and operation, if any,
+    /// under the write lock (taken without either too when `locked`):
+    /// `DuplicateRequest` when the id holds an unexpired record,
+    /// `OperationEnded` when the operation ended first, else the write. Its
     /// outcome (the item written or deleted, encoded; asked for only with
-    /// an id: `write(true)`) is recorded under the id when it succeeds.
+    /// an id or operation: `write(true)`; `None` when nothing was written)
+    /// is recorded under the id and ends the operation.
     fn once<T>(
         &self,
         locked: bool,
-        write: impl FnOnce(bool) -> Result<(T, Vec<u8>), StoreError>,
+        write: impl FnOnce(bool) -> Result<(T, Option<Vec<u8>>), StoreError>,
     ) -> Result<T, StoreError> {
         // A dry run records nothing, as it writes nothing.
         let id = RequestId::current().filter(|_| !DryRun::current());
-        let _write = (locked || id.is_some()).then(|| self.write_lock());
-        let Some(id) = id else {
+        let running = Running::current().filter(|_| !DryRun::current());
+        let recording = id.is_some() || running.is_some();
+        let _write = (locked || recording).then(|| self.write_lock());
+        if !recording {
             return write(false).map(|(written, _)| written);
-        };
+        }
         let now = crate::time::now_micros();
-        if self
-            .requests()
-            .get(id.key())
-            .is_some_and(|(_, expires)| *expires > now)
+        if let Some(id) = &id
+            && self
+                .requests()
+                .get(id.key())
+                .is_some_and(|(_, expires)| *expires > now)
         {
             return Err(StoreError::DuplicateRequest);
         }
+        if let Some(running) = &running {
+            self.check_running(running.name())?;
+        }
         let (written, outcome) = write(true)?;
-        let record = Recorded {
-            fingerprint: id.fingerprint().to_owned(),
-            outcome,
-        };
-        let mut requests = self.requests();
-        requests.retain(|_, (_, expires)| *expires > now);
-        requests.insert(id.key().to_owned(), (record, id.expires()));
+        if let (Some(running), Some(outcome)) = (running, &outcome) {
+            self.end_running(running.name(), running.done_body(outcome));
+        }
+        if let Some(id) = id {
+            let record = Recorded {
+                fingerprint: id.fingerprint().to_owned(),
+                outcome: outcome.unwrap_or_default(),
+            };
+            let mut requests = self.requests();
+            requests.retain(|_, (_, expires)| *expires > now);
+            requests.insert(id.key().to_owned(), (record, id.expires()));
+        }
         Ok(written)
     }
 
     /// The encoded item of `uid`, when `recording` and it is stored.
-    fn outcome<R: Resource>(&self, recording: bool, uid: &str) -> Result<Vec<u8>, StoreError> {
+    fn outcome<R: Resource>(
+        &self,
+        recording: bool,
+        uid: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
         match recording {
             true => Ok(self
                 .collection::<R>()
                 .get(uid)?
-                .map(|item| item.encode_to_vec())
-                .unwrap_or_default()),
-            false => Ok(Vec::new()),
+                .map(|item| item.encode_to_vec())),
+            false => Ok(None),
         }
     }
 
@@ -439,8 +460,7 @@ impl Backend for MemoryStore {
             };
             self.check_references(resource, None)?;
             self.collection::<R>().insert(resource, parent_exists)?;
-            let outcome = recording.then(|| resource.encode_to_vec());
-            Ok(((), outcome.unwrap_or_default()))
+            Ok(((), recording.then(|| resource.encode_to_vec())))
         })
     }
 
@@ -479,10 +499,10 @@ impl Backend for MemoryStore {
                 self.check_references(&merged, Some(&stored))?;
             }
             let updated = collection.update(uid, update)?;
-            let outcome = match (&updated, recording) {
-                (Some(item), true) => item.encode_to_vec(),
-                _ => Vec::new(),
-            };
+            let outcome = updated
+                .as_ref()
+                .filter(|_| recording)
+                .map(|item| item.encode_to_vec());
             Ok((updated, outcome))
         })
     }
@@ -492,7 +512,7 @@ impl Backend for MemoryStore {
             let outcome = self.outcome::<R>(recording, uid)?;
             let dependents = self.dependents_of::<R>(uid, false);
             let deleted = self.collection::<R>().delete(uid, etag, dependents)?;
-            Ok((deleted, outcome))
+            Ok((deleted, outcome.filter(|_| deleted)))
         })
     }
 
@@ -507,7 +527,7 @@ impl Backend for MemoryStore {
             let dependents = self.dependents_of::<R>(uid, true);
             let collection = self.collection::<R>();
             if !collection.delete(uid, etag, dependents)? {
-                return Ok((false, outcome));
+                return Ok((false, None));
             }
             if DryRun::current() {
                 // Checked; nothing below it goes either.

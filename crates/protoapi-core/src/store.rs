@@ -29,6 +29,9 @@ pub enum StoreError {
     /// A write under an AIP-155 request id another write recorded first
     /// (a concurrent twin of the request): nothing was written.
     DuplicateRequest,
+    /// A write ending an AIP-151 operation that ended first (cancelled, or
+    /// abandoned past its lease): nothing was written.
+    OperationEnded,
     /// The backend does not implement this operation.
     Unimplemented,
     /// The storage cannot be reached now (connection refused or lost, no
@@ -61,6 +64,7 @@ impl fmt::Display for StoreError {
             StoreError::EtagMismatch => f.write_str("etag mismatch"),
             StoreError::Rejected(error) => write!(f, "rejected: {error}"),
             StoreError::DuplicateRequest => f.write_str("request id already recorded"),
+            StoreError::OperationEnded => f.write_str("the operation ended before its write"),
             StoreError::Unimplemented => f.write_str("not implemented by this store"),
             StoreError::Unavailable(error) => write!(f, "storage unavailable: {error}"),
             StoreError::Full(error) => write!(f, "storage full: {error}"),

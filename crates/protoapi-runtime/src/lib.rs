@@ -19,8 +19,8 @@
 //! compiles none of the server's crates.
 
 pub use protoapi_core::{
-    Caller, Code, Error, context, error, filter, json, legacy, mask, memory, names, owner_only,
-    paging, request_id, resource, row, standard, store, stream, time, uidp,
+    Caller, Code, Error, context, error, filter, json, legacy, mask, memory, names, operation,
+    owner_only, paging, request_id, resource, row, standard, store, stream, time, uidp,
 };
 pub use protoapi_http::{probe, rest};
 

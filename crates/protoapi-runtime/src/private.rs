@@ -64,6 +64,10 @@ pub mod uidp {
     pub use crate::uidp::parent;
 }
 
+pub mod operation {
+    pub use crate::operation::{Operation, OperationStore, StoredOperation};
+}
+
 pub mod probe {
     pub use crate::probe::Probes;
 }

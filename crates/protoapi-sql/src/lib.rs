@@ -38,6 +38,7 @@ mod fault;
 #[cfg(feature = "flags")]
 mod flags;
 mod grants;
+mod operations;
 mod schema;
 mod table;
 

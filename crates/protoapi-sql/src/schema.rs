@@ -34,7 +34,7 @@ pub struct Migration {
 
 impl Migration {
     /// A step; `version` must not be one of the library's own schema
-    /// versions (`LIBRARY_VERSIONS`: 1, 3, 4, 5). Append only: a released
+    /// versions (`LIBRARY_VERSIONS`: 1, 3, 4, 5, 6). Append only: a released
     /// version never changes.
     pub const fn new(
         version: i64,
@@ -73,17 +73,20 @@ enum Change {
     AccessEpochs,
     /// `request_ids`: what writes under AIP-155 request ids recorded.
     RequestIds,
+    /// `operations`: AIP-151 long-running operations.
+    Operations,
     Application(&'static [&'static str]),
 }
 
 /// The versions the library's own steps take.
-pub const LIBRARY_VERSIONS: &[i64] = &[1, 3, 4, 5];
+pub const LIBRARY_VERSIONS: &[i64] = &[1, 3, 4, 5, 6];
 
 const LIBRARY: &[(i64, &str, Change)] = &[
     (1, "collection tables", Change::CollectionTables),
     (3, "access epoch", Change::AccessEpoch),
     (4, "access epochs per subject", Change::AccessEpochs),
     (5, "request ids", Change::RequestIds),
+    (6, "operations", Change::Operations),
 ];
 
 /// Key of the PostgreSQL advisory lock serialising concurrent migrations.
@@ -177,6 +180,17 @@ pub(super) async fn migrate(
                         .execute(&mut *transaction)
                         .await?;
                 }
+            }
+            Change::Operations => {
+                let Types { text, blob } = &types;
+                let statement = format!(
+                    "CREATE TABLE operations (name {text} PRIMARY KEY, \
+                     resource_type {text} NOT NULL, target {text} NOT NULL, \
+                     done BIGINT NOT NULL, lease BIGINT NOT NULL, body {blob} NOT NULL)"
+                );
+                sqlx::query(sqlx::AssertSqlSafe(statement))
+                    .execute(&mut *transaction)
+                    .await?;
             }
             Change::Application(statements) => {
                 for statement in statements {

@@ -847,6 +847,7 @@ async fn dry_runs(base: &str) {
 async fn open_guarding_books(url: &str) -> SqlStore {
     let tables = [
         Table::of::<RecordRow>(),
+        Table::of::<library::library::v1::BranchRow>(),
         Table::of::<ShelfRow>(),
         Table::of::<BookRow>().guarding_access(),
     ];

@@ -201,7 +201,11 @@ async fn replicas_starting_together_on_an_empty_database_share_one_bootstrap() {
         );
         let (root, admin, complete) = bootstrap_record(&pool).await;
         assert_eq!(complete, 1, "{backend}");
-        assert_eq!(schema_versions(&pool).await, [1, 2, 3, 4, 5], "{backend}");
+        assert_eq!(
+            schema_versions(&pool).await,
+            [1, 2, 3, 4, 5, 6],
+            "{backend}"
+        );
         pool.close().await;
 
         assert_tokens_accepted_everywhere(&servers, backend).await;
@@ -537,7 +541,11 @@ async fn replicas_upgrade_a_database_of_the_previous_release_together() {
         let servers = shared.start(2).await;
 
         let pool = shared.pool().await;
-        assert_eq!(schema_versions(&pool).await, [1, 2, 3, 4, 5], "{backend}");
+        assert_eq!(
+            schema_versions(&pool).await,
+            [1, 2, 3, 4, 5, 6],
+            "{backend}"
+        );
         assert_eq!(
             count(&pool, "SELECT COUNT(*) FROM groups WHERE parent = ''").await,
             1,
@@ -639,7 +647,11 @@ async fn an_upgraded_database_has_the_schema_of_a_new_one() {
         assert!(schema.len() > 100, "{backend}: {schema:?}");
         assert_eq!(schema, schema_of(upgraded).await, "{backend}");
         let pool = upgraded.pool().await;
-        assert_eq!(schema_versions(&pool).await, [1, 2, 3, 4, 5], "{backend}");
+        assert_eq!(
+            schema_versions(&pool).await,
+            [1, 2, 3, 4, 5, 6],
+            "{backend}"
+        );
         pool.close().await;
     }
 }
@@ -652,7 +664,11 @@ async fn migrations_run_once() {
             shared.open().await.close().await;
         }
         let pool = shared.pool().await;
-        assert_eq!(schema_versions(&pool).await, [1, 2, 3, 4, 5], "{backend}");
+        assert_eq!(
+            schema_versions(&pool).await,
+            [1, 2, 3, 4, 5, 6],
+            "{backend}"
+        );
         let applied: Vec<(i64, String)> =
             sqlx::query_as("SELECT version, name FROM schema_migrations ORDER BY version")
                 .fetch_all(&pool)

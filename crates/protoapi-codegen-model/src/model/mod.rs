@@ -18,6 +18,7 @@ mod legacy;
 mod managed;
 mod media;
 mod names;
+mod operations;
 mod pattern;
 mod proto;
 mod references;
@@ -34,6 +35,7 @@ pub use json::{Container, JsonField, JsonShape, JsonValue, NamedField, QueryKind
 pub use legacy::{Conversion, View, ViewField};
 pub use media::{HTTP_BODY, HTTP_BODY_PATH, Media, RawRequest};
 pub use names::RequestShape;
+pub use operations::{LongRunning, OperationMetadata, Progress};
 pub use pattern::NamePattern;
 pub use proto::{
     GENERATOR_PACKAGES, OneofMember, generator_package, module_ident, package_module, rust_ident,
@@ -125,6 +127,9 @@ pub struct Method {
     pub names: RequestShape,
     /// `validate_only` and `allow_missing` of a write's request.
     pub writes: WriteOptions,
+    /// What the operation it answers holds, for a standard method that
+    /// runs as one (AIP-151).
+    pub long_running: Option<LongRunning>,
 }
 
 impl Method {

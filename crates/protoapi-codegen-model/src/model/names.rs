@@ -378,6 +378,7 @@ impl Api {
             let method = &mut self.packages[p].services[s].methods[m];
             method.standard = Standard::Custom;
             method.shape = Shape::Fixed;
+            method.long_running = None;
         }
         for resource in self.resources() {
             let Some(names) = &resource.names else {

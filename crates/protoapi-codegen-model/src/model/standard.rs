@@ -43,6 +43,9 @@ pub enum Standard {
     Undelete {
         resource: String,
     },
+    /// A method of `google.longrunning.Operations`, served for an API whose
+    /// standard methods run as operations (AIP-151), over its store.
+    Operations,
     /// Any other method: implemented by hand through a generated handler trait.
     Custom,
 }
@@ -78,7 +81,7 @@ impl Standard {
             | Standard::Delete { resource }
             | Standard::Undelete { resource }
             | Standard::BatchGet { resource, .. } => resource,
-            Standard::Custom => return None,
+            Standard::Operations | Standard::Custom => return None,
         })
     }
 }

@@ -14,10 +14,11 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::shared::{
-    StoreMethods, api_name, handler_name, has_custom_methods, service_domain, store_bounds,
+    StoreMethods, api_name, handler_name, has_custom_methods, need, service_domain, store_bounds,
 };
 
 mod names;
+mod operations;
 use super::shared::{answer_type, request_type};
 use crate::model::{Api, LIST_FILTERS, Method, Paging, Resource, Service, Standard, View};
 
@@ -62,6 +63,11 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         }
     });
     let handler = has_custom_methods(service).then(|| emit_handler_trait(scope, service));
+    let readers = service
+        .methods
+        .iter()
+        .any(|m| matches!(m.standard, Standard::Operations))
+        .then(|| operations::readers(api));
     let mut capabilities: Vec<&str> = service
         .methods
         .iter()
@@ -110,6 +116,8 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             }
 
             #(#methods)*
+
+            #readers
         }
 
         #[tonic::async_trait]
@@ -220,7 +228,16 @@ fn emit_method(scope: &super::Scope, api: &Api, service: &Service, method: &Meth
     {
         Some(resource) => {
             let flow = Flow::new(scope, api, service, method, resource);
-            flow.scoped(flow.body(&method.standard, &output))
+            let body = flow.scoped(flow.body(&method.standard, &output));
+            if let Some(long_running) = &method.long_running {
+                let methods =
+                    operations::long_running_methods(scope, method, resource, long_running, body);
+                return quote!(#doc #methods);
+            }
+            body
+        }
+        None if matches!(method.standard, Standard::Operations) => {
+            operations::operations_body(scope, method)
         }
         // The handler reads the caller; nobody reaches it without
         // credentials (a presented token is the handler's to verify). Named
@@ -402,16 +419,6 @@ struct Flow<'a> {
     method: &'a Method,
 }
 
-/// What `method` needs of its caller: `Need::Capability("groups.get")`,
-/// `Need::Token` (no access rules), or `Need::Nothing` (anonymous).
-fn need(method: &Method) -> TokenStream {
-    match (&method.capability, method.anonymous) {
-        (_, true) => quote!(Need::Nothing),
-        (Some(capability), false) => quote!(Need::Capability(#capability)),
-        (None, false) => quote!(Need::Token),
-    }
-}
-
 impl<'a> Flow<'a> {
     fn new(
         scope: &'a super::Scope,
@@ -453,7 +460,9 @@ impl<'a> Flow<'a> {
             Standard::Delete { .. } => self.delete(),
             Standard::Undelete { .. } => self.undelete(),
             Standard::BatchGet { .. } => self.batch_get(standard, output),
-            Standard::Custom => unreachable!("custom methods have no resource"),
+            Standard::Operations | Standard::Custom => {
+                unreachable!("operations and custom methods have no resource")
+            }
         }
     }
 

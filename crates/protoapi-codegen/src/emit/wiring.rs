@@ -222,7 +222,7 @@ fn emit_visitor(api: &Api) -> TokenStream {
 /// The `Stores` trait and `Services::store`.
 fn emit_store(api: &Api, stored: &[&Served]) -> TokenStream {
     let resources: Vec<_> = api.packages.iter().flat_map(|p| &p.resources).collect();
-    let traits: Vec<TokenStream> = resources
+    let mut traits: Vec<TokenStream> = resources
         .iter()
         .map(|resource| super::path(&trait_path(resource)))
         .collect();
@@ -233,7 +233,17 @@ fn emit_store(api: &Api, stored: &[&Served]) -> TokenStream {
             let keeps = StoreMethods::of(resource).keeps;
             let resource_type = &resource.type_name;
             quote!((#store_trait::#keeps(&*store), #resource_type))
-        });
+        })
+        .collect::<Vec<_>>();
+    // Operations (AIP-151) are kept beside the resources.
+    let operations = (api.packages.iter().flat_map(|p| &p.services))
+        .flat_map(|s| &s.methods)
+        .any(|m| m.long_running.is_some());
+    if operations {
+        traits.push(quote!(
+            ::protoapi_runtime::__private::operation::OperationStore
+        ));
+    }
     let names = stored
         .iter()
         .map(|s| format!(" - `{}`", s.service.full_name));

@@ -27,6 +27,8 @@ pub struct ApiContext {
     pub(super) list_budget: usize,
     /// How long AIP-155 request ids are remembered.
     pub(super) request_id_window: std::time::Duration,
+    /// How long an AIP-151 operation's runner holds it without renewing.
+    pub(super) operation_lease: std::time::Duration,
 }
 
 impl ApiContext {
@@ -37,6 +39,7 @@ impl ApiContext {
             shared_scopes: Arc::new([]),
             list_budget: LIST_BUDGET_BYTES,
             request_id_window: super::REQUEST_ID_WINDOW,
+            operation_lease: crate::operation::OPERATION_LEASE,
         }
     }
 
@@ -61,6 +64,14 @@ impl ApiContext {
     /// is answered as the first request was.
     pub fn with_request_id_window(mut self, window: std::time::Duration) -> Self {
         self.request_id_window = window;
+        self
+    }
+
+    /// Holds running AIP-151 operations for `lease` between renewals
+    /// (default [`OPERATION_LEASE`](crate::operation::OPERATION_LEASE)): an
+    /// operation whose server stopped reads `ABORTED` once it passes.
+    pub fn with_operation_lease(mut self, lease: std::time::Duration) -> Self {
+        self.operation_lease = lease;
         self
     }
 
@@ -150,6 +161,8 @@ impl ApiContext {
             Need::Nothing => Ok(()),
             Need::Token => crate::auth::require_token(caller),
             Need::Capability(capability) => self.authorizer.check(caller, capability, target).await,
-        }
+        }?;
+        // A flow running as an operation is stored as one from here on.
+        crate::operation::admitted(target).await
     }
 }

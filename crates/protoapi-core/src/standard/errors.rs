@@ -23,6 +23,11 @@ pub fn store_error<R: Resource>(error: StoreError, uid: &str, parent: &str) -> E
             "REQUEST_IN_PROGRESS",
             "a request with this `requestId` was written meanwhile; retry it to get its answer",
         ),
+        StoreError::OperationEnded => Error::new(
+            Code::Aborted,
+            "OPERATION_ENDED",
+            "the operation ended (cancelled, or abandoned) before its write; nothing was written",
+        ),
         StoreError::AlreadyExists => Error::new(
             Code::AlreadyExists,
             "ALREADY_EXISTS",

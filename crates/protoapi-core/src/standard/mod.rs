@@ -13,6 +13,7 @@ mod get;
 mod ids;
 mod list;
 pub mod names;
+mod operations;
 mod request_ids;
 mod update;
 
@@ -27,6 +28,10 @@ pub use filters::{ListRequest, MAX_IDS};
 pub use get::get;
 pub use ids::{check_uid_lengths, parse_parent, parse_uid};
 pub use list::{LIST_BUDGET_TRUNCATIONS, ListPlan};
+pub use operations::{
+    Launch, OPERATIONS_PAGE, Progress, cancel_operation, delete_operation, list_operations,
+    read_operation, start_operation, wait_operation,
+};
 pub use request_ids::recall;
 pub use update::{dry_update, plan_update, require_mask, updated};
 

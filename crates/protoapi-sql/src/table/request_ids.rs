@@ -1,9 +1,11 @@
 //! AIP-155 request ids in SQL: the outcome of a write recorded in the
 //! write's own transaction under the current request id
 //! ([`RequestId::current`]), in table `request_ids` (schema version 5), and
-//! read back for a retry.
+//! read back for a retry; and the end of the current AIP-151 operation,
+//! in the same transaction.
 
 use super::{Table, Tables, backend_error, read_direct};
+use protoapi_core::operation::Running;
 use protoapi_core::request_id::{Recorded, RequestId};
 use protoapi_core::store::StoreError;
 
@@ -43,16 +45,26 @@ pub(crate) async fn recorded(
 }
 
 impl Table {
-    /// Records `outcome` under the current request id, if any, in
-    /// `transaction`: `DuplicateRequest` when the id holds an unexpired record
-    /// (a concurrent twin committed first; the caller's transaction is then
-    /// dropped, undoing its write). Forgets a few expired records on the way.
+    /// Records `outcome` under the current request id, if any, and ends
+    /// the current operation, if any, with it, in `transaction`:
+    /// `DuplicateRequest` when the id holds an unexpired record (a
+    /// concurrent twin committed first), `OperationEnded` when the
+    /// operation ended first; the caller's transaction is then dropped,
+    /// undoing its write. Forgets a few expired records on the way.
     pub(super) async fn record(
         &self,
         transaction: &mut Transaction,
         outcome: impl FnOnce() -> Vec<u8>,
     ) -> Result<(), StoreError> {
-        let Some(id) = RequestId::current() else {
+        let (id, running) = (RequestId::current(), Running::current());
+        if id.is_none() && running.is_none() {
+            return Ok(());
+        }
+        let outcome = outcome();
+        if let Some(running) = running {
+            end_running(transaction, &running, &outcome).await?;
+        }
+        let Some(id) = id else {
             return Ok(());
         };
         let now = protoapi_core::time::now_micros();
@@ -76,7 +88,7 @@ impl Table {
         )
         .bind(id.key().to_owned())
         .bind(id.fingerprint().to_owned())
-        .bind(outcome())
+        .bind(outcome)
         .bind(id.expires())
         .execute(&mut **transaction)
         .await;
@@ -96,7 +108,7 @@ impl Table {
         transaction: &mut Transaction,
         uid: &str,
     ) -> Result<Vec<u8>, StoreError> {
-        if RequestId::current().is_none() {
+        if RequestId::current().is_none() && Running::current().is_none() {
             return Ok(Vec::new());
         }
         let sql = format!("SELECT body FROM {} WHERE uid = $1", self.name);
@@ -106,5 +118,25 @@ impl Table {
             .await
             .map_err(backend_error)?;
         Ok(body.unwrap_or_default())
+    }
+}
+
+/// Ends `running` with the write committing in `transaction` (whose
+/// outcome is `outcome`): `OperationEnded` when it ended first.
+async fn end_running(
+    transaction: &mut Transaction,
+    running: &Running,
+    outcome: &[u8],
+) -> Result<(), StoreError> {
+    let ended =
+        sqlx::query("UPDATE operations SET done = 1, body = $2 WHERE name = $1 AND done = 0")
+            .bind(running.name().to_owned())
+            .bind(running.done_body(outcome))
+            .execute(&mut **transaction)
+            .await
+            .map_err(backend_error)?;
+    match ended.rows_affected() {
+        0 => Err(StoreError::OperationEnded),
+        _ => Ok(()),
     }
 }

@@ -2,6 +2,8 @@
 //! from the descriptor pool, with the annotations applied and the checks
 //! that span the whole API.
 
+mod long_running;
+mod operations;
 mod resource;
 mod shapes;
 mod standard;
@@ -38,6 +40,7 @@ impl Api {
             .map(|view| view.rule.message.get_ref().as_str())
             .collect();
         let mut api = Self::build_from_descriptors(pool, api_files, &views, diagnostics);
+        api.add_operations_service(pool);
         api.plan_routes(diagnostics);
         api.check_generated_names(pool, diagnostics);
         if diagnostics.fatal() {
@@ -428,7 +431,6 @@ fn build_method(
         output_type: method.output().full_name().to_owned(),
         http,
         media,
-        standard,
         shape,
         capability: None,
         anonymous: false,
@@ -436,5 +438,12 @@ fn build_method(
         view: None,
         names: names::request_shape(method),
         writes,
+        long_running: match long_running::declared(method) {
+            Some(Ok(declared)) if !matches!(standard, Standard::Custom) => Some(
+                super::LongRunning::new(&declared.response, declared.metadata.as_ref()),
+            ),
+            _ => None,
+        },
+        standard,
     })
 }

@@ -308,7 +308,7 @@ fn update_shape(
 }
 
 fn delete_shape(method: &MethodDescriptor, resource: &str, problems: &mut Problems) -> DeleteShape {
-    let output = method.output();
+    let output = super::long_running::answered(method);
     let returns_resource = output.full_name() == resource;
     if !returns_resource && output.full_name() != "google.protobuf.Empty" {
         problems.push(format!(

@@ -18,10 +18,13 @@ pub(super) fn standard_method(
     if !names_a_resource(method, views) {
         return Some(Standard::Custom);
     }
-    if method.output().full_name() == OPERATION {
-        diagnostics.push(long_running(method, location));
+    // A long-running Create, Update or Delete is served as the method its
+    // operation's response makes it (AIP-151).
+    if let Some(unserved) = super::long_running::unserved(method, location) {
+        diagnostics.push(unserved);
         return Some(Standard::Custom);
     }
+    let output = super::long_running::answered(method);
     // Resources, and legacy messages showing one (resolved to it later).
     let is_resource =
         |message: &MessageDescriptor| is_resource(message) || views.contains(&message.full_name());
@@ -33,7 +36,7 @@ pub(super) fn standard_method(
     };
     // Create and Update answer the resource they write (AIP-133, AIP-134).
     let answered = |(field, m): (String, MessageDescriptor)| {
-        (m.full_name() == method.output().full_name()).then_some((field, m))
+        (m.full_name() == output.full_name()).then_some((field, m))
     };
     let standard = if name.starts_with("Create") {
         let parent_required = method
@@ -129,8 +132,8 @@ fn served(
         return Standard::Custom;
     }
     if let Standard::Delete { resource } = &standard
-        && !matches!(method.output().full_name(), EMPTY)
-        && method.output().full_name() != resource
+        && !matches!(super::long_running::answered(method).full_name(), EMPTY)
+        && super::long_running::answered(method).full_name() != resource
     {
         diagnostics.push(delete_answering(method, resource, location));
         return Standard::Custom;
@@ -277,24 +280,6 @@ fn delete_answering(method: &MethodDescriptor, resource: &str, location: &Locati
              generated as a custom method whose handler you implement",
             method.name(),
             method.output().full_name()
-        ),
-    )
-    .note("custom methods are in codegen/README.md, \"Standard methods\"")
-}
-
-/// What long-running methods answer (AIP-151).
-const OPERATION: &str = "google.longrunning.Operation";
-
-/// The warning for a standard method answering an operation: served as a
-/// custom method, by a handler the user implements.
-fn long_running(method: &MethodDescriptor, location: &Location) -> Diagnostic {
-    Diagnostic::warning(
-        location.clone(),
-        format!(
-            "`{}` answers `{OPERATION}`: long-running standard methods (AIP-151) are not run \
-             by the generated code, so it is generated as a custom method whose handler you \
-             implement",
-            method.name()
         ),
     )
     .note("custom methods are in codegen/README.md, \"Standard methods\"")

@@ -36,7 +36,10 @@ impl Flow<'_> {
             Standard::Delete { .. } => Some(self.named_delete()),
             Standard::Undelete { .. } => Some(self.named_lifecycle(true)),
             // Keys are checked by the runtime's batch flow, either scheme.
-            Standard::List { .. } | Standard::BatchGet { .. } | Standard::Custom => None,
+            Standard::List { .. }
+            | Standard::BatchGet { .. }
+            | Standard::Operations
+            | Standard::Custom => None,
         }
     }
 

@@ -45,7 +45,10 @@ pub fn method_names(service: &Service) -> Vec<String> {
             Standard::List { .. } => Some("list"),
             Standard::Update { .. } => Some("update"),
             Standard::Delete { .. } => Some("delete"),
-            Standard::Undelete { .. } | Standard::BatchGet { .. } | Standard::Custom => None,
+            Standard::Undelete { .. }
+            | Standard::BatchGet { .. }
+            | Standard::Operations
+            | Standard::Custom => None,
         })
         .collect();
     service
@@ -176,15 +179,17 @@ impl Etags {
                 Etags::Refuse
             }
             _ if legacy => Etags::None,
+            // An operation (AIP-151) is no resource to tag.
+            Standard::Create { .. } if method.long_running.is_some() => Etags::None,
             Standard::Get { .. } => Etags::Answer,
             Standard::Create { .. } => Etags::Tag,
             Standard::Update { body_field, .. } if body_field.is_empty() => Etags::IfMatch {
                 etag_field: "etag".to_owned(),
-                tagged: true,
+                tagged: method.long_running.is_none(),
             },
             Standard::Update { body_field, .. } => Etags::IfMatch {
                 etag_field: format!("{}.etag", body_field.to_lower_camel_case()),
-                tagged: true,
+                tagged: method.long_running.is_none(),
             },
             Standard::Delete { .. } => Etags::IfMatch {
                 etag_field: "etag".to_owned(),
@@ -194,6 +199,7 @@ impl Etags {
             Standard::List { .. }
             | Standard::BatchGet { .. }
             | Standard::Undelete { .. }
+            | Standard::Operations
             | Standard::Custom => Etags::None,
         }
     }

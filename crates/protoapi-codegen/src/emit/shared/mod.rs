@@ -12,7 +12,7 @@ pub use calls::{
     Etags, accessors, answer_type, has_client, method_names, request_type, runtime_template,
 };
 
-use crate::model::{Api, Resource, Service, Standard, package_module};
+use crate::model::{Api, Method, Resource, Service, Standard, package_module};
 
 /// The trait name for a resource, e.g. `GroupStore`.
 pub fn trait_name(resource: &Resource) -> syn::Ident {
@@ -124,6 +124,16 @@ impl StoreMethods {
     }
 }
 
+/// What `method` needs of its caller: `Need::Capability("groups.get")`,
+/// `Need::Token` (no access rules), or `Need::Nothing` (anonymous).
+pub fn need(method: &Method) -> TokenStream {
+    match (&method.capability, method.anonymous) {
+        (_, true) => quote!(Need::Nothing),
+        (Some(capability), false) => quote!(Need::Capability(#capability)),
+        (None, false) => quote!(Need::Token),
+    }
+}
+
 /// The struct name, e.g. `GroupServiceApi`.
 pub fn api_name(service: &Service) -> syn::Ident {
     format_ident!("{}Api", service.name)
@@ -204,6 +214,15 @@ pub fn store_bounds(scope: &super::Scope, api: &Api, service: &Service) -> Token
             package_module(package),
             handler_name(service)
         )));
+    }
+    let operations = service
+        .methods
+        .iter()
+        .any(|m| m.long_running.is_some() || matches!(m.standard, Standard::Operations));
+    if operations {
+        traits.push(quote!(
+            ::protoapi_runtime::__private::operation::OperationStore
+        ));
     }
     if traits.is_empty() {
         // A service of no methods: tonic's trait still needs a shareable `S`.

@@ -1,0 +1,93 @@
+//! AIP-151 operations in memory: ended under the store's write lock, so
+//! that ending one and the write that would end it are one step.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use super::MemoryStore;
+use crate::operation::{OperationStore, StoredOperation};
+use crate::store::StoreError;
+
+impl MemoryStore {
+    fn operations(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, StoredOperation>> {
+        self.operations
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// `OperationEnded` unless operation `name` is stored and running
+    /// (called under the write lock).
+    pub(super) fn check_running(&self, name: &str) -> Result<(), StoreError> {
+        match self.operations().get(name) {
+            Some(operation) if !operation.done => Ok(()),
+            _ => Err(StoreError::OperationEnded),
+        }
+    }
+
+    /// Ends operation `name` with `body` (called under the write lock).
+    pub(super) fn end_running(&self, name: &str, body: Vec<u8>) {
+        if let Some(operation) = self.operations().get_mut(name) {
+            operation.done = true;
+            operation.body = body;
+        }
+    }
+}
+
+impl OperationStore for MemoryStore {
+    async fn insert_operation(&self, operation: &StoredOperation) -> Result<(), StoreError> {
+        let mut operations = self.operations();
+        if operations.contains_key(&operation.name) {
+            return Err(StoreError::AlreadyExists);
+        }
+        operations.insert(operation.name.clone(), operation.clone());
+        Ok(())
+    }
+
+    async fn get_operation(&self, name: &str) -> Result<Option<StoredOperation>, StoreError> {
+        Ok(self.operations().get(name).cloned())
+    }
+
+    async fn list_operations(
+        &self,
+        prefix: &str,
+        after: &str,
+        limit: usize,
+    ) -> Result<Vec<StoredOperation>, StoreError> {
+        let start = match after {
+            "" => Bound::Included(prefix),
+            after => Bound::Excluded(after),
+        };
+        Ok(self
+            .operations()
+            .range::<str, _>((start, Bound::Unbounded))
+            .map(|(_, operation)| operation)
+            .take_while(|operation| operation.name.starts_with(prefix))
+            .take(limit)
+            .cloned()
+            .collect())
+    }
+
+    async fn finish_operation(&self, name: &str, body: &[u8]) -> Result<bool, StoreError> {
+        let _write = self.write_lock();
+        let mut operations = self.operations();
+        match operations.get_mut(name) {
+            Some(operation) if !operation.done => {
+                operation.done = true;
+                operation.body = body.to_vec();
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn renew_operation(&self, name: &str, lease: i64) -> Result<(), StoreError> {
+        if let Some(operation) = self.operations().get_mut(name) {
+            operation.lease = lease;
+        }
+        Ok(())
+    }
+
+    async fn delete_operation(&self, name: &str) -> Result<bool, StoreError> {
+        Ok(self.operations().remove(name).is_some())
+    }
+}

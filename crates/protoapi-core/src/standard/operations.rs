@@ -1,0 +1,445 @@
+//! Standard methods answering AIP-151 operations ([`start_operation`]), and
+//! the methods of `google.longrunning.Operations` over an
+//! [`OperationStore`] (see [`crate::operation`] for how an operation ends).
+
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use prost::Message;
+use prost_types::Timestamp;
+use rand::RngCore;
+use tokio::sync::oneshot;
+use tracing::Instrument;
+
+use super::ApiContext;
+use crate::error::{Code, Error, FieldViolation};
+use crate::operation::{
+    Admission, MAX_WAIT, Operation, OperationStore, Outcome, Running, StoredOperation, abandoned,
+    cancelled,
+};
+use crate::resource::Resource;
+
+/// Operations a page of `ListOperations` holds unless asked for fewer.
+pub const OPERATIONS_PAGE: usize = 50;
+
+/// What an operation's metadata can tell, for the API's metadata message
+/// (AIP-151's `OperationMetadata`: `create_time`, `end_time`, `target`,
+/// `verb`).
+#[derive(Debug)]
+pub struct Progress<'a> {
+    /// The key its method was authorized on.
+    pub target: &'a str,
+    /// `create`, `update` or `delete`.
+    pub verb: &'static str,
+    create_time: i64,
+    end_time: Option<i64>,
+}
+
+impl Progress<'_> {
+    pub fn create_time(&self) -> Option<Timestamp> {
+        Some(crate::time::from_micros(self.create_time))
+    }
+
+    /// When it ended; `None` while it runs.
+    pub fn end_time(&self) -> Option<Timestamp> {
+        self.end_time.map(crate::time::from_micros)
+    }
+}
+
+type Metadata = (
+    &'static str,
+    Box<dyn Fn(&Progress) -> Vec<u8> + Send + Sync>,
+);
+
+/// What a method answering an operation starts: what it acts on and the
+/// types its `metadata` and `response` hold. Its name and target are known
+/// once its flow authorizes the caller.
+pub struct Launch {
+    resource_type: &'static str,
+    verb: &'static str,
+    /// The full proto name of the response (`google.protobuf.Empty` too).
+    response_type: &'static str,
+    metadata: Option<Metadata>,
+    create_time: i64,
+    /// Its name and target, once admitted.
+    named: OnceLock<(String, String)>,
+}
+
+impl Launch {
+    /// An operation `verb` (`create`, `update`, `delete`) of an `R`,
+    /// answering `response_type`.
+    pub fn new<R: Resource>(verb: &'static str, response_type: &'static str) -> Self {
+        Launch {
+            resource_type: R::TYPE,
+            verb,
+            response_type,
+            metadata: None,
+            create_time: crate::time::now_micros(),
+            named: OnceLock::new(),
+        }
+    }
+
+    /// Fills `metadata` with a `type_name` (full proto name) message
+    /// `encode` writes from the operation's progress.
+    pub fn metadata(
+        mut self,
+        type_name: &'static str,
+        encode: impl Fn(&Progress) -> Vec<u8> + Send + Sync + 'static,
+    ) -> Self {
+        self.metadata = Some((type_name, Box::new(encode)));
+        self
+    }
+
+    fn name(&self) -> &str {
+        self.named.get().map_or("", |(name, _)| name)
+    }
+
+    /// The encoded operation, running (`end: None`) or ended with an
+    /// outcome (the response encoded, or the error).
+    fn body(&self, end: Option<Result<&[u8], &Error>>) -> Vec<u8> {
+        let (name, target) = self.named.get().map_or(("", ""), |(n, t)| (n, t));
+        let progress = Progress {
+            target,
+            verb: self.verb,
+            create_time: self.create_time,
+            end_time: end.as_ref().map(|_| crate::time::now_micros()),
+        };
+        let metadata = self
+            .metadata
+            .as_ref()
+            .map(|(type_name, encode)| any(type_name, encode(&progress)));
+        let outcome = end.map(|end| match end {
+            Ok(response) => Outcome::Response(any(self.response_type, response.to_vec())),
+            Err(error) => Outcome::Error(crate::operation::status(error)),
+        });
+        Operation {
+            name: name.to_owned(),
+            metadata,
+            done: outcome.is_some(),
+            outcome,
+        }
+        .encode_to_vec()
+    }
+}
+
+fn any(type_name: &str, value: Vec<u8>) -> prost_types::Any {
+    prost_types::Any {
+        type_url: format!("type.googleapis.com/{type_name}"),
+        value,
+    }
+}
+
+/// `{location}operations/operation-{micros}-{random}`: names sort by when
+/// they were started.
+fn operation_name(target: &str) -> String {
+    let location = target
+        .match_indices("locations/")
+        .filter(|(at, _)| *at == 0 || target.as_bytes()[at - 1] == b'/')
+        .last()
+        .and_then(|(at, _)| {
+            let end = at + "locations/".len();
+            let id = target[end..]
+                .split('/')
+                .next()
+                .filter(|id| !id.is_empty())?;
+            Some(&target[..end + id.len()])
+        });
+    let mut random = [0u8; 8];
+    rand::rng().fill_bytes(&mut random);
+    let random: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    let id = format!("operation-{}-{random}", crate::time::now_micros());
+    match location {
+        Some(location) => format!("{location}/operations/{id}"),
+        None => format!("operations/{id}"),
+    }
+}
+
+/// Runs a standard method's `flow` (answering the item written or deleted,
+/// encoded) as the operation `launch` describes, in the background. Errors
+/// the flow meets before it authorizes its caller are answered here, and
+/// nothing is stored; once it has, the operation is stored running, named
+/// after the authorized target's location, and answered (encoded); it ends
+/// with the flow's write or error.
+pub async fn start_operation<S, F>(
+    store: Arc<S>,
+    context: &ApiContext,
+    launch: Launch,
+    flow: F,
+) -> Result<Vec<u8>, Error>
+where
+    S: OperationStore,
+    F: Future<Output = Result<Vec<u8>, Error>> + Send + 'static,
+{
+    let launch = Arc::new(launch);
+    let lease = context.operation_lease;
+    let name = Arc::new(OnceLock::new());
+    let running = {
+        let launch = launch.clone();
+        Running::new(
+            name.clone(),
+            Arc::new(move |outcome| launch.body(Some(Ok(outcome)))),
+        )
+    };
+    let stored = Arc::new(AtomicBool::new(false));
+    let (admit, admitted) = oneshot::channel();
+    let (answer, answered) = oneshot::channel();
+    let background = {
+        let (store, launch, stored) = (store.clone(), launch.clone(), stored.clone());
+        async move {
+            let flow = renewing(&*store, &launch, lease, flow);
+            let result = Admission::scope(admit, running.scope(flow)).await;
+            if !stored.load(Ordering::Acquire) {
+                let _ = answer.send(result);
+                return;
+            }
+            let body = launch.body(Some(result.as_deref()));
+            if let Err(error) = store.finish_operation(launch.name(), &body).await {
+                tracing::warn!(operation = %launch.name(), %error, "an operation's end was not stored");
+            }
+        }
+    };
+    tokio::spawn(background.instrument(tracing::Span::current()));
+    let Ok((target, recorded)) = admitted.await else {
+        // The flow ended before it authorized its caller: its answer.
+        return match answered.await {
+            Ok(Err(error)) => Err(error),
+            Ok(Ok(_)) => Err(Error::internal(
+                "a long-running flow wrote without authorizing",
+            )),
+            Err(_) => Err(Error::internal(
+                "a long-running flow stopped without an answer",
+            )),
+        };
+    };
+    let operation_name = operation_name(&target);
+    let _ = launch.named.set((operation_name.clone(), target.clone()));
+    let _ = name.set(operation_name.clone());
+    let operation = StoredOperation {
+        name: operation_name,
+        resource_type: launch.resource_type.to_owned(),
+        target,
+        done: false,
+        lease: lease_until(lease),
+        body: launch.body(None),
+    };
+    // Unstored, the flow goes no further (`recorded` is dropped).
+    store.insert_operation(&operation).await?;
+    stored.store(true, Ordering::Release);
+    let _ = recorded.send(());
+    Ok(operation.body)
+}
+
+fn lease_until(lease: Duration) -> i64 {
+    let lease = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
+    crate::time::now_micros().saturating_add(lease)
+}
+
+/// `flow`, renewing `launch`'s lease while it runs (once it is named).
+async fn renewing<S: OperationStore, F: Future>(
+    store: &S,
+    launch: &Launch,
+    lease: Duration,
+    flow: F,
+) -> F::Output {
+    let mut flow = pin!(flow);
+    let mut renewals = tokio::time::interval(lease / 3);
+    renewals.tick().await;
+    loop {
+        tokio::select! {
+            output = &mut flow => return output,
+            _ = renewals.tick() => {
+                let name = launch.name();
+                if name.is_empty() {
+                    continue;
+                }
+                if let Err(error) = store.renew_operation(name, lease_until(lease)).await {
+                    tracing::warn!(operation = %name, %error, "an operation's lease was not renewed");
+                }
+            }
+        }
+    }
+}
+
+/// The operation `name`: NOT_FOUND when none is stored; one running past
+/// its lease is ended as abandoned first.
+pub async fn read_operation<S: OperationStore>(
+    store: &S,
+    name: &str,
+) -> Result<StoredOperation, Error> {
+    let Some(mut operation) = store.get_operation(name).await? else {
+        return Err(Error::not_found(
+            "longrunning.googleapis.com/Operation",
+            name,
+        ));
+    };
+    if !operation.done && operation.lease < crate::time::now_micros() {
+        let body = Operation::ended(&operation.body, &abandoned());
+        if !store.finish_operation(name, &body).await? {
+            // Its write ended it meanwhile.
+            return Box::pin(read_operation(store, name)).await;
+        }
+        operation.done = true;
+        operation.body = body;
+    }
+    Ok(operation)
+}
+
+/// Cancels a running operation: its write, not yet made, never will be.
+/// A done operation stays as it ended.
+pub async fn cancel_operation<S: OperationStore>(
+    store: &S,
+    operation: &StoredOperation,
+) -> Result<(), Error> {
+    if !operation.done {
+        let body = Operation::ended(&operation.body, &cancelled());
+        store.finish_operation(&operation.name, &body).await?;
+    }
+    Ok(())
+}
+
+/// Forgets a done operation; FAILED_PRECONDITION while it runs.
+pub async fn delete_operation<S: OperationStore>(
+    store: &S,
+    operation: &StoredOperation,
+) -> Result<(), Error> {
+    if !operation.done {
+        return Err(Error::failed_precondition(
+            "OPERATION_RUNNING",
+            format!(
+                "operation `{}` is still running; cancel it first",
+                operation.name
+            ),
+            Vec::new(),
+        ));
+    }
+    store.delete_operation(&operation.name).await?;
+    Ok(())
+}
+
+/// The operation once it is done, or as it is after `timeout` (at most
+/// [`MAX_WAIT`], and that when unset), polling with backoff.
+pub async fn wait_operation<S: OperationStore>(
+    store: &S,
+    mut operation: StoredOperation,
+    timeout: Option<prost_types::Duration>,
+) -> Result<StoredOperation, Error> {
+    let timeout = timeout.map(Duration::try_from).transpose().map_err(|_| {
+        Error::invalid_fields(vec![FieldViolation::new("timeout", "must not be negative")])
+    })?;
+    let deadline = tokio::time::Instant::now() + timeout.unwrap_or(MAX_WAIT).min(MAX_WAIT);
+    let mut pause = Duration::from_millis(20);
+    while !operation.done && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep_until(deadline.min(tokio::time::Instant::now() + pause)).await;
+        pause = (pause * 2).min(Duration::from_secs(1));
+        operation = read_operation(store, &operation.name).await?;
+    }
+    Ok(operation)
+}
+
+/// One page of the operations under `parent` (`projects/p/locations/l`,
+/// or empty for those at the top) that the caller may read (`readable`
+/// answers each or PERMISSION_DENIED), with the next page's token. `filter`
+/// must be empty: operations are not filtered yet.
+pub async fn list_operations<S, F>(
+    store: &S,
+    parent: &str,
+    filter: &str,
+    page_size: i32,
+    page_token: &str,
+    readable: impl Fn(StoredOperation) -> F,
+) -> Result<(Vec<StoredOperation>, String), Error>
+where
+    S: OperationStore,
+    F: Future<Output = Result<StoredOperation, Error>>,
+{
+    if !filter.is_empty() {
+        return Err(Error::invalid_fields(vec![FieldViolation::new(
+            "filter",
+            "operations cannot be filtered; list them without a filter",
+        )]));
+    }
+    let size = match usize::try_from(page_size) {
+        Ok(0) => OPERATIONS_PAGE,
+        Ok(size) => size.min(OPERATIONS_PAGE * 20),
+        Err(_) => {
+            return Err(Error::invalid_fields(vec![FieldViolation::new(
+                "pageSize",
+                "must not be negative",
+            )]));
+        }
+    };
+    let prefix = match parent {
+        "" => "operations/".to_owned(),
+        parent => format!("{parent}/operations/"),
+    };
+    let mut after = decode_token(page_token, &prefix)?;
+    let mut page = Vec::new();
+    loop {
+        let batch = store.list_operations(&prefix, &after, size + 1).await?;
+        let more = batch.len() > size;
+        for operation in batch.into_iter().take(size) {
+            after.clone_from(&operation.name);
+            let operation = read_operation(store, &operation.name).await;
+            let operation = match operation {
+                Ok(operation) => operation,
+                Err(error) if error.code() == Code::NotFound => continue,
+                Err(error) => return Err(error),
+            };
+            match readable(operation).await {
+                Ok(operation) => page.push(operation),
+                Err(error) if error.code() == Code::PermissionDenied => continue,
+                Err(error) => return Err(error),
+            }
+            if page.len() == size {
+                return Ok((page, encode_token(&after)));
+            }
+        }
+        if !more {
+            return Ok((page, String::new()));
+        }
+    }
+}
+
+fn encode_token(after: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(after)
+}
+
+fn decode_token(token: &str, prefix: &str) -> Result<String, Error> {
+    use base64::Engine;
+    let after = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .ok()
+        .and_then(|after| String::from_utf8(after).ok())
+        .filter(|after| after.is_empty() || after.starts_with(prefix));
+    after.ok_or_else(|| {
+        Error::invalid_fields(vec![FieldViolation::new(
+            "pageToken",
+            "is not a page token of this list",
+        )])
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations_are_named_under_their_targets_location() {
+        let name = operation_name("projects/p/locations/us-east1/certificates/c");
+        assert!(
+            name.starts_with("projects/p/locations/us-east1/operations/operation-"),
+            "{name}"
+        );
+        assert!(
+            operation_name("projects/p/locations/l")
+                .starts_with("projects/p/locations/l/operations/")
+        );
+        assert!(operation_name("shelves/s/books/b").starts_with("operations/operation-"));
+        assert!(operation_name("orgs/allocations/x").starts_with("operations/"));
+        assert!(operation_name("abc/def").starts_with("operations/"));
+        assert_ne!(operation_name("x"), operation_name("x"));
+    }
+}

@@ -1,0 +1,437 @@
+//! Long-running operations (AIP-151) over a real socket: branches are
+//! opened, changed and closed by operations that run in the background,
+//! read, listed, waited for, cancelled and forgotten through
+//! `google.longrunning.Operations` over REST and gRPC, in memory, on SQLite
+//! and (when `E2E_DATABASE_URL` names a server) on PostgreSQL. A cancelled
+//! operation's write is never made; an operation whose server stopped
+//! reads `ABORTED` after a restart, its write absent.
+
+#[path = "common/postgres.rs"]
+mod postgres;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::BodyExt;
+use library::MemoryStore;
+use library::google::longrunning::operations_client::OperationsClient;
+use library::google::longrunning::{WaitOperationRequest, operation};
+use library::library::v1::branch_service_client::BranchServiceClient;
+use library::library::v1::{Branch, CreateBranchRequest};
+use protoapi_runtime::Caller;
+use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::mask::Update;
+use protoapi_runtime::operation::{OperationStore, StoredOperation};
+use protoapi_runtime::paging::PageTokens;
+use protoapi_runtime::resource::Resource;
+use protoapi_runtime::standard::{ApiContext, Recorded};
+use protoapi_runtime::store::{Backend, ListQuery, Page, StoreError};
+use serde_json::{Value, json};
+
+const LOCATION: &str = "/v1/projects/p/locations/l";
+
+/// Serves the API over `store` on an ephemeral port, running operations
+/// with `lease`; its base URL.
+async fn serve<S: library::Stores>(store: Arc<S>, lease: Duration) -> String {
+    let context = ApiContext::new(PageTokens::new([9; 32]), Authorizer::allow_all())
+        .with_operation_lease(lease);
+    let router = library::Services::new(context)
+        .store(store)
+        .layer(axum::Extension(Caller::System))
+        .build()
+        .unwrap();
+    protoapi_runtime::testing::served::on_free_port(router).await
+}
+
+/// One REST call: the status and the JSON body.
+async fn call(base: &str, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http();
+    let request = axum::http::Request::builder()
+        .method(method)
+        .uri(format!("{base}{path}"))
+        .body(body.map(|b| b.to_string()).unwrap_or_default())
+        .unwrap();
+    let response = client.request(request).await.unwrap();
+    let status = response.status().as_u16();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+/// Starts an operation over REST; the operation answered.
+async fn start(base: &str, method: &str, path: &str, body: Option<Value>) -> Value {
+    let (status, operation) = call(base, method, path, body).await;
+    assert_eq!(status, 200, "{path}: {operation}");
+    operation
+}
+
+/// Waits for operation `operation` over REST; the operation once done.
+async fn wait(base: &str, operation: &Value) -> Value {
+    let name = operation["name"].as_str().unwrap();
+    let (status, done) = call(base, "POST", &format!("/v1/{name}:wait"), Some(json!({}))).await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["done"], true, "{done}");
+    done
+}
+
+async fn lifecycle(base: &str) {
+    // Opening: the operation is named under the location, says what it
+    // does, and ends with the branch.
+    let path = format!("{LOCATION}/branches?branchId=main");
+    let opened = start(base, "POST", &path, Some(json!({"address": "1 Main St"}))).await;
+    let name = opened["name"].as_str().unwrap().to_owned();
+    assert!(
+        name.starts_with("projects/p/locations/l/operations/operation-"),
+        "{opened}"
+    );
+    let metadata = &opened["metadata"];
+    assert_eq!(
+        metadata["@type"],
+        "type.googleapis.com/library.v1.OperationMetadata"
+    );
+    assert_eq!(
+        (&metadata["verb"], &metadata["target"]),
+        (&json!("create"), &json!("projects/p/locations/l"))
+    );
+    assert!(metadata["createTime"].is_string(), "{opened}");
+    let done = wait(base, &opened).await;
+    assert_eq!(
+        done["response"]["@type"],
+        "type.googleapis.com/library.v1.Branch"
+    );
+    assert_eq!(
+        done["response"]["name"],
+        "projects/p/locations/l/branches/main"
+    );
+    assert!(done["metadata"]["endTime"].is_string(), "{done}");
+    let (status, read) = call(base, "GET", &format!("/v1/{name}"), None).await;
+    assert_eq!((status, &read), (200, &done));
+    let (status, branch) = call(base, "GET", &format!("{LOCATION}/branches/main"), None).await;
+    assert_eq!((status, &branch["address"]), (200, &json!("1 Main St")));
+
+    // What only storage finds ends the operation with its error; what the
+    // request gets wrong is answered before any operation starts.
+    let again = start(base, "POST", &path, Some(json!({"address": "2 Main St"}))).await;
+    let taken = wait(base, &again).await;
+    assert_eq!(taken["error"]["code"], 6, "ALREADY_EXISTS: {taken}");
+    assert!(taken.get("response").is_none(), "{taken}");
+    let bad = format!("{LOCATION}/branches?branchId=Main!");
+    let (status, refused) = call(base, "POST", &bad, Some(json!({}))).await;
+    assert_eq!(status, 400, "{refused}");
+
+    // Changing, then closing.
+    let path = format!("{LOCATION}/branches/main?updateMask=address");
+    let changed = start(base, "PATCH", &path, Some(json!({"address": "3 Elm St"}))).await;
+    assert_eq!(changed["metadata"]["verb"], "update");
+    let changed = wait(base, &changed).await;
+    assert_eq!(changed["response"]["address"], "3 Elm St");
+    let closed = start(base, "DELETE", &format!("{LOCATION}/branches/main"), None).await;
+    let closed = wait(base, &closed).await;
+    assert_eq!(
+        closed["response"]["@type"],
+        "type.googleapis.com/google.protobuf.Empty"
+    );
+    let (status, _) = call(base, "GET", &format!("{LOCATION}/branches/main"), None).await;
+    assert_eq!(status, 404);
+    let missing = start(base, "DELETE", &format!("{LOCATION}/branches/main"), None).await;
+    assert_eq!(wait(base, &missing).await["error"]["code"], 5, "NOT_FOUND");
+
+    // Every operation of the location, a page at a time, oldest first.
+    let mut listed = Vec::new();
+    let mut token = String::new();
+    loop {
+        let path = format!("{LOCATION}/operations?pageSize=2&pageToken={token}");
+        let (status, page) = call(base, "GET", &path, None).await;
+        assert_eq!(status, 200, "{page}");
+        for operation in page["operations"].as_array().unwrap() {
+            listed.push(operation["name"].as_str().unwrap().to_owned());
+        }
+        token = page["nextPageToken"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if token.is_empty() {
+            break;
+        }
+    }
+    let started = [&opened, &again, &changed, &closed, &missing];
+    let started: Vec<String> = started
+        .iter()
+        .map(|o| o["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(listed, started);
+    let (status, refused) = call(
+        base,
+        "GET",
+        &format!("{LOCATION}/operations?filter=done"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 400, "{refused}");
+    let (status, refused) = call(
+        base,
+        "GET",
+        &format!("{LOCATION}/operations?pageToken=bm9wZQ"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 400, "{refused}");
+
+    // A done operation is forgotten on request.
+    let (status, _) = call(base, "DELETE", &format!("/v1/{name}"), None).await;
+    assert_eq!(status, 200);
+    let (status, gone) = call(base, "GET", &format!("/v1/{name}"), None).await;
+    assert_eq!(status, 404, "{gone}");
+}
+
+async fn over_grpc(base: &str) {
+    let channel = tonic::transport::Channel::from_shared(base.to_owned())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut branches = BranchServiceClient::new(channel.clone());
+    let mut operations = OperationsClient::new(channel);
+    let request = CreateBranchRequest {
+        parent: "projects/p/locations/grpc".into(),
+        branch_id: "north".into(),
+        branch: Some(Branch {
+            address: "9 North Rd".into(),
+            ..Default::default()
+        }),
+    };
+    let started = branches.create_branch(request).await.unwrap().into_inner();
+    assert!(
+        started
+            .name
+            .starts_with("projects/p/locations/grpc/operations/")
+    );
+    let done = operations
+        .wait_operation(WaitOperationRequest {
+            name: started.name.clone(),
+            timeout: Some(prost_types::Duration {
+                seconds: 5,
+                nanos: 0,
+            }),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let Some(operation::Result::Response(response)) = done.result else {
+        panic!("a response: {done:?}")
+    };
+    let branch = <Branch as prost::Message>::decode(response.value.as_slice()).unwrap();
+    assert_eq!(branch.name, "projects/p/locations/grpc/branches/north");
+    let status = operations
+        .get_operation(library::google::longrunning::GetOperationRequest {
+            name: "projects/p/locations/grpc/operations/none".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::NotFound);
+}
+
+#[tokio::test]
+async fn operations_run_in_memory_over_rest_and_grpc() {
+    let base = serve(Arc::new(MemoryStore::new()), Duration::from_secs(30)).await;
+    lifecycle(&base).await;
+    over_grpc(&base).await;
+}
+
+#[tokio::test]
+async fn operations_run_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("library.db").display()
+    );
+    let base = serve(
+        Arc::new(library::open(&url).await.unwrap()),
+        Duration::from_secs(30),
+    )
+    .await;
+    lifecycle(&base).await;
+    over_grpc(&base).await;
+}
+
+#[tokio::test]
+async fn operations_run_on_postgres() {
+    let Ok(server) = std::env::var("E2E_DATABASE_URL") else {
+        eprintln!("skipped: E2E_DATABASE_URL is not set");
+        return;
+    };
+    let database = postgres::Database::create(&server).await;
+    let store = Arc::new(library::open(&database.url).await.unwrap());
+    let base = serve(store, Duration::from_secs(30)).await;
+    lifecycle(&base).await;
+    over_grpc(&base).await;
+    cancelled(library::open(&database.url).await.unwrap()).await;
+    restarted(&database.url).await;
+    database.drop_it().await;
+}
+
+/// A store whose writes start only after `delay`: long enough to cancel
+/// an operation, or stop its server, before its write.
+struct Slow<B> {
+    inner: B,
+    delay: Duration,
+}
+
+impl<B: Backend> Backend for Slow<B> {
+    fn dry_runs(&self) -> bool {
+        self.inner.dry_runs()
+    }
+    async fn insert<R: Resource>(&self, resource: &R) -> Result<(), StoreError> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.insert(resource).await
+    }
+    async fn get<R: Resource>(&self, key: &str) -> Result<Option<R>, StoreError> {
+        self.inner.get(key).await
+    }
+    async fn list<R: Resource>(&self, query: &ListQuery) -> Result<Page<R>, StoreError> {
+        self.inner.list(query).await
+    }
+    async fn update<R: Resource>(
+        &self,
+        key: &str,
+        update: &Update<R>,
+    ) -> Result<Option<R>, StoreError> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.update(key, update).await
+    }
+    async fn delete<R: Resource>(&self, key: &str, etag: Option<&str>) -> Result<bool, StoreError> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.delete::<R>(key, etag).await
+    }
+    async fn recorded(&self, key: &str) -> Result<Option<Recorded>, StoreError> {
+        self.inner.recorded(key).await
+    }
+}
+
+impl<B: OperationStore> OperationStore for Slow<B> {
+    async fn insert_operation(&self, operation: &StoredOperation) -> Result<(), StoreError> {
+        self.inner.insert_operation(operation).await
+    }
+    async fn get_operation(&self, name: &str) -> Result<Option<StoredOperation>, StoreError> {
+        self.inner.get_operation(name).await
+    }
+    async fn list_operations(
+        &self,
+        prefix: &str,
+        after: &str,
+        limit: usize,
+    ) -> Result<Vec<StoredOperation>, StoreError> {
+        self.inner.list_operations(prefix, after, limit).await
+    }
+    async fn finish_operation(&self, name: &str, body: &[u8]) -> Result<bool, StoreError> {
+        self.inner.finish_operation(name, body).await
+    }
+    async fn renew_operation(&self, name: &str, lease: i64) -> Result<(), StoreError> {
+        self.inner.renew_operation(name, lease).await
+    }
+    async fn delete_operation(&self, name: &str) -> Result<bool, StoreError> {
+        self.inner.delete_operation(name).await
+    }
+}
+
+/// An operation cancelled before its write ends `CANCELLED`, and its write
+/// is never made; a running operation cannot be forgotten.
+async fn cancelled<B: Backend + OperationStore>(inner: B) {
+    let slow = Slow {
+        inner,
+        delay: Duration::from_millis(500),
+    };
+    let base = serve(Arc::new(slow), Duration::from_secs(30)).await;
+    let path = format!("{LOCATION}/branches?branchId=cancelled");
+    let started = start(&base, "POST", &path, Some(json!({"address": "nowhere"}))).await;
+    assert_eq!(started["done"], false, "{started}");
+    let name = started["name"].as_str().unwrap();
+    let (status, refused) = call(&base, "DELETE", &format!("/v1/{name}"), None).await;
+    assert_eq!(status, 400, "FAILED_PRECONDITION while running: {refused}");
+    let (status, _) = call(
+        &base,
+        "POST",
+        &format!("/v1/{name}:cancel"),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let done = wait(&base, &started).await;
+    assert_eq!(done["error"]["code"], 1, "CANCELLED: {done}");
+    // Past the delay, the write found its operation ended.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let (status, _) = call(
+        &base,
+        "GET",
+        &format!("{LOCATION}/branches/cancelled"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_eq!(
+        call(&base, "GET", &format!("/v1/{name}"), None).await.1,
+        done
+    );
+}
+
+#[tokio::test]
+async fn cancelled_operations_write_nothing() {
+    cancelled(MemoryStore::new()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("library.db").display()
+    );
+    cancelled(library::open(&url).await.unwrap()).await;
+}
+
+/// An operation whose server stopped before its write reads `ABORTED` once
+/// its lease passes, from the server that replaces it; its write is absent.
+async fn restarted(url: &str) {
+    // The first server runs on a runtime of its own, stopped mid-operation.
+    let first = tokio::runtime::Runtime::new().unwrap();
+    let store = Slow {
+        inner: library::open(url).await.unwrap(),
+        delay: Duration::from_secs(5),
+    };
+    let base = first
+        .spawn(serve(Arc::new(store), Duration::from_millis(300)))
+        .await
+        .unwrap();
+    let path = format!("{LOCATION}/branches?branchId=interrupted");
+    let started = start(&base, "POST", &path, Some(json!({"address": "half"}))).await;
+    first.shutdown_background();
+    let base = serve(
+        Arc::new(library::open(url).await.unwrap()),
+        Duration::from_secs(30),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let name = started["name"].as_str().unwrap();
+    let (status, read) = call(&base, "GET", &format!("/v1/{name}"), None).await;
+    assert_eq!(status, 200, "{read}");
+    assert_eq!(read["done"], true, "{read}");
+    assert_eq!(read["error"]["code"], 10, "ABORTED: {read}");
+    let (status, _) = call(
+        &base,
+        "GET",
+        &format!("{LOCATION}/branches/interrupted"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn abandoned_operations_end_aborted_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("library.db").display()
+    );
+    drop(library::open(&url).await.unwrap());
+    restarted(&url).await;
+}
