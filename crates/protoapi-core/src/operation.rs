@@ -23,6 +23,10 @@ use crate::store::StoreError;
 /// the API says otherwise (`ApiContext::with_operation_lease`).
 pub const OPERATION_LEASE: Duration = Duration::from_secs(30);
 
+/// How long a done operation is kept: storage forgets older ones as it
+/// stores new ones.
+pub const RETENTION: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+
 /// The longest a `WaitOperation` waits.
 pub const MAX_WAIT: Duration = Duration::from_secs(30);
 
@@ -37,9 +41,11 @@ pub struct StoredOperation {
     /// The key its method was authorized on (the parent of a create, the
     /// item of an update or delete).
     pub target: String,
+    /// What its method does: `create`, `update` or `delete`.
+    pub verb: String,
     pub done: bool,
     /// While running: until when (microseconds since the epoch) its runner
-    /// holds it.
+    /// holds it; once done, when it ended.
     pub lease: i64,
     /// The `google.longrunning.Operation`, encoded.
     pub body: Vec<u8>,
@@ -51,7 +57,8 @@ pub struct StoredOperation {
 /// step as the write it commits (failing that write with
 /// `StoreError::OperationEnded` when the operation is done already).
 pub trait OperationStore: Send + Sync + 'static {
-    /// Stores a new operation.
+    /// Stores a new operation, forgetting a few that ended more than
+    /// [`RETENTION`] ago.
     fn insert_operation(
         &self,
         operation: &StoredOperation,
@@ -81,8 +88,9 @@ pub trait OperationStore: Send + Sync + 'static {
         async { Err(StoreError::Unimplemented) }
     }
 
-    /// Ends a running operation with `body`, atomically with respect to the
-    /// write that would end it: `false` when it is done already or missing.
+    /// Ends a running operation with `body` (and its `lease` set to when it
+    /// ended), atomically with respect to the write that would end it:
+    /// `false` when it is done already or missing.
     fn finish_operation(
         &self,
         name: &str,

@@ -4,20 +4,24 @@
 //! exactly when its write is made, and a cancelled or abandoned one undoes
 //! a late write.
 
-use protoapi_core::operation::{OperationStore, StoredOperation};
+use protoapi_core::operation::{OperationStore, RETENTION, StoredOperation};
 use protoapi_core::store::StoreError;
 use sqlx::Row;
 
 use crate::SqlStore;
 use crate::fault::store_error;
 
-const COLUMNS: &str = "name, resource_type, target, done, lease, body";
+const COLUMNS: &str = "name, resource_type, target, verb, done, lease, body";
+
+/// Ended operations forgotten by each insert, at most.
+const SWEEP: i64 = 16;
 
 fn stored(row: &sqlx::any::AnyRow) -> Result<StoredOperation, sqlx::Error> {
     Ok(StoredOperation {
         name: row.try_get("name")?,
         resource_type: row.try_get("resource_type")?,
         target: row.try_get("target")?,
+        verb: row.try_get("verb")?,
         done: row.try_get::<i64, _>("done")? != 0,
         lease: row.try_get("lease")?,
         body: row.try_get("body")?,
@@ -26,11 +30,22 @@ fn stored(row: &sqlx::any::AnyRow) -> Result<StoredOperation, sqlx::Error> {
 
 impl OperationStore for SqlStore {
     async fn insert_operation(&self, operation: &StoredOperation) -> Result<(), StoreError> {
-        let sql = format!("INSERT INTO operations ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)");
+        let retention = i64::try_from(RETENTION.as_micros()).unwrap_or(i64::MAX);
+        sqlx::query(
+            "DELETE FROM operations WHERE name IN (SELECT name FROM operations \
+             WHERE done = 1 AND lease < $1 ORDER BY lease LIMIT $2)",
+        )
+        .bind(protoapi_core::time::now_micros().saturating_sub(retention))
+        .bind(SWEEP)
+        .execute(self.pool())
+        .await
+        .map_err(store_error)?;
+        let sql = format!("INSERT INTO operations ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)");
         let inserted = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(operation.name.clone())
             .bind(operation.resource_type.clone())
             .bind(operation.target.clone())
+            .bind(operation.verb.clone())
             .bind(i64::from(operation.done))
             .bind(operation.lease)
             .bind(operation.body.clone())

@@ -183,14 +183,20 @@ pub(super) async fn migrate(
             }
             Change::Operations => {
                 let Types { text, blob } = &types;
-                let statement = format!(
-                    "CREATE TABLE operations (name {text} PRIMARY KEY, \
-                     resource_type {text} NOT NULL, target {text} NOT NULL, \
-                     done BIGINT NOT NULL, lease BIGINT NOT NULL, body {blob} NOT NULL)"
-                );
-                sqlx::query(sqlx::AssertSqlSafe(statement))
-                    .execute(&mut *transaction)
-                    .await?;
+                let statements = [
+                    format!(
+                        "CREATE TABLE operations (name {text} PRIMARY KEY, \
+                         resource_type {text} NOT NULL, target {text} NOT NULL, \
+                         verb {text} NOT NULL, done BIGINT NOT NULL, lease BIGINT NOT NULL, \
+                         body {blob} NOT NULL)"
+                    ),
+                    "CREATE INDEX operations_by_end ON operations (done, lease)".to_owned(),
+                ];
+                for statement in statements {
+                    sqlx::query(sqlx::AssertSqlSafe(statement))
+                        .execute(&mut *transaction)
+                        .await?;
+                }
             }
             Change::Application(statements) => {
                 for statement in statements {

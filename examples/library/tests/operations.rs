@@ -37,10 +37,39 @@ async fn serve<S: library::Stores>(store: Arc<S>, lease: Duration) -> String {
         .with_operation_lease(lease);
     let router = library::Services::new(context)
         .store(store)
-        .layer(axum::Extension(Caller::System))
+        .layer(axum::middleware::from_fn(caller))
         .build()
         .unwrap();
     protoapi_runtime::testing::served::on_free_port(router).await
+}
+
+/// `x-anonymous` calls as nobody; other requests as the system.
+async fn caller(
+    mut request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let caller = match request.headers().contains_key("x-anonymous") {
+        true => Caller::Anonymous,
+        false => Caller::System,
+    };
+    request.extensions_mut().insert(caller);
+    next.run(request).await
+}
+
+/// One REST call as nobody: the status and the JSON body.
+async fn anonymous(base: &str, method: &str, path: &str) -> (u16, Value) {
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http();
+    let request = axum::http::Request::builder()
+        .method(method)
+        .uri(format!("{base}{path}"))
+        .header("x-anonymous", "1")
+        .body(if method == "GET" { String::new() } else { "{}".to_owned() })
+        .unwrap();
+    let response = client.request(request).await.unwrap();
+    let status = response.status().as_u16();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
 }
 
 /// One REST call: the status and the JSON body.
@@ -179,6 +208,22 @@ async fn lifecycle(base: &str) {
     )
     .await;
     assert_eq!(status, 400, "{refused}");
+
+    // Nobody reads, cancels or forgets an operation, nor starts one: an
+    // unauthenticated write is refused before anything is stored.
+    for (method, path) in [
+        ("GET", format!("/v1/{name}")),
+        ("POST", format!("/v1/{name}:cancel")),
+        ("POST", format!("/v1/{name}:wait")),
+        ("DELETE", format!("/v1/{name}")),
+        ("GET", format!("{LOCATION}/operations")),
+        ("POST", format!("{LOCATION}/branches?branchId=anonymous")),
+    ] {
+        let (status, refused) = anonymous(base, method, &path).await;
+        assert_eq!(status, 401, "{method} {path}: {refused}");
+    }
+    let (_, page) = call(base, "GET", &format!("{LOCATION}/operations"), None).await;
+    assert_eq!(page["operations"].as_array().unwrap().len(), started.len());
 
     // A done operation is forgotten on request.
     let (status, _) = call(base, "DELETE", &format!("/v1/{name}"), None).await;

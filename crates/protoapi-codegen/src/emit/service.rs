@@ -67,7 +67,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
         .methods
         .iter()
         .any(|m| matches!(m.standard, Standard::Operations))
-        .then(|| operations::readers(api));
+        .then(|| operations::authorize(api));
     let mut capabilities: Vec<&str> = service
         .methods
         .iter()

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use super::MemoryStore;
-use crate::operation::{OperationStore, StoredOperation};
+use crate::operation::{OperationStore, RETENTION, StoredOperation};
 use crate::store::StoreError;
 
 impl MemoryStore {
@@ -27,10 +27,16 @@ impl MemoryStore {
     /// Ends operation `name` with `body` (called under the write lock).
     pub(super) fn end_running(&self, name: &str, body: Vec<u8>) {
         if let Some(operation) = self.operations().get_mut(name) {
-            operation.done = true;
-            operation.body = body;
+            end(operation, body);
         }
     }
+}
+
+/// Ends `operation` with `body` now.
+fn end(operation: &mut StoredOperation, body: Vec<u8>) {
+    operation.done = true;
+    operation.body = body;
+    operation.lease = crate::time::now_micros();
 }
 
 impl OperationStore for MemoryStore {
@@ -39,6 +45,8 @@ impl OperationStore for MemoryStore {
         if operations.contains_key(&operation.name) {
             return Err(StoreError::AlreadyExists);
         }
+        let forgotten = crate::time::now_micros().saturating_sub(retention());
+        operations.retain(|_, operation| !operation.done || operation.lease >= forgotten);
         operations.insert(operation.name.clone(), operation.clone());
         Ok(())
     }
@@ -72,8 +80,7 @@ impl OperationStore for MemoryStore {
         let mut operations = self.operations();
         match operations.get_mut(name) {
             Some(operation) if !operation.done => {
-                operation.done = true;
-                operation.body = body.to_vec();
+                end(operation, body.to_vec());
                 Ok(true)
             }
             _ => Ok(false),
@@ -90,4 +97,9 @@ impl OperationStore for MemoryStore {
     async fn delete_operation(&self, name: &str) -> Result<bool, StoreError> {
         Ok(self.operations().remove(name).is_some())
     }
+}
+
+/// [`RETENTION`] in microseconds.
+fn retention() -> i64 {
+    i64::try_from(RETENTION.as_micros()).unwrap_or(i64::MAX)
 }

@@ -14,6 +14,8 @@ use tokio::sync::oneshot;
 use tracing::Instrument;
 
 use super::ApiContext;
+use crate::auth::Need;
+use crate::context::Caller;
 use crate::error::{Code, Error, FieldViolation};
 use crate::operation::{
     Admission, MAX_WAIT, Operation, OperationStore, Outcome, Running, StoredOperation, abandoned,
@@ -23,6 +25,9 @@ use crate::resource::Resource;
 
 /// Operations a page of `ListOperations` holds unless asked for fewer.
 pub const OPERATIONS_PAGE: usize = 50;
+
+/// How many operations a page reads, at most, per operation it may hold.
+const SCAN_FACTOR: usize = 10;
 
 /// What an operation's metadata can tell, for the API's metadata message
 /// (AIP-151's `OperationMetadata`: `create_time`, `end_time`, `target`,
@@ -220,6 +225,7 @@ where
         name: operation_name,
         resource_type: launch.resource_type.to_owned(),
         target,
+        verb: launch.verb.to_owned(),
         done: false,
         lease: lease_until(lease),
         body: launch.body(None),
@@ -284,6 +290,29 @@ pub async fn read_operation<S: OperationStore>(
         operation.body = body;
     }
     Ok(operation)
+}
+
+/// Checks that `caller` has `need` on `operation`'s target: what the API
+/// needs to read the resource it acts on, or to run the method that started
+/// it. PERMISSION_DENIED when the API names no need (no method of it acts
+/// on that type so).
+pub async fn authorize_operation(
+    context: &ApiContext,
+    caller: &Caller,
+    operation: &StoredOperation,
+    need: Option<Need<'_>>,
+) -> Result<(), Error> {
+    let Some(need) = need else {
+        return Err(Error::new(
+            Code::PermissionDenied,
+            "PERMISSION_DENIED",
+            format!(
+                "no method of this API acts on operation `{}`",
+                operation.name
+            ),
+        ));
+    };
+    context.authorize(caller, need, &operation.target).await
 }
 
 /// Cancels a running operation: its write, not yet made, never will be.
@@ -376,8 +405,15 @@ where
     };
     let mut after = decode_token(page_token, &prefix)?;
     let mut page = Vec::new();
+    // Operations the caller may not read are skipped, but not without end:
+    // past this many, the page ends early (AIP-158 allows it).
+    let mut budget = size.saturating_mul(SCAN_FACTOR);
     loop {
+        if budget == 0 {
+            return Ok((page, encode_token(&after)));
+        }
         let batch = store.list_operations(&prefix, &after, size + 1).await?;
+        budget = budget.saturating_sub(batch.len().min(size));
         let more = batch.len() > size;
         for operation in batch.into_iter().take(size) {
             after.clone_from(&operation.name);
@@ -425,6 +461,64 @@ fn decode_token(token: &str, prefix: &str) -> Result<String, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::MemoryStore;
+
+    fn stored(name: &str, done: bool, lease: i64) -> StoredOperation {
+        StoredOperation {
+            name: name.to_owned(),
+            resource_type: "x/Y".to_owned(),
+            target: String::new(),
+            verb: "create".to_owned(),
+            done,
+            lease,
+            body: Vec::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_page_of_operations_reads_a_bounded_number_of_them() {
+        let store = MemoryStore::new();
+        let lease = crate::time::now_micros() + 60_000_000;
+        for i in 0..500 {
+            let name = format!("operations/{i:04}");
+            store.insert_operation(&stored(&name, false, lease)).await.unwrap();
+        }
+        let reads = std::sync::atomic::AtomicUsize::new(0);
+        let denied = |_| {
+            reads.fetch_add(1, Ordering::Relaxed);
+            async { Err(Error::new(Code::PermissionDenied, "DENIED", "no")) }
+        };
+        let (page, token) = list_operations(&store, "", "", 5, "", denied).await.unwrap();
+        assert!(page.is_empty());
+        assert_eq!(reads.load(Ordering::Relaxed), 5 * SCAN_FACTOR);
+        assert_eq!(decode_token(&token, "operations/").unwrap(), "operations/0049");
+        let allowed = |operation| async { Ok(operation) };
+        let (page, _) = list_operations(&store, "", "", 3, &token, allowed).await.unwrap();
+        let names: Vec<&str> = page.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names, ["operations/0050", "operations/0051", "operations/0052"]);
+    }
+
+    #[tokio::test]
+    async fn ended_operations_are_forgotten_after_the_retention() {
+        let store = MemoryStore::new();
+        let now = crate::time::now_micros();
+        let old = now - i64::try_from(crate::operation::RETENTION.as_micros()).unwrap() - 1;
+        store.insert_operation(&stored("operations/old", true, old)).await.unwrap();
+        store.insert_operation(&stored("operations/running", false, old)).await.unwrap();
+        store.insert_operation(&stored("operations/recent", true, now)).await.unwrap();
+        store.insert_operation(&stored("operations/new", false, now)).await.unwrap();
+        let kept = store.list_operations("operations/", "", 10).await.unwrap();
+        let names: Vec<&str> = kept.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names, ["operations/new", "operations/recent", "operations/running"]);
+        // A running operation past its lease reads ABORTED.
+        let read = read_operation(&store, "operations/running").await.unwrap();
+        assert!(read.done);
+        let Some(Outcome::Error(status)) = Operation::decode(read.body.as_slice()).unwrap().outcome
+        else {
+            panic!("an error")
+        };
+        assert_eq!(status.code, tonic::Code::Aborted as i32);
+    }
 
     #[test]
     fn operations_are_named_under_their_targets_location() {

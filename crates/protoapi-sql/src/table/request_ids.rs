@@ -128,13 +128,15 @@ async fn end_running(
     running: &Running,
     outcome: &[u8],
 ) -> Result<(), StoreError> {
-    let ended =
-        sqlx::query("UPDATE operations SET done = 1, body = $2 WHERE name = $1 AND done = 0")
-            .bind(running.name().to_owned())
-            .bind(running.done_body(outcome))
-            .execute(&mut **transaction)
-            .await
-            .map_err(backend_error)?;
+    let ended = sqlx::query(
+        "UPDATE operations SET done = 1, body = $2, lease = $3 WHERE name = $1 AND done = 0",
+    )
+    .bind(running.name().to_owned())
+    .bind(running.done_body(outcome))
+    .bind(protoapi_core::time::now_micros())
+    .execute(&mut **transaction)
+    .await
+    .map_err(backend_error)?;
     match ended.rows_affected() {
         0 => Err(StoreError::OperationEnded),
         _ => Ok(()),

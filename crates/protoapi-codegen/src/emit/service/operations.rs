@@ -80,9 +80,12 @@ pub(super) fn long_running_methods(
 
 /// The body of a method of `google.longrunning.Operations`.
 pub(super) fn operations_body(scope: &crate::emit::Scope, method: &Method) -> TokenStream {
+    // Reading needs the Get of what it acts on; cancelling or forgetting,
+    // what the method that started it needs.
+    let reading = !matches!(method.name.as_str(), "DeleteOperation" | "CancelOperation");
     let read = quote! {
         let operation = standard::read_operation(&*self.store, &request.name).await?;
-        self.require_readable(caller, &operation).await?;
+        self.authorize_operation(caller, &operation, #reading).await?;
     };
     let decode =
         quote!(::prost::Message::decode(operation.body.as_slice()).map_err(Error::internal));
@@ -111,7 +114,7 @@ pub(super) fn operations_body(scope: &crate::emit::Scope, method: &Method) -> To
                     request.page_size,
                     &request.page_token,
                     |operation| async move {
-                        self.require_readable(caller, &operation).await.map(|()| operation)
+                        self.authorize_operation(caller, &operation, true).await.map(|()| operation)
                     },
                 )
                 .await?;
@@ -130,47 +133,54 @@ pub(super) fn operations_body(scope: &crate::emit::Scope, method: &Method) -> To
     }
 }
 
-/// Who may read an operation: whoever holds the Get of the resource it
-/// acts on, on its target.
-pub(super) fn readers(api: &Api) -> TokenStream {
-    let mut arms: Vec<(String, TokenStream)> = api
-        .packages
-        .iter()
-        .flat_map(|p| &p.services)
-        .flat_map(|s| &s.methods)
-        .filter_map(|m| {
-            let resource = api.resource(m.standard.resource()?)?;
-            let long_running = api
-                .packages
-                .iter()
-                .flat_map(|p| &p.services)
-                .flat_map(|s| &s.methods)
-                .any(|other| {
-                    other.long_running.is_some()
-                        && other.standard.resource() == Some(&resource.full_name)
-                });
-            (matches!(m.standard, Standard::Get { .. }) && long_running)
-                .then(|| (resource.type_name.clone(), need(m)))
+/// What a caller needs on an operation's target: to read it, the Get of
+/// what it acts on; to cancel or forget it, what the method that started it
+/// needs. Operations of other types are nobody's.
+pub(super) fn authorize(api: &Api) -> TokenStream {
+    let methods = || {
+        (api.packages.iter().flat_map(|p| &p.services))
+            .flat_map(|s| &s.methods)
+            .filter_map(|m| Some((m, api.resource(m.standard.resource()?)?)))
+    };
+    let long_running: Vec<&str> = methods()
+        .filter(|(m, _)| m.long_running.is_some())
+        .map(|(_, resource)| resource.type_name.as_str())
+        .collect();
+    let mut arms: Vec<(String, &str, TokenStream)> = methods()
+        .filter(|(_, resource)| long_running.contains(&resource.type_name.as_str()))
+        .filter_map(|(m, resource)| {
+            let verb = match (&m.standard, &m.long_running) {
+                (Standard::Get { .. }, _) => "",
+                (Standard::Create { .. }, Some(_)) => "create",
+                (Standard::Update { .. }, Some(_)) => "update",
+                (Standard::Delete { .. }, Some(_)) => "delete",
+                _ => return None,
+            };
+            Some((resource.type_name.clone(), verb, need(m)))
         })
         .collect();
-    arms.sort_by(|a, b| a.0.cmp(&b.0));
-    arms.dedup_by(|a, b| a.0 == b.0);
-    let arms = arms
-        .iter()
-        .map(|(type_name, need)| quote!(#type_name => #need,));
+    arms.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    arms.dedup_by(|a, b| (&a.0, a.1) == (&b.0, b.1));
+    let arms = arms.iter().map(|(type_name, verb, need)| match *verb {
+        "" => quote!((#type_name, _, true) => Some(#need),),
+        verb => quote!((#type_name, #verb, false) => Some(#need),),
+    });
     quote! {
-        /// PERMISSION_DENIED unless `caller` holds the Get of what
-        /// `operation` acts on, on its target.
-        async fn require_readable(
+        /// Checks that `caller` may read (`read`), or cancel and forget,
+        /// `operation`: the Get of what it acts on, or what the method that
+        /// started it needs, on its target.
+        async fn authorize_operation(
             &self,
             caller: &Caller,
             operation: &::protoapi_runtime::__private::operation::StoredOperation,
+            read: bool,
         ) -> Result<(), Error> {
-            let need = match operation.resource_type.as_str() {
+            let kind = (operation.resource_type.as_str(), operation.verb.as_str(), read);
+            let need = match kind {
                 #(#arms)*
-                _ => Need::Token,
+                _ => None,
             };
-            self.context.authorize(caller, need, &operation.target).await
+            standard::authorize_operation(&self.context, caller, operation, need).await
         }
     }
 }
