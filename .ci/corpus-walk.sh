@@ -14,12 +14,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 target=$(realpath -m "${CARGO_TARGET_DIR:-$root/target}")
 tree=$(bash "$root/.ci/corpus-fetch.sh")
 apis=("$@")
-[ ${#apis[@]} -gt 0 ] || apis=(library scheduler essentialcontacts recommender)
+[ ${#apis[@]} -gt 0 ] || apis=(library scheduler essentialcontacts recommender certificatemanager apphub)
 declare -A paths=(
   [library]=google/example/library/v1
   [scheduler]=google/cloud/scheduler/v1
   [essentialcontacts]=google/cloud/essentialcontacts/v1
   [recommender]=google/cloud/recommender/v1
+  [certificatemanager]=google/cloud/certificatemanager/v1
+  [apphub]=google/cloud/apphub/v1
 )
 
 work=$(mktemp -d)

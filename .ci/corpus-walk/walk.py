@@ -71,7 +71,8 @@ class Grpc:
             response_deserializer=response_class.FromString,
         )
         answer = stub(json_format.ParseDict(request, request_class()))
-        return json_format.MessageToDict(answer)
+        # `Any` fields (an operation's) name types the reflection pool resolves.
+        return json_format.MessageToDict(answer, descriptor_pool=self.service.file.pool)
 
     def refused(self, method_name, request):
         """The status code and rich details of a refused call."""
@@ -240,11 +241,123 @@ def recommender(base):
     assert code == grpc.StatusCode.NOT_FOUND and reasons, (code, reasons)
 
 
+def done(rest, operation):
+    """The operation once done (AIP-151), waited for over REST."""
+    name = operation["name"]
+    assert name.startswith("projects/") and "/operations/" in name, operation
+    finished = rest.ok("POST", f"/v1/{name}:wait", {})
+    assert finished["done"] is True, finished
+    assert rest.ok("GET", f"/v1/{name}") == finished
+    return finished
+
+
+def response(rest, operation):
+    """What a long-running write made, once done; it must have succeeded."""
+    finished = done(rest, operation)
+    assert "error" not in finished, finished
+    return finished["response"]
+
+
+def grpc_done(base, operation):
+    """The operation once done, waited for over gRPC."""
+    operations = Grpc(base, "google.longrunning.Operations")
+    finished = operations.call("WaitOperation", {"name": operation["name"], "timeout": "10s"})
+    assert finished.get("done") is True, finished
+    return finished
+
+
+def certificatemanager(base):
+    rest = Rest(base)
+    parent = "projects/walk/locations/global"
+    certificate = {"description": "the web front", "labels": {"team": "web"},
+                   "selfManaged": {"pemCertificate": "-----BEGIN CERTIFICATE-----",
+                                   "pemPrivateKey": "-----BEGIN PRIVATE KEY-----"}}
+    started = rest.ok("POST", f"/v1/{parent}/certificates?certificateId=web", certificate)
+    assert started["metadata"]["@type"].endswith("certificatemanager.v1.OperationMetadata"), started
+    assert started["metadata"]["verb"] == "create", started
+    made = response(rest, started)
+    assert made["@type"].endswith("certificatemanager.v1.Certificate"), made
+    name = f"{parent}/certificates/web"
+    assert made["name"] == name, made
+    assert rest.ok("GET", f"/v1/{name}")["description"] == "the web front"
+    response(rest, rest.ok("POST", f"/v1/{parent}/certificates?certificateId=api",
+                           {**certificate, "description": "the api"}))
+    assert len(rest.every(f"/v1/{parent}/certificates", "certificates")) == 2
+    # A bad request is refused before any operation starts, storage's
+    # findings (a taken id) included.
+    status, taken = rest.call("POST", f"/v1/{parent}/certificates?certificateId=web", certificate)
+    assert status == 409, taken
+    status, refused = rest.call("POST", f"/v1/{parent}/certificates?certificateId=Bad_Id", certificate)
+    assert status == 400, refused
+
+    changed = response(rest, rest.ok("PATCH", f"/v1/{name}?updateMask=description",
+                                     {"description": "renewed"}))
+    assert changed["description"] == "renewed" and changed["labels"] == {"team": "web"}, changed
+    operations = rest.every(f"/v1/{parent}/operations", "operations")
+    assert len(operations) == 3 and all(o["done"] for o in operations), operations
+    deleted = response(rest, rest.ok("DELETE", f"/v1/{name}"))
+    assert deleted["@type"].endswith("google.protobuf.Empty"), deleted
+    assert rest.call("GET", f"/v1/{name}")[0] == 404
+
+    rpc = Grpc(base, "google.cloud.certificatemanager.v1.CertificateManager")
+    started = rpc.call("CreateCertificateMap", {"parent": parent, "certificateMapId": "edge",
+                                                "certificateMap": {"description": "edge"}})
+    finished = grpc_done(base, started)
+    assert finished["response"]["name"] == f"{parent}/certificateMaps/edge", finished
+    assert rpc.call("GetCertificateMap", {"name": f"{parent}/certificateMaps/edge"})["description"] == "edge"
+    entry = {"parent": f"{parent}/certificateMaps/edge", "certificateMapEntryId": "www",
+             "certificateMapEntry": {"hostname": "www.example.com",
+                                     "certificates": [f"{parent}/certificates/api"]}}
+    finished = grpc_done(base, rpc.call("CreateCertificateMapEntry", entry))
+    assert finished["response"]["hostname"] == "www.example.com", finished
+    code, _ = rpc.refused("DeleteCertificateMap", {"name": f"{parent}/certificateMaps/edge"})
+    assert code == grpc.StatusCode.FAILED_PRECONDITION, f"it has entries: {code}"
+    code, reasons = rpc.refused("GetCertificate", {"name": name})
+    assert code == grpc.StatusCode.NOT_FOUND and reasons, (code, reasons)
+
+
+def apphub(base):
+    rest = Rest(base)
+    parent = "projects/host/locations/us-east1"
+    application = {"displayName": "shop", "scope": {"type": "REGIONAL"},
+                   "attributes": {"criticality": {"type": "MISSION_CRITICAL"}}}
+    made = response(rest, rest.ok("POST", f"/v1/{parent}/applications?applicationId=shop", application))
+    name = f"{parent}/applications/shop"
+    assert made["name"] == name and made["displayName"] == "shop", made
+    assert rest.ok("GET", f"/v1/{name}")["scope"]["type"] == "REGIONAL"
+    changed = response(rest, rest.ok("PATCH", f"/v1/{name}?updateMask=description",
+                                     {"description": "the shop"}))
+    assert changed["description"] == "the shop" and changed["displayName"] == "shop", changed
+    status, refused = rest.call("POST", f"/v1/{parent}/applications?applicationId=x", {"displayName": "x"})
+    assert status == 400, f"scope is required: {refused}"
+    assert [a["name"] for a in rest.every(f"/v1/{parent}/applications", "applications")] == [name]
+
+    global_ = "projects/host/locations/global"
+    attachment = {"serviceProject": "projects/tenant"}
+    path = f"/v1/{global_}/serviceProjectAttachments?serviceProjectAttachmentId=tenant"
+    made = response(rest, rest.ok("POST", path, attachment))
+    assert made["name"] == f"{global_}/serviceProjectAttachments/tenant", made
+    # A custom method this walk leaves unimplemented.
+    status, _ = rest.call("GET", f"/v1/{global_}:lookupServiceProjectAttachment")
+    assert status == 501, status
+
+    rpc = Grpc(base, "google.cloud.apphub.v1.AppHub")
+    started = rpc.call("DeleteServiceProjectAttachment", {"name": made["name"]})
+    finished = grpc_done(base, started)
+    assert "error" not in finished, finished
+    finished = grpc_done(base, rpc.call("DeleteApplication", {"name": name}))
+    assert "error" not in finished, finished
+    code, reasons = rpc.refused("GetApplication", {"name": name})
+    assert code == grpc.StatusCode.NOT_FOUND and reasons, (code, reasons)
+
+
 WALKS = {
     "library": library,
     "scheduler": scheduler,
     "essentialcontacts": essentialcontacts,
     "recommender": recommender,
+    "certificatemanager": certificatemanager,
+    "apphub": apphub,
 }
 
 if __name__ == "__main__":

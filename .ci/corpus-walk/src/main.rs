@@ -16,6 +16,12 @@ mod api;
 #[cfg(feature = "recommender")]
 #[path = "recommender.rs"]
 mod api;
+#[cfg(feature = "certificatemanager")]
+#[path = "certificatemanager.rs"]
+mod api;
+#[cfg(feature = "apphub")]
+#[path = "apphub.rs"]
+mod api;
 
 use std::sync::Arc;
 

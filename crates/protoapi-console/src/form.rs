@@ -85,7 +85,7 @@ fn enclosing_required(collection: &Collection, message: &MessageDescriptor, path
         let stated = collection
             .fields
             .iter()
-            .any(|spec| spec.path == enclosing && spec.behavior == Behavior::Required);
+            .any(|spec| spec.path == enclosing && spec.behavior.is_required());
         stated || descriptor(message, enclosing).is_some_and(|field| declared_required(&field))
     })
 }
@@ -130,10 +130,10 @@ fn form_field(
     };
     FormField {
         path: spec.json_path.to_owned(),
-        required: spec.behavior == Behavior::Required || declared_required(field),
+        required: spec.behavior.is_required() || declared_required(field),
         read_only: match spec.behavior {
             Behavior::OutputOnly => true,
-            Behavior::Immutable => !creating,
+            Behavior::Immutable | Behavior::RequiredImmutable => !creating,
             Behavior::Optional | Behavior::Required => false,
         },
         widget,

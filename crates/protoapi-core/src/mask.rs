@@ -232,7 +232,7 @@ impl<R: Resource> Update<R> {
             self.paths
                 .iter()
                 .filter_map(|path| R::field(path))
-                .filter(|f| f.behavior == Behavior::Required && !merged.has_field(f.path))
+                .filter(|f| f.behavior.is_required() && !merged.has_field(f.path))
                 .map(|f| self.violation(f, "the field is required and cannot be cleared")),
         );
         violations.extend(merged.check_values(self.body_field));
@@ -288,12 +288,12 @@ impl<R> Update<R> {
 /// Whether a field is IMMUTABLE, itself or as part of an IMMUTABLE message
 /// (what cannot change as a whole cannot change in part).
 fn is_immutable<R: Resource>(field: &crate::resource::FieldSpec) -> bool {
-    field.behavior == Behavior::Immutable
+    field.behavior.is_immutable()
         || field
             .path
             .rsplit_once('.')
             .and_then(|(parent, _)| R::field(parent))
-            .is_some_and(|parent| parent.behavior == Behavior::Immutable)
+            .is_some_and(|parent| parent.behavior.is_immutable())
 }
 
 fn top_level<R: Resource>() -> impl Iterator<Item = &'static crate::resource::FieldSpec> {

@@ -25,6 +25,20 @@ pub enum Behavior {
     OutputOnly,
     /// Set on create; may be named in a mask only with its current value.
     Immutable,
+    /// REQUIRED and IMMUTABLE: must be set on create, and never changes.
+    RequiredImmutable,
+}
+
+impl Behavior {
+    /// Whether it must be set on create (and not cleared by an update).
+    pub fn is_required(self) -> bool {
+        matches!(self, Behavior::Required | Behavior::RequiredImmutable)
+    }
+
+    /// Whether it keeps the value it was created with.
+    pub fn is_immutable(self) -> bool {
+        matches!(self, Behavior::Immutable | Behavior::RequiredImmutable)
+    }
 }
 
 /// One field (or nested field) of a resource.
@@ -370,7 +384,7 @@ pub trait Resource: ReflectMessage + Default + Clone + PartialEq + Send + Sync +
     fn missing_required(&self) -> Vec<&'static FieldSpec> {
         Self::FIELDS
             .iter()
-            .filter(|f| f.behavior == Behavior::Required && !self.has_field(f.path))
+            .filter(|f| f.behavior.is_required() && !self.has_field(f.path))
             .filter(|f| {
                 f.path
                     .rsplit_once('.')

@@ -23,7 +23,7 @@ use std::fmt::Debug;
 use prost_types::FieldMask;
 
 use protoapi_core::mask::Update;
-use protoapi_core::resource::{Behavior, Resource};
+use protoapi_core::resource::Resource;
 use protoapi_core::store::{Backend, Hierarchy, ListQuery, OrderBy, StoreError};
 use protoapi_core::{standard, time, uidp};
 
@@ -285,7 +285,7 @@ impl<B: Backend, R: Resource + Debug> Suite<'_, B, R> {
         let mut patch = (self.sample)(4);
         for field in R::FIELDS
             .iter()
-            .filter(|f| f.behavior == Behavior::Immutable && !f.path.contains('.'))
+            .filter(|f| f.behavior.is_immutable() && !f.path.contains('.'))
         {
             patch.copy_field(&item, field.path);
         }

@@ -81,6 +81,8 @@ pub(super) fn behavior(pool: &DescriptorPool, field: &FieldDescriptor) -> Behavi
     // google.api.FieldBehavior: REQUIRED = 2, OUTPUT_ONLY = 3, IMMUTABLE = 5.
     if numbers.contains(&3) {
         Behavior::OutputOnly
+    } else if numbers.contains(&5) && numbers.contains(&2) {
+        Behavior::RequiredImmutable
     } else if numbers.contains(&5) {
         Behavior::Immutable
     } else if numbers.contains(&2) {

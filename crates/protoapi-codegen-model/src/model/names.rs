@@ -14,6 +14,7 @@
 //!   refused as not matching.
 //! - Anything else is a diagnostic naming the field and the shape expected.
 
+use heck::ToSnakeCase;
 use prost_reflect::{Kind, MessageDescriptor, MethodDescriptor};
 
 use super::pattern::{NamePattern, parse_pattern};
@@ -46,9 +47,10 @@ pub struct RequestShape {
 }
 
 impl RequestShape {
-    /// The client-chosen id field of a Create of `resource`, e.g. `book_id`.
+    /// The client-chosen id field of a Create of `resource`, e.g. `book_id`
+    /// (`certificate_map_id` of the singular `certificateMap`).
     pub fn id_field(&self, resource: &Resource) -> Option<&str> {
-        let wanted = format!("{}_id", resource.singular);
+        let wanted = format!("{}_id", resource.singular.to_snake_case());
         self.id_fields
             .iter()
             .map(String::as_str)

@@ -85,7 +85,12 @@ impl Api {
                         ));
                         continue;
                     }
-                    (None, None) if behavior != Behavior::Immutable => {
+                    (None, None)
+                        if !matches!(
+                            behavior,
+                            Behavior::Immutable | Behavior::RequiredImmutable
+                        ) =>
+                    {
                         diagnostics.push(Diagnostic::new(
                             location,
                             format!(

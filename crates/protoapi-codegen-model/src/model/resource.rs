@@ -273,6 +273,8 @@ pub enum Behavior {
     Required,
     OutputOnly,
     Immutable,
+    /// REQUIRED and IMMUTABLE.
+    RequiredImmutable,
 }
 
 /// The Rust shape of a field, which decides how it is copied and compared.

@@ -122,6 +122,7 @@ fn field_spec(field: &Field) -> TokenStream {
         Behavior::Required => quote!(Required),
         Behavior::OutputOnly => quote!(OutputOnly),
         Behavior::Immutable => quote!(Immutable),
+        Behavior::RequiredImmutable => quote!(RequiredImmutable),
     };
     quote! {
         FieldSpec {

@@ -230,8 +230,14 @@ fn emit_method(scope: &super::Scope, api: &Api, service: &Service, method: &Meth
             let flow = Flow::new(scope, api, service, method, resource);
             let body = flow.scoped(flow.body(&method.standard, &output));
             if let Some(long_running) = &method.long_running {
-                let methods =
-                    operations::long_running_methods(scope, method, resource, long_running, body);
+                let dry_runs = flow.store.call(&flow.store.dry_runs, quote!());
+                let methods = operations::long_running_methods(
+                    scope,
+                    method,
+                    resource,
+                    long_running,
+                    (body, dry_runs),
+                );
                 return quote!(#doc #methods);
             }
             body

@@ -481,21 +481,34 @@ mod tests {
         let lease = crate::time::now_micros() + 60_000_000;
         for i in 0..500 {
             let name = format!("operations/{i:04}");
-            store.insert_operation(&stored(&name, false, lease)).await.unwrap();
+            store
+                .insert_operation(&stored(&name, false, lease))
+                .await
+                .unwrap();
         }
         let reads = std::sync::atomic::AtomicUsize::new(0);
         let denied = |_| {
             reads.fetch_add(1, Ordering::Relaxed);
             async { Err(Error::new(Code::PermissionDenied, "DENIED", "no")) }
         };
-        let (page, token) = list_operations(&store, "", "", 5, "", denied).await.unwrap();
+        let (page, token) = list_operations(&store, "", "", 5, "", denied)
+            .await
+            .unwrap();
         assert!(page.is_empty());
         assert_eq!(reads.load(Ordering::Relaxed), 5 * SCAN_FACTOR);
-        assert_eq!(decode_token(&token, "operations/").unwrap(), "operations/0049");
+        assert_eq!(
+            decode_token(&token, "operations/").unwrap(),
+            "operations/0049"
+        );
         let allowed = |operation| async { Ok(operation) };
-        let (page, _) = list_operations(&store, "", "", 3, &token, allowed).await.unwrap();
+        let (page, _) = list_operations(&store, "", "", 3, &token, allowed)
+            .await
+            .unwrap();
         let names: Vec<&str> = page.iter().map(|o| o.name.as_str()).collect();
-        assert_eq!(names, ["operations/0050", "operations/0051", "operations/0052"]);
+        assert_eq!(
+            names,
+            ["operations/0050", "operations/0051", "operations/0052"]
+        );
     }
 
     #[tokio::test]
@@ -503,13 +516,28 @@ mod tests {
         let store = MemoryStore::new();
         let now = crate::time::now_micros();
         let old = now - i64::try_from(crate::operation::RETENTION.as_micros()).unwrap() - 1;
-        store.insert_operation(&stored("operations/old", true, old)).await.unwrap();
-        store.insert_operation(&stored("operations/running", false, old)).await.unwrap();
-        store.insert_operation(&stored("operations/recent", true, now)).await.unwrap();
-        store.insert_operation(&stored("operations/new", false, now)).await.unwrap();
+        store
+            .insert_operation(&stored("operations/old", true, old))
+            .await
+            .unwrap();
+        store
+            .insert_operation(&stored("operations/running", false, old))
+            .await
+            .unwrap();
+        store
+            .insert_operation(&stored("operations/recent", true, now))
+            .await
+            .unwrap();
+        store
+            .insert_operation(&stored("operations/new", false, now))
+            .await
+            .unwrap();
         let kept = store.list_operations("operations/", "", 10).await.unwrap();
         let names: Vec<&str> = kept.iter().map(|o| o.name.as_str()).collect();
-        assert_eq!(names, ["operations/new", "operations/recent", "operations/running"]);
+        assert_eq!(
+            names,
+            ["operations/new", "operations/recent", "operations/running"]
+        );
         // A running operation past its lease reads ABORTED.
         let read = read_operation(&store, "operations/running").await.unwrap();
         assert!(read.done);

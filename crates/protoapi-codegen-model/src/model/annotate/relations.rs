@@ -197,10 +197,14 @@ fn reference_field(
         ));
         return None;
     };
-    let immutable = resource
-        .fields
-        .iter()
-        .any(|f| f.parent.is_none() && f.name == field.name() && f.behavior == Behavior::Immutable);
+    let immutable = resource.fields.iter().any(|f| {
+        f.parent.is_none()
+            && f.name == field.name()
+            && matches!(
+                f.behavior,
+                Behavior::Immutable | Behavior::RequiredImmutable
+            )
+    });
     if !immutable {
         diagnostics.push(Diagnostic::new(
             table.at(name),

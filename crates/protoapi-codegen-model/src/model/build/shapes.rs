@@ -300,7 +300,12 @@ fn update_shape(
     UpdateShape {
         // A request that is the resource itself replaces it: no mask.
         has_mask: mask.is_some() && !body_field.is_empty(),
-        mask_required: mask.is_some_and(|field| behavior(pool, &field) == Behavior::Required),
+        mask_required: mask.is_some_and(|field| {
+            matches!(
+                behavior(pool, &field),
+                Behavior::Required | Behavior::RequiredImmutable
+            )
+        }),
         etag: pool
             .get_message_by_name(resource)
             .is_some_and(|m| m.get_field_by_name("etag").is_some()),

@@ -42,7 +42,12 @@ pub(super) fn standard_method(
         let parent_required = method
             .input()
             .get_field_by_name("parent")
-            .is_some_and(|field| behavior(pool, &field) == Behavior::Required);
+            .is_some_and(|field| {
+                matches!(
+                    behavior(pool, &field),
+                    Behavior::Required | Behavior::RequiredImmutable
+                )
+            });
         let written = resource_field(&method.input()).and_then(answered);
         written.map(|(body_field, m)| Standard::Create {
             resource: m.full_name().to_owned(),

@@ -12,13 +12,16 @@ use crate::emit::shared::need;
 use crate::model::{Api, LongRunning, Method, Progress, Resource, Standard};
 
 /// The public method starting the operation and the private one running
-/// `flow` (the standard method's body), both returning through `domain`.
+/// `flow` (the standard method's body). With a store that checks writes
+/// without making them (`dry_runs`, its call), the flow first runs as a
+/// dry run, so that what is wrong with the request, storage's findings
+/// included, is answered at once rather than as a failed operation.
 pub(super) fn long_running_methods(
     scope: &crate::emit::Scope,
     method: &Method,
     resource: &Resource,
     long_running: &LongRunning,
-    flow: TokenStream,
+    (flow, dry_runs): (TokenStream, TokenStream),
 ) -> TokenStream {
     let rust_name = format_ident!("{}", method.rust_name());
     let run = format_ident!("run_{}", method.rust_name());
@@ -59,6 +62,9 @@ pub(super) fn long_running_methods(
     quote! {
         pub async fn #rust_name(&self, caller: &Caller, request: #input) -> Result<#operation, Error> {
             let answer: Result<#operation, Error> = async {
+                if #dry_runs {
+                    standard::DryRun::scope(true, self.#run(caller, request.clone())).await?;
+                }
                 let launch = standard::Launch::new::<#ty>(#verb, #response_type) #metadata;
                 let (this, caller) = (self.clone(), caller.clone());
                 let flow = async move { this.#run(&caller, request).await.map(#encode) };
