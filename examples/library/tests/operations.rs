@@ -117,7 +117,13 @@ async fn lifecycle(base: &str) {
     // Opening: the operation is named under the location, says what it
     // does, and ends with the branch.
     let path = format!("{LOCATION}/branches?branchId=main");
-    let opened = start(base, "POST", &path, Some(json!({"address": "1 Main St", "region": "north"}))).await;
+    let opened = start(
+        base,
+        "POST",
+        &path,
+        Some(json!({"address": "1 Main St", "region": "north"})),
+    )
+    .await;
     let name = opened["name"].as_str().unwrap().to_owned();
     assert!(
         name.starts_with("projects/p/locations/l/operations/operation-"),
@@ -151,7 +157,13 @@ async fn lifecycle(base: &str) {
     // What is wrong with a request is answered before any operation starts,
     // what only storage finds (a taken id) included: the flow runs as a dry
     // run first.
-    let (status, taken) = call(base, "POST", &path, Some(json!({"address": "2 Main St", "region": "north"}))).await;
+    let (status, taken) = call(
+        base,
+        "POST",
+        &path,
+        Some(json!({"address": "2 Main St", "region": "north"})),
+    )
+    .await;
     assert_eq!(status, 409, "ALREADY_EXISTS: {taken}");
     let bad = format!("{LOCATION}/branches?branchId=Main!");
     let (status, refused) = call(base, "POST", &bad, Some(json!({"region": "north"}))).await;
@@ -160,7 +172,10 @@ async fn lifecycle(base: &str) {
     let unset = format!("{LOCATION}/branches?branchId=unset");
     let (status, refused) = call(base, "POST", &unset, Some(json!({"address": "x"}))).await;
     assert_eq!(status, 400, "region is required: {refused}");
-    assert_eq!(refused["error"]["details"][1]["fieldViolations"][0]["field"], "branch.region", "{refused}");
+    assert_eq!(
+        refused["error"]["details"][1]["fieldViolations"][0]["field"], "branch.region",
+        "{refused}"
+    );
     let moved = format!("{LOCATION}/branches/main?updateMask=region");
     let (status, refused) = call(base, "PATCH", &moved, Some(json!({"region": "south"}))).await;
     assert_eq!(status, 400, "region is immutable: {refused}");
@@ -414,7 +429,13 @@ async fn cancelled<B: Backend + OperationStore>(inner: B) {
     };
     let base = serve(Arc::new(slow), Duration::from_secs(30)).await;
     let path = format!("{LOCATION}/branches?branchId=cancelled");
-    let started = start(&base, "POST", &path, Some(json!({"address": "nowhere", "region": "north"}))).await;
+    let started = start(
+        &base,
+        "POST",
+        &path,
+        Some(json!({"address": "nowhere", "region": "north"})),
+    )
+    .await;
     assert_eq!(started["done"], false, "{started}");
     let name = started["name"].as_str().unwrap();
     let (status, refused) = call(&base, "DELETE", &format!("/v1/{name}"), None).await;
@@ -470,7 +491,13 @@ async fn restarted(url: &str) {
         .await
         .unwrap();
     let path = format!("{LOCATION}/branches?branchId=interrupted");
-    let started = start(&base, "POST", &path, Some(json!({"address": "half", "region": "north"}))).await;
+    let started = start(
+        &base,
+        "POST",
+        &path,
+        Some(json!({"address": "half", "region": "north"})),
+    )
+    .await;
     first.shutdown_background();
     let base = serve(
         Arc::new(library::open(url).await.unwrap()),
