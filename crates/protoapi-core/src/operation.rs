@@ -153,6 +153,51 @@ impl Operation {
     }
 }
 
+/// `operation` (an API's `google.longrunning.Operation`) once done: `get`
+/// reads it again by name, polled with backoff (100 ms, doubling, at most
+/// [`MAX_POLL`] between reads).
+pub async fn wait<O, F, Fut>(operation: O, get: F) -> Result<Operation, Error>
+where
+    O: prost::Message,
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = Result<O, Error>>,
+{
+    let wire = |operation: O| {
+        <Operation as prost::Message>::decode(operation.encode_to_vec().as_slice())
+            .map_err(Error::internal)
+    };
+    let mut operation = wire(operation)?;
+    let mut pause = Duration::from_millis(100);
+    while !operation.done {
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(MAX_POLL);
+        operation = wire(get(operation.name.clone()).await?)?;
+    }
+    Ok(operation)
+}
+
+/// The longest pause between two reads of an operation [`wait`] polls.
+pub const MAX_POLL: Duration = Duration::from_secs(5);
+
+/// What a done `operation` made (its response, decoded as `T`), or the
+/// error it ended with.
+pub fn response<T: prost::Message + Default>(operation: Operation) -> Result<T, Error> {
+    match operation.outcome {
+        Some(Outcome::Response(any)) => T::decode(any.value.as_slice()).map_err(Error::internal),
+        Some(Outcome::Error(status)) => {
+            let code = tonic::Code::from_i32(status.code);
+            let message = status.message.clone();
+            let details = prost::Message::encode_to_vec(&status);
+            let status = tonic::Status::with_details(code, message, details.into());
+            Err(Error::from_grpc_status(&status))
+        }
+        None => Err(Error::internal(format!(
+            "operation `{}` is not done",
+            operation.name
+        ))),
+    }
+}
+
 /// `error` as a `google.rpc.Status` with its details.
 pub fn status(error: &Error) -> tonic_types::Status {
     let status = tonic::Status::from(error.clone());
@@ -302,5 +347,35 @@ mod tests {
         };
         assert_eq!(status.code, tonic::Code::Cancelled as i32);
         assert!(!status.details.is_empty(), "the ErrorInfo is kept");
+    }
+
+    #[test]
+    fn a_done_operation_answers_its_response_or_its_error() {
+        let done = |outcome| Operation {
+            name: "operations/1".into(),
+            metadata: None,
+            done: true,
+            outcome: Some(outcome),
+        };
+        let any = prost_types::Any {
+            type_url: "type.googleapis.com/google.protobuf.Timestamp".into(),
+            value: prost::Message::encode_to_vec(&prost_types::Timestamp {
+                seconds: 7,
+                nanos: 0,
+            }),
+        };
+        let made: prost_types::Timestamp = response(done(Outcome::Response(any))).unwrap();
+        assert_eq!(made.seconds, 7);
+        let error = response::<()>(done(Outcome::Error(status(&cancelled())))).unwrap_err();
+        assert_eq!(
+            (error.code(), error.reason()),
+            (Code::Cancelled, "OPERATION_CANCELLED")
+        );
+        let running = Operation {
+            done: false,
+            outcome: None,
+            ..done(Outcome::Response(Default::default()))
+        };
+        assert_eq!(response::<()>(running).unwrap_err().code(), Code::Internal);
     }
 }

@@ -65,7 +65,7 @@ pub mod uidp {
 }
 
 pub mod operation {
-    pub use crate::operation::{Operation, OperationStore, StoredOperation};
+    pub use crate::operation::{Operation, OperationStore, StoredOperation, response, wait};
 }
 
 pub mod probe {

@@ -530,3 +530,41 @@ async fn abandoned_operations_end_aborted_after_a_restart() {
     drop(library::open(&url).await.unwrap());
     restarted(&url).await;
 }
+
+/// The generated client's `*_and_wait`: the operation polled until done,
+/// and what it made or the error it ended with, over either transport.
+async fn client_waits(
+    base: &str,
+    connection: protoapi_runtime::client::Connection,
+    location: &str,
+) {
+    let client = library::Client::new(connection);
+    let branches = client.branches();
+    let request = CreateBranchRequest {
+        parent: location.to_owned(),
+        branch_id: "south".into(),
+        branch: Some(Branch {
+            address: "1 South St".into(),
+            region: "south".into(),
+            ..Default::default()
+        }),
+    };
+    let made = branches.create_and_wait(request).await.unwrap();
+    assert_eq!(made.name, format!("{location}/branches/south"));
+    let request = library::library::v1::DeleteBranchRequest {
+        name: made.name.clone(),
+    };
+    branches.delete_and_wait(request).await.unwrap();
+    let (status, _) = call(base, "GET", &format!("/v1/{}", made.name), None).await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn the_client_waits_for_operations() {
+    use protoapi_runtime::client::Connection;
+    let base = serve(Arc::new(MemoryStore::new()), Duration::from_secs(30)).await;
+    let rest = Connection::rest(&base).unwrap();
+    client_waits(&base, rest, "projects/p/locations/rest").await;
+    let grpc = Connection::grpc(&base).unwrap();
+    client_waits(&base, grpc, "projects/p/locations/grpc").await;
+}

@@ -138,6 +138,7 @@ fn emit_method(
         }
     )
     .then(|| emit_pager(scope, api, method, name));
+    let waiting = emit_wait(scope, method, name);
     let route_doc = format!(
         " Where `{}` is served: its gRPC path and HTTP rule.",
         method.name
@@ -157,7 +158,40 @@ fn emit_method(
         }
 
         #paged
+
+        #waiting
     }
+}
+
+/// `<name>_and_wait` beside a method answering an operation (AIP-151):
+/// the operation polled until done, and what it made.
+fn emit_wait(scope: &super::Scope, method: &Method, name: &str) -> Option<TokenStream> {
+    let long_running = method.long_running.as_ref()?;
+    let input = scope.path(&method.input);
+    let response = scope.path(&long_running.response);
+    // The operations' package: where `Operation` is, its client beside it.
+    let package = method
+        .output
+        .rsplit_once("::")
+        .map_or("", |(package, _)| package);
+    let operations = scope.path(&format!("{package}::client::Operations"));
+    let get = scope.path(&format!("{package}::GetOperationRequest"));
+    let call = super::ident(name);
+    let wait = format_ident!("{name}_and_wait");
+    let doc = format!(
+        " [`Self::{name}`], then its operation read again (with backoff) until done: \
+         what it made, or the error it ended with."
+    );
+    Some(quote! {
+        #[doc = #doc]
+        pub async fn #wait(&self, request: #input) -> Result<#response, ::protoapi_runtime::__private::Error> {
+            let operation = self.#call(request).await?;
+            let operations = #operations::new(self.connection.clone());
+            let get = |name| operations.get_operation(#get { name });
+            let done = ::protoapi_runtime::__private::operation::wait(operation, get).await?;
+            ::protoapi_runtime::__private::operation::response(done)
+        }
+    })
 }
 
 /// The call of `route`: a server stream is read as it arrives (gRPC
