@@ -267,6 +267,18 @@ impl Update {
     }
 }
 
+/// A write answering an operation (AIP-151): the command's arguments, and
+/// whether to print the operation at once (`--async`) rather than wait until
+/// it is done and print what it made.
+#[derive(Args, Clone, Debug)]
+pub struct LongRunning<C: Args> {
+    #[command(flatten)]
+    pub command: C,
+    /// Print the operation as soon as it starts, without waiting for it.
+    #[arg(long = "async")]
+    pub no_wait: bool,
+}
+
 /// `delete <UID> [--etag <ETAG>]`.
 #[derive(Args, Clone, Debug)]
 pub struct Delete {

@@ -192,19 +192,18 @@ impl Artifacts {
                 Ok(Answer::item(&artifact))
             }
             Artifacts::Create(create) => {
-                let artifact = artifacts
-                    .create(json::from_value(create.request("artifact")?)?)
-                    .await?;
-                Ok(Answer::item(&artifact))
+                let request = json::from_value(create.request("artifact")?)?;
+                let item = artifacts.create(request).await?;
+                Ok(Answer::item(&item))
             }
             Artifacts::Update(update) => {
-                let artifact = artifacts
-                    .update(json::from_value(update.request("uid", "artifact")?)?)
-                    .await?;
-                Ok(Answer::item(&artifact))
+                let request = json::from_value(update.request("uid", "artifact")?)?;
+                let item = artifacts.update(request).await?;
+                Ok(Answer::item(&item))
             }
             Artifacts::Delete(delete) => {
-                artifacts.delete(json::from_value(delete.request("uid"))?).await?;
+                let request = json::from_value(delete.request("uid"))?;
+                artifacts.delete(request).await?;
                 Ok(Answer::Deleted(delete.uid.clone()))
             }
         }
@@ -284,19 +283,18 @@ impl Documents {
                 Ok(Answer::item(&document))
             }
             Documents::Create(create) => {
-                let document = documents
-                    .create(json::from_value(create.request("document")?)?)
-                    .await?;
-                Ok(Answer::item(&document))
+                let request = json::from_value(create.request("document")?)?;
+                let item = documents.create(request).await?;
+                Ok(Answer::item(&item))
             }
             Documents::Update(update) => {
-                let document = documents
-                    .update(json::from_value(update.request("uid", "document")?)?)
-                    .await?;
-                Ok(Answer::item(&document))
+                let request = json::from_value(update.request("uid", "document")?)?;
+                let item = documents.update(request).await?;
+                Ok(Answer::item(&item))
             }
             Documents::Delete(delete) => {
-                documents.delete(json::from_value(delete.request("uid"))?).await?;
+                let request = json::from_value(delete.request("uid"))?;
+                documents.delete(request).await?;
                 Ok(Answer::Deleted(delete.uid.clone()))
             }
         }
@@ -382,19 +380,18 @@ impl Groups {
                 Ok(Answer::item(&group))
             }
             Groups::Create(create) => {
-                let group = groups
-                    .create(json::from_value(create.request("group")?)?)
-                    .await?;
-                Ok(Answer::item(&group))
+                let request = json::from_value(create.request("group")?)?;
+                let item = groups.create(request).await?;
+                Ok(Answer::item(&item))
             }
             Groups::Update(update) => {
-                let group = groups
-                    .update(json::from_value(update.request("uid", "group")?)?)
-                    .await?;
-                Ok(Answer::item(&group))
+                let request = json::from_value(update.request("uid", "group")?)?;
+                let item = groups.update(request).await?;
+                Ok(Answer::item(&item))
             }
             Groups::Delete(delete) => {
-                groups.delete(json::from_value(delete.request("uid"))?).await?;
+                let request = json::from_value(delete.request("uid"))?;
+                groups.delete(request).await?;
                 Ok(Answer::Deleted(delete.uid.clone()))
             }
         }
@@ -478,19 +475,18 @@ impl Identities {
                 Ok(Answer::item(&identity))
             }
             Identities::Create(create) => {
-                let identity = identities
-                    .create(json::from_value(create.request("identity")?)?)
-                    .await?;
-                Ok(Answer::item(&identity))
+                let request = json::from_value(create.request("identity")?)?;
+                let item = identities.create(request).await?;
+                Ok(Answer::item(&item))
             }
             Identities::Update(update) => {
-                let identity = identities
-                    .update(json::from_value(update.request("uid", "identity")?)?)
-                    .await?;
-                Ok(Answer::item(&identity))
+                let request = json::from_value(update.request("uid", "identity")?)?;
+                let item = identities.update(request).await?;
+                Ok(Answer::item(&item))
             }
             Identities::Delete(delete) => {
-                identities.delete(json::from_value(delete.request("uid"))?).await?;
+                let request = json::from_value(delete.request("uid"))?;
+                identities.delete(request).await?;
                 Ok(Answer::Deleted(delete.uid.clone()))
             }
         }
@@ -568,19 +564,18 @@ impl Repos {
                 Ok(Answer::item(&repo))
             }
             Repos::Create(create) => {
-                let repo = repos
-                    .create(json::from_value(create.request("repo")?)?)
-                    .await?;
-                Ok(Answer::item(&repo))
+                let request = json::from_value(create.request("repo")?)?;
+                let item = repos.create(request).await?;
+                Ok(Answer::item(&item))
             }
             Repos::Update(update) => {
-                let repo = repos
-                    .update(json::from_value(update.request("uid", "repo")?)?)
-                    .await?;
-                Ok(Answer::item(&repo))
+                let request = json::from_value(update.request("uid", "repo")?)?;
+                let item = repos.update(request).await?;
+                Ok(Answer::item(&item))
             }
             Repos::Delete(delete) => {
-                repos.delete(json::from_value(delete.request("uid"))?).await?;
+                let request = json::from_value(delete.request("uid"))?;
+                repos.delete(request).await?;
                 Ok(Answer::Deleted(delete.uid.clone()))
             }
         }
@@ -660,19 +655,18 @@ impl RoleBindings {
                 Ok(Answer::item(&role_binding))
             }
             RoleBindings::Create(create) => {
-                let role_binding = role_bindings
-                    .create(json::from_value(create.request("roleBinding")?)?)
-                    .await?;
-                Ok(Answer::item(&role_binding))
+                let request = json::from_value(create.request("roleBinding")?)?;
+                let item = role_bindings.create(request).await?;
+                Ok(Answer::item(&item))
             }
             RoleBindings::Update(update) => {
-                let role_binding = role_bindings
-                    .update(json::from_value(update.request("uid", "roleBinding")?)?)
-                    .await?;
-                Ok(Answer::item(&role_binding))
+                let request = json::from_value(update.request("uid", "roleBinding")?)?;
+                let item = role_bindings.update(request).await?;
+                Ok(Answer::item(&item))
             }
             RoleBindings::Delete(delete) => {
-                role_bindings.delete(json::from_value(delete.request("uid"))?).await?;
+                let request = json::from_value(delete.request("uid"))?;
+                role_bindings.delete(request).await?;
                 Ok(Answer::Deleted(delete.uid.clone()))
             }
         }
@@ -750,19 +744,18 @@ impl Roles {
                 Ok(Answer::item(&role))
             }
             Roles::Create(create) => {
-                let role = roles
-                    .create(json::from_value(create.request("role")?)?)
-                    .await?;
-                Ok(Answer::item(&role))
+                let request = json::from_value(create.request("role")?)?;
+                let item = roles.create(request).await?;
+                Ok(Answer::item(&item))
             }
             Roles::Update(update) => {
-                let role = roles
-                    .update(json::from_value(update.request("uid", "role")?)?)
-                    .await?;
-                Ok(Answer::item(&role))
+                let request = json::from_value(update.request("uid", "role")?)?;
+                let item = roles.update(request).await?;
+                Ok(Answer::item(&item))
             }
             Roles::Delete(delete) => {
-                roles.delete(json::from_value(delete.request("uid"))?).await?;
+                let request = json::from_value(delete.request("uid"))?;
+                roles.delete(request).await?;
                 Ok(Answer::Deleted(delete.uid.clone()))
             }
         }

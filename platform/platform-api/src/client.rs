@@ -41,6 +41,18 @@ impl Client {
     pub fn identities(&self) -> crate::platform::iam::v2::client::IdentityService {
         crate::platform::iam::v2::client::IdentityService::new(self.connection.clone())
     }
+    /// `google.longrunning.Operations`.
+    pub fn operations(&self) -> crate::google::longrunning::client::Operations {
+        crate::google::longrunning::client::Operations::new(self.connection.clone())
+    }
+    /// `platform.registry.v2.RepoDeletionService`.
+    pub fn repo_deletion_service(
+        &self,
+    ) -> crate::platform::registry::v2::client::RepoDeletionService {
+        crate::platform::registry::v2::client::RepoDeletionService::new(
+            self.connection.clone(),
+        )
+    }
     /// `platform.registry.v2.RepoService`.
     pub fn repos(&self) -> crate::platform::registry::v2::client::RepoService {
         crate::platform::registry::v2::client::RepoService::new(self.connection.clone())

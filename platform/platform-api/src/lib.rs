@@ -12,6 +12,21 @@ pub mod google {
     pub mod api {
         include!("google.api.rs");
     }
+    #[rustfmt::skip]
+    pub mod longrunning {
+        include!("google.longrunning.rs");
+        mod api {
+            include!("google.longrunning.api.rs");
+        }
+        pub use api::*;
+    }
+    #[rustfmt::skip]
+    pub mod rpc {
+        include!("google.rpc.rs");
+        mod api {
+            include!("google.rpc.api.rs");
+        }
+    }
 }
 #[allow(deprecated)]
 #[rustfmt::skip]
@@ -143,7 +158,7 @@ pub const OPENAPI_JSON: &str = include_str!("openapi.json");
 /// The ErrorInfo domain of errors outside every service (an unknown
 /// route): the router names it, and `protoapi_runtime::serve::Server::error_domain`
 /// in the answers the server gives outside the router.
-pub const ERROR_DOMAIN: &str = "platform";
+pub const ERROR_DOMAIN: &str = "longrunning";
 /// The descriptors, decoded once; JSON encoding and reflection read them.
 #[rustfmt::skip]
 pub static DESCRIPTOR_POOL: std::sync::LazyLock<

@@ -66,6 +66,16 @@ impl ::protoapi_runtime::__private::prost_reflect::ReflectMessage for Repo {
             .expect("the embedded descriptor set declares every generated message")
     }
 }
+impl ::protoapi_runtime::__private::prost_reflect::ReflectMessage
+for RepoOperationMetadata {
+    fn descriptor(
+        &self,
+    ) -> ::protoapi_runtime::__private::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.registry.v2.RepoOperationMetadata")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
 impl ::protoapi_runtime::__private::prost_reflect::ReflectMessage for UpdateRepoRequest {
     fn descriptor(
         &self,
@@ -275,6 +285,43 @@ impl JsonMessage for Repo {
             "public" => wire::Field::boolean("public"),
             "readme" => wire::Field::text("readme"),
             "aliases" => wire::Field::text("aliases").repeated(),
+            _ => return None,
+        };
+        Some(field)
+    }
+}
+impl JsonMessage for RepoOperationMetadata {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut object = serializer.serialize_struct("RepoOperationMetadata", 4)?;
+        if let Some(value) = &self.create_time {
+            object.serialize_field("createTime", &wire::Timestamp(value))?;
+        }
+        if let Some(value) = &self.end_time {
+            object.serialize_field("endTime", &wire::Timestamp(value))?;
+        }
+        object.serialize_field("target", &self.target)?;
+        object.serialize_field("verb", &self.verb)?;
+        object.end()
+    }
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "createTime" => message.create_time = Some(wire::timestamp(value)?),
+                "endTime" => message.end_time = Some(wire::timestamp(value)?),
+                "target" => message.target = wire::string(value)?,
+                "verb" => message.verb = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "createTime" | "create_time" => wire::Field::text("createTime"),
+            "endTime" | "end_time" => wire::Field::text("endTime"),
+            "target" => wire::Field::text("target"),
+            "verb" => wire::Field::text("verb"),
             _ => return None,
         };
         Some(field)
@@ -950,54 +997,274 @@ impl<S: RepoStore> super::repo_service_server::RepoService for RepoServiceApi<S>
         Ok(tonic::Response::new(response))
     }
 }
+/// Container repositories deleted in the background (AIP-151), for clients
+/// that would rather not hold a request open while a repository goes: the
+/// operation, read at `/registry/v2/{name=operations/*}`, ends when it is
+/// gone. `RepoService.DeleteRepo` is unchanged.
+///
+/// Serves `platform.registry.v2.RepoDeletionService` over `S`, for gRPC (through `repo_deletion_service_server::RepoDeletionService`) and REST (through [`repo_deletion_service_routes`]) alike.
+#[derive(Debug)]
+pub struct RepoDeletionServiceApi<S> {
+    store: std::sync::Arc<S>,
+    context: ApiContext,
+}
+impl<S> Clone for RepoDeletionServiceApi<S> {
+    fn clone(&self) -> Self {
+        RepoDeletionServiceApi {
+            store: std::sync::Arc::clone(&self.store),
+            context: self.context.clone(),
+        }
+    }
+}
+impl<
+    S: RepoStore + ::protoapi_runtime::__private::operation::OperationStore,
+> RepoDeletionServiceApi<S> {
+    /// The `ErrorInfo` domain of this service's errors.
+    pub const DOMAIN: &'static str = "registry.platform";
+    /// The capabilities this service's methods require.
+    pub const CAPABILITIES: &'static [&'static str] = &["repos.delete"];
+    /// Serves `store` with `context` (page tokens, authorization).
+    pub fn new(store: std::sync::Arc<S>, context: ApiContext) -> Self {
+        RepoDeletionServiceApi {
+            store,
+            context,
+        }
+    }
+    /// The tonic service for a gRPC server, refusing messages over
+    /// [`protoapi_runtime::rest::MAX_BODY_BYTES`] like the REST routes.
+    pub fn into_grpc(
+        self,
+    ) -> super::repo_deletion_service_server::RepoDeletionServiceServer<Self> {
+        super::repo_deletion_service_server::RepoDeletionServiceServer::new(self)
+            .max_decoding_message_size(
+                ::protoapi_runtime::__private::rest::MAX_BODY_BYTES,
+            )
+    }
+    /// Starts deleting a container repository.
+    ///
+    /// Requires the `repos.delete` capability.
+    pub async fn delete_repo(
+        &self,
+        caller: &Caller,
+        request: DeleteRepoRequest,
+    ) -> Result<crate::google::longrunning::Operation, Error> {
+        let answer: Result<crate::google::longrunning::Operation, Error> = async {
+            if self.store.dry_runs_repos() {
+                standard::DryRun::scope(
+                        true,
+                        self.run_delete_repo(caller, request.clone()),
+                    )
+                    .await?;
+            }
+            let launch = standard::Launch::new::<Repo>("delete", "google.protobuf.Empty")
+                .metadata(
+                    "platform.registry.v2.RepoOperationMetadata",
+                    |progress| {
+                        ::prost::Message::encode_to_vec(
+                            &RepoOperationMetadata {
+                                create_time: progress.create_time(),
+                                end_time: progress.end_time(),
+                                target: progress.target.to_owned(),
+                                verb: progress.verb.to_owned(),
+                            },
+                        )
+                    },
+                );
+            let (this, caller) = (self.clone(), caller.clone());
+            let flow = async move {
+                this.run_delete_repo(&caller, request).await.map(|()| Vec::new())
+            };
+            let store = std::sync::Arc::clone(&self.store);
+            let body = standard::start_operation(store, &self.context, launch, flow)
+                .await?;
+            <crate::google::longrunning::Operation as ::prost::Message>::decode(
+                    body.as_slice(),
+                )
+                .map_err(Error::internal)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
+    }
+    /// Runs [`Self::delete_repo`]'s delete once it is admitted as an operation.
+    async fn run_delete_repo(
+        &self,
+        caller: &Caller,
+        request: DeleteRepoRequest,
+    ) -> Result<(), Error> {
+        let answer: Result<(), Error> = async {
+            let uid = standard::parse_uid::<Repo>("uid", &request.uid)?;
+            self.context.authorize(caller, Need::Capability("repos.delete"), uid).await?;
+            let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
+            let deleted = match self.store.delete_repo(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    return Err(
+                        standard::delete_error::<Repo>(&self.context, caller, error, uid)
+                            .await,
+                    );
+                }
+            };
+            if deleted { Ok(()) } else { Err(standard::not_found::<Repo>(uid)) }
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
+    }
+}
+#[tonic::async_trait]
+impl<
+    S: RepoStore + ::protoapi_runtime::__private::operation::OperationStore,
+> super::repo_deletion_service_server::RepoDeletionService
+for RepoDeletionServiceApi<S> {
+    async fn delete_repo(
+        &self,
+        request: tonic::Request<DeleteRepoRequest>,
+    ) -> Result<tonic::Response<crate::google::longrunning::Operation>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = RepoDeletionServiceApi::delete_repo(
+                self,
+                &caller,
+                request.into_inner(),
+            )
+            .await?;
+        Ok(tonic::Response::new(response))
+    }
+}
 /// REST routes of `platform.registry.v2.RepoService`, one per `google.api.http` rule, calling `api`.
 pub fn repo_service_routes<S: RepoStore>(
     api: RepoServiceApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
-    use axum::routing;
-    axum::Router::new()
-        .route(
-            "/registry/v2/repos",
-            routing::get(repo_service_rest::list_repos::<S>)
-                .post(repo_service_rest::create_repo::<S>)
-                .patch(repo_service_rest::update_repo::<S>)
-                .delete(repo_service_rest::delete_repo::<S>),
+    use axum::handler::Handler;
+    use ::protoapi_runtime::__private::rest::template::{
+        Binding, Segment, Template, Variable,
+    };
+    ::protoapi_runtime::__private::rest::ServiceRoutes::default()
+        .matched(
+            "/registry/v2",
+            Binding {
+                method: "POST",
+                template: Template {
+                    segments: &[
+                        Segment::Literal("registry"),
+                        Segment::Literal("v2"),
+                        Segment::Literal("repos"),
+                        Segment::Rest,
+                    ],
+                    variables: &[
+                        Variable {
+                            field: "parent",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+            },
+            repo_service_rest::create_repo::<S>.with_state(api.clone()),
         )
-        .route(
-            "/registry/v2/repos/",
-            routing::post(repo_service_rest::create_repo::<S>)
-                .get(repo_service_rest::get_repo::<S>)
-                .patch(repo_service_rest::update_repo::<S>)
-                .delete(repo_service_rest::delete_repo::<S>),
+        .matched(
+            "/registry/v2",
+            Binding {
+                method: "GET",
+                template: Template {
+                    segments: &[
+                        Segment::Literal("registry"),
+                        Segment::Literal("v2"),
+                        Segment::Literal("repos"),
+                        Segment::Rest,
+                    ],
+                    variables: &[
+                        Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+            },
+            repo_service_rest::get_repo::<S>.with_state(api.clone()),
         )
-        .route(
-            "/registry/v2/repos/{*path}",
-            routing::post(repo_service_rest::create_repo::<S>)
-                .get(repo_service_rest::get_repo::<S>)
-                .patch(repo_service_rest::update_repo::<S>)
-                .delete(repo_service_rest::delete_repo::<S>),
+        .matched(
+            "/registry/v2",
+            Binding {
+                method: "GET",
+                template: Template {
+                    segments: &[
+                        Segment::Literal("registry"),
+                        Segment::Literal("v2"),
+                        Segment::Literal("repos"),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+            },
+            repo_service_rest::list_repos::<S>.with_state(api.clone()),
         )
-        .with_state(api)
-        .into()
+        .matched(
+            "/registry/v2",
+            Binding {
+                method: "PATCH",
+                template: Template {
+                    segments: &[
+                        Segment::Literal("registry"),
+                        Segment::Literal("v2"),
+                        Segment::Literal("repos"),
+                        Segment::Rest,
+                    ],
+                    variables: &[
+                        Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+            },
+            repo_service_rest::update_repo::<S>.with_state(api.clone()),
+        )
+        .matched(
+            "/registry/v2",
+            Binding {
+                method: "DELETE",
+                template: Template {
+                    segments: &[
+                        Segment::Literal("registry"),
+                        Segment::Literal("v2"),
+                        Segment::Literal("repos"),
+                        Segment::Rest,
+                    ],
+                    variables: &[
+                        Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+            },
+            repo_service_rest::delete_repo::<S>.with_state(api),
+        )
 }
 mod repo_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
     use ::protoapi_runtime::__private::rest::{
-        Body, Json, RestRequest, Preconditions, Tagged, PathTail,
+        Body, Json, RestRequest, Preconditions, Tagged, PathVars,
     };
     /// `POST /registry/v2/repos/{parent=**}`
     pub(super) async fn create_repo<S: RepoStore>(
         State(api): State<RepoServiceApi<S>>,
         caller: Caller,
-        PathTail(path): PathTail,
+        path: PathVars,
         RawQuery(query): RawQuery,
         Body(body): Body,
     ) -> Result<Tagged<Repo>, Error> {
         let request: CreateRepoRequest = RestRequest::new::<CreateRepoRequest>()
             .query(query.as_deref())
-            .path("parent", path)
             .body("repo", &body)
+            .path_vars(path)
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
         api.create_repo(&caller, request).await.map(Tagged::new)
@@ -1006,13 +1273,13 @@ mod repo_service_rest {
     pub(super) async fn get_repo<S: RepoStore>(
         State(api): State<RepoServiceApi<S>>,
         caller: Caller,
-        PathTail(path): PathTail,
+        path: PathVars,
         RawQuery(query): RawQuery,
         preconditions: Preconditions,
     ) -> Result<Tagged<Repo>, Error> {
         let request: GetRepoRequest = RestRequest::new::<GetRepoRequest>()
             .query(query.as_deref())
-            .path("uid", path)
+            .path_vars(path)
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
         api.get_repo(&caller, request)
@@ -1027,10 +1294,12 @@ mod repo_service_rest {
     pub(super) async fn list_repos<S: RepoStore>(
         State(api): State<RepoServiceApi<S>>,
         caller: Caller,
+        path: PathVars,
         RawQuery(query): RawQuery,
     ) -> Result<Json<ListReposResponse>, Error> {
         let request: ListReposRequest = RestRequest::new::<ListReposRequest>()
             .query(query.as_deref())
+            .path_vars(path)
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
         api.list_repos(&caller, request).await.map(Json)
@@ -1039,15 +1308,15 @@ mod repo_service_rest {
     pub(super) async fn update_repo<S: RepoStore>(
         State(api): State<RepoServiceApi<S>>,
         caller: Caller,
-        PathTail(path): PathTail,
+        path: PathVars,
         RawQuery(query): RawQuery,
         preconditions: Preconditions,
         Body(body): Body,
     ) -> Result<Tagged<Repo>, Error> {
         let request: UpdateRepoRequest = RestRequest::new::<UpdateRepoRequest>()
             .query(query.as_deref())
-            .path("uid", path)
             .body("repo", &body)
+            .path_vars(path)
             .if_match(&preconditions, "repo.etag")
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
@@ -1057,19 +1326,77 @@ mod repo_service_rest {
     pub(super) async fn delete_repo<S: RepoStore>(
         State(api): State<RepoServiceApi<S>>,
         caller: Caller,
-        PathTail(path): PathTail,
+        path: PathVars,
         RawQuery(query): RawQuery,
         preconditions: Preconditions,
     ) -> Result<::protoapi_runtime::__private::rest::Empty, Error> {
         let request: DeleteRepoRequest = RestRequest::new::<DeleteRepoRequest>()
             .query(query.as_deref())
-            .path("uid", path)
+            .path_vars(path)
             .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(RepoServiceApi::<S>::DOMAIN))?;
         api.delete_repo(&caller, request)
             .await
             .map(|()| ::protoapi_runtime::__private::rest::Empty)
+    }
+}
+/// REST routes of `platform.registry.v2.RepoDeletionService`, one per `google.api.http` rule, calling `api`.
+pub fn repo_deletion_service_routes<
+    S: RepoStore + ::protoapi_runtime::__private::operation::OperationStore,
+>(api: RepoDeletionServiceApi<S>) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler;
+    use ::protoapi_runtime::__private::rest::template::{
+        Binding, Segment, Template, Variable,
+    };
+    ::protoapi_runtime::__private::rest::ServiceRoutes::default()
+        .matched(
+            "/registry/v2",
+            Binding {
+                method: "POST",
+                template: Template {
+                    segments: &[
+                        Segment::Literal("registry"),
+                        Segment::Literal("v2"),
+                        Segment::Literal("repos"),
+                        Segment::Rest,
+                    ],
+                    variables: &[
+                        Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: Some("delete"),
+                },
+            },
+            repo_deletion_service_rest::delete_repo::<S>.with_state(api),
+        )
+}
+mod repo_deletion_service_rest {
+    use super::*;
+    use axum::extract::{RawQuery, State};
+    use ::protoapi_runtime::__private::rest::{
+        Json, RestRequest, Preconditions, PathVars,
+    };
+    /// `POST /registry/v2/repos/{uid=**}:delete`
+    pub(super) async fn delete_repo<
+        S: RepoStore + ::protoapi_runtime::__private::operation::OperationStore,
+    >(
+        State(api): State<RepoDeletionServiceApi<S>>,
+        caller: Caller,
+        path: PathVars,
+        RawQuery(query): RawQuery,
+        preconditions: Preconditions,
+    ) -> Result<Json<crate::google::longrunning::Operation>, Error> {
+        let request: DeleteRepoRequest = RestRequest::new::<DeleteRepoRequest>()
+            .query(query.as_deref())
+            .path_vars(path)
+            .if_match(&preconditions, "etag")
+            .decode()
+            .map_err(|error| error.in_domain(RepoDeletionServiceApi::<S>::DOMAIN))?;
+        api.delete_repo(&caller, request).await.map(Json)
     }
 }
 /// Clients of the services of `platform.registry.v2`, over gRPC or REST/JSON.
@@ -1309,6 +1636,83 @@ pub mod client {
             request: DeleteRepoRequest,
         ) -> Result<(), ::protoapi_runtime::__private::Error> {
             self.connection.call(&Self::DELETE_REPO, request).await
+        }
+    }
+    /// A client of `platform.registry.v2.RepoDeletionService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
+    ///
+    /// Container repositories deleted in the background (AIP-151), for clients
+    /// that would rather not hold a request open while a repository goes: the
+    /// operation, read at `/registry/v2/{name=operations/*}`, ends when it is
+    /// gone. `RepoService.DeleteRepo` is unchanged.
+    #[derive(Clone, Debug)]
+    pub struct RepoDeletionService {
+        connection: Connection,
+    }
+    impl RepoDeletionService {
+        pub fn new(connection: Connection) -> Self {
+            RepoDeletionService { connection }
+        }
+        /// Where `DeleteRepo` is served: its gRPC path and HTTP rule.
+        pub const DELETE_REPO: Route = Route {
+            grpc_path: "/platform.registry.v2.RepoDeletionService/DeleteRepo",
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "registry",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "repos",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: Some("delete"),
+                },
+                body: None,
+                response_body: None,
+            }),
+        };
+        /// `DeleteRepo` (`POST /registry/v2/repos/{uid=**}:delete`).
+        ///
+        /// Starts deleting a container repository.
+        pub async fn delete(
+            &self,
+            request: DeleteRepoRequest,
+        ) -> Result<
+            crate::google::longrunning::Operation,
+            ::protoapi_runtime::__private::Error,
+        > {
+            self.connection.call(&Self::DELETE_REPO, request).await
+        }
+        /// [`Self::delete`], then its operation read again (with backoff) until done: what it made, or the error it ended with.
+        pub async fn delete_and_wait(
+            &self,
+            request: DeleteRepoRequest,
+        ) -> Result<(), ::protoapi_runtime::__private::Error> {
+            let operation = self.delete(request).await?;
+            let operations = crate::google::longrunning::client::Operations::new(
+                self.connection.clone(),
+            );
+            let get = |name| {
+                operations
+                    .get_operation(crate::google::longrunning::GetOperationRequest {
+                        name,
+                    })
+            };
+            let done = ::protoapi_runtime::__private::operation::wait(operation, get)
+                .await?;
+            ::protoapi_runtime::__private::operation::response(done)
         }
     }
 }

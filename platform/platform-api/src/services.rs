@@ -4,6 +4,15 @@
 pub fn visit_messages(
     visitor: &mut impl ::protoapi_runtime::__private::json::MessageVisitor,
 ) {
+    visitor.visit::<crate::google::longrunning::CancelOperationRequest>();
+    visitor.visit::<crate::google::longrunning::DeleteOperationRequest>();
+    visitor.visit::<crate::google::longrunning::GetOperationRequest>();
+    visitor.visit::<crate::google::longrunning::ListOperationsRequest>();
+    visitor.visit::<crate::google::longrunning::ListOperationsResponse>();
+    visitor.visit::<crate::google::longrunning::Operation>();
+    visitor.visit::<crate::google::longrunning::OperationInfo>();
+    visitor.visit::<crate::google::longrunning::WaitOperationRequest>();
+    visitor.visit::<crate::google::rpc::Status>();
     visitor.visit::<crate::platform::advisory::v1::CreateDocumentRequest>();
     visitor.visit::<crate::platform::advisory::v1::DeleteDocumentRequest>();
     visitor.visit::<crate::platform::advisory::v1::Document>();
@@ -92,6 +101,7 @@ pub fn visit_messages(
     visitor.visit::<crate::platform::registry::v2::ListReposRequest>();
     visitor.visit::<crate::platform::registry::v2::ListReposResponse>();
     visitor.visit::<crate::platform::registry::v2::Repo>();
+    visitor.visit::<crate::platform::registry::v2::RepoOperationMetadata>();
     visitor.visit::<crate::platform::registry::v2::UpdateRepoRequest>();
     visitor.visit::<crate::platform::sts::v1::ExchangeTokenRequest>();
     visitor.visit::<crate::platform::sts::v1::ExchangeTokenResponse>();
@@ -160,6 +170,10 @@ pub const API: ::protoapi_runtime::__private::router::Api = ::protoapi_runtime::
     error_domain: ERROR_DOMAIN,
     services: &[
         ::protoapi_runtime::__private::router::ServiceSlot {
+            name: "google.longrunning.Operations",
+            served_by: "store",
+        },
+        ::protoapi_runtime::__private::router::ServiceSlot {
             name: "platform.advisory.v1.DocumentService",
             served_by: "store",
         },
@@ -209,6 +223,10 @@ pub const API: ::protoapi_runtime::__private::router::Api = ::protoapi_runtime::
         },
         ::protoapi_runtime::__private::router::ServiceSlot {
             name: "platform.registry.v1.RepoService",
+            served_by: "store",
+        },
+        ::protoapi_runtime::__private::router::ServiceSlot {
+            name: "platform.registry.v2.RepoDeletionService",
             served_by: "store",
         },
         ::protoapi_runtime::__private::router::ServiceSlot {
@@ -336,7 +354,8 @@ where
         + crate::platform::iam::v2::RoleStore
         + crate::platform::libraries::v2::ArtifactStore
         + crate::platform::registry::v2::RepoStore
-        + crate::platform::vulnerabilities::v2::AdvisoryStore,
+        + crate::platform::vulnerabilities::v2::AdvisoryStore
+        + ::protoapi_runtime::__private::operation::OperationStore,
 {}
 impl<S> Stores for S
 where
@@ -346,11 +365,13 @@ where
         + crate::platform::iam::v2::RoleStore
         + crate::platform::libraries::v2::ArtifactStore
         + crate::platform::registry::v2::RepoStore
-        + crate::platform::vulnerabilities::v2::AdvisoryStore,
+        + crate::platform::vulnerabilities::v2::AdvisoryStore
+        + ::protoapi_runtime::__private::operation::OperationStore,
 {}
 impl Services {
     /// Serves every service that needs only storage from `store`:
     ///
+    /// - `google.longrunning.Operations`
     /// - `platform.advisory.v1.DocumentService`
     /// - `platform.advisory.v2.DocumentService`
     /// - `platform.iam.v1.GroupService`
@@ -364,6 +385,7 @@ impl Services {
     /// - `platform.libraries.v1.ArtifactService`
     /// - `platform.libraries.v2.ArtifactService`
     /// - `platform.registry.v1.RepoService`
+    /// - `platform.registry.v2.RepoDeletionService`
     /// - `platform.registry.v2.RepoService`
     /// - `platform.vulnerabilities.v1.AdvisoryService`
     /// - `platform.vulnerabilities.v2.AdvisoryService`
@@ -412,6 +434,15 @@ impl Services {
                 self.router.unkept(resource_type);
             }
         }
+        let api = crate::google::longrunning::OperationsApi::new(
+            std::sync::Arc::clone(&store),
+            self.context.clone(),
+        );
+        self.router
+            .serve(
+                api.clone().into_grpc(),
+                crate::google::longrunning::operations_routes(api),
+            );
         let api = crate::platform::advisory::v1::DocumentServiceApi::new(
             std::sync::Arc::clone(&store),
             self.context.clone(),
@@ -528,6 +559,15 @@ impl Services {
             .serve(
                 api.clone().into_grpc(),
                 crate::platform::registry::v1::repo_service_routes(api),
+            );
+        let api = crate::platform::registry::v2::RepoDeletionServiceApi::new(
+            std::sync::Arc::clone(&store),
+            self.context.clone(),
+        );
+        self.router
+            .serve(
+                api.clone().into_grpc(),
+                crate::platform::registry::v2::repo_deletion_service_routes(api),
             );
         let api = crate::platform::registry::v2::RepoServiceApi::new(
             std::sync::Arc::clone(&store),

@@ -21,6 +21,7 @@ mod legacy_grpc;
 mod legacy_rest;
 mod limits;
 mod observability;
+mod operations;
 mod paging;
 mod published;
 mod races;

@@ -97,6 +97,9 @@ impl Backend for WithoutDocuments {
     }
 }
 
+/// Operations are not what this test is about: none are kept.
+impl protoapi_runtime::operation::OperationStore for WithoutDocuments {}
+
 #[test]
 fn a_store_that_does_not_keep_a_served_type_is_named_by_the_builder() {
     let missing = platform_api::Services::new(context())

@@ -357,8 +357,13 @@ fn emit_collection(api: &Api, collection: &Collection) -> TokenStream {
         ),
     ];
     for (method, variant, doc) in standard {
-        if method.is_some() {
-            variants.push(quote!(#[doc = #doc] #variant(cli::#variant),));
+        match method {
+            Some((method, _)) if method.long_running.is_some() => {
+                let doc = format!("{doc} Waits until its operation is done, unless `--async`.");
+                variants.push(quote!(#[doc = #doc] #variant(cli::LongRunning<cli::#variant>),));
+            }
+            Some(_) => variants.push(quote!(#[doc = #doc] #variant(cli::#variant),)),
+            None => {}
         }
     }
     let doc = format!(
@@ -527,32 +532,22 @@ fn emit_run(api: &Api, collection: &Collection) -> TokenStream {
         });
     }
     if let Some((method, create)) = &collection.create {
-        let (body, create) = (body_field(api, method), super::ident(create));
-        arms.push(quote! {
-            #name::Create(create) => {
-                let #item = #client.#create(json::from_value(create.request(#body)?)?).await?;
-                Ok(Answer::item(&#item))
-            }
-        });
+        let body = body_field(api, method);
+        let request = quote!(json::from_value(create.request(#body)?)?);
+        let command = (quote!(#name::Create), format_ident!("create"));
+        arms.push(write_arm(method, command, (&client, create), request));
     }
     if let Some((method, update)) = &collection.update {
         let (id, body) = (id_field(api, method), body_field(api, method));
-        let update = super::ident(update);
-        arms.push(quote! {
-            #name::Update(update) => {
-                let #item = #client.#update(json::from_value(update.request(#id, #body)?)?).await?;
-                Ok(Answer::item(&#item))
-            }
-        });
+        let request = quote!(json::from_value(update.request(#id, #body)?)?);
+        let command = (quote!(#name::Update), format_ident!("update"));
+        arms.push(write_arm(method, command, (&client, update), request));
     }
     if let Some((method, delete)) = &collection.delete {
-        let (id, delete) = (id_field(api, method), super::ident(delete));
-        arms.push(quote! {
-            #name::Delete(delete) => {
-                #client.#delete(json::from_value(delete.request(#id))?).await?;
-                Ok(Answer::Deleted(delete.uid.clone()))
-            }
-        });
+        let id = id_field(api, method);
+        let request = quote!(json::from_value(delete.request(#id))?);
+        let command = (quote!(#name::Delete), format_ident!("delete"));
+        arms.push(write_arm(method, command, (&client, delete), request));
     }
     quote! {
         impl #name {
@@ -563,6 +558,47 @@ fn emit_run(api: &Api, collection: &Collection) -> TokenStream {
                     #(#arms)*
                 }
             }
+        }
+    }
+}
+
+/// The arm of a write command (`variant`, its arguments bound to
+/// `binding`): `request` read from them, then `call` (the client and its
+/// method) made; it answers the item written, or for a delete its uid. For
+/// a method answering an operation, the arguments hold the command's and
+/// `--async`: the operation is printed as soon as it starts, else waited for.
+fn write_arm(
+    method: &Method,
+    (variant, binding): (TokenStream, syn::Ident),
+    (client, name): (&syn::Ident, &str),
+    request: TokenStream,
+) -> TokenStream {
+    let deleting = binding == "delete";
+    let answer = |call: syn::Ident| match deleting {
+        true => quote! {
+            #client.#call(request).await?;
+            Ok(Answer::Deleted(#binding.uid.clone()))
+        },
+        false => quote! {
+            let item = #client.#call(request).await?;
+            Ok(Answer::item(&item))
+        },
+    };
+    let call = super::ident(name);
+    let Some(_) = method.long_running else {
+        let answer = answer(call);
+        return quote!(#variant(#binding) => { let request = #request; #answer });
+    };
+    let answer = answer(format_ident!("{name}_and_wait"));
+    quote! {
+        #variant(long_running) => {
+            let #binding = &long_running.command;
+            let request = #request;
+            if long_running.no_wait {
+                let operation = #client.#call(request).await?;
+                return Ok(Answer::item(&operation));
+            }
+            #answer
         }
     }
 }

@@ -47,14 +47,29 @@ impl Api {
     }
 }
 
-/// The version (`v1`) and location pattern (`projects/*/locations/*`, or
-/// empty for operations at the top) of a long-running method's route.
+/// The version (`v1`, or `registry/v2`: the leading literals through the
+/// first that names a version, else the first) and location pattern
+/// (`projects/*/locations/*`, or empty for operations at the top) of a
+/// long-running method's route.
 fn scope(template: &PathTemplate) -> (String, String) {
-    let version = match template.segments.first() {
-        Some(Segment::Literal(version)) => version.clone(),
-        _ => String::new(),
+    let literals: Vec<&str> = template
+        .segments
+        .iter()
+        .map_while(|segment| match segment {
+            Segment::Literal(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let is_version = |text: &&str| {
+        text.strip_prefix('v')
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
     };
-    let segments = &template.segments[1.min(template.segments.len())..];
+    let length = match literals.iter().position(is_version) {
+        Some(at) => at + 1,
+        None => literals.len().min(1),
+    };
+    let version = literals[..length].join("/");
+    let segments = &template.segments[length..];
     let location = segments.windows(2).rposition(|pair| {
         pair[0] == Segment::Literal("locations".to_owned()) && pair[1] == Segment::Any
     });

@@ -101,14 +101,31 @@ pub fn accessors(api: &Api) -> BTreeMap<String, (&str, &Service)> {
         }
     }
     let mut accessors = BTreeMap::new();
-    for (name, mut services) in by_name {
+    for (name, services) in by_name {
         // Two services of one package reached by one collection name are
-        // reached by their own names (`model_service`, `model_garden_service`).
-        let packages: std::collections::BTreeSet<&str> = services.iter().map(|(p, _)| *p).collect();
-        if packages.len() < services.len() {
-            for (package, service) in services {
-                accessors.insert(service.name.to_snake_case(), (package, service));
+        // reached by their own names (`model_service`, `model_garden_service`),
+        // but for the one service that reads the collection, which keeps it
+        // (`repos` beside `repo_deletion_service`).
+        let reads = |service: &Service| {
+            (service.methods.iter())
+                .any(|m| matches!(m.standard, Standard::Get { .. } | Standard::List { .. }))
+        };
+        let mut kept = Vec::new();
+        for (package, service) in &services {
+            let siblings: Vec<&Service> = (services.iter())
+                .filter(|(other, _)| other == package)
+                .map(|(_, s)| *s)
+                .collect();
+            let readers = siblings.iter().filter(|s| reads(s)).count();
+            match siblings.len() == 1 || (readers == 1 && reads(service)) {
+                true => kept.push((*package, *service)),
+                false => {
+                    accessors.insert(service.name.to_snake_case(), (*package, *service));
+                }
             }
+        }
+        let mut services = kept;
+        if services.is_empty() {
             continue;
         }
         // Latest version last: `v10` after `v2`.
