@@ -36,6 +36,7 @@ pub struct Parts {
     pub root: String,
     /// Byte budget of one list page, when not the default.
     pub list_budget: Option<usize>,
+    pub operation_lease: Option<std::time::Duration>,
     pub issuers: TrustedIssuers,
     /// The registry requests are counted into, when they are.
     pub metrics: Option<Metrics>,
@@ -68,6 +69,9 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
         ApiContext::new(parts.page_tokens, Authorizer::new(access)).with_shared_scope(parts.root);
     if let Some(bytes) = parts.list_budget {
         context = context.with_list_budget(bytes);
+    }
+    if let Some(lease) = parts.operation_lease {
+        context = context.with_operation_lease(lease);
     }
     let exchange = TokenExchange::new(parts.api_tokens.clone(), parts.issuers);
     let authentication = Authentication::for_api(&platform_api::API, parts.api_tokens, parts.admin);

@@ -41,6 +41,9 @@ pub struct Config {
     pub limits: protoapi_runtime::serve::Limits,
     /// Byte budget of one list page (default `protoapi_runtime::standard::LIST_BUDGET_BYTES`).
     pub list_budget: Option<usize>,
+    /// How long a long-running operation's runner holds it between
+    /// renewals (default `protoapi_runtime::operation::OPERATION_LEASE`).
+    pub operation_lease: Option<std::time::Duration>,
     /// Count requests (and sample the storage pool) into this registry,
     /// which must be the current `metrics` recorder's.
     pub metrics: Option<protoapi_runtime::observe::Metrics>,
@@ -139,6 +142,7 @@ pub async fn serve_with(
             admin: state.admin,
             root: state.root,
             list_budget: config.list_budget,
+            operation_lease: config.operation_lease,
             issuers,
             metrics: config.metrics.clone(),
             serve_metrics: config.serve_metrics,

@@ -107,6 +107,7 @@ async fn serve(args: Args) -> Result<(), String> {
         timeouts: args.serve.timeouts(),
         limits: args.serve.limits(),
         list_budget: Some(args.serve.list_budget),
+        operation_lease: Some(args.serve.operation_lease),
         tls: args.serve.tls.files(),
     };
     let listener = args.serve.bind().await?;
@@ -138,6 +139,7 @@ mod tests {
             ("max_connections", "PLATFORM_MAX_CONNECTIONS"),
             ("max_streams", "PLATFORM_MAX_STREAMS"),
             ("list_budget", "PLATFORM_LIST_BUDGET"),
+            ("operation_lease", "PLATFORM_OPERATION_LEASE"),
             ("log_format", "PLATFORM_LOG_FORMAT"),
             ("metrics", "PLATFORM_METRICS"),
             ("metrics_listen", "PLATFORM_METRICS_LISTEN"),

@@ -455,3 +455,101 @@ async fn sigkill_loses_no_acknowledged_create() {
 
     assert_all_readable(dir.path(), &burst.acknowledged).await;
 }
+
+/// Starts the binary as [`start`] does, holding long-running operations
+/// for `lease` between renewals.
+fn start_leased(data_dir: &Path, lease: &str) -> Server {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_platform-server"));
+    command.args(["--operation-lease", lease]);
+    if let Ok(url) = std::env::var("E2E_DATABASE_URL") {
+        command.args(["--database-url", &url]);
+    }
+    Server::spawn(command, data_dir)
+}
+
+/// Long-running repository deletes (AIP-151) interrupted by SIGKILL: once
+/// the server is back and their lease has passed, every operation it
+/// acknowledged reads done, and its write is whole: a delete that
+/// succeeded left no repository, one that ended `ABORTED` left it as it
+/// was. Never a success whose repository remains, nor a repository gone
+/// under a failed operation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_leaves_every_operation_ended_with_its_write_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = start_leased(dir.path(), "1s");
+    let root = create_root(&server, "operations").await;
+    let mut repos = Vec::new();
+    for index in 0..48 {
+        let path = format!("/registry/v2/repos/{root}");
+        let (status, body) = request(
+            &server,
+            "POST",
+            &path,
+            Some(json!({"name": format!("r{index}")})),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        repos.push(body["uid"].as_str().unwrap().to_owned());
+    }
+    let started = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let workers = repos.chunks(6).map(|chunk| {
+        let (server, started) = (&server, Arc::clone(&started));
+        async move {
+            let Some(mut connection) = Connection::open(&server.address, false).await else {
+                return;
+            };
+            for repo in chunk {
+                let path = format!("/registry/v2/repos/{repo}:delete");
+                match connection
+                    .exchange("POST", &path, &server.token, None)
+                    .await
+                {
+                    Outcome::Answered(200, body) => {
+                        let name = body["name"].as_str().unwrap().to_owned();
+                        started.lock().unwrap().push((repo.clone(), name));
+                    }
+                    Outcome::Answered(status, body) => panic!("{status}: {body}"),
+                    Outcome::ConnectionError => return,
+                }
+            }
+        }
+    });
+    let kill = async {
+        while started.lock().unwrap().len() < 16 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        server.signal("-KILL");
+    };
+    tokio::join!(futures_util::future::join_all(workers), kill);
+    assert!(!server.wait().success());
+    drop(server);
+
+    let server = start_leased(dir.path(), "1s");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let started = started.lock().unwrap().clone();
+    let (mut deleted, mut aborted) = (0, 0);
+    for (repo, name) in &started {
+        let (status, operation) =
+            request(&server, "GET", &format!("/registry/v2/{name}"), None).await;
+        assert_eq!(status, 200, "{operation}");
+        assert_eq!(operation["done"], true, "{operation}");
+        let (status, _) =
+            request(&server, "GET", &format!("/registry/v2/repos/{repo}"), None).await;
+        match operation.get("error") {
+            None => {
+                assert_eq!(status, 404, "{repo} deleted by {operation}");
+                deleted += 1;
+            }
+            Some(error) => {
+                assert_eq!(error["code"], 10, "ABORTED: {operation}");
+                assert_eq!(status, 200, "{repo} kept under {operation}");
+                aborted += 1;
+            }
+        }
+    }
+    eprintln!(
+        "SIGKILL: {} operations acknowledged, {deleted} done, {aborted} aborted",
+        started.len()
+    );
+    assert!(started.len() >= 16);
+}

@@ -63,6 +63,15 @@ pub struct ServeFlags {
     /// ends early (with a `nextPageToken`) rather than exceed it.
     #[arg(long, value_name = "BYTES", default_value_t = protoapi_core::standard::LIST_BUDGET_BYTES)]
     pub list_budget: usize,
+    /// How long a long-running operation's server holds it between
+    /// renewals: one whose server stopped reads `ABORTED` once it passes.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "30s",
+        value_parser = parse_duration
+    )]
+    pub operation_lease: Duration,
     #[command(flatten)]
     pub tls: TlsFlags,
     #[command(flatten)]
@@ -141,6 +150,10 @@ mod tests {
         assert_eq!(
             flags.list_budget,
             protoapi_core::standard::LIST_BUDGET_BYTES
+        );
+        assert_eq!(
+            flags.operation_lease,
+            protoapi_core::operation::OPERATION_LEASE
         );
         assert_eq!(flags.base_url(), "http://127.0.0.1:8080");
     }
