@@ -5,6 +5,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     protoapi_codegen::Config::new()
         .include("proto")
         .files_under("proto")?
+        .cli("cli")
         .build_script()?;
     Ok(())
 }

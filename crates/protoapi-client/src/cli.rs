@@ -259,11 +259,10 @@ impl Update {
             .iter()
             .map(|(field, _)| field.as_str())
             .collect();
-        Ok(json!({
-            id_field: self.uid,
-            body_field: resource,
-            "updateMask": mask.join(","),
-        }))
+        // The key may be a field of the item (`book.name`, AIP-134).
+        let mut request = json!({ body_field: resource, "updateMask": mask.join(",") });
+        set_path(&mut request, id_field, Value::String(self.uid.clone()));
+        Ok(request)
     }
 }
 
