@@ -474,7 +474,14 @@ fn emit_list_args(collection: &Collection, method: &Method) -> TokenStream {
         " The `{}` request they make, as canonical JSON.",
         method.name
     );
-    let mutable = (!inserts.is_empty()).then(|| quote!(mut));
+    let body = match inserts.is_empty() {
+        true => quote!(self.paging.request()),
+        false => quote! {
+            let mut request = self.paging.request();
+            #(#inserts)*
+            request
+        },
+    };
     quote! {
         #[doc = #doc]
         #[derive(Debug, Args)]
@@ -487,9 +494,7 @@ fn emit_list_args(collection: &Collection, method: &Method) -> TokenStream {
         impl #name {
             #[doc = #request_doc]
             pub fn request(&self) -> Value {
-                let #mutable request = self.paging.request();
-                #(#inserts)*
-                request
+                #body
             }
         }
     }
