@@ -221,14 +221,32 @@ async fn lifecycle(base: &str) {
         .map(|o| o["name"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(listed, started);
-    let (status, refused) = call(
-        base,
-        "GET",
-        &format!("{LOCATION}/operations?filter=done"),
-        None,
-    )
-    .await;
+    // Filtered (AIP-160) by `done` and `name`.
+    let filtered = |filter: String| {
+        let filter = filter.replace(' ', "%20").replace('"', "%22");
+        let path = format!("{LOCATION}/operations?filter={filter}");
+        async move { call(base, "GET", &path, None).await }
+    };
+    let (status, page) = filtered("done = true".into()).await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(page["operations"].as_array().unwrap().len(), 3, "{page}");
+    let (_, page) = filtered("done = false OR NOT name:*".into()).await;
+    assert_eq!(page["operations"], json!([]), "{page}");
+    let last = started.last().unwrap();
+    let (_, page) = filtered(format!("name = \"{last}\"")).await;
+    let names: Vec<&str> = page["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, [last.as_str()], "{page}");
+    let (status, refused) = filtered("verb = create".into()).await;
     assert_eq!(status, 400, "{refused}");
+    assert!(
+        refused.to_string().contains("filterable: name, done"),
+        "{refused}"
+    );
     let (status, refused) = call(
         base,
         "GET",

@@ -343,7 +343,11 @@ impl<S: ::protoapi_runtime::__private::operation::OperationStore> OperationsApi<
         request: ListOperationsRequest,
     ) -> Result<ListOperationsResponse, Error> {
         let answer: Result<ListOperationsResponse, Error> = async {
-            let (operations, next_page_token) = standard::list_operations(
+            let (operations, next_page_token) = standard::list_operations::<
+                Operation,
+                _,
+                _,
+            >(
                     &*self.store,
                     &request.name,
                     &request.filter,

@@ -12,14 +12,28 @@ use crate::resource::{Resource, SortValue};
 /// The condition of `filter` on items of `R`, `None` for an empty filter;
 /// INVALID_ARGUMENT naming `filter` and the position of what is wrong.
 pub fn check<R: Resource>(filter: &str) -> Result<Option<Condition>, Error> {
-    if filter.trim().is_empty() {
-        return Ok(None);
-    }
-    let fields = Fields::<R>::new();
-    syntax::parse(filter)
-        .and_then(|expr| fields.condition(&expr))
-        .map(Some)
-        .map_err(|error| Error::invalid_fields(vec![error.violation(filter)]))
+    let fields = Fields {
+        descriptor: R::default().descriptor(),
+        filterable: R::FILTERABLE,
+        kind: R::TYPE,
+    };
+    fields.check(filter)
+}
+
+/// As [`check`], on messages of `descriptor` (whose lists are of `kind`)
+/// filterable by the fields of JSON names `filterable`.
+pub fn check_message(
+    descriptor: prost_reflect::MessageDescriptor,
+    filterable: &'static [&'static str],
+    kind: &'static str,
+    filter: &str,
+) -> Result<Option<Condition>, Error> {
+    let fields = Fields {
+        descriptor,
+        filterable,
+        kind,
+    };
+    fields.check(filter)
 }
 
 /// The type a filterable field's column holds.
@@ -31,17 +45,23 @@ enum Type {
     Timestamp,
 }
 
-struct Fields<R> {
+/// What a filter may name: fields of `descriptor` among `filterable`.
+struct Fields {
     descriptor: prost_reflect::MessageDescriptor,
-    _resource: std::marker::PhantomData<R>,
+    filterable: &'static [&'static str],
+    /// What the lists filtered hold, for messages (`library.example.com/Book`).
+    kind: &'static str,
 }
 
-impl<R: Resource> Fields<R> {
-    fn new() -> Self {
-        Fields {
-            descriptor: R::default().descriptor(),
-            _resource: std::marker::PhantomData,
+impl Fields {
+    fn check(&self, filter: &str) -> Result<Option<Condition>, Error> {
+        if filter.trim().is_empty() {
+            return Ok(None);
         }
+        syntax::parse(filter)
+            .and_then(|expr| self.condition(&expr))
+            .map(Some)
+            .map_err(|error| Error::invalid_fields(vec![error.violation(filter)]))
     }
 
     fn condition(&self, expr: &Expr) -> Result<Condition, FilterError> {
@@ -72,7 +92,7 @@ impl<R: Resource> Fields<R> {
     fn field(&self, member: &Member) -> Result<(&'static str, Type), FilterError> {
         let path = member.joined();
         let quoted = member.parts.iter().any(|part| part.quoted);
-        let found = R::FILTERABLE.iter().find_map(|json| {
+        let found = self.filterable.iter().find_map(|json| {
             let field = self.descriptor.get_field_by_json_name(json)?;
             (!quoted && (*json == path || field.name() == path)).then_some((*json, field))
         });
@@ -81,7 +101,7 @@ impl<R: Resource> Fields<R> {
                 member.at,
                 format!(
                     "`{path}` is not a field {} lists can be filtered by{}",
-                    R::TYPE,
+                    self.kind,
                     self.filterable_hint()
                 ),
             ));
@@ -96,8 +116,8 @@ impl<R: Resource> Fields<R> {
     }
 
     fn filterable_hint(&self) -> String {
-        match R::FILTERABLE {
-            [] => format!("; {} lists take no filter", R::TYPE),
+        match self.filterable {
+            [] => format!("; {} lists take no filter", self.kind),
             fields => format!("; filterable: {}", fields.join(", ")),
         }
     }

@@ -14,7 +14,7 @@ mod check;
 mod condition;
 mod syntax;
 
-pub use check::check;
+pub use check::{check, check_message};
 pub use condition::{Comparison, Condition, Op, wildcard};
 
 /// The longest filter accepted, in bytes.

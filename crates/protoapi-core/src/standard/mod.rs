@@ -29,8 +29,8 @@ pub use get::get;
 pub use ids::{check_uid_lengths, parse_parent, parse_uid};
 pub use list::{LIST_BUDGET_TRUNCATIONS, ListPlan};
 pub use operations::{
-    Launch, OPERATIONS_PAGE, Progress, authorize_operation, cancel_operation, delete_operation,
-    list_operations, read_operation, start_operation, wait_operation,
+    Launch, OPERATION_FILTERABLE, OPERATIONS_PAGE, Progress, authorize_operation, cancel_operation,
+    delete_operation, list_operations, read_operation, start_operation, wait_operation,
 };
 pub use request_ids::recall;
 pub use update::{dry_update, plan_update, require_mask, updated};

@@ -21,7 +21,7 @@ use crate::operation::{
     Admission, MAX_WAIT, Operation, OperationStore, Outcome, Running, StoredOperation, abandoned,
     cancelled,
 };
-use crate::resource::Resource;
+use crate::resource::{Resource, SortValue};
 
 /// Operations a page of `ListOperations` holds unless asked for fewer.
 pub const OPERATIONS_PAGE: usize = 50;
@@ -367,11 +367,16 @@ pub async fn wait_operation<S: OperationStore>(
     Ok(operation)
 }
 
+/// The fields of an operation a `ListOperations` filter (AIP-160) may
+/// compare: `done = true`, `name = "*/operations/operation-1796*"`.
+pub const OPERATION_FILTERABLE: &[&str] = &["name", "done"];
+
 /// One page of the operations under `parent` (`projects/p/locations/l`,
-/// or empty for those at the top) that the caller may read (`readable`
-/// answers each or PERMISSION_DENIED), with the next page's token. `filter`
-/// must be empty: operations are not filtered yet.
-pub async fn list_operations<S, F>(
+/// or empty for those at the top) that `filter` admits (an AIP-160 filter of
+/// [`OPERATION_FILTERABLE`], checked against `O`, the API's operation
+/// message) and the caller may read (`readable` answers each or
+/// PERMISSION_DENIED), with the next page's token.
+pub async fn list_operations<O, S, F>(
     store: &S,
     parent: &str,
     filter: &str,
@@ -380,15 +385,21 @@ pub async fn list_operations<S, F>(
     readable: impl Fn(StoredOperation) -> F,
 ) -> Result<(Vec<StoredOperation>, String), Error>
 where
+    O: prost_reflect::ReflectMessage + Default,
     S: OperationStore,
     F: Future<Output = Result<StoredOperation, Error>>,
 {
-    if !filter.is_empty() {
-        return Err(Error::invalid_fields(vec![FieldViolation::new(
-            "filter",
-            "operations cannot be filtered; list them without a filter",
-        )]));
-    }
+    let descriptor = O::default().descriptor();
+    let kind = "longrunning.googleapis.com/Operation";
+    let condition = crate::filter::check_message(descriptor, OPERATION_FILTERABLE, kind, filter)?;
+    let admitted = |operation: &StoredOperation| {
+        condition.as_ref().is_none_or(|condition| {
+            condition.admits(&|field| match field {
+                "done" => SortValue::Int(i64::from(operation.done)),
+                _ => SortValue::Text(operation.name.clone()),
+            })
+        })
+    };
     let size = match usize::try_from(page_size) {
         Ok(0) => OPERATIONS_PAGE,
         Ok(size) => size.min(OPERATIONS_PAGE * 20),
@@ -419,7 +430,8 @@ where
             after.clone_from(&operation.name);
             let operation = read_operation(store, &operation.name).await;
             let operation = match operation {
-                Ok(operation) => operation,
+                Ok(operation) if admitted(&operation) => operation,
+                Ok(_) => continue,
                 Err(error) if error.code() == Code::NotFound => continue,
                 Err(error) => return Err(error),
             };
@@ -491,9 +503,10 @@ mod tests {
             reads.fetch_add(1, Ordering::Relaxed);
             async { Err(Error::new(Code::PermissionDenied, "DENIED", "no")) }
         };
-        let (page, token) = list_operations(&store, "", "", 5, "", denied)
-            .await
-            .unwrap();
+        let (page, token) =
+            list_operations::<prost_types::Timestamp, _, _>(&store, "", "", 5, "", denied)
+                .await
+                .unwrap();
         assert!(page.is_empty());
         assert_eq!(reads.load(Ordering::Relaxed), 5 * SCAN_FACTOR);
         assert_eq!(
@@ -501,9 +514,10 @@ mod tests {
             "operations/0049"
         );
         let allowed = |operation| async { Ok(operation) };
-        let (page, _) = list_operations(&store, "", "", 3, &token, allowed)
-            .await
-            .unwrap();
+        let (page, _) =
+            list_operations::<prost_types::Timestamp, _, _>(&store, "", "", 3, &token, allowed)
+                .await
+                .unwrap();
         let names: Vec<&str> = page.iter().map(|o| o.name.as_str()).collect();
         assert_eq!(
             names,

@@ -112,8 +112,13 @@ pub(super) fn operations_body(scope: &crate::emit::Scope, method: &Method) -> To
         },
         "ListOperations" => {
             let output = scope.path(&method.output);
+            let package = method
+                .output
+                .rsplit_once("::")
+                .map_or("", |(package, _)| package);
+            let operation = scope.path(&format!("{package}::Operation"));
             quote! {
-                let (operations, next_page_token) = standard::list_operations(
+                let (operations, next_page_token) = standard::list_operations::<#operation, _, _>(
                     &*self.store,
                     &request.name,
                     &request.filter,
