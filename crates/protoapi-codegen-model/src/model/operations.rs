@@ -47,7 +47,10 @@ impl LongRunning {
         LongRunning {
             response_type: response.full_name().to_owned(),
             response: rust_path(response),
-            metadata: metadata.map(OperationMetadata::new),
+            // A well-known type (`google.protobuf.Empty`) tells nothing.
+            metadata: metadata
+                .filter(|m| m.package_name() != "google.protobuf")
+                .map(OperationMetadata::new),
         }
     }
 }

@@ -84,6 +84,16 @@ pub(super) fn unserved(method: &MethodDescriptor, location: &Location) -> Option
         .iter()
         .any(|verb| method.name().starts_with(verb));
     let why = match declared(method)? {
+        // A missing item has no resource to answer.
+        Ok(declared)
+            if method.name().starts_with("Delete")
+                && declared.response.full_name() != "google.protobuf.Empty"
+                && method.input().get_field_by_name("allow_missing").is_some() =>
+        {
+            "takes `allow_missing` while its operation answers the resource, which a missing \
+             item does not have"
+                .to_owned()
+        }
         Ok(_) if standard => return None,
         Ok(_) => "is not a Create, Update or Delete".to_owned(),
         Err(why) => why,
