@@ -26,8 +26,10 @@ use crate::resource::{Resource, SortValue};
 /// Operations a page of `ListOperations` holds unless asked for fewer.
 pub const OPERATIONS_PAGE: usize = 50;
 
-/// How many operations a page reads, at most, per operation it may hold.
+/// How many operations a page reads, at most, per operation it may hold,
+/// and in all (unless the page asked for more).
 const SCAN_FACTOR: usize = 10;
+const MAX_SCAN: usize = 2000;
 
 /// What an operation's metadata can tell, for the API's metadata message
 /// (AIP-151's `OperationMetadata`: `create_time`, `end_time`, `target`,
@@ -274,17 +276,25 @@ pub async fn read_operation<S: OperationStore>(
     store: &S,
     name: &str,
 ) -> Result<StoredOperation, Error> {
-    let Some(mut operation) = store.get_operation(name).await? else {
+    let Some(operation) = store.get_operation(name).await? else {
         return Err(Error::not_found(
             "longrunning.googleapis.com/Operation",
             name,
         ));
     };
+    settle(store, operation).await
+}
+
+/// `operation` as read, or ended as abandoned when it runs past its lease.
+async fn settle<S: OperationStore>(
+    store: &S,
+    mut operation: StoredOperation,
+) -> Result<StoredOperation, Error> {
     if !operation.done && operation.lease < crate::time::now_micros() {
         let body = Operation::ended(&operation.body, &abandoned());
-        if !store.finish_operation(name, &body).await? {
+        if !store.finish_operation(&operation.name, &body).await? {
             // Its write ended it meanwhile.
-            return Box::pin(read_operation(store, name)).await;
+            return Box::pin(read_operation(store, &operation.name)).await;
         }
         operation.done = true;
         operation.body = body;
@@ -418,7 +428,7 @@ where
     let mut page = Vec::new();
     // Operations the caller may not read are skipped, but not without end:
     // past this many, the page ends early (AIP-158 allows it).
-    let mut budget = size.saturating_mul(SCAN_FACTOR);
+    let mut budget = size.saturating_mul(SCAN_FACTOR).clamp(size, MAX_SCAN);
     loop {
         if budget == 0 {
             return Ok((page, encode_token(&after)));
@@ -428,7 +438,7 @@ where
         let more = batch.len() > size;
         for operation in batch.into_iter().take(size) {
             after.clone_from(&operation.name);
-            let operation = read_operation(store, &operation.name).await;
+            let operation = settle(store, operation).await;
             let operation = match operation {
                 Ok(operation) if admitted(&operation) => operation,
                 Ok(_) => continue,
