@@ -232,9 +232,12 @@ impl ApiRouter {
         };
 
         let (health, health_service) = tonic_health::server::health_reporter();
+        // Health is reflected too, so that a client resolving methods by
+        // reflection alone (grpcurl) can call `grpc.health.v1.Health/Check`.
         let reflection = || {
             tonic_reflection::server::Builder::configure()
                 .register_encoded_file_descriptor_set(api.descriptor_set)
+                .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         };
         let mut grpc = Routes::new(health_service)
             .add_service(

@@ -24,6 +24,14 @@ async fn reflection_only_client_drives_groups() {
     };
     let names: Vec<&str> = list.service.iter().map(|s| s.name.as_str()).collect();
     assert!(names.contains(&"platform.iam.v2.GroupService"), "{names:?}");
+    // Health resolves by reflection, as grpcurl asks for it.
+    assert!(names.contains(&"grpc.health.v1.Health"), "{names:?}");
+    let health = MessageRequest::FileContainingSymbol("grpc.health.v1.Health.Check".into());
+    let MessageResponse::FileDescriptorResponse(health) = reflect(&channel, health).await else {
+        panic!("the health service's file")
+    };
+    let file = prost_types::FileDescriptorProto::decode(health.file_descriptor_proto[0].as_slice());
+    assert_eq!(file.unwrap().package(), "grpc.health.v1");
 
     // Fetch the service's file, then its imports by name, as real clients do.
     let mut files = Vec::new();
