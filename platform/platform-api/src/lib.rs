@@ -158,7 +158,7 @@ pub const OPENAPI_JSON: &str = include_str!("openapi.json");
 /// The ErrorInfo domain of errors outside every service (an unknown
 /// route): the router names it, and `protoapi_runtime::serve::Server::error_domain`
 /// in the answers the server gives outside the router.
-pub const ERROR_DOMAIN: &str = "longrunning";
+pub const ERROR_DOMAIN: &str = "platform";
 /// The descriptors, decoded once; JSON encoding and reflection read them.
 #[rustfmt::skip]
 pub static DESCRIPTOR_POOL: std::sync::LazyLock<

@@ -162,12 +162,17 @@ impl Api {
     /// The first segment of the packages that declare services (`library`
     /// of `library.v1`), naming the API by default; of a `google.*` package,
     /// its last segment before the version (`library` of
-    /// `google.example.library.v1`), since `google` names no one API.
+    /// `google.example.library.v1`), since `google` names no one API. The
+    /// `google.longrunning.Operations` served for the API's operations is
+    /// not the API's own.
     pub fn root_package(&self) -> &str {
+        let own = |service: &Service| {
+            (service.methods.iter()).any(|m| !matches!(m.standard, Standard::Operations))
+        };
         let package = self
             .packages
             .iter()
-            .find(|p| !p.services.is_empty())
+            .find(|p| p.services.iter().any(own))
             .or(self.packages.first())
             .map(|p| p.name.as_str())
             .unwrap_or("api");
