@@ -85,3 +85,18 @@ async fn a_repo_is_deleted_in_the_background_under_the_access_rules() {
     assert_eq!(deleter.rest.delete(&forget).await.status, StatusCode::OK);
     assert_eq!(reader.rest.get(&forget).await.status, StatusCode::NOT_FOUND);
 }
+
+/// The operations served beside the API are not the API: an unknown route
+/// still answers in the Platform API's error domain.
+#[tokio::test]
+async fn the_error_domain_outside_the_services_stays_the_platforms() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let response = server.rest().get("/iam/v2/nothing").await;
+    assert_eq!(response.status, StatusCode::NOT_FOUND);
+    let info = response.detail("ErrorInfo").unwrap();
+    assert_eq!(
+        (&info["reason"], &info["domain"]),
+        (&json!("ROUTE_NOT_FOUND"), &json!("platform"))
+    );
+}
