@@ -8,7 +8,7 @@ use prost_reflect::DescriptorPool;
 
 use super::{build_service, package_index};
 use crate::diagnostics::Diagnostics;
-use crate::model::{Api, HttpRule, Standard, Verb};
+use crate::model::{Api, HttpRule, Method, Standard, Verb};
 use crate::template::{PathTemplate, Segment};
 
 const SERVICE: &str = "google.longrunning.Operations";
@@ -17,23 +17,20 @@ impl Api {
     /// Adds `google.longrunning.Operations` when a method runs as an
     /// operation.
     pub(super) fn add_operations_service(&mut self, pool: &DescriptorPool) {
-        let mut scopes: Vec<(String, String)> = self
-            .packages
-            .iter()
+        let long_running: Vec<&Method> = (self.packages.iter())
             .flat_map(|p| &p.services)
             .flat_map(|s| &s.methods)
             .filter(|m| m.long_running.is_some())
-            .filter_map(|m| m.http.as_ref().map(|rule| scope(&rule.template)))
             .collect();
-        let long_running = self
-            .packages
-            .iter()
-            .flat_map(|p| &p.services)
-            .flat_map(|s| &s.methods)
-            .any(|m| m.long_running.is_some());
-        let Some(descriptor) = pool.get_service_by_name(SERVICE).filter(|_| long_running) else {
+        let Some(descriptor) = pool
+            .get_service_by_name(SERVICE)
+            .filter(|_| !long_running.is_empty())
+        else {
             return;
         };
+        let mut scopes: Vec<(String, String)> = (long_running.iter())
+            .filter_map(|m| m.http.as_ref().map(|rule| scope(&rule.template)))
+            .collect();
         scopes.sort();
         scopes.dedup();
         // Its methods are not the API's to diagnose.
