@@ -71,7 +71,7 @@ const ERROR_DETAILS: &str = "google/rpc/error_details.proto";
 /// The protos shipped with the generator: `google.api` (HTTP rules, field
 /// behaviours, resources, client options, launch stages), `google.rpc`
 /// (errors), `google.type` (dates, money, coordinates, ...) and
-/// `google.longrunning` (operations), `protoapi.v1` (the `UidpFilter` of
+/// `google.longrunning` (operations), `google.iam.v1` (policies), `protoapi.v1` (the `UidpFilter` of
 /// list requests). An import root holding
 /// a file of the same name wins over these.
 pub const BUNDLED: &[(&str, &str)] = &[
@@ -117,6 +117,18 @@ pub const BUNDLED: &[(&str, &str)] = &[
     (
         "google/longrunning/operations.proto",
         include_str!("../proto/google/longrunning/operations.proto"),
+    ),
+    (
+        "google/iam/v1/iam_policy.proto",
+        include_str!("../proto/google/iam/v1/iam_policy.proto"),
+    ),
+    (
+        "google/iam/v1/options.proto",
+        include_str!("../proto/google/iam/v1/options.proto"),
+    ),
+    (
+        "google/iam/v1/policy.proto",
+        include_str!("../proto/google/iam/v1/policy.proto"),
     ),
     (
         "google/api/launch_stage.proto",

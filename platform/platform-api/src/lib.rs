@@ -13,6 +13,16 @@ pub mod google {
         include!("google.api.rs");
     }
     #[rustfmt::skip]
+    pub mod iam {
+        #[rustfmt::skip]
+        pub mod v1 {
+            include!("google.iam.v1.rs");
+            mod api {
+                include!("google.iam.v1.api.rs");
+            }
+        }
+    }
+    #[rustfmt::skip]
     pub mod longrunning {
         include!("google.longrunning.rs");
         mod api {
@@ -25,6 +35,13 @@ pub mod google {
         include!("google.rpc.rs");
         mod api {
             include!("google.rpc.api.rs");
+        }
+    }
+    #[rustfmt::skip]
+    pub mod r#type {
+        include!("google.type.rs");
+        mod api {
+            include!("google.type.api.rs");
         }
     }
 }

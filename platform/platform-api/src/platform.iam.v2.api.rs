@@ -3014,7 +3014,7 @@ impl<S> Clone for GroupServiceApi<S> {
         }
     }
 }
-impl<S: GroupStore> GroupServiceApi<S> {
+impl<S: GroupStore + IdentityStore + RoleStore + RoleBindingStore> GroupServiceApi<S> {
     /// The `ErrorInfo` domain of this service's errors.
     pub const DOMAIN: &'static str = "iam.platform";
     /// The capabilities this service's methods require.
@@ -3024,6 +3024,7 @@ impl<S: GroupStore> GroupServiceApi<S> {
         "groups.list",
         "groups.update",
         "groups.delete",
+        "roleBindings.list",
     ];
     /// Serves `store` with `context` (page tokens, authorization).
     pub fn new(store: std::sync::Arc<S>, context: ApiContext) -> Self {
@@ -3200,9 +3201,153 @@ impl<S: GroupStore> GroupServiceApi<S> {
             .await;
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
+    /// Returns who holds which role on a group: its role bindings, each role
+    /// (`roles/\<uid>`) with the identities bound to it (`identity:\<uid>`).
+    ///
+    /// Requires the `roleBindings.list` capability.
+    pub async fn get_iam_policy(
+        &self,
+        caller: &Caller,
+        request: crate::google::iam::v1::GetIamPolicyRequest,
+    ) -> Result<crate::google::iam::v1::Policy, Error> {
+        let answer: Result<crate::google::iam::v1::Policy, Error> = async {
+            let policy = {
+                let resource = standard::parse_uid::<
+                    Group,
+                >("resource", &request.resource)?;
+                standard::check_policy_version(
+                    request.options.map_or(0, |options| options.requested_policy_version),
+                )?;
+                self.context
+                    .authorize(caller, Need::Capability("roleBindings.list"), resource)
+                    .await?;
+                standard::get(
+                        &self.context,
+                        caller,
+                        Need::Nothing,
+                        resource,
+                        self.store.get_group(resource),
+                    )
+                    .await?;
+                let list = |query: ListQuery| async move {
+                    self.store.list_role_bindings(&query).await
+                };
+                standard::PolicyShape {
+                    role: &<RoleBinding as Resource>::REFERENCES[1],
+                    member: &<RoleBinding as Resource>::REFERENCES[0],
+                    member_kind: "identity",
+                }
+                    .policy(&standard::policy_bindings(resource, list).await?)
+            };
+            ::prost::Message::decode(policy.as_slice()).map_err(Error::internal)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
+    }
+    /// Replaces the role bindings of a group by those of a policy: bindings
+    /// it adds are created and bindings it drops deleted, under the rules of
+    /// creating and deleting role bindings. A stale `etag` is refused.
+    ///
+    /// Requires the `roleBindings.list` capability.
+    pub async fn set_iam_policy(
+        &self,
+        caller: &Caller,
+        request: crate::google::iam::v1::SetIamPolicyRequest,
+    ) -> Result<crate::google::iam::v1::Policy, Error> {
+        let answer: Result<crate::google::iam::v1::Policy, Error> = async {
+            let policy = {
+                let resource = standard::parse_uid::<
+                    Group,
+                >("resource", &request.resource)?;
+                let shape = standard::PolicyShape {
+                    role: &<RoleBinding as Resource>::REFERENCES[1],
+                    member: &<RoleBinding as Resource>::REFERENCES[0],
+                    member_kind: "identity",
+                };
+                let policy = standard::PolicyRequest::parse(
+                    &shape,
+                    request
+                        .policy
+                        .map(|policy| ::prost::Message::encode_to_vec(&policy)),
+                    request.update_mask.map(|mask| mask.paths),
+                )?;
+                self.context
+                    .authorize(caller, Need::Capability("roleBindings.list"), resource)
+                    .await?;
+                standard::get(
+                        &self.context,
+                        caller,
+                        Need::Nothing,
+                        resource,
+                        self.store.get_group(resource),
+                    )
+                    .await?;
+                let list = |query: ListQuery| async move {
+                    self.store.list_role_bindings(&query).await
+                };
+                let creates = &RoleBindingServiceApi::new(
+                    ::std::sync::Arc::clone(&self.store),
+                    self.context.clone(),
+                );
+                let deletes = creates;
+                let create = |binding| async move {
+                    creates
+                        .create_role_binding(
+                            caller,
+                            CreateRoleBindingRequest {
+                                parent: resource.to_owned(),
+                                role_binding: Some(binding),
+                            },
+                        )
+                        .await
+                };
+                let delete = |uid: String| async move {
+                    deletes
+                        .delete_role_binding(
+                            caller,
+                            DeleteRoleBindingRequest {
+                                uid,
+                                ..Default::default()
+                            },
+                        )
+                        .await
+                        .map(drop)
+                };
+                policy.apply(&shape, resource, list, create, delete).await?
+            };
+            ::prost::Message::decode(policy.as_slice()).map_err(Error::internal)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
+    }
+    /// Returns which of the given capabilities the caller holds on a group.
+    ///
+    /// Needs a token.
+    pub async fn test_iam_permissions(
+        &self,
+        caller: &Caller,
+        request: crate::google::iam::v1::TestIamPermissionsRequest,
+    ) -> Result<crate::google::iam::v1::TestIamPermissionsResponse, Error> {
+        let answer: Result<crate::google::iam::v1::TestIamPermissionsResponse, Error> = async {
+            standard::tested_permissions(
+                    &self.context,
+                    caller,
+                    &request.resource,
+                    request.permissions,
+                )
+                .await
+                .map(|permissions| crate::google::iam::v1::TestIamPermissionsResponse {
+                    permissions,
+                })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
+    }
 }
 #[tonic::async_trait]
-impl<S: GroupStore> super::group_service_server::GroupService for GroupServiceApi<S> {
+impl<
+    S: GroupStore + IdentityStore + RoleStore + RoleBindingStore,
+> super::group_service_server::GroupService for GroupServiceApi<S> {
     async fn create_group(
         &self,
         request: tonic::Request<CreateGroupRequest>,
@@ -3245,6 +3390,48 @@ impl<S: GroupStore> super::group_service_server::GroupService for GroupServiceAp
     ) -> Result<tonic::Response<()>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = GroupServiceApi::delete_group(self, &caller, request.into_inner())
+            .await?;
+        Ok(tonic::Response::new(response))
+    }
+    async fn get_iam_policy(
+        &self,
+        request: tonic::Request<crate::google::iam::v1::GetIamPolicyRequest>,
+    ) -> Result<tonic::Response<crate::google::iam::v1::Policy>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = GroupServiceApi::get_iam_policy(
+                self,
+                &caller,
+                request.into_inner(),
+            )
+            .await?;
+        Ok(tonic::Response::new(response))
+    }
+    async fn set_iam_policy(
+        &self,
+        request: tonic::Request<crate::google::iam::v1::SetIamPolicyRequest>,
+    ) -> Result<tonic::Response<crate::google::iam::v1::Policy>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = GroupServiceApi::set_iam_policy(
+                self,
+                &caller,
+                request.into_inner(),
+            )
+            .await?;
+        Ok(tonic::Response::new(response))
+    }
+    async fn test_iam_permissions(
+        &self,
+        request: tonic::Request<crate::google::iam::v1::TestIamPermissionsRequest>,
+    ) -> Result<
+        tonic::Response<crate::google::iam::v1::TestIamPermissionsResponse>,
+        tonic::Status,
+    > {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = GroupServiceApi::test_iam_permissions(
+                self,
+                &caller,
+                request.into_inner(),
+            )
             .await?;
         Ok(tonic::Response::new(response))
     }
@@ -4132,68 +4319,229 @@ impl<S: RoleStore> super::role_service_server::RoleService for RoleServiceApi<S>
     }
 }
 /// REST routes of `platform.iam.v2.GroupService`, one per `google.api.http` rule, calling `api`.
-pub fn group_service_routes<S: GroupStore>(
-    api: GroupServiceApi<S>,
-) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
-    use axum::routing;
-    axum::Router::new()
-        .route(
+pub fn group_service_routes<
+    S: GroupStore + IdentityStore + RoleStore + RoleBindingStore,
+>(api: GroupServiceApi<S>) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler;
+    use ::protoapi_runtime::__private::rest::template::{
+        Binding, Segment, Template, Variable,
+    };
+    ::protoapi_runtime::__private::rest::ServiceRoutes::default()
+        .matched(
             "/iam/v2/groups",
-            routing::get(group_service_rest::list_groups::<S>)
-                .post(group_service_rest::create_group::<S>)
-                .patch(group_service_rest::update_group::<S>)
-                .delete(group_service_rest::delete_group::<S>),
+            Binding {
+                method: "POST",
+                template: Template {
+                    segments: &[
+                        Segment::Literal("iam"),
+                        Segment::Literal("v2"),
+                        Segment::Literal("groups"),
+                        Segment::Rest,
+                    ],
+                    variables: &[
+                        Variable {
+                            field: "parent",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+            },
+            group_service_rest::create_group::<S>.with_state(api.clone()),
         )
-        .route(
-            "/iam/v2/groups/",
-            routing::post(group_service_rest::create_group::<S>)
-                .get(group_service_rest::get_group::<S>)
-                .patch(group_service_rest::update_group::<S>)
-                .delete(group_service_rest::delete_group::<S>),
+        .matched(
+            "/iam/v2/groups",
+            Binding {
+                method: "GET",
+                template: Template {
+                    segments: &[
+                        Segment::Literal("iam"),
+                        Segment::Literal("v2"),
+                        Segment::Literal("groups"),
+                        Segment::Rest,
+                    ],
+                    variables: &[
+                        Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+            },
+            group_service_rest::get_group::<S>.with_state(api.clone()),
         )
-        .route(
-            "/iam/v2/groups/{*path}",
-            routing::post(group_service_rest::create_group::<S>)
-                .get(group_service_rest::get_group::<S>)
-                .patch(group_service_rest::update_group::<S>)
-                .delete(group_service_rest::delete_group::<S>),
+        .matched(
+            "/iam/v2/groups",
+            Binding {
+                method: "GET",
+                template: Template {
+                    segments: &[
+                        Segment::Literal("iam"),
+                        Segment::Literal("v2"),
+                        Segment::Literal("groups"),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+            },
+            group_service_rest::list_groups::<S>.with_state(api.clone()),
         )
-        .with_state(api)
-        .into()
+        .matched(
+            "/iam/v2/groups",
+            Binding {
+                method: "PATCH",
+                template: Template {
+                    segments: &[
+                        Segment::Literal("iam"),
+                        Segment::Literal("v2"),
+                        Segment::Literal("groups"),
+                        Segment::Rest,
+                    ],
+                    variables: &[
+                        Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+            },
+            group_service_rest::update_group::<S>.with_state(api.clone()),
+        )
+        .matched(
+            "/iam/v2/groups",
+            Binding {
+                method: "DELETE",
+                template: Template {
+                    segments: &[
+                        Segment::Literal("iam"),
+                        Segment::Literal("v2"),
+                        Segment::Literal("groups"),
+                        Segment::Rest,
+                    ],
+                    variables: &[
+                        Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+            },
+            group_service_rest::delete_group::<S>.with_state(api.clone()),
+        )
+        .matched(
+            "/iam/v2/groups",
+            Binding {
+                method: "GET",
+                template: Template {
+                    segments: &[
+                        Segment::Literal("iam"),
+                        Segment::Literal("v2"),
+                        Segment::Literal("groups"),
+                        Segment::Rest,
+                    ],
+                    variables: &[
+                        Variable {
+                            field: "resource",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: Some("getIamPolicy"),
+                },
+            },
+            group_service_rest::get_iam_policy::<S>.with_state(api.clone()),
+        )
+        .matched(
+            "/iam/v2/groups",
+            Binding {
+                method: "POST",
+                template: Template {
+                    segments: &[
+                        Segment::Literal("iam"),
+                        Segment::Literal("v2"),
+                        Segment::Literal("groups"),
+                        Segment::Rest,
+                    ],
+                    variables: &[
+                        Variable {
+                            field: "resource",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: Some("setIamPolicy"),
+                },
+            },
+            group_service_rest::set_iam_policy::<S>.with_state(api.clone()),
+        )
+        .matched(
+            "/iam/v2/groups",
+            Binding {
+                method: "POST",
+                template: Template {
+                    segments: &[
+                        Segment::Literal("iam"),
+                        Segment::Literal("v2"),
+                        Segment::Literal("groups"),
+                        Segment::Rest,
+                    ],
+                    variables: &[
+                        Variable {
+                            field: "resource",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: Some("testIamPermissions"),
+                },
+            },
+            group_service_rest::test_iam_permissions::<S>.with_state(api),
+        )
 }
 mod group_service_rest {
     use super::*;
     use axum::extract::{RawQuery, State};
     use ::protoapi_runtime::__private::rest::{
-        Body, Json, RestRequest, Preconditions, Tagged, PathTail,
+        Body, Json, RestRequest, Preconditions, Tagged, PathVars,
     };
     /// `POST /iam/v2/groups/{parent=**}`
-    pub(super) async fn create_group<S: GroupStore>(
+    pub(super) async fn create_group<
+        S: GroupStore + IdentityStore + RoleStore + RoleBindingStore,
+    >(
         State(api): State<GroupServiceApi<S>>,
         caller: Caller,
-        PathTail(path): PathTail,
+        path: PathVars,
         RawQuery(query): RawQuery,
         Body(body): Body,
     ) -> Result<Tagged<Group>, Error> {
         let request: CreateGroupRequest = RestRequest::new::<CreateGroupRequest>()
             .query(query.as_deref())
-            .path("parent", path)
             .body("group", &body)
+            .path_vars(path)
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
         api.create_group(&caller, request).await.map(Tagged::new)
     }
     /// `GET /iam/v2/groups/{uid=**}`
-    pub(super) async fn get_group<S: GroupStore>(
+    pub(super) async fn get_group<
+        S: GroupStore + IdentityStore + RoleStore + RoleBindingStore,
+    >(
         State(api): State<GroupServiceApi<S>>,
         caller: Caller,
-        PathTail(path): PathTail,
+        path: PathVars,
         RawQuery(query): RawQuery,
         preconditions: Preconditions,
     ) -> Result<Tagged<Group>, Error> {
         let request: GetGroupRequest = RestRequest::new::<GetGroupRequest>()
             .query(query.as_deref())
-            .path("uid", path)
+            .path_vars(path)
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
         api.get_group(&caller, request)
@@ -4205,52 +4553,118 @@ mod group_service_rest {
             })
     }
     /// `GET /iam/v2/groups`
-    pub(super) async fn list_groups<S: GroupStore>(
+    pub(super) async fn list_groups<
+        S: GroupStore + IdentityStore + RoleStore + RoleBindingStore,
+    >(
         State(api): State<GroupServiceApi<S>>,
         caller: Caller,
+        path: PathVars,
         RawQuery(query): RawQuery,
     ) -> Result<Json<ListGroupsResponse>, Error> {
         let request: ListGroupsRequest = RestRequest::new::<ListGroupsRequest>()
             .query(query.as_deref())
+            .path_vars(path)
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
         api.list_groups(&caller, request).await.map(Json)
     }
     /// `PATCH /iam/v2/groups/{uid=**}`
-    pub(super) async fn update_group<S: GroupStore>(
+    pub(super) async fn update_group<
+        S: GroupStore + IdentityStore + RoleStore + RoleBindingStore,
+    >(
         State(api): State<GroupServiceApi<S>>,
         caller: Caller,
-        PathTail(path): PathTail,
+        path: PathVars,
         RawQuery(query): RawQuery,
         preconditions: Preconditions,
         Body(body): Body,
     ) -> Result<Tagged<Group>, Error> {
         let request: UpdateGroupRequest = RestRequest::new::<UpdateGroupRequest>()
             .query(query.as_deref())
-            .path("uid", path)
             .body("group", &body)
+            .path_vars(path)
             .if_match(&preconditions, "group.etag")
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
         api.update_group(&caller, request).await.map(Tagged::new)
     }
     /// `DELETE /iam/v2/groups/{uid=**}`
-    pub(super) async fn delete_group<S: GroupStore>(
+    pub(super) async fn delete_group<
+        S: GroupStore + IdentityStore + RoleStore + RoleBindingStore,
+    >(
         State(api): State<GroupServiceApi<S>>,
         caller: Caller,
-        PathTail(path): PathTail,
+        path: PathVars,
         RawQuery(query): RawQuery,
         preconditions: Preconditions,
     ) -> Result<::protoapi_runtime::__private::rest::Empty, Error> {
         let request: DeleteGroupRequest = RestRequest::new::<DeleteGroupRequest>()
             .query(query.as_deref())
-            .path("uid", path)
+            .path_vars(path)
             .if_match(&preconditions, "etag")
             .decode()
             .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
         api.delete_group(&caller, request)
             .await
             .map(|()| ::protoapi_runtime::__private::rest::Empty)
+    }
+    /// `GET /iam/v2/groups/{resource=**}:getIamPolicy`
+    pub(super) async fn get_iam_policy<
+        S: GroupStore + IdentityStore + RoleStore + RoleBindingStore,
+    >(
+        State(api): State<GroupServiceApi<S>>,
+        caller: Caller,
+        path: PathVars,
+        RawQuery(query): RawQuery,
+    ) -> Result<Json<crate::google::iam::v1::Policy>, Error> {
+        let request: crate::google::iam::v1::GetIamPolicyRequest = RestRequest::new::<
+            crate::google::iam::v1::GetIamPolicyRequest,
+        >()
+            .query(query.as_deref())
+            .path_vars(path)
+            .decode()
+            .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
+        api.get_iam_policy(&caller, request).await.map(Json)
+    }
+    /// `POST /iam/v2/groups/{resource=**}:setIamPolicy`
+    pub(super) async fn set_iam_policy<
+        S: GroupStore + IdentityStore + RoleStore + RoleBindingStore,
+    >(
+        State(api): State<GroupServiceApi<S>>,
+        caller: Caller,
+        path: PathVars,
+        RawQuery(query): RawQuery,
+        Body(body): Body,
+    ) -> Result<Json<crate::google::iam::v1::Policy>, Error> {
+        let request: crate::google::iam::v1::SetIamPolicyRequest = RestRequest::new::<
+            crate::google::iam::v1::SetIamPolicyRequest,
+        >()
+            .no_query(query.as_deref())
+            .body("*", &body)
+            .path_vars(path)
+            .decode()
+            .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
+        api.set_iam_policy(&caller, request).await.map(Json)
+    }
+    /// `POST /iam/v2/groups/{resource=**}:testIamPermissions`
+    pub(super) async fn test_iam_permissions<
+        S: GroupStore + IdentityStore + RoleStore + RoleBindingStore,
+    >(
+        State(api): State<GroupServiceApi<S>>,
+        caller: Caller,
+        path: PathVars,
+        RawQuery(query): RawQuery,
+        Body(body): Body,
+    ) -> Result<Json<crate::google::iam::v1::TestIamPermissionsResponse>, Error> {
+        let request: crate::google::iam::v1::TestIamPermissionsRequest = RestRequest::new::<
+            crate::google::iam::v1::TestIamPermissionsRequest,
+        >()
+            .no_query(query.as_deref())
+            .body("*", &body)
+            .path_vars(path)
+            .decode()
+            .map_err(|error| error.in_domain(GroupServiceApi::<S>::DOMAIN))?;
+        api.test_iam_permissions(&caller, request).await.map(Json)
     }
 }
 /// REST routes of `platform.iam.v2.IdentityService`, one per `google.api.http` rule, calling `api`.
@@ -4876,6 +5290,138 @@ pub mod client {
             request: DeleteGroupRequest,
         ) -> Result<(), ::protoapi_runtime::__private::Error> {
             self.connection.call(&Self::DELETE_GROUP, request).await
+        }
+        /// Where `GetIamPolicy` is served: its gRPC path and HTTP rule.
+        pub const GET_IAM_POLICY: Route = Route {
+            grpc_path: "/platform.iam.v2.GroupService/GetIamPolicy",
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "groups",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "resource",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: Some("getIamPolicy"),
+                },
+                body: None,
+                response_body: None,
+            }),
+        };
+        /// `GetIamPolicy` (`GET /iam/v2/groups/{resource=**}:getIamPolicy`).
+        ///
+        /// Returns who holds which role on a group: its role bindings, each role
+        /// (`roles/\<uid>`) with the identities bound to it (`identity:\<uid>`).
+        pub async fn get_iam_policy(
+            &self,
+            request: crate::google::iam::v1::GetIamPolicyRequest,
+        ) -> Result<
+            crate::google::iam::v1::Policy,
+            ::protoapi_runtime::__private::Error,
+        > {
+            self.connection.call(&Self::GET_IAM_POLICY, request).await
+        }
+        /// Where `SetIamPolicy` is served: its gRPC path and HTTP rule.
+        pub const SET_IAM_POLICY: Route = Route {
+            grpc_path: "/platform.iam.v2.GroupService/SetIamPolicy",
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "groups",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "resource",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: Some("setIamPolicy"),
+                },
+                body: Some("*"),
+                response_body: None,
+            }),
+        };
+        /// `SetIamPolicy` (`POST /iam/v2/groups/{resource=**}:setIamPolicy`).
+        ///
+        /// Replaces the role bindings of a group by those of a policy: bindings
+        /// it adds are created and bindings it drops deleted, under the rules of
+        /// creating and deleting role bindings. A stale `etag` is refused.
+        pub async fn set_iam_policy(
+            &self,
+            request: crate::google::iam::v1::SetIamPolicyRequest,
+        ) -> Result<
+            crate::google::iam::v1::Policy,
+            ::protoapi_runtime::__private::Error,
+        > {
+            self.connection.call(&Self::SET_IAM_POLICY, request).await
+        }
+        /// Where `TestIamPermissions` is served: its gRPC path and HTTP rule.
+        pub const TEST_IAM_PERMISSIONS: Route = Route {
+            grpc_path: "/platform.iam.v2.GroupService/TestIamPermissions",
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "POST",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "iam",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "groups",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "resource",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: Some("testIamPermissions"),
+                },
+                body: Some("*"),
+                response_body: None,
+            }),
+        };
+        /// `TestIamPermissions` (`POST /iam/v2/groups/{resource=**}:testIamPermissions`).
+        ///
+        /// Returns which of the given capabilities the caller holds on a group.
+        pub async fn test_iam_permissions(
+            &self,
+            request: crate::google::iam::v1::TestIamPermissionsRequest,
+        ) -> Result<
+            crate::google::iam::v1::TestIamPermissionsResponse,
+            ::protoapi_runtime::__private::Error,
+        > {
+            self.connection.call(&Self::TEST_IAM_PERMISSIONS, request).await
         }
     }
     /// A client of `platform.iam.v2.IdentityService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).

@@ -4,6 +4,15 @@
 pub fn visit_messages(
     visitor: &mut impl ::protoapi_runtime::__private::json::MessageVisitor,
 ) {
+    visitor.visit::<crate::google::iam::v1::AuditConfig>();
+    visitor.visit::<crate::google::iam::v1::AuditLogConfig>();
+    visitor.visit::<crate::google::iam::v1::Binding>();
+    visitor.visit::<crate::google::iam::v1::GetIamPolicyRequest>();
+    visitor.visit::<crate::google::iam::v1::GetPolicyOptions>();
+    visitor.visit::<crate::google::iam::v1::Policy>();
+    visitor.visit::<crate::google::iam::v1::SetIamPolicyRequest>();
+    visitor.visit::<crate::google::iam::v1::TestIamPermissionsRequest>();
+    visitor.visit::<crate::google::iam::v1::TestIamPermissionsResponse>();
     visitor.visit::<crate::google::longrunning::CancelOperationRequest>();
     visitor.visit::<crate::google::longrunning::DeleteOperationRequest>();
     visitor.visit::<crate::google::longrunning::GetOperationRequest>();
@@ -13,6 +22,7 @@ pub fn visit_messages(
     visitor.visit::<crate::google::longrunning::OperationInfo>();
     visitor.visit::<crate::google::longrunning::WaitOperationRequest>();
     visitor.visit::<crate::google::rpc::Status>();
+    visitor.visit::<crate::google::r#type::Expr>();
     visitor.visit::<crate::platform::advisory::v1::CreateDocumentRequest>();
     visitor.visit::<crate::platform::advisory::v1::DeleteDocumentRequest>();
     visitor.visit::<crate::platform::advisory::v1::Document>();

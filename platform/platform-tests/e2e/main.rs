@@ -23,6 +23,7 @@ mod limits;
 mod observability;
 mod operations;
 mod paging;
+mod policies;
 mod published;
 mod races;
 mod reflection;

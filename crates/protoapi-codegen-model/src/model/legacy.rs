@@ -184,7 +184,7 @@ impl Standard {
             | Standard::Delete { resource }
             | Standard::Undelete { resource }
             | Standard::BatchGet { resource, .. } => *resource = name,
-            Standard::Operations | Standard::Custom => {}
+            Standard::Operations | Standard::Policy(_) | Standard::Custom => {}
         }
     }
 }

@@ -20,6 +20,7 @@ mod media;
 mod names;
 mod operations;
 mod pattern;
+mod policies;
 mod proto;
 mod references;
 mod resource;
@@ -37,6 +38,7 @@ pub use media::{HTTP_BODY, HTTP_BODY_PATH, Media, RawRequest};
 pub use names::RequestShape;
 pub use operations::{LongRunning, OperationMetadata, Progress};
 pub use pattern::NamePattern;
+pub use policies::{Declared, PolicyBindings, PolicyVerb};
 pub use proto::{
     GENERATOR_PACKAGES, OneofMember, generator_package, module_ident, package_module, rust_ident,
     rust_path,

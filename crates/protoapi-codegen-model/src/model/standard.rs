@@ -46,6 +46,9 @@ pub enum Standard {
     /// A method of `google.longrunning.Operations`, served for an API whose
     /// standard methods run as operations (AIP-151), over its store.
     Operations,
+    /// A method of `google.iam.v1.IAMPolicy` declared in a service, answered
+    /// from the API's role bindings (`model::policies`).
+    Policy(super::PolicyVerb),
     /// Any other method: implemented by hand through a generated handler trait.
     Custom,
 }
@@ -81,7 +84,7 @@ impl Standard {
             | Standard::Delete { resource }
             | Standard::Undelete { resource }
             | Standard::BatchGet { resource, .. } => resource,
-            Standard::Operations | Standard::Custom => return None,
+            Standard::Operations | Standard::Policy(_) | Standard::Custom => return None,
         })
     }
 }

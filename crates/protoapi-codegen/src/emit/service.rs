@@ -19,6 +19,7 @@ use super::shared::{
 
 mod names;
 mod operations;
+mod policies;
 use super::shared::{answer_type, request_type};
 use crate::model::{Api, LIST_FILTERS, Method, Paging, Resource, Service, Standard, View};
 
@@ -245,6 +246,9 @@ fn emit_method(scope: &super::Scope, api: &Api, service: &Service, method: &Meth
         None if matches!(method.standard, Standard::Operations) => {
             operations::operations_body(scope, method)
         }
+        None if let Standard::Policy(verb) = method.standard => {
+            policies::policy_body(scope, api, service, method, verb)
+        }
         // The handler reads the caller; nobody reaches it without
         // credentials (a presented token is the handler's to verify). Named
         // through its trait: a store method may have the same name (an
@@ -466,8 +470,8 @@ impl<'a> Flow<'a> {
             Standard::Delete { .. } => self.delete(),
             Standard::Undelete { .. } => self.undelete(),
             Standard::BatchGet { .. } => self.batch_get(standard, output),
-            Standard::Operations | Standard::Custom => {
-                unreachable!("operations and custom methods have no resource")
+            Standard::Operations | Standard::Policy(_) | Standard::Custom => {
+                unreachable!("operations, policies and custom methods have no resource")
             }
         }
     }

@@ -14,6 +14,7 @@ mod ids;
 mod list;
 pub mod names;
 mod operations;
+mod policies;
 mod request_ids;
 mod update;
 
@@ -31,6 +32,10 @@ pub use list::{LIST_BUDGET_TRUNCATIONS, ListPlan};
 pub use operations::{
     Launch, OPERATION_FILTERABLE, OPERATIONS_PAGE, Progress, authorize_operation, cancel_operation,
     delete_operation, list_operations, read_operation, start_operation, wait_operation,
+};
+pub use policies::{
+    MAX_POLICY_MEMBERS, MAX_TESTED_PERMISSIONS, PolicyRequest, PolicyShape, check_policy_version,
+    policy_bindings, tested_permissions,
 };
 pub use request_ids::recall;
 pub use update::{dry_update, plan_update, require_mask, updated};

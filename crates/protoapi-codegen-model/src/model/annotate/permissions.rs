@@ -128,7 +128,8 @@ fn resource_and_verb(standard: &Standard) -> Option<(&str, &'static str)> {
         Standard::Undelete { resource } => Some((resource, "undelete")),
         // Each item is authorized as its Get is.
         Standard::BatchGet { resource, .. } => Some((resource, "get")),
-        // Each operation is authorized as the Get of what it acts on.
-        Standard::Operations | Standard::Custom => None,
+        // Each operation is authorized as the Get of what it acts on, a
+        // policy as the list of its bindings (`model::policies`).
+        Standard::Operations | Standard::Policy(_) | Standard::Custom => None,
     }
 }

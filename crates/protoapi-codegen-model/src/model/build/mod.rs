@@ -4,6 +4,7 @@
 
 mod long_running;
 mod operations;
+mod policies;
 mod resource;
 mod shapes;
 mod standard;
@@ -53,6 +54,7 @@ impl Api {
         api.link_names(diagnostics);
         api.option_references(pool, diagnostics);
         api.resolve_read_capabilities();
+        api.resolve_policies(diagnostics);
         api.check_access_subjects(annotations, diagnostics);
         api.check_upserts(diagnostics);
         api

@@ -15,6 +15,9 @@ pub(super) fn standard_method(
     diagnostics: &mut Diagnostics,
 ) -> Option<Standard> {
     let name = method.name();
+    if let Some(verb) = crate::model::PolicyVerb::of(method) {
+        return Some(Standard::Policy(verb));
+    }
     if !names_a_resource(method, views) {
         return Some(Standard::Custom);
     }

@@ -39,6 +39,7 @@ impl Flow<'_> {
             Standard::List { .. }
             | Standard::BatchGet { .. }
             | Standard::Operations
+            | Standard::Policy(_)
             | Standard::Custom => None,
         }
     }

@@ -48,6 +48,7 @@ pub fn method_names(service: &Service) -> Vec<String> {
             Standard::Undelete { .. }
             | Standard::BatchGet { .. }
             | Standard::Operations
+            | Standard::Policy(_)
             | Standard::Custom => None,
         })
         .collect();
@@ -217,6 +218,7 @@ impl Etags {
             | Standard::BatchGet { .. }
             | Standard::Undelete { .. }
             | Standard::Operations
+            | Standard::Policy(_)
             | Standard::Custom => Etags::None,
         }
     }

@@ -193,6 +193,16 @@ pub fn store_bounds(scope: &super::Scope, api: &Api, service: &Service) -> Token
         .iter()
         .filter_map(|m| m.standard.resource())
         .collect();
+    // Policies are read from and written to the bindings, under their holder.
+    if service
+        .methods
+        .iter()
+        .any(|m| matches!(m.standard, Standard::Policy(_)))
+        && let Ok(bindings) = api.policy_bindings()
+    {
+        resources
+            .extend([&bindings.binding.full_name, &bindings.holder.full_name].map(String::as_str));
+    }
     let referenced: Vec<&str> = resources
         .iter()
         .filter_map(|name| api.resource(name))
