@@ -123,22 +123,22 @@ fn broken_inputs_are_reported_with_positions() {
         (
             r#"get: "/iam/v2/groups/{uid=**}"}"#,
             r#"get: "/iam/v2/groups/{uid=**}/x"}"#,
-            "platform/iam/v2/groups.proto:26:3: bad path template `/iam/v2/groups/{uid=**}/x` of `GetGroup` at column 21: `**` must be the last segment",
+            "platform/iam/v2/groups.proto:28:3: bad path template `/iam/v2/groups/{uid=**}/x` of `GetGroup` at column 21: `**` must be the last segment",
         ),
         (
             r#"get: "/iam/v2/groups/{uid=**}"}"#,
             r#"get: "/iam/v2/groups/{missing=**}"}"#,
-            "platform/iam/v2/groups.proto:26:3: path variable `missing` of `GetGroup` names no string, integer or enum field",
+            "platform/iam/v2/groups.proto:28:3: path variable `missing` of `GetGroup` names no string, integer or enum field",
         ),
         (
             "post: \"/iam/v2/groups/{parent=**}\"\n      body: \"group\"",
             "post: \"/iam/v2/groups/{parent=**}\"\n      body: \"grup\"",
-            "platform/iam/v2/groups.proto:18:3: `body: \"grup\"` of `CreateGroup` names no field",
+            "platform/iam/v2/groups.proto:20:3: `body: \"grup\"` of `CreateGroup` names no field",
         ),
         (
             "type: \"iam.platform/Group\"",
             "type: \"nogroup\"",
-            "platform/iam/v2/groups.proto:50:1: resource `platform.iam.v2.Group` needs a `type`",
+            "platform/iam/v2/groups.proto:76:1: resource `platform.iam.v2.Group` needs a `type`",
         ),
     ];
     for (from, to, expected) in cases {
@@ -437,7 +437,7 @@ fn cli_check_fails_with_positions_on_broken_input() {
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(
         stderr.contains("error: `body: \"grup\"` of `CreateGroup` names no field")
-            && stderr.contains("platform/iam/v2/groups.proto:18:3\n"),
+            && stderr.contains("platform/iam/v2/groups.proto:20:3\n"),
         "{stderr}"
     );
 }

@@ -38,7 +38,7 @@ pub use media::{HTTP_BODY, HTTP_BODY_PATH, Media, RawRequest};
 pub use names::RequestShape;
 pub use operations::{LongRunning, OperationMetadata, Progress};
 pub use pattern::NamePattern;
-pub use policies::{Declared, PolicyBindings, PolicyVerb};
+pub use policies::{Declared, PolicyBindings};
 pub use proto::{
     GENERATOR_PACKAGES, OneofMember, generator_package, module_ident, package_module, rust_ident,
     rust_path,
@@ -47,7 +47,7 @@ pub use resource::{
     Behavior, Dependent, Field, FieldKind, FieldRule, PublicRule, Reach, Reference, Resource,
 };
 pub use shapes::{DeleteShape, ListShape, Shape, Total, UpdateShape};
-pub use standard::{LIST_FILTERS, Paging, Standard};
+pub use standard::{LIST_FILTERS, Paging, PolicyVerb, Standard};
 pub use storage::{AccessSubject, Column};
 pub use writes::WriteOptions;
 

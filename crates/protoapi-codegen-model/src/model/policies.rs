@@ -1,47 +1,11 @@
-//! IAM policies (`google.iam.v1.IAMPolicy` methods declared in a service):
+//! access policies (`google.iam.v1.IAMPolicy` methods declared in a service):
 //! answered from the API's role bindings, the collection whose reference
 //! to roles grants capabilities. A policy on an item is the bindings stored
 //! under it, each role with the members granted it; setting one creates and
 //! deletes bindings through the collection's own Create and Delete, so the
 //! same rules hold (references, no escalation, capabilities).
 
-use prost_reflect::MethodDescriptor;
-
 use super::{Api, Method, Resource, Service, Standard};
-
-/// Which `google.iam.v1.IAMPolicy` method.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PolicyVerb {
-    Get,
-    Set,
-    Test,
-}
-
-impl PolicyVerb {
-    /// The verb of a method taking and answering `google.iam.v1`'s messages
-    /// for it, whatever its name.
-    pub(super) fn of(method: &MethodDescriptor) -> Option<PolicyVerb> {
-        let shape = (
-            method.input().full_name().to_owned(),
-            method.output().full_name().to_owned(),
-        );
-        [
-            (PolicyVerb::Get, "GetIamPolicyRequest", "Policy"),
-            (PolicyVerb::Set, "SetIamPolicyRequest", "Policy"),
-            (
-                PolicyVerb::Test,
-                "TestIamPermissionsRequest",
-                "TestIamPermissionsResponse",
-            ),
-        ]
-        .into_iter()
-        .find(|(_, input, output)| {
-            shape.0 == format!("google.iam.v1.{input}")
-                && shape.1 == format!("google.iam.v1.{output}")
-        })
-        .map(|(verb, _, _)| verb)
-    }
-}
 
 /// A method of the API and the service declaring it.
 #[derive(Clone, Copy, Debug)]

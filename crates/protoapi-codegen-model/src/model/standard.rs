@@ -1,5 +1,7 @@
 //! Which standard method (AIP-131..135) each RPC implements, from its name and shape.
 
+use prost_reflect::MethodDescriptor;
+
 /// Which standard method (AIP-131..135) an RPC implements, on which resource.
 #[derive(Clone, Debug)]
 pub enum Standard {
@@ -48,9 +50,43 @@ pub enum Standard {
     Operations,
     /// A method of `google.iam.v1.IAMPolicy` declared in a service, answered
     /// from the API's role bindings (`model::policies`).
-    Policy(super::PolicyVerb),
+    Policy(PolicyVerb),
     /// Any other method: implemented by hand through a generated handler trait.
     Custom,
+}
+
+/// Which `google.iam.v1.IAMPolicy` method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyVerb {
+    Get,
+    Set,
+    Test,
+}
+
+impl PolicyVerb {
+    /// The verb of a method taking and answering `google.iam.v1`'s messages
+    /// for it, whatever its name.
+    pub(super) fn of(method: &MethodDescriptor) -> Option<PolicyVerb> {
+        let shape = (
+            method.input().full_name().to_owned(),
+            method.output().full_name().to_owned(),
+        );
+        [
+            (PolicyVerb::Get, "GetIamPolicyRequest", "Policy"),
+            (PolicyVerb::Set, "SetIamPolicyRequest", "Policy"),
+            (
+                PolicyVerb::Test,
+                "TestIamPermissionsRequest",
+                "TestIamPermissionsResponse",
+            ),
+        ]
+        .into_iter()
+        .find(|(_, input, output)| {
+            shape.0 == format!("google.iam.v1.{input}")
+                && shape.1 == format!("google.iam.v1.{output}")
+        })
+        .map(|(verb, _, _)| verb)
+    }
 }
 
 /// How a list request pages.

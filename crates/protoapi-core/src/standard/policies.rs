@@ -1,4 +1,4 @@
-//! IAM policies (`google.iam.v1.IAMPolicy`) over an API's role bindings.
+//! access policies (`google.iam.v1.IAMPolicy`) over an API's role bindings.
 //!
 //! The policy of an item is the bindings stored directly under it: each
 //! role (`roles/<key>`) with the members granted it (`identity:<key>`).

@@ -1,4 +1,4 @@
-//! IAM policy methods: reading and setting a policy needs what listing its
+//! Access policy methods: reading and setting a policy needs what listing its
 //! bindings does; an API without role bindings to answer from serves them
 //! as custom methods, with a warning saying why.
 
@@ -6,8 +6,8 @@ use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::model::{Api, PolicyVerb, Standard};
 
 impl Api {
-    /// Gives Get and Set of IAM policies the capability of the bindings'
-    /// List, or makes every IAM policy method a custom method when the API
+    /// Gives Get and Set of access policies that state no capability the one
+    /// of the bindings' List, or makes every access policy method a custom method when the API
     /// has no role bindings to answer it from.
     pub(super) fn resolve_policies(&mut self, diagnostics: &mut Diagnostics) {
         let bindings = self
@@ -21,7 +21,9 @@ impl Api {
             let why = match (&bindings, &method.standard) {
                 (Ok(_), Standard::Policy(PolicyVerb::Test)) => continue,
                 (Ok(list), _) => {
-                    method.capability.clone_from(list);
+                    if method.capability.is_none() && !method.anonymous {
+                        method.capability.clone_from(list);
+                    }
                     continue;
                 }
                 (Err(why), _) => why,
@@ -31,12 +33,12 @@ impl Api {
                 Diagnostic::warning(
                     method.location.clone(),
                     format!(
-                        "`{}` is an IAM policy method, but {why}: it is generated as a custom \
+                        "`{}` reads or sets an access policy (`google.iam.v1`), but {why}: it is generated as a custom \
                          method whose handler you implement",
                         method.name
                     ),
                 )
-                .note("IAM policies are in codegen/README.md, \"IAM policies\""),
+                .note("access policies are in codegen/README.md, \"Access policies\""),
             );
         }
     }

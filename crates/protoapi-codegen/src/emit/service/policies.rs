@@ -1,4 +1,4 @@
-//! IAM policy methods (`model::policies`): a policy read from the bindings
+//! Access policy methods (`model::policies`): a policy read from the bindings
 //! stored under an item, set through the bindings' own Create and Delete,
 //! and permissions tested against the caller's grants.
 
@@ -11,7 +11,7 @@ use crate::model::{
     Api, Declared, Method, PolicyBindings, PolicyVerb, Service, Standard, package_module,
 };
 
-/// The body of `method`, an IAM policy method of `service`.
+/// The body of `method`, an access policy method (`google.iam.v1`) of `service`.
 pub(super) fn policy_body(
     scope: &crate::emit::Scope,
     api: &Api,
