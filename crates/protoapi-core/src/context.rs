@@ -43,6 +43,14 @@ impl Caller {
         matches!(self, Caller::Anonymous)
     }
 
+    /// The uid of an authenticated identity.
+    pub fn uid(&self) -> Option<&str> {
+        match self {
+            Caller::Identity { uid, .. } => Some(uid),
+            _ => None,
+        }
+    }
+
     /// Whether this caller may create root-level items.
     pub fn is_admin(&self) -> bool {
         matches!(self, Caller::System | Caller::Identity { admin: true, .. })

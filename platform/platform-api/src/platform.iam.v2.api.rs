@@ -3236,6 +3236,8 @@ impl<S: GroupStore + IdentityStore + RoleStore + RoleBindingStore> GroupServiceA
                     role: &<RoleBinding as Resource>::REFERENCES[1],
                     member: &<RoleBinding as Resource>::REFERENCES[0],
                     member_kind: "identity",
+                    create: Need::Capability("roleBindings.create"),
+                    delete: Need::Capability("roleBindings.delete"),
                 }
                     .policy(&standard::policy_bindings(resource, list).await?)
             };
@@ -3263,6 +3265,8 @@ impl<S: GroupStore + IdentityStore + RoleStore + RoleBindingStore> GroupServiceA
                     role: &<RoleBinding as Resource>::REFERENCES[1],
                     member: &<RoleBinding as Resource>::REFERENCES[0],
                     member_kind: "identity",
+                    create: Need::Capability("roleBindings.create"),
+                    delete: Need::Capability("roleBindings.delete"),
                 };
                 let policy = standard::PolicyRequest::parse(
                     &shape,
@@ -3313,7 +3317,16 @@ impl<S: GroupStore + IdentityStore + RoleStore + RoleBindingStore> GroupServiceA
                         .await
                         .map(drop)
                 };
-                policy.apply(&shape, resource, list, create, delete).await?
+                policy
+                    .apply(
+                        (&self.context, caller),
+                        &shape,
+                        resource,
+                        list,
+                        create,
+                        delete,
+                    )
+                    .await?
             };
             ::prost::Message::decode(policy.as_slice()).map_err(Error::internal)
         }

@@ -280,10 +280,58 @@ async fn a_policy_is_the_groups_bindings_read_and_replaced_under_their_rules() {
         .await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND, "{:?}", missing.body);
 
+    // Dropping a binding takes what deleting one takes, checked before any
+    // write: nothing is added for a caller who may only add.
+    let adder = server
+        .member_with(
+            &org,
+            "adder",
+            &["groups.get", "roleBindings.list", "roleBindings.create"],
+        )
+        .await;
+    let swapped = json!([{"role": format!("roles/{viewer}"), "members": [format!("identity:{}", adder.identity)]}]);
+    let refused = adder
+        .rest
+        .post(&set, json!({"policy": {"bindings": swapped}}))
+        .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{:?}", refused.body);
+    assert_eq!(
+        bound(&admin, &team).await,
+        [(viewer.clone(), alice.clone())]
+    );
+
     // An empty policy drops every binding.
     let cleared = manager.rest.post(&set, json!({"policy": {}})).await;
     assert_eq!(cleared.status, StatusCode::OK, "{:?}", cleared.body);
     assert_eq!(bound(&admin, &team).await, []);
+
+    // The manager may drop its own binding with others: its own goes last,
+    // so the others are still its to drop.
+    let mut members: Vec<String> = Vec::new();
+    for name in ["carol", "dave", "erin", "frank", "grace"] {
+        let identity = admin
+            .create(&format!("/iam/v2/identities/{org}"), json!({"name": name}))
+            .await;
+        members.push(format!("identity:{identity}"));
+    }
+    let mut bindings = read["bindings"].clone();
+    bindings
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"role": format!("roles/{viewer}"), "members": members}));
+    let org_policy = format!("/iam/v2/groups/{org}:setIamPolicy");
+    let grown = admin
+        .post(&org_policy, json!({"policy": {"bindings": bindings}}))
+        .await;
+    assert_eq!(grown.status, StatusCode::OK, "{:?}", grown.body);
+    let cleared = manager.rest.post(&org_policy, json!({"policy": {}})).await;
+    assert_eq!(cleared.status, StatusCode::OK, "{:?}", cleared.body);
+    assert_eq!(cleared.body["bindings"], json!([]));
+    let now = manager
+        .rest
+        .get(&format!("/iam/v2/groups/{org}:getIamPolicy"))
+        .await;
+    assert_eq!(now.status, StatusCode::FORBIDDEN, "{:?}", now.body);
 }
 
 #[tokio::test]

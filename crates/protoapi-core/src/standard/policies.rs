@@ -35,6 +35,10 @@ pub struct PolicyShape {
     pub role: &'static Reference,
     pub member: &'static Reference,
     pub member_kind: &'static str,
+    /// What the bindings' Create and Delete need of their caller: a policy
+    /// adding or dropping bindings is refused before any write without it.
+    pub create: Need<'static>,
+    pub delete: Need<'static>,
 }
 
 /// `google.iam.v1.Policy` on the wire; the generated crate's own message
@@ -271,12 +275,14 @@ impl PolicyRequest {
 
     /// Replaces the bindings under `holder` (read with `list`) by the
     /// requested ones: ABORTED when the request's etag is set and stale;
-    /// else each missing grant is created with `create` (the bindings'
+    /// PERMISSION_DENIED, before any write, unless `caller` may create
+    /// (and, when some are dropped, delete) bindings there; else each missing grant is created with `create` (the bindings'
     /// Create; the first refused undoes those made before it, and its
     /// error names the policy's field), then each dropped binding deleted
     /// with `delete`. Answers the policy now in place, encoded.
     pub async fn apply<B, L, C, D>(
         self,
+        (context, caller): (&ApiContext, &Caller),
         shape: &PolicyShape,
         holder: &str,
         list: impl Fn(ListQuery) -> L,
@@ -302,6 +308,18 @@ impl PolicyRequest {
             ));
         }
         let wanted: BTreeSet<&Grant> = self.grants.iter().map(|(grant, ..)| grant).collect();
+        // The caller's own bindings are dropped last: until then they still
+        // allow the other deletes.
+        let mut dropped: Vec<(&B, &Grant)> = (current.iter().zip(&grants))
+            .filter(|(_, grant)| !wanted.contains(grant))
+            .collect();
+        dropped.sort_by_key(|(_, (_, member))| caller.uid() == Some(member.as_str()));
+        if self.grants.iter().any(|(grant, ..)| !held.contains(grant)) {
+            context.authorize(caller, shape.create, holder).await?;
+        }
+        if !dropped.is_empty() {
+            context.authorize(caller, shape.delete, holder).await?;
+        }
         let mut created: Vec<B> = Vec::new();
         let mut added = BTreeSet::new();
         for (grant, at, index) in &self.grants {
@@ -319,12 +337,10 @@ impl PolicyRequest {
                 }
             }
         }
-        for (binding, grant) in current.iter().zip(&grants) {
-            if !wanted.contains(grant) {
-                match delete(binding.key().to_owned()).await {
-                    Err(error) if error.code() != Code::NotFound => return Err(error),
-                    _ => {}
-                }
+        for (binding, _) in dropped {
+            match delete(binding.key().to_owned()).await {
+                Err(error) if error.code() != Code::NotFound => return Err(error),
+                _ => {}
             }
         }
         Ok(shape.policy(&policy_bindings(holder, &list).await?))
@@ -396,4 +412,156 @@ pub async fn tested_permissions(
         }
     }
     Ok(answered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::Reach;
+
+    static ROLE: Reference = Reference {
+        field: "role",
+        path: "binding.role",
+        collection: "roles",
+        resource_type: "example.com/Role",
+        reach: Reach::Ancestors,
+    };
+    static MEMBER: Reference = Reference {
+        field: "member",
+        path: "binding.member",
+        collection: "members",
+        resource_type: "example.com/Member",
+        reach: Reach::Root,
+    };
+    const SHAPE: PolicyShape = PolicyShape {
+        role: &ROLE,
+        member: &MEMBER,
+        member_kind: "member",
+        create: Need::Token,
+        delete: Need::Token,
+    };
+
+    fn binding(role: &str, members: &[&str]) -> WireBinding {
+        WireBinding {
+            role: role.to_owned(),
+            members: members.iter().map(|m| m.to_string()).collect(),
+            condition: None,
+        }
+    }
+
+    fn parse(policy: WirePolicy, mask: Option<&[&str]>) -> Result<PolicyRequest, Error> {
+        let mask = mask.map(|paths| paths.iter().map(|p| p.to_string()).collect());
+        PolicyRequest::parse(&SHAPE, Some(policy.encode_to_vec()), mask)
+    }
+
+    fn fields(error: Error) -> Vec<String> {
+        error
+            .field_violations()
+            .iter()
+            .map(|v| v.field.clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_policy_names_roles_and_members_as_the_shape_does() {
+        let policy = WirePolicy {
+            bindings: vec![
+                binding("roles/r1", &["member:m1", "member:m2"]),
+                binding("r2", &["member:m1"]),
+                binding("roles/r3", &["m3", "member:"]),
+            ],
+            ..WirePolicy::default()
+        };
+        let error = parse(policy, None).unwrap_err();
+        assert_eq!(
+            fields(error),
+            [
+                "policy.bindings[1].role",
+                "policy.bindings[2].members[0]",
+                "policy.bindings[2].members[1]",
+            ]
+        );
+        let policy = WirePolicy {
+            bindings: vec![binding("roles/r1", &["member:m1", "member:m2"])],
+            etag: vec![1, 2],
+            ..WirePolicy::default()
+        };
+        let parsed = parse(policy, Some(&["bindings", "etag"])).unwrap();
+        let grants: Vec<&Grant> = parsed.grants.iter().map(|(grant, ..)| grant).collect();
+        assert_eq!(
+            grants,
+            [
+                &("r1".to_owned(), "m1".to_owned()),
+                &("r1".to_owned(), "m2".to_owned())
+            ]
+        );
+        assert_eq!(parsed.etag, [1, 2]);
+    }
+
+    #[test]
+    fn what_policies_here_cannot_hold_is_refused_by_field() {
+        let mut conditional = binding("roles/r1", &["member:m1"]);
+        conditional.condition = Some(Vec::new());
+        let policy = WirePolicy {
+            bindings: vec![conditional],
+            audit_configs: vec![Vec::new()],
+            ..WirePolicy::default()
+        };
+        let error = parse(policy, Some(&["auditConfigs"])).unwrap_err();
+        assert_eq!(
+            fields(error),
+            [
+                "updateMask",
+                "policy.auditConfigs",
+                "policy.bindings[0].condition"
+            ]
+        );
+        let missing = PolicyRequest::parse(&SHAPE, None, None).unwrap_err();
+        assert_eq!(fields(missing), ["policy"]);
+        let members: Vec<String> = (0..=MAX_POLICY_MEMBERS)
+            .map(|i| format!("member:{i}"))
+            .collect();
+        let members: Vec<&str> = members.iter().map(String::as_str).collect();
+        let policy = WirePolicy {
+            bindings: vec![binding("roles/r1", &members)],
+            ..WirePolicy::default()
+        };
+        assert_eq!(
+            fields(parse(policy, None).unwrap_err()),
+            ["policy.bindings"]
+        );
+    }
+
+    #[test]
+    fn the_etag_is_a_digest_of_the_grants_alone() {
+        let grants = |pairs: &[(&str, &str)]| -> BTreeSet<Grant> {
+            pairs
+                .iter()
+                .map(|(r, m)| (r.to_string(), m.to_string()))
+                .collect()
+        };
+        let one = etag(&grants(&[("r1", "m1"), ("r2", "m2")]));
+        assert_eq!(
+            one,
+            etag(&grants(&[("r2", "m2"), ("r1", "m1"), ("r1", "m1")]))
+        );
+        assert_ne!(one, etag(&grants(&[("r1", "m1")])));
+        // Parts are length-prefixed: moving a boundary changes the digest.
+        assert_ne!(
+            etag(&grants(&[("r1", "m1")])),
+            etag(&grants(&[("r", "1m1")]))
+        );
+        assert_eq!(one.len(), 12);
+    }
+
+    #[test]
+    fn only_known_policy_versions_are_read() {
+        for version in [0, 1, 3] {
+            check_policy_version(version).unwrap();
+        }
+        for version in [-1, 2, 4] {
+            let error = check_policy_version(version).unwrap_err();
+            assert_eq!(fields(error), ["options.requestedPolicyVersion"]);
+        }
+    }
 }

@@ -63,7 +63,9 @@ pub(super) fn policy_body(
                 )?;
                 #read
                 #writes
-                policy.apply(&shape, resource, list, create, delete).await?
+                policy
+                    .apply((&self.context, caller), &shape, resource, list, create, delete)
+                    .await?
             }
         }
     };
@@ -74,16 +76,19 @@ pub(super) fn policy_body(
 }
 
 /// `standard::PolicyShape` of the bindings: their role and member
-/// references.
+/// references, and what their Create and Delete need.
 fn shape(scope: &crate::emit::Scope, bindings: &PolicyBindings) -> TokenStream {
     let ty = scope.path(&bindings.binding.rust_path);
     let [role, member] = [bindings.role, bindings.member].map(Literal::usize_unsuffixed);
     let kind = bindings.member_kind;
+    let (create, delete) = (need(bindings.create.method), need(bindings.delete.method));
     quote! {
         standard::PolicyShape {
             role: &<#ty as Resource>::REFERENCES[#role],
             member: &<#ty as Resource>::REFERENCES[#member],
             member_kind: #kind,
+            create: #create,
+            delete: #delete,
         }
     }
 }
