@@ -26,6 +26,13 @@ use rusqlite::{Connection, OpenFlags};
 /// read at once, and closed after.
 const MAX_IDLE: usize = 8;
 
+/// Instructions between two checks of a bounded read's budget.
+const PROGRESS_INTERVAL: u64 = 100;
+
+/// A bounded read needed more than its budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Exceeded;
+
 /// Read-only connections to one database file; see the [module docs](self).
 #[derive(Debug)]
 pub(crate) struct DirectReads {
@@ -74,6 +81,41 @@ impl DirectReads {
                 |error| tracing::debug!(%error, "direct read failed: reading through the pool"),
             )
             .ok()
+    }
+
+    /// What `read` answers within `steps` of SQLite's virtual machine
+    /// instructions (5 to 20 per row examined): `Some(Err(Exceeded))`
+    /// when it needed more, which the caller answers as it is (the pool
+    /// would read without the bound); `None` when it fails otherwise.
+    pub(crate) fn read_within<T>(
+        &self,
+        steps: u64,
+        read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Option<Result<T, Exceeded>> {
+        let answer = self.read(|connection| {
+            let mut left = steps / PROGRESS_INTERVAL;
+            connection.progress_handler(
+                PROGRESS_INTERVAL as i32,
+                Some(move || match left.checked_sub(1) {
+                    Some(rest) => {
+                        left = rest;
+                        false
+                    }
+                    None => true,
+                }),
+            )?;
+            let answer = read(connection);
+            connection.progress_handler(0, None::<fn() -> bool>)?;
+            match answer {
+                Err(rusqlite::Error::SqliteFailure(error, _))
+                    if error.code == rusqlite::ErrorCode::OperationInterrupted =>
+                {
+                    Ok(Err(Exceeded))
+                }
+                answer => answer.map(Ok),
+            }
+        });
+        answer
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Connection>> {

@@ -26,6 +26,8 @@ pub(crate) trait Tables: Sync {
     fn tables(&self) -> Vec<&Table>;
     /// Point reads on the calling thread, where the engine allows them.
     fn direct(&self) -> Option<&crate::direct::DirectReads>;
+    /// What a filtered list's statement may examine.
+    fn filter_budget(&self) -> crate::FilterBudget;
 }
 
 /// What `SqlStore::access_read` found.
@@ -44,6 +46,7 @@ mod condition;
 mod delete;
 mod list;
 pub(crate) mod request_ids;
+mod scan_budget;
 
 use arguments::Arguments;
 

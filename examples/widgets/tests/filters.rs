@@ -330,3 +330,76 @@ async fn lists_filter_over_rest_and_grpc() {
         assert_eq!(status.code(), tonic::Code::InvalidArgument, "{filter}");
     }
 }
+
+/// A filter no index serves scans within the store's budget: the list is
+/// refused, naming `filter`, once it would examine more rows than allowed,
+/// while indexed filters and unfiltered lists on the same table answer.
+#[tokio::test]
+async fn an_unindexed_filter_scans_within_the_budget() {
+    use protoapi_runtime::sql::{FilterBudget, SqlOptions};
+    use protoapi_runtime::store::StoreError;
+    let dir = tempfile::tempdir().unwrap();
+    // About 1,000 rows examined (an infix pattern reads about 5 steps a row
+    // through the name's index).
+    let budget = FilterBudget {
+        sqlite_steps: 5_000,
+        ..FilterBudget::default()
+    };
+    let options = SqlOptions::new(widgets::tables()).filter_budget(budget);
+    let store = SqlStore::open_sqlite(&dir.path().join("w.db"), options)
+        .await
+        .unwrap();
+    for n in 0..3_000 {
+        store.insert(&gadget(n)).await.unwrap();
+    }
+    let list = |text: &str| {
+        let condition = filter::check::<Gadget>(text).unwrap().expect("not empty");
+        let query = ListQuery {
+            filter: Hierarchy::All,
+            matching: Matching {
+                condition: Some(condition),
+                ..Matching::default()
+            },
+            order_by: vec![OrderBy {
+                field: "uid".into(),
+                descending: false,
+            }],
+            after: None,
+            skip: 0,
+            limit: 50,
+            byte_budget: u64::MAX,
+            public: None,
+        };
+        let store = &store;
+        async move { store.list::<Gadget>(&query).await }
+    };
+    // An infix pattern: every row is examined.
+    match list("displayName = \"*b*\"").await {
+        Err(StoreError::Rejected(error)) => {
+            assert_eq!(error.code(), protoapi_runtime::Code::InvalidArgument);
+            assert_eq!(error.field_violations()[0].field, "filter");
+        }
+        other => panic!(
+            "an unbounded scan answered: {:?}",
+            other.map(|p| p.total_count)
+        ),
+    }
+    // An indexed comparison examines what it selects.
+    let page = list("size = -3 AND finish = GLOSS").await.unwrap();
+    assert_eq!(
+        page.total_count,
+        (0..3_000).filter(|n| n % 7 == 0 && n % 4 == 2).count() as u64
+    );
+    // Within the budget, the same scan answers.
+    let small = SqlOptions::new(widgets::tables());
+    let other = SqlStore::open_sqlite(&dir.path().join("small.db"), small)
+        .await
+        .unwrap();
+    for n in 0..300 {
+        other.insert(&gadget(n)).await.unwrap();
+    }
+    let condition = filter::check::<Gadget>("displayName = \"*b*\"")
+        .unwrap()
+        .unwrap();
+    assert!(!selected(&other, &condition).await.0.is_empty());
+}

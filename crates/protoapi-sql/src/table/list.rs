@@ -3,7 +3,8 @@
 
 use futures_util::TryStreamExt;
 
-use super::{Arguments, Table, Tables, backend_error, decode, decode_body, read_direct};
+use super::scan_budget::{on_pool, read_direct};
+use super::{Arguments, Table, Tables, backend_error, decode_body};
 use crate::dialect::Dialect;
 use protoapi_core::resource::{Public, Resource};
 use protoapi_core::store::{Hierarchy, ListQuery, Matching, Page, PublicItems, StoreError};
@@ -26,13 +27,13 @@ impl Table {
             "SELECT {column} FROM {}_counts WHERE prefix = $1",
             self.name
         );
-        let direct = read_direct(store, |connection| {
+        let direct = read_direct(store, false, |connection| {
             let mut statement = connection.prepare_cached(&sql)?;
             let count = statement.query_row([prefix], |row| row.get::<_, i64>(0));
             rusqlite::OptionalExtension::optional(count)
         });
         let count: Option<i64> = match direct {
-            Some(count) => count,
+            Some(count) => count?,
             None => sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
                 .bind(prefix.to_owned())
                 .fetch_optional(store.pool())
@@ -61,9 +62,12 @@ impl Table {
             self.name,
             where_clause(&filter)
         );
+        // A filter expression may compare fields no index serves: its
+        // statements run within the scan budget.
+        let bounded = query.matching.condition.is_some();
         let total: i64 = match counted {
             Some(total) => total,
-            None => count(store, count_sql, count_arguments).await?,
+            None => count(store, count_sql, count_arguments, bounded).await?,
         };
 
         let mut arguments = Arguments::default();
@@ -121,7 +125,7 @@ impl Table {
             order.join(", ")
         );
         Ok(Page {
-            items: page(store, sql, arguments, query.byte_budget).await?,
+            items: page(store, sql, arguments, query.byte_budget, bounded).await?,
             total_count: u64::try_from(total).unwrap_or_default(),
         })
     }
@@ -254,18 +258,25 @@ fn where_clause(conditions: &[String]) -> String {
 }
 
 /// The one number `sql` counts.
-async fn count(store: &dyn Tables, sql: String, arguments: Arguments) -> Result<i64, StoreError> {
-    let direct = read_direct(store, |connection| {
+async fn count(
+    store: &dyn Tables,
+    sql: String,
+    arguments: Arguments,
+    bounded: bool,
+) -> Result<i64, StoreError> {
+    let direct = read_direct(store, bounded, |connection| {
         let mut statement = connection.prepare_cached(&sql)?;
         statement.query_row(arguments.direct(), |row| row.get::<_, i64>(0))
     });
-    match direct {
-        Some(total) => Ok(total),
-        None => sqlx::query_scalar_with(sqlx::AssertSqlSafe(sql), arguments.any())
-            .fetch_one(store.pool())
-            .await
-            .map_err(backend_error),
+    if let Some(total) = direct {
+        return total;
     }
+    on_pool(store, bounded, async |connection| {
+        sqlx::query_scalar_with(sqlx::AssertSqlSafe(sql), arguments.any())
+            .fetch_one(connection)
+            .await
+    })
+    .await
 }
 
 /// The items of a page `sql` selects (`body` only). Rows are read one at a
@@ -276,8 +287,9 @@ async fn page<R: Resource>(
     sql: String,
     arguments: Arguments,
     budget: u64,
+    bounded: bool,
 ) -> Result<Vec<R>, StoreError> {
-    let direct = read_direct(store, |connection| {
+    let direct = read_direct(store, bounded, |connection| {
         let mut statement = connection.prepare_cached(&sql)?;
         let mut rows = statement.query(arguments.direct())?;
         let mut bodies = Vec::new();
@@ -293,20 +305,25 @@ async fn page<R: Resource>(
         Ok(bodies)
     });
     if let Some(bodies) = direct {
-        return bodies.iter().map(|body| decode_body(body)).collect();
+        return bodies?.iter().map(|body| decode_body(body)).collect();
     }
-    let mut rows = sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments.any()).fetch(store.pool());
-    let mut items = Vec::new();
-    let mut budget = Budget::new(budget);
-    while let Some(row) = rows.try_next().await.map_err(backend_error)? {
-        let item: R = decode(&row)?;
-        let spent = budget.spend(item.encoded_len());
-        items.push(item);
-        if spent {
-            break;
+    let bodies = on_pool(store, bounded, async |connection| {
+        let mut rows =
+            sqlx::query_with(sqlx::AssertSqlSafe(sql), arguments.any()).fetch(connection);
+        let mut bodies = Vec::new();
+        let mut budget = Budget::new(budget);
+        while let Some(row) = rows.try_next().await? {
+            let body: Vec<u8> = sqlx::Row::try_get(&row, 0)?;
+            let spent = budget.spend(body.len());
+            bodies.push(body);
+            if spent {
+                break;
+            }
         }
-    }
-    Ok(items)
+        Ok(bodies)
+    })
+    .await?;
+    bodies.iter().map(|body| decode_body(body)).collect()
 }
 
 /// A page's byte budget: the row read once more than it allows is the
