@@ -24,7 +24,8 @@
 //! - **Navigation** follows the resources' parents: the top-level items,
 //!   each item's ancestors (breadcrumbs) and the collections under it, lists
 //!   with page tokens, page size, the declared `order_by` choices and
-//!   filters, and the total.
+//!   filters, and the total. An item's page lists the AIP-151 operations
+//!   still running on it ([`Schema::operations`]).
 //! - **Forms** come from the fields ([`form`]): REQUIRED marked,
 //!   OUTPUT_ONLY read-only, IMMUTABLE editable only on create, enums and
 //!   references as choices, repeated and map fields as lines. An edit sends
@@ -42,6 +43,7 @@ pub mod form;
 mod guard;
 mod list;
 pub mod oidc;
+mod operations;
 mod pages;
 mod paths;
 mod pending;

@@ -33,6 +33,7 @@ mod tests {
             &NONE
         },
         collections: &[],
+        operations: None,
     };
 
     #[test]

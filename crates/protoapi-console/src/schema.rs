@@ -18,6 +18,10 @@ pub struct Schema {
     /// kinds, enum values): the generated `DESCRIPTOR_POOL`.
     pub descriptors: fn() -> &'static DescriptorPool,
     pub collections: &'static [Collection],
+    /// Where the API's AIP-151 operations are listed
+    /// (`google.longrunning.Operations.ListOperations`), when it has any: an
+    /// item's page shows those still running on it.
+    pub operations: Option<&'static Route>,
 }
 
 impl Schema {

@@ -111,6 +111,8 @@ pub struct ItemPage {
     pub edit: Option<String>,
     pub delete: Option<String>,
     pub fields: Vec<Shown>,
+    /// Operations still running on the item.
+    pub running: Vec<super::operations::Running>,
     pub children: Vec<Child>,
 }
 

@@ -20,6 +20,8 @@ use library::library::v1::branch_service_client::BranchServiceClient;
 use library::library::v1::{Branch, CreateBranchRequest};
 use protoapi_runtime::Caller;
 use protoapi_runtime::auth::Authorizer;
+use protoapi_runtime::console::Console;
+use protoapi_runtime::console::testing::Browser;
 use protoapi_runtime::mask::Update;
 use protoapi_runtime::operation::{OperationStore, StoredOperation};
 use protoapi_runtime::paging::PageTokens;
@@ -37,6 +39,7 @@ async fn serve<S: library::Stores>(store: Arc<S>, lease: Duration) -> String {
         .with_operation_lease(lease);
     let router = library::Services::new(context)
         .store(store)
+        .console(Console::new(&library::CONSOLE))
         .layer(axum::middleware::from_fn(caller))
         .build()
         .unwrap();
@@ -585,4 +588,51 @@ async fn the_client_waits_for_operations() {
     client_waits(&base, rest, "projects/p/locations/rest").await;
     let grpc = Connection::grpc(&base).unwrap();
     client_waits(&base, grpc, "projects/p/locations/grpc").await;
+}
+
+/// An item's page in the console shows the operations still running on it,
+/// and no longer once they are done.
+#[tokio::test]
+async fn the_console_shows_operations_running_on_an_item() {
+    let slow = Slow {
+        inner: MemoryStore::new(),
+        delay: Duration::from_secs(2),
+    };
+    let base = serve(Arc::new(slow), Duration::from_secs(30)).await;
+    let made = start(
+        &base,
+        "POST",
+        &format!("{LOCATION}/branches?branchId=main"),
+        Some(json!({"address": "high street", "region": "north"})),
+    )
+    .await;
+    wait(&base, &made).await;
+    let started = start(
+        &base,
+        "PATCH",
+        &format!("{LOCATION}/branches/main?updateMask=address"),
+        Some(json!({"address": "low street"})),
+    )
+    .await;
+    assert_eq!(started["done"], false, "{started}");
+    let mut browser = Browser::new(base.clone());
+    browser.sign_in("").await;
+    let page = "/console/branches/item/projects/p/locations/l/branches/main";
+    let item = browser.get(page).await;
+    assert_eq!(item.status, 200, "{}", item.html);
+    let name = started["name"].as_str().unwrap();
+    assert!(
+        item.html.contains("<h2>Running operations</h2>"),
+        "{}",
+        item.html
+    );
+    assert!(
+        item.html.contains(&format!("<code>{name}</code> update")),
+        "{}",
+        item.html
+    );
+    wait(&base, &started).await;
+    let done = browser.get(page).await;
+    assert!(done.html.contains("low street"), "{}", done.html);
+    assert!(!done.html.contains("Running operations"), "{}", done.html);
 }

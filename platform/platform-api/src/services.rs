@@ -962,6 +962,7 @@ pub static CONSOLE: ::protoapi_runtime::__private::console::Schema = ::protoapi_
             >("advisories", "advisory", "platform.vulnerabilities.v2.Advisory")
         },
     ],
+    operations: Some(&crate::google::longrunning::client::Operations::LIST_OPERATIONS),
 };
 impl Services {
     /// Serves the web console at `/console/` ([`CONSOLE`], see

@@ -31,6 +31,23 @@ pub fn emit(api: &Api) -> TokenStream {
         .iter()
         .flat_map(|package| package.resources.iter().map(move |r| (package, r)))
         .filter_map(|(_, resource)| collection(api, resource));
+    // The operations' list, for the running operations an item's page shows.
+    let listed = api.packages.iter().find_map(|package| {
+        let service = package.services.iter().find(|s| {
+            s.methods
+                .iter()
+                .any(|m| matches!(m.standard, Standard::Operations))
+        })?;
+        let method = service
+            .methods
+            .iter()
+            .find(|m| m.name == "ListOperations" && m.http.is_some())?;
+        Some(route(package, &service.name, method))
+    });
+    let operations = match listed {
+        Some(route) => quote!(Some(&#route)),
+        None => quote!(None),
+    };
     quote! {
         /// The web console's view of the API (`protoapi_runtime::console`): every
         /// resource's collection and the routes of its standard methods.
@@ -39,6 +56,7 @@ pub fn emit(api: &Api) -> TokenStream {
             title: #title,
             descriptors: || &DESCRIPTOR_POOL,
             collections: &[#(#collections),*],
+            operations: #operations,
         };
 
         impl Services {
@@ -133,13 +151,18 @@ fn collection(api: &Api, resource: &Resource) -> Option<TokenStream> {
     })
 }
 
-/// `Action { route: &<client>::<METHOD>, capability }`.
-fn action(package: &Package, service: &str, method: &Method) -> TokenStream {
-    let route = super::path(&format!(
+/// `<client>::<METHOD>`: the route of `method`.
+fn route(package: &Package, service: &str, method: &Method) -> TokenStream {
+    super::path(&format!(
         "{}::client::{service}::{}",
         package_module(&package.name),
         heck::ToShoutySnakeCase::to_shouty_snake_case(method.name.as_str())
-    ));
+    ))
+}
+
+/// `Action { route: &<client>::<METHOD>, capability }`.
+fn action(package: &Package, service: &str, method: &Method) -> TokenStream {
+    let route = route(package, service, method);
     let capability = option(method.capability.clone());
     quote!(::protoapi_runtime::__private::console::schema::Action { route: &#route, capability: #capability })
 }
