@@ -10,20 +10,11 @@ use serde_json::Value;
 use super::pages::Visit;
 use super::reply::encode;
 use super::shared::Shared;
+use super::view::Running;
 
 /// Running operations read for one page at most; the operations service
 /// reads at most ten per item of a page itself.
 const SCANNED: usize = 50;
-
-/// A running operation as an item's page shows it.
-#[derive(Debug)]
-pub struct Running {
-    pub name: String,
-    /// What it does (`delete`), from its metadata's AIP-151 `verb`.
-    pub verb: String,
-    /// When it started, from its metadata's `createTime`.
-    pub since: String,
-}
 
 impl Shared {
     /// The operations still running on the item `key` that the caller may

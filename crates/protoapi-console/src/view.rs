@@ -112,7 +112,7 @@ pub struct ItemPage {
     pub delete: Option<String>,
     pub fields: Vec<Shown>,
     /// Operations still running on the item.
-    pub running: Vec<super::operations::Running>,
+    pub running: Vec<Running>,
     pub children: Vec<Child>,
 }
 
@@ -161,4 +161,14 @@ pub struct Message {
 #[template(path = "console/continue.html")]
 pub struct Continue {
     pub next: String,
+}
+
+/// A running operation as an item's page shows it.
+#[derive(Debug)]
+pub struct Running {
+    pub name: String,
+    /// What it does (`delete`), from its metadata's AIP-151 `verb`.
+    pub verb: String,
+    /// When it started, from its metadata's `createTime`.
+    pub since: String,
 }

@@ -32,6 +32,7 @@
 //! refused for want of space is [`StoreError::Full`]. The store is a
 //! [`Readiness`] check too: `SELECT 1`, bounded by its timeout.
 
+mod budget;
 mod dialect;
 mod direct;
 mod fault;
@@ -57,6 +58,7 @@ use protoapi_core::resource::Resource;
 use protoapi_core::store::{Backend, ListQuery, Page, StoreError};
 use protoapi_http::probe::Readiness;
 
+pub use budget::FilterBudget;
 pub use dialect::Dialect;
 #[cfg(feature = "flags")]
 pub use flags::StorageFlags;
@@ -89,34 +91,6 @@ pub struct SqlOptions {
     acquire_timeout: Duration,
     filter_budget: FilterBudget,
 }
-
-/// What one statement of a list whose AIP-160 `filter` compares fields may
-/// examine before the list is refused (INVALID_ARGUMENT on `filter`): a
-/// filter no index serves costs a bounded scan whatever the table's size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FilterBudget {
-    /// SQLite virtual machine instructions: 5 to 20 per row examined,
-    /// through an index or the table (counted on the reads of a database
-    /// file; one in memory is not bounded).
-    pub sqlite_steps: u64,
-    /// PostgreSQL's statement time (it counts no rows).
-    pub postgres_time: Duration,
-}
-
-impl Default for FilterBudget {
-    /// 50,000 to 200,000 rows examined on SQLite (a filter no index serves
-    /// on 100,000 rows takes about 50 ms), a second on PostgreSQL.
-    fn default() -> Self {
-        FilterBudget {
-            sqlite_steps: 1_000_000,
-            postgres_time: Duration::from_secs(1),
-        }
-    }
-}
-
-/// How long a statement waits for a free connection (or for a new one to
-/// connect) before the store answers [`StoreError::Unavailable`].
-pub const DEFAULT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);
 
 impl SqlOptions {
     /// A store of these tables.

@@ -27,7 +27,7 @@ pub(crate) trait Tables: Sync {
     /// Point reads on the calling thread, where the engine allows them.
     fn direct(&self) -> Option<&crate::direct::DirectReads>;
     /// What a filtered list's statement may examine.
-    fn filter_budget(&self) -> crate::FilterBudget;
+    fn filter_budget(&self) -> crate::budget::FilterBudget;
 }
 
 /// What `SqlStore::access_read` found.

@@ -252,7 +252,7 @@ async fn metrics_count_requests_by_route_template_and_code() {
     let count = |labels: &[(&str, &str)]| sample(&text, "http_requests_total", labels);
     assert_eq!(
         count(&[
-            ("route", "/iam/v2/groups/{*path}"),
+            ("route", "/iam/v2/groups/{*rest}"),
             ("method", "GET"),
             ("status", "404")
         ]),
@@ -339,7 +339,7 @@ async fn access_lines_name_the_route_status_caller_and_trace_never_the_token() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     let request_id = headers["x-request-id"].to_str().unwrap().to_owned();
     let line = observed.access_line(&request_id).await;
-    assert_eq!(line["route"], "/iam/v2/groups/{*path}", "{line}");
+    assert_eq!(line["route"], "/iam/v2/groups/{*rest}", "{line}");
     assert_eq!(line["method"], "GET", "{line}");
     assert_eq!(line["status"], 400, "{line}");
     assert_eq!(line["caller"], server.admin_identity().as_str(), "{line}");

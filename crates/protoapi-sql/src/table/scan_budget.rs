@@ -3,7 +3,7 @@
 //! so an unindexed filter costs at most a bounded scan whatever the table's
 //! size. SQLite counts its virtual machine's instructions (reads on the
 //! calling thread, `crate::direct`); PostgreSQL, which cannot count rows,
-//! bounds the statement's time ([`crate::FilterBudget`]).
+//! bounds the statement's time ([`crate::budget::FilterBudget`]).
 
 use sqlx::Any;
 
