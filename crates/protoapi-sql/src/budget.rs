@@ -25,7 +25,3 @@ impl Default for FilterBudget {
         }
     }
 }
-
-/// How long a statement waits for a free connection (or for a new one to
-/// connect) before the store answers [`StoreError::Unavailable`].
-pub const DEFAULT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);

@@ -92,6 +92,10 @@ pub struct SqlOptions {
     filter_budget: FilterBudget,
 }
 
+/// How long a statement waits for a free connection (or for a new one to
+/// connect) before the store answers [`StoreError::Unavailable`].
+pub const DEFAULT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);
+
 impl SqlOptions {
     /// A store of these tables.
     pub fn new(tables: impl IntoIterator<Item = Table>) -> Self {
