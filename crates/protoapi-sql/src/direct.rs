@@ -92,7 +92,7 @@ impl DirectReads {
         steps: u64,
         read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> Option<Result<T, Exceeded>> {
-        let answer = self.read(|connection| {
+        self.read(|connection| {
             let mut left = steps / PROGRESS_INTERVAL;
             connection.progress_handler(
                 PROGRESS_INTERVAL as i32,
@@ -114,8 +114,7 @@ impl DirectReads {
                 }
                 answer => answer.map(Ok),
             }
-        });
-        answer
+        })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Connection>> {
