@@ -57,6 +57,11 @@ pub struct Collection {
     /// Fields an AIP-160 `filter` may compare (JSON or proto names); the
     /// default is those `order_by` accepts.
     pub filterable: Option<Vec<Spanned<String>>>,
+    /// Of the filterable fields, those whose columns are indexed (JSON or
+    /// proto names); the default is every one. A column other rules look
+    /// up (`order_by`, references, dependents, public items) is indexed
+    /// whatever this says.
+    pub indexed: Option<Vec<Spanned<String>>>,
     /// What keeps an item from being deleted.
     #[serde(default)]
     pub delete_blocked_by: Vec<Spanned<Blocker>>,
@@ -279,6 +284,7 @@ impl Collection {
             && self.page_size.is_none()
             && self.filters.is_none()
             && self.filterable.is_none()
+            && self.indexed.is_none()
             && self.delete_blocked_by.is_empty()
             && self.permissions.is_empty()
             && self.anonymous.is_empty()

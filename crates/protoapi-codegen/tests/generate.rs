@@ -163,6 +163,16 @@ fn annotation_typos_are_reported_with_positions() {
         ),
         (
             "page_size = { default = 50, max = 200 }",
+            "page_size = { default = 50, max = 200 }\nindexed = [\"colour\"]",
+            "`indexed` names `colour`, which is not a field of `platform.iam.v2.Group`",
+        ),
+        (
+            "page_size = { default = 50, max = 200 }",
+            "page_size = { default = 50, max = 200 }\nindexed = [\"description\"]",
+            "`indexed` names `description`, which `groups` cannot be filtered by (filterable: name, createTime, updateTime)",
+        ),
+        (
+            "page_size = { default = 50, max = 200 }",
             "pagesize = { default = 50, max = 200 }",
             "platform/iam/v2/annotations.toml:5:1: unknown field `pagesize`",
         ),

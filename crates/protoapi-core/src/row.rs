@@ -57,4 +57,12 @@ pub trait TableOf: Sized {
     /// of an item being the uid in its `field` (a role binding: the identity
     /// it grants to).
     fn guarding_access_of(self, field: &'static str) -> Self;
+
+    /// Leaves the columns of `fields` (JSON names) without indexes: a list
+    /// filtering on them scans (within the store's budget), and each write
+    /// maintains fewer indexes. By default every column is indexed.
+    fn unindexed(self, fields: &'static [&'static str]) -> Self {
+        let _ = fields;
+        self
+    }
 }

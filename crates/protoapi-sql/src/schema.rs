@@ -387,13 +387,20 @@ async fn create_collection_table(
 
 /// The indexes of a collection table: children of a parent; keyset paging in
 /// each column's order, over the whole table and among the children of one
-/// parent; lookups of referring items.
+/// parent; lookups of referring items. A column declared unindexed has none
+/// (those an earlier declaration made are dropped).
 async fn create_indexes(connection: &mut AnyConnection, table: &Table) -> Result<(), sqlx::Error> {
     let name = &table.name;
     let mut statements = vec![format!(
         "CREATE INDEX IF NOT EXISTS {name}_by_parent ON {name} (parent, uid)"
     )];
-    for column in table.columns.iter().map(|column| column.name) {
+    for spec in table.columns {
+        let column = spec.name;
+        if table.unindexed.contains(&spec.field) {
+            statements.push(format!("DROP INDEX IF EXISTS {name}_by_{column}"));
+            statements.push(format!("DROP INDEX IF EXISTS {name}_by_parent_{column}"));
+            continue;
+        }
         statements.push(format!(
             "CREATE INDEX IF NOT EXISTS {name}_by_{column} ON {name} ({column}, uid)"
         ));

@@ -67,6 +67,8 @@ pub struct Table {
     /// when access decisions derive from its items: each write advances that
     /// subject's access epoch in the same transaction.
     pub(super) access_subject: Option<&'static str>,
+    /// Fields (JSON names) whose columns get no index.
+    pub(super) unindexed: &'static [&'static str],
     parent_type: Option<&'static str>,
     /// The key of an item's parent (`Resource::parent_key`: the UIDP's
     /// parent, or the resource name minus its last `collection/id`).
@@ -105,6 +107,7 @@ impl Table {
             resource_type: R::<W>::TYPE,
             columns: W::COLUMNS,
             access_subject: None,
+            unindexed: &[],
             parent_type: R::<W>::PARENT_TYPE,
             parent_of: <R<W> as Resource>::parent_key,
             references: R::<W>::REFERENCES,
@@ -191,6 +194,11 @@ impl protoapi_core::row::TableOf for Table {
 
     fn guarding_access_of(self, field: &'static str) -> Table {
         Table::guarding_access_of(self, field)
+    }
+
+    fn unindexed(mut self, fields: &'static [&'static str]) -> Table {
+        self.unindexed = fields;
+        self
     }
 }
 

@@ -403,3 +403,42 @@ async fn an_unindexed_filter_scans_within_the_budget() {
         .unwrap();
     assert!(!selected(&other, &condition).await.0.is_empty());
 }
+
+/// The columns of the filterable fields `indexed` leaves out have no index
+/// (`spare`), the others do, and a filter on either answers alike.
+#[tokio::test]
+async fn only_the_declared_filterable_fields_are_indexed() {
+    use sqlx::Connection;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.db");
+    let store = stocked(widgets::open_sqlite(&path).await.unwrap()).await;
+    sqlx::any::install_default_drivers();
+    let url = format!("sqlite://{}", path.display());
+    let mut connection = sqlx::AnyConnection::connect(&url).await.unwrap();
+    let indexes: Vec<String> = sqlx::query_scalar(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'gadgets'",
+    )
+    .fetch_all(&mut connection)
+    .await
+    .unwrap();
+    for indexed in [
+        "gadgets_by_size",
+        "gadgets_by_finish",
+        "gadgets_by_display_name",
+    ] {
+        assert!(
+            indexes.iter().any(|i| i == indexed),
+            "{indexed}: {indexes:?}"
+        );
+    }
+    assert!(!indexes.iter().any(|i| i.contains("spare")), "{indexes:?}");
+    let memory = stocked(MemoryStore::default()).await;
+    for text in ["spare = true", "finish = GLOSS"] {
+        let condition = filter::check::<Gadget>(text).unwrap().unwrap();
+        assert_eq!(
+            selected(&store, &condition).await,
+            selected(&memory, &condition).await,
+            "{text}"
+        );
+    }
+}

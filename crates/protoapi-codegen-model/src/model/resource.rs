@@ -32,6 +32,10 @@ pub struct Resource {
     /// Fields (JSON names) an AIP-160 `filter` may compare, when declared
     /// (annotation `filterable`); see [`Resource::filterable`].
     pub filterable: Option<Vec<String>>,
+    /// Of the filterable fields (JSON names), those whose columns are
+    /// indexed, when declared (annotation `indexed`); see
+    /// `Api::unindexed`.
+    pub indexed: Option<Vec<String>>,
     /// What keeps an item from being deleted.
     pub dependents: Vec<Dependent>,
     /// Value rules of individual fields.

@@ -45,18 +45,9 @@ impl Api {
     /// items are known by, and the delete time of a resource with soft
     /// deletes. `uid` and `parent` have columns in every table.
     pub fn columns(&self, resource: &Resource) -> Vec<Column> {
-        let mut needed: Vec<&str> = resource.order_by.iter().map(String::as_str).collect();
-        if resource.filters.iter().any(|filter| filter == "name") {
-            needed.push("name");
-        }
+        let mut needed = ordered(resource);
         needed.extend(resource.filterable());
-        needed.extend(resource.references.iter().map(|r| r.json_name.as_str()));
-        needed.extend(self.blocking_fields(resource));
-        needed.extend(resource.public.as_ref().map(PublicRule::field));
-        // Lists hide soft-deleted items by their delete time (AIP-164).
-        if resource.soft_delete {
-            needed.push("deleteTime");
-        }
+        needed.extend(self.looked_up(resource));
         let position = |json_name: &str| needed.iter().position(|n| *n == json_name);
         let mut columns: Vec<(usize, Column)> = resource
             .fields
@@ -70,6 +61,39 @@ impl Api {
         // Stable: fields beyond `order_by` keep their declaration order.
         columns.sort_by_key(|(rank, _)| *rank);
         columns.into_iter().map(|(_, column)| column).collect()
+    }
+
+    /// The filterable fields (JSON names) of `resource` whose columns get
+    /// no index: those its `indexed` annotation leaves out, unless another
+    /// rule looks them up (`order_by`, the `name` filter, references,
+    /// dependents, public items, soft deletes), which indexes serve.
+    pub fn unindexed<'a>(&'a self, resource: &'a Resource) -> Vec<&'a str> {
+        let Some(indexed) = &resource.indexed else {
+            return Vec::new();
+        };
+        let mut kept = ordered(resource);
+        kept.extend(self.looked_up(resource));
+        (resource.filterable().into_iter())
+            .filter(|field| !indexed.iter().any(|i| i == field) && !kept.contains(field))
+            .collect()
+    }
+
+    /// The fields (JSON names) of `resource` that storage looks items up
+    /// by besides lists' order and filters: its references, the fields by
+    /// which its items keep others from being deleted, the field its public
+    /// items are known by, and the delete time of soft deletes (AIP-164).
+    fn looked_up<'a>(&'a self, resource: &'a Resource) -> Vec<&'a str> {
+        let mut fields: Vec<&str> = resource
+            .references
+            .iter()
+            .map(|r| r.json_name.as_str())
+            .collect();
+        fields.extend(self.blocking_fields(resource));
+        fields.extend(resource.public.as_ref().map(PublicRule::field));
+        if resource.soft_delete {
+            fields.push("deleteTime");
+        }
+        fields
     }
 
     /// The fields (JSON names) of `resource` by which its items keep items
@@ -94,6 +118,30 @@ impl Api {
             .flat_map(|holder| &holder.references)
             .any(|r| r.grants.is_some() && r.resource_type == resource.type_name)
             .then_some(AccessSubject::Item)
+    }
+
+    /// Reports fields a collection's `indexed` names that it cannot be
+    /// filtered by: only filterable fields have indexes to leave out.
+    pub(super) fn check_indexed(&self, annotations: &Annotations, diagnostics: &mut Diagnostics) {
+        for resource in self.resources() {
+            let (Some(indexed), Some(collection)) = (
+                &resource.indexed,
+                annotations.collections.get(&resource.plural),
+            ) else {
+                continue;
+            };
+            let filterable = resource.filterable();
+            for field in indexed.iter().filter(|f| !filterable.contains(&f.as_str())) {
+                diagnostics.push(Diagnostic::new(
+                    collection.location.clone(),
+                    format!(
+                        "`indexed` names `{field}`, which `{}` cannot be filtered by (filterable: {})",
+                        resource.plural,
+                        filterable.join(", ")
+                    ),
+                ));
+            }
+        }
     }
 
     /// Reports a collection holding a reference that grants capabilities
@@ -124,6 +172,16 @@ impl Api {
             ));
         }
     }
+}
+
+/// The fields (JSON names) lists of `resource` order by: those `order_by`
+/// names, and `name` when the `name` filter is declared.
+fn ordered(resource: &Resource) -> Vec<&str> {
+    let mut fields: Vec<&str> = resource.order_by.iter().map(String::as_str).collect();
+    if resource.filters.iter().any(|filter| filter == "name") {
+        fields.push("name");
+    }
+    fields
 }
 
 /// The reference (JSON name) naming whom `resource`'s items grant the

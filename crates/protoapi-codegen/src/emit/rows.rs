@@ -86,7 +86,8 @@ pub fn emit_tables(api: &Api) -> Option<TokenStream> {
 }
 
 /// `T::of::<GroupRow>()`, with `.guarding_access()` or
-/// `.guarding_access_of("identity")` as the resource declares.
+/// `.guarding_access_of("identity")` as the resource declares, and
+/// `.unindexed(&["spare"])` for the columns its annotations leave unindexed.
 fn table(api: &Api, resource: &Resource) -> TokenStream {
     let (module, _) = resource
         .rust_path
@@ -99,7 +100,9 @@ fn table(api: &Api, resource: &Resource) -> TokenStream {
         Some(AccessSubject::Item) => Some(quote!(.guarding_access())),
         Some(AccessSubject::Referenced(field)) => Some(quote!(.guarding_access_of(#field))),
     };
-    quote!(T::of::<#row>()#guard)
+    let unindexed = api.unindexed(resource);
+    let unindexed = (!unindexed.is_empty()).then(|| quote!(.unindexed(&[#(#unindexed),*])));
+    quote!(T::of::<#row>()#guard #unindexed)
 }
 
 /// The Rust type holding a column's value.

@@ -85,6 +85,31 @@ pub(super) fn filterable(table: &Table, diagnostics: &mut Diagnostics) -> Option
     Some(filterable)
 }
 
+/// The JSON names of the fields `indexed` names, when stated: each must be
+/// a field; whether it is filterable is checked once the filterable fields
+/// are known (`Api::check_indexed`).
+pub(super) fn indexed(table: &Table, diagnostics: &mut Diagnostics) -> Option<Vec<String>> {
+    let stated = table.collection.indexed.as_ref()?;
+    let mut indexed = Vec::new();
+    for name in stated {
+        let field = table.field(name.get_ref()).and_then(|field| {
+            (table.resource.fields.iter()).find(|f| f.parent.is_none() && f.name == field.name())
+        });
+        match field {
+            Some(field) => indexed.push(field.json_name.clone()),
+            None => diagnostics.push(Diagnostic::new(
+                table.at(name),
+                format!(
+                    "`indexed` names `{}`, which is not a field of `{}`",
+                    name.get_ref(),
+                    table.resource.full_name
+                ),
+            )),
+        }
+    }
+    Some(indexed)
+}
+
 /// `(default, max)`, when stated and consistent.
 pub(super) fn page_sizes(table: &Table, diagnostics: &mut Diagnostics) -> Option<(u32, u32)> {
     let size = table.collection.page_size.as_ref()?;

@@ -112,6 +112,7 @@ impl Api {
         fields::refuse_oneof_members(&table, diagnostics);
         let order_by = lists::order_by(&table, diagnostics);
         let filterable = lists::filterable(&table, diagnostics);
+        let indexed = lists::indexed(&table, diagnostics);
         let page_sizes = lists::page_sizes(&table, diagnostics);
         let filters = self.list_filters(&table, diagnostics);
         let dependents = self.dependents(pool, &table, diagnostics);
@@ -146,6 +147,7 @@ impl Api {
             references,
             order_by,
             filterable,
+            indexed,
             page_sizes,
             filters,
             dependents,
@@ -170,6 +172,7 @@ impl Api {
             if let Some(filterable) = &resolved.filterable {
                 resource.filterable = Some(filterable.clone());
             }
+            resource.indexed.clone_from(&resolved.indexed);
             resource.page_sizes = resolved.page_sizes;
             if let Some(filters) = &resolved.filters {
                 resource.filters = filters.clone();
@@ -241,6 +244,7 @@ struct Resolved {
     references: Vec<Reference>,
     order_by: Vec<String>,
     filterable: Option<Vec<String>>,
+    indexed: Option<Vec<String>>,
     page_sizes: Option<(u32, u32)>,
     filters: Option<Vec<String>>,
     dependents: Vec<Dependent>,

@@ -56,6 +56,7 @@ impl Api {
         api.resolve_read_capabilities();
         api.resolve_policies(diagnostics);
         api.check_access_subjects(annotations, diagnostics);
+        api.check_indexed(annotations, diagnostics);
         api.check_upserts(diagnostics);
         api
     }
