@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::pages::Visit;
 use super::reply::encode;
+use super::schema::Collection;
 use super::shared::Shared;
 use super::view::Running;
 
@@ -17,10 +18,19 @@ use super::view::Running;
 const SCANNED: usize = 50;
 
 impl Shared {
-    /// The operations still running on the item `key` that the caller may
-    /// read; none when the API has no operations or they cannot be read.
-    pub(super) async fn running(&self, visit: &Visit, key: &str) -> Vec<Running> {
-        let Some(rule) = self.schema.operations.and_then(|route| route.http.as_ref()) else {
+    /// The operations still running on the item `key` of `collection`
+    /// that the caller may read; none (and no call) when no method runs on
+    /// the collection's items as an operation.
+    pub(super) async fn running(
+        &self,
+        visit: &Visit,
+        collection: &Collection,
+        key: &str,
+    ) -> Vec<Running> {
+        let rule = (self.schema.operations)
+            .filter(|_| collection.long_running)
+            .and_then(|route| route.http.as_ref());
+        let Some(rule) = rule else {
             return Vec::new();
         };
         let Some(scope) = scope(&rule.template, key) else {

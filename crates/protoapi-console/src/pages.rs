@@ -526,7 +526,7 @@ pub(super) async fn item(
         .delete
         .filter(|delete| allows(&held, delete.action.capability))
         .map(|_| format!("{PREFIX}{}/delete/{}", collection.id, key_path(&key)));
-    let running = shared.running(&visit, &key).await;
+    let running = shared.running(&visit, collection, &key).await;
     let page = ItemPage {
         chrome,
         kind: collection.singular,

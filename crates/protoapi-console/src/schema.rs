@@ -88,6 +88,9 @@ pub struct Collection {
     pub create: Option<Create>,
     pub update: Option<Update>,
     pub delete: Option<Delete>,
+    /// Some method acts on its items as an AIP-151 operation: an item's
+    /// page lists those still running on it ([`Schema::operations`]).
+    pub long_running: bool,
 }
 
 impl Collection {
@@ -120,6 +123,7 @@ impl Collection {
             create: None,
             update: None,
             delete: None,
+            long_running: false,
         }
     }
 

@@ -936,6 +936,7 @@ pub static CONSOLE: ::protoapi_runtime::__private::console::Schema = ::protoapi_
                 },
                 etag: true,
             }),
+            long_running: true,
             ..::protoapi_runtime::__private::console::schema::Collection::of::<
                 crate::platform::registry::v2::Repo,
             >("repos", "repo", "platform.registry.v2.Repo")

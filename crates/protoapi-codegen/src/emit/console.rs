@@ -143,6 +143,12 @@ fn collection(api: &Api, resource: &Resource) -> Option<TokenStream> {
         };
         parts.push(part);
     }
+    if found
+        .iter()
+        .any(|(_, _, method)| method.long_running.is_some())
+    {
+        parts.push(quote!(long_running: true));
+    }
     Some(quote! {
         ::protoapi_runtime::__private::console::schema::Collection {
             #(#parts,)*
