@@ -3342,10 +3342,11 @@ impl<S: GroupStore + IdentityStore + RoleStore + RoleBindingStore> GroupServiceA
         request: crate::google::iam::v1::TestIamPermissionsRequest,
     ) -> Result<crate::google::iam::v1::TestIamPermissionsResponse, Error> {
         let answer: Result<crate::google::iam::v1::TestIamPermissionsResponse, Error> = async {
+            let resource = standard::parse_uid::<Group>("resource", &request.resource)?;
             standard::tested_permissions(
                     &self.context,
                     caller,
-                    &request.resource,
+                    resource,
                     request.permissions,
                 )
                 .await

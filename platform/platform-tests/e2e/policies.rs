@@ -271,6 +271,19 @@ async fn a_policy_is_the_groups_bindings_read_and_replaced_under_their_rules() {
         "{:?}",
         anonymous.body
     );
+    let malformed = manager
+        .rest
+        .post(
+            "/iam/v2/groups/not-a-uid:testIamPermissions",
+            json!({"permissions": ["groups.get"]}),
+        )
+        .await;
+    assert_eq!(
+        malformed.status,
+        StatusCode::BAD_REQUEST,
+        "{:?}",
+        malformed.body
+    );
     // A missing group is NOT_FOUND to whoever may read policies there.
     let missing = manager
         .rest

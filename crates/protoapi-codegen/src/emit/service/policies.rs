@@ -22,15 +22,16 @@ pub(super) fn policy_body(
     let Ok(bindings) = api.policy_bindings() else {
         unreachable!("policy methods without bindings are custom methods");
     };
+    let holder = scope.path(&bindings.holder.rust_path);
     if verb == PolicyVerb::Test {
         let output = scope.path(&method.output);
         return quote! {
-            standard::tested_permissions(&self.context, caller, &request.resource, request.permissions)
+            let resource = standard::parse_uid::<#holder>("resource", &request.resource)?;
+            standard::tested_permissions(&self.context, caller, resource, request.permissions)
                 .await
                 .map(|permissions| #output { permissions })
         };
     }
-    let holder = scope.path(&bindings.holder.rust_path);
     let get_holder = StoreMethods::called_by(scope, api, bindings.holder, service);
     let get_holder = get_holder.call(&get_holder.get, quote!(resource));
     let list = StoreMethods::called_by(scope, api, bindings.binding, service);
