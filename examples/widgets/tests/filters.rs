@@ -58,12 +58,12 @@ async fn stocked<B: Backend>(store: B) -> B {
     store
 }
 
-/// The uids a filter selects, in uid order, and the total count.
-async fn selected<B: Backend>(store: &B, condition: &filter::Condition) -> (Vec<String>, u64) {
-    let query = ListQuery {
+/// A list of up to `limit` gadgets meeting `condition`, in uid order.
+fn filtered(condition: filter::Condition, limit: u64) -> ListQuery {
+    ListQuery {
         filter: Hierarchy::All,
         matching: Matching {
-            condition: Some(condition.clone()),
+            condition: Some(condition),
             ..Matching::default()
         },
         order_by: vec![OrderBy {
@@ -72,11 +72,18 @@ async fn selected<B: Backend>(store: &B, condition: &filter::Condition) -> (Vec<
         }],
         after: None,
         skip: 0,
-        limit: 1000,
+        limit,
         byte_budget: u64::MAX,
         public: None,
-    };
-    let page = store.list::<Gadget>(&query).await.unwrap();
+    }
+}
+
+/// The uids a filter selects, in uid order, and the total count.
+async fn selected<B: Backend>(store: &B, condition: &filter::Condition) -> (Vec<String>, u64) {
+    let page = store
+        .list::<Gadget>(&filtered(condition.clone(), 1000))
+        .await
+        .unwrap();
     let uids = page.items.into_iter().map(|g| g.uid).collect();
     (uids, page.total_count)
 }
@@ -353,23 +360,10 @@ async fn an_unindexed_filter_scans_within_the_budget() {
         store.insert(&gadget(n)).await.unwrap();
     }
     let list = |text: &str| {
-        let condition = filter::check::<Gadget>(text).unwrap().expect("not empty");
-        let query = ListQuery {
-            filter: Hierarchy::All,
-            matching: Matching {
-                condition: Some(condition),
-                ..Matching::default()
-            },
-            order_by: vec![OrderBy {
-                field: "uid".into(),
-                descending: false,
-            }],
-            after: None,
-            skip: 0,
-            limit: 50,
-            byte_budget: u64::MAX,
-            public: None,
-        };
+        let query = filtered(
+            filter::check::<Gadget>(text).unwrap().expect("not empty"),
+            50,
+        );
         let store = &store;
         async move { store.list::<Gadget>(&query).await }
     };

@@ -279,13 +279,14 @@ impl PolicyRequest {
     /// (and, when some are dropped, delete) bindings there; else each missing grant is created with `create` (the bindings'
     /// Create; the first refused undoes those made before it, and its
     /// error names the policy's field), then each dropped binding deleted
-    /// with `delete`. Answers the policy now in place, encoded.
+    /// with `delete`. Answers the policy now in place (what was kept and what
+    /// was made), encoded.
     pub async fn apply<B, L, C, D>(
         self,
         (context, caller): (&ApiContext, &Caller),
         shape: &PolicyShape,
         holder: &str,
-        list: impl Fn(ListQuery) -> L,
+        list: impl FnOnce(ListQuery) -> L,
         create: impl Fn(B) -> C,
         delete: impl Fn(String) -> D,
     ) -> Result<Vec<u8>, Error>
@@ -295,7 +296,7 @@ impl PolicyRequest {
         C: Future<Output = Result<B, Error>>,
         D: Future<Output = Result<(), Error>>,
     {
-        let current = policy_bindings(holder, &list).await?;
+        let current = policy_bindings(holder, list).await?;
         let grants: Vec<Grant> = current.iter().map(|b| shape.grant_of(b)).collect();
         let held: BTreeSet<Grant> = grants.iter().cloned().collect();
         if !self.etag.is_empty() && self.etag != etag(&held) {
@@ -343,7 +344,13 @@ impl PolicyRequest {
                 _ => {}
             }
         }
-        Ok(shape.policy(&policy_bindings(holder, &list).await?))
+        // The policy now in place: what was kept, and what was made.
+        let mut now: Vec<B> = (current.iter().zip(&grants))
+            .filter(|(_, grant)| wanted.contains(grant))
+            .map(|(binding, _)| binding.clone())
+            .collect();
+        now.extend(created);
+        Ok(shape.policy(&now))
     }
 }
 
