@@ -93,7 +93,7 @@ async fn as_caller<F: Future<Output = Response>>(
         Ok(Some(token)) => match auth.tokens.verify(&token) {
             Ok(claims) => Caller::Identity {
                 admin: claims.sub == auth.admin,
-                uid: claims.sub,
+                uid: claims.sub.clone(),
             },
             Err(error) => return error_response(error.in_domain(auth.domain), grpc),
         },

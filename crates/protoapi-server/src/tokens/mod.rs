@@ -2,8 +2,11 @@
 //! `iss` and `aud` are the API's base URL, `sub` the identity's UIDP, and
 //! they expire after an hour. Verification accepts nothing else: no other
 //! algorithm (`none`, RS/HS confusion), no other key, issuer or audience, no
-//! expired or not-yet-valid token (beyond a small clock skew).
+//! expired or not-yet-valid token (beyond a small clock skew). A token
+//! verified once is remembered ([`verified`]): presented again, its times are
+//! checked and nothing else is decoded.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use jsonwebtoken::errors::ErrorKind;
@@ -11,6 +14,8 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use protoapi_core::auth::unauthenticated;
 use protoapi_core::error::Error;
 use serde::{Deserialize, Serialize};
+
+mod verified;
 
 /// Lifetime of the API tokens this server issues.
 pub const TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
@@ -28,12 +33,14 @@ pub struct Claims {
     pub exp: u64,
 }
 
-/// Issues and verifies this server's API tokens.
+/// Issues and verifies this server's API tokens; clones share the tokens
+/// verified so far.
 #[derive(Clone)]
 pub struct ApiTokens {
     encoding: EncodingKey,
     decoding: DecodingKey,
     base_url: String,
+    verified: Arc<verified::Verified>,
 }
 
 impl std::fmt::Debug for ApiTokens {
@@ -51,6 +58,7 @@ impl ApiTokens {
             encoding: EncodingKey::from_secret(secret),
             decoding: DecodingKey::from_secret(secret),
             base_url: base_url.to_owned(),
+            verified: Arc::default(),
         }
     }
 
@@ -75,7 +83,20 @@ impl ApiTokens {
     }
 
     /// The claims of a genuine, current token for this API.
-    pub fn verify(&self, token: &str) -> Result<Claims, Error> {
+    pub fn verify(&self, token: &str) -> Result<Arc<Claims>, Error> {
+        if let Some(claims) = self
+            .verified
+            .get(token, protoapi_core::time::unix_seconds())
+        {
+            return Ok(claims);
+        }
+        let claims = Arc::new(self.decode(token)?);
+        self.verified.put(token, Arc::clone(&claims));
+        Ok(claims)
+    }
+
+    /// The claims of `token`, checked in full.
+    fn decode(&self, token: &str) -> Result<Claims, Error> {
         let mut validation = Validation::new(Algorithm::HS256);
         validation.leeway = LEEWAY_SECS;
         validation.validate_nbf = true;
