@@ -86,9 +86,13 @@ impl Telemetry {
         let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
         let (writer, guard) = BatchWriter::new(std::io::stderr(), LOG_BUFFER_BYTES);
         DROPPED_LINES.get_or_init(|| writer.clone());
+        let ansi = std::io::stderr().is_terminal();
+        if self.log_format == LogFormat::Text && !ansi {
+            crate::observe::access_line::install(writer.clone());
+        }
         let subscriber = crate::observe::trace::subscriber(
             self.log_format,
-            std::io::stderr().is_terminal(),
+            ansi,
             writer,
             filter,
             // Spans are made for OpenTelemetry only when they are exported.

@@ -324,22 +324,18 @@ impl Finish {
             // The body ended without trailers: the client went away.
             (true, None) => "CANCELLED",
         };
-        let caller = self.caller.as_ref().map_or("-", |name| name.0.as_str());
         let trace_id = hex::<16, 32>(&self.trace_id.to_bytes());
-        tracing::info!(
-            target: super::text::ACCESS,
-            parent: None,
-            route = %self.route.as_str(),
-            method = %self.method,
-            status = self.status,
+        super::access_line::AccessLine {
+            route: self.route.as_str(),
+            method: self.method,
+            status: self.status,
             code,
-            // To the microsecond: `0.135`, not `0.13472399999999998`.
-            latency_ms = elapsed.as_micros() as f64 / 1000.0,
-            caller,
-            request_id = %self.request_id,
-            trace_id = std::str::from_utf8(&trace_id).expect("hex digits are ASCII"),
-            "request"
-        );
+            latency: elapsed,
+            caller: self.caller.as_ref().map_or("-", |name| name.0.as_str()),
+            request_id: self.request_id.as_str(),
+            trace_id: std::str::from_utf8(&trace_id).expect("hex digits are ASCII"),
+        }
+        .write();
         if self.metrics {
             let labels = (self.method, self.status, code);
             super::series::record(self.route.as_str(), labels, elapsed.as_secs_f64());

@@ -71,6 +71,12 @@ impl BatchWriter {
         (BatchWriter { shared }, guard)
     }
 
+    /// Adds one whole line (or counts it dropped), as a writer of
+    /// [`MakeWriter::make_writer`] does.
+    pub(crate) fn append(&self, line: &[u8]) {
+        self.shared.append(line);
+    }
+
     /// Lines dropped so far because the buffer was full.
     pub fn dropped(&self) -> u64 {
         self.shared.dropped.load(Ordering::Relaxed)

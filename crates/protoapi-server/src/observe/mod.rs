@@ -42,6 +42,7 @@
 //! a method other than the standard HTTP ones is `OTHER`.
 
 pub mod access;
+pub mod access_line;
 pub mod batch;
 pub mod lines;
 pub mod metrics;

@@ -90,7 +90,7 @@ impl Fields<'_, '_> {
 
 /// Whether `value` is written as it is: not empty, and no byte a reader
 /// could take for the end of the value or of the line.
-fn plain(value: &str) -> bool {
+pub(super) fn plain(value: &str) -> bool {
     !value.is_empty()
         && value
             .bytes()

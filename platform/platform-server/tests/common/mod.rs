@@ -39,10 +39,12 @@ impl Server {
             .args(["--listen", "127.0.0.1:0"])
             .arg("--data-dir")
             .arg(data_dir)
-            .env("RUST_LOG", "info")
             .env("NO_COLOR", "1")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if !command.get_envs().any(|(name, _)| name == "RUST_LOG") {
+            command.env("RUST_LOG", "info");
+        }
         let mut child = command.spawn().expect("the server binary starts");
         let log = Arc::new(Mutex::new(Vec::new()));
         let (listening, address) = mpsc::channel();
