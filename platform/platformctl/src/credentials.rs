@@ -1,5 +1,6 @@
 //! The login cache: the API token, its expiry, and what is needed to exchange
-//! it again (the identity and the file holding its identity token).
+//! it again (the identity and the file holding its identity token), unless
+//! the token was given as it is (`auth login --with-token`).
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -16,7 +17,10 @@ const MARGIN_SECS: u64 = 60;
 pub struct Credentials {
     pub server: String,
     pub identity: String,
-    pub identity_token_file: PathBuf,
+    /// Where the identity token to exchange again is; none for a token given
+    /// as it is, which is used until it expires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity_token_file: Option<PathBuf>,
     pub token: String,
     /// Seconds since the epoch.
     pub expires_at: u64,
@@ -38,22 +42,34 @@ impl Credentials {
         identity_token_file: &Path,
     ) -> Result<Self, protoapi_runtime::Error> {
         let token = tokens::exchange(server, identity, identity_token_file).await?;
-        let expires_at = protoapi_runtime::client::jwt_expiry(&token)
-            .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
-            .map(|d| d.as_secs())
-            .ok_or_else(|| {
-                protoapi_runtime::Error::invalid_field(
-                    "token",
-                    "the API token is not a JWT with an expiry",
-                )
-            })?;
         Ok(Credentials {
             server: server.to_owned(),
             identity: identity.to_owned(),
-            identity_token_file: std::path::absolute(identity_token_file)
-                .map_err(|e| local_error(format!("{}: {e}", identity_token_file.display())))?,
-            expires_at,
+            identity_token_file: Some(
+                std::path::absolute(identity_token_file)
+                    .map_err(|e| local_error(format!("{}: {e}", identity_token_file.display())))?,
+            ),
+            expires_at: expiry(&token)?,
             token,
+        })
+    }
+
+    /// An API token given as it is (the administrator's `admin.token`, say),
+    /// used until it expires. Its identity is read from it for display.
+    pub fn given(server: &str, token: &str) -> Result<Self, protoapi_runtime::Error> {
+        let expires_at = expiry(token)?;
+        if expires_at <= now() {
+            return Err(protoapi_runtime::Error::invalid_field(
+                "token",
+                "the API token has expired",
+            ));
+        }
+        Ok(Credentials {
+            server: server.to_owned(),
+            identity: protoapi_runtime::client::jwt_subject(token).unwrap_or_default(),
+            identity_token_file: None,
+            expires_at,
+            token: token.to_owned(),
         })
     }
 
@@ -68,7 +84,9 @@ impl Credentials {
             protoapi_runtime::Error::new(
                 protoapi_runtime::Code::Unauthenticated,
                 "NOT_LOGGED_IN",
-                "not logged in: run `platformctl auth login`",
+                "not logged in: run `platformctl auth login --with-token < <token file>` \
+                 (the administrator's is `admin.token` in the server's data dir), or \
+                 `platformctl auth login --identity <uidp> --identity-token <file>`",
             )
         })?;
         serde_json::from_slice(&text)
@@ -94,10 +112,32 @@ pub async fn valid_token(server: &str, dir: &Path) -> Result<String, protoapi_ru
     if cached.expires_at > now() + MARGIN_SECS {
         return Ok(cached.token);
     }
-    let fresh =
-        Credentials::exchange(server, &cached.identity, &cached.identity_token_file).await?;
+    let Some(identity_token_file) = &cached.identity_token_file else {
+        if cached.expires_at > now() {
+            return Ok(cached.token);
+        }
+        return Err(protoapi_runtime::Error::new(
+            protoapi_runtime::Code::Unauthenticated,
+            "NOT_LOGGED_IN",
+            "the token given to `auth login --with-token` has expired; log in again",
+        ));
+    };
+    let fresh = Credentials::exchange(server, &cached.identity, identity_token_file).await?;
     fresh.save(dir)?;
     Ok(fresh.token)
+}
+
+/// The `exp` of an API token, in seconds since the epoch.
+fn expiry(token: &str) -> Result<u64, protoapi_runtime::Error> {
+    protoapi_runtime::client::jwt_expiry(token)
+        .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_secs())
+        .ok_or_else(|| {
+            protoapi_runtime::Error::invalid_field(
+                "token",
+                "the API token is not a JWT with an expiry",
+            )
+        })
 }
 
 /// Writes `dir/name`, readable by its owner only: it holds a secret. The

@@ -100,13 +100,24 @@ enum Command {
 
 #[derive(Subcommand)]
 enum Auth {
-    /// Exchange an identity token for an API token of an identity, and cache it.
+    /// Cache an API token: one read from standard input (`--with-token`), or
+    /// one exchanged for an identity token of an identity.
+    #[command(after_help = "Examples:\n  \
+        platformctl auth login --with-token < data/admin.token\n  \
+        platformctl auth login --identity <uidp> --identity-token ci-token.jwt\n  \
+        platformctl auth login --identity <uidp> --browser --issuer https://accounts.example.com")]
     Login {
+        /// Read an API token from standard input and cache it as it is, after
+        /// the server has accepted it (the administrator's `admin.token` in
+        /// the server's data dir, say). It is not renewed: log in again once it
+        /// expires.
+        #[arg(long, conflicts_with_all = ["identity", "identity_token", "browser"])]
+        with_token: bool,
         /// The UIDP of the identity to assume.
-        #[arg(long)]
-        identity: String,
+        #[arg(long, required_unless_present = "with_token")]
+        identity: Option<String>,
         /// A file holding the identity token (an OIDC JWT); re-read on every exchange.
-        #[arg(long, required_unless_present = "browser", conflicts_with = "browser")]
+        #[arg(long, required_unless_present_any = ["browser", "with_token"], conflicts_with = "browser")]
         identity_token: Option<PathBuf>,
         /// Obtain the identity token by logging in with a browser at `--issuer`.
         #[arg(long, requires = "issuer")]
@@ -119,7 +130,9 @@ enum Auth {
         #[arg(long)]
         client_id: Option<String>,
     },
-    /// Print a valid API token, exchanging again when the cached one expires.
+    /// Print the API token commands use: `--token` (or `PLATFORMCTL_TOKEN`)
+    /// when given, else the cached login's, exchanged again when it nears
+    /// expiry.
     Token,
     /// Record `--server` and the registry hosts `docker-credential-platform`
     /// answers for (besides the server's own host), and print the
@@ -177,12 +190,16 @@ async fn run_auth(cli: &Cli, auth: &Auth) -> Result<(), Error> {
     let dir = config_dir(cli)?;
     match auth {
         Auth::Login {
+            with_token: true, ..
+        } => login_with_token(cli, &dir).await?,
+        Auth::Login {
             identity,
             identity_token,
-            browser: _,
             issuer,
             client_id,
+            ..
         } => {
+            let identity = identity.as_deref().expect("clap requires an identity");
             let token_file = match (identity_token, issuer) {
                 (Some(file), _) => file.clone(),
                 (None, Some(issuer)) => {
@@ -200,15 +217,58 @@ async fn run_auth(cli: &Cli, auth: &Auth) -> Result<(), Error> {
             };
             let credentials = Credentials::exchange(server(cli), identity, &token_file).await?;
             credentials.save(&dir)?;
-            eprintln!("logged in as {identity} until {}", credentials.expires_at);
+            eprintln!("logged in as {identity}; {}", expires(&credentials));
         }
         Auth::Token => {
-            let token = credentials::valid_token(server(cli), &dir).await?;
+            let token = match &cli.token {
+                Some(token) => token.clone(),
+                None => credentials::valid_token(server(cli), &dir).await?,
+            };
             println!("{}", platformctl::text::escape(&token));
         }
         Auth::ConfigureDocker { registries } => configure_docker(cli, &dir, registries)?,
     }
     Ok(())
+}
+
+/// `auth login --with-token`: caches the API token on standard input once
+/// the server has accepted it.
+async fn login_with_token(cli: &Cli, dir: &std::path::Path) -> Result<(), Error> {
+    let mut token = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut token)
+        .map_err(|e| credentials::local_error(format!("cannot read the token on stdin: {e}")))?;
+    let credentials = Credentials::given(server(cli), token.trim())?;
+    // Any answer but UNAUTHENTICATED means the server took the token.
+    let connection =
+        transport::rest(server(cli))?.with_tokens(StaticToken::new(credentials.token.clone()));
+    let probe = platform_api::Client::new(connection)
+        .groups()
+        .list(platform_api::platform::iam::v2::ListGroupsRequest {
+            page_size: 1,
+            ..Default::default()
+        })
+        .await;
+    if let Err(error) = probe
+        && error.code() == Code::Unauthenticated
+    {
+        return Err(error);
+    }
+    credentials.save(dir)?;
+    eprintln!(
+        "logged in as {}; {} (it is not renewed: log in again then)",
+        credentials.identity,
+        expires(&credentials)
+    );
+    Ok(())
+}
+
+/// When the cached token expires, in minutes from now.
+fn expires(credentials: &Credentials) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let minutes = credentials.expires_at.saturating_sub(now) / 60;
+    format!("the token expires in {minutes} min")
 }
 
 /// Records the credential helper's server and registries in `dir`, and

@@ -520,3 +520,105 @@ async fn credentials_are_the_owners_only_whatever_was_there() {
     assert_eq!(mode(&config), 0o700, "after a refresh");
     world.server.stop().await;
 }
+
+/// `platformctl` with `stdin` on its standard input.
+fn platformctl_fed(
+    server: &str,
+    config: &std::path::Path,
+    args: &[&str],
+    stdin: &str,
+) -> (bool, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_platformctl"))
+        .args(["--server", server, "--config-dir"])
+        .arg(config)
+        .args(args)
+        .env_remove("PLATFORMCTL_TOKEN")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+    (
+        output.status.success(),
+        text(output.stdout),
+        text(output.stderr),
+    )
+}
+
+/// The local path a new administrator takes: no identity token, no browser,
+/// the `admin.token` the server wrote, cached with `auth login --with-token`.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_administrator_logs_in_with_the_admin_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let base = format!("http://{}", server.address);
+    let config = dir.path().join("config");
+    let admin_token = server.admin_token.clone();
+    let (base2, config2) = (base.clone(), config.clone());
+    let run = move |args: &'static [&'static str], stdin: String| {
+        let (base, config) = (base2.clone(), config2.clone());
+        tokio::task::spawn_blocking(move || platformctl_fed(&base, &config, args, &stdin))
+    };
+
+    let (ok, _, stderr) = run(&["groups", "list"], String::new()).await.unwrap();
+    assert!(!ok);
+    assert!(
+        stderr.contains("auth login --with-token < <token file>") && stderr.contains("admin.token"),
+        "the way in is named: {stderr}"
+    );
+
+    let (payload, signature) = admin_token.rsplit_once('.').unwrap();
+    let forged = format!("{payload}.{}", "A".repeat(signature.len()));
+    for (refused, why) in [
+        ("not a token\n".to_owned(), "not a JWT with an expiry"),
+        (forged, "invalid signature"),
+    ] {
+        let (ok, _, stderr) = run(&["auth", "login", "--with-token"], refused)
+            .await
+            .unwrap();
+        assert!(!ok, "refused");
+        assert!(stderr.contains(why), "{stderr}");
+        assert!(!config.join("credentials.json").exists(), "nothing cached");
+    }
+
+    let (ok, _, stderr) = run(
+        &["auth", "login", "--with-token"],
+        format!("{admin_token}\n"),
+    )
+    .await
+    .unwrap();
+    assert!(ok, "{stderr}");
+    let subject = protoapi_runtime::client::jwt_subject(&admin_token).unwrap();
+    assert!(
+        ["59", "60"].iter().any(|minutes| stderr.contains(&format!(
+            "logged in as {subject}; the token expires in {minutes} min"
+        ))),
+        "{stderr}"
+    );
+    let (ok, listed, stderr) = run(&["groups", "list", "-o", "json"], String::new())
+        .await
+        .unwrap();
+    assert!(ok, "{stderr}");
+    let listed: Value = serde_json::from_str(&listed).unwrap();
+    assert!(
+        !listed["items"].as_array().unwrap().is_empty(),
+        "the administrator sees the root group: {listed}"
+    );
+    let (ok, printed, _) = run(&["auth", "token"], String::new()).await.unwrap();
+    assert!(ok);
+    assert_eq!(printed.trim(), admin_token, "the cached token");
+    let (ok, printed, _) = run(&["--token", "given-token", "auth", "token"], String::new())
+        .await
+        .unwrap();
+    assert!(ok);
+    assert_eq!(printed.trim(), "given-token", "`--token` comes first");
+}

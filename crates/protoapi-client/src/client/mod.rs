@@ -43,7 +43,7 @@ use protoapi_core::stream::MessageStream;
 pub use call::{HttpRule, RawBodies, RawBody, Retry, Route};
 pub use pager::{items, pages};
 pub use tls::{HttpsConnector, Tls, is_loopback};
-pub use token::{RefreshingToken, StaticToken, TokenSource, jwt_expiry};
+pub use token::{RefreshingToken, StaticToken, TokenSource, jwt_expiry, jwt_subject};
 
 /// A connection to an API over one transport, shared by every generated
 /// client made from it (cloning is cheap).

@@ -110,10 +110,19 @@ impl TokenSource for RefreshingToken {
 
 /// The `exp` claim of a JWT, read without verifying it (the server does).
 pub fn jwt_expiry(token: &str) -> Option<SystemTime> {
-    let payload = token.split('.').nth(1)?;
-    let claims: serde_json::Value =
-        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+    let claims = jwt_claims(token)?;
     Some(UNIX_EPOCH + Duration::from_secs(claims["exp"].as_u64()?))
+}
+
+/// The `sub` claim of a JWT, read without verifying it (for display: the
+/// server verifies).
+pub fn jwt_subject(token: &str) -> Option<String> {
+    Some(jwt_claims(token)?["sub"].as_str()?.to_owned())
+}
+
+fn jwt_claims(token: &str) -> Option<serde_json::Value> {
+    let payload = token.split('.').nth(1)?;
+    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()
 }
 
 #[cfg(test)]
@@ -161,5 +170,7 @@ mod tests {
         let at = UNIX_EPOCH + Duration::from_secs(1_900_000_000);
         assert_eq!(jwt_expiry(&jwt(at)), Some(at));
         assert_eq!(jwt_expiry("not a jwt"), None);
+        assert_eq!(jwt_subject(&jwt(at)).as_deref(), Some("x"));
+        assert_eq!(jwt_subject("not a jwt"), None);
     }
 }
