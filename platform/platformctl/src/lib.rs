@@ -28,6 +28,9 @@ pub mod exit {
     pub const CONFLICT: u8 = 5;
     /// UNAVAILABLE or DEADLINE_EXCEEDED: try again later.
     pub const UNAVAILABLE: u8 = 6;
+    /// FAILED_PRECONDITION with the preconditions the server found unmet (a
+    /// delete with dependents, whose list is printed): change them first.
+    pub const PRECONDITION: u8 = 7;
 }
 
 /// The exit code of a failed call.
@@ -38,12 +41,17 @@ pub fn exit_code(error: &protoapi_runtime::Error) -> ExitCode {
         Code::Unauthenticated | Code::PermissionDenied => exit::DENIED,
         Code::AlreadyExists | Code::Aborted => exit::CONFLICT,
         Code::Unavailable | Code::DeadlineExceeded => exit::UNAVAILABLE,
+        Code::FailedPrecondition if !error.precondition_violations().is_empty() => {
+            exit::PRECONDITION
+        }
         _ => exit::FAILURE,
     })
 }
 
-/// `error: CODE: message`, then one line per field violation and the reason,
-/// every part from the server [escaped](text::escape) for the terminal.
+/// `error: CODE: message`, then one line per field violation and per
+/// precondition violation (a refused delete's dependents), the resource and
+/// the reason, every part from the server [escaped](text::escape) for the
+/// terminal.
 pub fn describe(error: &protoapi_runtime::Error) -> String {
     use text::escape;
     let mut text = format!("error: {}", escape(&error.to_string()));
@@ -51,6 +59,14 @@ pub fn describe(error: &protoapi_runtime::Error) -> String {
         text.push_str(&format!(
             "\n  {}: {}",
             escape(&violation.field),
+            escape(&violation.description)
+        ));
+    }
+    for violation in error.precondition_violations() {
+        text.push_str(&format!(
+            "\n  {} {}: {}",
+            escape(&violation.r#type),
+            escape(&violation.subject),
             escape(&violation.description)
         ));
     }

@@ -46,7 +46,8 @@ const ID_TOKEN_FILE: &str = "identity-token.jwt";
 const EXIT_CODES: &str = "\
 Exit codes: 0 success, 1 other failures, 2 invalid input (usage or INVALID_ARGUMENT),
 3 not found, 4 unauthenticated or permission denied, 5 conflict (ALREADY_EXISTS, or ABORTED
-on a stale --etag), 6 unavailable (retried first) or timed out.";
+on a stale --etag), 6 unavailable (retried first) or timed out, 7 preconditions unmet (FAILED_PRECONDITION
+naming them, such as a delete's dependents, which are listed).";
 
 #[derive(Parser)]
 #[command(

@@ -201,11 +201,15 @@ async fn every_collection_from_the_command_line() {
     .await;
     assert_eq!(read_only.code, 2, "{}", read_only.stderr);
 
-    // Anything else is 1: a group with children is not deleted.
+    // A group with children is not deleted: 7, and the children are named.
     let blocked = run(args(&format!("groups delete {root}"))).await;
-    assert_eq!(blocked.code, 1, "{}", blocked.stderr);
+    assert_eq!(blocked.code, 7, "{}", blocked.stderr);
     assert!(
-        blocked.stderr.contains("FAILED_PRECONDITION"),
+        blocked.stderr.contains("FAILED_PRECONDITION")
+            && blocked
+                .stderr
+                .contains(&format!("\n  DEPENDENT_RESOURCE {root}/"))
+            && blocked.stderr.contains(" depends on this resource"),
         "{}",
         blocked.stderr
     );
