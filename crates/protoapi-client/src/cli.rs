@@ -52,6 +52,22 @@ impl Page {
     }
 }
 
+impl Page {
+    /// What a page followed by others says: how many items it shows of how
+    /// many, and how to see the rest.
+    pub fn more(&self) -> String {
+        let shown = match self.total_count {
+            total if total > 0 => format!("{} of {total}", self.items.len()),
+            _ => self.items.len().to_string(),
+        };
+        format!(
+            "{shown} shown; more with --all, or --page-token {}",
+            // The server's text, never a terminal's escape sequence.
+            self.next_page_token.escape_default()
+        )
+    }
+}
+
 impl Answer {
     /// An item answered by a call.
     pub fn item<M: JsonMessage>(message: &M) -> Answer {
@@ -161,7 +177,8 @@ pub struct Paging {
     /// Every page to the end.
     #[arg(long)]
     pub all: bool,
-    /// No progress on stderr with `--all`.
+    /// Nothing on stderr about pages: no progress with `--all`, no word of
+    /// more pages without it.
     #[arg(short, long)]
     pub quiet: bool,
 }
@@ -176,8 +193,9 @@ impl Paging {
         request
     }
 
-    /// The first page of `pages`, or with `--all` every item of every page,
-    /// with progress on stderr unless `--quiet`.
+    /// The first page of `pages` (saying on stderr, unless `--quiet`, when
+    /// more follow), or with `--all` every item of every page, with progress
+    /// on stderr unless `--quiet`.
     pub async fn answer<P>(
         &self,
         pages: impl Stream<Item = Result<P, Error>>,
@@ -186,7 +204,11 @@ impl Paging {
         let mut pages = std::pin::pin!(pages.map_ok(page));
         if !self.all {
             let first = pages.try_next().await?;
-            return Ok(Answer::Page(first.expect("a list answers a first page")));
+            let first = first.expect("a list answers a first page");
+            if !self.quiet && !first.next_page_token.is_empty() {
+                eprintln!("{}", first.more());
+            }
+            return Ok(Answer::Page(first));
         }
         let mut items = Vec::new();
         let mut count = 0;

@@ -92,6 +92,21 @@ async fn every_collection_from_the_command_line() {
     .await;
     let lines: Vec<&str> = table.stdout.lines().collect();
     assert_eq!(lines.len(), 4, "a header and one page: {}", table.stdout);
+    assert!(
+        table
+            .stderr
+            .starts_with("3 of 7 shown; more with --all, or --page-token "),
+        "a page with more after it says so: {}",
+        table.stderr
+    );
+    let token = table.stderr.trim().rsplit(' ').next().unwrap();
+    let rest = run(args(&format!(
+        "groups list --children-of {root} --page-size 5 --page-token {token} -o json"
+    )))
+    .await;
+    assert_eq!(rest.code, 0, "{}", rest.stderr);
+    assert_eq!(rest.json()["items"].as_array().unwrap().len(), 4);
+    assert_eq!(rest.stderr, "", "the last page says nothing more");
     assert!(lines[0].starts_with("UID "), "{}", table.stdout);
     let name_column = lines[0].find("NAME").unwrap();
     assert!(
