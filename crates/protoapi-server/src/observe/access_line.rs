@@ -98,7 +98,7 @@ thread_local! {
     static LINE: RefCell<String> = RefCell::new(String::with_capacity(256));
     /// The time stamp's text up to its seconds (`2026-11-30T16:24:25.`),
     /// and the second it stands for.
-    static SECOND: RefCell<(u64, String)> = RefCell::new((u64::MAX, String::new()));
+    static SECOND: RefCell<(u64, String)> = const { RefCell::new((u64::MAX, String::new())) };
 }
 
 /// The time stamp `tracing-subscriber`'s `SystemTime` writes
