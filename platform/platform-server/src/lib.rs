@@ -171,8 +171,22 @@ pub async fn serve_with(
     Ok(())
 }
 
+/// Whether `identity` names a stored identity (`mint-token` refuses any
+/// other).
+pub async fn identity_exists(
+    store: &protoapi_runtime::sql::SqlStore,
+    identity: &str,
+) -> Result<bool, BoxError> {
+    use protoapi_runtime::store::Backend as _;
+    let found = store
+        .get::<platform_api::platform::iam::v2::Identity>(identity)
+        .await
+        .map_err(|e| format!("cannot read identity `{identity}`: {e}"))?;
+    Ok(found.is_some())
+}
+
 /// A one-hour API token for `identity`, signed with the key in `keys_dir`
-/// (what `platform-server mint-token` prints).
+/// (what `platform-server mint-token` prints, once the identity is found).
 pub fn mint_token(keys_dir: &Path, base_url: &str, identity: &str) -> Result<String, BoxError> {
     protoapi_runtime::uidp::parse("identity", identity)?;
     if !keys::has_api_token_key(keys_dir) {

@@ -76,17 +76,31 @@ async fn main() -> ExitCode {
     let telemetry = args.telemetry.clone();
     let work = async move {
         match &args.command {
-            Some(Command::MintToken { identity }) => mint_token(&args, identity),
+            Some(Command::MintToken { identity }) => mint_token(&args, identity).await,
             None => serve(args).await,
         }
     };
     telemetry.run("platform-server", work).await
 }
 
-fn mint_token(args: &Args, identity: &str) -> Result<(), String> {
+/// Prints a token for a stored identity, from the server's key and
+/// storage (the same `--data-dir`, `--keys-dir` and `--database-url`).
+async fn mint_token(args: &Args, identity: &str) -> Result<(), String> {
     let keys_dir = args.keys_dir.as_deref().unwrap_or(&args.data_dir);
     let token = platform_server::mint_token(keys_dir, &args.serve.base_url(), identity)
         .map_err(|e| e.to_string())?;
+    let store = match &args.storage.database_url {
+        Some(url) => platform_server::store::open_postgres(url).await,
+        None => platform_server::store::open_sqlite(&args.data_dir).await,
+    }
+    .map_err(|e| format!("cannot open the server's storage: {e}"))?;
+    let found = platform_server::identity_exists(&store, identity).await;
+    store.close().await;
+    if !found.map_err(|e| e.to_string())? {
+        return Err(format!(
+            "no identity `{identity}`: create it first (`POST /iam/v2/identities/<group>`)"
+        ));
+    }
     println!("{token}");
     Ok(())
 }
