@@ -267,9 +267,11 @@ impl ApiRouter {
                 ([(http::header::CONTENT_TYPE, "application/json")], openapi)
             }),
         );
-        routes = routes
-            .fallback(protoapi_http::rest::fallback)
-            .method_not_allowed_fallback(protoapi_http::rest::method_not_allowed);
+        routes = match console {
+            Some(_) => routes.fallback(console_front_door),
+            None => routes.fallback(protoapi_http::rest::fallback),
+        }
+        .method_not_allowed_fallback(protoapi_http::rest::method_not_allowed);
         if layers.concerns.needs_templates() {
             routes = routes.layer(crate::edge::NoteTemplate);
         }
@@ -328,6 +330,20 @@ impl fmt::Display for MissingHandlers {
 }
 
 impl std::error::Error for MissingHandlers {}
+
+/// The fallback of a router serving the console: a browser's `GET /` (or
+/// `HEAD /`) is sent to the console's home page; anything else no route
+/// matched is [`fallback`](protoapi_http::rest::fallback)'s.
+async fn console_front_door(request: axum::extract::Request) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let front = request.uri().path() == "/"
+        && matches!(*request.method(), http::Method::GET | http::Method::HEAD)
+        && !protoapi_http::rest::is_grpc(request.headers());
+    if front {
+        return axum::response::Redirect::to(protoapi_console::PREFIX).into_response();
+    }
+    protoapi_http::rest::fallback(request).await
+}
 
 #[cfg(test)]
 mod tests {

@@ -98,6 +98,28 @@ async fn a_session_opens_with_a_token_the_api_accepts_and_closes_at_sign_out() {
 }
 
 #[tokio::test]
+async fn the_front_door_leads_to_the_console() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let front = browser(&server).get("/").await;
+    assert_eq!(front.status, StatusCode::SEE_OTHER);
+    assert_eq!(front.location(), "/console/");
+    let other = server.rest().get("/nowhere").await;
+    assert_eq!(
+        other.status,
+        StatusCode::NOT_FOUND,
+        "other paths are the API's 404"
+    );
+    let posted = server.rest().post("/", serde_json::json!({})).await;
+    assert_eq!(
+        posted.status,
+        StatusCode::NOT_FOUND,
+        "only a GET is sent on"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn sign_in_goes_back_only_to_console_pages() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path()).await;
