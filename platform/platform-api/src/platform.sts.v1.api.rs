@@ -161,6 +161,7 @@ for TokenServiceApi<S> {
     }
 }
 /// `platform.sts.v1.TokenService.ExchangeToken` as the annotations declare it: trades an identity token of a trusted issuer for an API token of the `platform.iam.v2.Identity` its `identity` names, whose `claim_match` holds the token's issuer and subject.
+#[cfg(feature = "server")]
 impl<S: crate::platform::iam::v2::IdentityStore> TokenServiceHandler
 for ::protoapi_runtime::__private::auth::StoredExchange<S> {
     async fn exchange_token(

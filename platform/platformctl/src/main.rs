@@ -54,7 +54,8 @@ naming them, such as a delete's dependents, which are listed).";
     version,
     about = "The command-line client of the Platform API",
     after_help = EXIT_CODES,
-    subcommand_required = true
+    subcommand_required = true,
+    next_help_heading = "Global options"
 )]
 struct Cli {
     /// The API's base URL (also the audience of its tokens).

@@ -17,6 +17,7 @@ use protoapi_runtime::client::{Connection, Tls};
 
 /// The transport flags every binary takes.
 #[derive(Clone, Debug, Default, clap::Args)]
+#[command(next_help_heading = "Global options")]
 pub struct TransportFlags {
     /// Trust the certificate authorities in this PEM file for `https://`
     /// servers and issuers (instead of the system's roots).

@@ -50,8 +50,10 @@ pub fn emit(scope: &Scope, api: &Api, service: &Service) -> Option<TokenStream> 
         .response_has_more
         .then(|| quote!(..Default::default()));
     let doc = doc(exchange, service);
+    // The exchange serves tokens: it exists in the server build only.
     Some(quote! {
         #[doc = #doc]
+        #[cfg(feature = "server")]
         impl<S: #store> #handler for ::protoapi_runtime::__private::auth::StoredExchange<S> {
             async fn #rust_name(&self, caller: &Caller, request: #input) -> Result<#output, Error> {
                 use ::protoapi_runtime::__private::auth::{IdentityClaims, Subject};
