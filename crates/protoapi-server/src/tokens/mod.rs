@@ -13,26 +13,14 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use protoapi_core::auth::unauthenticated;
 use protoapi_core::error::Error;
-use serde::{Deserialize, Serialize};
 
+mod claims;
 mod verified;
+
+pub use claims::{Claims, LEEWAY_SECS};
 
 /// Lifetime of the API tokens this server issues.
 pub const TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
-/// Clock skew tolerated on `exp` and `nbf`.
-pub const LEEWAY_SECS: u64 = 30;
-
-/// Claims of an API token.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Claims {
-    pub iss: String,
-    pub aud: String,
-    pub sub: String,
-    pub iat: u64,
-    pub nbf: u64,
-    pub exp: u64,
-}
-
 /// Issues and verifies this server's API tokens; clones share the tokens
 /// verified so far.
 #[derive(Clone)]
@@ -174,6 +162,30 @@ mod tests {
                 .reason(),
             "TOKEN_MALFORMED",
             "a subject that is not a UIDP"
+        );
+    }
+
+    #[test]
+    fn only_verified_tokens_are_kept_and_a_forgery_of_one_is_refused() {
+        let tokens = ApiTokens::new(&[1; 32], "http://api");
+        let token = tokens.issue(&"a".repeat(40));
+        let at = token.len() - 10;
+        let swapped = if &token[at..=at] == "A" { "B" } else { "A" };
+        let forged = format!("{}{swapped}{}", &token[..at], &token[at + 1..]);
+        assert!(tokens.verify(&forged).is_err());
+        assert_eq!(tokens.verified.len(), 0, "a refused token is not kept");
+        let first = tokens.verify(&token).unwrap();
+        assert_eq!(tokens.verified.len(), 1);
+        assert!(
+            Arc::ptr_eq(&first, &tokens.verify(&token).unwrap()),
+            "a hit"
+        );
+        assert!(tokens.verify(&forged).is_err(), "after the genuine one");
+        let other_key = ApiTokens::new(&[2; 32], "http://api");
+        assert_eq!(
+            other_key.verify(&token).unwrap_err().reason(),
+            "TOKEN_BAD_SIGNATURE",
+            "servers with other keys share nothing"
         );
     }
 }
