@@ -3,7 +3,7 @@
 //! they expire after an hour. Verification accepts nothing else: no other
 //! algorithm (`none`, RS/HS confusion), no other key, issuer or audience, no
 //! expired or not-yet-valid token (beyond a small clock skew). A token
-//! verified once is remembered ([`verified`]): presented again, its times are
+//! verified once is remembered (module `verified`): presented again, its times are
 //! checked and nothing else is decoded.
 
 use std::sync::Arc;
