@@ -16,7 +16,8 @@
 //!   tracer, which may export spans over OTLP; the server flags install it
 //!   only with an exporter, `--otlp-endpoint`, as it costs every request).
 //! - **Access log** ([`access`]): when the response body ends (or the
-//!   client goes away), one `INFO` event on target `access` with the route
+//!   client goes away), one `INFO` line on target `access` (written straight
+//!   into the server flags' text log, [`access_line`], else an event) with the route
 //!   *template* (the axum `MatchedPath` for REST, the method path for gRPC,
 //!   `unmatched` for anything else: never the raw URI with its ids and
 //!   query), the HTTP method and status, the gRPC code (read from the
