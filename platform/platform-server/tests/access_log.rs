@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::process::Command;
 use std::time::Instant;
 
@@ -19,18 +17,9 @@ fn start(data_dir: &std::path::Path, filter: &str) -> Server {
     Server::spawn(command, data_dir)
 }
 
-/// `GET path` with the server's token on a connection of its own: the
-/// answer's head.
+/// `GET path` with the server's token: the answer's head.
 fn get(server: &Server, path: &str) -> String {
-    let mut stream = TcpStream::connect(&server.address).unwrap();
-    let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\n\
-         Connection: close\r\n\r\n",
-        server.token
-    );
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
+    let answer = common::get(&server.address, path, &server.token);
     answer.split_once("\r\n\r\n").unwrap().0.to_owned()
 }
 

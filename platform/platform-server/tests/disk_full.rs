@@ -116,15 +116,7 @@ async fn a_full_disk_refuses_writes_keeps_reads_and_loses_nothing() {
     }
     assert_eq!(refused, 5, "the file size limit was never reached");
     assert!(!acknowledged.is_empty(), "no create fitted below the limit");
-    assert!(
-        server
-            .log
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|l| l.contains("storage full")),
-        "the cause is logged"
-    );
+    assert!(server.logged("storage full"), "the cause is logged");
 
     // Reads go on.
     for uid in acknowledged.iter().rev().take(5) {

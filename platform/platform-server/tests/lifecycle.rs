@@ -76,7 +76,6 @@ async fn an_unread_log_does_not_stall_requests() {
 trait Lifecycle {
     fn signal(&self, signal: &str);
     fn wait(&mut self) -> ExitStatus;
-    fn logged(&self, text: &str) -> bool;
 }
 
 impl Lifecycle for Server {
@@ -101,14 +100,6 @@ impl Lifecycle for Server {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-    }
-
-    fn logged(&self, text: &str) -> bool {
-        self.log
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|line| line.contains(text))
     }
 }
 

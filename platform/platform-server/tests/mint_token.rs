@@ -25,20 +25,6 @@ fn mint(data_dir: &std::path::Path, address: &str, identity: &str) -> std::proce
         .unwrap()
 }
 
-/// `GET path` with `token`: the whole answer.
-fn get(address: &str, path: &str, token: &str) -> String {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(address).unwrap();
-    let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\n\
-         Connection: close\r\n\r\n"
-    );
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    answer
-}
-
 #[test]
 fn tokens_are_minted_for_stored_identities_only() {
     let data = tempfile::tempdir().unwrap();
@@ -56,7 +42,7 @@ fn tokens_are_minted_for_stored_identities_only() {
         Some(admin.as_str())
     );
 
-    let answer = get(&server.address, "/iam/v2/groups", token.trim());
+    let answer = common::get(&server.address, "/iam/v2/groups", token.trim());
     assert!(
         answer.starts_with("HTTP/1.1 200"),
         "the minted token is accepted: {answer}"

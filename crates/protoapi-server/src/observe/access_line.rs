@@ -147,46 +147,23 @@ fn field(line: &mut String, key: &str, value: &str) {
 fn milliseconds(line: &mut String, latency: Duration) {
     let micros = latency.as_micros();
     line.push_str(itoa::Buffer::new().format(micros / 1000));
-    let fraction = micros % 1000;
+    let mut fraction = micros % 1000;
     if fraction != 0 {
-        let digits = format!("{fraction:03}");
         line.push('.');
-        line.push_str(digits.trim_end_matches('0'));
+        let mut place = 100;
+        while fraction != 0 {
+            line.push(char::from(b'0' + (fraction / place) as u8));
+            fraction %= place;
+            place /= 10;
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::io;
-    use std::sync::{Arc, Mutex};
-
-    use tracing_subscriber::fmt::MakeWriter;
-
     use super::*;
     use crate::observe::text::TextLines;
-
-    /// Lines written, kept for the test to read.
-    #[derive(Clone, Default)]
-    struct Kept(Arc<Mutex<Vec<u8>>>);
-
-    impl io::Write for Kept {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl<'a> MakeWriter<'a> for Kept {
-        type Writer = Kept;
-
-        fn make_writer(&'a self) -> Kept {
-            self.clone()
-        }
-    }
+    use crate::observe::text::kept::Kept;
 
     fn line(caller: &str, latency: Duration) -> AccessLine<'_> {
         AccessLine {

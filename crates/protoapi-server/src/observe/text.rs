@@ -117,18 +117,17 @@ impl Visit for Fields<'_, '_> {
     }
 }
 
+/// A writer that keeps what it is given, for tests to read.
 #[cfg(test)]
-mod tests {
+pub(super) mod kept {
     use std::io;
     use std::sync::{Arc, Mutex};
 
     use tracing_subscriber::fmt::MakeWriter;
 
-    use super::*;
-
     /// Lines written, kept for the test to read.
     #[derive(Clone, Default)]
-    struct Kept(Arc<Mutex<Vec<u8>>>);
+    pub(in crate::observe) struct Kept(pub Arc<Mutex<Vec<u8>>>);
 
     impl io::Write for Kept {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
@@ -148,6 +147,12 @@ mod tests {
             self.clone()
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kept::Kept;
+    use super::*;
 
     fn logged(ansi: bool, log: impl FnOnce()) -> String {
         let kept = Kept::default();

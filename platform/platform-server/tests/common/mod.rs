@@ -91,6 +91,33 @@ impl Server {
     }
 }
 
+impl Server {
+    /// Whether a line logged so far contains `text`.
+    #[allow(dead_code)]
+    pub fn logged(&self, text: &str) -> bool {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|line| line.contains(text))
+    }
+}
+
+/// `GET path` with `token`, on a connection of its own: the whole answer.
+#[allow(dead_code)]
+pub fn get(address: &str, path: &str, token: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\n\
+         Connection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         self.child.kill().ok();
