@@ -73,6 +73,13 @@ impl Credentials {
         })
     }
 
+    /// When the token expires, in minutes from now (`the token expires in
+    /// 59 min`).
+    pub fn expires_in(&self) -> String {
+        let minutes = self.expires_at.saturating_sub(now()) / 60;
+        format!("the token expires in {minutes} min")
+    }
+
     pub fn save(&self, dir: &Path) -> Result<(), protoapi_runtime::Error> {
         let text = serde_json::to_vec_pretty(self).expect("credentials serialize");
         write_private(dir, FILE, &text)

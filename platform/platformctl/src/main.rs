@@ -219,7 +219,7 @@ async fn run_auth(cli: &Cli, auth: &Auth) -> Result<(), Error> {
             };
             let credentials = Credentials::exchange(server(cli), identity, &token_file).await?;
             credentials.save(&dir)?;
-            eprintln!("logged in as {identity}; {}", expires(&credentials));
+            eprintln!("logged in as {identity}; {}", credentials.expires_in());
         }
         Auth::Token => {
             let token = match &cli.token {
@@ -259,18 +259,9 @@ async fn login_with_token(cli: &Cli, dir: &std::path::Path) -> Result<(), Error>
     eprintln!(
         "logged in as {}; {} (it is not renewed: log in again then)",
         credentials.identity,
-        expires(&credentials)
+        credentials.expires_in()
     );
     Ok(())
-}
-
-/// When the cached token expires, in minutes from now.
-fn expires(credentials: &Credentials) -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let minutes = credentials.expires_at.saturating_sub(now) / 60;
-    format!("the token expires in {minutes} min")
 }
 
 /// Records the credential helper's server and registries in `dir`, and
