@@ -5,6 +5,9 @@
 //! - [`oidc`]: signing in at an OIDC issuer (discovery, the code flow with
 //!   PKCE, the code redeemed), which the web console and command-line
 //!   clients share.
+//! - [`schema`]: every collection of an API and the routes of its standard
+//!   methods, which generic clients (the web console, the infrastructure
+//!   provider) read.
 //! - `cli` (feature `cli`): the arguments and answers of generated
 //!   command-line modules, clap included.
 
@@ -12,3 +15,4 @@
 pub mod cli;
 pub mod client;
 pub mod oidc;
+pub mod schema;

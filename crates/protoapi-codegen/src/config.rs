@@ -288,14 +288,16 @@ impl Config {
                 &api,
                 &[
                     emit::rows::emit_tables(&api).unwrap_or_default(),
-                    emit::console::emit(&api),
+                    emit::console::emit_console(),
                 ],
             ))
             .into_bytes(),
         );
+        let client_root = emit::client::emit_root(&api);
+        let schema = emit::console::emit(&api);
         output.insert(
             emit::client::FILE.into(),
-            emit::format(emit::client::emit_root(&api)).into_bytes(),
+            emit::format(quote!(#client_root #schema)).into_bytes(),
         );
         if self.cli_feature.is_some() {
             output.insert(

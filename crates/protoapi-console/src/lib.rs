@@ -2,7 +2,7 @@
 //! port: server-rendered HTML (askama templates, autoescaped; no script),
 //! generated from the same protos and annotation files as the API.
 //!
-//! The generator writes the API's [`Schema`] (the crate's `CONSOLE`: each
+//! The generator writes the API's [`Schema`] (the crate's `SCHEMA`: each
 //! resource's collection, fields and behaviours, references, `order_by`
 //! choices, filters and the routes of its standard methods); this module
 //! does the rest, the same for every API:
@@ -48,7 +48,6 @@ mod pages;
 mod paths;
 mod pending;
 mod reply;
-pub mod schema;
 mod seal;
 pub mod session;
 mod settings;
@@ -68,8 +67,8 @@ use axum::routing::get;
 use http::{HeaderValue, header};
 
 pub use paths::PREFIX;
+pub use protoapi_client::schema::{self, Schema};
 use protoapi_core::auth::Authorizer;
-pub use schema::Schema;
 pub use settings::{Issuer, Settings};
 use shared::Shared;
 
@@ -82,7 +81,7 @@ pub struct Console {
 }
 
 impl Console {
-    /// The console of the API `schema` describes (the generated `CONSOLE`).
+    /// The console of the API `schema` describes (the generated `SCHEMA`).
     pub fn new(schema: &'static Schema) -> Self {
         Console {
             schema,

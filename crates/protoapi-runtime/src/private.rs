@@ -4,7 +4,7 @@
 //!
 //! Every path here is re-exported from where it lives; whole modules are
 //! re-exported only where the module exists for generated code alone
-//! (`rest`, `standard`, `stream`, `json::wire`, `cli`, `console::schema`).
+//! (`rest`, `standard`, `stream`, `json::wire`, `cli`, `schema`).
 
 // The crates generated code uses, at the versions the runtime builds with.
 pub use {axum, futures_util, http, prost_reflect, prost_types, serde, serde_json, tonic};
@@ -80,9 +80,12 @@ pub mod client {
 #[cfg(feature = "cli")]
 pub use crate::cli;
 
+#[cfg(feature = "client")]
+pub use protoapi_client::schema;
+
 #[cfg(feature = "server")]
 pub mod console {
-    pub use crate::console::{Console, Schema, schema};
+    pub use crate::console::Console;
 }
 
 #[cfg(feature = "server")]

@@ -19,7 +19,7 @@ async fn signed_in() -> Browser {
     let context = ApiContext::new(PageTokens::new([9; 32]), Authorizer::allow_all());
     let router = library::Services::new(context)
         .store(Arc::new(MemoryStore::default()))
-        .console(Console::new(&library::CONSOLE))
+        .console(Console::new(&library::SCHEMA))
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();

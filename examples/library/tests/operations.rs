@@ -39,7 +39,7 @@ async fn serve<S: library::Stores>(store: Arc<S>, lease: Duration) -> String {
         .with_operation_lease(lease);
     let router = library::Services::new(context)
         .store(store)
-        .console(Console::new(&library::CONSOLE))
+        .console(Console::new(&library::SCHEMA))
         .layer(axum::middleware::from_fn(caller))
         .build()
         .unwrap();

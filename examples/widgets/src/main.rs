@@ -74,7 +74,7 @@ async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(console) = args
         .console
         .settings()?
-        .console(&widgets::CONSOLE, &base_url, tls, None)
+        .console(&widgets::SCHEMA, &base_url, tls, None)
     {
         services = services.console(console);
     }

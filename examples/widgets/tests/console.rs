@@ -21,7 +21,7 @@ async fn widgets_have_a_console_of_their_own() {
     let app = widgets::Services::new(context)
         .store(Arc::new(widgets::MemoryStore::default()))
         .drawing_service(Arc::new(widgets::Drawings::default()))
-        .console(Console::new(&widgets::CONSOLE))
+        .console(Console::new(&widgets::SCHEMA))
         .layer(axum::Extension(Caller::System))
         .build()
         .unwrap();

@@ -120,3 +120,344 @@ impl Client {
         crate::platform::iam::v1::client::RoleService::new(self.connection.clone())
     }
 }
+/// The API as generic clients see it (`protoapi_runtime::schema`):
+/// every resource's collection and the routes of its standard
+/// methods. The web console ([`Services::console`]) and the
+/// infrastructure provider are built from it.
+pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_runtime::__private::schema::Schema {
+    title: "platform",
+    descriptors: || &DESCRIPTOR_POOL,
+    collections: &[
+        ::protoapi_runtime::__private::schema::Collection {
+            create: Some(::protoapi_runtime::__private::schema::Create {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::advisory::v2::client::DocumentService::CREATE_DOCUMENT,
+                    capability: Some("documents.create"),
+                },
+                body: "document",
+                id: None,
+            }),
+            get: Some(::protoapi_runtime::__private::schema::Action {
+                route: &crate::platform::advisory::v2::client::DocumentService::GET_DOCUMENT,
+                capability: Some("documents.get"),
+            }),
+            list: Some(::protoapi_runtime::__private::schema::List {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::advisory::v2::client::DocumentService::LIST_DOCUMENTS,
+                    capability: Some("documents.list"),
+                },
+                items: "items",
+                total: Some("totalCount"),
+                parent_query: Some("uidp.children_of"),
+                order_by: true,
+                filters: &["uidp.descendants_of", "name"],
+                in_root: false,
+            }),
+            update: Some(::protoapi_runtime::__private::schema::Update {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::advisory::v2::client::DocumentService::UPDATE_DOCUMENT,
+                    capability: Some("documents.update"),
+                },
+                body: "document",
+                mask: true,
+            }),
+            delete: Some(::protoapi_runtime::__private::schema::Delete {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::advisory::v2::client::DocumentService::DELETE_DOCUMENT,
+                    capability: Some("documents.delete"),
+                },
+                etag: true,
+            }),
+            ..::protoapi_runtime::__private::schema::Collection::of::<
+                crate::platform::advisory::v2::Document,
+            >("documents", "document", "platform.advisory.v2.Document")
+        },
+        ::protoapi_runtime::__private::schema::Collection {
+            create: Some(::protoapi_runtime::__private::schema::Create {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::iam::v2::client::GroupService::CREATE_GROUP,
+                    capability: Some("groups.create"),
+                },
+                body: "group",
+                id: None,
+            }),
+            get: Some(::protoapi_runtime::__private::schema::Action {
+                route: &crate::platform::iam::v2::client::GroupService::GET_GROUP,
+                capability: Some("groups.get"),
+            }),
+            list: Some(::protoapi_runtime::__private::schema::List {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::iam::v2::client::GroupService::LIST_GROUPS,
+                    capability: Some("groups.list"),
+                },
+                items: "items",
+                total: Some("totalCount"),
+                parent_query: Some("uidp.children_of"),
+                order_by: true,
+                filters: &["uidp.descendants_of", "uidp.ancestors_of", "name"],
+                in_root: true,
+            }),
+            update: Some(::protoapi_runtime::__private::schema::Update {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::iam::v2::client::GroupService::UPDATE_GROUP,
+                    capability: Some("groups.update"),
+                },
+                body: "group",
+                mask: true,
+            }),
+            delete: Some(::protoapi_runtime::__private::schema::Delete {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::iam::v2::client::GroupService::DELETE_GROUP,
+                    capability: Some("groups.delete"),
+                },
+                etag: true,
+            }),
+            ..::protoapi_runtime::__private::schema::Collection::of::<
+                crate::platform::iam::v2::Group,
+            >("groups", "group", "platform.iam.v2.Group")
+        },
+        ::protoapi_runtime::__private::schema::Collection {
+            create: Some(::protoapi_runtime::__private::schema::Create {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::iam::v2::client::IdentityService::CREATE_IDENTITY,
+                    capability: Some("identities.create"),
+                },
+                body: "identity",
+                id: None,
+            }),
+            get: Some(::protoapi_runtime::__private::schema::Action {
+                route: &crate::platform::iam::v2::client::IdentityService::GET_IDENTITY,
+                capability: Some("identities.get"),
+            }),
+            list: Some(::protoapi_runtime::__private::schema::List {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::iam::v2::client::IdentityService::LIST_IDENTITIES,
+                    capability: Some("identities.list"),
+                },
+                items: "items",
+                total: Some("totalCount"),
+                parent_query: Some("uidp.children_of"),
+                order_by: true,
+                filters: &["uidp.descendants_of", "name"],
+                in_root: true,
+            }),
+            update: Some(::protoapi_runtime::__private::schema::Update {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::iam::v2::client::IdentityService::UPDATE_IDENTITY,
+                    capability: Some("identities.update"),
+                },
+                body: "identity",
+                mask: true,
+            }),
+            delete: Some(::protoapi_runtime::__private::schema::Delete {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::iam::v2::client::IdentityService::DELETE_IDENTITY,
+                    capability: Some("identities.delete"),
+                },
+                etag: true,
+            }),
+            ..::protoapi_runtime::__private::schema::Collection::of::<
+                crate::platform::iam::v2::Identity,
+            >("identities", "identity", "platform.iam.v2.Identity")
+        },
+        ::protoapi_runtime::__private::schema::Collection {
+            create: Some(::protoapi_runtime::__private::schema::Create {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::iam::v2::client::RoleBindingService::CREATE_ROLE_BINDING,
+                    capability: Some("roleBindings.create"),
+                },
+                body: "roleBinding",
+                id: None,
+            }),
+            get: Some(::protoapi_runtime::__private::schema::Action {
+                route: &crate::platform::iam::v2::client::RoleBindingService::GET_ROLE_BINDING,
+                capability: Some("roleBindings.get"),
+            }),
+            list: Some(::protoapi_runtime::__private::schema::List {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::iam::v2::client::RoleBindingService::LIST_ROLE_BINDINGS,
+                    capability: Some("roleBindings.list"),
+                },
+                items: "items",
+                total: Some("totalCount"),
+                parent_query: Some("uidp.children_of"),
+                order_by: true,
+                filters: &["uidp.descendants_of", "name"],
+                in_root: false,
+            }),
+            update: Some(::protoapi_runtime::__private::schema::Update {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::iam::v2::client::RoleBindingService::UPDATE_ROLE_BINDING,
+                    capability: Some("roleBindings.update"),
+                },
+                body: "roleBinding",
+                mask: true,
+            }),
+            delete: Some(::protoapi_runtime::__private::schema::Delete {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::iam::v2::client::RoleBindingService::DELETE_ROLE_BINDING,
+                    capability: Some("roleBindings.delete"),
+                },
+                etag: true,
+            }),
+            ..::protoapi_runtime::__private::schema::Collection::of::<
+                crate::platform::iam::v2::RoleBinding,
+            >("roleBindings", "roleBinding", "platform.iam.v2.RoleBinding")
+        },
+        ::protoapi_runtime::__private::schema::Collection {
+            create: Some(::protoapi_runtime::__private::schema::Create {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::iam::v2::client::RoleService::CREATE_ROLE,
+                    capability: Some("roles.create"),
+                },
+                body: "role",
+                id: None,
+            }),
+            get: Some(::protoapi_runtime::__private::schema::Action {
+                route: &crate::platform::iam::v2::client::RoleService::GET_ROLE,
+                capability: Some("roles.get"),
+            }),
+            list: Some(::protoapi_runtime::__private::schema::List {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::iam::v2::client::RoleService::LIST_ROLES,
+                    capability: Some("roles.list"),
+                },
+                items: "items",
+                total: Some("totalCount"),
+                parent_query: Some("uidp.children_of"),
+                order_by: true,
+                filters: &["uidp.descendants_of", "name"],
+                in_root: false,
+            }),
+            update: Some(::protoapi_runtime::__private::schema::Update {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::iam::v2::client::RoleService::UPDATE_ROLE,
+                    capability: Some("roles.update"),
+                },
+                body: "role",
+                mask: true,
+            }),
+            delete: Some(::protoapi_runtime::__private::schema::Delete {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::iam::v2::client::RoleService::DELETE_ROLE,
+                    capability: Some("roles.delete"),
+                },
+                etag: true,
+            }),
+            ..::protoapi_runtime::__private::schema::Collection::of::<
+                crate::platform::iam::v2::Role,
+            >("roles", "role", "platform.iam.v2.Role")
+        },
+        ::protoapi_runtime::__private::schema::Collection {
+            create: Some(::protoapi_runtime::__private::schema::Create {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::libraries::v2::client::ArtifactService::CREATE_ARTIFACT,
+                    capability: Some("artifacts.create"),
+                },
+                body: "artifact",
+                id: None,
+            }),
+            get: Some(::protoapi_runtime::__private::schema::Action {
+                route: &crate::platform::libraries::v2::client::ArtifactService::GET_ARTIFACT,
+                capability: Some("artifacts.get"),
+            }),
+            list: Some(::protoapi_runtime::__private::schema::List {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::libraries::v2::client::ArtifactService::LIST_ARTIFACTS,
+                    capability: Some("artifacts.list"),
+                },
+                items: "items",
+                total: Some("totalCount"),
+                parent_query: Some("uidp.children_of"),
+                order_by: true,
+                filters: &["uidp.descendants_of", "name"],
+                in_root: false,
+            }),
+            update: Some(::protoapi_runtime::__private::schema::Update {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::libraries::v2::client::ArtifactService::UPDATE_ARTIFACT,
+                    capability: Some("artifacts.update"),
+                },
+                body: "artifact",
+                mask: true,
+            }),
+            delete: Some(::protoapi_runtime::__private::schema::Delete {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::libraries::v2::client::ArtifactService::DELETE_ARTIFACT,
+                    capability: Some("artifacts.delete"),
+                },
+                etag: true,
+            }),
+            ..::protoapi_runtime::__private::schema::Collection::of::<
+                crate::platform::libraries::v2::Artifact,
+            >("artifacts", "artifact", "platform.libraries.v2.Artifact")
+        },
+        ::protoapi_runtime::__private::schema::Collection {
+            create: Some(::protoapi_runtime::__private::schema::Create {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::registry::v2::client::RepoService::CREATE_REPO,
+                    capability: Some("repos.create"),
+                },
+                body: "repo",
+                id: None,
+            }),
+            get: Some(::protoapi_runtime::__private::schema::Action {
+                route: &crate::platform::registry::v2::client::RepoService::GET_REPO,
+                capability: Some("repos.get"),
+            }),
+            list: Some(::protoapi_runtime::__private::schema::List {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::registry::v2::client::RepoService::LIST_REPOS,
+                    capability: Some("repos.list"),
+                },
+                items: "items",
+                total: Some("totalCount"),
+                parent_query: Some("uidp.children_of"),
+                order_by: true,
+                filters: &["uidp.descendants_of", "name"],
+                in_root: false,
+            }),
+            update: Some(::protoapi_runtime::__private::schema::Update {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::registry::v2::client::RepoService::UPDATE_REPO,
+                    capability: Some("repos.update"),
+                },
+                body: "repo",
+                mask: true,
+            }),
+            delete: Some(::protoapi_runtime::__private::schema::Delete {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::registry::v2::client::RepoService::DELETE_REPO,
+                    capability: Some("repos.delete"),
+                },
+                etag: true,
+            }),
+            long_running: true,
+            ..::protoapi_runtime::__private::schema::Collection::of::<
+                crate::platform::registry::v2::Repo,
+            >("repos", "repo", "platform.registry.v2.Repo")
+        },
+        ::protoapi_runtime::__private::schema::Collection {
+            get: Some(::protoapi_runtime::__private::schema::Action {
+                route: &crate::platform::vulnerabilities::v2::client::AdvisoryService::GET_ADVISORY,
+                capability: Some("advisories.get"),
+            }),
+            list: Some(::protoapi_runtime::__private::schema::List {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::vulnerabilities::v2::client::AdvisoryService::LIST_ADVISORIES,
+                    capability: Some("advisories.list"),
+                },
+                items: "items",
+                total: Some("totalCount"),
+                parent_query: Some("uidp.children_of"),
+                order_by: true,
+                filters: &["uidp.descendants_of", "name"],
+                in_root: false,
+            }),
+            ..::protoapi_runtime::__private::schema::Collection::of::<
+                crate::platform::vulnerabilities::v2::Advisory,
+            >("advisories", "advisory", "platform.vulnerabilities.v2.Advisory")
+        },
+    ],
+    operations: Some(&crate::google::longrunning::client::Operations::LIST_OPERATIONS),
+};

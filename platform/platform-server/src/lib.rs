@@ -74,7 +74,7 @@ fn console(
     let exchange = platform_api::API
         .token_exchange
         .and_then(|slot| slot.console(base_url));
-    settings.console(&platform_api::CONSOLE, base_url, tls, exchange)
+    settings.console(&platform_api::SCHEMA, base_url, tls, exchange)
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -179,24 +179,55 @@ impl Connection {
         Req: JsonMessage + Clone + 'static,
         Resp: JsonMessage + 'static,
     {
-        let mut attempt = 1;
-        // Only an attempt that may be followed by another needs a copy.
-        while attempt < self.retry.attempts {
-            let result = self.attempt(route, request.clone(), raw).await;
+        self.retrying(route, || self.attempt(route, request.clone(), raw))
+            .await
+    }
+
+    /// Runs `attempt` until it succeeds, fails in a way not retried, or
+    /// the retries run out, pausing as [`Retry`] says.
+    async fn retrying<T, F, Fut>(&self, route: &Route, mut attempt: F) -> Result<T, Error>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Error>>,
+    {
+        let mut tried = 1;
+        while tried < self.retry.attempts {
+            let result = attempt().await;
             let pause = match &result {
-                Err(error) => self.retry.pause(attempt, error),
+                Err(error) => self.retry.pause(tried, error),
                 Ok(_) => None,
             };
             let Some(pause) = pause else {
                 return result;
             };
             if let Err(error) = &result {
-                tracing::debug!(route = route.grpc_path, attempt, ?pause, %error, "retrying");
+                tracing::debug!(route = route.grpc_path, attempt = tried, ?pause, %error, "retrying");
             }
             tokio::time::sleep(pause).await;
-            attempt += 1;
+            tried += 1;
         }
-        self.attempt(route, request, raw).await
+        attempt().await
+    }
+
+    /// The bearer token of the next call, if the connection has tokens.
+    async fn token(&self) -> Result<Option<String>, Error> {
+        match &self.tokens {
+            Some(tokens) => Ok(Some(tokens.token().await?)),
+            None => Ok(None),
+        }
+    }
+
+    /// `call` bounded by the connection's timeout.
+    async fn bounded<T>(&self, call: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
+        tokio::time::timeout(self.timeout, call)
+            .await
+            .unwrap_or_else(|_| {
+                Err(Error::new(
+                    Code::DeadlineExceeded,
+                    "CLIENT_TIMEOUT",
+                    format!("no answer within {:?}", self.timeout),
+                ))
+            })
     }
 
     async fn attempt<Req, Resp>(
@@ -209,25 +240,41 @@ impl Connection {
         Req: JsonMessage + 'static,
         Resp: JsonMessage + 'static,
     {
-        let token = match &self.tokens {
-            Some(tokens) => Some(tokens.token().await?),
-            None => None,
-        };
+        let token = self.token().await?;
         let call = async {
             match &self.transport {
                 Transport::Grpc { channel, url } => grpc(channel, url, route, request, token).await,
                 Transport::Rest(rest) => rest.call(route, request, token.as_deref(), raw).await,
             }
         };
-        tokio::time::timeout(self.timeout, call)
-            .await
-            .unwrap_or_else(|_| {
-                Err(Error::new(
-                    Code::DeadlineExceeded,
-                    "CLIENT_TIMEOUT",
-                    format!("no answer within {:?}", self.timeout),
-                ))
-            })
+        self.bounded(call).await
+    }
+}
+
+impl Connection {
+    /// Calls `route` over REST with a request given as its JSON fields
+    /// (`{"uid": …, "group": {…}}`, proto3 JSON's spelling), for clients
+    /// that know an API from its [`Schema`](crate::schema::Schema) rather
+    /// than its message types; the JSON answer. Retried as
+    /// [`Connection::call`] is. A gRPC connection answers `UNIMPLEMENTED`.
+    pub async fn call_json(
+        &self,
+        route: &Route,
+        fields: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<serde_json::Value, Error> {
+        let Transport::Rest(rest) = &self.transport else {
+            return Err(Error::new(
+                Code::Unimplemented,
+                "NOT_IMPLEMENTED",
+                "calls by JSON go over REST: open the connection with `Connection::rest`",
+            ));
+        };
+        self.retrying(route, || async {
+            let token = self.token().await?;
+            let call = rest.call_json(route, fields.clone(), token.as_deref());
+            self.bounded(call).await
+        })
+        .await
     }
 }
 
@@ -260,10 +307,7 @@ impl Connection {
         Req: JsonMessage + 'static,
         Resp: JsonMessage + Send + 'static,
     {
-        let token = match &self.tokens {
-            Some(tokens) => Some(tokens.token().await?),
-            None => None,
-        };
+        let token = self.token().await?;
         let call = async {
             match &self.transport {
                 Transport::Grpc { channel, url } => {
@@ -272,15 +316,7 @@ impl Connection {
                 Transport::Rest(rest) => rest.stream(route, request, token.as_deref(), raw).await,
             }
         };
-        tokio::time::timeout(self.timeout, call)
-            .await
-            .unwrap_or_else(|_| {
-                Err(Error::new(
-                    Code::DeadlineExceeded,
-                    "CLIENT_TIMEOUT",
-                    format!("no answer within {:?}", self.timeout),
-                ))
-            })
+        self.bounded(call).await
     }
 }
 

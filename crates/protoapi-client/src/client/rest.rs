@@ -3,6 +3,8 @@
 //! [`protoapi_http::rest::RestRequest`]), and the canonical JSON answer becomes the
 //! response message.
 
+use std::borrow::Cow;
+
 use bytes::{Bytes, BytesMut};
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper_util::client::legacy::Client;
@@ -19,6 +21,8 @@ use protoapi_core::stream::MessageStream;
 /// The largest answer read, as the gRPC transport's (tonic's default decoding
 /// limit): a server cannot make the client buffer without bound.
 const MAX_RESPONSE_BYTES: usize = 4 << 20;
+
+const JSON: &str = "application/json";
 
 #[derive(Clone)]
 pub(super) struct Rest {
@@ -68,6 +72,43 @@ impl Rest {
         }
     }
 
+    /// Calls `route` with a request whose JSON fields are `fields` (proto
+    /// field names spelled as proto3 JSON spells them by default); the JSON
+    /// answer, `{}` for an empty one.
+    pub(super) async fn call_json(
+        &self,
+        route: &Route,
+        fields: Map<String, Value>,
+        token: Option<&str>,
+    ) -> Result<Value, Error> {
+        let rule = route.http()?;
+        let (path_and_query, body) = encode_fields(rule, fields, None);
+        let response = self
+            .send_parts(
+                rule.verb,
+                &path_and_query,
+                body.map(|json| (Cow::Borrowed(JSON), json)),
+                token,
+                JSON,
+            )
+            .await?;
+        let status = response.status();
+        let bytes = self.read(response.into_body()).await?;
+        if !status.is_success() {
+            return Err(Error::from_json(status, &bytes));
+        }
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Value::Object(Map::new()));
+        }
+        serde_json::from_slice(&bytes).map_err(|e| {
+            Error::new(
+                Code::Internal,
+                "UNDECODABLE_RESPONSE",
+                format!("the answer is not JSON: {e}"),
+            )
+        })
+    }
+
     /// Sends `request` by `route`, accepting `accept`; the answer's head.
     async fn send<Req: JsonMessage, Resp>(
         &self,
@@ -80,31 +121,43 @@ impl Rest {
         let rule = route.http()?;
         let raw_body = raw.request.and_then(|take| take(&mut request));
         let (path_and_query, body) = encode(rule, &request)?;
+        let body = match raw_body {
+            Some((content_type, data)) if content_type.is_empty() => Some((
+                Cow::Borrowed(protoapi_http::rest::http_body::DEFAULT_CONTENT_TYPE),
+                data,
+            )),
+            Some((content_type, data)) => Some((Cow::Owned(content_type), data)),
+            None => body.map(|json| (Cow::Borrowed(JSON), json)),
+        };
+        self.send_parts(rule.verb, &path_and_query, body, token, accept)
+            .await
+    }
+
+    /// Sends `verb path_and_query` with `body` (and its content type),
+    /// accepting `accept`; the answer's head.
+    async fn send_parts(
+        &self,
+        verb: &str,
+        path_and_query: &str,
+        body: Option<(Cow<'_, str>, Vec<u8>)>,
+        token: Option<&str>,
+        accept: &'static str,
+    ) -> Result<http::Response<hyper::body::Incoming>, Error> {
         let mut builder = http::Request::builder()
-            .method(rule.verb)
+            .method(verb)
             .uri(format!("{}{path_and_query}", self.base_url))
             .header(http::header::ACCEPT, accept);
         if let Some(token) = token {
             builder = builder.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
         }
-        let body = match (raw_body, body) {
-            (Some((content_type, data)), _) => {
-                let content_type = match content_type.is_empty() {
-                    true => http::HeaderValue::from_static(
-                        protoapi_http::rest::http_body::DEFAULT_CONTENT_TYPE,
-                    ),
-                    false => http::HeaderValue::from_str(&content_type).map_err(|_| {
-                        Error::invalid_field("contentType", "not an HTTP header value")
-                    })?,
-                };
-                builder = builder.header(http::header::CONTENT_TYPE, content_type);
+        let body = match body {
+            Some((content_type, data)) => {
+                let value = http::HeaderValue::from_str(&content_type)
+                    .map_err(|_| Error::invalid_field("contentType", "not an HTTP header value"))?;
+                builder = builder.header(http::header::CONTENT_TYPE, value);
                 Full::new(Bytes::from(data))
             }
-            (None, Some(body)) => {
-                builder = builder.header(http::header::CONTENT_TYPE, "application/json");
-                Full::new(Bytes::from(body))
-            }
-            (None, None) => Full::default(),
+            None => Full::default(),
         };
         let request = builder
             .body(body)
@@ -323,9 +376,6 @@ fn encode<Req: JsonMessage>(
     rule: &HttpRule,
     request: &Req,
 ) -> Result<(String, Option<Vec<u8>>), Error> {
-    let json_name = |field: &str| {
-        Req::json_field(field).map_or_else(|| field.to_owned(), |f| f.json_name.to_owned())
-    };
     let Value::Object(mut fields) = request
         .serialize_json(serde_json::value::Serializer)
         .map_err(Error::internal)?
@@ -340,16 +390,32 @@ fn encode<Req: JsonMessage>(
     {
         fields.retain(|key, value| defaults.get(key) != Some(value));
     }
+    Ok(encode_fields(rule, fields, Some(Req::json_field)))
+}
+
+/// The path with its query, and the JSON body, of a request whose JSON
+/// fields are `fields`, sent by `rule`.
+fn encode_fields(
+    rule: &HttpRule,
+    mut fields: Map<String, Value>,
+    names: Names,
+) -> (String, Option<Vec<u8>>) {
     let mut path = rule
         .template
-        .expand(|field| take_path_value::<Req>(&mut fields, field));
+        .expand(|field| take_path_value(&mut fields, field, names));
     let body = match rule.body {
         Some("*") => Some(Value::Object(std::mem::take(&mut fields))),
-        Some(field) => Some(
-            fields
-                .remove(&json_name(field))
-                .unwrap_or_else(|| Value::Object(Map::new())),
-        ),
+        Some(field) => {
+            let name = names.and_then(|lookup| lookup(field)).map_or_else(
+                || protoapi_core::json::lower_camel_case(field),
+                |f| f.json_name.to_owned(),
+            );
+            Some(
+                fields
+                    .remove(&name)
+                    .unwrap_or_else(|| Value::Object(Map::new())),
+            )
+        }
         None => None,
     };
     let mut query = form_urlencoded::Serializer::new(String::new());
@@ -362,7 +428,7 @@ fn encode<Req: JsonMessage>(
         path.push_str(&query);
     }
     let body = body.map(|body| serde_json::to_vec(&body).expect("JSON values serialize"));
-    Ok((path, body))
+    (path, body)
 }
 
 /// Query parameters of one JSON field: nested messages as dotted names,
@@ -399,28 +465,36 @@ fn append_query(query: &mut form_urlencoded::Serializer<'_, String>, key: &str, 
     }
 }
 
+/// How the proto field names of a request's path variables are spelled in
+/// its JSON: as its message declares (`None`: lowerCamelCase, the spelling
+/// proto3 JSON gives every field without a `json_name` option).
+type Names = Option<fn(&str) -> Option<protoapi_core::json::wire::Field>>;
+
 /// Removes the string at `field` (a proto field path, `book.name`) from
 /// the request's JSON, for the path: what the path carries is not sent again.
-fn take_path_value<Req: JsonMessage>(fields: &mut Map<String, Value>, field: &str) -> String {
-    let mut lookup: fn(&str) -> Option<protoapi_core::json::wire::Field> = Req::json_field;
+fn take_path_value(fields: &mut Map<String, Value>, field: &str, mut names: Names) -> String {
     let mut object = fields;
     let mut parts = field.split('.').peekable();
     while let Some(part) = parts.next() {
-        let found = lookup(part);
-        let name = found.map_or(part, |f| f.json_name);
+        let found = names.and_then(|lookup| lookup(part));
+        let name = match found {
+            Some(found) => found.json_name.to_owned(),
+            None => protoapi_core::json::lower_camel_case(part),
+        };
         if parts.peek().is_none() {
             // Canonical JSON writes 64-bit integers and enums as strings,
             // other numbers as numbers: a path holds their text.
-            return match object.remove(name) {
+            return match object.remove(&name) {
                 Some(Value::String(value)) => value,
                 Some(Value::Number(number)) => number.to_string(),
                 _ => String::new(),
             };
         }
-        if let Some(FieldKind::Message(inner)) = found.map(|f| f.kind) {
-            lookup = inner;
-        }
-        match object.get_mut(name) {
+        names = match found.map(|f| f.kind) {
+            Some(FieldKind::Message(inner)) => Some(inner),
+            _ => None,
+        };
+        match object.get_mut(&name) {
             Some(Value::Object(inner)) => object = inner,
             _ => return String::new(),
         }
@@ -469,8 +543,8 @@ mod tests {
     fn nested_path_values_leave_the_request() {
         let mut fields: Map<String, Value> =
             serde_json::from_str(r#"{"book":{"name":"shelves/1","x":1},"y":2}"#).unwrap();
-        // An unknown message: names are taken as written.
-        assert_eq!(take_path_value::<()>(&mut fields, "book.name"), "shelves/1");
+        // Without declared names, proto3 JSON's default spelling.
+        assert_eq!(take_path_value(&mut fields, "book.name", None), "shelves/1");
         assert_eq!(
             Value::Object(fields),
             serde_json::json!({"book":{"x":1},"y":2})
@@ -481,8 +555,8 @@ mod tests {
     fn numbers_bound_by_a_path_are_written_as_text() {
         let mut fields: Map<String, Value> =
             serde_json::from_str(r#"{"chunkBytes":4,"id":"9007199254740993"}"#).unwrap();
-        assert_eq!(take_path_value::<()>(&mut fields, "chunkBytes"), "4");
-        assert_eq!(take_path_value::<()>(&mut fields, "id"), "9007199254740993");
+        assert_eq!(take_path_value(&mut fields, "chunkBytes", None), "4");
+        assert_eq!(take_path_value(&mut fields, "id", None), "9007199254740993");
         assert!(fields.is_empty());
     }
 

@@ -1,10 +1,11 @@
-//! The web console's view of the API (`CONSOLE` in `services.rs`): for each
+//! The API as generic clients see it (`SCHEMA` in `client.rs`): for each
 //! resource served by standard methods (not through a legacy view), its
-//! collection as `protoapi_runtime::console::schema::Collection`: what
+//! collection as `protoapi_runtime::schema::Collection`: what
 //! `protoapi_runtime::resource::Resource` declares (fields and behaviours, `order_by`,
 //! references, page sizes, parent), plus the route (the generated client's
 //! `Route` constant), capability and shape of each standard method. The
-//! runtime's console renders every page from it.
+//! runtime's console renders every page from it, and the infrastructure
+//! provider every resource. `Services::console` (in `services.rs`) serves the console.
 
 use heck::ToLowerCamelCase;
 use proc_macro2::TokenStream;
@@ -49,20 +50,26 @@ pub fn emit(api: &Api) -> TokenStream {
         None => quote!(None),
     };
     quote! {
-        /// The web console's view of the API (`protoapi_runtime::console`): every
-        /// resource's collection and the routes of its standard methods.
-        /// [`Services::console`] serves it.
-        pub static CONSOLE: ::protoapi_runtime::__private::console::Schema = ::protoapi_runtime::__private::console::Schema {
+        /// The API as generic clients see it (`protoapi_runtime::schema`):
+        /// every resource's collection and the routes of its standard
+        /// methods. The web console ([`Services::console`]) and the
+        /// infrastructure provider are built from it.
+        pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_runtime::__private::schema::Schema {
             title: #title,
             descriptors: || &DESCRIPTOR_POOL,
             collections: &[#(#collections),*],
             operations: #operations,
         };
+    }
+}
 
+/// `Services::console`, which serves the web console over [`emit`]'s `SCHEMA`.
+pub fn emit_console() -> TokenStream {
+    quote! {
         impl Services {
-            /// Serves the web console at `/console/` ([`CONSOLE`], see
+            /// Serves the web console at `/console/` ([`SCHEMA`], see
             /// `protoapi_runtime::console`), e.g.
-            /// `.console(protoapi_runtime::console::Console::new(&CONSOLE))`: its pages
+            /// `.console(protoapi_runtime::console::Console::new(&SCHEMA))`: its pages
             /// act as the signed-in caller through this router, and offer
             /// only what the services' authorizer lets that caller do.
             pub fn console(mut self, console: ::protoapi_runtime::__private::console::Console) -> Self {
@@ -128,16 +135,16 @@ fn collection(api: &Api, resource: &Resource) -> Option<TokenStream> {
                         .id_field(resource)
                         .map(|f| f.to_lower_camel_case()),
                 );
-                quote!(create: Some(::protoapi_runtime::__private::console::schema::Create { action: #action, body: #body, id: #id }))
+                quote!(create: Some(::protoapi_runtime::__private::schema::Create { action: #action, body: #body, id: #id }))
             }
             Standard::Update { body_field, .. } => {
                 let body = body_field.to_lower_camel_case();
                 let mask = matches!(method.shape, Shape::Update(shape) if shape.has_mask);
-                quote!(update: Some(::protoapi_runtime::__private::console::schema::Update { action: #action, body: #body, mask: #mask }))
+                quote!(update: Some(::protoapi_runtime::__private::schema::Update { action: #action, body: #body, mask: #mask }))
             }
             Standard::Delete { .. } => {
                 let etag = matches!(method.shape, Shape::Delete(shape) if shape.etag);
-                quote!(delete: Some(::protoapi_runtime::__private::console::schema::Delete { action: #action, etag: #etag }))
+                quote!(delete: Some(::protoapi_runtime::__private::schema::Delete { action: #action, etag: #etag }))
             }
             _ => continue,
         };
@@ -150,9 +157,9 @@ fn collection(api: &Api, resource: &Resource) -> Option<TokenStream> {
         parts.push(quote!(long_running: true));
     }
     Some(quote! {
-        ::protoapi_runtime::__private::console::schema::Collection {
+        ::protoapi_runtime::__private::schema::Collection {
             #(#parts,)*
-            ..::protoapi_runtime::__private::console::schema::Collection::of::<#ty>(#id, #singular, #message)
+            ..::protoapi_runtime::__private::schema::Collection::of::<#ty>(#id, #singular, #message)
         }
     })
 }
@@ -170,7 +177,7 @@ fn route(package: &Package, service: &str, method: &Method) -> TokenStream {
 fn action(package: &Package, service: &str, method: &Method) -> TokenStream {
     let route = route(package, service, method);
     let capability = option(method.capability.clone());
-    quote!(::protoapi_runtime::__private::console::schema::Action { route: &#route, capability: #capability })
+    quote!(::protoapi_runtime::__private::schema::Action { route: &#route, capability: #capability })
 }
 
 fn list(
@@ -210,7 +217,7 @@ fn list(
     let in_root = filters.iter().any(|f| f == "in_root");
     let order_by = shape.order_by;
     quote! {
-        list: Some(::protoapi_runtime::__private::console::schema::List {
+        list: Some(::protoapi_runtime::__private::schema::List {
             action: #action,
             items: #items,
             total: #total,

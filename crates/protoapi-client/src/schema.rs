@@ -1,15 +1,16 @@
-//! What the console knows of an API: one [`Collection`] per resource with
-//! standard methods, generated from the protos and annotation files (the
-//! generated crate's `CONSOLE`). Plain data: the console reads field kinds
-//! and enum values from the API's descriptors, and everything else here.
+//! What a generic client knows of an API: one [`Collection`] per resource
+//! with standard methods, generated from the protos and annotation files
+//! (the generated crate's `SCHEMA`). Plain data: the web console and the
+//! infrastructure provider read field kinds, enum values and comments from
+//! the API's descriptors, and everything else here.
 
 use prost_reflect::DescriptorPool;
 
-use protoapi_client::client::{HttpRule, Route};
+use crate::client::{HttpRule, Route};
 use protoapi_core::names::Pattern;
 use protoapi_core::resource::{FieldSpec, PageSizes, Reference, Resource, TextRule};
 
-/// The console's view of a whole API.
+/// A whole API as generic clients see it.
 #[derive(Clone, Copy, Debug)]
 pub struct Schema {
     /// Shown in the page titles, e.g. `library`.
@@ -186,7 +187,7 @@ pub struct Action {
 }
 
 impl Action {
-    /// The HTTP rule the console calls; `None` for a method served over
+    /// The HTTP rule generic clients call; `None` for a method served over
     /// gRPC only (the generator offers such methods to no page).
     pub fn rule(&self) -> Option<&'static HttpRule> {
         self.route.http.as_ref()
