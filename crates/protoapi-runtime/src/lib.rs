@@ -8,10 +8,11 @@
 //! |---|---|---|
 //! | [`error`], [`json`], [`uidp`], [`names`], [`time`], [`context`], [`auth`], [`resource`], [`mask`], [`paging`], [`standard`], [`legacy`], [`store`], [`row`], [`memory`], [`stream`], [`owner_only`] | `protoapi-core` | always |
 //! | [`rest`], [`probe`] | `protoapi-http` | always |
-//! | `client`, `oidc`; `cli` | `protoapi-client` | `client` (default); `cli` |
+//! | `client`, `oidc`, `schema`; `cli` | `protoapi-client` | `client` (default); `cli` |
 //! | `router`, `serve`, `grpc`, `web`, `tls`, `keys`, the API tokens in [`auth`]; `observe`, `ratelimit`; `flags` | `protoapi-server` | `server` (default); `observe`, `ratelimit`, `otlp`; `flags` |
 //! | `console` | `protoapi-console` | `server` (default) |
 //! | `sql` (its `StorageFlags` with `flags`) | `protoapi-sql` | `sql` |
+//! | `terraform` (a Terraform provider from the generated `SCHEMA`) | `protoapi-terraform` | `terraform` |
 //! | `conformance`, `testing` (a router served on a free port), `json::conformance`, `console::testing` | `protoapi-testing` and the others' | `testing` |
 //!
 //! A program that only calls an API through its generated client depends on
@@ -27,7 +28,7 @@ pub use protoapi_http::{probe, rest};
 #[cfg(feature = "cli")]
 pub use protoapi_client::cli;
 #[cfg(feature = "client")]
-pub use protoapi_client::{client, oidc};
+pub use protoapi_client::{client, oidc, schema};
 #[cfg(feature = "server")]
 pub use protoapi_console as console;
 #[cfg(feature = "flags")]
@@ -40,6 +41,8 @@ pub use protoapi_server::ratelimit;
 pub use protoapi_server::{grpc, keys, router, serve, tls, web};
 #[cfg(feature = "sql")]
 pub use protoapi_sql as sql;
+#[cfg(feature = "terraform")]
+pub use protoapi_terraform as terraform;
 #[cfg(feature = "testing")]
 pub use protoapi_testing as testing;
 #[cfg(feature = "testing")]

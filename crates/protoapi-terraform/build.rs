@@ -1,0 +1,12 @@
+//! Compiles the plugin protocol's proto (server side only) with protox: no
+//! `protoc` is needed.
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let proto = "proto/tfplugin6.proto";
+    println!("cargo:rerun-if-changed={proto}");
+    let descriptors = protox::compile([proto], ["proto"])?;
+    tonic_prost_build::configure()
+        .build_client(false)
+        .compile_fds(descriptors)?;
+    Ok(())
+}

@@ -1,0 +1,59 @@
+//! `terraform-provider-platform`: the Platform API's Terraform provider.
+//!
+//! Every collection of the API's current version is a resource type and a
+//! data source (`platform_group`, `platform_role_binding`, ...), built from
+//! the generated `SCHEMA` by `protoapi_runtime::terraform`. Terraform starts
+//! it; run by hand, it says so and exits.
+//!
+//! ```hcl
+//! terraform {
+//!   required_providers {
+//!     platform = { source = "example.com/platform/platform" }
+//!   }
+//! }
+//!
+//! provider "platform" {
+//!   endpoint = "http://127.0.0.1:8080"
+//! }
+//!
+//! resource "platform_group" "team" {
+//!   parent_id = var.organization
+//!   name      = "team"
+//! }
+//! ```
+//!
+//! Credentials, first found: the block's `token`, `PLATFORM_TOKEN`, an
+//! identity token exchanged for `identity` (`identity_token_file`, or
+//! `PLATFORM_IDENTITY` and `PLATFORM_IDENTITY_TOKEN_FILE`), the login
+//! `platformctl auth login` cached for the endpoint.
+
+use std::process::ExitCode;
+
+use platformctl::{credentials, tokens};
+use protoapi_runtime::client::Connection;
+use protoapi_runtime::terraform::{self, Settings};
+
+/// The token sources `platformctl` and the SDK use.
+fn credentials(connection: Connection, settings: &Settings) -> Connection {
+    let endpoint = settings.endpoint.clone();
+    match (&settings.identity, &settings.identity_token_file) {
+        (Some(identity), Some(file)) => {
+            connection.with_tokens(tokens::sts(endpoint, identity.clone(), file.clone()))
+        }
+        _ => match credentials::default_dir() {
+            Some(dir) => connection.with_tokens(tokens::login_cache(endpoint, dir)),
+            None => connection,
+        },
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    match terraform::serve(&platform_api::SCHEMA, "platform", credentials).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("terraform-provider-platform: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
