@@ -2,9 +2,11 @@
 //! `protoc` is needed.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let proto = "proto/tfplugin6.proto";
-    println!("cargo:rerun-if-changed={proto}");
-    let descriptors = protox::compile([proto], ["proto"])?;
+    let protos = ["proto/tfplugin6.proto", "proto/plugin.proto"];
+    for proto in protos {
+        println!("cargo:rerun-if-changed={proto}");
+    }
+    let descriptors = protox::compile(protos, ["proto"])?;
     tonic_prost_build::configure()
         .build_client(false)
         .compile_fds(descriptors)?;

@@ -29,6 +29,11 @@ mod value;
 #[allow(clippy::all, missing_docs, dead_code)]
 mod proto {
     tonic::include_proto!("tfplugin6");
+
+    /// The plugin framework's own services.
+    pub mod plugin {
+        tonic::include_proto!("plugin");
+    }
 }
 
 pub use config::{Credentials, Settings};

@@ -2,12 +2,14 @@
 //! in the environment, a listener on loopback in the port range it gives,
 //! and, when Terraform passes its client certificate, TLS both ways (the
 //! server's own certificate is made at start and named in the handshake
-//! line on standard output, the only line the plugin writes there).
+//! line on standard output, the only line the plugin writes there). The
+//! plugin framework's controller lets Terraform stop the plugin as soon as
+//! it is done with it.
 
 mod pinned;
 
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use futures_util::StreamExt;
@@ -17,6 +19,8 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tonic::transport::Server;
 
+use crate::proto::plugin::Empty;
+use crate::proto::plugin::grpc_controller_server::{GrpcController, GrpcControllerServer};
 use crate::proto::provider_server::ProviderServer;
 use crate::provider::Provider;
 
@@ -54,9 +58,16 @@ pub async fn serve(provider: Provider) -> Result<(), Failure> {
     let listener = listen().await?;
     let address = listener.local_addr()?;
     let (_, health) = tonic_health::server::health_reporter();
+    let (stop, stopped) = tokio::sync::oneshot::channel();
     let router = Server::builder()
         .add_service(health)
+        .add_service(GrpcControllerServer::new(Controller(Mutex::new(Some(
+            stop,
+        )))))
         .add_service(ProviderServer::new(provider));
+    let stopped = async {
+        stopped.await.ok();
+    };
     match std::env::var("PLUGIN_CLIENT_CERT")
         .ok()
         .filter(|pem| !pem.is_empty())
@@ -77,14 +88,34 @@ pub async fn serve(provider: Provider) -> Result<(), Failure> {
                     }
                 }
             });
-            router.serve_with_incoming(incoming).await?;
+            router
+                .serve_with_incoming_shutdown(incoming, stopped)
+                .await?;
         }
         None => {
             announce(address, None);
-            router.serve_with_incoming(tokio_stream(listener)).await?;
+            router
+                .serve_with_incoming_shutdown(tokio_stream(listener), stopped)
+                .await?;
         }
     }
     Ok(())
+}
+
+/// Stops the plugin when Terraform is done with it.
+struct Controller(Mutex<Option<tokio::sync::oneshot::Sender<()>>>);
+
+#[tonic::async_trait]
+impl GrpcController for Controller {
+    async fn shutdown(
+        &self,
+        _: tonic::Request<Empty>,
+    ) -> Result<tonic::Response<Empty>, tonic::Status> {
+        if let Some(stop) = self.0.lock().expect("the stop lock is not poisoned").take() {
+            let _ = stop.send(());
+        }
+        Ok(tonic::Response::new(Empty {}))
+    }
 }
 
 /// A listener on loopback, on the first free port of the range Terraform
