@@ -175,7 +175,7 @@ impl Service for Provider {
         let resource = self.resource(&request.type_name)?;
         let config = decode(request.config.as_ref())?;
         Ok(Response::new(validate_resource_config::Response {
-            diagnostics: validate::config(&resource.attrs, &config),
+            diagnostics: validate::config(resource, &config),
         }))
     }
 

@@ -67,6 +67,15 @@ impl Workspace {
         std::fs::write(self.config_dir().join("main.tf"), config).unwrap();
     }
 
+    /// Writes (or, with `None`, removes) a second configuration file.
+    fn also(&self, content: Option<&str>) {
+        let path = self.config_dir().join("also.tf");
+        match content {
+            Some(content) => std::fs::write(path, content).unwrap(),
+            None => std::fs::remove_file(path).unwrap(),
+        }
+    }
+
     fn config_dir(&self) -> PathBuf {
         self.dir.path().join("config")
     }
@@ -242,6 +251,55 @@ async fn terraform_manages_an_organization_end_to_end() {
     let got = rest.get(&format!("/iam/v2/groups/{team}")).await;
     assert_eq!(got.body["description"], "the team");
     blocking(|| workspace.assert_no_changes("restoring the description"));
+
+    // What the contract declares is checked at plan time, naming the
+    // attribute; what only the server knows fails the apply, naming it too.
+    workspace.also(Some(
+        "resource \"platform_role\" \"bad\" {\n  parent_id = platform_group.org.id\n  \
+         name = \"bad\"\n  capabilities = [\"groups.fly\"]\n}\n",
+    ));
+    let refused = blocking(|| workspace.run(&["plan"]));
+    assert_eq!(refused.code, 1, "{}", refused.output);
+    assert!(
+        refused.output.contains("Invalid `capabilities`"),
+        "{}",
+        refused.output
+    );
+    assert!(
+        refused.output.contains("`groups.fly` is not one of"),
+        "{}",
+        refused.output
+    );
+    assert!(
+        refused.output.contains(r#"capabilities = ["groups.fly"]"#),
+        "{}",
+        refused.output
+    );
+    workspace.also(Some(
+        "resource \"platform_role_binding\" \"bad\" {\n  parent_id = platform_group.team.id\n  \
+         identity = platform_identity.ci.id\n  role = \"${platform_group.org.id}/0123456789abcdef\"\n}\n",
+    ));
+    let refused = blocking(|| workspace.run(&["apply", "-auto-approve"]));
+    assert_eq!(refused.code, 1, "{}", refused.output);
+    assert!(
+        refused
+            .output
+            .contains("Error creating platform_role_binding"),
+        "{}",
+        refused.output
+    );
+    assert!(
+        refused.output.contains("with platform_role_binding.bad"),
+        "{}",
+        refused.output
+    );
+    assert!(
+        refused.output.contains("role = \"${platform_group.org.id}"),
+        "{}",
+        refused.output
+    );
+    workspace.also(None);
+    blocking(|| workspace.assert_no_changes("refused configurations"));
 
     // An immutable attribute: a new binding replaces the old one.
     let old_binding = blocking(|| workspace.id("platform_role_binding.ci"));
