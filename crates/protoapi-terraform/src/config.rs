@@ -47,6 +47,7 @@ pub fn attrs(prefix: &str) -> Vec<Attr> {
         kind: Kind::String,
         mode: Mode::Optional,
         replace: false,
+        sensitive: name == "token",
         description,
     };
     vec![

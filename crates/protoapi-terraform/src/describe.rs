@@ -46,7 +46,7 @@ fn attribute(attr: &Attr) -> schema::Attribute {
         required: attr.mode == Mode::Required,
         optional: attr.mode == Mode::Optional,
         computed: attr.mode != Mode::Required,
-        sensitive: false,
+        sensitive: attr.sensitive,
         description_kind: StringKind::Markdown as i32,
         deprecated: false,
     }

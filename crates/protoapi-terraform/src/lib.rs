@@ -11,6 +11,8 @@
 //!   refused by dependents names them), imports by key.
 //! - [`serve`]: the plugin handshake and its mutual TLS, for the
 //!   provider's `main`.
+//! - [`docs`]: the provider's documentation in the Terraform Registry's
+//!   layout, from the same resource types.
 //!
 //! The provider calls the API over REST with the JSON the schema
 //! describes ([`protoapi_client::client::Connection::call_json`]).
@@ -18,6 +20,7 @@
 mod config;
 mod describe;
 mod diagnostics;
+pub mod docs;
 mod plugin;
 mod provider;
 mod resource;

@@ -36,6 +36,11 @@ impl Provider {
         }
     }
 
+    /// The prefix of its resource types' names (`platform`).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
     /// The resource types it serves.
     pub fn types(&self) -> &[ResourceType] {
         &self.types

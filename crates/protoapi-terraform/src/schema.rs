@@ -52,6 +52,8 @@ pub struct Attr {
     pub mode: Mode,
     /// A change replaces the item.
     pub replace: bool,
+    /// Terraform hides the value in its output.
+    pub sensitive: bool,
     pub description: String,
 }
 
@@ -124,6 +126,7 @@ fn attrs(collection: &Collection, message: &MessageDescriptor) -> Vec<Attr> {
         kind: Kind::String,
         mode: Mode::Computed,
         replace: false,
+        sensitive: false,
         description: key.to_owned(),
     });
     attrs.push(Attr {
@@ -132,9 +135,8 @@ fn attrs(collection: &Collection, message: &MessageDescriptor) -> Vec<Attr> {
         kind: Kind::String,
         mode: Mode::Optional,
         replace: true,
-        description: "The parent the item is created under (empty: the top level). A change \
-                      replaces the item."
-            .to_owned(),
+        sensitive: false,
+        description: "The parent the item is created under (empty: the top level).".to_owned(),
     });
     attrs.sort_by(|a, b| a.name.cmp(&b.name));
     attrs.dedup_by(|a, b| a.name == b.name);
@@ -159,6 +161,7 @@ fn attr(field: &FieldDescriptor, mode: Mode, replace: bool, depth: usize) -> Att
         kind,
         mode,
         replace,
+        sensitive: false,
         description: comment(field.parent_file(), field.path()),
     }
 }

@@ -3,7 +3,9 @@
 //! Every collection of the API's current version is a resource type and a
 //! data source (`platform_group`, `platform_role_binding`, ...), built from
 //! the generated `SCHEMA` by `protoapi_runtime::terraform`. Terraform starts
-//! it; run by hand, it says so and exits.
+//! it; run by hand, it says so and exits. `terraform-provider-platform docs
+//! DIR` writes its documentation (the Registry's layout) under `DIR`; the
+//! pages in `platform/platformctl/terraform/docs/` are kept so.
 //!
 //! ```hcl
 //! terraform {
@@ -49,6 +51,19 @@ fn credentials(connection: Connection, settings: &Settings) -> Connection {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [command, dir] = args.as_slice()
+        && command == "docs"
+    {
+        let provider = terraform::Provider::new(&platform_api::SCHEMA, "platform", credentials);
+        return match terraform::docs::write(&provider, dir.as_ref()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("terraform-provider-platform: cannot write {dir}: {error}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     match terraform::serve(&platform_api::SCHEMA, "platform", credentials).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
