@@ -26,6 +26,8 @@ mod provider;
 mod resource;
 pub mod schema;
 mod state;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod validate;
 mod value;
 

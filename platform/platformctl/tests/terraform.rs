@@ -5,150 +5,11 @@
 //!
 //! The CLI is `$TERRAFORM` (CI sets it to Terraform 1.0.3 from
 //! `.ci/terraform.sh`), else `terraform` on the `PATH`; without either the
-//! test says so and passes without running.
-
-use std::path::PathBuf;
-use std::process::Command;
+//! test says so and passes without running (`protoapi_runtime::terraform::testing`).
 
 use platform_tests::{StatusCode, TestServer};
+use protoapi_runtime::terraform::testing::{Workspace, terraform};
 use serde_json::json;
-
-const SOURCE: &str = "example.com/platform/platform";
-
-/// A Terraform working directory wired to the provider built here and to
-/// `server`, as its administrator.
-struct Workspace {
-    terraform: PathBuf,
-    dir: tempfile::TempDir,
-    endpoint: String,
-    token: String,
-}
-
-/// What one Terraform command did.
-struct Run {
-    code: i32,
-    output: String,
-}
-
-impl Workspace {
-    fn new(terraform: PathBuf, server: &TestServer) -> Workspace {
-        let dir = tempfile::tempdir().unwrap();
-        let plugins = dir.path().join("plugins");
-        std::fs::create_dir(&plugins).unwrap();
-        std::os::unix::fs::symlink(
-            env!("CARGO_BIN_EXE_terraform-provider-platform"),
-            plugins.join("terraform-provider-platform"),
-        )
-        .unwrap();
-        std::fs::write(
-            dir.path().join("cli.tfrc"),
-            format!(
-                "provider_installation {{\n  dev_overrides {{ \"{SOURCE}\" = \"{}\" }}\n  direct {{}}\n}}\n",
-                plugins.display()
-            ),
-        )
-        .unwrap();
-        std::fs::create_dir(dir.path().join("config")).unwrap();
-        Workspace {
-            terraform,
-            dir,
-            endpoint: format!("http://{}", server.address),
-            token: server.admin_token.trim().to_owned(),
-        }
-    }
-
-    /// Writes the configuration: the provider block, then `resources`.
-    fn configure(&self, resources: &str) {
-        let config = format!(
-            "terraform {{\n  required_providers {{\n    platform = {{ source = \"{SOURCE}\" }}\n  }}\n}}\n\n\
-             provider \"platform\" {{\n  endpoint = \"{}\"\n}}\n\n{resources}",
-            self.endpoint
-        );
-        std::fs::write(self.config_dir().join("main.tf"), config).unwrap();
-    }
-
-    /// Writes (or, with `None`, removes) a second configuration file.
-    fn also(&self, content: Option<&str>) {
-        let path = self.config_dir().join("also.tf");
-        match content {
-            Some(content) => std::fs::write(path, content).unwrap(),
-            None => std::fs::remove_file(path).unwrap(),
-        }
-    }
-
-    fn config_dir(&self) -> PathBuf {
-        self.dir.path().join("config")
-    }
-
-    fn run(&self, args: &[&str]) -> Run {
-        let output = Command::new(&self.terraform)
-            .args(args)
-            .arg("-no-color")
-            .current_dir(self.config_dir())
-            .env("TF_CLI_CONFIG_FILE", self.dir.path().join("cli.tfrc"))
-            .env("TF_IN_AUTOMATION", "1")
-            .env("CHECKPOINT_DISABLE", "1")
-            .env("PLATFORM_TOKEN", &self.token)
-            .env_remove("PLATFORM_ENDPOINT")
-            .output()
-            .unwrap();
-        let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
-        Run {
-            code: output.status.code().unwrap_or(-1),
-            output: text(output.stdout) + &text(output.stderr),
-        }
-    }
-
-    /// Runs a command that must succeed; its output.
-    fn ok(&self, args: &[&str]) -> String {
-        let run = self.run(args);
-        assert_eq!(run.code, 0, "terraform {args:?}:\n{}", run.output);
-        run.output
-    }
-
-    /// `terraform plan -detailed-exitcode`: whether it found changes, and
-    /// what it printed.
-    fn plan(&self) -> (bool, String) {
-        let run = self.run(&["plan", "-detailed-exitcode"]);
-        assert!(run.code == 0 || run.code == 2, "plan:\n{}", run.output);
-        (run.code == 2, run.output)
-    }
-
-    fn assert_no_changes(&self, after: &str) {
-        let (changes, output) = self.plan();
-        assert!(!changes, "after {after}, the plan found changes:\n{output}");
-    }
-
-    /// The `id` of `address` in the state.
-    fn id(&self, address: &str) -> String {
-        let shown = self.ok(&["state", "show", address]);
-        shown
-            .lines()
-            .find_map(|line| line.trim().strip_prefix("id "))
-            .and_then(|rest| rest.split('"').nth(1))
-            .unwrap_or_else(|| panic!("no id for {address} in:\n{shown}"))
-            .to_owned()
-    }
-
-    fn state(&self) -> Vec<String> {
-        self.ok(&["state", "list"])
-            .lines()
-            .map(str::to_owned)
-            .filter(|line| !line.is_empty())
-            .collect()
-    }
-}
-
-/// The Terraform CLI to test with, if there is one.
-fn terraform() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("TERRAFORM") {
-        return Some(PathBuf::from(path));
-    }
-    let found = Command::new("terraform").arg("version").output();
-    found
-        .is_ok_and(|output| output.status.success())
-        .then(|| PathBuf::from("terraform"))
-}
 
 const ORGANIZATION: &str = r#"
 resource "platform_group" "org" {
@@ -210,7 +71,14 @@ async fn terraform_manages_an_organization_end_to_end() {
     let data = tempfile::tempdir().unwrap();
     let server = TestServer::start(data.path()).await;
     let rest = server.rest();
-    let workspace = Workspace::new(terraform, &server);
+    let endpoint = format!("http://{}", server.address);
+    let workspace = Workspace::new(
+        terraform,
+        env!("CARGO_BIN_EXE_terraform-provider-platform").as_ref(),
+        "platform",
+        &endpoint,
+        &[("PLATFORM_TOKEN", server.admin_token.trim())],
+    );
 
     // Apply: an organization, a nested group, two roles, an identity, a
     // binding and a repo; a second plan has nothing to do.
