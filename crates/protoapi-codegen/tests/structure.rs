@@ -152,6 +152,7 @@ const CRATE_LAYERS: &[&str] = &[
     "protoapi-core",
     "protoapi-http",
     "protoapi-client",
+    "protoapi-terraform",
     "protoapi-console",
     "protoapi-server",
     "protoapi-sql",

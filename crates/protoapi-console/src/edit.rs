@@ -14,9 +14,9 @@ use super::form::{self, FormField};
 use super::pages::{Visit, item_href, key_of, label, parent_key};
 use super::paths::PREFIX;
 use super::reply::{encode, render, see_other};
-use super::schema::{Collection, Keys};
 use super::shared::Shared;
 use super::view::{DeletePage, FormPage};
+use protoapi_client::schema::{Collection, Keys};
 
 /// Ancestors whose items a reference form lists at most (a hierarchy is
 /// at most this deep by default).

@@ -5,7 +5,7 @@
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 use serde_json::{Map, Value};
 
-use super::schema::Collection;
+use protoapi_client::schema::Collection;
 use protoapi_core::resource::{Behavior, FieldSpec};
 
 /// Text fields allowed more characters than this get a text area.

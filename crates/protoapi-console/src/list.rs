@@ -15,9 +15,9 @@ use super::call::Failure;
 use super::pages::{Visit, link_to, may_create};
 use super::paths::PREFIX;
 use super::reply::{encode, query_string, render};
-use super::schema::{Collection, List};
 use super::shared::Shared;
 use super::view::{ListPage, Row};
+use protoapi_client::schema::{Collection, List};
 
 /// Page tokens of earlier pages a list's links carry, for "previous".
 const MAX_TRAIL: usize = 8;

@@ -9,9 +9,9 @@ use serde_json::Value;
 
 use super::pages::Visit;
 use super::reply::encode;
-use super::schema::Collection;
 use super::shared::Shared;
 use super::view::Running;
+use protoapi_client::schema::Collection;
 
 /// Running operations read for one page at most; the operations service
 /// reads at most ten per item of a page itself.

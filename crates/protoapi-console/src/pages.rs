@@ -12,10 +12,10 @@ use serde_json::Value;
 use super::call::{Asker, Failure};
 use super::paths::PREFIX;
 use super::reply::{encode, query_string, render, see_other};
-use super::schema::{Collection, Keys};
 use super::session::Session;
 use super::shared::Shared;
 use super::view::{Child, Chrome, Home, ItemPage, Link, Roots, Shown};
+use protoapi_client::schema::{Collection, Keys};
 use protoapi_core::context::{Caller, Held};
 
 /// Items of a child collection shown on its parent's page.

@@ -1,6 +1,6 @@
 //! The console's place in the API's URL space.
 
-use crate::schema::Schema;
+use protoapi_client::schema::Schema;
 
 /// Where the console is served.
 pub const PREFIX: &str = "/console/";

@@ -249,7 +249,7 @@ fn lifetime_until(exp: u64) -> Duration {
 #[derive(Clone, Debug)]
 pub struct Gate {
     pub(super) sessions: Sessions,
-    pub(super) schema: &'static super::schema::Schema,
+    pub(super) schema: &'static protoapi_client::schema::Schema,
 }
 
 /// Runs a console page's request as its session's caller: the session

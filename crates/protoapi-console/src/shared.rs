@@ -4,8 +4,8 @@ use http::HeaderValue;
 use prost_reflect::DescriptorPool;
 use protoapi_core::auth::Authorizer;
 
-use crate::schema::Schema;
 use crate::{call, oidc, session};
+use protoapi_client::schema::Schema;
 
 /// What every handler reads.
 pub(crate) struct Shared {

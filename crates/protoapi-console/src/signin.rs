@@ -55,8 +55,9 @@ impl Shared {
             ),
         };
         let Some(list) = self.schema.collections.iter().find_map(|c| {
-            c.list
-                .filter(|_| c.keys == super::schema::Keys::Uidp || c.parent_type.is_none())
+            c.list.filter(|_| {
+                c.keys == protoapi_client::schema::Keys::Uidp || c.parent_type.is_none()
+            })
         }) else {
             return Ok(());
         };

@@ -1,10 +1,10 @@
 //! The provider block: where the API is and who calls it.
 //!
 //! ```hcl
-//! provider "platform" {
-//!   endpoint = "https://api.example:8443"   # or PLATFORM_ENDPOINT
+//! provider "library" {
+//!   endpoint = "https://api.example:8443"   # or LIBRARY_ENDPOINT
 //!   ca_file  = "ca.pem"                     # a private certificate authority
-//!   token    = var.token                    # or PLATFORM_TOKEN
+//!   token    = var.token                    # or LIBRARY_TOKEN
 //! }
 //! ```
 //!

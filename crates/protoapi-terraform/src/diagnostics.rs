@@ -29,7 +29,7 @@ pub fn path(names: &[&str]) -> AttributePath {
     }
 }
 
-/// What the API answered `doing` (`creating platform_group`) with.
+/// What the API answered `doing` (`creating library_shelf`) with.
 /// `body` is the request field holding the item, whose name starts the
 /// violations' field paths.
 pub fn from_api(doing: &str, failure: &Error, body: &str) -> Vec<Diagnostic> {

@@ -25,8 +25,27 @@ pub fn pages(provider: &Provider) -> Vec<(String, String)> {
             format!("data-sources/{short}.md"),
             data_source_page(resource),
         ));
+        if let Some(name) = crate::list::name(resource, prefix) {
+            let short = name.trim_start_matches(&format!("{prefix}_")).to_owned();
+            pages.push((
+                format!("data-sources/{short}.md"),
+                list_page(resource, &name),
+            ));
+        }
     }
     pages
+}
+
+fn list_page(resource: &ResourceType, name: &str) -> String {
+    let attrs = crate::list::attrs(resource);
+    let mut page = format!(
+        "# {name} (data source)\n\nEvery {} the filters select (without any, every one the \
+         provider's credentials can see).\n\n## Example\n\n```hcl\ndata \"{name}\" \"example\" \
+         {{\n  parent_id = \"<parent uid>\"\n}}\n```\n\n## Schema\n\n",
+        crate::schema::words(resource.collection.singular),
+    );
+    attributes(&mut page, &attrs);
+    page
 }
 
 /// Writes [`pages`] under `dir`.

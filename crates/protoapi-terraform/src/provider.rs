@@ -14,7 +14,7 @@ use crate::proto::*;
 use crate::resource::{Calls, Outcome, plan};
 use crate::schema::{Attr, ID, Mode, PARENT, ResourceType, resource_types};
 use crate::value::Value;
-use crate::{config, describe, diagnostics, validate};
+use crate::{config, describe, diagnostics, list, validate};
 
 /// A provider of every collection of one API.
 pub struct Provider {
@@ -36,7 +36,7 @@ impl Provider {
         }
     }
 
-    /// The prefix of its resource types' names (`platform`).
+    /// The prefix of its resource types' names (`library`).
     pub fn prefix(&self) -> &str {
         &self.prefix
     }
@@ -142,7 +142,7 @@ impl Service for Provider {
             .iter()
             .map(|t| (t.name.clone(), describe::schema(&t.attrs, &t.description)))
             .collect();
-        let data_sources = self
+        let mut data_sources: HashMap<String, crate::proto::Schema> = self
             .types
             .iter()
             .map(|t| {
@@ -152,6 +152,13 @@ impl Service for Provider {
                 )
             })
             .collect();
+        for resource in &self.types {
+            if let Some(name) = list::name(resource, &self.prefix) {
+                let description =
+                    format!("Lists {}: {}", resource.collection.id, resource.description);
+                data_sources.insert(name, describe::schema(&list::attrs(resource), &description));
+            }
+        }
         Ok(Response::new(get_provider_schema::Response {
             provider: Some(describe::schema(&config::attrs(&self.prefix), "")),
             resource_schemas: resources,
@@ -186,9 +193,8 @@ impl Service for Provider {
 
     async fn validate_data_resource_config(
         &self,
-        request: Request<validate_data_resource_config::Request>,
+        _: Request<validate_data_resource_config::Request>,
     ) -> Result<Response<validate_data_resource_config::Response>, Status> {
-        self.resource(&request.into_inner().type_name)?;
         Ok(Response::new(
             validate_data_resource_config::Response::default(),
         ))
@@ -332,10 +338,22 @@ impl Service for Provider {
     ) -> Result<Response<read_data_source::Response>, Status> {
         let request = request.into_inner();
         let config = decode(request.config.as_ref())?;
-        let id = config.get(ID).as_str().unwrap_or_default().to_owned();
-        let outcome = self
-            .calls(&request.type_name, async |calls| calls.import(&id).await)
-            .await?;
+        let listed = self
+            .types
+            .iter()
+            .find(|t| list::name(t, &self.prefix).as_deref() == Some(request.type_name.as_str()));
+        let outcome = match listed {
+            Some(resource) => {
+                let name = resource.name.clone();
+                self.calls(&name, async |calls| calls.list(&config).await)
+                    .await?
+            }
+            None => {
+                let id = config.get(ID).as_str().unwrap_or_default().to_owned();
+                self.calls(&request.type_name, async |calls| calls.import(&id).await)
+                    .await?
+            }
+        };
         let (state, diagnostics) = split(outcome, Value::Null);
         Ok(Response::new(read_data_source::Response {
             state: encode(&state),

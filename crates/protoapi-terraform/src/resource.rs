@@ -17,6 +17,9 @@ use crate::value::Value;
 /// names: the others keep their values through an update's plan.
 const CHANGED_BY_UPDATES: &[&str] = &["etag", "update_time"];
 
+/// How many items of the same name an import names when it cannot choose.
+const MATCHES_SHOWN: u32 = 10;
+
 /// What a step answers: the value, or why it failed.
 pub type Outcome<T> = Result<T, Vec<Diagnostic>>;
 
@@ -118,9 +121,16 @@ impl Calls<'_> {
         }
     }
 
-    /// The item `id` names, for `terraform import`.
+    /// The item `id` names, for `terraform import`: its key, or a name
+    /// that exactly one item the caller can see has (through the list's
+    /// `name` filter, when it declares one).
     pub async fn import(&self, id: &str) -> Outcome<Value> {
-        let found = self.read(id, &state::parent_of(id)).await?;
+        let collection = self.resource.collection;
+        let key = match collection.is_key(id) {
+            true => id.to_owned(),
+            false => self.key_named(id).await?,
+        };
+        let found = self.read(&key, &state::parent_of(&key)).await?;
         if found.is_null() {
             return Err(vec![diagnostics::error(
                 format!("Cannot import {}", self.resource.name),
@@ -129,6 +139,55 @@ impl Calls<'_> {
             )]);
         }
         Ok(found)
+    }
+
+    /// The key of the one item named `name`.
+    async fn key_named(&self, name: &str) -> Outcome<String> {
+        let collection = self.resource.collection;
+        let cannot = |detail: String| {
+            vec![diagnostics::error(
+                format!("Cannot import {}", self.resource.name),
+                detail,
+                &[],
+            )]
+        };
+        let Some(list) = collection
+            .list
+            .as_ref()
+            .filter(|l| l.filters.contains(&"name"))
+        else {
+            return Err(cannot(format!(
+                "`{name}` is not a {} key, and the list has no `name` filter to look it up by.",
+                collection.key_field()
+            )));
+        };
+        let mut request = Map::new();
+        request.insert("name".to_owned(), Json::from(name));
+        request.insert("pageSize".to_owned(), Json::from(MATCHES_SHOWN + 1));
+        let page = self.call(list.action.route, request, "listing", "").await?;
+        let keys: Vec<&str> = page
+            .get(list.items)
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|item| item.get(collection.key_field())?.as_str())
+            .collect();
+        match keys.as_slice() {
+            [key] => Ok((*key).to_owned()),
+            [] => Err(cannot(format!(
+                "No item is named `{name}`, or the provider's credentials cannot see it."
+            ))),
+            _ => Err(cannot(format!(
+                "Items named `{name}` (import one by its {}): {}{}.",
+                collection.key_field(),
+                keys[..keys.len().min(MATCHES_SHOWN as usize)].join(", "),
+                if keys.len() > MATCHES_SHOWN as usize {
+                    ", ..."
+                } else {
+                    ""
+                }
+            ))),
+        }
     }
 
     /// Changes what differs between `prior` and `planned`, sending the etag
@@ -199,7 +258,7 @@ impl Calls<'_> {
         }
     }
 
-    async fn call(
+    pub(crate) async fn call(
         &self,
         route: &Route,
         request: Map<String, Json>,
@@ -221,26 +280,32 @@ impl Calls<'_> {
 }
 
 /// Sets every variable of `route`'s path to `value` (the key of the item,
-/// or the parent of a create), spelled as proto3 JSON spells the fields.
-fn set_variables(request: &mut Map<String, Json>, route: &Route, value: &str) {
+/// or the parent of a create).
+pub(crate) fn set_variables(request: &mut Map<String, Json>, route: &Route, value: &str) {
     let Some(rule) = &route.http else {
         return;
     };
     for variable in rule.template.variables {
-        let mut object = &mut *request;
-        let parts: Vec<String> = variable.field.split('.').map(camel).collect();
-        let (last, path) = parts.split_last().expect("a field path has a part");
-        for part in path {
-            let entry = object
-                .entry(part.clone())
-                .or_insert_with(|| Json::Object(Map::new()));
-            if !entry.is_object() {
-                *entry = Json::Object(Map::new());
-            }
-            object = entry.as_object_mut().expect("made an object above");
-        }
-        object.insert(last.clone(), Json::String(value.to_owned()));
+        set_path(request, variable.field, value);
     }
+}
+
+/// Sets the field at `path` (proto names, `uidp.children_of`) to `value`,
+/// spelled as proto3 JSON spells the fields.
+pub(crate) fn set_path(request: &mut Map<String, Json>, path: &str, value: &str) {
+    let mut object = request;
+    let parts: Vec<String> = path.split('.').map(camel).collect();
+    let (last, path) = parts.split_last().expect("a field path has a part");
+    for part in path {
+        let entry = object
+            .entry(part.clone())
+            .or_insert_with(|| Json::Object(Map::new()));
+        if !entry.is_object() {
+            *entry = Json::Object(Map::new());
+        }
+        object = entry.as_object_mut().expect("made an object above");
+    }
+    object.insert(last.clone(), Json::String(value.to_owned()));
 }
 
 fn camel(field: &str) -> String {

@@ -60,7 +60,7 @@ pub struct Attr {
 /// A collection served as a resource type (and a data source).
 #[derive(Clone, Debug)]
 pub struct ResourceType {
-    /// `platform_group`.
+    /// `library_shelf`.
     pub name: String,
     pub collection: &'static Collection,
     pub description: String,
@@ -206,6 +206,11 @@ fn is_text(message: &MessageDescriptor) -> bool {
             | "google.protobuf.Any"
     ) || message.full_name().starts_with("google.protobuf.")
         && message.full_name().ends_with("Value")
+}
+
+/// `roleBinding` as `role binding`.
+pub fn words(name: &str) -> String {
+    name.to_snake_case().replace('_', " ")
 }
 
 /// The leading comment of the declaration at `path` in `file`, as one

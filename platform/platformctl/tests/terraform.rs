@@ -24,6 +24,16 @@ output "organization" {
   value = data.platform_group.org.name
 }
 
+data "platform_roles" "readers" {
+  descendants_of = platform_group.org.id
+  name           = "reader"
+  depends_on     = [platform_role.reader]
+}
+
+output "reader_roles" {
+  value = [for role in data.platform_roles.readers.items : role.name]
+}
+
 resource "platform_group" "team" {
   parent_id       = platform_group.org.id
   name            = "team"
@@ -81,11 +91,16 @@ async fn terraform_manages_an_organization_end_to_end() {
     );
 
     // Apply: an organization, a nested group, two roles, an identity, a
-    // binding and a repo; a second plan has nothing to do.
+    // binding and a repo, read back through a data source and a list data
+    // source; a second plan has nothing to do.
     workspace.configure(&(ORGANIZATION.to_owned() + &binding("reader")));
     let applied = blocking(|| workspace.ok(&["apply", "-auto-approve"]));
     assert!(applied.contains("7 added"), "{applied}");
     assert!(applied.contains("organization = \"acme\""), "{applied}");
+    assert!(
+        applied.contains("reader_roles = [\n  \"reader\",\n]"),
+        "{applied}"
+    );
     blocking(|| workspace.assert_no_changes("apply"));
     let team = blocking(|| workspace.id("platform_group.team"));
     let got = rest.get(&format!("/iam/v2/groups/{team}")).await;
@@ -201,6 +216,10 @@ async fn terraform_manages_an_organization_end_to_end() {
     blocking(|| workspace.ok(&["import", "platform_group.team", &team]));
     blocking(|| workspace.ok(&["import", "platform_role_binding.ci", &new_binding]));
     blocking(|| workspace.assert_no_changes("import"));
+    // By name, when exactly one item the caller can see has it.
+    blocking(|| workspace.ok(&["state", "rm", "platform_repo.app"]));
+    blocking(|| workspace.ok(&["import", "platform_repo.app", "app"]));
+    blocking(|| workspace.assert_no_changes("import by name"));
 
     // A delete refused by a dependent made out of band names it, and
     // nothing is lost.
