@@ -31,6 +31,8 @@ pub struct Settings {
     pub identity: Option<String>,
     /// The file holding that identity token (re-read at each exchange).
     pub identity_token_file: Option<PathBuf>,
+    /// The identity token itself, when given instead of a file.
+    pub identity_token: Option<String>,
 }
 
 /// Gives a connection the token source `Settings` name when the provider
@@ -47,7 +49,7 @@ pub fn attrs(prefix: &str) -> Vec<Attr> {
         kind: Kind::String,
         mode: Mode::Optional,
         replace: false,
-        sensitive: name == "token",
+        sensitive: name.ends_with("token"),
         description,
     };
     vec![
@@ -80,6 +82,13 @@ pub fn attrs(prefix: &str) -> Vec<Attr> {
             format!(
                 "The file holding the identity token to exchange (default \
                  `{upper}_IDENTITY_TOKEN_FILE`)."
+            ),
+        ),
+        attr(
+            "identity_token",
+            format!(
+                "The identity token to exchange itself, instead of a file (default \
+                 `{upper}_IDENTITY_TOKEN`)."
             ),
         ),
     ]
@@ -126,6 +135,7 @@ pub fn connect(
         endpoint,
         identity: setting("identity"),
         identity_token_file: setting("identity_token_file").map(PathBuf::from),
+        identity_token: setting("identity_token"),
     };
     Ok(credentials(connection, &settings))
 }

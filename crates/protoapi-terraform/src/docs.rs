@@ -67,7 +67,7 @@ fn index(provider: &Provider) -> String {
          resource type and one data source per collection.\n\n## Example\n\n```hcl\n\
          provider \"{prefix}\" {{\n  endpoint = \"https://api.example:8443\"\n}}\n```\n\n\
          Credentials, the first one found: `token`, `{upper}_TOKEN`, an identity token \
-         exchanged for `identity` (`identity_token_file`), the command-line client's login.\n\n\
+         exchanged for `identity` (`identity_token` or `identity_token_file`), the command-line client's login.\n\n\
          ## Schema\n\n",
         upper = prefix.to_uppercase()
     );

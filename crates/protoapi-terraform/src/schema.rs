@@ -208,7 +208,7 @@ fn is_text(message: &MessageDescriptor) -> bool {
         && message.full_name().ends_with("Value")
 }
 
-/// `roleBinding` as `role binding`.
+/// `bookCopy` as `book copy`.
 pub fn words(name: &str) -> String {
     name.to_snake_case().replace('_', " ")
 }

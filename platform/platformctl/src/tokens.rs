@@ -3,7 +3,8 @@
 //!
 //! - a static token: `protoapi_runtime::client::StaticToken`;
 //! - [`sts`]: an identity token file exchanged at the token service for an
-//!   identity's API token, exchanged again before the one-hour expiry;
+//!   identity's API token, exchanged again before the one-hour expiry
+//!   ([`sts_token`]: the identity token itself);
 //! - [`login_cache`]: the token `platformctl auth login` cached, exchanged
 //!   again (and re-cached) when it nears expiry.
 //!
@@ -40,8 +41,16 @@ pub async fn exchange(
             identity_token_file.display()
         ))
     })?;
-    let connection =
-        crate::transport::rest(server)?.with_tokens(StaticToken::new(identity_token.trim()));
+    exchange_token(server, identity, identity_token.trim()).await
+}
+
+/// Exchanges `identity_token` for an API token of `identity` at `server`.
+pub async fn exchange_token(
+    server: &str,
+    identity: &str,
+    identity_token: &str,
+) -> Result<String, protoapi_runtime::Error> {
+    let connection = crate::transport::rest(server)?.with_tokens(StaticToken::new(identity_token));
     let response = Client::new(connection)
         .token()
         .exchange_token(ExchangeTokenRequest {
@@ -63,6 +72,21 @@ pub fn sts(
     RefreshingToken::new(move || {
         let (server, identity, file) = (server.clone(), identity.clone(), file.clone());
         async move { exchange(&server, &identity, &file).await }
+    })
+}
+
+/// API tokens of `identity`, exchanged from the identity token
+/// `identity_token` itself (which a job may be handed instead of a file)
+/// and replaced five minutes before they expire, while it is valid.
+pub fn sts_token(
+    server: impl Into<String>,
+    identity: impl Into<String>,
+    identity_token: impl Into<String>,
+) -> RefreshingToken {
+    let (server, identity, token) = (server.into(), identity.into(), identity_token.into());
+    RefreshingToken::new(move || {
+        let (server, identity, token) = (server.clone(), identity.clone(), token.clone());
+        async move { exchange_token(&server, &identity, &token).await }
     })
 }
 

@@ -267,3 +267,82 @@ async fn terraform_manages_an_organization_end_to_end() {
 fn blocking<T>(step: impl FnOnce() -> T) -> T {
     tokio::task::block_in_place(step)
 }
+
+/// A job's identity signs the provider in: its identity token, given as a
+/// value, exchanged at the token service for the identity's API tokens
+/// (the token sources `platformctl` uses); no API token anywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_identity_token_signs_the_provider_in() {
+    const ISSUER: &str = "https://issuer.test";
+    let Some(terraform) = terraform() else {
+        eprintln!("skipped: no Terraform CLI (set TERRAFORM, e.g. to `bash .ci/terraform.sh`'s)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let issuer = platform_tests::Issuer::new("key-1");
+    let server = TestServer::start_trusting(dir.path(), ISSUER, &issuer).await;
+    let endpoint = format!("http://{}", server.address);
+    let admin = server.rest();
+    let org = admin
+        .create("/iam/v2/groups/", json!({"name": "jobs"}))
+        .await;
+    let editor = json!({"name": "editor", "capabilities": ["groups.create", "groups.get",
+        "groups.update", "groups.delete", "groups.list"]});
+    let editor = admin.create(&format!("/iam/v2/roles/{org}"), editor).await;
+    let claim = json!({"issuer": ISSUER, "subject": "ci"});
+    let job = admin
+        .create(
+            &format!("/iam/v2/identities/{org}"),
+            json!({"name": "ci", "claimMatch": claim}),
+        )
+        .await;
+    let binding = json!({"identity": job, "role": editor});
+    admin
+        .create(&format!("/iam/v2/roleBindings/{org}"), binding)
+        .await;
+    let expiry = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 600;
+    let claims = json!({"iss": ISSUER, "sub": "ci", "aud": endpoint, "exp": expiry});
+    let identity_token = issuer.token(claims);
+
+    let workspace = Workspace::new(
+        terraform,
+        env!("CARGO_BIN_EXE_terraform-provider-platform").as_ref(),
+        "platform",
+        &endpoint,
+        &[
+            ("PLATFORM_IDENTITY", &job),
+            ("PLATFORM_IDENTITY_TOKEN", &identity_token),
+            (
+                "PLATFORMCTL_CONFIG_DIR",
+                dir.path().join("no-login").to_str().unwrap(),
+            ),
+        ],
+    );
+    workspace.configure(&format!(
+        "resource \"platform_group\" \"build\" {{\n  parent_id = \"{org}\"\n  name = \"build\"\n}}\n"
+    ));
+    let applied = tokio::task::block_in_place(|| workspace.ok(&["apply", "-auto-approve"]));
+    assert!(applied.contains("1 added"), "{applied}");
+    let build = tokio::task::block_in_place(|| workspace.id("platform_group.build"));
+    assert_eq!(
+        admin.get(&format!("/iam/v2/groups/{build}")).await.status,
+        StatusCode::OK
+    );
+    tokio::task::block_in_place(|| workspace.ok(&["destroy", "-auto-approve"]));
+
+    // Outside the role's reach the identity is refused, and says so.
+    workspace
+        .configure("resource \"platform_group\" \"org\" {\n  name = \"another organization\"\n}\n");
+    let refused = tokio::task::block_in_place(|| workspace.run(&["apply", "-auto-approve"]));
+    assert_ne!(refused.code, 0, "{}", refused.output);
+    assert!(
+        refused.output.contains("PermissionDenied"),
+        "{}",
+        refused.output
+    );
+    server.stop().await;
+}

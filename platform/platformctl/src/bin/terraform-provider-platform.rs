@@ -25,8 +25,8 @@
 //! ```
 //!
 //! Credentials, first found: the block's `token`, `PLATFORM_TOKEN`, an
-//! identity token exchanged for `identity` (`identity_token_file`, or
-//! `PLATFORM_IDENTITY` and `PLATFORM_IDENTITY_TOKEN_FILE`), the login
+//! identity token exchanged for `identity` (`identity_token` or
+//! `identity_token_file`, each also from `PLATFORM_…`), the login
 //! `platformctl auth login` cached for the endpoint.
 
 use std::process::ExitCode;
@@ -38,15 +38,31 @@ use protoapi_runtime::terraform::{self, Settings};
 /// The token sources `platformctl` and the SDK use.
 fn credentials(connection: Connection, settings: &Settings) -> Connection {
     let endpoint = settings.endpoint.clone();
-    match (&settings.identity, &settings.identity_token_file) {
-        (Some(identity), Some(file)) => {
-            connection.with_tokens(tokens::sts(endpoint, identity.clone(), file.clone()))
+    let identity = settings.identity.clone();
+    match (
+        identity,
+        &settings.identity_token,
+        &settings.identity_token_file,
+    ) {
+        (Some(identity), Some(token), _) => {
+            connection.with_tokens(tokens::sts_token(endpoint, identity, token.clone()))
         }
-        _ => match credentials::default_dir() {
+        (Some(identity), None, Some(file)) => {
+            connection.with_tokens(tokens::sts(endpoint, identity, file.clone()))
+        }
+        _ => match login_dir() {
             Some(dir) => connection.with_tokens(tokens::login_cache(endpoint, dir)),
             None => connection,
         },
     }
+}
+
+/// Where `platformctl auth login` caches credentials: `PLATFORMCTL_CONFIG_DIR`
+/// as for `platformctl`, else its default.
+fn login_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os("PLATFORMCTL_CONFIG_DIR")
+        .map(Into::into)
+        .or_else(credentials::default_dir)
 }
 
 #[tokio::main]
