@@ -1,5 +1,6 @@
 //! The plugin protocol's `Provider` service over an API's [`Schema`]:
-//! one resource type and one data source per collection.
+//! a resource type and a data source per collection, and a data source
+//! per list.
 
 use std::collections::HashMap;
 use std::sync::RwLock;

@@ -79,13 +79,16 @@ const ETAG: &str = "etag";
 const MAX_NESTING: usize = 8;
 
 /// Every collection of `schema` that can be created, read and deleted,
-/// named `{prefix}_{singular}`.
+/// named `{prefix}_{singular}`. Collections whose standard writes answer
+/// long-running operations (AIP-151) are not offered yet: the provider does
+/// not wait on operations.
 pub fn resource_types(schema: &'static Schema, prefix: &str) -> Vec<ResourceType> {
     let pool = (schema.descriptors)();
     schema
         .collections
         .iter()
         .filter(|c| c.get.is_some() && c.create.is_some() && c.delete.is_some())
+        .filter(|c| !writes_are_operations(pool, c))
         .filter_map(|collection| {
             let message = pool.get_message_by_name(collection.message)?;
             Some(ResourceType {
@@ -96,6 +99,24 @@ pub fn resource_types(schema: &'static Schema, prefix: &str) -> Vec<ResourceType
             })
         })
         .collect()
+}
+
+/// Whether a standard write of `collection` answers an operation.
+fn writes_are_operations(pool: &prost_reflect::DescriptorPool, collection: &Collection) -> bool {
+    let routes = [
+        collection.create.map(|m| m.action.route),
+        collection.update.map(|m| m.action.route),
+        collection.delete.map(|m| m.action.route),
+    ];
+    routes.into_iter().flatten().any(|route| {
+        let Some((service, method)) = route.grpc_path.trim_start_matches('/').split_once('/')
+        else {
+            return false;
+        };
+        pool.get_service_by_name(service)
+            .and_then(|s| s.methods().find(|m| m.name() == method))
+            .is_some_and(|m| m.output().full_name() == "google.longrunning.Operation")
+    })
 }
 
 fn attrs(collection: &Collection, message: &MessageDescriptor) -> Vec<Attr> {

@@ -346,3 +346,59 @@ async fn an_identity_token_signs_the_provider_in() {
     );
     server.stop().await;
 }
+
+/// Over HTTPS the provider trusts the CA file it is given (here from
+/// `PLATFORM_CA_FILE`), and nothing signed by another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_provider_calls_over_tls_with_the_ca_file_it_is_given() {
+    use platform_tests::tls::{TestCa, TlsServer};
+    let Some(terraform) = terraform() else {
+        eprintln!("skipped: no Terraform CLI (set TERRAFORM, e.g. to `bash .ci/terraform.sh`'s)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ca = TestCa::new("provider test CA");
+    let ca_file = ca.write(dir.path());
+    let server = TlsServer::start(dir.path(), &ca, |_| {}).await;
+    let group = "resource \"platform_group\" \"org\" {\n  name = \"over tls\"\n}\n";
+    let token = server.admin_token.trim();
+    let provider = env!("CARGO_BIN_EXE_terraform-provider-platform");
+
+    let stranger = TestCa::new("another CA");
+    std::fs::create_dir(dir.path().join("stranger")).unwrap();
+    let stranger_file = stranger.write(&dir.path().join("stranger"));
+    let untrusting = Workspace::new(
+        terraform.clone(),
+        provider.as_ref(),
+        "platform",
+        &server.url,
+        &[
+            ("PLATFORM_TOKEN", token),
+            ("PLATFORM_CA_FILE", stranger_file.to_str().unwrap()),
+        ],
+    );
+    untrusting.configure(group);
+    let refused = tokio::task::block_in_place(|| untrusting.run(&["apply", "-auto-approve"]));
+    assert_ne!(refused.code, 0, "{}", refused.output);
+    assert!(
+        refused.output.to_lowercase().contains("certificate"),
+        "{}",
+        refused.output
+    );
+
+    let trusting = Workspace::new(
+        terraform,
+        provider.as_ref(),
+        "platform",
+        &server.url,
+        &[
+            ("PLATFORM_TOKEN", token),
+            ("PLATFORM_CA_FILE", ca_file.to_str().unwrap()),
+        ],
+    );
+    trusting.configure(group);
+    let applied = tokio::task::block_in_place(|| trusting.ok(&["apply", "-auto-approve"]));
+    assert!(applied.contains("1 added"), "{applied}");
+    tokio::task::block_in_place(|| trusting.ok(&["destroy", "-auto-approve"]));
+    server.stop().await;
+}
