@@ -20,7 +20,9 @@ pub fn pages(provider: &Provider) -> Vec<(String, String)> {
             .name
             .trim_start_matches(&format!("{prefix}_"))
             .to_owned();
-        pages.push((format!("resources/{short}.md"), resource_page(resource)));
+        if resource.managed {
+            pages.push((format!("resources/{short}.md"), resource_page(resource)));
+        }
         pages.push((
             format!("data-sources/{short}.md"),
             data_source_page(resource),
@@ -73,8 +75,15 @@ fn index(provider: &Provider) -> String {
     );
     attributes(&mut page, &config::attrs(prefix));
     page.push_str("## Resources\n\n");
+    for resource in provider.types().iter().filter(|t| t.managed) {
+        let _ = writeln!(page, "- `{}`", resource.name);
+    }
+    page.push_str("\n## Data sources\n\n");
     for resource in provider.types() {
         let _ = writeln!(page, "- `{}`", resource.name);
+        if let Some(name) = crate::list::name(resource, prefix) {
+            let _ = writeln!(page, "- `{name}`");
+        }
     }
     page
 }
@@ -101,15 +110,15 @@ fn resource_page(resource: &ResourceType) -> String {
 }
 
 fn data_source_page(resource: &ResourceType) -> String {
-    format!(
+    let mut page = format!(
         "# {name} (data source)\n\n{description}\n\n## Example\n\n```hcl\n\
-         data \"{name}\" \"example\" {{\n  id = \"<{key}>\"\n}}\n```\n\nIts attributes are the \
-         resource's ([`{name}`](../resources/{short}.md)), all read-only but `id`.\n",
+         data \"{name}\" \"example\" {{\n  id = \"<{key} or name>\"\n}}\n```\n\n## Schema\n\n",
         name = resource.name,
         description = resource.description,
         key = resource.collection.key_field(),
-        short = resource.name.split_once('_').map_or("", |(_, s)| s),
-    )
+    );
+    attributes(&mut page, &resource.data_source_attrs());
+    page
 }
 
 /// The example's attributes: the parent, every required one and every

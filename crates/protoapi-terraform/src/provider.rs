@@ -13,7 +13,7 @@ use protoapi_client::schema::Schema;
 use crate::proto::provider_server::Provider as Service;
 use crate::proto::*;
 use crate::resource::{Calls, Outcome, plan};
-use crate::schema::{Attr, ID, Mode, PARENT, ResourceType, resource_types};
+use crate::schema::{ID, PARENT, ResourceType, resource_types};
 use crate::value::Value;
 use crate::{config, describe, diagnostics, list, validate};
 
@@ -47,11 +47,23 @@ impl Provider {
         &self.types
     }
 
+    /// The type Terraform manages items of by `name`.
     fn resource(&self, name: &str) -> Result<&ResourceType, Status> {
         self.types
             .iter()
-            .find(|t| t.name == name)
+            .find(|t| t.name == name && t.managed)
             .ok_or_else(|| Status::not_found(format!("no resource type `{name}`")))
+    }
+
+    /// The type read by the data source `name`, and whether it lists.
+    fn data_source(&self, name: &str) -> Result<(&ResourceType, bool), Status> {
+        self.types
+            .iter()
+            .find_map(|t| match list::name(t, &self.prefix) {
+                Some(listed) if listed == name => Some((t, true)),
+                _ => (t.name == name).then_some((t, false)),
+            })
+            .ok_or_else(|| Status::not_found(format!("no data source `{name}`")))
     }
 
     fn connection(&self) -> Outcome<Connection> {
@@ -70,10 +82,9 @@ impl Provider {
 
     async fn calls<T>(
         &self,
-        name: &str,
+        resource: &ResourceType,
         run: impl AsyncFnOnce(Calls<'_>) -> Outcome<T>,
     ) -> Result<Outcome<T>, Status> {
-        let resource = self.resource(name)?;
         Ok(match self.connection() {
             Ok(connection) => {
                 run(Calls {
@@ -85,22 +96,6 @@ impl Provider {
             Err(diagnostics) => Err(diagnostics),
         })
     }
-}
-
-/// The data source of a resource type: the same attributes, all computed
-/// but the `id` it is read by.
-fn data_source_attrs(resource: &ResourceType) -> Vec<Attr> {
-    resource
-        .attrs
-        .iter()
-        .map(|attr| Attr {
-            mode: match attr.name == ID {
-                true => Mode::Required,
-                false => Mode::Computed,
-            },
-            ..attr.clone()
-        })
-        .collect()
 }
 
 fn decode(value: Option<&DynamicValue>) -> Result<Value, Status> {
@@ -141,6 +136,7 @@ impl Service for Provider {
         let resources: HashMap<String, crate::proto::Schema> = self
             .types
             .iter()
+            .filter(|t| t.managed)
             .map(|t| (t.name.clone(), describe::schema(&t.attrs, &t.description)))
             .collect();
         let mut data_sources: HashMap<String, crate::proto::Schema> = self
@@ -149,7 +145,7 @@ impl Service for Provider {
             .map(|t| {
                 (
                     t.name.clone(),
-                    describe::schema(&data_source_attrs(t), &t.description),
+                    describe::schema(&t.data_source_attrs(), &t.description),
                 )
             })
             .collect();
@@ -247,10 +243,9 @@ impl Service for Provider {
         let current = decode(request.current_state.as_ref())?;
         let key = current.get(ID).as_str().unwrap_or_default().to_owned();
         let parent = current.get(PARENT).as_str().unwrap_or_default().to_owned();
+        let resource = self.resource(&request.type_name)?;
         let outcome = self
-            .calls(&request.type_name, async |calls| {
-                calls.read(&key, &parent).await
-            })
+            .calls(resource, async |calls| calls.read(&key, &parent).await)
             .await?;
         let (new_state, diagnostics) = split(outcome, current);
         Ok(Response::new(read_resource::Response {
@@ -289,8 +284,9 @@ impl Service for Provider {
         let request = request.into_inner();
         let prior = decode(request.prior_state.as_ref())?;
         let planned = decode(request.planned_state.as_ref())?;
+        let resource = self.resource(&request.type_name)?;
         let outcome = self
-            .calls(&request.type_name, async |calls| {
+            .calls(resource, async |calls| {
                 match (prior.is_null(), planned.is_null()) {
                     (true, _) => calls.create(&planned).await,
                     (false, true) => calls.delete(&prior).await.map(|()| Value::Null),
@@ -314,8 +310,9 @@ impl Service for Provider {
     ) -> Result<Response<import_resource_state::Response>, Status> {
         let request = request.into_inner();
         let id = request.id.clone();
+        let resource = self.resource(&request.type_name)?;
         let outcome = self
-            .calls(&request.type_name, async |calls| calls.import(&id).await)
+            .calls(resource, async |calls| calls.import(&id).await)
             .await?;
         Ok(Response::new(match outcome {
             Ok(state) => import_resource_state::Response {
@@ -339,22 +336,14 @@ impl Service for Provider {
     ) -> Result<Response<read_data_source::Response>, Status> {
         let request = request.into_inner();
         let config = decode(request.config.as_ref())?;
-        let listed = self
-            .types
-            .iter()
-            .find(|t| list::name(t, &self.prefix).as_deref() == Some(request.type_name.as_str()));
-        let outcome = match listed {
-            Some(resource) => {
-                let name = resource.name.clone();
-                self.calls(&name, async |calls| calls.list(&config).await)
-                    .await?
-            }
-            None => {
-                let id = config.get(ID).as_str().unwrap_or_default().to_owned();
-                self.calls(&request.type_name, async |calls| calls.import(&id).await)
-                    .await?
-            }
-        };
+        let (resource, lists) = self.data_source(&request.type_name)?;
+        let id = config.get(ID).as_str().unwrap_or_default().to_owned();
+        let outcome = self
+            .calls(resource, async |calls| match lists {
+                true => calls.list(&config).await,
+                false => calls.import(&id).await,
+            })
+            .await?;
         let (state, diagnostics) = split(outcome, Value::Null);
         Ok(Response::new(read_data_source::Response {
             state: encode(&state),

@@ -64,8 +64,29 @@ pub struct ResourceType {
     pub name: String,
     pub collection: &'static Collection,
     pub description: String,
+    /// Terraform manages its items (it has Create and Delete answering at
+    /// once); otherwise it is only read, through data sources.
+    pub managed: bool,
     /// The resource message's fields, then `id` and `parent_id`.
     pub attrs: Vec<Attr>,
+}
+
+impl ResourceType {
+    /// The attributes of its data source: the same, all computed but the
+    /// `id` it is read by.
+    pub fn data_source_attrs(&self) -> Vec<Attr> {
+        self.attrs
+            .iter()
+            .map(|attr| Attr {
+                mode: match attr.name == ID {
+                    true => Mode::Required,
+                    false => Mode::Computed,
+                },
+                replace: false,
+                ..attr.clone()
+            })
+            .collect()
+    }
 }
 
 /// The attribute holding the item's key.
@@ -78,23 +99,26 @@ const ETAG: &str = "etag";
 /// stops there).
 const MAX_NESTING: usize = 8;
 
-/// Every collection of `schema` that can be created, read and deleted,
-/// named `{prefix}_{singular}`. Collections whose standard writes answer
-/// long-running operations (AIP-151) are not offered yet: the provider does
-/// not wait on operations.
+/// Every collection of `schema` that can be read, named
+/// `{prefix}_{singular}`; those that can be created and deleted are
+/// managed. Collections whose standard writes answer long-running
+/// operations (AIP-151) are only read for now: the provider does not wait
+/// on operations.
 pub fn resource_types(schema: &'static Schema, prefix: &str) -> Vec<ResourceType> {
     let pool = (schema.descriptors)();
     schema
         .collections
         .iter()
-        .filter(|c| c.get.is_some() && c.create.is_some() && c.delete.is_some())
-        .filter(|c| !writes_are_operations(pool, c))
+        .filter(|c| c.get.is_some())
         .filter_map(|collection| {
             let message = pool.get_message_by_name(collection.message)?;
             Some(ResourceType {
                 name: format!("{prefix}_{}", collection.singular.to_snake_case()),
                 collection,
                 description: comment(message.parent_file(), message.path()),
+                managed: collection.create.is_some()
+                    && collection.delete.is_some()
+                    && !writes_are_operations(pool, collection),
                 attrs: attrs(collection, &message),
             })
         })

@@ -30,6 +30,15 @@ data "platform_roles" "readers" {
   depends_on     = [platform_role.reader]
 }
 
+# A collection the API only reads (advisories): data sources only.
+data "platform_advisories" "found" {
+  descendants_of = platform_group.org.id
+}
+
+output "advisories" {
+  value = length(data.platform_advisories.found.items)
+}
+
 output "reader_roles" {
   value = [for role in data.platform_roles.readers.items : role.name]
 }
@@ -101,6 +110,7 @@ async fn terraform_manages_an_organization_end_to_end() {
         applied.contains("reader_roles = [\n  \"reader\",\n]"),
         "{applied}"
     );
+    assert!(applied.contains("advisories = 0"), "{applied}");
     blocking(|| workspace.assert_no_changes("apply"));
     let team = blocking(|| workspace.id("platform_group.team"));
     let got = rest.get(&format!("/iam/v2/groups/{team}")).await;
