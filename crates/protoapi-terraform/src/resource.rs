@@ -92,11 +92,20 @@ impl Calls<'_> {
             .as_ref()
             .expect("resource types can be created");
         let parent = planned.get(PARENT).as_str().unwrap_or_default().to_owned();
+        let created_id = create.id;
         let item = state::to_item(&self.resource.attrs, planned, |attr| {
-            attr.mode != Mode::Computed && attr.name != PARENT
+            attr.mode != Mode::Computed
+                && attr.name != PARENT
+                && Some(attr.json.as_str()) != created_id
         });
         let mut request = Map::new();
         request.insert(camel(create.body), Json::Object(item));
+        if let Some(id) = created_id {
+            let chosen = self.resource.attrs.iter().find(|a| a.json == id);
+            if let Some(value) = chosen.and_then(|a| planned.get(&a.name).as_str()) {
+                request.insert(id.to_owned(), Json::from(value));
+            }
+        }
         set_variables(&mut request, create.action.route, &parent);
         let created = self
             .call(create.action.route, request, "creating", create.body)

@@ -125,6 +125,12 @@ pub fn resource_types(schema: &'static Schema, prefix: &str) -> Vec<ResourceType
         .collect()
 }
 
+/// The JSON name of the create's field that chooses the new item's id
+/// (AIP-133 `book_id`), if it has one.
+pub fn created_id(collection: &Collection) -> Option<&'static str> {
+    collection.create.as_ref()?.id
+}
+
 /// Whether a standard write of `collection` answers an operation.
 fn writes_are_operations(pool: &prost_reflect::DescriptorPool, collection: &Collection) -> bool {
     let routes = [
@@ -174,6 +180,19 @@ fn attrs(collection: &Collection, message: &MessageDescriptor) -> Vec<Attr> {
         sensitive: false,
         description: key.to_owned(),
     });
+    if let Some(id) = created_id(collection) {
+        attrs.push(Attr {
+            name: id.to_snake_case(),
+            json: id.to_owned(),
+            kind: Kind::String,
+            mode: Mode::Optional,
+            replace: true,
+            sensitive: false,
+            description: "The id the item is created with, the last segment of its name (empty: \
+                          the server chooses one)."
+                .to_owned(),
+        });
+    }
     attrs.push(Attr {
         name: PARENT.to_owned(),
         json: "parent".to_owned(),

@@ -1,6 +1,7 @@
 //! Between an item's proto3 JSON and its Terraform value, attribute by
 //! attribute of its [`ResourceType`].
 
+use heck::ToSnakeCase;
 use serde_json::{Map, Value as Json};
 
 use crate::schema::{Attr, ID, Kind, Mode, PARENT, ResourceType};
@@ -16,6 +17,10 @@ pub fn from_item(resource: &ResourceType, item: &Json, parent: &str) -> Value {
             .unwrap_or_default();
         entries.insert(ID.to_owned(), Value::String(key.to_owned()));
         entries.insert(PARENT.to_owned(), Value::String(parent.to_owned()));
+        if let Some(id) = crate::schema::created_id(resource.collection) {
+            let last = key.rsplit('/').next().unwrap_or_default();
+            entries.insert(id.to_snake_case(), Value::String(last.to_owned()));
+        }
     }
     state
 }
