@@ -39,6 +39,7 @@ pub use names::RequestShape;
 pub use operations::{LongRunning, OperationMetadata, Progress};
 pub use pattern::NamePattern;
 pub use policies::{Declared, PolicyBindings};
+pub use proto::comments;
 pub use proto::{
     GENERATOR_PACKAGES, OneofMember, generator_package, module_ident, package_module, rust_ident,
     rust_path,

@@ -123,7 +123,9 @@ pub fn rust_ident(name: &str) -> String {
     }
 }
 
-pub(super) fn comments(descriptor_path: &[i32], file: &prost_reflect::FileDescriptor) -> String {
+/// The leading comment of the declaration at `descriptor_path` in `file`,
+/// without the space after each `//`.
+pub fn comments(descriptor_path: &[i32], file: &prost_reflect::FileDescriptor) -> String {
     file.file_descriptor_proto()
         .source_code_info
         .as_ref()

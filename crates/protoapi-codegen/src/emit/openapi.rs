@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor};
 use serde_json::{Map, Value, json};
 
-use crate::model::{Api, Behavior, HttpRule, LIST_FILTERS, Method, Standard};
+use crate::model::{Api, Behavior, HttpRule, LIST_FILTERS, Method, Standard, comments};
 use crate::template::{PathTemplate, Segment};
 
 /// What a UIDP looks like (CONTRACT §2); path variables of standard methods hold one.
@@ -506,16 +506,25 @@ impl<'a> Schemas<'a> {
             let mut properties = Map::new();
             for field in message.fields() {
                 let mut schema = self.field(&field);
-                if behaviors.get(field.name()) == Some(&Behavior::OutputOnly) {
+                let behavior = behaviors.get(field.name());
+                if behavior == Some(&Behavior::OutputOnly) {
                     schema = with(schema, "readOnly", json!(true));
+                }
+                let described = describe(&field, behavior);
+                if !described.is_empty() {
+                    schema = with(schema, "description", json!(described));
                 }
                 properties.insert(field.json_name().to_owned(), schema);
             }
-            let schema = json!({
+            let mut schema = json!({
                 "type": "object",
                 "properties": properties,
                 "additionalProperties": false,
             });
+            let comment = comments(message.path(), &message.parent_file());
+            if !comment.is_empty() {
+                schema = with(schema, "description", json!(comment));
+            }
             self.schemas.insert(message.full_name().to_owned(), schema);
         }
         self.schemas
@@ -572,4 +581,22 @@ fn error_schema() -> Value {
             },
         },
     })
+}
+
+/// A property's description: the field's comment, then what its behaviour
+/// asks of a client (OpenAPI's `required` would refuse the partial bodies of
+/// updates with a mask, so a REQUIRED field says it in words).
+fn describe(field: &FieldDescriptor, behavior: Option<&Behavior>) -> String {
+    let comment = comments(field.path(), &field.parent_file());
+    let rule = match behavior {
+        Some(Behavior::Required) => "Required on create; an update may not clear it.",
+        Some(Behavior::Immutable) => "Set on create; never changes.",
+        Some(Behavior::RequiredImmutable) => "Required on create; never changes.",
+        _ => "",
+    };
+    [comment.as_str(), rule]
+        .into_iter()
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
