@@ -2,6 +2,7 @@
 //! canonical proto3 JSON, the error body, and bearer authentication.
 
 mod distinct;
+mod unify;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -52,7 +53,7 @@ pub fn emit(api: &Api, pool: &DescriptorPool, title: &str, version: &str) -> Str
             }
         }
     }
-    for (path, verb, operation) in distinct::distinct(all) {
+    for (path, verb, operation) in unify::unify(distinct::distinct(all)) {
         paths.entry(path).or_default().insert(verb, operation);
     }
     let mut components = schemas.finish();
