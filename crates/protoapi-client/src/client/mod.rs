@@ -179,20 +179,29 @@ impl Connection {
         Req: JsonMessage + Clone + 'static,
         Resp: JsonMessage + 'static,
     {
-        self.retrying(route, || self.attempt(route, request.clone(), raw))
-            .await
+        // Only an attempt that may be followed by another needs a copy.
+        let mut request = Some(request);
+        self.retrying(route, |last| {
+            let request = match last {
+                true => request.take(),
+                false => request.clone(),
+            };
+            self.attempt(route, request.expect("the last attempt is the last"), raw)
+        })
+        .await
     }
 
     /// Runs `attempt` until it succeeds, fails in a way not retried, or
-    /// the retries run out, pausing as [`Retry`] says.
+    /// the retries run out, pausing as [`Retry`] says; `attempt(true)` is
+    /// the last one.
     async fn retrying<T, F, Fut>(&self, route: &Route, mut attempt: F) -> Result<T, Error>
     where
-        F: FnMut() -> Fut,
+        F: FnMut(bool) -> Fut,
         Fut: Future<Output = Result<T, Error>>,
     {
         let mut tried = 1;
         while tried < self.retry.attempts {
-            let result = attempt().await;
+            let result = attempt(false).await;
             let pause = match &result {
                 Err(error) => self.retry.pause(tried, error),
                 Ok(_) => None,
@@ -206,7 +215,7 @@ impl Connection {
             tokio::time::sleep(pause).await;
             tried += 1;
         }
-        attempt().await
+        attempt(true).await
     }
 
     /// The bearer token of the next call, if the connection has tokens.
@@ -269,10 +278,18 @@ impl Connection {
                 "calls by JSON go over REST: open the connection with `Connection::rest`",
             ));
         };
-        self.retrying(route, || async {
-            let token = self.token().await?;
-            let call = rest.call_json(route, fields.clone(), token.as_deref());
-            self.bounded(call).await
+        let mut fields = Some(fields);
+        self.retrying(route, |last| {
+            let fields = match last {
+                true => fields.take(),
+                false => fields.clone(),
+            };
+            async move {
+                let fields = fields.expect("the last attempt is the last");
+                let token = self.token().await?;
+                let call = rest.call_json(route, fields, token.as_deref());
+                self.bounded(call).await
+            }
         })
         .await
     }
