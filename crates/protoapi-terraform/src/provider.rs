@@ -15,7 +15,7 @@ use crate::proto::*;
 use crate::resource::{Calls, Outcome, plan};
 use crate::schema::{ID, PARENT, ResourceType, resource_types};
 use crate::value::Value;
-use crate::{config, describe, diagnostics, list, validate};
+use crate::{config, describe, diagnostics, list, state, validate};
 
 /// A provider of every collection of one API.
 pub struct Provider {
@@ -202,7 +202,7 @@ impl Service for Provider {
         request: Request<upgrade_resource_state::Request>,
     ) -> Result<Response<upgrade_resource_state::Response>, Status> {
         let request = request.into_inner();
-        self.resource(&request.type_name)?;
+        let resource = self.resource(&request.type_name)?;
         let json = request.raw_state.map(|raw| raw.json).unwrap_or_default();
         let state = match json.is_empty() {
             true => Value::Null,
@@ -211,6 +211,9 @@ impl Service for Provider {
                     .map_err(|e| Status::invalid_argument(e.to_string()))?,
             ),
         };
+        // A state written before the API gained or lost fields takes the
+        // attributes it has now: new ones null until the next read.
+        let state = state::conform(&resource.attrs, state);
         Ok(Response::new(upgrade_resource_state::Response {
             upgraded_state: encode(&state),
             diagnostics: Vec::new(),

@@ -148,6 +148,33 @@ pub fn keep_prior(attrs: &[Attr], planned: &mut Value, prior: &Value, config: &V
     }
 }
 
+/// `value` with exactly the attributes of `attrs` (nested ones included):
+/// those it lacks null, those it has that `attrs` does not name left out.
+pub fn conform(attrs: &[Attr], value: Value) -> Value {
+    let Value::Object(mut entries) = value else {
+        return value;
+    };
+    Value::Object(
+        attrs
+            .iter()
+            .map(|attr| {
+                let value = entries.remove(&attr.name).unwrap_or(Value::Null);
+                let value = match (&attr.kind, value) {
+                    (Kind::Object(inner), value) => conform(inner, value),
+                    (Kind::List(item), Value::List(items)) => match &**item {
+                        Kind::Object(inner) => {
+                            Value::List(items.into_iter().map(|v| conform(inner, v)).collect())
+                        }
+                        _ => Value::List(items),
+                    },
+                    (_, value) => value,
+                };
+                (attr.name.clone(), value)
+            })
+            .collect(),
+    )
+}
+
 /// The attributes whose values differ between `a` and `b`.
 pub fn changed<'a>(attrs: &'a [Attr], a: &Value, b: &Value) -> Vec<&'a Attr> {
     attrs
@@ -159,6 +186,28 @@ pub fn changed<'a>(attrs: &'a [Attr], a: &Value, b: &Value) -> Vec<&'a Attr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_state_of_an_earlier_schema_takes_the_current_attributes() {
+        let attr = |name: &str, kind: Kind| Attr {
+            name: name.to_owned(),
+            json: name.to_owned(),
+            kind,
+            mode: Mode::Optional,
+            replace: false,
+            sensitive: false,
+            description: String::new(),
+        };
+        let attrs = [
+            attr("name", Kind::String),
+            attr("limits", Kind::Object(vec![attr("max", Kind::Number)])),
+        ];
+        let old =
+            crate::value::from_json(&serde_json::json!({"name": "a", "gone": true, "limits": {}}));
+        let expected =
+            crate::value::from_json(&serde_json::json!({"name": "a", "limits": {"max": null}}));
+        assert_eq!(conform(&attrs, old), expected);
+    }
 
     #[test]
     fn parents_of_uids_and_names() {
