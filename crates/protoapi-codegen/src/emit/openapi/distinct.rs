@@ -1,6 +1,8 @@
 //! Operations whose templates write the same OpenAPI path and verb:
 //! `GET /v1/{name=shippers/*}` and `GET /v1/{name=sites/*}` are both
-//! `GET /v1/{name}`, and a path item holds one operation per verb. Each of
+//! `GET /v1/{name}`, and a path item holds one operation per verb (so are
+//! `PATCH /v1/{shipper.name=shippers/*}` and `PATCH /v1/{site.name=sites/*}`,
+//! whose paths differ only in a variable's name, which OpenAPI 3.1 forbids). Each of
 //! them is written instead with its variables' literal segments in the path
 //! and one parameter per id segment (`/v1/shippers/{shippersId}`), which
 //! sends the same request.
@@ -19,18 +21,36 @@ pub(super) struct Operation<'a> {
     pub template: &'a PathTemplate,
 }
 
+/// `path` with every variable's name left out (`/v1/groups/{}`).
+pub(super) fn shape(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut inside = false;
+    for c in path.chars() {
+        match c {
+            '{' => {
+                inside = true;
+                out.push_str("{}");
+            }
+            '}' => inside = false,
+            _ if !inside => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// `operations`, those sharing a path and verb written apart.
 pub(super) fn distinct(operations: Vec<Operation<'_>>) -> Vec<(String, String, Value)> {
     let mut shared: HashMap<(String, String), usize> = HashMap::new();
     for op in &operations {
         *shared
-            .entry((op.path.clone(), op.verb.clone()))
+            .entry((shape(&op.path), op.verb.clone()))
             .or_default() += 1;
     }
     operations
         .into_iter()
         .map(|mut op| {
-            if shared[&(op.path.clone(), op.verb.clone())] > 1 {
+            if shared[&(shape(&op.path), op.verb.clone())] > 1 {
                 let (path, parameters) = expand(op.template);
                 replace_path_parameters(&mut op.operation, op.template, parameters);
                 op.path = path;

@@ -1,12 +1,15 @@
 //! Paths that differ only in their variables' names (`POST
 //! /v1/groups/{parent}` creates, `GET /v1/groups/{uid}` reads), which
-//! OpenAPI 3.1 forbids: such operations are written under one path, the
-//! variable names of the path with the most operations, and a renamed
-//! parameter says which request field it fills.
+//! OpenAPI 3.1 forbids: such operations (of different verbs; those of one
+//! verb are written apart by [`super::distinct`]) are written under one
+//! path, the variable names of the path with the most operations, and a
+//! renamed parameter says which request field it fills.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
+
+use super::distinct::shape;
 
 /// `operations` (path, verb, operation), same-shaped paths under one.
 pub(super) fn unify(operations: Vec<(String, String, Value)>) -> Vec<(String, String, Value)> {
@@ -49,24 +52,6 @@ pub(super) fn unify(operations: Vec<(String, String, Value)>) -> Vec<(String, St
             (target.clone(), verb, operation)
         })
         .collect()
-}
-
-/// `path` with every variable's name left out (`/v1/groups/{}`).
-fn shape(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    let mut inside = false;
-    for c in path.chars() {
-        match c {
-            '{' => {
-                inside = true;
-                out.push_str("{}");
-            }
-            '}' => inside = false,
-            _ if !inside => out.push(c),
-            _ => {}
-        }
-    }
-    out
 }
 
 /// The variables' names of `path`, in order.
