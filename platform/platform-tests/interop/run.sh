@@ -56,11 +56,14 @@ curl -sf "http://127.0.0.1:$port/openapi.json" | cmp - platform/platform-api/src
 echo "ok"
 
 echo "== schemathesis: no server errors, no responses outside the schema"
+# No example database: every run generates from the seed alone, whatever an
+# earlier run left in .hypothesis/ (with one, hypothesis 6.170's shrinker failed
+# with an IndexError of its own on the Platform API's document).
 schemathesis run "http://127.0.0.1:$port/openapi.json" \
   --header "Authorization: Bearer $(cat "$data/admin.token")" \
   --checks not_a_server_error,response_schema_conformance \
   --phases examples,coverage,fuzzing --max-examples 25 --seed 1 \
-  --suppress-health-check filter_too_much
+  --suppress-health-check filter_too_much --generation-database none
 
 echo "== SIGTERM stops the server cleanly"
 kill -TERM $server
