@@ -263,7 +263,7 @@ impl Connection {
 impl Connection {
     /// Calls `route` over REST with a request given as its JSON fields
     /// (`{"uid": …, "group": {…}}`, proto3 JSON's spelling), for clients
-    /// that know an API from its [`Schema`](crate::schema::Schema) rather
+    /// that know an API from its generated `SCHEMA` rather
     /// than its message types; the JSON answer. Retried as
     /// [`Connection::call`] is. A gRPC connection answers `UNIMPLEMENTED`.
     pub async fn call_json(
