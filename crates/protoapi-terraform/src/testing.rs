@@ -9,15 +9,20 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The Terraform CLI to test with, if there is one: `$TERRAFORM`, else
-/// `terraform` when the `PATH` has one.
+/// `terraform` when the `PATH` has one. Without one it says on stderr that
+/// the test is skipped, and how to run it.
 pub fn terraform() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("TERRAFORM") {
         return Some(PathBuf::from(path));
     }
     let found = Command::new("terraform").arg("version").output();
-    found
+    let found = found
         .is_ok_and(|output| output.status.success())
-        .then(|| PathBuf::from("terraform"))
+        .then(|| PathBuf::from("terraform"));
+    if found.is_none() {
+        eprintln!("skipped: no Terraform CLI (set TERRAFORM, e.g. to `bash .ci/terraform.sh`'s)");
+    }
+    found
 }
 
 /// A Terraform working directory for one provider.

@@ -84,7 +84,6 @@ fn binding(role: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn terraform_manages_an_organization_end_to_end() {
     let Some(terraform) = terraform() else {
-        eprintln!("skipped: no Terraform CLI (set TERRAFORM, e.g. to `bash .ci/terraform.sh`'s)");
         return;
     };
     let data = tempfile::tempdir().unwrap();
@@ -285,7 +284,6 @@ fn blocking<T>(step: impl FnOnce() -> T) -> T {
 async fn an_identity_token_signs_the_provider_in() {
     const ISSUER: &str = "https://issuer.test";
     let Some(terraform) = terraform() else {
-        eprintln!("skipped: no Terraform CLI (set TERRAFORM, e.g. to `bash .ci/terraform.sh`'s)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -363,7 +361,6 @@ async fn an_identity_token_signs_the_provider_in() {
 async fn the_provider_calls_over_tls_with_the_ca_file_it_is_given() {
     use platform_tests::tls::{TestCa, TlsServer};
     let Some(terraform) = terraform() else {
-        eprintln!("skipped: no Terraform CLI (set TERRAFORM, e.g. to `bash .ci/terraform.sh`'s)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
