@@ -9,7 +9,7 @@ use protoapi_core::error::{Code, Error};
 
 use crate::diagnostics;
 use crate::proto::Diagnostic;
-use crate::schema::{Attr, ID, Mode, PARENT, ResourceType};
+use crate::schema::{ID, Mode, PARENT, ResourceType};
 use crate::state;
 use crate::value::Value;
 
@@ -52,12 +52,7 @@ pub fn plan(resource: &ResourceType, prior: &Value, proposed: Value, config: &Va
         };
     }
     state::keep_prior(&resource.attrs, &mut planned, prior, config);
-    let changed = state::changed(&resource.attrs, prior, &planned);
-    let written: Vec<&Attr> = changed
-        .iter()
-        .copied()
-        .filter(|attr| attr.mode != Mode::Computed)
-        .collect();
+    let written = state::changed(&resource.attrs, prior, &planned);
     let replace = written
         .iter()
         .filter(|attr| attr.replace)
@@ -210,10 +205,7 @@ impl Calls<'_> {
                 &[],
             )]);
         };
-        let changed: Vec<&Attr> = state::changed(&self.resource.attrs, prior, planned)
-            .into_iter()
-            .filter(|attr| attr.mode != Mode::Computed)
-            .collect();
+        let changed = state::changed(&self.resource.attrs, prior, planned);
         let key = prior.get(ID).as_str().unwrap_or_default().to_owned();
         let mut item = state::to_item(&self.resource.attrs, planned, |attr| {
             changed.iter().any(|c| c.name == attr.name)

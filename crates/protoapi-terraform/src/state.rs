@@ -175,11 +175,12 @@ pub fn conform(attrs: &[Attr], value: Value) -> Value {
     )
 }
 
-/// The attributes whose values differ between `a` and `b`.
+/// The attributes a client writes whose values differ between `a` and `b`
+/// (computed ones are the server's).
 pub fn changed<'a>(attrs: &'a [Attr], a: &Value, b: &Value) -> Vec<&'a Attr> {
     attrs
         .iter()
-        .filter(|attr| a.get(&attr.name) != b.get(&attr.name))
+        .filter(|attr| attr.mode != Mode::Computed && a.get(&attr.name) != b.get(&attr.name))
         .collect()
 }
 
