@@ -13,6 +13,7 @@
 //! | `console` | `protoapi-console` | `server` (default) |
 //! | `sql` (its `StorageFlags` with `flags`) | `protoapi-sql` | `sql` |
 //! | `terraform` (a Terraform provider from the generated `SCHEMA`) | `protoapi-terraform` | `terraform` |
+//! | `registry` (an OCI Distribution registry beside the API, with its tokens) | `protoapi-registry` | `registry` |
 //! | `conformance`, `testing` (a router served on a free port), `json::conformance`, `console::testing` | `protoapi-testing` and the others' | `testing` |
 //!
 //! A program that only calls an API through its generated client depends on
@@ -31,6 +32,8 @@ pub use protoapi_client::cli;
 pub use protoapi_client::{client, oidc, schema};
 #[cfg(feature = "server")]
 pub use protoapi_console as console;
+#[cfg(feature = "registry")]
+pub use protoapi_registry as registry;
 #[cfg(feature = "flags")]
 pub use protoapi_server::flags;
 #[cfg(feature = "observe")]

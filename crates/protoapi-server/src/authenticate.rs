@@ -22,6 +22,7 @@ pub struct Authentication {
     admin: String,
     exchange: Option<Route>,
     domain: &'static str,
+    own: Option<&'static str>,
 }
 
 impl Authentication {
@@ -41,7 +42,28 @@ impl Authentication {
             domain: api
                 .token_exchange
                 .map_or(api.error_domain, |slot| slot.domain),
+            own: None,
         }
+    }
+
+    /// Leaves requests whose path starts with `prefix` to authenticate
+    /// themselves (a protocol with credentials of its own, such as a
+    /// container registry's token flow): their `Authorization` header
+    /// reaches the route unread, and they run as [`Caller::Anonymous`]
+    /// until the route finds otherwise ([`Authentication::caller`]).
+    pub fn except(mut self, prefix: &'static str) -> Self {
+        self.own = Some(prefix);
+        self
+    }
+
+    /// The caller an API token names, or why it is refused
+    /// (UNAUTHENTICATED), as this middleware decides it.
+    pub fn caller(&self, token: &str) -> Result<Caller, protoapi_core::error::Error> {
+        let claims = self.tokens.verify(token)?;
+        Ok(Caller::Identity {
+            admin: claims.sub == self.admin,
+            uid: claims.sub.clone(),
+        })
     }
 }
 
@@ -66,6 +88,12 @@ pub async fn identify<F: Future<Output = Response>>(
     request: Request,
     next: impl FnOnce(Request) -> F,
 ) -> Response {
+    if auth
+        .own
+        .is_some_and(|prefix| request.uri().path().starts_with(prefix))
+    {
+        return next(request).await;
+    }
     let exchange = auth
         .exchange
         .is_some_and(|route| route.is_path(request.uri().path()));
@@ -90,11 +118,8 @@ async fn as_caller<F: Future<Output = Response>>(
     let caller = match bearer(request.headers()) {
         Ok(None) => Caller::Anonymous,
         Ok(Some(token)) if exchange => Caller::Presented { token },
-        Ok(Some(token)) => match auth.tokens.verify(&token) {
-            Ok(claims) => Caller::Identity {
-                admin: claims.sub == auth.admin,
-                uid: claims.sub.clone(),
-            },
+        Ok(Some(token)) => match auth.caller(&token) {
+            Ok(caller) => caller,
             Err(error) => return error_response(error.in_domain(auth.domain), grpc),
         },
         Err(error) => return error_response(error.in_domain(auth.domain), grpc),

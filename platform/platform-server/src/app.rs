@@ -1,6 +1,7 @@
 //! The one router serving REST and gRPC: every generated service over the
-//! store and the token service, behind the access log (with metrics and
-//! trace context), the authentication middleware and the rate limit.
+//! store and the token service, and the registry under `/v2/` (which reads
+//! its own credentials), behind the access log (with metrics and trace
+//! context), the authentication middleware and the rate limit.
 //! `platform_api::Services` adds gRPC reflection and health, `/openapi.json`,
 //! the error model's fallbacks, and `/healthz` and `/readyz` (ready when
 //! the database answers) outside authentication. A [`Mount`] adds routes beside the
@@ -18,10 +19,12 @@ use protoapi_runtime::observe::{Metrics, Observe};
 use protoapi_runtime::paging::PageTokens;
 use protoapi_runtime::probe::Probes;
 use protoapi_runtime::ratelimit::{RateLimit, RateLimiter};
+use protoapi_runtime::registry::{Registry, Storage};
 use protoapi_runtime::router::MissingHandlers;
 use protoapi_runtime::sql::StoredAccess;
 use protoapi_runtime::standard::ApiContext;
 
+use crate::registry::Repos;
 use crate::store::SqlStore;
 
 /// What the router is built from.
@@ -47,6 +50,8 @@ pub struct Parts {
     pub cors: protoapi_runtime::web::Cors,
     /// The web console served at `/console/`, if any.
     pub console: Option<protoapi_runtime::console::Console>,
+    /// What the registry keeps.
+    pub registry: Storage,
 }
 
 /// What routes mounted beside the generated ones are built from: the store
@@ -74,12 +79,21 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
         context = context.with_operation_lease(lease);
     }
     let exchange = TokenExchange::new(parts.api_tokens.clone(), parts.issuers);
-    let authentication = Authentication::for_api(&platform_api::API, parts.api_tokens, parts.admin);
+    let authentication =
+        Authentication::for_api(&platform_api::API, parts.api_tokens.clone(), parts.admin)
+            .except("/v2/");
+    let registry = Arc::new(Registry::new(
+        authentication.clone(),
+        parts.api_tokens,
+        Arc::new(Repos::new(Arc::clone(&store), context.clone())),
+        parts.registry,
+    ));
     let shared = Shared {
         store: Arc::clone(&store),
         context: context.clone(),
     };
     let mut services = platform_api::Services::new(context)
+        .routes(registry.router())
         .probes(Probes::new((*store).clone()))
         .cors(parts.cors)
         .store(Arc::clone(&store))

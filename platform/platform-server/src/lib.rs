@@ -10,6 +10,7 @@
 
 mod app;
 pub mod bootstrap;
+pub mod registry;
 pub mod store;
 
 use std::future::Future;
@@ -149,6 +150,7 @@ pub async fn serve_with(
             rate_limit: config.rate_limit,
             cors: config.cors,
             console: console(&config.console, &base_url, tls.is_some()),
+            registry: registry::storage(&store, &config.data_dir)?,
         },
         mount,
     )?;

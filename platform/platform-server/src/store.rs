@@ -11,18 +11,21 @@ use protoapi_runtime::sql::SqlOptions;
 
 pub use protoapi_runtime::sql::{Dialect, SqlStore};
 
-/// The API's tables (their row types generated from the annotation files)
-/// and the platform's own schema steps.
-fn options() -> SqlOptions {
-    SqlOptions::new(platform_api::tables()).migrations(crate::bootstrap::MIGRATIONS.iter().copied())
-}
+/// The schema version of the registry's tables.
+const REGISTRY_SCHEMA: i64 = 100;
 
-/// [`options`] with a pool acquire timeout, when not the default
+/// The API's tables (their row types generated from the annotation files),
+/// the platform's own schema steps and the registry's tables, with a pool
+/// acquire timeout when not the default
 /// (`protoapi_runtime::sql::DEFAULT_ACQUIRE_TIMEOUT`).
-fn options_with(acquire_timeout: Option<Duration>) -> SqlOptions {
+fn options_with(dialect: Dialect, acquire_timeout: Option<Duration>) -> SqlOptions {
+    let migrations = crate::bootstrap::MIGRATIONS.iter().copied().chain([
+        protoapi_runtime::registry::index::migration(REGISTRY_SCHEMA, dialect),
+    ]);
+    let options = SqlOptions::new(platform_api::tables()).migrations(migrations);
     match acquire_timeout {
-        Some(timeout) => options().acquire_timeout(timeout),
-        None => options(),
+        Some(timeout) => options.acquire_timeout(timeout),
+        None => options,
     }
 }
 
@@ -37,7 +40,11 @@ pub async fn open_sqlite_with(
     data_dir: &Path,
     acquire_timeout: Option<Duration>,
 ) -> Result<SqlStore, sqlx::Error> {
-    SqlStore::open_sqlite(&data_dir.join("platform.db"), options_with(acquire_timeout)).await
+    SqlStore::open_sqlite(
+        &data_dir.join("platform.db"),
+        options_with(Dialect::Sqlite, acquire_timeout),
+    )
+    .await
 }
 
 /// Connects to PostgreSQL at `url`.
@@ -50,7 +57,7 @@ pub async fn open_postgres_with(
     url: &str,
     acquire_timeout: Option<Duration>,
 ) -> Result<SqlStore, sqlx::Error> {
-    SqlStore::open(url, options_with(acquire_timeout)).await
+    SqlStore::open(url, options_with(Dialect::Postgres, acquire_timeout)).await
 }
 
 /// Sets the storage pool's gauges before each render of `metrics`:

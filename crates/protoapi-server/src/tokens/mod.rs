@@ -70,6 +70,34 @@ impl ApiTokens {
             .expect("HS256 signing cannot fail")
     }
 
+    /// `claims` signed with this API's key, for tokens of another audience
+    /// than the API's (a registry's, say), which [`ApiTokens::verify`]
+    /// refuses.
+    pub fn sign<T: serde::Serialize>(&self, claims: &T) -> String {
+        jsonwebtoken::encode(&Header::new(Algorithm::HS256), claims, &self.encoding)
+            .expect("HS256 signing cannot fail")
+    }
+
+    /// The claims of a current token this API [signed](ApiTokens::sign) for
+    /// `audience` (named `what` in refusals), with `exp`, `nbf`, `iss` (the
+    /// API's base URL) and `aud` checked as [`ApiTokens::verify`] checks them.
+    pub fn verify_signed<T: serde::de::DeserializeOwned>(
+        &self,
+        token: &str,
+        audience: &str,
+        what: &str,
+    ) -> Result<T, Error> {
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.leeway = LEEWAY_SECS;
+        validation.validate_nbf = true;
+        validation.set_audience(&[audience]);
+        validation.set_issuer(&[&self.base_url]);
+        validation.set_required_spec_claims(&["exp", "nbf", "aud", "iss"]);
+        jsonwebtoken::decode::<T>(token, &self.decoding, &validation)
+            .map(|data| data.claims)
+            .map_err(|error| token_error(&error, what))
+    }
+
     /// The claims of a genuine, current token for this API.
     pub fn verify(&self, token: &str) -> Result<Arc<Claims>, Error> {
         if let Some(claims) = self

@@ -1,0 +1,393 @@
+//! What the registry knows besides blob contents, in the application's SQL
+//! store (SQLite or PostgreSQL), so that replicas on one database act as one
+//! registry: which blobs each repository holds (`registry_blobs`), its
+//! manifests (`registry_manifests`, with what each refers to in
+//! `registry_references`), its tags (`registry_tags`) and the uploads in
+//! progress (`registry_uploads`).
+
+use protoapi_sql::{Dialect, Migration};
+use serde_json::Value;
+use sqlx::AnyPool;
+use sqlx::Row as _;
+
+use crate::digest::Digest;
+use crate::manifest::Manifest;
+use crate::path::Reference;
+
+/// The tables, for SQLite (text compares byte-wise there already).
+const SQLITE: &[&str] = &[
+    "CREATE TABLE registry_blobs (repo TEXT NOT NULL, digest TEXT NOT NULL, size BIGINT NOT NULL, \
+     created BIGINT NOT NULL, PRIMARY KEY (repo, digest))",
+    "CREATE INDEX registry_blobs_by_digest ON registry_blobs (digest)",
+    "CREATE TABLE registry_manifests (repo TEXT NOT NULL, digest TEXT NOT NULL, media_type TEXT NOT NULL, \
+     size BIGINT NOT NULL, content TEXT NOT NULL, subject TEXT NOT NULL, artifact_type TEXT NOT NULL, \
+     annotations TEXT NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (repo, digest))",
+    "CREATE INDEX registry_manifests_by_subject ON registry_manifests (repo, subject)",
+    "CREATE TABLE registry_references (repo TEXT NOT NULL, manifest TEXT NOT NULL, target TEXT NOT NULL, \
+     PRIMARY KEY (repo, manifest, target))",
+    "CREATE INDEX registry_references_by_target ON registry_references (repo, target)",
+    "CREATE TABLE registry_tags (repo TEXT NOT NULL, tag TEXT NOT NULL, digest TEXT NOT NULL, \
+     updated BIGINT NOT NULL, PRIMARY KEY (repo, tag))",
+    "CREATE TABLE registry_uploads (id TEXT PRIMARY KEY, repo TEXT NOT NULL, created BIGINT NOT NULL)",
+];
+
+/// The same tables for PostgreSQL, tags in byte order (`COLLATE "C"`): the
+/// tags list is in lexical order, and its `last` is a position in it.
+const POSTGRES: &[&str] = &[
+    "CREATE TABLE registry_blobs (repo TEXT NOT NULL, digest TEXT NOT NULL, size BIGINT NOT NULL, \
+     created BIGINT NOT NULL, PRIMARY KEY (repo, digest))",
+    "CREATE INDEX registry_blobs_by_digest ON registry_blobs (digest)",
+    "CREATE TABLE registry_manifests (repo TEXT NOT NULL, digest TEXT NOT NULL, media_type TEXT NOT NULL, \
+     size BIGINT NOT NULL, content TEXT NOT NULL, subject TEXT NOT NULL, artifact_type TEXT NOT NULL, \
+     annotations TEXT NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (repo, digest))",
+    "CREATE INDEX registry_manifests_by_subject ON registry_manifests (repo, subject)",
+    "CREATE TABLE registry_references (repo TEXT NOT NULL, manifest TEXT NOT NULL, target TEXT NOT NULL, \
+     PRIMARY KEY (repo, manifest, target))",
+    "CREATE INDEX registry_references_by_target ON registry_references (repo, target)",
+    "CREATE TABLE registry_tags (repo TEXT NOT NULL, tag TEXT COLLATE \"C\" NOT NULL, digest TEXT NOT NULL, \
+     updated BIGINT NOT NULL, PRIMARY KEY (repo, tag))",
+    "CREATE TABLE registry_uploads (id TEXT PRIMARY KEY, repo TEXT NOT NULL, created BIGINT NOT NULL)",
+];
+
+/// The schema step creating the registry's tables, as the application's
+/// migration `version` (one its other steps and the library's do not take).
+pub fn migration(version: i64, dialect: Dialect) -> Migration {
+    let statements = match dialect {
+        Dialect::Sqlite => SQLITE,
+        Dialect::Postgres => POSTGRES,
+    };
+    Migration::new(version, "registry", statements)
+}
+
+/// A stored manifest.
+#[derive(Debug)]
+pub struct Stored {
+    pub digest: String,
+    pub media_type: String,
+    pub content: String,
+}
+
+/// The registry's tables in a pool.
+#[derive(Clone, Debug)]
+pub struct Index {
+    pool: AnyPool,
+}
+
+type Sql<T> = Result<T, sqlx::Error>;
+
+impl Index {
+    pub fn new(pool: AnyPool) -> Self {
+        Index { pool }
+    }
+
+    /// The size of `digest` in `repo`, if the repository holds it.
+    pub async fn blob(&self, repo: &str, digest: &Digest) -> Sql<Option<u64>> {
+        let row = sqlx::query("SELECT size FROM registry_blobs WHERE repo = $1 AND digest = $2")
+            .bind(repo.to_owned())
+            .bind(digest.as_str().to_owned())
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|row| row.try_get::<i64, _>(0).map(|size| size.max(0) as u64))
+            .transpose()
+    }
+
+    /// Records that `repo` holds `digest`.
+    pub async fn link_blob(&self, repo: &str, digest: &Digest, size: u64) -> Sql<()> {
+        sqlx::query(
+            "INSERT INTO registry_blobs (repo, digest, size, created) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (repo, digest) DO UPDATE SET created = excluded.created",
+        )
+        .bind(repo.to_owned())
+        .bind(digest.as_str().to_owned())
+        .bind(i64::try_from(size).unwrap_or(i64::MAX))
+        .bind(protoapi_core::time::now_micros())
+        .execute(&self.pool)
+        .await
+        .map(drop)
+    }
+
+    /// Forgets that `repo` holds `digest`; whether it did.
+    pub async fn unlink_blob(&self, repo: &str, digest: &Digest) -> Sql<bool> {
+        let done = sqlx::query("DELETE FROM registry_blobs WHERE repo = $1 AND digest = $2")
+            .bind(repo.to_owned())
+            .bind(digest.as_str().to_owned())
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Of `digests`, those `repo` holds no blob of.
+    pub async fn missing_blobs(&self, repo: &str, digests: &[Digest]) -> Sql<Vec<Digest>> {
+        let mut missing = Vec::new();
+        for digest in digests {
+            if self.blob(repo, digest).await?.is_none() {
+                missing.push(digest.clone());
+            }
+        }
+        Ok(missing)
+    }
+
+    /// Of `digests`, those `repo` holds no manifest of.
+    pub async fn missing_manifests(&self, repo: &str, digests: &[Digest]) -> Sql<Vec<Digest>> {
+        let mut missing = Vec::new();
+        for digest in digests {
+            if self
+                .manifest(repo, &Reference::Digest(digest.clone()))
+                .await?
+                .is_none()
+            {
+                missing.push(digest.clone());
+            }
+        }
+        Ok(missing)
+    }
+
+    /// The manifest `reference` names in `repo`.
+    pub async fn manifest(&self, repo: &str, reference: &Reference) -> Sql<Option<Stored>> {
+        let digest = match reference {
+            Reference::Digest(digest) => digest.as_str().to_owned(),
+            Reference::Tag(tag) => {
+                let row =
+                    sqlx::query("SELECT digest FROM registry_tags WHERE repo = $1 AND tag = $2")
+                        .bind(repo.to_owned())
+                        .bind(tag.clone())
+                        .fetch_optional(&self.pool)
+                        .await?;
+                match row {
+                    Some(row) => row.try_get(0)?,
+                    None => return Ok(None),
+                }
+            }
+        };
+        let row = sqlx::query(
+            "SELECT media_type, content FROM registry_manifests WHERE repo = $1 AND digest = $2",
+        )
+        .bind(repo.to_owned())
+        .bind(digest.clone())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|row| {
+            Ok(Stored {
+                digest,
+                media_type: row.try_get(0)?,
+                content: row.try_get(1)?,
+            })
+        })
+        .transpose()
+    }
+
+    /// Stores `manifest` (its `content` hashing to `digest`) in `repo`, and
+    /// points `tag` at it, in one transaction.
+    pub async fn put_manifest(
+        &self,
+        repo: &str,
+        digest: &Digest,
+        manifest: &Manifest,
+        content: &str,
+        tag: Option<&str>,
+    ) -> Sql<()> {
+        let now = protoapi_core::time::now_micros();
+        let mut transaction = self.pool.begin().await?;
+        sqlx::query(
+            "INSERT INTO registry_manifests (repo, digest, media_type, size, content, subject, \
+             artifact_type, annotations, created) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+             ON CONFLICT (repo, digest) DO NOTHING",
+        )
+        .bind(repo.to_owned())
+        .bind(digest.as_str().to_owned())
+        .bind(manifest.media_type.to_owned())
+        .bind(content.len() as i64)
+        .bind(content.to_owned())
+        .bind(
+            manifest
+                .subject
+                .as_ref()
+                .map(|d| d.as_str().to_owned())
+                .unwrap_or_default(),
+        )
+        .bind(manifest.artifact_type.clone().unwrap_or_default())
+        .bind(
+            manifest
+                .annotations
+                .as_ref()
+                .map(Value::to_string)
+                .unwrap_or_default(),
+        )
+        .bind(now)
+        .execute(&mut *transaction)
+        .await?;
+        for target in manifest.blobs.iter().chain(&manifest.manifests) {
+            sqlx::query(
+                "INSERT INTO registry_references (repo, manifest, target) VALUES ($1, $2, $3) \
+                 ON CONFLICT (repo, manifest, target) DO NOTHING",
+            )
+            .bind(repo.to_owned())
+            .bind(digest.as_str().to_owned())
+            .bind(target.as_str().to_owned())
+            .execute(&mut *transaction)
+            .await?;
+        }
+        if let Some(tag) = tag {
+            sqlx::query(
+                "INSERT INTO registry_tags (repo, tag, digest, updated) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (repo, tag) DO UPDATE SET digest = excluded.digest, updated = excluded.updated",
+            )
+            .bind(repo.to_owned())
+            .bind(tag.to_owned())
+            .bind(digest.as_str().to_owned())
+            .bind(now)
+            .execute(&mut *transaction)
+            .await?;
+        }
+        transaction.commit().await
+    }
+
+    /// Deletes the manifest `digest` of `repo`, its tags and what it refers
+    /// to; whether there was one.
+    pub async fn delete_manifest(&self, repo: &str, digest: &Digest) -> Sql<bool> {
+        let mut transaction = self.pool.begin().await?;
+        let deleted = sqlx::query("DELETE FROM registry_manifests WHERE repo = $1 AND digest = $2")
+            .bind(repo.to_owned())
+            .bind(digest.as_str().to_owned())
+            .execute(&mut *transaction)
+            .await?
+            .rows_affected();
+        for table in [
+            "registry_tags WHERE repo = $1 AND digest = $2",
+            "registry_references WHERE repo = $1 AND manifest = $2",
+        ] {
+            sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table}")))
+                .bind(repo.to_owned())
+                .bind(digest.as_str().to_owned())
+                .execute(&mut *transaction)
+                .await?;
+        }
+        transaction.commit().await?;
+        Ok(deleted > 0)
+    }
+
+    /// Removes `tag` from `repo`; whether it was there.
+    pub async fn delete_tag(&self, repo: &str, tag: &str) -> Sql<bool> {
+        let done = sqlx::query("DELETE FROM registry_tags WHERE repo = $1 AND tag = $2")
+            .bind(repo.to_owned())
+            .bind(tag.to_owned())
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// At most `limit` tags of `repo` after `last`, in lexical order.
+    pub async fn tags(&self, repo: &str, last: &str, limit: u32) -> Sql<Vec<String>> {
+        let rows = sqlx::query(
+            "SELECT tag FROM registry_tags WHERE repo = $1 AND tag > $2 ORDER BY tag LIMIT $3",
+        )
+        .bind(repo.to_owned())
+        .bind(last.to_owned())
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|row| row.try_get(0)).collect()
+    }
+
+    /// The descriptors of the manifests of `repo` whose subject is
+    /// `subject`, of `artifact_type` when given.
+    pub async fn referrers(
+        &self,
+        repo: &str,
+        subject: &Digest,
+        artifact_type: Option<&str>,
+    ) -> Sql<Vec<Value>> {
+        let rows = sqlx::query(
+            "SELECT digest, media_type, size, artifact_type, annotations FROM registry_manifests \
+             WHERE repo = $1 AND subject = $2 ORDER BY digest",
+        )
+        .bind(repo.to_owned())
+        .bind(subject.as_str().to_owned())
+        .fetch_all(&self.pool)
+        .await?;
+        let mut descriptors = Vec::new();
+        for row in rows {
+            let kind: String = row.try_get(3)?;
+            if artifact_type.is_some_and(|wanted| wanted != kind) {
+                continue;
+            }
+            let mut descriptor = serde_json::json!({
+                "mediaType": row.try_get::<String, _>(1)?,
+                "digest": row.try_get::<String, _>(0)?,
+                "size": row.try_get::<i64, _>(2)?,
+            });
+            if !kind.is_empty() {
+                descriptor["artifactType"] = kind.into();
+            }
+            let annotations: String = row.try_get(4)?;
+            if let Ok(annotations @ Value::Object(_)) = serde_json::from_str(&annotations) {
+                descriptor["annotations"] = annotations;
+            }
+            descriptors.push(descriptor);
+        }
+        Ok(descriptors)
+    }
+
+    /// Records upload `id` into `repo`.
+    pub async fn create_upload(&self, id: &str, repo: &str) -> Sql<()> {
+        sqlx::query("INSERT INTO registry_uploads (id, repo, created) VALUES ($1, $2, $3)")
+            .bind(id.to_owned())
+            .bind(repo.to_owned())
+            .bind(protoapi_core::time::now_micros())
+            .execute(&self.pool)
+            .await
+            .map(drop)
+    }
+
+    /// The repository of upload `id` and when it started.
+    pub async fn upload(&self, id: &str) -> Sql<Option<(String, i64)>> {
+        let row = sqlx::query("SELECT repo, created FROM registry_uploads WHERE id = $1")
+            .bind(id.to_owned())
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
+            .transpose()
+    }
+
+    /// Forgets upload `id`.
+    pub async fn delete_upload(&self, id: &str) -> Sql<()> {
+        sqlx::query("DELETE FROM registry_uploads WHERE id = $1")
+            .bind(id.to_owned())
+            .execute(&self.pool)
+            .await
+            .map(drop)
+    }
+
+    /// Uploads started before `before` (microseconds), at most 100.
+    pub async fn uploads_before(&self, before: i64) -> Sql<Vec<String>> {
+        let rows = sqlx::query(
+            "SELECT id FROM registry_uploads WHERE created < $1 ORDER BY created LIMIT 100",
+        )
+        .bind(before)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|row| row.try_get(0)).collect()
+    }
+
+    /// Forgets the blobs repositories hold that none of their manifests
+    /// refers to, linked before `before`; answers how many.
+    pub async fn unlink_unreferenced(&self, before: i64) -> Sql<u64> {
+        let done = sqlx::query(
+            "DELETE FROM registry_blobs WHERE created < $1 AND NOT EXISTS (SELECT 1 FROM \
+             registry_references r WHERE r.repo = registry_blobs.repo AND r.target = registry_blobs.digest)",
+        )
+        .bind(before)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// Whether any repository holds `digest`.
+    pub async fn held_anywhere(&self, digest: &Digest) -> Sql<bool> {
+        let row = sqlx::query("SELECT 1 FROM registry_blobs WHERE digest = $1 LIMIT 1")
+            .bind(digest.as_str().to_owned())
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.is_some())
+    }
+}
