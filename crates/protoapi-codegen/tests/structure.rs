@@ -156,6 +156,7 @@ const CRATE_LAYERS: &[&str] = &[
     "protoapi-console",
     "protoapi-server",
     "protoapi-sql",
+    "protoapi-registry",
     "protoapi-testing",
     "protoapi-runtime",
     "protoapi-macros",

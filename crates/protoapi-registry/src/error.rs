@@ -129,6 +129,14 @@ impl RegistryError {
     }
 }
 
+impl std::fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
 impl From<protoapi_core::error::Error> for RegistryError {
     /// An API error met while deciding access: storage trouble stays
     /// retryable; anything else is a refusal.

@@ -56,6 +56,14 @@ enum Command {
         #[arg(long)]
         identity: String,
     },
+    /// Remove the registry's garbage once: blobs no manifest refers to and
+    /// uploads left unfinished for a day (safe beside a running server).
+    CollectGarbage {
+        /// Keep what is younger than this (pushes in progress upload blobs
+        /// before their manifest).
+        #[arg(long, default_value = "1h", value_parser = protoapi_runtime::time::parse_duration)]
+        grace: std::time::Duration,
+    },
 }
 
 /// Where the flags' environment variables begin.
@@ -77,6 +85,7 @@ async fn main() -> ExitCode {
     let work = async move {
         match &args.command {
             Some(Command::MintToken { identity }) => mint_token(&args, identity).await,
+            Some(Command::CollectGarbage { grace }) => collect_garbage(&args, *grace).await,
             None => serve(args).await,
         }
     };
@@ -102,6 +111,26 @@ async fn mint_token(args: &Args, identity: &str) -> Result<(), String> {
         ));
     }
     println!("{token}");
+    Ok(())
+}
+
+/// Collects the registry's garbage in the server's storage (the same
+/// `--data-dir` and `--database-url`) and prints what went.
+async fn collect_garbage(args: &Args, grace: std::time::Duration) -> Result<(), String> {
+    let store = match &args.storage.database_url {
+        Some(url) => platform_server::store::open_postgres(url).await,
+        None => platform_server::store::open_sqlite(&args.data_dir).await,
+    }
+    .map_err(|e| format!("cannot open the server's storage: {e}"))?;
+    let storage = platform_server::registry::storage(&store, &args.data_dir)
+        .map_err(|e| format!("cannot open the registry's blobs: {e}"))?;
+    let collected = storage.collect_garbage(grace).await;
+    store.close().await;
+    let collected = collected.map_err(|e| e.to_string())?;
+    println!(
+        "removed {} unfinished uploads, {} blobs from repositories, {} blobs from storage",
+        collected.uploads, collected.links, collected.blobs
+    );
     Ok(())
 }
 
