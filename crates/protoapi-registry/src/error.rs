@@ -112,11 +112,19 @@ impl RegistryError {
     /// UNAUTHORIZED, challenging the client to fetch a token at `realm`
     /// for `service` and `scope` (RFC 6750, as Docker's token flow reads it).
     pub fn challenge(realm: &str, service: &str, scope: Option<&str>, message: &str) -> Self {
-        let mut challenge = format!("Bearer realm=\"{realm}\",service=\"{service}\"");
-        if let Some(scope) = scope {
-            challenge.push_str(&format!(",scope=\"{scope}\""));
-        }
         RegistryError::new(Code::Unauthorized, message)
+            .with_header(header::WWW_AUTHENTICATE, challenge(realm, service, scope))
+    }
+
+    /// DENIED for credentials that hold too little, with the challenge a
+    /// client may answer with a token for `scope` (RFC 6750's
+    /// `insufficient_scope`).
+    pub fn insufficient(realm: &str, service: &str, scope: &str) -> Self {
+        let challenge = format!(
+            "{},error=\"insufficient_scope\"",
+            challenge(realm, service, Some(scope))
+        );
+        RegistryError::new(Code::Denied, "requested access to the resource is denied")
             .with_header(header::WWW_AUTHENTICATE, challenge)
     }
 
@@ -127,6 +135,14 @@ impl RegistryError {
         RegistryError::new(Code::Unavailable, "the registry's storage is unavailable")
             .with_header(header::RETRY_AFTER, "1")
     }
+}
+
+fn challenge(realm: &str, service: &str, scope: Option<&str>) -> String {
+    let mut challenge = format!("Bearer realm=\"{realm}\",service=\"{service}\"");
+    if let Some(scope) = scope {
+        challenge.push_str(&format!(",scope=\"{scope}\""));
+    }
+    challenge
 }
 
 impl std::fmt::Display for RegistryError {

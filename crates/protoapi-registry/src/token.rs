@@ -140,10 +140,11 @@ impl Registry {
         }
     }
 
-    /// Succeeds when `presented` may take `needed` on `name`; otherwise
-    /// UNAUTHORIZED with a challenge for exactly that scope, so that a
-    /// client fetches a token for it (with its credentials, if it has any)
-    /// and tries again. A repository that does not exist answers the same.
+    /// Succeeds when `presented` may take `needed` on `name`. Otherwise a
+    /// challenge for exactly that scope, so that a client fetches a token
+    /// for it and tries again: UNAUTHORIZED without credentials, DENIED
+    /// (`insufficient_scope`) with credentials that hold too little. A
+    /// repository that does not exist answers the same.
     pub(crate) async fn require(
         &self,
         presented: &Presented,
@@ -154,16 +155,15 @@ impl Registry {
             return Ok(());
         }
         let scope = Scope::render(name, needed);
-        let message = match presented {
-            Presented::Anonymous => "authentication required",
-            _ => "requested access to the resource is denied",
-        };
-        Err(RegistryError::challenge(
-            &self.realm,
-            &self.service,
-            Some(&scope),
-            message,
-        ))
+        Err(match presented {
+            Presented::Anonymous => RegistryError::challenge(
+                &self.realm,
+                &self.service,
+                Some(&scope),
+                "authentication required",
+            ),
+            _ => RegistryError::insufficient(&self.realm, &self.service, &scope),
+        })
     }
 
     /// A token for `caller` granting, of each scope asked for, the actions

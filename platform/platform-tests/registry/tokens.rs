@@ -99,10 +99,12 @@ async fn tokens_grant_the_actions_held_and_nothing_more() {
             Bytes::new(),
         )
         .await;
-    push.assert_error(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", "a viewer pushing");
+    push.assert_error(StatusCode::FORBIDDEN, "DENIED", "a viewer pushing");
     assert!(
-        push.header("www-authenticate")
-            .ends_with(&format!(",scope=\"repository:{}:push\"", world.private)),
+        push.header("www-authenticate").ends_with(&format!(
+            ",scope=\"repository:{}:push\",error=\"insufficient_scope\"",
+            world.private
+        )),
         "the challenge names the scope: {}",
         push.header("www-authenticate")
     );
@@ -114,18 +116,14 @@ async fn tokens_grant_the_actions_held_and_nothing_more() {
             Bytes::new(),
         )
         .await;
-    delete.assert_error(
-        StatusCode::UNAUTHORIZED,
-        "UNAUTHORIZED",
-        "a viewer deleting",
-    );
+    delete.assert_error(StatusCode::FORBIDDEN, "DENIED", "a viewer deleting");
     // A token is for the repositories it names.
     with_token
         .get(&format!("/v2/{}/tags/list", world.public))
         .await
         .assert_error(
-            StatusCode::UNAUTHORIZED,
-            "UNAUTHORIZED",
+            StatusCode::FORBIDDEN,
+            "DENIED",
             "a repository the token does not name",
         );
 
@@ -214,8 +212,8 @@ async fn public_repositories_are_pulled_without_credentials_and_private_ones_are
     world.server.stop().await;
 }
 
-/// How a repository refuses an anonymous pull, with and without a token
-/// for it, its name taken out.
+/// How a repository refuses an anonymous pull, without a token and with
+/// the one the token endpoint issues for it, its name taken out.
 async fn refusal(anonymous: &Oci, repo: &str) -> (StatusCode, String, Value) {
     let direct = anonymous.get(&format!("/v2/{repo}/manifests/v1")).await;
     let token = anonymous.token(&format!("repository:{repo}:pull")).await;
@@ -225,10 +223,16 @@ async fn refusal(anonymous: &Oci, repo: &str) -> (StatusCode, String, Value) {
         token.json()["token"].as_str().unwrap()
     )));
     let after = with_token.get(&format!("/v2/{repo}/manifests/v1")).await;
-    assert_eq!((direct.status, direct.code()), (after.status, after.code()));
+    assert_eq!(
+        (direct.status, after.status),
+        (StatusCode::UNAUTHORIZED, StatusCode::FORBIDDEN),
+        "no credentials, then a token that holds nothing"
+    );
     (
         direct.status,
-        direct.header("www-authenticate").replace(repo, "<repo>"),
+        [&direct, &after]
+            .map(|answer| answer.header("www-authenticate").replace(repo, "<repo>"))
+            .join(" / "),
         serde_json::json!([direct.json(), access, after.json()]),
     )
 }

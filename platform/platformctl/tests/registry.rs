@@ -272,13 +272,13 @@ async fn skopeo_pushes_and_pulls_with_the_credential_helper() {
     assert!(ok, "a public repository pulls without credentials");
     let (ok, stderr) = pull(&private, &dir.path().join("refused"), &no_auth, &[]);
     assert!(
-        !ok && stderr.contains("unauthorized"),
+        !ok && stderr.contains("denied"),
         "a private one does not: {stderr}"
     );
     let viewer_creds = format!("token:{}", viewer.token);
     let (ok, stderr) = push(&private, &no_auth, &["--dest-creds", &viewer_creds]);
     assert!(
-        !ok && stderr.contains("unauthorized"),
+        !ok && stderr.contains("denied"),
         "a viewer does not push: {stderr}"
     );
     let (ok, _) = pull(
