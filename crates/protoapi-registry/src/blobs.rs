@@ -223,9 +223,16 @@ impl Staging {
     }
 
     /// Appends `body` to upload `id` as it arrives, refusing to grow past
-    /// `limit` bytes; answers the new length. A body that breaks off
-    /// leaves what arrived, so the client can resume from there.
-    pub async fn append(&self, id: &str, body: Body, limit: u64) -> Result<u64, AppendError> {
+    /// `limit` bytes, and feeds it to `hasher` if given; answers the new
+    /// length. A body that breaks off leaves what arrived, so the client can
+    /// resume from there.
+    pub async fn append(
+        &self,
+        id: &str,
+        body: Body,
+        limit: u64,
+        mut hasher: Option<&mut Hasher>,
+    ) -> Result<u64, AppendError> {
         use http_body_util::BodyExt as _;
         let mut file = tokio::fs::OpenOptions::new()
             .append(true)
@@ -246,15 +253,22 @@ impl Staging {
                 return Err(AppendError::TooLarge);
             }
             file.write_all(&data).await?;
+            if let Some(hasher) = hasher.as_deref_mut() {
+                hasher.update(&data);
+            }
         }
         file.flush().await?;
         Ok(len)
     }
 
-    /// The digest of upload `id`'s contents, after they are on disk.
+    /// Makes upload `id`'s contents durable.
+    pub async fn sync(&self, id: &str) -> std::io::Result<()> {
+        tokio::fs::File::open(self.path(id)).await?.sync_all().await
+    }
+
+    /// The digest of upload `id`'s contents, read back.
     pub async fn digest(&self, id: &str) -> std::io::Result<Digest> {
         let mut file = tokio::fs::File::open(self.path(id)).await?;
-        file.sync_all().await?;
         let mut hasher = Hasher::default();
         let mut buffer = vec![0; 1 << 16];
         loop {

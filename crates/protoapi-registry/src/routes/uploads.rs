@@ -13,7 +13,7 @@ use rand::RngCore as _;
 
 use super::reply::{created, reply, upload_range};
 use crate::blobs::AppendError;
-use crate::digest::Digest;
+use crate::digest::{Digest, Hasher};
 use crate::error::{Code, RegistryError, Result};
 use crate::registry::Registry;
 use crate::token::Presented;
@@ -179,17 +179,22 @@ pub async fn patch(
             .with_header(header::LOCATION, location(name, id)));
         }
     }
-    let len = append(registry, id, body).await?;
+    let len = append(registry, id, body, None).await?;
     progress(name, id, len, StatusCode::ACCEPTED)
 }
 
 /// Appends `body` to upload `id` within the size limit; an upload that
 /// would grow past it is forgotten.
-async fn append(registry: &Registry, id: &str, body: Body) -> Result<u64> {
+async fn append(
+    registry: &Registry,
+    id: &str,
+    body: Body,
+    hasher: Option<&mut Hasher>,
+) -> Result<u64> {
     match registry
         .storage
         .staging
-        .append(id, body, registry.storage.limits.max_blob_bytes)
+        .append(id, body, registry.storage.limits.max_blob_bytes, hasher)
         .await
     {
         Ok(len) => Ok(len),
@@ -235,8 +240,17 @@ async fn finish_with(
     digest: &Digest,
     body: Body,
 ) -> Result<Response> {
-    let len = append(registry, id, body).await?;
-    let actual = registry.storage.staging.digest(id).await.map_err(storage)?;
+    // An upload that is empty so far is hashed as its bytes arrive; one
+    // that holds earlier chunks is read back.
+    let staging = &registry.storage.staging;
+    let mut hasher = Hasher::default();
+    let whole = staging.len(id).await.map_err(storage)? == Some(0);
+    let len = append(registry, id, body, whole.then_some(&mut hasher)).await?;
+    staging.sync(id).await.map_err(storage)?;
+    let actual = match whole {
+        true => hasher.finish(),
+        false => staging.digest(id).await.map_err(storage)?,
+    };
     if actual != *digest {
         registry.storage.forget(id).await?;
         return Err(RegistryError::new(
