@@ -10,6 +10,7 @@ use serde_json::Value;
 use sqlx::AnyPool;
 use sqlx::Row as _;
 
+use crate::catalog::Image;
 use crate::digest::Digest;
 use crate::manifest::Manifest;
 use crate::path::Reference;
@@ -174,6 +175,65 @@ impl Index {
             })
         })
         .transpose()
+    }
+
+    /// The manifest `digest` of `repo` as the catalog shows it.
+    pub async fn image(&self, repo: &str, digest: &Digest) -> Sql<Option<Image>> {
+        let row = sqlx::query(
+            "SELECT media_type, size, artifact_type, subject, created FROM registry_manifests \
+             WHERE repo = $1 AND digest = $2",
+        )
+        .bind(repo.to_owned())
+        .bind(digest.as_str().to_owned())
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let tags = sqlx::query(
+            "SELECT tag FROM registry_tags WHERE repo = $1 AND digest = $2 ORDER BY tag",
+        )
+        .bind(repo.to_owned())
+        .bind(digest.as_str().to_owned())
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|row| row.try_get(0))
+        .collect::<Sql<Vec<String>>>()?;
+        let blobs: i64 = sqlx::query(
+            "SELECT CAST(COALESCE(SUM(b.size), 0) AS BIGINT) FROM registry_references r \
+             JOIN registry_blobs b ON b.repo = r.repo AND b.digest = r.target \
+             WHERE r.repo = $1 AND r.manifest = $2",
+        )
+        .bind(repo.to_owned())
+        .bind(digest.as_str().to_owned())
+        .fetch_one(&self.pool)
+        .await?
+        .try_get(0)?;
+        let size: i64 = row.try_get(1)?;
+        Ok(Some(Image {
+            repository: repo.to_owned(),
+            digest: digest.clone(),
+            media_type: row.try_get(0)?,
+            size: u64::try_from(size.saturating_add(blobs)).unwrap_or_default(),
+            tags,
+            artifact_type: row.try_get(2)?,
+            subject: row.try_get(3)?,
+            pushed_micros: row.try_get(4)?,
+        }))
+    }
+
+    /// The manifest `tag` names in `repo`, if any.
+    pub async fn tagged(&self, repo: &str, tag: &str) -> Sql<Option<Digest>> {
+        let row = sqlx::query("SELECT digest FROM registry_tags WHERE repo = $1 AND tag = $2")
+            .bind(repo.to_owned())
+            .bind(tag.to_owned())
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row
+            .map(|row| row.try_get::<String, _>(0))
+            .transpose()?
+            .and_then(|digest| Digest::parse(&digest).ok()))
     }
 
     /// Stores `manifest` (its `content` hashing to `digest`) in `repo`, and

@@ -17,11 +17,14 @@
 //!   chunked uploads, cross-repository mounts, manifests (OCI image
 //!   manifests and indexes, Docker schema 2 manifests and lists), tags with
 //!   paging, deletes, and the referrers API; errors in the spec's format.
+//! - [`Catalog`]: the application's view of each repository's manifests
+//!   and their tags (the API's images), told of every change.
 //! - [`Storage::collect_garbage`]: blobs no manifest refers to, uploads
 //!   left unfinished.
 
 mod access;
 mod blobs;
+mod catalog;
 mod digest;
 mod error;
 mod gc;
@@ -35,6 +38,7 @@ mod token;
 
 pub use access::{Actions, Repositories, Scope};
 pub use blobs::{BlobStore, Contents, FsBlobs, Staging};
+pub use catalog::{Catalog, Image};
 pub use digest::Digest;
 pub use error::{Code, RegistryError};
 pub use gc::Collected;

@@ -10,6 +10,7 @@ use sqlx::AnyPool;
 
 use crate::access::Repositories;
 use crate::blobs::{BlobStore, FsBlobs, Staging};
+use crate::catalog::Catalog;
 use crate::index::Index;
 
 /// How much one client may make the registry hold.
@@ -81,6 +82,7 @@ pub struct Registry {
     pub(crate) tokens: ApiTokens,
     pub(crate) repositories: Arc<dyn Repositories>,
     pub(crate) storage: Storage,
+    pub(crate) catalog: Option<Arc<dyn Catalog>>,
     /// The token endpoint, `<base URL>/v2/token`.
     pub(crate) realm: String,
     /// The service challenges name: the API's host.
@@ -110,6 +112,7 @@ impl Registry {
             tokens,
             repositories,
             storage,
+            catalog: None,
         }
     }
 

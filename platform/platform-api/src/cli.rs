@@ -23,6 +23,9 @@ pub enum Command {
     /// Work with identities.
     #[command(subcommand)]
     Identities(Identities),
+    /// Work with images.
+    #[command(subcommand)]
+    Images(Images),
     /// Work with repos.
     #[command(subcommand)]
     Repos(Repos),
@@ -42,6 +45,7 @@ impl Command {
             Command::Documents(command) => command.run(client).await,
             Command::Groups(command) => command.run(client).await,
             Command::Identities(command) => command.run(client).await,
+            Command::Images(command) => command.run(client).await,
             Command::Repos(command) => command.run(client).await,
             Command::RoleBindings(command) => command.run(client).await,
             Command::Roles(command) => command.run(client).await,
@@ -488,6 +492,64 @@ impl Identities {
                 let request = json::from_value(delete.request("uid"))?;
                 identities.delete(request).await?;
                 Ok(Answer::Deleted(delete.uid.clone()))
+            }
+        }
+    }
+}
+/// The commands of images: the standard methods of `platform.registry.v2.ImageService`.
+#[derive(Debug, Subcommand)]
+pub enum Images {
+    /// List images, one page or (`--all`) every page.
+    List(ListImages),
+    /// Print one image.
+    Get(cli::Get),
+}
+/// The arguments of `images list`.
+#[derive(Debug, Args)]
+pub struct ListImages {
+    /// Only the items one level below this UIDP.
+    #[arg(long)]
+    pub children_of: Option<String>,
+    /// Only the items below this UIDP.
+    #[arg(long)]
+    pub descendants_of: Option<String>,
+    /// Only these UIDPs.
+    #[arg(long, value_delimiter = ',')]
+    pub ids: Vec<String>,
+    #[command(flatten)]
+    pub paging: cli::Paging,
+}
+impl ListImages {
+    /// The `ListImages` request they make, as canonical JSON.
+    pub fn request(&self) -> Value {
+        let mut request = self.paging.request();
+        cli::insert(&mut request, "uidp.childrenOf", self.children_of.clone());
+        cli::insert(&mut request, "uidp.descendantsOf", self.descendants_of.clone());
+        cli::insert(&mut request, "uidp.ids", self.ids.clone());
+        request
+    }
+}
+impl Images {
+    /// Calls the method the command names through `client`.
+    pub async fn run(&self, client: &crate::Client) -> Result<Answer, Error> {
+        let images = client.images();
+        match self {
+            Images::List(list) => {
+                let pages = images.list_pages(json::from_value(list.request())?);
+                list.paging
+                    .answer(
+                        pages,
+                        |page| Page::new(
+                            &page.items,
+                            page.next_page_token,
+                            page.total_count,
+                        ),
+                    )
+                    .await
+            }
+            Images::Get(get) => {
+                let image = images.get(json::from_value(get.request("uid"))?).await?;
+                Ok(Answer::item(&image))
             }
         }
     }

@@ -41,6 +41,10 @@ impl Client {
     pub fn identities(&self) -> crate::platform::iam::v2::client::IdentityService {
         crate::platform::iam::v2::client::IdentityService::new(self.connection.clone())
     }
+    /// `platform.registry.v2.ImageService`.
+    pub fn images(&self) -> crate::platform::registry::v2::client::ImageService {
+        crate::platform::registry::v2::client::ImageService::new(self.connection.clone())
+    }
     /// `google.longrunning.Operations`.
     pub fn operations(&self) -> crate::google::longrunning::client::Operations {
         crate::google::longrunning::client::Operations::new(self.connection.clone())
@@ -391,6 +395,27 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
             ..::protoapi_runtime::__private::schema::Collection::of::<
                 crate::platform::libraries::v2::Artifact,
             >("artifacts", "artifact", "platform.libraries.v2.Artifact")
+        },
+        ::protoapi_runtime::__private::schema::Collection {
+            get: Some(::protoapi_runtime::__private::schema::Action {
+                route: &crate::platform::registry::v2::client::ImageService::GET_IMAGE,
+                capability: Some("images.get"),
+            }),
+            list: Some(::protoapi_runtime::__private::schema::List {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::registry::v2::client::ImageService::LIST_IMAGES,
+                    capability: Some("images.list"),
+                },
+                items: "items",
+                total: Some("totalCount"),
+                parent_query: Some("uidp.children_of"),
+                order_by: true,
+                filters: &["uidp.descendants_of"],
+                in_root: false,
+            }),
+            ..::protoapi_runtime::__private::schema::Collection::of::<
+                crate::platform::registry::v2::Image,
+            >("images", "image", "platform.registry.v2.Image")
         },
         ::protoapi_runtime::__private::schema::Collection {
             create: Some(::protoapi_runtime::__private::schema::Create {

@@ -2176,6 +2176,8 @@ impl ::protoapi_runtime::__private::resource::Resource for Role {
                         "repos.list",
                         "repos.update",
                         "repos.delete",
+                        "images.get",
+                        "images.list",
                         "advisories.create",
                         "advisories.get",
                         "advisories.list",

@@ -30,12 +30,49 @@ impl ::protoapi_runtime::__private::prost_reflect::ReflectMessage for DeleteRepo
             .expect("the embedded descriptor set declares every generated message")
     }
 }
+impl ::protoapi_runtime::__private::prost_reflect::ReflectMessage for GetImageRequest {
+    fn descriptor(
+        &self,
+    ) -> ::protoapi_runtime::__private::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.registry.v2.GetImageRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
 impl ::protoapi_runtime::__private::prost_reflect::ReflectMessage for GetRepoRequest {
     fn descriptor(
         &self,
     ) -> ::protoapi_runtime::__private::prost_reflect::MessageDescriptor {
         crate::DESCRIPTOR_POOL
             .get_message_by_name("platform.registry.v2.GetRepoRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::protoapi_runtime::__private::prost_reflect::ReflectMessage for Image {
+    fn descriptor(
+        &self,
+    ) -> ::protoapi_runtime::__private::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.registry.v2.Image")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::protoapi_runtime::__private::prost_reflect::ReflectMessage for ListImagesRequest {
+    fn descriptor(
+        &self,
+    ) -> ::protoapi_runtime::__private::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.registry.v2.ListImagesRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
+impl ::protoapi_runtime::__private::prost_reflect::ReflectMessage
+for ListImagesResponse {
+    fn descriptor(
+        &self,
+    ) -> ::protoapi_runtime::__private::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.registry.v2.ListImagesResponse")
             .expect("the embedded descriptor set declares every generated message")
     }
 }
@@ -141,6 +178,30 @@ impl JsonMessage for DeleteRepoRequest {
         Some(field)
     }
 }
+impl JsonMessage for GetImageRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut object = serializer.serialize_struct("GetImageRequest", 1)?;
+        object.serialize_field("uid", &self.uid)?;
+        object.end()
+    }
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            _ => return None,
+        };
+        Some(field)
+    }
+}
 impl JsonMessage for GetRepoRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut object = serializer.serialize_struct("GetRepoRequest", 1)?;
@@ -160,6 +221,131 @@ impl JsonMessage for GetRepoRequest {
     fn json_field(name: &str) -> Option<wire::Field> {
         let field = match name {
             "uid" => wire::Field::text("uid"),
+            _ => return None,
+        };
+        Some(field)
+    }
+}
+impl JsonMessage for Image {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut object = serializer.serialize_struct("Image", 10)?;
+        object.serialize_field("uid", &self.uid)?;
+        if let Some(value) = &self.create_time {
+            object.serialize_field("createTime", &wire::Timestamp(value))?;
+        }
+        if let Some(value) = &self.update_time {
+            object.serialize_field("updateTime", &wire::Timestamp(value))?;
+        }
+        object.serialize_field("digest", &self.digest)?;
+        object.serialize_field("mediaType", &self.media_type)?;
+        object.serialize_field("sizeBytes", &wire::Text(self.size_bytes))?;
+        object.serialize_field("tags", &self.tags)?;
+        object.serialize_field("artifactType", &self.artifact_type)?;
+        object.serialize_field("subject", &self.subject)?;
+        object.serialize_field("etag", &self.etag)?;
+        object.end()
+    }
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "createTime" => message.create_time = Some(wire::timestamp(value)?),
+                "updateTime" => message.update_time = Some(wire::timestamp(value)?),
+                "digest" => message.digest = wire::string(value)?,
+                "mediaType" => message.media_type = wire::string(value)?,
+                "sizeBytes" => message.size_bytes = wire::integer(value)?,
+                "tags" => message.tags = wire::list(value, wire::string)?,
+                "artifactType" => message.artifact_type = wire::string(value)?,
+                "subject" => message.subject = wire::string(value)?,
+                "etag" => message.etag = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "createTime" | "create_time" => wire::Field::text("createTime"),
+            "updateTime" | "update_time" => wire::Field::text("updateTime"),
+            "digest" => wire::Field::text("digest"),
+            "mediaType" | "media_type" => wire::Field::text("mediaType"),
+            "sizeBytes" | "size_bytes" => wire::Field::text("sizeBytes"),
+            "tags" => wire::Field::text("tags").repeated(),
+            "artifactType" | "artifact_type" => wire::Field::text("artifactType"),
+            "subject" => wire::Field::text("subject"),
+            "etag" => wire::Field::text("etag"),
+            _ => return None,
+        };
+        Some(field)
+    }
+}
+impl JsonMessage for ListImagesRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut object = serializer.serialize_struct("ListImagesRequest", 5)?;
+        if let Some(value) = &self.uidp {
+            object.serialize_field("uidp", &wire::Message(value))?;
+        }
+        object.serialize_field("pageSize", &self.page_size)?;
+        object.serialize_field("pageToken", &self.page_token)?;
+        object.serialize_field("skip", &self.skip)?;
+        object.serialize_field("orderBy", &self.order_by)?;
+        object.end()
+    }
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uidp" => message.uidp = Some(wire::message(value)?),
+                "pageSize" => message.page_size = wire::integer(value)?,
+                "pageToken" => message.page_token = wire::string(value)?,
+                "skip" => message.skip = wire::integer(value)?,
+                "orderBy" => message.order_by = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uidp" => {
+                wire::Field::message("uidp", crate::protoapi::v1::UidpFilter::json_field)
+            }
+            "pageSize" | "page_size" => wire::Field::text("pageSize"),
+            "pageToken" | "page_token" => wire::Field::text("pageToken"),
+            "skip" => wire::Field::text("skip"),
+            "orderBy" | "order_by" => wire::Field::text("orderBy"),
+            _ => return None,
+        };
+        Some(field)
+    }
+}
+impl JsonMessage for ListImagesResponse {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut object = serializer.serialize_struct("ListImagesResponse", 3)?;
+        object.serialize_field("items", &wire::List(&self.items, wire::Message))?;
+        object.serialize_field("nextPageToken", &self.next_page_token)?;
+        object.serialize_field("totalCount", &self.total_count)?;
+        object.end()
+    }
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "items" => message.items = wire::list(value, wire::message)?,
+                "nextPageToken" => message.next_page_token = wire::string(value)?,
+                "totalCount" => message.total_count = wire::integer(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "items" => wire::Field::message("items", Image::json_field).repeated(),
+            "nextPageToken" | "next_page_token" => wire::Field::text("nextPageToken"),
+            "totalCount" | "total_count" => wire::Field::text("totalCount"),
             _ => return None,
         };
         Some(field)
@@ -361,6 +547,173 @@ impl JsonMessage for UpdateRepoRequest {
         Some(field)
     }
 }
+impl ::protoapi_runtime::__private::resource::Resource for Image {
+    const TYPE: &'static str = "registry.platform/Image";
+    const COLLECTION: &'static str = "images";
+    const FILTERS: &'static [&'static str] = &["children_of", "descendants_of", "ids"];
+    const FILTERABLE: &'static [&'static str] = &["createTime", "updateTime", "digest"];
+    const PARENT_TYPE: Option<&'static str> = Some("registry.platform/Repo");
+    const MAX_DEPTH: usize = 16;
+    const FIELDS: &'static [::protoapi_runtime::__private::resource::FieldSpec] = {
+        use ::protoapi_runtime::__private::resource::{Behavior, FieldSpec};
+        &[
+            FieldSpec {
+                path: "uid",
+                json_path: "uid",
+                behavior: Behavior::OutputOnly,
+            },
+            FieldSpec {
+                path: "create_time",
+                json_path: "createTime",
+                behavior: Behavior::OutputOnly,
+            },
+            FieldSpec {
+                path: "update_time",
+                json_path: "updateTime",
+                behavior: Behavior::OutputOnly,
+            },
+            FieldSpec {
+                path: "digest",
+                json_path: "digest",
+                behavior: Behavior::OutputOnly,
+            },
+            FieldSpec {
+                path: "media_type",
+                json_path: "mediaType",
+                behavior: Behavior::OutputOnly,
+            },
+            FieldSpec {
+                path: "size_bytes",
+                json_path: "sizeBytes",
+                behavior: Behavior::OutputOnly,
+            },
+            FieldSpec {
+                path: "tags",
+                json_path: "tags",
+                behavior: Behavior::OutputOnly,
+            },
+            FieldSpec {
+                path: "artifact_type",
+                json_path: "artifactType",
+                behavior: Behavior::OutputOnly,
+            },
+            FieldSpec {
+                path: "subject",
+                json_path: "subject",
+                behavior: Behavior::OutputOnly,
+            },
+        ]
+    };
+    const ORDER_BY: &'static [&'static str] = &["createTime", "updateTime", "digest"];
+    fn key(&self) -> &str {
+        &self.uid
+    }
+    fn set_key(&mut self, key: String) {
+        self.uid = key;
+    }
+    fn create_time(&self) -> Option<&::prost_types::Timestamp> {
+        self.create_time.as_ref()
+    }
+    fn set_create_time(&mut self, time: ::prost_types::Timestamp) {
+        self.create_time = Some(time);
+    }
+    fn update_time(&self) -> Option<&::prost_types::Timestamp> {
+        self.update_time.as_ref()
+    }
+    fn set_update_time(&mut self, time: ::prost_types::Timestamp) {
+        self.update_time = Some(time);
+    }
+    fn etag(&self) -> &str {
+        &self.etag
+    }
+    fn set_etag(&mut self, etag: String) {
+        self.etag = etag;
+    }
+    fn copy_field(&mut self, source: &Self, path: &str) {
+        match path {
+            "uid" => self.uid.clone_from(&source.uid),
+            "create_time" => self.create_time = source.create_time,
+            "update_time" => self.update_time = source.update_time,
+            "digest" => self.digest.clone_from(&source.digest),
+            "media_type" => self.media_type.clone_from(&source.media_type),
+            "size_bytes" => self.size_bytes = source.size_bytes,
+            "tags" => self.tags.clone_from(&source.tags),
+            "artifact_type" => self.artifact_type.clone_from(&source.artifact_type),
+            "subject" => self.subject.clone_from(&source.subject),
+            _ => {}
+        }
+    }
+    fn has_field(&self, path: &str) -> bool {
+        match path {
+            "uid" => !self.uid.is_empty(),
+            "create_time" => self.create_time.is_some(),
+            "update_time" => self.update_time.is_some(),
+            "digest" => !self.digest.is_empty(),
+            "media_type" => !self.media_type.is_empty(),
+            "size_bytes" => self.size_bytes != 0,
+            "tags" => !self.tags.is_empty(),
+            "artifact_type" => !self.artifact_type.is_empty(),
+            "subject" => !self.subject.is_empty(),
+            _ => false,
+        }
+    }
+    fn field_eq(&self, other: &Self, path: &str) -> bool {
+        match path {
+            "uid" => self.uid == other.uid,
+            "create_time" => self.create_time == other.create_time,
+            "update_time" => self.update_time == other.update_time,
+            "digest" => self.digest == other.digest,
+            "media_type" => self.media_type == other.media_type,
+            "size_bytes" => self.size_bytes == other.size_bytes,
+            "tags" => self.tags == other.tags,
+            "artifact_type" => self.artifact_type == other.artifact_type,
+            "subject" => self.subject == other.subject,
+            _ => true,
+        }
+    }
+    fn json_len_bound(&self) -> usize {
+        use ::protoapi_runtime::__private::json::escape_overhead;
+        use ::prost::Message;
+        self.encoded_len() + escape_overhead(&self.uid) + escape_overhead(&self.digest)
+            + escape_overhead(&self.media_type)
+            + self.tags.iter().map(|v| escape_overhead(v) + 1).sum::<usize>()
+            + escape_overhead(&self.artifact_type) + escape_overhead(&self.subject)
+            + escape_overhead(&self.etag) + 554
+    }
+    fn sort_value(
+        &self,
+        field: &str,
+    ) -> ::protoapi_runtime::__private::resource::SortValue {
+        use ::protoapi_runtime::__private::resource::SortValue;
+        match field {
+            "createTime" => {
+                SortValue::Int(
+                    self
+                        .create_time
+                        .as_ref()
+                        .map(::protoapi_runtime::__private::time::to_micros)
+                        .unwrap_or_default(),
+                )
+            }
+            "updateTime" => {
+                SortValue::Int(
+                    self
+                        .update_time
+                        .as_ref()
+                        .map(::protoapi_runtime::__private::time::to_micros)
+                        .unwrap_or_default(),
+                )
+            }
+            "digest" => SortValue::Text(self.digest.clone()),
+            "mediaType" => SortValue::Text(self.media_type.clone()),
+            "sizeBytes" => SortValue::Int(self.size_bytes),
+            "artifactType" => SortValue::Text(self.artifact_type.clone()),
+            "subject" => SortValue::Text(self.subject.clone()),
+            "etag" => SortValue::Text(self.etag.clone()),
+            _ => SortValue::Text(self.uid.clone()),
+        }
+    }
+}
 impl ::protoapi_runtime::__private::resource::Resource for Repo {
     const TYPE: &'static str = "registry.platform/Repo";
     const COLLECTION: &'static str = "repos";
@@ -371,6 +724,17 @@ impl ::protoapi_runtime::__private::resource::Resource for Repo {
         "name",
     ];
     const FILTERABLE: &'static [&'static str] = &["name", "createTime", "updateTime"];
+    const DEPENDENTS: &'static [::protoapi_runtime::__private::resource::Dependent] = {
+        use ::protoapi_runtime::__private::resource::Dependent;
+        &[
+            Dependent {
+                collection: "images",
+                resource_type: "registry.platform/Image",
+                field: "parent",
+                read_capability: Some("images.get"),
+            },
+        ]
+    };
     const PUBLIC: Option<::protoapi_runtime::__private::resource::Public> = Some(
         ::protoapi_runtime::__private::resource::Public::If("public"),
     );
@@ -564,6 +928,74 @@ impl ::protoapi_runtime::__private::resource::Resource for Repo {
         }
     }
 }
+/** Storage of [`Image`] resources (`registry.platform/Image`), each stored under its key: its uid.
+
+ This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed keys and complete resources.*/
+pub trait ImageStore: Send + Sync + 'static {
+    /// Whether this backend stores Image items at all (a SQL store without their table does not): the generated `Services` names a served type that is not kept when the router is built, instead of answering `UNIMPLEMENTED` later.
+    fn keeps_images(&self) -> bool {
+        true
+    }
+    /// Whether writes of Image items under `DryRun::current()` (AIP-163 `validate_only`) run every check and change nothing. The generated methods validate through a store that says so, and without storage otherwise (what only storage finds then goes unreported). The default says no.
+    fn dry_runs_images(&self) -> bool {
+        false
+    }
+    /// Stores a new Image. Fails with `ParentNotFound` when the key's parent does not exist and `AlreadyExists` when the key is taken.
+    fn insert_image(
+        &self,
+        resource: &Image,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        let _ = resource;
+        async { Err(StoreError::Unimplemented) }
+    }
+    /// The Image with this key, if stored.
+    fn get_image(
+        &self,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<Image>, StoreError>> + Send {
+        let _ = key;
+        async { Err(StoreError::Unimplemented) }
+    }
+    /// One page of Image items for a validated query (see [`ListQuery`] for the filter, order and keyset position to honour), with the total count.
+    fn list_images(
+        &self,
+        query: &ListQuery,
+    ) -> impl Future<Output = Result<Page<Image>, StoreError>> + Send {
+        let _ = query;
+        async { Err(StoreError::Unimplemented) }
+    }
+    /// Replaces a stored Image by `update.apply(&stored)` atomically (in one transaction, or by compare-and-swap). Returns `None` when no Image has this key; an error from `apply` is returned as `StoreError::Rejected`.
+    fn update_image(
+        &self,
+        key: &str,
+        update: &Update<Image>,
+    ) -> impl Future<Output = Result<Option<Image>, StoreError>> + Send {
+        let _ = (key, update);
+        async { Err(StoreError::Unimplemented) }
+    }
+    /// Deletes a Image; `false` when none has this key. With `etag`, fails with `EtagMismatch` unless it matches. Fails with `HasDependents` (changing nothing) while other resources depend on it.
+    fn delete_image(
+        &self,
+        key: &str,
+        etag: Option<&str>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        let _ = (key, etag);
+        async { Err(StoreError::Unimplemented) }
+    }
+    /// What a write of a Image recorded under an AIP-155 request id key, unless it expired. A store that records them keeps, in the same atomic step as each write it commits under `RequestId::current()`, the Image written (or deleted) with the id's fingerprint, and fails that write with `DuplicateRequest` when the key holds a record already. The default keeps none: retries then write again.
+    fn recorded_image_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        let _ = key;
+        async { Ok(None) }
+    }
+}
 /** Storage of [`Repo`] resources (`registry.platform/Repo`), each stored under its key: its uid.
 
  This is all a backend implements to serve them: the generated service validates every request first, so methods receive well-formed keys and complete resources.*/
@@ -632,6 +1064,64 @@ pub trait RepoStore: Send + Sync + 'static {
         async { Ok(None) }
     }
 }
+/// The fields of [`Image`] a store keeps in columns of their own:
+/// those the annotation files' rules look up (ordering, the name filter,
+/// references, dependents, public items). The rest is kept only in the
+/// encoded item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageRow {
+    /// Microseconds since the Unix epoch (0 when unset).
+    pub create_time: i64,
+    /// Microseconds since the Unix epoch (0 when unset).
+    pub update_time: i64,
+    pub digest: String,
+}
+impl ::protoapi_runtime::__private::row::Row for ImageRow {
+    type Message = Image;
+    const COLUMNS: &'static [::protoapi_runtime::__private::row::ColumnSpec] = &[
+        ::protoapi_runtime::__private::row::ColumnSpec {
+            name: "create_time",
+            field: "createTime",
+            integer: true,
+            output_only: true,
+        },
+        ::protoapi_runtime::__private::row::ColumnSpec {
+            name: "update_time",
+            field: "updateTime",
+            integer: true,
+            output_only: true,
+        },
+        ::protoapi_runtime::__private::row::ColumnSpec {
+            name: "digest",
+            field: "digest",
+            integer: false,
+            output_only: true,
+        },
+    ];
+    fn from_message(message: &Image) -> Self {
+        ImageRow {
+            create_time: message
+                .create_time
+                .as_ref()
+                .map(::protoapi_runtime::__private::time::to_micros)
+                .unwrap_or_default(),
+            update_time: message
+                .update_time
+                .as_ref()
+                .map(::protoapi_runtime::__private::time::to_micros)
+                .unwrap_or_default(),
+            digest: message.digest.clone(),
+        }
+    }
+    fn values(&self) -> Vec<::protoapi_runtime::__private::resource::SortValue> {
+        vec![
+            ::protoapi_runtime::__private::resource::SortValue::Int(self.create_time),
+            ::protoapi_runtime::__private::resource::SortValue::Int(self.update_time),
+            ::protoapi_runtime::__private::resource::SortValue::Text(self.digest
+            .clone()),
+        ]
+    }
+}
 /// The fields of [`Repo`] a store keeps in columns of their own:
 /// those the annotation files' rules look up (ordering, the name filter,
 /// references, dependents, public items). The rest is kept only in the
@@ -698,6 +1188,61 @@ impl ::protoapi_runtime::__private::row::Row for RepoRow {
         ]
     }
 }
+/// `registry.platform/Image` in any of the library's storage backends, with the rules the annotation files declare.
+impl<B: Backend> ImageStore for B {
+    fn keeps_images(&self) -> bool {
+        Backend::keeps(
+            self,
+            <Image as ::protoapi_runtime::__private::resource::Resource>::TYPE,
+        )
+    }
+    fn dry_runs_images(&self) -> bool {
+        Backend::dry_runs(self)
+    }
+    fn insert_image(
+        &self,
+        resource: &Image,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        Backend::insert(self, resource)
+    }
+    fn get_image(
+        &self,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<Image>, StoreError>> + Send {
+        Backend::get(self, key)
+    }
+    fn list_images(
+        &self,
+        query: &ListQuery,
+    ) -> impl Future<Output = Result<Page<Image>, StoreError>> + Send {
+        Backend::list(self, query)
+    }
+    fn update_image(
+        &self,
+        key: &str,
+        update: &Update<Image>,
+    ) -> impl Future<Output = Result<Option<Image>, StoreError>> + Send {
+        Backend::update(self, key, update)
+    }
+    fn delete_image(
+        &self,
+        key: &str,
+        etag: Option<&str>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        Backend::delete::<Image>(self, key, etag)
+    }
+    fn recorded_image_write(
+        &self,
+        key: &str,
+    ) -> impl Future<
+        Output = Result<
+            Option<::protoapi_runtime::__private::standard::Recorded>,
+            StoreError,
+        >,
+    > + Send {
+        Backend::recorded(self, key)
+    }
+}
 /// `registry.platform/Repo` in any of the library's storage backends, with the rules the annotation files declare.
 impl<B: Backend> RepoStore for B {
     fn keeps_repos(&self) -> bool {
@@ -751,6 +1296,134 @@ impl<B: Backend> RepoStore for B {
         >,
     > + Send {
         Backend::recorded(self, key)
+    }
+}
+/// Reads the images of container repositories. Images are pushed, tagged and
+/// deleted through the registry on the API's host (`/v2/\<repo uid>/...`, the
+/// OCI Distribution API); here they are read only.
+///
+/// Serves `platform.registry.v2.ImageService` over `S`, for gRPC (through `image_service_server::ImageService`) and REST (through [`image_service_routes`]) alike.
+#[derive(Debug)]
+pub struct ImageServiceApi<S> {
+    store: std::sync::Arc<S>,
+    context: ApiContext,
+}
+impl<S> Clone for ImageServiceApi<S> {
+    fn clone(&self) -> Self {
+        ImageServiceApi {
+            store: std::sync::Arc::clone(&self.store),
+            context: self.context.clone(),
+        }
+    }
+}
+impl<S: ImageStore> ImageServiceApi<S> {
+    /// The `ErrorInfo` domain of this service's errors.
+    pub const DOMAIN: &'static str = "registry.platform";
+    /// The capabilities this service's methods require.
+    pub const CAPABILITIES: &'static [&'static str] = &["images.get", "images.list"];
+    /// Serves `store` with `context` (page tokens, authorization).
+    pub fn new(store: std::sync::Arc<S>, context: ApiContext) -> Self {
+        ImageServiceApi { store, context }
+    }
+    /// The tonic service for a gRPC server, refusing messages over
+    /// [`protoapi_runtime::rest::MAX_BODY_BYTES`] like the REST routes.
+    pub fn into_grpc(self) -> super::image_service_server::ImageServiceServer<Self> {
+        super::image_service_server::ImageServiceServer::new(self)
+            .max_decoding_message_size(
+                ::protoapi_runtime::__private::rest::MAX_BODY_BYTES,
+            )
+    }
+    /// Returns one image.
+    ///
+    /// Requires the `images.get` capability.
+    pub async fn get_image(
+        &self,
+        caller: &Caller,
+        request: GetImageRequest,
+    ) -> Result<Image, Error> {
+        let answer: Result<Image, Error> = async {
+            let uid = standard::parse_uid::<Image>("uid", &request.uid)?;
+            let item = standard::get(
+                    &self.context,
+                    caller,
+                    Need::Capability("images.get"),
+                    uid,
+                    self.store.get_image(uid),
+                )
+                .await?;
+            Ok(item)
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
+    }
+    /// Lists images, optionally those of one repository
+    /// (`uidp.children_of=\<repo uid>`).
+    ///
+    /// Requires the `images.list` capability.
+    pub async fn list_images(
+        &self,
+        caller: &Caller,
+        request: ListImagesRequest,
+    ) -> Result<ListImagesResponse, Error> {
+        let answer: Result<ListImagesResponse, Error> = async {
+            let uidp = request.uidp.unwrap_or_default();
+            let list = ListRequest {
+                children_of: &uidp.children_of,
+                descendants_of: &uidp.descendants_of,
+                ancestors_of: &uidp.ancestors_of,
+                in_root: uidp.in_root,
+                ids: &uidp.ids,
+                page_size: request.page_size,
+                page_token: &request.page_token,
+                skip: request.skip,
+                order_by: &request.order_by,
+                ..Default::default()
+            };
+            let plan = ListPlan::with_filters::<
+                Image,
+            >(
+                    &self.context,
+                    caller,
+                    Need::Capability("images.list"),
+                    <Image as ::protoapi_runtime::__private::resource::Resource>::FILTERS,
+                    list,
+                )
+                .await?;
+            let page = self
+                .store
+                .list_images(&plan.query)
+                .await
+                .map_err(|error| standard::store_error::<Image>(error, "", ""))?;
+            let (items, next_page_token, total_count) = plan.finish(&self.context, page);
+            Ok(ListImagesResponse {
+                items,
+                next_page_token,
+                total_count: i32::try_from(total_count).unwrap_or(i32::MAX),
+            })
+        }
+            .await;
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
+    }
+}
+#[tonic::async_trait]
+impl<S: ImageStore> super::image_service_server::ImageService for ImageServiceApi<S> {
+    async fn get_image(
+        &self,
+        request: tonic::Request<GetImageRequest>,
+    ) -> Result<tonic::Response<Image>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = ImageServiceApi::get_image(self, &caller, request.into_inner())
+            .await?;
+        Ok(tonic::Response::new(response))
+    }
+    async fn list_images(
+        &self,
+        request: tonic::Request<ListImagesRequest>,
+    ) -> Result<tonic::Response<ListImagesResponse>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = ImageServiceApi::list_images(self, &caller, request.into_inner())
+            .await?;
+        Ok(tonic::Response::new(response))
     }
 }
 /// Manages container repositories.
@@ -1129,6 +1802,97 @@ for RepoDeletionServiceApi<S> {
         Ok(tonic::Response::new(response))
     }
 }
+/// REST routes of `platform.registry.v2.ImageService`, one per `google.api.http` rule, calling `api`.
+pub fn image_service_routes<S: ImageStore>(
+    api: ImageServiceApi<S>,
+) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler;
+    use ::protoapi_runtime::__private::rest::template::{
+        Binding, Segment, Template, Variable,
+    };
+    ::protoapi_runtime::__private::rest::ServiceRoutes::default()
+        .matched(
+            "/registry/v2",
+            Binding {
+                method: "GET",
+                template: Template {
+                    segments: &[
+                        Segment::Literal("registry"),
+                        Segment::Literal("v2"),
+                        Segment::Literal("images"),
+                        Segment::Rest,
+                    ],
+                    variables: &[
+                        Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+            },
+            image_service_rest::get_image::<S>.with_state(api.clone()),
+        )
+        .matched(
+            "/registry/v2",
+            Binding {
+                method: "GET",
+                template: Template {
+                    segments: &[
+                        Segment::Literal("registry"),
+                        Segment::Literal("v2"),
+                        Segment::Literal("images"),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+            },
+            image_service_rest::list_images::<S>.with_state(api),
+        )
+}
+mod image_service_rest {
+    use super::*;
+    use axum::extract::{RawQuery, State};
+    use ::protoapi_runtime::__private::rest::{
+        Json, RestRequest, Preconditions, Tagged, PathVars,
+    };
+    /// `GET /registry/v2/images/{uid=**}`
+    pub(super) async fn get_image<S: ImageStore>(
+        State(api): State<ImageServiceApi<S>>,
+        caller: Caller,
+        path: PathVars,
+        RawQuery(query): RawQuery,
+        preconditions: Preconditions,
+    ) -> Result<Tagged<Image>, Error> {
+        let request: GetImageRequest = RestRequest::new::<GetImageRequest>()
+            .query(query.as_deref())
+            .path_vars(path)
+            .decode()
+            .map_err(|error| error.in_domain(ImageServiceApi::<S>::DOMAIN))?;
+        api.get_image(&caller, request)
+            .await
+            .and_then(|item| {
+                preconditions
+                    .answer(item)
+                    .map_err(|error| error.in_domain(ImageServiceApi::<S>::DOMAIN))
+            })
+    }
+    /// `GET /registry/v2/images`
+    pub(super) async fn list_images<S: ImageStore>(
+        State(api): State<ImageServiceApi<S>>,
+        caller: Caller,
+        path: PathVars,
+        RawQuery(query): RawQuery,
+    ) -> Result<Json<ListImagesResponse>, Error> {
+        let request: ListImagesRequest = RestRequest::new::<ListImagesRequest>()
+            .query(query.as_deref())
+            .path_vars(path)
+            .decode()
+            .map_err(|error| error.in_domain(ImageServiceApi::<S>::DOMAIN))?;
+        api.list_images(&caller, request).await.map(Json)
+    }
+}
 /// REST routes of `platform.registry.v2.RepoService`, one per `google.api.http` rule, calling `api`.
 pub fn repo_service_routes<S: RepoStore>(
     api: RepoServiceApi<S>,
@@ -1404,6 +2168,123 @@ mod repo_deletion_service_rest {
 pub mod client {
     use super::*;
     use ::protoapi_runtime::__private::client::{Connection, Route};
+    /// A client of `platform.registry.v2.ImageService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
+    ///
+    /// Reads the images of container repositories. Images are pushed, tagged and
+    /// deleted through the registry on the API's host (`/v2/\<repo uid>/...`, the
+    /// OCI Distribution API); here they are read only.
+    #[derive(Clone, Debug)]
+    pub struct ImageService {
+        connection: Connection,
+    }
+    impl ImageService {
+        pub fn new(connection: Connection) -> Self {
+            ImageService { connection }
+        }
+        /// Where `GetImage` is served: its gRPC path and HTTP rule.
+        pub const GET_IMAGE: Route = Route {
+            grpc_path: "/platform.registry.v2.ImageService/GetImage",
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "registry",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "images",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
+        };
+        /// `GetImage` (`GET /registry/v2/images/{uid=**}`).
+        ///
+        /// Returns one image.
+        pub async fn get(
+            &self,
+            request: GetImageRequest,
+        ) -> Result<Image, ::protoapi_runtime::__private::Error> {
+            self.connection.call(&Self::GET_IMAGE, request).await
+        }
+        /// Where `ListImages` is served: its gRPC path and HTTP rule.
+        pub const LIST_IMAGES: Route = Route {
+            grpc_path: "/platform.registry.v2.ImageService/ListImages",
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "GET",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "registry",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "images",
+                        ),
+                    ],
+                    variables: &[],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
+        };
+        /// `ListImages` (`GET /registry/v2/images`).
+        ///
+        /// Lists images, optionally those of one repository
+        /// (`uidp.children_of=\<repo uid>`).
+        pub async fn list(
+            &self,
+            request: ListImagesRequest,
+        ) -> Result<ListImagesResponse, ::protoapi_runtime::__private::Error> {
+            self.connection.call(&Self::LIST_IMAGES, request).await
+        }
+        /// Every page of `ListImages`, from `request`'s page on, fetched as the stream is read.
+        pub fn list_pages(
+            &self,
+            request: ListImagesRequest,
+        ) -> impl ::protoapi_runtime::__private::futures_util::Stream<
+            Item = Result<ListImagesResponse, ::protoapi_runtime::__private::Error>,
+        > + '_ {
+            ::protoapi_runtime::__private::client::pages(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+            )
+        }
+        /// Every item of `ListImages`, from `request`'s page to the end, fetched page by page as the stream is read.
+        pub fn list_stream(
+            &self,
+            request: ListImagesRequest,
+        ) -> impl ::protoapi_runtime::__private::futures_util::Stream<
+            Item = Result<Image, ::protoapi_runtime::__private::Error>,
+        > + '_ {
+            ::protoapi_runtime::__private::client::items(
+                request,
+                move |request| self.list(request),
+                |request, token| request.page_token = token,
+                |page| &page.next_page_token,
+                |page| page.items,
+            )
+        }
+    }
     /// A client of `platform.registry.v2.RepoService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
     ///
     /// Manages container repositories.

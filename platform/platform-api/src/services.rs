@@ -107,7 +107,11 @@ pub fn visit_messages(
     visitor.visit::<crate::platform::registry::v1::Repo>();
     visitor.visit::<crate::platform::registry::v2::CreateRepoRequest>();
     visitor.visit::<crate::platform::registry::v2::DeleteRepoRequest>();
+    visitor.visit::<crate::platform::registry::v2::GetImageRequest>();
     visitor.visit::<crate::platform::registry::v2::GetRepoRequest>();
+    visitor.visit::<crate::platform::registry::v2::Image>();
+    visitor.visit::<crate::platform::registry::v2::ListImagesRequest>();
+    visitor.visit::<crate::platform::registry::v2::ListImagesResponse>();
     visitor.visit::<crate::platform::registry::v2::ListReposRequest>();
     visitor.visit::<crate::platform::registry::v2::ListReposResponse>();
     visitor.visit::<crate::platform::registry::v2::Repo>();
@@ -156,6 +160,8 @@ pub const CAPABILITIES: &[&str] = &[
     "identities.get",
     "identities.list",
     "identities.update",
+    "images.get",
+    "images.list",
     "repos.create",
     "repos.delete",
     "repos.get",
@@ -233,6 +239,10 @@ pub const API: ::protoapi_runtime::__private::router::Api = ::protoapi_runtime::
         },
         ::protoapi_runtime::__private::router::ServiceSlot {
             name: "platform.registry.v1.RepoService",
+            served_by: "store",
+        },
+        ::protoapi_runtime::__private::router::ServiceSlot {
+            name: "platform.registry.v2.ImageService",
             served_by: "store",
         },
         ::protoapi_runtime::__private::router::ServiceSlot {
@@ -363,6 +373,7 @@ where
         + crate::platform::iam::v2::RoleBindingStore
         + crate::platform::iam::v2::RoleStore
         + crate::platform::libraries::v2::ArtifactStore
+        + crate::platform::registry::v2::ImageStore
         + crate::platform::registry::v2::RepoStore
         + crate::platform::vulnerabilities::v2::AdvisoryStore
         + ::protoapi_runtime::__private::operation::OperationStore,
@@ -374,6 +385,7 @@ where
         + crate::platform::iam::v2::RoleBindingStore
         + crate::platform::iam::v2::RoleStore
         + crate::platform::libraries::v2::ArtifactStore
+        + crate::platform::registry::v2::ImageStore
         + crate::platform::registry::v2::RepoStore
         + crate::platform::vulnerabilities::v2::AdvisoryStore
         + ::protoapi_runtime::__private::operation::OperationStore,
@@ -395,6 +407,7 @@ impl Services {
     /// - `platform.libraries.v1.ArtifactService`
     /// - `platform.libraries.v2.ArtifactService`
     /// - `platform.registry.v1.RepoService`
+    /// - `platform.registry.v2.ImageService`
     /// - `platform.registry.v2.RepoDeletionService`
     /// - `platform.registry.v2.RepoService`
     /// - `platform.vulnerabilities.v1.AdvisoryService`
@@ -427,6 +440,10 @@ impl Services {
             (
                 crate::platform::libraries::v2::ArtifactStore::keeps_artifacts(&*store),
                 "libraries.platform/Artifact",
+            ),
+            (
+                crate::platform::registry::v2::ImageStore::keeps_images(&*store),
+                "registry.platform/Image",
             ),
             (
                 crate::platform::registry::v2::RepoStore::keeps_repos(&*store),
@@ -570,6 +587,15 @@ impl Services {
                 api.clone().into_grpc(),
                 crate::platform::registry::v1::repo_service_routes(api),
             );
+        let api = crate::platform::registry::v2::ImageServiceApi::new(
+            std::sync::Arc::clone(&store),
+            self.context.clone(),
+        );
+        self.router
+            .serve(
+                api.clone().into_grpc(),
+                crate::platform::registry::v2::image_service_routes(api),
+            );
         let api = crate::platform::registry::v2::RepoDeletionServiceApi::new(
             std::sync::Arc::clone(&store),
             self.context.clone(),
@@ -621,6 +647,7 @@ pub fn tables<T: ::protoapi_runtime::__private::row::TableOf>() -> Vec<T> {
             .guarding_access_of("identity"),
         T::of::<crate::platform::iam::v2::RoleRow>().guarding_access(),
         T::of::<crate::platform::libraries::v2::ArtifactRow>(),
+        T::of::<crate::platform::registry::v2::ImageRow>(),
         T::of::<crate::platform::registry::v2::RepoRow>(),
         T::of::<crate::platform::vulnerabilities::v2::AdvisoryRow>(),
     ])

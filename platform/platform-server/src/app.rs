@@ -24,7 +24,7 @@ use protoapi_runtime::router::MissingHandlers;
 use protoapi_runtime::sql::StoredAccess;
 use protoapi_runtime::standard::ApiContext;
 
-use crate::registry::Repos;
+use crate::registry::{Images, Repos};
 use crate::store::SqlStore;
 
 /// What the router is built from.
@@ -82,12 +82,14 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
     let authentication =
         Authentication::for_api(&platform_api::API, parts.api_tokens.clone(), parts.admin)
             .except("/v2/");
-    let registry = Arc::new(Registry::new(
+    let registry = Registry::new(
         authentication.clone(),
         parts.api_tokens,
         Arc::new(Repos::new(Arc::clone(&store), context.clone())),
         parts.registry,
-    ));
+    )
+    .with_catalog(Arc::new(Images::new(Arc::clone(&store))));
+    let registry = Arc::new(registry);
     let shared = Shared {
         store: Arc::clone(&store),
         context: context.clone(),

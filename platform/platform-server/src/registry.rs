@@ -3,15 +3,19 @@
 //! (`<40 hex>/<16 hex>`), so `localhost:8080/<uid>:v1` names tag `v1` of
 //! that repo. Pulling needs reading the repo (`repos.get`, or its `public`
 //! flag, decided by the generated `GetRepo` itself, as the API decides
-//! it); pushing and deleting images need `repos.update` on it.
+//! it); pushing and deleting images need `repos.update` on it. Each
+//! manifest is an image of the API (`registry/v2/images`, read only), the
+//! repo's child: its uid is the repo's plus the digest's first 16 hex
+//! characters.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use platform_api::platform::registry::v2::{GetRepoRequest, RepoServiceApi};
+use platform_api::platform::registry::v2::{GetRepoRequest, Image, RepoServiceApi};
 use protoapi_runtime::auth::BoxFuture;
-use protoapi_runtime::registry::{Actions, Repositories, Storage};
+use protoapi_runtime::registry::{Actions, Catalog, Digest, Repositories, Storage};
 use protoapi_runtime::standard::ApiContext;
+use protoapi_runtime::store::Backend as _;
 use protoapi_runtime::{Caller, Code, Error};
 
 use crate::store::SqlStore;
@@ -73,6 +77,72 @@ impl Repositories for Repos {
         name: &'a str,
     ) -> BoxFuture<'a, Result<Actions, Error>> {
         Box::pin(self.decide(caller, name))
+    }
+}
+
+/// The images of the API, written as the registry's manifests change.
+pub struct Images {
+    store: Arc<SqlStore>,
+}
+
+impl Images {
+    pub fn new(store: Arc<SqlStore>) -> Self {
+        Images { store }
+    }
+
+    fn uid(repository: &str, digest: &Digest) -> String {
+        format!("{repository}/{}", &digest.hex()[..16])
+    }
+
+    async fn put(&self, image: &protoapi_runtime::registry::Image) -> Result<(), Error> {
+        let uid = Images::uid(&image.repository, &image.digest);
+        let stored = self.store.get::<Image>(&uid).await?;
+        let pushed = protoapi_runtime::time::from_micros(image.pushed_micros);
+        let tags = image.tags.join(",");
+        let item = Image {
+            create_time: Some(
+                stored
+                    .as_ref()
+                    .and_then(|s| s.create_time)
+                    .unwrap_or(pushed),
+            ),
+            update_time: Some(protoapi_runtime::time::now()),
+            digest: image.digest.to_string(),
+            media_type: image.media_type.clone(),
+            size_bytes: i64::try_from(image.size).unwrap_or(i64::MAX),
+            tags: image.tags.clone(),
+            artifact_type: image.artifact_type.clone(),
+            subject: image.subject.clone(),
+            etag: Digest::of(format!("{}:{tags}", image.digest).as_bytes()).hex()[..16].to_owned(),
+            uid,
+        };
+        if stored.is_some() {
+            self.store.delete::<Image>(&item.uid, None).await?;
+        }
+        Ok(self.store.insert(&item).await?)
+    }
+
+    async fn remove(&self, repository: &str, digest: &Digest) -> Result<(), Error> {
+        let uid = Images::uid(repository, digest);
+        self.store.delete::<Image>(&uid, None).await?;
+        Ok(())
+    }
+}
+
+impl Catalog for Images {
+    fn put<'a>(
+        &'a self,
+        image: &'a protoapi_runtime::registry::Image,
+    ) -> BoxFuture<'a, Result<(), Error>> {
+        Box::pin(Images::put(self, image))
+    }
+
+    fn remove<'a>(
+        &'a self,
+        repository: &'a str,
+        digest: &'a Digest,
+    ) -> BoxFuture<'a, Result<(), Error>> {
+        Box::pin(Images::remove(self, repository, digest))
     }
 }
 

@@ -6,6 +6,7 @@
 mod common;
 mod content_discovery;
 mod content_management;
+mod images;
 mod oras;
 mod pull;
 mod push;

@@ -117,10 +117,18 @@ pub async fn put(
         Reference::Tag(tag) => Some(tag.as_str()),
         Reference::Digest(_) => None,
     };
+    let moved = match tag {
+        Some(tag) => index.tagged(name, tag).await.map_err(storage)?,
+        None => None,
+    };
     index
         .put_manifest(name, &digest, &parsed, text, tag)
         .await
         .map_err(storage)?;
+    registry.refresh(name, &digest).await;
+    if let Some(previous) = moved.filter(|previous| *previous != digest) {
+        registry.refresh(name, &previous).await;
+    }
     let location = format!("/v2/{name}/manifests/{digest}");
     let mut fields = vec![
         ("location", location.as_str()),
@@ -136,14 +144,24 @@ pub async fn put(
 
 /// Deletes a manifest by digest (with its tags), or only a tag.
 pub async fn delete(registry: &Registry, name: &str, reference: &Reference) -> Result<Response> {
-    let deleted = match reference {
-        Reference::Digest(digest) => registry.storage.index.delete_manifest(name, digest).await,
-        Reference::Tag(tag) => registry.storage.index.delete_tag(name, tag).await,
+    let index = &registry.storage.index;
+    let (deleted, changed) = match reference {
+        Reference::Digest(digest) => (
+            index.delete_manifest(name, digest).await,
+            Some(digest.clone()),
+        ),
+        Reference::Tag(tag) => {
+            let changed = index.tagged(name, tag).await.map_err(storage)?;
+            (index.delete_tag(name, tag).await, changed)
+        }
     };
-    match deleted.map_err(storage)? {
-        true => accepted(),
-        false => Err(unknown()),
+    if !deleted.map_err(storage)? {
+        return Err(unknown());
     }
+    if let Some(changed) = changed {
+        registry.refresh(name, &changed).await;
+    }
+    accepted()
 }
 
 /// `{"name", "tags"}`: at most `n` tags after `last`, in lexical order,

@@ -1,0 +1,137 @@
+//! The registry's manifests as the API's read-only `images` collection, a
+//! repo's images its children: tags, digest, size and time, kept up to date
+//! as manifests are pushed, tags move and manifests are deleted.
+
+use bytes::Bytes;
+use http::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::common::{OCI_MANIFEST, World, world};
+
+/// The repo's images, as `(digest, tags)`, by digest.
+async fn images(world: &World, repo: &str) -> Vec<(String, Value)> {
+    let listed = world
+        .server
+        .rest()
+        .get(&format!(
+            "/registry/v2/images?uidp.children_of={repo}&orderBy=digest"
+        ))
+        .await;
+    assert_eq!(listed.status, StatusCode::OK, "{:?}", listed.body);
+    listed.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|image| {
+            (
+                image["digest"].as_str().unwrap().to_owned(),
+                image["tags"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn images_follow_pushes_tags_and_deletes() {
+    let world = world().await;
+    let (repo, oci) = (&world.private, &world.admin);
+    let first = oci
+        .push_image(repo, "v1", b"{\"n\":1}", &[b"layer one"])
+        .await;
+    oci.put_manifest(repo, "v2", OCI_MANIFEST, &first.manifest)
+        .await;
+    let uid = format!("{repo}/{}", &first.digest["sha256:".len()..][..16]);
+    let image = world
+        .server
+        .rest()
+        .get(&format!("/registry/v2/images/{uid}"))
+        .await;
+    assert_eq!(image.status, StatusCode::OK, "{:?}", image.body);
+    assert_eq!(image.body["digest"], first.digest.as_str());
+    assert_eq!(image.body["tags"], json!(["v1", "v2"]));
+    assert_eq!(image.body["mediaType"], OCI_MANIFEST);
+    let size = first.manifest.len() + b"{\"n\":1}".len() + b"layer one".len();
+    assert_eq!(
+        image.body["sizeBytes"],
+        size.to_string(),
+        "the manifest and its blobs"
+    );
+    assert!(image.body["createTime"].is_string() && image.body["etag"].is_string());
+
+    // A tag moved to another manifest leaves the first one.
+    let second = oci
+        .push_image(repo, "v2", b"{\"n\":2}", &[b"layer two"])
+        .await;
+    let mut expected = vec![
+        (first.digest.clone(), json!(["v1"])),
+        (second.digest.clone(), json!(["v2"])),
+    ];
+    expected.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(images(&world, repo).await, expected);
+
+    let delete =
+        |path: String| async move { oci.send(Method::DELETE, &path, &[], Bytes::new()).await };
+    assert_eq!(
+        delete(format!("/v2/{repo}/manifests/v1")).await.status,
+        StatusCode::ACCEPTED
+    );
+    let untagged = images(&world, repo).await;
+    assert!(
+        untagged.contains(&(first.digest.clone(), json!([]))),
+        "{untagged:?}"
+    );
+    assert_eq!(
+        delete(format!("/v2/{repo}/manifests/{}", second.digest))
+            .await
+            .status,
+        StatusCode::ACCEPTED
+    );
+    assert_eq!(
+        images(&world, repo).await,
+        [(first.digest.clone(), json!([]))]
+    );
+
+    // Read only: images are written through the registry alone.
+    let create = world
+        .server
+        .rest()
+        .post(&format!("/registry/v2/images/{repo}"), json!({}))
+        .await;
+    assert!(create.status.is_client_error(), "{:?}", create.status);
+    // A viewer of the organization reads them; someone else's token does not.
+    let viewer_role = world.server.builtin_role("viewer").await;
+    let viewer = world
+        .server
+        .member(&world.org, "viewer", &viewer_role, &world.org)
+        .await;
+    assert_eq!(
+        viewer
+            .rest
+            .get(&format!("/registry/v2/images/{uid}"))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    let stranger = world
+        .server
+        .rest()
+        .create("/iam/v2/groups/", json!({"name": "elsewhere"}))
+        .await;
+    let outsider = world
+        .server
+        .member(&stranger, "outsider", &viewer_role, &stranger)
+        .await;
+    let refused = outsider
+        .rest
+        .get(&format!("/registry/v2/images/{uid}"))
+        .await;
+    assert!(
+        matches!(
+            refused.status,
+            StatusCode::NOT_FOUND | StatusCode::FORBIDDEN
+        ),
+        "{:?}",
+        refused.status
+    );
+    world.server.stop().await;
+}
