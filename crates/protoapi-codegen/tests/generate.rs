@@ -221,7 +221,7 @@ reach"#,
         (
             "[roleBindings.references.role]",
             "[roleBindings.references.name]",
-            "platform/iam/v2/annotations.toml:72:26: reference field `name` must be IMMUTABLE",
+            "platform/iam/v2/annotations.toml:73:26: reference field `name` must be IMMUTABLE",
         ),
         (
             "[roleBindings.references.role]",
@@ -513,7 +513,7 @@ fn tables_guard_access_where_references_grant_capabilities() {
         "platform/iam/v2/annotations.toml",
         "[roleBindings.references.identity]\ncollection = \"identities\"\nreach = \"root\"",
         "",
-        "platform/iam/v2/annotations.toml:60:2: `roleBindings` grants the capabilities of its reference `role`: it needs exactly one other reference, naming whom they are granted to (it has 0)",
+        "platform/iam/v2/annotations.toml:61:2: `roleBindings` grants the capabilities of its reference `role`: it needs exactly one other reference, naming whom they are granted to (it has 0)",
     );
 }
 

@@ -3,13 +3,10 @@
 //! own: after every change of a manifest or of its tags, the manifest as it
 //! now is, or that it is gone.
 
-use std::sync::Arc;
-
 use protoapi_core::auth::BoxFuture;
 use protoapi_core::error::Error;
 
 use crate::digest::Digest;
-use crate::registry::Registry;
 
 /// One manifest of a repository.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,27 +39,4 @@ pub trait Catalog: Send + Sync + 'static {
         repository: &'a str,
         digest: &'a Digest,
     ) -> BoxFuture<'a, Result<(), Error>>;
-}
-
-impl Registry {
-    /// The same registry telling `catalog` about its manifests.
-    pub fn with_catalog(mut self, catalog: Arc<dyn Catalog>) -> Self {
-        self.catalog = Some(catalog);
-        self
-    }
-
-    /// Tells the catalog what manifest `digest` of `repository` now is.
-    pub(crate) async fn refresh(&self, repository: &str, digest: &Digest) {
-        let Some(catalog) = &self.catalog else {
-            return;
-        };
-        let told = match self.storage.index.image(repository, digest).await {
-            Ok(Some(image)) => catalog.put(&image).await,
-            Ok(None) => catalog.remove(repository, digest).await,
-            Err(error) => Err(Error::internal(error)),
-        };
-        if let Err(error) = told {
-            tracing::warn!(%repository, %digest, %error, "the catalog of images was not updated");
-        }
-    }
 }

@@ -34,6 +34,7 @@ mod path;
 mod registry;
 mod router;
 mod routes;
+mod tell;
 mod token;
 
 pub use access::{Actions, Repositories, Scope};

@@ -975,21 +975,8 @@ async fn legacy_missing_and_invisible_are_empty_lists() {
 /// A token for a new identity bound, on `root`, to a new role holding every
 /// capability.
 async fn tenant(server: &TestServer, root: &str) -> String {
-    let capabilities: Vec<String> = [
-        "groups",
-        "roles",
-        "identities",
-        "roleBindings",
-        "repos",
-        "advisories",
-        "artifacts",
-        "documents",
-    ]
-    .iter()
-    .flat_map(|c| ["create", "get", "list", "update", "delete"].map(|op| format!("{c}.{op}")))
-    .collect();
     server
-        .member_with(root, "caller", &capabilities)
+        .member_with(root, "caller", platform_api::CAPABILITIES)
         .await
         .token
 }
