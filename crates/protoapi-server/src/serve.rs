@@ -160,14 +160,16 @@ pub struct Server {
     limits: Limits,
     tls: Option<ServerTls>,
     error_domain: &'static str,
+    uploads: Option<&'static str>,
 }
 
-/// What serves each request: the router, and the ErrorInfo domain of the
-/// answers given outside it (the timeouts').
+/// What serves each request: the router, the ErrorInfo domain of the
+/// answers given outside it (the timeouts'), and where uploads are.
 #[derive(Clone)]
 struct App {
     router: Router,
     error_domain: &'static str,
+    uploads: Option<&'static str>,
 }
 
 impl Server {
@@ -181,7 +183,16 @@ impl Server {
             limits: Limits::default(),
             tls: None,
             error_domain: protoapi_core::error::DEFAULT_DOMAIN,
+            uploads: None,
         }
+    }
+
+    /// Lets requests whose path starts with `prefix` (a registry's, whose
+    /// layers may take minutes to arrive) send their bodies for as long as
+    /// the stream timeout, rather than the body timeout, allows.
+    pub fn uploads_under(mut self, prefix: &'static str) -> Self {
+        self.uploads = Some(prefix);
+        self
     }
 
     /// Names `domain` (the generated crate's `ERROR_DOMAIN`) in the
@@ -221,10 +232,12 @@ impl Server {
             limits,
             tls,
             error_domain,
+            uploads,
         } = self;
         let app = App {
             router,
             error_domain,
+            uploads,
         };
         let limits = Limits {
             max_connections: limits.max_connections.clamp(1, Semaphore::MAX_PERMITS),
@@ -813,8 +826,16 @@ async fn handle(
     let http1 = request.version() < Version::HTTP_2;
     let grpc = protoapi_http::rest::is_grpc(request.headers());
     let expired = Arc::new(AtomicBool::new(false));
+    let upload = app
+        .uploads
+        .is_some_and(|prefix| request.uri().path().starts_with(prefix));
+    let body_timeout = if upload {
+        timeouts.stream
+    } else {
+        timeouts.body
+    };
     let request = request.map(|body| TimedBody {
-        sleep: Box::pin(tokio::time::sleep(timeouts.body)),
+        sleep: Box::pin(tokio::time::sleep(body_timeout)),
         inner: body,
         expired: Arc::clone(&expired),
     });
@@ -832,7 +853,7 @@ async fn handle(
     };
     if expired.load(Ordering::Acquire) {
         response = protoapi_http::rest::error_response(
-            body_timeout_error(timeouts.body, app.error_domain),
+            body_timeout_error(body_timeout, app.error_domain),
             grpc,
         );
         close = true;

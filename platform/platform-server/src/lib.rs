@@ -158,7 +158,8 @@ pub async fn serve_with(
     let mut server = protoapi_runtime::serve::Server::new(listener, router)
         .timeouts(config.timeouts)
         .limits(config.limits)
-        .error_domain(platform_api::ERROR_DOMAIN);
+        .error_domain(platform_api::ERROR_DOMAIN)
+        .uploads_under("/v2/");
     match tls {
         Some(tls) => {
             let cert = tls.files().cert.display().to_string();

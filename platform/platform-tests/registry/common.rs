@@ -241,6 +241,14 @@ pub async fn world() -> World {
 /// tests run on PostgreSQL (`apart`), for a test that acts on everything
 /// its database holds.
 pub async fn world_apart(apart: bool) -> World {
+    world_configured(apart, |_| {}).await
+}
+
+/// [`world_apart`], its server's configuration as `edit` changes it.
+pub async fn world_configured(
+    apart: bool,
+    edit: impl FnOnce(&mut platform_server::Config),
+) -> World {
     let database = match std::env::var("E2E_DATABASE_URL") {
         Ok(url) if apart => Some(platform_tests::PgDatabase::create(&url).await),
         _ => None,
@@ -250,6 +258,7 @@ pub async fn world_apart(apart: bool) -> World {
         if url.is_some() {
             config.database_url = url;
         }
+        edit(config);
     })
     .await;
     let rest = server.rest();

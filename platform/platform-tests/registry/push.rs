@@ -381,3 +381,54 @@ async fn manifests_are_checked_against_what_the_repository_holds() {
     );
     world.server.stop().await;
 }
+
+/// A layer may take longer to arrive than the body timeout allows other
+/// requests: uploads have the stream timeout.
+#[tokio::test(flavor = "multi_thread")]
+async fn uploads_may_take_longer_than_the_body_timeout() {
+    let world = crate::common::world_configured(false, |config| {
+        config.timeouts.body = Duration::from_millis(300);
+    })
+    .await;
+    let (repo, oci) = (&world.private, &world.admin);
+    let content = vec![3u8; 200_000];
+    let address = world.server.address.to_string();
+    let path = format!("/v2/{repo}/blobs/uploads/?digest={}", digest(&content));
+    let slow = slowly(&address, oci, &path, &content).await;
+    assert!(slow.starts_with("HTTP/1.1 201"), "{slow}");
+    let api = slowly(
+        &address,
+        oci,
+        &format!("/iam/v2/groups/{}", world.org),
+        br#"{"name": "slow"}"#,
+    )
+    .await;
+    assert!(
+        api.starts_with("HTTP/1.1 408"),
+        "other requests keep the body timeout: {api}"
+    );
+    world.server.stop().await;
+}
+
+/// POSTs `body` in two halves a second apart; the answer's head.
+async fn slowly(address: &str, oci: &Oci, path: &str, body: &[u8]) -> String {
+    use tokio::io::AsyncReadExt as _;
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nhost: {address}\r\nauthorization: {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        oci.authorization.as_deref().unwrap(),
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let (first, rest) = body.split_at(body.len() / 2);
+    stream.write_all(first).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    stream.write_all(rest).await.ok();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.ok();
+    String::from_utf8_lossy(&answer)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
