@@ -246,6 +246,26 @@ async fn skopeo_pushes_and_pulls_with_the_credential_helper() {
         let (ok, stderr) = push(repo, &auth, &[]);
         assert!(ok, "push to {repo}: {stderr}");
     }
+    // The index and its two manifests are images of the API, the index tagged.
+    let listed = platformctl(
+        &base,
+        &config,
+        &["-o", "json", "images", "list", "--children-of", &private],
+        "",
+    );
+    let listed: Value = serde_json::from_str(&listed).unwrap();
+    let items = listed["items"].as_array().unwrap();
+    assert_eq!(items.len(), 3, "{listed}");
+    let with_tag: Vec<&Value> = items
+        .iter()
+        .filter(|image| image["tags"] == json!(["v1"]))
+        .collect();
+    assert_eq!(with_tag.len(), 1, "{listed}");
+    assert_eq!(with_tag[0]["digest"], pushed.as_str());
+    assert_eq!(
+        with_tag[0]["mediaType"],
+        "application/vnd.oci.image.index.v1+json"
+    );
     let back = dir.path().join("pulled");
     let (ok, stderr) = pull(&private, &back, &auth, &[]);
     assert!(ok, "pull: {stderr}");
