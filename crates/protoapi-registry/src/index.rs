@@ -350,7 +350,7 @@ impl Index {
     }
 
     /// The descriptors of the manifests of `repo` whose subject is
-    /// `subject`, of `artifact_type` when given.
+    /// `subject`, of `artifact_type` when given: the first 1,000 by digest.
     pub async fn referrers(
         &self,
         repo: &str,
@@ -359,7 +359,7 @@ impl Index {
     ) -> Sql<Vec<Value>> {
         let rows = sqlx::query(
             "SELECT digest, media_type, size, artifact_type, annotations FROM registry_manifests \
-             WHERE repo = $1 AND subject = $2 ORDER BY digest",
+             WHERE repo = $1 AND subject = $2 ORDER BY digest LIMIT 1000",
         )
         .bind(repo.to_owned())
         .bind(subject.as_str().to_owned())

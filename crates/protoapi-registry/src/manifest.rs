@@ -14,6 +14,10 @@ pub const DOCKER_LIST: &str = "application/vnd.docker.distribution.manifest.list
 /// The largest manifest accepted (the spec asks registries to take at least 4 MiB).
 pub const MAX_MANIFEST_BYTES: usize = 4 << 20;
 
+/// The most blobs and manifests one manifest may refer to: each is looked
+/// up before the manifest is stored.
+pub const MAX_REFERENCES: usize = 1000;
+
 /// What a manifest says that the registry keeps or checks.
 #[derive(Debug)]
 pub struct Manifest {
@@ -78,7 +82,7 @@ pub fn parse(content_type: Option<&str>, bytes: &[u8]) -> Result<Manifest, Regis
         annotations: fields.get("annotations").cloned(),
     };
     if index {
-        for entry in array(fields.get("manifests"), "manifests")? {
+        for entry in bounded(array(fields.get("manifests"), "manifests")?)? {
             manifest.manifests.push(descriptor(entry, "manifests")?);
         }
         return Ok(manifest);
@@ -93,7 +97,7 @@ pub fn parse(content_type: Option<&str>, bytes: &[u8]) -> Result<Manifest, Regis
             .and_then(Value::as_str)
             .map(str::to_owned);
     }
-    for layer in array(fields.get("layers"), "layers")? {
+    for layer in bounded(array(fields.get("layers"), "layers")?)? {
         // Layers kept elsewhere (`urls`, non-distributable) need not be here.
         if layer.get("urls").is_none() {
             manifest.blobs.push(descriptor(layer, "layers")?);
@@ -108,6 +112,15 @@ fn array<'a>(value: Option<&'a Value>, field: &str) -> Result<&'a [Value], Regis
         Some(Value::Array(items)) => Ok(items),
         Some(_) => Err(invalid(format!("`{field}` is a list of descriptors"))),
     }
+}
+
+fn bounded(items: &[Value]) -> Result<&[Value], RegistryError> {
+    if items.len() > MAX_REFERENCES {
+        return Err(invalid(format!(
+            "a manifest refers to at most {MAX_REFERENCES} blobs or manifests"
+        )));
+    }
+    Ok(items)
 }
 
 fn descriptor(value: &Value, field: &str) -> Result<Digest, RegistryError> {
@@ -144,6 +157,22 @@ mod tests {
             manifest.artifact_type.as_deref(),
             Some("application/vnd.example+json")
         );
+    }
+
+    #[test]
+    fn a_manifest_refers_to_a_bounded_number_of_blobs() {
+        let layer = serde_json::json!({"mediaType": "x", "digest": A, "size": 1});
+        let manifest = |layers: usize| {
+            serde_json::json!({
+                "schemaVersion": 2,
+                "config": {"mediaType": "x", "digest": A, "size": 1},
+                "layers": vec![layer.clone(); layers],
+            })
+            .to_string()
+        };
+        assert!(parse(None, manifest(MAX_REFERENCES).as_bytes()).is_ok());
+        let refused = parse(None, manifest(MAX_REFERENCES + 1).as_bytes()).unwrap_err();
+        assert_eq!(refused.code(), Code::ManifestInvalid);
     }
 
     #[test]
