@@ -135,6 +135,8 @@ pub async fn serve_with(
     let api_tokens = keys::api_tokens(keys_dir, &base_url)?;
     let state = bootstrap::ensure(&config.data_dir, &store, platform_api::CAPABILITIES).await?;
     bootstrap::write_admin_token(&config.data_dir, &api_tokens, &state)?;
+    let registry_storage = registry::storage(&store, &config.data_dir)?;
+    let collector = tokio::spawn(registry::collect_hourly(registry_storage.clone()));
     let router = app::router(
         app::Parts {
             store: store.clone(),
@@ -150,7 +152,7 @@ pub async fn serve_with(
             rate_limit: config.rate_limit,
             cors: config.cors,
             console: console(&config.console, &base_url, tls.is_some()),
-            registry: registry::storage(&store, &config.data_dir)?,
+            registry: registry_storage.clone(),
         },
         mount,
     )?;
@@ -169,6 +171,7 @@ pub async fn serve_with(
         None => tracing::info!(%address, %base_url, "listening (REST and gRPC)"),
     }
     server.serve(shutdown).await;
+    collector.abort();
     store.close().await;
     tracing::info!("stopped");
     Ok(())

@@ -146,6 +146,30 @@ impl Catalog for Images {
     }
 }
 
+/// How often a running server collects the registry's garbage, and how old
+/// garbage must be.
+const COLLECTION_INTERVAL: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Collects the registry's garbage every hour (what `platform-server
+/// collect-garbage` does once): replicas may all do it, each removing the
+/// blobs of its own disk that no repository holds.
+pub async fn collect_hourly(storage: Storage) {
+    let mut interval = tokio::time::interval(COLLECTION_INTERVAL);
+    interval.tick().await;
+    loop {
+        interval.tick().await;
+        match storage.collect_garbage(COLLECTION_INTERVAL).await {
+            Ok(collected) => tracing::info!(
+                uploads = collected.uploads,
+                links = collected.links,
+                blobs = collected.blobs,
+                "registry garbage collected"
+            ),
+            Err(error) => tracing::warn!(%error, "registry garbage collection failed"),
+        }
+    }
+}
+
 /// The registry's storage: its tables in the API's database, blobs and
 /// uploads under `data_dir/registry`.
 pub fn storage(store: &SqlStore, data_dir: &Path) -> std::io::Result<Storage> {
