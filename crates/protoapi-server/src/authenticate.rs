@@ -50,7 +50,9 @@ impl Authentication {
     /// themselves (a protocol with credentials of its own, such as a
     /// container registry's token flow): their `Authorization` header
     /// reaches the route unread, and they run as [`Caller::Anonymous`]
-    /// until the route finds otherwise ([`Authentication::caller`]).
+    /// until the route finds otherwise ([`Authentication::caller`]). No
+    /// route of the API itself may be under `prefix`: its requests would
+    /// go unauthenticated.
     pub fn except(mut self, prefix: &'static str) -> Self {
         self.own = Some(prefix);
         self
