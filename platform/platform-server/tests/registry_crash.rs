@@ -112,7 +112,7 @@ async fn a_killed_push_leaves_no_partial_blob_under_a_digest() {
         &format!("/registry/v2/repos/{org}"),
         &token,
         json,
-        br#"{"name": "app"}"#,
+        br#"{"name": "crashing"}"#,
     )
     .await;
     let repo = uid(&body);
