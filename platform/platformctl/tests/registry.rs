@@ -171,7 +171,10 @@ async fn skopeo_pushes_and_pulls_with_the_credential_helper() {
         .create("/iam/v2/groups/", json!({"name": "images"}))
         .await;
     let private = admin
-        .create(&format!("/registry/v2/repos/{org}"), json!({"name": "skopeo"}))
+        .create(
+            &format!("/registry/v2/repos/{org}"),
+            json!({"name": "skopeo"}),
+        )
         .await;
     let public = admin
         .create(
