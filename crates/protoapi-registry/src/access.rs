@@ -58,6 +58,15 @@ impl Actions {
         }
     }
 
+    /// The actions either allows.
+    pub fn or(self, other: Actions) -> Actions {
+        Actions {
+            pull: self.pull || other.pull,
+            push: self.push || other.push,
+            delete: self.delete || other.delete,
+        }
+    }
+
     /// Whether every action of `needed` is among these.
     pub fn covers(self, needed: Actions) -> bool {
         self.and(needed) == needed

@@ -128,8 +128,8 @@ impl RegistryError {
             .with_header(header::WWW_AUTHENTICATE, challenge)
     }
 
-    /// A storage failure: UNAVAILABLE (503, retry) or, for a full disk or
-    /// database, DENIED with 507; never the driver's words, which are logged.
+    /// A storage failure: UNAVAILABLE (503, retry after a second); never the
+    /// driver's words, which are logged.
     pub fn storage(error: impl std::fmt::Display) -> Self {
         tracing::error!(%error, "registry storage failed");
         RegistryError::new(Code::Unavailable, "the registry's storage is unavailable")
@@ -152,6 +152,18 @@ impl std::fmt::Display for RegistryError {
 }
 
 impl std::error::Error for RegistryError {}
+
+impl From<sqlx::Error> for RegistryError {
+    fn from(error: sqlx::Error) -> Self {
+        RegistryError::storage(error)
+    }
+}
+
+impl From<std::io::Error> for RegistryError {
+    fn from(error: std::io::Error) -> Self {
+        RegistryError::storage(error)
+    }
+}
 
 impl From<protoapi_core::error::Error> for RegistryError {
     /// An API error met while deciding access: storage trouble stays

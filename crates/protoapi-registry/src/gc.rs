@@ -27,14 +27,8 @@ fn micros_before(age: Duration) -> i64 {
 impl Storage {
     /// Drops upload `id`'s bytes and record.
     pub(crate) async fn forget(&self, id: &str) -> Result<(), RegistryError> {
-        self.staging
-            .discard(id)
-            .await
-            .map_err(RegistryError::storage)?;
-        self.index
-            .delete_upload(id)
-            .await
-            .map_err(RegistryError::storage)
+        self.staging.discard(id).await?;
+        Ok(self.index.delete_upload(id).await?)
     }
 
     /// Collects garbage older than `grace`. Safe beside pushes: a blob is
@@ -45,52 +39,25 @@ impl Storage {
         let expired = self
             .index
             .uploads_before(micros_before(self.limits.upload_timeout))
-            .await
-            .map_err(RegistryError::storage)?;
+            .await?;
         for id in expired {
             self.forget(&id).await?;
             collected.uploads += 1;
         }
-        collected.links = self
-            .index
-            .unlink_unreferenced(micros_before(grace))
-            .await
-            .map_err(RegistryError::storage)?;
+        collected.links = self.index.unlink_unreferenced(micros_before(grace)).await?;
         let cutoff = SystemTime::now() - grace;
-        let stored = self.blobs.list().await.map_err(RegistryError::storage)?;
+        let stored = self.blobs.list().await?;
         for (digest, stored_at) in stored {
-            if stored_at > cutoff
-                || self
-                    .index
-                    .held_anywhere(&digest)
-                    .await
-                    .map_err(RegistryError::storage)?
-            {
+            if stored_at > cutoff || self.index.held_anywhere(&digest).await? {
                 continue;
             }
-            if !self
-                .blobs
-                .set_aside(&digest)
-                .await
-                .map_err(RegistryError::storage)?
-            {
+            if !self.blobs.set_aside(&digest).await? {
                 continue;
             }
-            if self
-                .index
-                .held_anywhere(&digest)
-                .await
-                .map_err(RegistryError::storage)?
-            {
-                self.blobs
-                    .restore(&digest)
-                    .await
-                    .map_err(RegistryError::storage)?;
+            if self.index.held_anywhere(&digest).await? {
+                self.blobs.restore(&digest).await?;
             } else {
-                self.blobs
-                    .purge(&digest)
-                    .await
-                    .map_err(RegistryError::storage)?;
+                self.blobs.purge(&digest).await?;
                 collected.blobs += 1;
             }
         }

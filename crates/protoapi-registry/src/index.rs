@@ -15,40 +15,36 @@ use crate::digest::Digest;
 use crate::manifest::Manifest;
 use crate::path::Reference;
 
-/// The tables, for SQLite (text compares byte-wise there already).
-const SQLITE: &[&str] = &[
-    "CREATE TABLE registry_blobs (repo TEXT NOT NULL, digest TEXT NOT NULL, size BIGINT NOT NULL, \
-     created BIGINT NOT NULL, PRIMARY KEY (repo, digest))",
-    "CREATE INDEX registry_blobs_by_digest ON registry_blobs (digest)",
-    "CREATE TABLE registry_manifests (repo TEXT NOT NULL, digest TEXT NOT NULL, media_type TEXT NOT NULL, \
-     size BIGINT NOT NULL, content TEXT NOT NULL, subject TEXT NOT NULL, artifact_type TEXT NOT NULL, \
-     annotations TEXT NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (repo, digest))",
-    "CREATE INDEX registry_manifests_by_subject ON registry_manifests (repo, subject)",
-    "CREATE TABLE registry_references (repo TEXT NOT NULL, manifest TEXT NOT NULL, target TEXT NOT NULL, \
-     PRIMARY KEY (repo, manifest, target))",
-    "CREATE INDEX registry_references_by_target ON registry_references (repo, target)",
-    "CREATE TABLE registry_tags (repo TEXT NOT NULL, tag TEXT NOT NULL, digest TEXT NOT NULL, \
-     updated BIGINT NOT NULL, PRIMARY KEY (repo, tag))",
-    "CREATE TABLE registry_uploads (id TEXT PRIMARY KEY, repo TEXT NOT NULL, created BIGINT NOT NULL)",
-];
+/// The tables, a tag's column of type `$tag`.
+macro_rules! tables {
+    ($tag:literal) => {
+        &[
+            "CREATE TABLE registry_blobs (repo TEXT NOT NULL, digest TEXT NOT NULL, size BIGINT NOT NULL, \
+             created BIGINT NOT NULL, PRIMARY KEY (repo, digest))",
+            "CREATE INDEX registry_blobs_by_digest ON registry_blobs (digest)",
+            "CREATE TABLE registry_manifests (repo TEXT NOT NULL, digest TEXT NOT NULL, media_type TEXT NOT NULL, \
+             size BIGINT NOT NULL, content TEXT NOT NULL, subject TEXT NOT NULL, artifact_type TEXT NOT NULL, \
+             annotations TEXT NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (repo, digest))",
+            "CREATE INDEX registry_manifests_by_subject ON registry_manifests (repo, subject)",
+            "CREATE TABLE registry_references (repo TEXT NOT NULL, manifest TEXT NOT NULL, target TEXT NOT NULL, \
+             PRIMARY KEY (repo, manifest, target))",
+            "CREATE INDEX registry_references_by_target ON registry_references (repo, target)",
+            concat!(
+                "CREATE TABLE registry_tags (repo TEXT NOT NULL, tag ",
+                $tag,
+                " NOT NULL, digest TEXT NOT NULL, updated BIGINT NOT NULL, PRIMARY KEY (repo, tag))"
+            ),
+            "CREATE TABLE registry_uploads (id TEXT PRIMARY KEY, repo TEXT NOT NULL, created BIGINT NOT NULL)",
+        ]
+    };
+}
 
-/// The same tables for PostgreSQL, tags in byte order (`COLLATE "C"`): the
-/// tags list is in lexical order, and its `last` is a position in it.
-const POSTGRES: &[&str] = &[
-    "CREATE TABLE registry_blobs (repo TEXT NOT NULL, digest TEXT NOT NULL, size BIGINT NOT NULL, \
-     created BIGINT NOT NULL, PRIMARY KEY (repo, digest))",
-    "CREATE INDEX registry_blobs_by_digest ON registry_blobs (digest)",
-    "CREATE TABLE registry_manifests (repo TEXT NOT NULL, digest TEXT NOT NULL, media_type TEXT NOT NULL, \
-     size BIGINT NOT NULL, content TEXT NOT NULL, subject TEXT NOT NULL, artifact_type TEXT NOT NULL, \
-     annotations TEXT NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (repo, digest))",
-    "CREATE INDEX registry_manifests_by_subject ON registry_manifests (repo, subject)",
-    "CREATE TABLE registry_references (repo TEXT NOT NULL, manifest TEXT NOT NULL, target TEXT NOT NULL, \
-     PRIMARY KEY (repo, manifest, target))",
-    "CREATE INDEX registry_references_by_target ON registry_references (repo, target)",
-    "CREATE TABLE registry_tags (repo TEXT NOT NULL, tag TEXT COLLATE \"C\" NOT NULL, digest TEXT NOT NULL, \
-     updated BIGINT NOT NULL, PRIMARY KEY (repo, tag))",
-    "CREATE TABLE registry_uploads (id TEXT PRIMARY KEY, repo TEXT NOT NULL, created BIGINT NOT NULL)",
-];
+/// The tables for SQLite, where text compares byte-wise already.
+const SQLITE: &[&str] = tables!("TEXT");
+
+/// The tables for PostgreSQL, tags in byte order (`COLLATE "C"`): the tags
+/// list is in lexical order, and its `last` is a position in it.
+const POSTGRES: &[&str] = tables!("TEXT COLLATE \"C\"");
 
 /// The schema step creating the registry's tables, as the application's
 /// migration `version` (one its other steps and the library's do not take).

@@ -53,11 +53,7 @@ impl Claims {
             .iter()
             .filter(|granted| granted.kind == "repository" && granted.name == name)
             .map(|granted| Actions::parse(&granted.actions.join(",")))
-            .fold(Actions::NONE, |held, more| Actions {
-                pull: held.pull || more.pull,
-                push: held.push || more.push,
-                delete: held.delete || more.delete,
-            })
+            .fold(Actions::NONE, Actions::or)
     }
 }
 

@@ -29,8 +29,7 @@ pub async fn get(
         .storage
         .index
         .blob(name, digest)
-        .await
-        .map_err(RegistryError::storage)?
+        .await?
         .ok_or_else(unknown)?;
     let range = match headers.get(header::RANGE) {
         Some(value) => Some(
@@ -50,8 +49,7 @@ pub async fn get(
             .storage
             .blobs
             .read(digest, start, Some(len))
-            .await
-            .map_err(RegistryError::storage)?
+            .await?
             .ok_or_else(unknown)?
             .body
     };
@@ -100,10 +98,9 @@ pub fn parse_range(value: &str, size: u64) -> Option<(u64, u64)> {
 /// Forgets that the repository holds the blob (garbage collection removes
 /// its bytes once no repository does).
 pub async fn delete(registry: &Registry, name: &str, digest: &Digest) -> Result<Response> {
-    match registry.storage.index.unlink_blob(name, digest).await {
-        Ok(true) => accepted(),
-        Ok(false) => Err(unknown()),
-        Err(error) => Err(RegistryError::storage(error)),
+    match registry.storage.index.unlink_blob(name, digest).await? {
+        true => accepted(),
+        false => Err(unknown()),
     }
 }
 

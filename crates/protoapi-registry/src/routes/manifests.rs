@@ -25,10 +25,6 @@ fn unknown() -> RegistryError {
     )
 }
 
-fn storage(error: impl std::fmt::Display) -> RegistryError {
-    RegistryError::storage(error)
-}
-
 /// The manifest (or its size, for `HEAD`), with its media type.
 pub async fn get(
     registry: &Registry,
@@ -40,8 +36,7 @@ pub async fn get(
         .storage
         .index
         .manifest(name, reference)
-        .await
-        .map_err(storage)?
+        .await?
         .ok_or_else(unknown)?;
     let length = stored.content.len().to_string();
     let etag = format!("\"{}\"", stored.digest);
@@ -97,14 +92,8 @@ pub async fn put(
         .map_err(|_| RegistryError::new(Code::ManifestInvalid, "a manifest is UTF-8 JSON"))?;
     let index = &registry.storage.index;
     let missing = [
-        index
-            .missing_blobs(name, &parsed.blobs)
-            .await
-            .map_err(storage)?,
-        index
-            .missing_manifests(name, &parsed.manifests)
-            .await
-            .map_err(storage)?,
+        index.missing_blobs(name, &parsed.blobs).await?,
+        index.missing_manifests(name, &parsed.manifests).await?,
     ]
     .concat();
     if let Some(first) = missing.first() {
@@ -118,13 +107,12 @@ pub async fn put(
         Reference::Digest(_) => None,
     };
     let moved = match tag {
-        Some(tag) => index.tagged(name, tag).await.map_err(storage)?,
+        Some(tag) => index.tagged(name, tag).await?,
         None => None,
     };
     index
         .put_manifest(name, &digest, &parsed, text, tag)
-        .await
-        .map_err(storage)?;
+        .await?;
     registry.refresh(name, &digest).await;
     if let Some(previous) = moved.filter(|previous| *previous != digest) {
         registry.refresh(name, &previous).await;
@@ -151,11 +139,11 @@ pub async fn delete(registry: &Registry, name: &str, reference: &Reference) -> R
             Some(digest.clone()),
         ),
         Reference::Tag(tag) => {
-            let changed = index.tagged(name, tag).await.map_err(storage)?;
+            let changed = index.tagged(name, tag).await?;
             (index.delete_tag(name, tag).await, changed)
         }
     };
-    if !deleted.map_err(storage)? {
+    if !deleted? {
         return Err(unknown());
     }
     if let Some(changed) = changed {
@@ -185,12 +173,7 @@ pub async fn tags(
     let mut tags = if n == 0 {
         Vec::new()
     } else {
-        registry
-            .storage
-            .index
-            .tags(name, last, n + 1)
-            .await
-            .map_err(storage)?
+        registry.storage.index.tags(name, last, n + 1).await?
     };
     let more = tags.len() > n as usize;
     tags.truncate(n as usize);
@@ -221,8 +204,7 @@ pub async fn referrers(
         .storage
         .index
         .referrers(name, digest, artifact_type)
-        .await
-        .map_err(storage)?;
+        .await?;
     let body =
         serde_json::json!({"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": manifests})
             .to_string();

@@ -22,10 +22,6 @@ fn unknown() -> RegistryError {
     RegistryError::new(Code::BlobUploadUnknown, "no such upload in progress")
 }
 
-fn storage(error: impl std::fmt::Display) -> RegistryError {
-    RegistryError::storage(error)
-}
-
 /// A new upload id: 128 random bits in hex.
 fn new_id() -> String {
     let mut bytes = [0u8; 16];
@@ -70,18 +66,8 @@ pub async fn start(
         return Ok(response);
     }
     let id = new_id();
-    registry
-        .storage
-        .index
-        .create_upload(&id, name)
-        .await
-        .map_err(storage)?;
-    registry
-        .storage
-        .staging
-        .create(&id)
-        .await
-        .map_err(storage)?;
+    registry.storage.index.create_upload(&id, name).await?;
+    registry.storage.staging.create(&id).await?;
     match query.get("digest") {
         Some(digest) => finish_with(registry, name, &id, &Digest::parse(digest)?, body).await,
         None => progress(name, &id, 0, StatusCode::ACCEPTED),
@@ -100,31 +86,13 @@ async fn mount_from(
     if !crate::path::is_name(from) || !registry.allowed(presented, from).await?.pull {
         return Ok(None);
     }
-    let Some(size) = registry
-        .storage
-        .index
-        .blob(from, digest)
-        .await
-        .map_err(storage)?
-    else {
+    let Some(size) = registry.storage.index.blob(from, digest).await? else {
         return Ok(None);
     };
-    if registry
-        .storage
-        .blobs
-        .size(digest)
-        .await
-        .map_err(storage)?
-        .is_none()
-    {
+    if registry.storage.blobs.size(digest).await?.is_none() {
         return Ok(None);
     }
-    registry
-        .storage
-        .index
-        .link_blob(name, digest, size)
-        .await
-        .map_err(storage)?;
+    registry.storage.index.link_blob(name, digest, size).await?;
     created(&format!("/v2/{name}/blobs/{digest}"), digest).map(Some)
 }
 
@@ -133,17 +101,11 @@ async fn staged(registry: &Registry, name: &str, id: &str) -> Result<u64> {
     if !is_id(id) {
         return Err(unknown());
     }
-    match registry.storage.index.upload(id).await.map_err(storage)? {
+    match registry.storage.index.upload(id).await? {
         Some((repo, _)) if repo == name => {}
         _ => return Err(unknown()),
     }
-    registry
-        .storage
-        .staging
-        .len(id)
-        .await
-        .map_err(storage)?
-        .ok_or_else(unknown)
+    registry.storage.staging.len(id).await?.ok_or_else(unknown)
 }
 
 /// `GET /v2/<name>/blobs/uploads/<id>`: how far it got.
@@ -213,7 +175,7 @@ async fn append(
             Code::BlobUploadInvalid,
             "the chunk broke off; ask the upload's status and resume from its end",
         )),
-        Err(AppendError::Io(error)) => Err(storage(error)),
+        Err(AppendError::Io(error)) => Err(error.into()),
     }
 }
 
@@ -244,12 +206,12 @@ async fn finish_with(
     // that holds earlier chunks is read back.
     let staging = &registry.storage.staging;
     let mut hasher = Hasher::default();
-    let whole = staging.len(id).await.map_err(storage)? == Some(0);
+    let whole = staging.len(id).await? == Some(0);
     let len = append(registry, id, body, whole.then_some(&mut hasher)).await?;
-    staging.sync(id).await.map_err(storage)?;
+    staging.sync(id).await?;
     let actual = match whole {
         true => hasher.finish(),
-        false => staging.digest(id).await.map_err(storage)?,
+        false => staging.digest(id).await?,
     };
     if actual != *digest {
         registry.storage.forget(id).await?;
@@ -261,24 +223,13 @@ async fn finish_with(
     // Linked first, stored second: garbage collection sets a blob aside,
     // then looks for links, so a blob linked meanwhile is put back, and one
     // linked after the check is stored after it was set aside.
-    registry
-        .storage
-        .index
-        .link_blob(name, digest, len)
-        .await
-        .map_err(storage)?;
+    registry.storage.index.link_blob(name, digest, len).await?;
     registry
         .storage
         .blobs
         .put(&registry.storage.staging.path(id), digest)
-        .await
-        .map_err(storage)?;
-    registry
-        .storage
-        .index
-        .delete_upload(id)
-        .await
-        .map_err(storage)?;
+        .await?;
+    registry.storage.index.delete_upload(id).await?;
     created(&format!("/v2/{name}/blobs/{digest}"), digest)
 }
 
