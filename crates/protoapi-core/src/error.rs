@@ -174,6 +174,7 @@ impl Code {
             401 => Code::Unauthenticated,
             403 => Code::PermissionDenied,
             404 => Code::NotFound,
+            405 => Code::Unimplemented,
             409 => Code::Aborted,
             429 => Code::ResourceExhausted,
             499 => Code::Cancelled,
@@ -672,6 +673,8 @@ impl IntoResponse for Error {
             body,
         )
             .into_response();
+        // The access layer's status label.
+        response.extensions_mut().insert(self.code());
         if let Some(delay) = self.inner.retry_delay {
             // Whole seconds, rounded up (RFC 9110 `delay-seconds`).
             let seconds = delay.as_secs() + u64::from(delay.subsec_nanos() > 0);

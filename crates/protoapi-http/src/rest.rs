@@ -9,11 +9,13 @@
 
 pub mod conditional;
 pub mod http_body;
+pub mod route_template;
 pub mod routes;
 pub mod stream;
 pub mod template;
 
 pub use conditional::{Preconditions, Tagged};
+pub use route_template::RouteTemplate;
 pub use routes::ServiceRoutes;
 pub use template::PathVars;
 

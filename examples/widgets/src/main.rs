@@ -19,11 +19,17 @@ use clap::Parser;
 use protoapi_runtime::Caller;
 use protoapi_runtime::auth::Authorizer;
 use protoapi_runtime::flags::{ConsoleFlags, Env, RateLimitFlags, ServeFlags, Telemetry};
-use protoapi_runtime::observe::Observe;
+use protoapi_runtime::observe::{Build, Observe};
 use protoapi_runtime::paging::PageTokens;
 use protoapi_runtime::ratelimit::RateLimiter;
 use protoapi_runtime::sql::{SqlOptions, StorageFlags};
 use protoapi_runtime::standard::ApiContext;
+
+/// What the server's metrics say of it (`widgets_build_info`, the series' prefix).
+const BUILD: Build = Build {
+    name: "widgets",
+    version: env!("CARGO_PKG_VERSION"),
+};
 
 /// Serves the widgets API (REST + gRPC) on one port.
 #[derive(Debug, Parser)]
@@ -81,7 +87,7 @@ async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(limit) = args.rate.rate_limit() {
         services = services.layer(RateLimiter::new(limit).layer());
     }
-    let metrics = args.telemetry.metrics().await?;
+    let metrics = args.telemetry.metrics(BUILD).await?;
     services = services.layer(axum::Extension(Caller::System)).layer(
         Observe::new(&widgets::API)
             .metrics(metrics.is_some())

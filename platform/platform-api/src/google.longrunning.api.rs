@@ -530,7 +530,8 @@ impl<
 pub fn operations_routes<S: ::protoapi_runtime::__private::operation::OperationStore>(
     api: OperationsApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
-    use axum::handler::Handler;
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use ::protoapi_runtime::__private::rest::template::{
         Binding, Segment, Template, Variable,
     };
@@ -549,7 +550,9 @@ pub fn operations_routes<S: ::protoapi_runtime::__private::operation::OperationS
                     verb: None,
                 },
             },
-            operations_rest::list_operations::<S>.with_state(api.clone()),
+            operations_rest::list_operations::<S>
+                .layer(RouteTemplate("/registry/v2/operations"))
+                .with_state(api.clone()),
         )
         .matched(
             "/registry/v2",
@@ -572,7 +575,9 @@ pub fn operations_routes<S: ::protoapi_runtime::__private::operation::OperationS
                     verb: None,
                 },
             },
-            operations_rest::get_operation::<S>.with_state(api.clone()),
+            operations_rest::get_operation::<S>
+                .layer(RouteTemplate("/registry/v2/{name=operations/*}"))
+                .with_state(api.clone()),
         )
         .matched(
             "/registry/v2",
@@ -595,7 +600,9 @@ pub fn operations_routes<S: ::protoapi_runtime::__private::operation::OperationS
                     verb: None,
                 },
             },
-            operations_rest::delete_operation::<S>.with_state(api.clone()),
+            operations_rest::delete_operation::<S>
+                .layer(RouteTemplate("/registry/v2/{name=operations/*}"))
+                .with_state(api.clone()),
         )
         .matched(
             "/registry/v2",
@@ -618,7 +625,9 @@ pub fn operations_routes<S: ::protoapi_runtime::__private::operation::OperationS
                     verb: Some("cancel"),
                 },
             },
-            operations_rest::cancel_operation::<S>.with_state(api.clone()),
+            operations_rest::cancel_operation::<S>
+                .layer(RouteTemplate("/registry/v2/{name=operations/*}:cancel"))
+                .with_state(api.clone()),
         )
         .matched(
             "/registry/v2",
@@ -641,7 +650,9 @@ pub fn operations_routes<S: ::protoapi_runtime::__private::operation::OperationS
                     verb: Some("wait"),
                 },
             },
-            operations_rest::wait_operation::<S>.with_state(api),
+            operations_rest::wait_operation::<S>
+                .layer(RouteTemplate("/registry/v2/{name=operations/*}:wait"))
+                .with_state(api),
         )
 }
 mod operations_rest {

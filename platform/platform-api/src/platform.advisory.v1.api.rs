@@ -632,28 +632,66 @@ impl<
 pub fn document_service_routes<S: crate::platform::advisory::v2::DocumentStore>(
     api: DocumentServiceApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
     axum::Router::new()
         .route(
             "/advisory/v1/documents",
-            routing::get(document_service_rest::list_documents::<S>)
-                .post(document_service_rest::create_document::<S>)
-                .put(document_service_rest::update_document::<S>)
-                .delete(document_service_rest::delete_document::<S>),
+            routing::get(
+                    document_service_rest::list_documents::<S>
+                        .layer(RouteTemplate("/advisory/v1/documents")),
+                )
+                .post(
+                    document_service_rest::create_document::<S>
+                        .layer(RouteTemplate("/advisory/v1/documents/{parent=**}")),
+                )
+                .put(
+                    document_service_rest::update_document::<S>
+                        .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
+                )
+                .delete(
+                    document_service_rest::delete_document::<S>
+                        .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
+                ),
         )
         .route(
             "/advisory/v1/documents/",
-            routing::post(document_service_rest::create_document::<S>)
-                .get(document_service_rest::get_document::<S>)
-                .put(document_service_rest::update_document::<S>)
-                .delete(document_service_rest::delete_document::<S>),
+            routing::post(
+                    document_service_rest::create_document::<S>
+                        .layer(RouteTemplate("/advisory/v1/documents/{parent=**}")),
+                )
+                .get(
+                    document_service_rest::get_document::<S>
+                        .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
+                )
+                .put(
+                    document_service_rest::update_document::<S>
+                        .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
+                )
+                .delete(
+                    document_service_rest::delete_document::<S>
+                        .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
+                ),
         )
         .route(
             "/advisory/v1/documents/{*path}",
-            routing::post(document_service_rest::create_document::<S>)
-                .get(document_service_rest::get_document::<S>)
-                .put(document_service_rest::update_document::<S>)
-                .delete(document_service_rest::delete_document::<S>),
+            routing::post(
+                    document_service_rest::create_document::<S>
+                        .layer(RouteTemplate("/advisory/v1/documents/{parent=**}")),
+                )
+                .get(
+                    document_service_rest::get_document::<S>
+                        .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
+                )
+                .put(
+                    document_service_rest::update_document::<S>
+                        .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
+                )
+                .delete(
+                    document_service_rest::delete_document::<S>
+                        .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
+                ),
         )
         .with_state(api)
         .into()

@@ -1009,28 +1009,66 @@ for DocumentServiceApi<S> {
 pub fn document_service_routes<S: DocumentStore>(
     api: DocumentServiceApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
     axum::Router::new()
         .route(
             "/advisory/v2/documents",
-            routing::get(document_service_rest::list_documents::<S>)
-                .post(document_service_rest::create_document::<S>)
-                .patch(document_service_rest::update_document::<S>)
-                .delete(document_service_rest::delete_document::<S>),
+            routing::get(
+                    document_service_rest::list_documents::<S>
+                        .layer(RouteTemplate("/advisory/v2/documents")),
+                )
+                .post(
+                    document_service_rest::create_document::<S>
+                        .layer(RouteTemplate("/advisory/v2/documents/{parent=**}")),
+                )
+                .patch(
+                    document_service_rest::update_document::<S>
+                        .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
+                )
+                .delete(
+                    document_service_rest::delete_document::<S>
+                        .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
+                ),
         )
         .route(
             "/advisory/v2/documents/",
-            routing::post(document_service_rest::create_document::<S>)
-                .get(document_service_rest::get_document::<S>)
-                .patch(document_service_rest::update_document::<S>)
-                .delete(document_service_rest::delete_document::<S>),
+            routing::post(
+                    document_service_rest::create_document::<S>
+                        .layer(RouteTemplate("/advisory/v2/documents/{parent=**}")),
+                )
+                .get(
+                    document_service_rest::get_document::<S>
+                        .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
+                )
+                .patch(
+                    document_service_rest::update_document::<S>
+                        .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
+                )
+                .delete(
+                    document_service_rest::delete_document::<S>
+                        .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
+                ),
         )
         .route(
             "/advisory/v2/documents/{*path}",
-            routing::post(document_service_rest::create_document::<S>)
-                .get(document_service_rest::get_document::<S>)
-                .patch(document_service_rest::update_document::<S>)
-                .delete(document_service_rest::delete_document::<S>),
+            routing::post(
+                    document_service_rest::create_document::<S>
+                        .layer(RouteTemplate("/advisory/v2/documents/{parent=**}")),
+                )
+                .get(
+                    document_service_rest::get_document::<S>
+                        .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
+                )
+                .patch(
+                    document_service_rest::update_document::<S>
+                        .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
+                )
+                .delete(
+                    document_service_rest::delete_document::<S>
+                        .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
+                ),
         )
         .with_state(api)
         .into()

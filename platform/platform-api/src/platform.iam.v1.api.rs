@@ -2254,26 +2254,58 @@ for RoleServiceApi<S> {
 pub fn group_service_routes<S: crate::platform::iam::v2::GroupStore>(
     api: GroupServiceApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
     axum::Router::new()
         .route(
             "/iam/v1/groups",
-            routing::get(group_service_rest::list_groups::<S>)
-                .post(group_service_rest::create_group::<S>)
-                .put(group_service_rest::update_group::<S>)
-                .delete(group_service_rest::delete_group::<S>),
+            routing::get(
+                    group_service_rest::list_groups::<S>
+                        .layer(RouteTemplate("/iam/v1/groups")),
+                )
+                .post(
+                    group_service_rest::create_group::<S>
+                        .layer(RouteTemplate("/iam/v1/groups/{parent=**}")),
+                )
+                .put(
+                    group_service_rest::update_group::<S>
+                        .layer(RouteTemplate("/iam/v1/groups/{id=**}")),
+                )
+                .delete(
+                    group_service_rest::delete_group::<S>
+                        .layer(RouteTemplate("/iam/v1/groups/{id=**}")),
+                ),
         )
         .route(
             "/iam/v1/groups/",
-            routing::post(group_service_rest::create_group::<S>)
-                .put(group_service_rest::update_group::<S>)
-                .delete(group_service_rest::delete_group::<S>),
+            routing::post(
+                    group_service_rest::create_group::<S>
+                        .layer(RouteTemplate("/iam/v1/groups/{parent=**}")),
+                )
+                .put(
+                    group_service_rest::update_group::<S>
+                        .layer(RouteTemplate("/iam/v1/groups/{id=**}")),
+                )
+                .delete(
+                    group_service_rest::delete_group::<S>
+                        .layer(RouteTemplate("/iam/v1/groups/{id=**}")),
+                ),
         )
         .route(
             "/iam/v1/groups/{*path}",
-            routing::post(group_service_rest::create_group::<S>)
-                .put(group_service_rest::update_group::<S>)
-                .delete(group_service_rest::delete_group::<S>),
+            routing::post(
+                    group_service_rest::create_group::<S>
+                        .layer(RouteTemplate("/iam/v1/groups/{parent=**}")),
+                )
+                .put(
+                    group_service_rest::update_group::<S>
+                        .layer(RouteTemplate("/iam/v1/groups/{id=**}")),
+                )
+                .delete(
+                    group_service_rest::delete_group::<S>
+                        .layer(RouteTemplate("/iam/v1/groups/{id=**}")),
+                ),
         )
         .with_state(api)
         .into()
@@ -2353,26 +2385,58 @@ mod group_service_rest {
 pub fn identity_service_routes<S: crate::platform::iam::v2::IdentityStore>(
     api: IdentityServiceApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
     axum::Router::new()
         .route(
             "/iam/v1/identities",
-            routing::get(identity_service_rest::list_identities::<S>)
-                .post(identity_service_rest::create_identity::<S>)
-                .put(identity_service_rest::update_identity::<S>)
-                .delete(identity_service_rest::delete_identity::<S>),
+            routing::get(
+                    identity_service_rest::list_identities::<S>
+                        .layer(RouteTemplate("/iam/v1/identities")),
+                )
+                .post(
+                    identity_service_rest::create_identity::<S>
+                        .layer(RouteTemplate("/iam/v1/identities/{parent=**}")),
+                )
+                .put(
+                    identity_service_rest::update_identity::<S>
+                        .layer(RouteTemplate("/iam/v1/identities/{id=**}")),
+                )
+                .delete(
+                    identity_service_rest::delete_identity::<S>
+                        .layer(RouteTemplate("/iam/v1/identities/{id=**}")),
+                ),
         )
         .route(
             "/iam/v1/identities/",
-            routing::post(identity_service_rest::create_identity::<S>)
-                .put(identity_service_rest::update_identity::<S>)
-                .delete(identity_service_rest::delete_identity::<S>),
+            routing::post(
+                    identity_service_rest::create_identity::<S>
+                        .layer(RouteTemplate("/iam/v1/identities/{parent=**}")),
+                )
+                .put(
+                    identity_service_rest::update_identity::<S>
+                        .layer(RouteTemplate("/iam/v1/identities/{id=**}")),
+                )
+                .delete(
+                    identity_service_rest::delete_identity::<S>
+                        .layer(RouteTemplate("/iam/v1/identities/{id=**}")),
+                ),
         )
         .route(
             "/iam/v1/identities/{*path}",
-            routing::post(identity_service_rest::create_identity::<S>)
-                .put(identity_service_rest::update_identity::<S>)
-                .delete(identity_service_rest::delete_identity::<S>),
+            routing::post(
+                    identity_service_rest::create_identity::<S>
+                        .layer(RouteTemplate("/iam/v1/identities/{parent=**}")),
+                )
+                .put(
+                    identity_service_rest::update_identity::<S>
+                        .layer(RouteTemplate("/iam/v1/identities/{id=**}")),
+                )
+                .delete(
+                    identity_service_rest::delete_identity::<S>
+                        .layer(RouteTemplate("/iam/v1/identities/{id=**}")),
+                ),
         )
         .with_state(api)
         .into()
@@ -2453,26 +2517,58 @@ pub fn role_binding_service_routes<
     S: crate::platform::iam::v2::IdentityStore + crate::platform::iam::v2::RoleStore
         + crate::platform::iam::v2::RoleBindingStore,
 >(api: RoleBindingServiceApi<S>) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
     axum::Router::new()
         .route(
             "/iam/v1/rolebindings",
-            routing::get(role_binding_service_rest::list_role_bindings::<S>)
-                .post(role_binding_service_rest::create_role_binding::<S>)
-                .put(role_binding_service_rest::update_role_binding::<S>)
-                .delete(role_binding_service_rest::delete_role_binding::<S>),
+            routing::get(
+                    role_binding_service_rest::list_role_bindings::<S>
+                        .layer(RouteTemplate("/iam/v1/rolebindings")),
+                )
+                .post(
+                    role_binding_service_rest::create_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v1/rolebindings/{parent=**}")),
+                )
+                .put(
+                    role_binding_service_rest::update_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v1/rolebindings/{id=**}")),
+                )
+                .delete(
+                    role_binding_service_rest::delete_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v1/rolebindings/{id=**}")),
+                ),
         )
         .route(
             "/iam/v1/rolebindings/",
-            routing::post(role_binding_service_rest::create_role_binding::<S>)
-                .put(role_binding_service_rest::update_role_binding::<S>)
-                .delete(role_binding_service_rest::delete_role_binding::<S>),
+            routing::post(
+                    role_binding_service_rest::create_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v1/rolebindings/{parent=**}")),
+                )
+                .put(
+                    role_binding_service_rest::update_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v1/rolebindings/{id=**}")),
+                )
+                .delete(
+                    role_binding_service_rest::delete_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v1/rolebindings/{id=**}")),
+                ),
         )
         .route(
             "/iam/v1/rolebindings/{*path}",
-            routing::post(role_binding_service_rest::create_role_binding::<S>)
-                .put(role_binding_service_rest::update_role_binding::<S>)
-                .delete(role_binding_service_rest::delete_role_binding::<S>),
+            routing::post(
+                    role_binding_service_rest::create_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v1/rolebindings/{parent=**}")),
+                )
+                .put(
+                    role_binding_service_rest::update_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v1/rolebindings/{id=**}")),
+                )
+                .delete(
+                    role_binding_service_rest::delete_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v1/rolebindings/{id=**}")),
+                ),
         )
         .with_state(api)
         .into()
@@ -2570,26 +2666,58 @@ mod role_binding_service_rest {
 pub fn role_service_routes<S: crate::platform::iam::v2::RoleStore>(
     api: RoleServiceApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
     axum::Router::new()
         .route(
             "/iam/v1/roles",
-            routing::get(role_service_rest::list_roles::<S>)
-                .post(role_service_rest::create_role::<S>)
-                .put(role_service_rest::update_role::<S>)
-                .delete(role_service_rest::delete_role::<S>),
+            routing::get(
+                    role_service_rest::list_roles::<S>
+                        .layer(RouteTemplate("/iam/v1/roles")),
+                )
+                .post(
+                    role_service_rest::create_role::<S>
+                        .layer(RouteTemplate("/iam/v1/roles/{parent=**}")),
+                )
+                .put(
+                    role_service_rest::update_role::<S>
+                        .layer(RouteTemplate("/iam/v1/roles/{id=**}")),
+                )
+                .delete(
+                    role_service_rest::delete_role::<S>
+                        .layer(RouteTemplate("/iam/v1/roles/{id=**}")),
+                ),
         )
         .route(
             "/iam/v1/roles/",
-            routing::post(role_service_rest::create_role::<S>)
-                .put(role_service_rest::update_role::<S>)
-                .delete(role_service_rest::delete_role::<S>),
+            routing::post(
+                    role_service_rest::create_role::<S>
+                        .layer(RouteTemplate("/iam/v1/roles/{parent=**}")),
+                )
+                .put(
+                    role_service_rest::update_role::<S>
+                        .layer(RouteTemplate("/iam/v1/roles/{id=**}")),
+                )
+                .delete(
+                    role_service_rest::delete_role::<S>
+                        .layer(RouteTemplate("/iam/v1/roles/{id=**}")),
+                ),
         )
         .route(
             "/iam/v1/roles/{*path}",
-            routing::post(role_service_rest::create_role::<S>)
-                .put(role_service_rest::update_role::<S>)
-                .delete(role_service_rest::delete_role::<S>),
+            routing::post(
+                    role_service_rest::create_role::<S>
+                        .layer(RouteTemplate("/iam/v1/roles/{parent=**}")),
+                )
+                .put(
+                    role_service_rest::update_role::<S>
+                        .layer(RouteTemplate("/iam/v1/roles/{id=**}")),
+                )
+                .delete(
+                    role_service_rest::delete_role::<S>
+                        .layer(RouteTemplate("/iam/v1/roles/{id=**}")),
+                ),
         )
         .with_state(api)
         .into()

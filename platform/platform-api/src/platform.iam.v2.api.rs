@@ -4338,7 +4338,8 @@ impl<S: RoleStore> super::role_service_server::RoleService for RoleServiceApi<S>
 pub fn group_service_routes<
     S: GroupStore + IdentityStore + RoleStore + RoleBindingStore,
 >(api: GroupServiceApi<S>) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
-    use axum::handler::Handler;
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use ::protoapi_runtime::__private::rest::template::{
         Binding, Segment, Template, Variable,
     };
@@ -4364,7 +4365,9 @@ pub fn group_service_routes<
                     verb: None,
                 },
             },
-            group_service_rest::create_group::<S>.with_state(api.clone()),
+            group_service_rest::create_group::<S>
+                .layer(RouteTemplate("/iam/v2/groups/{parent=**}"))
+                .with_state(api.clone()),
         )
         .matched(
             "/iam/v2/groups",
@@ -4387,7 +4390,9 @@ pub fn group_service_routes<
                     verb: None,
                 },
             },
-            group_service_rest::get_group::<S>.with_state(api.clone()),
+            group_service_rest::get_group::<S>
+                .layer(RouteTemplate("/iam/v2/groups/{uid=**}"))
+                .with_state(api.clone()),
         )
         .matched(
             "/iam/v2/groups",
@@ -4403,7 +4408,9 @@ pub fn group_service_routes<
                     verb: None,
                 },
             },
-            group_service_rest::list_groups::<S>.with_state(api.clone()),
+            group_service_rest::list_groups::<S>
+                .layer(RouteTemplate("/iam/v2/groups"))
+                .with_state(api.clone()),
         )
         .matched(
             "/iam/v2/groups",
@@ -4426,7 +4433,9 @@ pub fn group_service_routes<
                     verb: None,
                 },
             },
-            group_service_rest::update_group::<S>.with_state(api.clone()),
+            group_service_rest::update_group::<S>
+                .layer(RouteTemplate("/iam/v2/groups/{uid=**}"))
+                .with_state(api.clone()),
         )
         .matched(
             "/iam/v2/groups",
@@ -4449,7 +4458,9 @@ pub fn group_service_routes<
                     verb: None,
                 },
             },
-            group_service_rest::delete_group::<S>.with_state(api.clone()),
+            group_service_rest::delete_group::<S>
+                .layer(RouteTemplate("/iam/v2/groups/{uid=**}"))
+                .with_state(api.clone()),
         )
         .matched(
             "/iam/v2/groups",
@@ -4472,7 +4483,9 @@ pub fn group_service_routes<
                     verb: Some("getIamPolicy"),
                 },
             },
-            group_service_rest::get_iam_policy::<S>.with_state(api.clone()),
+            group_service_rest::get_iam_policy::<S>
+                .layer(RouteTemplate("/iam/v2/groups/{resource=**}:getIamPolicy"))
+                .with_state(api.clone()),
         )
         .matched(
             "/iam/v2/groups",
@@ -4495,7 +4508,9 @@ pub fn group_service_routes<
                     verb: Some("setIamPolicy"),
                 },
             },
-            group_service_rest::set_iam_policy::<S>.with_state(api.clone()),
+            group_service_rest::set_iam_policy::<S>
+                .layer(RouteTemplate("/iam/v2/groups/{resource=**}:setIamPolicy"))
+                .with_state(api.clone()),
         )
         .matched(
             "/iam/v2/groups",
@@ -4518,7 +4533,9 @@ pub fn group_service_routes<
                     verb: Some("testIamPermissions"),
                 },
             },
-            group_service_rest::test_iam_permissions::<S>.with_state(api),
+            group_service_rest::test_iam_permissions::<S>
+                .layer(RouteTemplate("/iam/v2/groups/{resource=**}:testIamPermissions"))
+                .with_state(api),
         )
 }
 mod group_service_rest {
@@ -4687,28 +4704,66 @@ mod group_service_rest {
 pub fn identity_service_routes<S: IdentityStore>(
     api: IdentityServiceApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
     axum::Router::new()
         .route(
             "/iam/v2/identities",
-            routing::get(identity_service_rest::list_identities::<S>)
-                .post(identity_service_rest::create_identity::<S>)
-                .patch(identity_service_rest::update_identity::<S>)
-                .delete(identity_service_rest::delete_identity::<S>),
+            routing::get(
+                    identity_service_rest::list_identities::<S>
+                        .layer(RouteTemplate("/iam/v2/identities")),
+                )
+                .post(
+                    identity_service_rest::create_identity::<S>
+                        .layer(RouteTemplate("/iam/v2/identities/{parent=**}")),
+                )
+                .patch(
+                    identity_service_rest::update_identity::<S>
+                        .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
+                )
+                .delete(
+                    identity_service_rest::delete_identity::<S>
+                        .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
+                ),
         )
         .route(
             "/iam/v2/identities/",
-            routing::post(identity_service_rest::create_identity::<S>)
-                .get(identity_service_rest::get_identity::<S>)
-                .patch(identity_service_rest::update_identity::<S>)
-                .delete(identity_service_rest::delete_identity::<S>),
+            routing::post(
+                    identity_service_rest::create_identity::<S>
+                        .layer(RouteTemplate("/iam/v2/identities/{parent=**}")),
+                )
+                .get(
+                    identity_service_rest::get_identity::<S>
+                        .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
+                )
+                .patch(
+                    identity_service_rest::update_identity::<S>
+                        .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
+                )
+                .delete(
+                    identity_service_rest::delete_identity::<S>
+                        .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
+                ),
         )
         .route(
             "/iam/v2/identities/{*path}",
-            routing::post(identity_service_rest::create_identity::<S>)
-                .get(identity_service_rest::get_identity::<S>)
-                .patch(identity_service_rest::update_identity::<S>)
-                .delete(identity_service_rest::delete_identity::<S>),
+            routing::post(
+                    identity_service_rest::create_identity::<S>
+                        .layer(RouteTemplate("/iam/v2/identities/{parent=**}")),
+                )
+                .get(
+                    identity_service_rest::get_identity::<S>
+                        .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
+                )
+                .patch(
+                    identity_service_rest::update_identity::<S>
+                        .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
+                )
+                .delete(
+                    identity_service_rest::delete_identity::<S>
+                        .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
+                ),
         )
         .with_state(api)
         .into()
@@ -4809,28 +4864,66 @@ mod identity_service_rest {
 pub fn role_binding_service_routes<S: IdentityStore + RoleStore + RoleBindingStore>(
     api: RoleBindingServiceApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
     axum::Router::new()
         .route(
             "/iam/v2/roleBindings",
-            routing::get(role_binding_service_rest::list_role_bindings::<S>)
-                .post(role_binding_service_rest::create_role_binding::<S>)
-                .patch(role_binding_service_rest::update_role_binding::<S>)
-                .delete(role_binding_service_rest::delete_role_binding::<S>),
+            routing::get(
+                    role_binding_service_rest::list_role_bindings::<S>
+                        .layer(RouteTemplate("/iam/v2/roleBindings")),
+                )
+                .post(
+                    role_binding_service_rest::create_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v2/roleBindings/{parent=**}")),
+                )
+                .patch(
+                    role_binding_service_rest::update_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
+                )
+                .delete(
+                    role_binding_service_rest::delete_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
+                ),
         )
         .route(
             "/iam/v2/roleBindings/",
-            routing::post(role_binding_service_rest::create_role_binding::<S>)
-                .get(role_binding_service_rest::get_role_binding::<S>)
-                .patch(role_binding_service_rest::update_role_binding::<S>)
-                .delete(role_binding_service_rest::delete_role_binding::<S>),
+            routing::post(
+                    role_binding_service_rest::create_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v2/roleBindings/{parent=**}")),
+                )
+                .get(
+                    role_binding_service_rest::get_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
+                )
+                .patch(
+                    role_binding_service_rest::update_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
+                )
+                .delete(
+                    role_binding_service_rest::delete_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
+                ),
         )
         .route(
             "/iam/v2/roleBindings/{*path}",
-            routing::post(role_binding_service_rest::create_role_binding::<S>)
-                .get(role_binding_service_rest::get_role_binding::<S>)
-                .patch(role_binding_service_rest::update_role_binding::<S>)
-                .delete(role_binding_service_rest::delete_role_binding::<S>),
+            routing::post(
+                    role_binding_service_rest::create_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v2/roleBindings/{parent=**}")),
+                )
+                .get(
+                    role_binding_service_rest::get_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
+                )
+                .patch(
+                    role_binding_service_rest::update_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
+                )
+                .delete(
+                    role_binding_service_rest::delete_role_binding::<S>
+                        .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
+                ),
         )
         .with_state(api)
         .into()
@@ -4949,28 +5042,66 @@ mod role_binding_service_rest {
 pub fn role_service_routes<S: RoleStore>(
     api: RoleServiceApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
     axum::Router::new()
         .route(
             "/iam/v2/roles",
-            routing::get(role_service_rest::list_roles::<S>)
-                .post(role_service_rest::create_role::<S>)
-                .patch(role_service_rest::update_role::<S>)
-                .delete(role_service_rest::delete_role::<S>),
+            routing::get(
+                    role_service_rest::list_roles::<S>
+                        .layer(RouteTemplate("/iam/v2/roles")),
+                )
+                .post(
+                    role_service_rest::create_role::<S>
+                        .layer(RouteTemplate("/iam/v2/roles/{parent=**}")),
+                )
+                .patch(
+                    role_service_rest::update_role::<S>
+                        .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
+                )
+                .delete(
+                    role_service_rest::delete_role::<S>
+                        .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
+                ),
         )
         .route(
             "/iam/v2/roles/",
-            routing::post(role_service_rest::create_role::<S>)
-                .get(role_service_rest::get_role::<S>)
-                .patch(role_service_rest::update_role::<S>)
-                .delete(role_service_rest::delete_role::<S>),
+            routing::post(
+                    role_service_rest::create_role::<S>
+                        .layer(RouteTemplate("/iam/v2/roles/{parent=**}")),
+                )
+                .get(
+                    role_service_rest::get_role::<S>
+                        .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
+                )
+                .patch(
+                    role_service_rest::update_role::<S>
+                        .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
+                )
+                .delete(
+                    role_service_rest::delete_role::<S>
+                        .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
+                ),
         )
         .route(
             "/iam/v2/roles/{*path}",
-            routing::post(role_service_rest::create_role::<S>)
-                .get(role_service_rest::get_role::<S>)
-                .patch(role_service_rest::update_role::<S>)
-                .delete(role_service_rest::delete_role::<S>),
+            routing::post(
+                    role_service_rest::create_role::<S>
+                        .layer(RouteTemplate("/iam/v2/roles/{parent=**}")),
+                )
+                .get(
+                    role_service_rest::get_role::<S>
+                        .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
+                )
+                .patch(
+                    role_service_rest::update_role::<S>
+                        .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
+                )
+                .delete(
+                    role_service_rest::delete_role::<S>
+                        .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
+                ),
         )
         .with_state(api)
         .into()

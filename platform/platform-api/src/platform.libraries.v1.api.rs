@@ -638,28 +638,66 @@ impl<
 pub fn artifact_service_routes<S: crate::platform::libraries::v2::ArtifactStore>(
     api: ArtifactServiceApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
     axum::Router::new()
         .route(
             "/libraries/v1/artifacts",
-            routing::get(artifact_service_rest::list_artifacts::<S>)
-                .post(artifact_service_rest::create_artifact::<S>)
-                .put(artifact_service_rest::update_artifact::<S>)
-                .delete(artifact_service_rest::delete_artifact::<S>),
+            routing::get(
+                    artifact_service_rest::list_artifacts::<S>
+                        .layer(RouteTemplate("/libraries/v1/artifacts")),
+                )
+                .post(
+                    artifact_service_rest::create_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v1/artifacts/{parent=**}")),
+                )
+                .put(
+                    artifact_service_rest::update_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
+                )
+                .delete(
+                    artifact_service_rest::delete_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
+                ),
         )
         .route(
             "/libraries/v1/artifacts/",
-            routing::post(artifact_service_rest::create_artifact::<S>)
-                .get(artifact_service_rest::get_artifact::<S>)
-                .put(artifact_service_rest::update_artifact::<S>)
-                .delete(artifact_service_rest::delete_artifact::<S>),
+            routing::post(
+                    artifact_service_rest::create_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v1/artifacts/{parent=**}")),
+                )
+                .get(
+                    artifact_service_rest::get_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
+                )
+                .put(
+                    artifact_service_rest::update_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
+                )
+                .delete(
+                    artifact_service_rest::delete_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
+                ),
         )
         .route(
             "/libraries/v1/artifacts/{*path}",
-            routing::post(artifact_service_rest::create_artifact::<S>)
-                .get(artifact_service_rest::get_artifact::<S>)
-                .put(artifact_service_rest::update_artifact::<S>)
-                .delete(artifact_service_rest::delete_artifact::<S>),
+            routing::post(
+                    artifact_service_rest::create_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v1/artifacts/{parent=**}")),
+                )
+                .get(
+                    artifact_service_rest::get_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
+                )
+                .put(
+                    artifact_service_rest::update_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
+                )
+                .delete(
+                    artifact_service_rest::delete_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
+                ),
         )
         .with_state(api)
         .into()

@@ -985,28 +985,66 @@ for ArtifactServiceApi<S> {
 pub fn artifact_service_routes<S: ArtifactStore>(
     api: ArtifactServiceApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
     axum::Router::new()
         .route(
             "/libraries/v2/artifacts",
-            routing::get(artifact_service_rest::list_artifacts::<S>)
-                .post(artifact_service_rest::create_artifact::<S>)
-                .patch(artifact_service_rest::update_artifact::<S>)
-                .delete(artifact_service_rest::delete_artifact::<S>),
+            routing::get(
+                    artifact_service_rest::list_artifacts::<S>
+                        .layer(RouteTemplate("/libraries/v2/artifacts")),
+                )
+                .post(
+                    artifact_service_rest::create_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v2/artifacts/{parent=**}")),
+                )
+                .patch(
+                    artifact_service_rest::update_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
+                )
+                .delete(
+                    artifact_service_rest::delete_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
+                ),
         )
         .route(
             "/libraries/v2/artifacts/",
-            routing::post(artifact_service_rest::create_artifact::<S>)
-                .get(artifact_service_rest::get_artifact::<S>)
-                .patch(artifact_service_rest::update_artifact::<S>)
-                .delete(artifact_service_rest::delete_artifact::<S>),
+            routing::post(
+                    artifact_service_rest::create_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v2/artifacts/{parent=**}")),
+                )
+                .get(
+                    artifact_service_rest::get_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
+                )
+                .patch(
+                    artifact_service_rest::update_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
+                )
+                .delete(
+                    artifact_service_rest::delete_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
+                ),
         )
         .route(
             "/libraries/v2/artifacts/{*path}",
-            routing::post(artifact_service_rest::create_artifact::<S>)
-                .get(artifact_service_rest::get_artifact::<S>)
-                .patch(artifact_service_rest::update_artifact::<S>)
-                .delete(artifact_service_rest::delete_artifact::<S>),
+            routing::post(
+                    artifact_service_rest::create_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v2/artifacts/{parent=**}")),
+                )
+                .get(
+                    artifact_service_rest::get_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
+                )
+                .patch(
+                    artifact_service_rest::update_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
+                )
+                .delete(
+                    artifact_service_rest::delete_artifact::<S>
+                        .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
+                ),
         )
         .with_state(api)
         .into()

@@ -522,26 +522,58 @@ for RepoServiceApi<S> {
 pub fn repo_service_routes<S: crate::platform::registry::v2::RepoStore>(
     api: RepoServiceApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
     axum::Router::new()
         .route(
             "/registry/v1/repos",
-            routing::get(repo_service_rest::list_repos::<S>)
-                .post(repo_service_rest::create_repo::<S>)
-                .put(repo_service_rest::update_repo::<S>)
-                .delete(repo_service_rest::delete_repo::<S>),
+            routing::get(
+                    repo_service_rest::list_repos::<S>
+                        .layer(RouteTemplate("/registry/v1/repos")),
+                )
+                .post(
+                    repo_service_rest::create_repo::<S>
+                        .layer(RouteTemplate("/registry/v1/repos/{parent=**}")),
+                )
+                .put(
+                    repo_service_rest::update_repo::<S>
+                        .layer(RouteTemplate("/registry/v1/repos/{id=**}")),
+                )
+                .delete(
+                    repo_service_rest::delete_repo::<S>
+                        .layer(RouteTemplate("/registry/v1/repos/{id=**}")),
+                ),
         )
         .route(
             "/registry/v1/repos/",
-            routing::post(repo_service_rest::create_repo::<S>)
-                .put(repo_service_rest::update_repo::<S>)
-                .delete(repo_service_rest::delete_repo::<S>),
+            routing::post(
+                    repo_service_rest::create_repo::<S>
+                        .layer(RouteTemplate("/registry/v1/repos/{parent=**}")),
+                )
+                .put(
+                    repo_service_rest::update_repo::<S>
+                        .layer(RouteTemplate("/registry/v1/repos/{id=**}")),
+                )
+                .delete(
+                    repo_service_rest::delete_repo::<S>
+                        .layer(RouteTemplate("/registry/v1/repos/{id=**}")),
+                ),
         )
         .route(
             "/registry/v1/repos/{*path}",
-            routing::post(repo_service_rest::create_repo::<S>)
-                .put(repo_service_rest::update_repo::<S>)
-                .delete(repo_service_rest::delete_repo::<S>),
+            routing::post(
+                    repo_service_rest::create_repo::<S>
+                        .layer(RouteTemplate("/registry/v1/repos/{parent=**}")),
+                )
+                .put(
+                    repo_service_rest::update_repo::<S>
+                        .layer(RouteTemplate("/registry/v1/repos/{id=**}")),
+                )
+                .delete(
+                    repo_service_rest::delete_repo::<S>
+                        .layer(RouteTemplate("/registry/v1/repos/{id=**}")),
+                ),
         )
         .with_state(api)
         .into()

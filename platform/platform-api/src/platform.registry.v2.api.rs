@@ -1806,7 +1806,8 @@ for RepoDeletionServiceApi<S> {
 pub fn image_service_routes<S: ImageStore>(
     api: ImageServiceApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
-    use axum::handler::Handler;
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use ::protoapi_runtime::__private::rest::template::{
         Binding, Segment, Template, Variable,
     };
@@ -1832,7 +1833,9 @@ pub fn image_service_routes<S: ImageStore>(
                     verb: None,
                 },
             },
-            image_service_rest::get_image::<S>.with_state(api.clone()),
+            image_service_rest::get_image::<S>
+                .layer(RouteTemplate("/registry/v2/images/{uid=**}"))
+                .with_state(api.clone()),
         )
         .matched(
             "/registry/v2",
@@ -1848,7 +1851,9 @@ pub fn image_service_routes<S: ImageStore>(
                     verb: None,
                 },
             },
-            image_service_rest::list_images::<S>.with_state(api),
+            image_service_rest::list_images::<S>
+                .layer(RouteTemplate("/registry/v2/images"))
+                .with_state(api),
         )
 }
 mod image_service_rest {
@@ -1897,7 +1902,8 @@ mod image_service_rest {
 pub fn repo_service_routes<S: RepoStore>(
     api: RepoServiceApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
-    use axum::handler::Handler;
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use ::protoapi_runtime::__private::rest::template::{
         Binding, Segment, Template, Variable,
     };
@@ -1923,7 +1929,9 @@ pub fn repo_service_routes<S: RepoStore>(
                     verb: None,
                 },
             },
-            repo_service_rest::create_repo::<S>.with_state(api.clone()),
+            repo_service_rest::create_repo::<S>
+                .layer(RouteTemplate("/registry/v2/repos/{parent=**}"))
+                .with_state(api.clone()),
         )
         .matched(
             "/registry/v2",
@@ -1946,7 +1954,9 @@ pub fn repo_service_routes<S: RepoStore>(
                     verb: None,
                 },
             },
-            repo_service_rest::get_repo::<S>.with_state(api.clone()),
+            repo_service_rest::get_repo::<S>
+                .layer(RouteTemplate("/registry/v2/repos/{uid=**}"))
+                .with_state(api.clone()),
         )
         .matched(
             "/registry/v2",
@@ -1962,7 +1972,9 @@ pub fn repo_service_routes<S: RepoStore>(
                     verb: None,
                 },
             },
-            repo_service_rest::list_repos::<S>.with_state(api.clone()),
+            repo_service_rest::list_repos::<S>
+                .layer(RouteTemplate("/registry/v2/repos"))
+                .with_state(api.clone()),
         )
         .matched(
             "/registry/v2",
@@ -1985,7 +1997,9 @@ pub fn repo_service_routes<S: RepoStore>(
                     verb: None,
                 },
             },
-            repo_service_rest::update_repo::<S>.with_state(api.clone()),
+            repo_service_rest::update_repo::<S>
+                .layer(RouteTemplate("/registry/v2/repos/{uid=**}"))
+                .with_state(api.clone()),
         )
         .matched(
             "/registry/v2",
@@ -2008,7 +2022,9 @@ pub fn repo_service_routes<S: RepoStore>(
                     verb: None,
                 },
             },
-            repo_service_rest::delete_repo::<S>.with_state(api),
+            repo_service_rest::delete_repo::<S>
+                .layer(RouteTemplate("/registry/v2/repos/{uid=**}"))
+                .with_state(api),
         )
 }
 mod repo_service_rest {
@@ -2109,7 +2125,8 @@ mod repo_service_rest {
 pub fn repo_deletion_service_routes<
     S: RepoStore + ::protoapi_runtime::__private::operation::OperationStore,
 >(api: RepoDeletionServiceApi<S>) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
-    use axum::handler::Handler;
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use ::protoapi_runtime::__private::rest::template::{
         Binding, Segment, Template, Variable,
     };
@@ -2135,7 +2152,9 @@ pub fn repo_deletion_service_routes<
                     verb: Some("delete"),
                 },
             },
-            repo_deletion_service_rest::delete_repo::<S>.with_state(api),
+            repo_deletion_service_rest::delete_repo::<S>
+                .layer(RouteTemplate("/registry/v2/repos/{uid=**}:delete"))
+                .with_state(api),
         )
 }
 mod repo_deletion_service_rest {

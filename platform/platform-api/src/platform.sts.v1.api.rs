@@ -200,9 +200,17 @@ for ::protoapi_runtime::__private::auth::StoredExchange<S> {
 pub fn token_service_routes<S: TokenServiceHandler>(
     api: TokenServiceApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
     axum::Router::new()
-        .route("/sts/exchange", routing::get(token_service_rest::exchange_token::<S>))
+        .route(
+            "/sts/exchange",
+            routing::get(
+                token_service_rest::exchange_token::<S>
+                    .layer(RouteTemplate("/sts/exchange")),
+            ),
+        )
         .with_state(api)
         .into()
 }

@@ -701,28 +701,72 @@ impl<
 pub fn advisory_service_routes<S: crate::platform::vulnerabilities::v2::AdvisoryStore>(
     api: AdvisoryServiceApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
     axum::Router::new()
         .route(
             "/vulnerabilities/v1/advisories",
-            routing::get(advisory_service_rest::list_advisories::<S>)
-                .post(advisory_service_rest::create_advisory::<S>)
-                .put(advisory_service_rest::update_advisory::<S>)
-                .delete(advisory_service_rest::delete_advisory::<S>),
+            routing::get(
+                    advisory_service_rest::list_advisories::<S>
+                        .layer(RouteTemplate("/vulnerabilities/v1/advisories")),
+                )
+                .post(
+                    advisory_service_rest::create_advisory::<S>
+                        .layer(
+                            RouteTemplate("/vulnerabilities/v1/advisories/{parent=**}"),
+                        ),
+                )
+                .put(
+                    advisory_service_rest::update_advisory::<S>
+                        .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
+                )
+                .delete(
+                    advisory_service_rest::delete_advisory::<S>
+                        .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
+                ),
         )
         .route(
             "/vulnerabilities/v1/advisories/",
-            routing::post(advisory_service_rest::create_advisory::<S>)
-                .get(advisory_service_rest::get_advisory::<S>)
-                .put(advisory_service_rest::update_advisory::<S>)
-                .delete(advisory_service_rest::delete_advisory::<S>),
+            routing::post(
+                    advisory_service_rest::create_advisory::<S>
+                        .layer(
+                            RouteTemplate("/vulnerabilities/v1/advisories/{parent=**}"),
+                        ),
+                )
+                .get(
+                    advisory_service_rest::get_advisory::<S>
+                        .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
+                )
+                .put(
+                    advisory_service_rest::update_advisory::<S>
+                        .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
+                )
+                .delete(
+                    advisory_service_rest::delete_advisory::<S>
+                        .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
+                ),
         )
         .route(
             "/vulnerabilities/v1/advisories/{*path}",
-            routing::post(advisory_service_rest::create_advisory::<S>)
-                .get(advisory_service_rest::get_advisory::<S>)
-                .put(advisory_service_rest::update_advisory::<S>)
-                .delete(advisory_service_rest::delete_advisory::<S>),
+            routing::post(
+                    advisory_service_rest::create_advisory::<S>
+                        .layer(
+                            RouteTemplate("/vulnerabilities/v1/advisories/{parent=**}"),
+                        ),
+                )
+                .get(
+                    advisory_service_rest::get_advisory::<S>
+                        .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
+                )
+                .put(
+                    advisory_service_rest::update_advisory::<S>
+                        .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
+                )
+                .delete(
+                    advisory_service_rest::delete_advisory::<S>
+                        .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
+                ),
         )
         .with_state(api)
         .into()

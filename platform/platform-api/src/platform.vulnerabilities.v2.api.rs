@@ -852,19 +852,30 @@ for AdvisoryServiceApi<S> {
 pub fn advisory_service_routes<S: AdvisoryStore>(
     api: AdvisoryServiceApi<S>,
 ) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+    use axum::handler::Handler as _;
+    use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
     axum::Router::new()
         .route(
             "/vulnerabilities/v2/advisories",
-            routing::get(advisory_service_rest::list_advisories::<S>),
+            routing::get(
+                advisory_service_rest::list_advisories::<S>
+                    .layer(RouteTemplate("/vulnerabilities/v2/advisories")),
+            ),
         )
         .route(
             "/vulnerabilities/v2/advisories/",
-            routing::get(advisory_service_rest::get_advisory::<S>),
+            routing::get(
+                advisory_service_rest::get_advisory::<S>
+                    .layer(RouteTemplate("/vulnerabilities/v2/advisories/{uid=**}")),
+            ),
         )
         .route(
             "/vulnerabilities/v2/advisories/{*path}",
-            routing::get(advisory_service_rest::get_advisory::<S>),
+            routing::get(
+                advisory_service_rest::get_advisory::<S>
+                    .layer(RouteTemplate("/vulnerabilities/v2/advisories/{uid=**}")),
+            ),
         )
         .with_state(api)
         .into()

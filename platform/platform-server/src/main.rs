@@ -10,7 +10,14 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use protoapi_runtime::flags::{ConsoleFlags, Env, RateLimitFlags, ServeFlags, Telemetry};
+use protoapi_runtime::observe::Build;
 use protoapi_runtime::sql::StorageFlags;
+
+/// What the server's metrics say of it (`platform_build_info`, the series' prefix).
+const BUILD: Build = Build {
+    name: "platform",
+    version: env!("CARGO_PKG_VERSION"),
+};
 
 /// jemalloc: against the system allocator it served a List page 1.55× as fast,
 /// GET 1.07× and the 404 route 1.11×, for 2.7 MiB more resident memory
@@ -138,7 +145,7 @@ async fn serve(args: Args) -> Result<(), String> {
     let config = platform_server::Config {
         console: args.console.settings()?,
         cors: args.serve.cors.cors().map_err(|e| e.to_string())?,
-        metrics: args.telemetry.metrics().await?,
+        metrics: args.telemetry.metrics(BUILD).await?,
         serve_metrics: args.telemetry.metrics_on_api_port(),
         rate_limit: args.rate.rate_limit(),
         data_dir: args.data_dir,

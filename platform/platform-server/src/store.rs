@@ -64,6 +64,14 @@ pub async fn open_postgres_with(
 /// `storage_pool_connections` (open) and `storage_pool_idle_connections`.
 pub fn sample_pool(store: &SqlStore, metrics: &protoapi_runtime::observe::Metrics) {
     let pool = store.pool().clone();
+    metrics::describe_gauge!(
+        "storage_pool_connections",
+        "Connections the storage pool holds open"
+    );
+    metrics::describe_gauge!(
+        "storage_pool_idle_connections",
+        "Open connections of the storage pool that no request uses"
+    );
     metrics.sample_with(move || {
         metrics::gauge!("storage_pool_connections").set(f64::from(pool.size()));
         metrics::gauge!("storage_pool_idle_connections").set(pool.num_idle() as f64);

@@ -59,7 +59,7 @@ fn each_request_is_one_line_naming_its_route_status_caller_and_id() {
     assert_eq!(time.len(), "2026-11-30T16:34:25.000123".len(), "{line}");
     let rest = rest
         .strip_prefix(
-            " INFO access: request route=unmatched method=GET status=404 code=\"\" latency_ms=",
+            " INFO access: request route=unmatched method=GET status=404 code=NOT_FOUND latency_ms=",
         )
         .unwrap_or_else(|| panic!("{line}"));
     let (latency, rest) = rest.split_once(' ').unwrap();

@@ -64,8 +64,8 @@ async fn an_unread_log_does_not_stall_requests() {
     stream.read_to_string(&mut exposition).await.unwrap();
     let dropped: u64 = exposition
         .lines()
-        .find_map(|line| line.strip_prefix("log_lines_dropped_total "))
-        .unwrap_or_else(|| panic!("no log_lines_dropped_total: {exposition}"))
+        .find_map(|line| line.strip_prefix("platform_log_lines_dropped_total "))
+        .unwrap_or_else(|| panic!("no platform_log_lines_dropped_total: {exposition}"))
         .trim()
         .parse()
         .unwrap();

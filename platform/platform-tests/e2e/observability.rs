@@ -252,18 +252,20 @@ async fn metrics_count_requests_by_route_template_and_code() {
     let count = |labels: &[(&str, &str)]| sample(&text, "http_requests_total", labels);
     assert_eq!(
         count(&[
-            ("route", "/iam/v2/groups/{*rest}"),
+            ("route", "/iam/v2/groups/{uid=**}"),
             ("method", "GET"),
-            ("status", "404")
+            ("status", "404"),
+            ("code", "NOT_FOUND")
         ]),
         Some(1.0),
         "{text}"
     );
     assert_eq!(
         count(&[
-            ("route", "/iam/v2/groups"),
+            ("route", "/iam/v2/groups/{parent=**}"),
             ("method", "POST"),
-            ("status", "200")
+            ("status", "200"),
+            ("code", "OK")
         ]),
         Some(3.0),
         "{text}"
@@ -339,9 +341,10 @@ async fn access_lines_name_the_route_status_caller_and_trace_never_the_token() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     let request_id = headers["x-request-id"].to_str().unwrap().to_owned();
     let line = observed.access_line(&request_id).await;
-    assert_eq!(line["route"], "/iam/v2/groups/{*rest}", "{line}");
+    assert_eq!(line["route"], "/iam/v2/groups/{uid=**}", "{line}");
     assert_eq!(line["method"], "GET", "{line}");
     assert_eq!(line["status"], 400, "{line}");
+    assert_eq!(line["code"], "INVALID_ARGUMENT", "{line}");
     assert_eq!(line["caller"], server.admin_identity().as_str(), "{line}");
     assert_eq!(line["trace_id"], TRACE_ID, "{line}");
     assert!(line["latency_ms"].as_f64().is_some(), "{line}");

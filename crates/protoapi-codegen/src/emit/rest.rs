@@ -93,13 +93,19 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             .any(|b| b.matched_prefix.is_some() && !b.template.variables.is_empty());
         let variable = variables.then(|| quote!(, Variable));
         quote! {
-            use axum::handler::Handler;
             use ::protoapi_runtime::__private::rest::template::{Binding, Segment, Template #variable};
         }
     });
     let routing_import = (!route_calls.is_empty()).then(|| {
         quote!(
             use axum::routing;
+        )
+    });
+    // Each handler's answers name its binding's template (`RouteTemplate`).
+    let handler_import = (!bindings.is_empty()).then(|| {
+        quote!(
+            use axum::handler::Handler as _;
+            use ::protoapi_runtime::__private::rest::RouteTemplate;
         )
     });
     // A service whose methods are all gRPC-only has no handlers.
@@ -118,6 +124,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     quote! {
         #[doc = #doc]
         pub fn #routes_fn<S: #bounds>(api: #api_type<S>) -> ::protoapi_runtime::__private::rest::ServiceRoutes {
+            #handler_import
             #routing_import
             #matched_imports
             #routes
@@ -131,8 +138,9 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
 /// `{segment}` or `{*path}`) and the `.matched` calls of the bindings
 /// matched at run time under the prefix `model::routes` chose.
 fn route_calls(service: &Service, module: &syn::Ident) -> (Vec<TokenStream>, Vec<TokenStream>) {
-    // axum path -> handlers (verb routing fn, handler name), in a stable order.
-    let mut routes: BTreeMap<String, Vec<(&str, syn::Ident)>> = BTreeMap::new();
+    // axum path -> handlers (verb routing fn, handler name, template), in a
+    // stable order.
+    let mut routes: BTreeMap<String, Vec<(&str, syn::Ident, &str)>> = BTreeMap::new();
     // A trailing `{x=**}` may match nothing: the bare collection path is the
     // same request (`POST /v1/shelves` creates at the root), unless another
     // method of the same verb owns that path.
@@ -142,10 +150,11 @@ fn route_calls(service: &Service, module: &syn::Ident) -> (Vec<TokenStream>, Vec
         for (index, binding) in method.bindings().enumerate() {
             let handler = handler_name(method, index);
             let template = &binding.template;
+            let source = template.source.as_str();
             if let Some(prefix) = &binding.matched_prefix {
                 let verb = binding.verb.method();
                 let template = super::shared::runtime_template(template, quote!());
-                matched.push((prefix, verb, template, handler));
+                matched.push((prefix, verb, template, handler, source));
                 continue;
             }
             let verb = binding.verb.routing_fn();
@@ -156,7 +165,7 @@ fn route_calls(service: &Service, module: &syn::Ident) -> (Vec<TokenStream>, Vec
                 Some(Some((_, true))) => {
                     paths.push(format!("{prefix}/"));
                     paths.push(format!("{prefix}/{{*path}}"));
-                    bare.push((prefix, verb, handler.clone()));
+                    bare.push((prefix, verb, handler.clone(), source));
                 }
                 Some(Some((_, false))) => paths.push(format!("{prefix}/{{segment}}")),
             }
@@ -164,22 +173,22 @@ fn route_calls(service: &Service, module: &syn::Ident) -> (Vec<TokenStream>, Vec
                 routes
                     .entry(path)
                     .or_default()
-                    .push((verb, handler.clone()));
+                    .push((verb, handler.clone(), source));
             }
         }
     }
-    for (path, verb, handler) in bare {
+    for (path, verb, handler, source) in bare {
         let handlers = routes.entry(path).or_default();
-        if !handlers.iter().any(|(taken, _)| *taken == verb) {
-            handlers.push((verb, handler));
+        if !handlers.iter().any(|(taken, ..)| *taken == verb) {
+            handlers.push((verb, handler, source));
         }
     }
     let route_calls = routes
         .iter()
         .map(|(path, handlers)| {
-            let mut chain = handlers.iter().map(|(verb, handler)| {
+            let mut chain = handlers.iter().map(|(verb, handler, source)| {
                 let verb = format_ident!("{}", verb);
-                quote!(#verb(#module::#handler::<S>))
+                quote!(#verb(#module::#handler::<S>.layer(RouteTemplate(#source))))
             });
             let first = chain.next().expect("a route has a handler");
             quote!(.route(#path, routing::#first #(.#chain)*))
@@ -190,7 +199,7 @@ fn route_calls(service: &Service, module: &syn::Ident) -> (Vec<TokenStream>, Vec
     let matched = matched
         .into_iter()
         .enumerate()
-        .map(|(index, (prefix, verb, template, handler))| {
+        .map(|(index, (prefix, verb, template, handler, source))| {
             let api = if index == last {
                 quote!(api)
             } else {
@@ -200,7 +209,7 @@ fn route_calls(service: &Service, module: &syn::Ident) -> (Vec<TokenStream>, Vec
                 .matched(
                     #prefix,
                     Binding { method: #verb, template: #template },
-                    #module::#handler::<S>.with_state(#api),
+                    #module::#handler::<S>.layer(RouteTemplate(#source)).with_state(#api),
                 )
             }
         })

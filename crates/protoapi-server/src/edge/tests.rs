@@ -47,13 +47,22 @@ mod observed {
         }
     }
 
-    /// A router answering every gRPC path trailers-only NOT_FOUND, and
-    /// `/things/{id}` with 200; observed with metrics.
+    /// A router answering every gRPC path trailers-only NOT_FOUND,
+    /// `/things/{id}` with 200, and under `/shelves/` as a generated
+    /// binding of `/{name=shelves/*}` does (NOT_FOUND, its template
+    /// noted); observed with metrics.
     fn router() -> axum::Router {
+        use axum::handler::Handler as _;
+        use protoapi_http::rest::RouteTemplate;
+        let shelf = || async { Error::not_found("shelf", "x") };
         let grpc =
             || async { protoapi_http::rest::error_response(Error::not_found("thing", "x"), true) };
         let router = axum::Router::new()
             .route("/things/{id}", axum::routing::get(|| async { "thing" }))
+            .route(
+                "/shelves/{*path}",
+                axum::routing::get(shelf.layer(RouteTemplate("/{name=shelves/*}"))),
+            )
             .route("/{service}/{method}", axum::routing::post(grpc))
             .route(
                 "/panics",
@@ -106,14 +115,16 @@ mod observed {
         send(&router, "POST", "/grpc.health.v1.Health/Check", true).await;
         send(&router, "POST", "/made.up.Service/Method123", true).await;
         send(&router, "BREW", "/things/1", false).await;
+        send(&router, "GET", "/shelves/s1", false).await;
         let panicked = send(&router, "GET", "/panics", false).await;
         assert_eq!(panicked.status(), http::StatusCode::INTERNAL_SERVER_ERROR);
         let text = metrics.render();
         for series in [
-            r#"http_requests_total{route="/things/{id}",method="GET",status="200",code=""} 1"#,
+            r#"http_requests_total{route="/things/{id}",method="GET",status="200",code="OK"} 1"#,
             r#"http_requests_total{route="/grpc.health.v1.Health/Check",method="POST",status="200",code="NOT_FOUND"} 1"#,
             r#"http_requests_total{route="unmatched",method="POST",status="200",code="NOT_FOUND"} 1"#,
-            r#"http_requests_total{route="/things/{id}",method="OTHER",status="405",code=""} 1"#,
+            r#"http_requests_total{route="/things/{id}",method="OTHER",status="405",code="UNIMPLEMENTED"} 1"#,
+            r#"http_requests_total{route="/{name=shelves/*}",method="GET",status="404",code="NOT_FOUND"} 1"#,
             "http_requests_in_flight 0",
         ] {
             assert!(text.contains(series), "no `{series}` in\n{text}");

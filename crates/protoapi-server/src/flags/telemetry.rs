@@ -10,9 +10,9 @@ use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::EnvFilter;
 
-use crate::observe::Metrics;
 use crate::observe::batch::{BatchGuard, BatchWriter};
 use crate::observe::trace::LogFormat;
+use crate::observe::{Build, Metrics};
 use crate::serve::{Limits, Server};
 
 /// Connections the `--metrics-listen` listener holds at once; more wait in
@@ -68,6 +68,11 @@ pub struct Telemetry {
     /// `127.0.0.1:9464`) instead of the API port.
     #[arg(long, value_name = "ADDRESS")]
     pub metrics_listen: Option<SocketAddr>,
+    /// The prefix of the server's metric names (`PREFIX_http_requests_total`;
+    /// default: the server's name, `''` for none). The process's series
+    /// (`process_*`) keep their usual names.
+    #[arg(long, value_name = "PREFIX", value_parser = metrics_prefix)]
+    pub metrics_prefix: Option<String>,
     /// Export traces over OTLP/gRPC to this collector (e.g.
     /// `http://127.0.0.1:4317`); needs a build with the `otlp` feature.
     #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT", value_name = "URL")]
@@ -158,13 +163,15 @@ impl Telemetry {
         }
     }
 
-    /// The process's metrics registry, when metrics are served anywhere;
-    /// with `--metrics-listen`, served there from now on.
-    pub async fn metrics(&self) -> Result<Option<Metrics>, String> {
+    /// The process's metrics registry of server `build`, when metrics are
+    /// served anywhere; with `--metrics-listen`, served there from now on.
+    pub async fn metrics(&self, build: Build) -> Result<Option<Metrics>, String> {
         if !self.metrics && self.metrics_listen.is_none() {
             return Ok(None);
         }
-        let metrics = Metrics::install()?;
+        let prefix = (self.metrics_prefix.clone()).unwrap_or_else(|| build.default_prefix());
+        let metrics = Metrics::install(&prefix)?;
+        metrics.build_info(build.version);
         metrics.sample_with(|| {
             if let Some(dropped) = DROPPED_LINES.get() {
                 metrics::counter!(crate::observe::metrics::LOG_LINES_DROPPED)
@@ -184,6 +191,15 @@ impl Telemetry {
     /// Whether `/metrics` is served on the API port.
     pub fn metrics_on_api_port(&self) -> bool {
         self.metrics && self.metrics_listen.is_none()
+    }
+}
+
+/// A `--metrics-prefix`: empty, or the start of a metric name.
+fn metrics_prefix(prefix: &str) -> Result<String, String> {
+    if crate::observe::metrics::valid_prefix(prefix) {
+        Ok(prefix.to_owned())
+    } else {
+        Err("a letter or `_`, then letters, digits or `_`".to_owned())
     }
 }
 

@@ -20,6 +20,8 @@ use tracing::Instrument;
 
 use crate::api::Api;
 use protoapi_core::context::Caller;
+use protoapi_core::error::Code;
+use protoapi_http::rest::RouteTemplate;
 
 /// The route label of requests no route template or gRPC method matched.
 pub const UNMATCHED: &str = "unmatched";
@@ -89,9 +91,11 @@ impl Observe {
     }
 }
 
-/// A request's route label: its route template, its gRPC method, or
+/// A request's route label: the API's template of the binding that
+/// answered, the path axum routed it by, its gRPC method, or
 /// [`UNMATCHED`]; held without a copy of the text.
 enum Route {
+    Api(&'static str),
     Template(MatchedPath),
     Method(Arc<str>),
     Unmatched,
@@ -100,6 +104,7 @@ enum Route {
 impl Route {
     fn as_str(&self) -> &str {
         match self {
+            Route::Api(template) => template,
             Route::Template(path) => path.as_str(),
             Route::Method(path) => path,
             Route::Unmatched => UNMATCHED,
@@ -175,7 +180,8 @@ pub async fn note_caller(request: Request, next: Next) -> Response {
 /// Has `next` answer the request in its span, and writes its access line
 /// and metrics when the answer's body ends (see [`Observe::layer`]). A
 /// REST route's template is read from the answer's extensions, where the
-/// router's routes put it ([`MatchedPath`]).
+/// API's handlers put it ([`RouteTemplate`]), or the router its path
+/// ([`MatchedPath`]).
 pub(crate) async fn observe<F: Future<Output = Response>>(
     observe: &Observe,
     request: Request,
@@ -210,8 +216,11 @@ pub(crate) async fn observe<F: Future<Output = Response>>(
     let in_flight = metrics.then(InFlight::enter);
     let mut response = next(request).instrument(span.clone()).await;
     let route = grpc_route.unwrap_or_else(|| {
-        let template = response.extensions_mut().remove::<MatchedPath>();
-        let route = template.map_or(Route::Unmatched, Route::Template);
+        let extensions = response.extensions_mut();
+        let route = match extensions.remove::<RouteTemplate>() {
+            Some(RouteTemplate(template)) => Route::Api(template),
+            None => (extensions.remove::<MatchedPath>()).map_or(Route::Unmatched, Route::Template),
+        };
         if trace.exported {
             name_span(&span, method, &route);
         }
@@ -227,6 +236,7 @@ pub(crate) async fn observe<F: Future<Output = Response>>(
         method,
         status: response.status().as_u16(),
         grpc: grpc.then(|| grpc_code(response.headers())).flatten(),
+        rest_code: (!grpc).then(|| rest_code(&response)),
         expect_grpc: grpc,
         caller: response.extensions_mut().remove::<CallerName>(),
         request_id,
@@ -273,6 +283,16 @@ fn grpc_code(headers: &HeaderMap) -> Option<i32> {
         .and_then(|value| value.parse().ok())
 }
 
+/// The canonical code of a REST answer: the error's own, else the one of
+/// its HTTP status (an answer the runtime's errors did not make).
+fn rest_code(response: &Response) -> &'static str {
+    match response.extensions().get::<Code>() {
+        Some(code) => code.name(),
+        None if response.status().as_u16() < 400 => "OK",
+        None => Code::from_http_status(response.status()).name(),
+    }
+}
+
 /// The name of a gRPC status code (`OK`, `NOT_FOUND`, …).
 fn grpc_code_name(code: i32) -> &'static str {
     match tonic::Code::from_i32(code) {
@@ -290,6 +310,8 @@ struct Finish {
     status: u16,
     /// The gRPC status, once seen.
     grpc: Option<i32>,
+    /// The canonical code of a REST answer.
+    rest_code: Option<&'static str>,
     /// Whether the request was gRPC (a missing status is then `UNKNOWN`).
     expect_grpc: bool,
     caller: Option<CallerName>,
@@ -319,7 +341,7 @@ impl Finish {
     fn write(self) {
         let elapsed = self.start.elapsed();
         let code = match (self.expect_grpc, self.grpc) {
-            (false, _) => "",
+            (false, _) => self.rest_code.unwrap_or("OK"),
             (true, Some(code)) => grpc_code_name(code),
             // The body ended without trailers: the client went away.
             (true, None) => "CANCELLED",

@@ -14,8 +14,14 @@
 //! one every [`UPKEEP`] while a [`Metrics`] of the registry lives.
 //!
 //! Names recorded by the runtime: [`REQUESTS`], [`DURATION`], [`IN_FLIGHT`]
-//! (the access layer), [`LOG_LINES_DROPPED`] and
-//! [`LIST_BUDGET_TRUNCATIONS`](protoapi_core::standard::LIST_BUDGET_TRUNCATIONS).
+//! (the access layer), [`LOG_LINES_DROPPED`],
+//! [`LIST_BUDGET_TRUNCATIONS`](protoapi_core::standard::LIST_BUDGET_TRUNCATIONS)
+//! and [`BUILD_INFO`], each after the registry's prefix
+//! ([`Metrics::with_prefix`]); counters are there from the start, at zero.
+//! The process's own series (`process_cpu_seconds_total`,
+//! `process_resident_memory_bytes`, open descriptors, threads, start time)
+//! are read at each render and keep the names every Prometheus client
+//! gives them, without the prefix.
 
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -23,7 +29,9 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::response::IntoResponse;
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
+use metrics::Recorder;
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use metrics_util::layers::{Layer as _, PrefixLayer};
 
 /// Requests answered, by `route`, `method`, `status` and `code`.
 pub const REQUESTS: &str = "http_requests_total";
@@ -35,6 +43,39 @@ pub const IN_FLIGHT: &str = "http_requests_in_flight";
 /// Log lines dropped because the log's reader fell behind (set by the
 /// server flags' logs, `flags::Telemetry`).
 pub const LOG_LINES_DROPPED: &str = "log_lines_dropped_total";
+/// 1, labelled with the running build's `version` ([`Metrics::build_info`]).
+pub const BUILD_INFO: &str = "build_info";
+
+/// The recorder of a [`Metrics`] registry. Install it
+/// (`metrics::set_global_recorder`, or `metrics::set_default_local_recorder`
+/// in a test); metrics recorded elsewhere are not in the registry.
+pub type MetricsRecorder = Arc<dyn Recorder + Send + Sync>;
+
+/// The server a registry describes: its name, the default prefix of its
+/// series, and its version, which [`BUILD_INFO`] says.
+#[derive(Clone, Copy, Debug)]
+pub struct Build {
+    /// The server's name (`platform`); `-` reads as `_` in a prefix.
+    pub name: &'static str,
+    /// Its version, `env!("CARGO_PKG_VERSION")` say.
+    pub version: &'static str,
+}
+
+impl Build {
+    /// The prefix of the server's series when none is chosen: its name.
+    pub fn default_prefix(&self) -> String {
+        self.name.replace('-', "_")
+    }
+}
+
+/// Whether `prefix` may start a Prometheus metric name (empty: no prefix).
+pub fn valid_prefix(prefix: &str) -> bool {
+    let mut chars = prefix.chars();
+    chars
+        .next()
+        .is_none_or(|first| first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
 
 /// Histogram buckets of [`DURATION`], in seconds.
 const BUCKETS: &[f64] = &[
@@ -53,6 +94,7 @@ type Sampler = Box<dyn Fn() + Send + Sync>;
 #[derive(Clone)]
 pub struct Metrics {
     handle: PrometheusHandle,
+    recorder: MetricsRecorder,
     samplers: Arc<Mutex<Vec<Sampler>>>,
     _upkeep: Arc<()>,
 }
@@ -64,44 +106,68 @@ impl fmt::Debug for Metrics {
 }
 
 impl Metrics {
-    /// A new recorder and the registry it records into. Install the
-    /// recorder (`metrics::set_global_recorder`, or
-    /// `metrics::set_default_local_recorder` in a test); metrics recorded
-    /// elsewhere are not in this registry.
-    pub fn new() -> (PrometheusRecorder, Metrics) {
-        let recorder = PrometheusBuilder::new()
-            .set_buckets_for_metric(
-                metrics_exporter_prometheus::Matcher::Full(DURATION.to_owned()),
-                BUCKETS,
-            )
-            .expect("the buckets are not empty")
-            .build_recorder();
+    /// A new recorder and the registry it records into, without a prefix.
+    pub fn new() -> (MetricsRecorder, Metrics) {
+        Metrics::with_prefix("")
+    }
+
+    /// A new recorder and the registry it records into: every series
+    /// recorded through the recorder is named `{prefix}_{name}` (just
+    /// `{name}` for an empty prefix; see [`valid_prefix`]), except the
+    /// process's, read at each render (see the [module docs](self)).
+    pub fn with_prefix(prefix: &str) -> (MetricsRecorder, Metrics) {
+        let registry = Arc::new(
+            PrometheusBuilder::new()
+                .set_buckets_for_metric(
+                    metrics_exporter_prometheus::Matcher::Suffix(DURATION.to_owned()),
+                    BUCKETS,
+                )
+                .expect("the buckets are not empty")
+                .build_recorder(),
+        );
+        let handle = registry.handle();
+        let recorder: MetricsRecorder = if prefix.is_empty() {
+            registry.clone()
+        } else {
+            Arc::new(PrefixLayer::new(prefix).layer(Arc::clone(&registry)))
+        };
         metrics::with_local_recorder(&recorder, describe);
-        let handle = recorder.handle();
         let upkeep = Arc::new(());
         let folded = handle.clone();
         every(UPKEEP, Arc::downgrade(&upkeep), move || folded.run_upkeep());
         let metrics = Metrics {
             handle,
+            recorder: recorder.clone(),
             samplers: Arc::default(),
             _upkeep: upkeep,
         };
+        let process = metrics_process::Collector::default();
+        metrics::with_local_recorder(&registry, || process.describe());
+        metrics.sample_with(move || metrics::with_local_recorder(&registry, || process.collect()));
         (recorder, metrics)
     }
 
-    /// The process's registry: a new one installed as the global `metrics`
-    /// recorder the first time, the same one afterwards. Fails when another
-    /// recorder was installed.
-    pub fn install() -> Result<Metrics, String> {
+    /// The process's registry, its series named after `prefix` (see
+    /// [`Metrics::with_prefix`]): a new one installed as the global
+    /// `metrics` recorder the first time, the same one afterwards (whatever
+    /// their prefix). Fails when another recorder was installed.
+    pub fn install(prefix: &str) -> Result<Metrics, String> {
         static INSTALLED: OnceLock<Result<Metrics, String>> = OnceLock::new();
         INSTALLED
             .get_or_init(|| {
-                let (recorder, metrics) = Metrics::new();
+                let (recorder, metrics) = Metrics::with_prefix(prefix);
                 metrics::set_global_recorder(recorder)
                     .map(|()| metrics)
                     .map_err(|_| "another metrics recorder is installed".to_owned())
             })
             .clone()
+    }
+
+    /// Sets [`BUILD_INFO`] to 1 with the label `version`.
+    pub fn build_info(&self, version: &str) {
+        metrics::with_local_recorder(&self.recorder, || {
+            metrics::gauge!(BUILD_INFO, "version" => version.to_owned()).set(1.0);
+        });
     }
 
     /// Runs `sample` before each render, e.g. to set gauges of values read
@@ -167,7 +233,7 @@ fn every(interval: Duration, owner: Weak<()>, work: impl Fn() + Send + 'static) 
         .expect("the metrics upkeep thread starts");
 }
 
-/// Help texts of the runtime's metrics.
+/// Help texts of the runtime's metrics, and its counters at zero.
 fn describe() {
     metrics::describe_counter!(
         REQUESTS,
@@ -187,6 +253,10 @@ fn describe() {
         protoapi_core::standard::LIST_BUDGET_TRUNCATIONS,
         "List pages ended early because their items exceeded the byte budget"
     );
+    metrics::describe_gauge!(BUILD_INFO, "The running build, by version (always 1)");
+    metrics::gauge!(IN_FLIGHT).set(0.0);
+    metrics::counter!(LOG_LINES_DROPPED).absolute(0);
+    metrics::counter!(protoapi_core::standard::LIST_BUDGET_TRUNCATIONS).absolute(0);
 }
 
 #[cfg(test)]
@@ -205,6 +275,69 @@ mod tests {
             text.contains("http_requests_total{route=\"/v1/things\"} 2"),
             "{text}"
         );
+    }
+
+    /// The names of the series in `text` and whether each has a help text.
+    fn described(text: &str) -> Vec<(&str, bool)> {
+        let helped: Vec<&str> = text
+            .lines()
+            .filter_map(|line| line.strip_prefix("# HELP "))
+            .filter_map(|line| line.split(' ').next())
+            .collect();
+        text.lines()
+            .filter_map(|line| line.strip_prefix("# TYPE "))
+            .filter_map(|line| line.split(' ').next())
+            .map(|name| (name, helped.contains(&name)))
+            .collect()
+    }
+
+    #[test]
+    fn series_are_prefixed_described_and_counted_from_zero_but_the_process_keeps_its_names() {
+        let (recorder, metrics) = Metrics::with_prefix("shop");
+        let _current = metrics::set_default_local_recorder(&recorder);
+        metrics::counter!(REQUESTS, "route" => "/v1/things").increment(2);
+        metrics.build_info("1.2.3");
+        let text = metrics.render();
+        assert!(
+            text.contains("shop_http_requests_total{route=\"/v1/things\"} 2"),
+            "{text}"
+        );
+        assert!(text.contains("shop_log_lines_dropped_total 0"), "{text}");
+        assert!(
+            text.contains("shop_list_budget_truncations_total 0"),
+            "{text}"
+        );
+        assert!(text.contains("shop_http_requests_in_flight 0"), "{text}");
+        assert!(
+            text.contains("shop_build_info{version=\"1.2.3\"} 1"),
+            "{text}"
+        );
+        assert!(text.contains("\nprocess_resident_memory_bytes "), "{text}");
+        assert!(text.contains("\nprocess_cpu_seconds_total "), "{text}");
+        let series = described(&text);
+        assert!(series.len() >= 8, "{text}");
+        for (name, helped) in series {
+            assert!(helped, "{name} has no help text: {text}");
+            assert!(
+                name.starts_with("shop_") || name.starts_with("process_"),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn prefixes_are_metric_names() {
+        for good in ["", "platform", "_x", "a_1"] {
+            assert!(valid_prefix(good), "{good}");
+        }
+        for bad in ["1a", "a-b", "a.b", "é"] {
+            assert!(!valid_prefix(bad), "{bad}");
+        }
+        let build = Build {
+            name: "platform-server",
+            version: "0",
+        };
+        assert_eq!(build.default_prefix(), "platform_server");
     }
 
     #[test]

@@ -52,4 +52,4 @@ pub mod text;
 pub mod trace;
 
 pub use access::{CallerName, Observe, note_caller};
-pub use metrics::Metrics;
+pub use metrics::{Build, Metrics, MetricsRecorder};
