@@ -62,8 +62,15 @@ for api in "${apis[@]}"; do
   for url in "${urls[@]}"; do
     "$server" "$url" > "$work/$api.address" &
     pids+=($!)
-    for _ in $(seq 100); do [ -s "$work/$api.address" ] && break; sleep 0.1; done
+    # Up to a minute: a loaded machine may take a while to migrate a new
+    # PostgreSQL database.
+    for _ in $(seq 600); do
+      [ -s "$work/$api.address" ] && break
+      kill -0 "${pids[-1]}" 2>/dev/null || { echo "corpus-walk: the $api server exited on ${url%%:*}" >&2; exit 1; }
+      sleep 0.1
+    done
     base=$(cat "$work/$api.address")
+    [ -n "$base" ] || { echo "corpus-walk: the $api server on ${url%%:*} did not start within a minute" >&2; exit 1; }
     echo "corpus-walk: $path on ${url%%:*} at $base"
     python3 "$root/.ci/corpus-walk/walk.py" "$api" "$base"
     kill "${pids[-1]}"
