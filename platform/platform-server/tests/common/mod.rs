@@ -16,6 +16,7 @@ pub struct Server {
     pub child: Child,
     pub address: String,
     /// The administrator's token it wrote to the data dir.
+    #[allow(dead_code)]
     pub token: String,
     pub log: Arc<Mutex<Vec<String>>>,
 }
