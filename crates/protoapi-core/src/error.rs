@@ -673,8 +673,13 @@ impl IntoResponse for Error {
             body,
         )
             .into_response();
-        // The access layer's status label.
-        response.extensions_mut().insert(self.code());
+        // The access layer's status label, when the status alone does not
+        // say it (400 is also FAILED_PRECONDITION, 409 ALREADY_EXISTS): a
+        // common answer such as a 404 allocates nothing for it.
+        let code = self.code();
+        if Code::from_http_status(self.http_status()) != code {
+            response.extensions_mut().insert(code);
+        }
         if let Some(delay) = self.inner.retry_delay {
             // Whole seconds, rounded up (RFC 9110 `delay-seconds`).
             let seconds = delay.as_secs() + u64::from(delay.subsec_nanos() > 0);
@@ -683,6 +688,29 @@ impl IntoResponse for Error {
                 .insert(http::header::RETRY_AFTER, seconds.into());
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod answer_code_tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_carries_its_code_where_its_status_could_mean_another() {
+        for code in Code::ALL {
+            let error = Error::new(code, "TEST", "x");
+            let response = error.into_response();
+            let carried = response.extensions().get::<Code>().copied();
+            let read = carried.unwrap_or_else(|| Code::from_http_status(response.status()));
+            assert_eq!(read, code);
+        }
+        let precondition = Error::new(Code::FailedPrecondition, "TEST", "x").into_response();
+        assert_eq!(
+            precondition.extensions().get::<Code>(),
+            Some(&Code::FailedPrecondition)
+        );
+        let missing = Error::new(Code::NotFound, "TEST", "x").into_response();
+        assert!(missing.extensions().is_empty());
     }
 }
 

@@ -19,6 +19,7 @@
 //! Nothing here serves or connects: `protoapi-http` and `protoapi-server`
 //! serve, `protoapi-client` calls.
 
+pub mod audit;
 pub mod auth;
 pub mod context;
 pub mod dry_run;

@@ -6,7 +6,7 @@
 //!
 //! | modules | crate | feature |
 //! |---|---|---|
-//! | [`error`], [`json`], [`uidp`], [`names`], [`time`], [`context`], [`auth`], [`resource`], [`mask`], [`paging`], [`standard`], [`legacy`], [`store`], [`row`], [`memory`], [`stream`], [`owner_only`] | `protoapi-core` | always |
+//! | [`error`], [`audit`], [`json`], [`uidp`], [`names`], [`time`], [`context`], [`auth`], [`resource`], [`mask`], [`paging`], [`standard`], [`legacy`], [`store`], [`row`], [`memory`], [`stream`], [`owner_only`] | `protoapi-core` | always |
 //! | [`rest`], [`probe`] | `protoapi-http` | always |
 //! | `client`, `oidc`, `schema`; `cli` | `protoapi-client` | `client` (default); `cli` |
 //! | `router`, `serve`, `grpc`, `web`, `tls`, `keys`, the API tokens in [`auth`]; `observe`, `ratelimit`; `flags` | `protoapi-server` | `server` (default); `observe`, `ratelimit`, `otlp`; `flags` |
@@ -21,8 +21,8 @@
 //! compiles none of the server's crates.
 
 pub use protoapi_core::{
-    Caller, Code, Error, context, error, filter, json, legacy, mask, memory, names, operation,
-    owner_only, paging, request_id, resource, row, standard, store, stream, time, uidp,
+    Caller, Code, Error, audit, context, error, filter, json, legacy, mask, memory, names,
+    operation, owner_only, paging, request_id, resource, row, standard, store, stream, time, uidp,
 };
 pub use protoapi_http::{probe, rest};
 

@@ -62,8 +62,11 @@ async fn main() -> ExitCode {
 }
 
 async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let context = ApiContext::new(PageTokens::random(), Authorizer::allow_all())
+    let mut context = ApiContext::new(PageTokens::random(), Authorizer::allow_all())
         .with_list_budget(args.serve.list_budget);
+    if let Some(log) = args.telemetry.audit_log()? {
+        context = context.with_audit(log);
+    }
     let services = widgets::Services::new(context)
         .drawing_service(Arc::new(widgets::Drawings::default()))
         .cors(args.serve.cors.cors()?);

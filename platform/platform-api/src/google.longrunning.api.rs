@@ -398,12 +398,18 @@ impl<S: ::protoapi_runtime::__private::operation::OperationStore> OperationsApi<
         caller: &Caller,
         request: DeleteOperationRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("google.longrunning.Operations/DeleteOperation", &request);
         let answer: Result<(), Error> = async {
             let operation = standard::read_operation(&*self.store, &request.name).await?;
             self.authorize_operation(caller, &operation, false).await?;
             standard::delete_operation(&*self.store, &operation).await
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Asks an operation to stop; it may complete anyway.
@@ -414,12 +420,18 @@ impl<S: ::protoapi_runtime::__private::operation::OperationStore> OperationsApi<
         caller: &Caller,
         request: CancelOperationRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("google.longrunning.Operations/CancelOperation", &request);
         let answer: Result<(), Error> = async {
             let operation = standard::read_operation(&*self.store, &request.name).await?;
             self.authorize_operation(caller, &operation, false).await?;
             standard::cancel_operation(&*self.store, &operation).await
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Waits until an operation is done or a timeout passes, and answers it.

@@ -355,6 +355,9 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: CreateDocumentRequest,
     ) -> Result<Document, Error> {
+        let audit = self
+            .context
+            .audit("platform.advisory.v1.DocumentService/CreateDocument", &request);
         let answer: Result<Document, Error> = async {
             standard::parse_parent::<
                 crate::platform::advisory::v2::Document,
@@ -387,6 +390,9 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
             )
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one security advisory document.
@@ -486,6 +492,9 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: Document,
     ) -> Result<Document, Error> {
+        let audit = self
+            .context
+            .audit("platform.advisory.v1.DocumentService/UpdateDocument", &request);
         let answer: Result<Document, Error> = async {
             let uid = &*standard::parse_uid::<
                 crate::platform::advisory::v2::Document,
@@ -519,6 +528,9 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
             )
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a security advisory document.
@@ -529,6 +541,9 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: DeleteDocumentRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("platform.advisory.v1.DocumentService/DeleteDocument", &request);
         let answer: Result<(), Error> = async {
             let uid = standard::parse_uid::<
                 crate::platform::advisory::v2::Document,
@@ -555,6 +570,9 @@ impl<S: crate::platform::advisory::v2::DocumentStore> DocumentServiceApi<S> {
             }
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }

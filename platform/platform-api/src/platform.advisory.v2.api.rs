@@ -781,6 +781,9 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: CreateDocumentRequest,
     ) -> Result<Document, Error> {
+        let audit = self
+            .context
+            .audit("platform.advisory.v2.DocumentService/CreateDocument", &request);
         let answer: Result<Document, Error> = async {
             standard::parse_parent::<Document>(&request.parent, true)?;
             self.context
@@ -801,6 +804,9 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
             Ok(resource)
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one security advisory document.
@@ -882,6 +888,9 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: UpdateDocumentRequest,
     ) -> Result<Document, Error> {
+        let audit = self
+            .context
+            .audit("platform.advisory.v2.DocumentService/UpdateDocument", &request);
         let answer: Result<Document, Error> = async {
             let uid = standard::parse_uid::<Document>("uid", &request.uid)?;
             self.context
@@ -903,6 +912,9 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
             Ok(updated)
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a security advisory document.
@@ -913,6 +925,9 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
         caller: &Caller,
         request: DeleteDocumentRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("platform.advisory.v2.DocumentService/DeleteDocument", &request);
         let answer: Result<(), Error> = async {
             let uid = standard::parse_uid::<Document>("uid", &request.uid)?;
             self.context
@@ -933,6 +948,9 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
             if deleted { Ok(()) } else { Err(standard::not_found::<Document>(uid)) }
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }

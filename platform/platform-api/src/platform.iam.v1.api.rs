@@ -1119,6 +1119,9 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: CreateGroupRequest,
     ) -> Result<Group, Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v1.GroupService/CreateGroup", &request);
         let answer: Result<Group, Error> = async {
             standard::parse_parent::<
                 crate::platform::iam::v2::Group,
@@ -1151,6 +1154,9 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
             )
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists every group matching the filters in one response, optionally windowed by `offset`
@@ -1221,6 +1227,9 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: Group,
     ) -> Result<Group, Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v1.GroupService/UpdateGroup", &request);
         let answer: Result<Group, Error> = async {
             let uid = &*standard::parse_uid::<
                 crate::platform::iam::v2::Group,
@@ -1254,6 +1263,9 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
             )
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a group that has no child groups and no resources.
@@ -1264,6 +1276,9 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
         caller: &Caller,
         request: DeleteGroupRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v1.GroupService/DeleteGroup", &request);
         let answer: Result<(), Error> = async {
             let uid = standard::parse_uid::<
                 crate::platform::iam::v2::Group,
@@ -1290,6 +1305,9 @@ impl<S: crate::platform::iam::v2::GroupStore> GroupServiceApi<S> {
             }
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
@@ -1385,6 +1403,9 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: CreateIdentityRequest,
     ) -> Result<Identity, Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v1.IdentityService/CreateIdentity", &request);
         let answer: Result<Identity, Error> = async {
             standard::parse_parent::<
                 crate::platform::iam::v2::Identity,
@@ -1425,6 +1446,9 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
             )
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists every identity matching the filters in one response, optionally windowed by `offset`
@@ -1495,6 +1519,9 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: Identity,
     ) -> Result<Identity, Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v1.IdentityService/UpdateIdentity", &request);
         let answer: Result<Identity, Error> = async {
             let uid = &*standard::parse_uid::<
                 crate::platform::iam::v2::Identity,
@@ -1535,6 +1562,9 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
             )
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes an identity that no role binding refers to.
@@ -1545,6 +1575,9 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: DeleteIdentityRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v1.IdentityService/DeleteIdentity", &request);
         let answer: Result<(), Error> = async {
             let uid = standard::parse_uid::<
                 crate::platform::iam::v2::Identity,
@@ -1578,6 +1611,9 @@ impl<S: crate::platform::iam::v2::IdentityStore> IdentityServiceApi<S> {
             }
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
@@ -1693,6 +1729,9 @@ impl<
         caller: &Caller,
         request: CreateRoleBindingRequest,
     ) -> Result<RoleBinding, Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v1.RoleBindingService/CreateRoleBinding", &request);
         let answer: Result<RoleBinding, Error> = async {
             standard::parse_parent::<
                 crate::platform::iam::v2::RoleBinding,
@@ -1772,6 +1811,9 @@ impl<
             )
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, true);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists every role binding matching the filters in one response, optionally windowed by
@@ -1842,6 +1884,16 @@ impl<
         caller: &Caller,
         request: RoleBinding,
     ) -> Result<RoleBinding, Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v1.RoleBindingService/UpdateRoleBinding", &request);
+        let audit = match audit {
+            Some(audit) if !caller.is_anonymous() => {
+                let before = self.store.get_role_binding(audit.key()).await;
+                Some(audit.before(before))
+            }
+            audit => audit,
+        };
         let answer: Result<RoleBinding, Error> = async {
             let uid = &*standard::parse_uid::<
                 crate::platform::iam::v2::RoleBinding,
@@ -1875,6 +1927,9 @@ impl<
             )
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, true);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a role binding.
@@ -1885,6 +1940,16 @@ impl<
         caller: &Caller,
         request: DeleteRoleBindingRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v1.RoleBindingService/DeleteRoleBinding", &request);
+        let audit = match audit {
+            Some(audit) if !caller.is_anonymous() => {
+                let before = self.store.get_role_binding(audit.key()).await;
+                Some(audit.before(before))
+            }
+            audit => audit,
+        };
         let answer: Result<(), Error> = async {
             let uid = standard::parse_uid::<
                 crate::platform::iam::v2::RoleBinding,
@@ -1911,6 +1976,9 @@ impl<
             }
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
@@ -2019,6 +2087,9 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: CreateRoleRequest,
     ) -> Result<Role, Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v1.RoleService/CreateRole", &request);
         let answer: Result<Role, Error> = async {
             standard::parse_parent::<
                 crate::platform::iam::v2::Role,
@@ -2058,6 +2129,9 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
             )
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, true);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists every role matching the filters in one response, optionally windowed by `offset` and
@@ -2128,6 +2202,16 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: Role,
     ) -> Result<Role, Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v1.RoleService/UpdateRole", &request);
+        let audit = match audit {
+            Some(audit) if !caller.is_anonymous() => {
+                let before = self.store.get_role(audit.key()).await;
+                Some(audit.before(before))
+            }
+            audit => audit,
+        };
         let answer: Result<Role, Error> = async {
             let uid = &*standard::parse_uid::<
                 crate::platform::iam::v2::Role,
@@ -2166,6 +2250,9 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
             )
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, true);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a role that no role binding refers to.
@@ -2176,6 +2263,16 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: DeleteRoleRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v1.RoleService/DeleteRole", &request);
+        let audit = match audit {
+            Some(audit) if !caller.is_anonymous() => {
+                let before = self.store.get_role(audit.key()).await;
+                Some(audit.before(before))
+            }
+            audit => audit,
+        };
         let answer: Result<(), Error> = async {
             let uid = standard::parse_uid::<
                 crate::platform::iam::v2::Role,
@@ -2207,6 +2304,9 @@ impl<S: crate::platform::iam::v2::RoleStore> RoleServiceApi<S> {
             }
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }

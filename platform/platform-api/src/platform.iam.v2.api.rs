@@ -3049,6 +3049,9 @@ impl<S: GroupStore + IdentityStore + RoleStore + RoleBindingStore> GroupServiceA
         caller: &Caller,
         request: CreateGroupRequest,
     ) -> Result<Group, Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v2.GroupService/CreateGroup", &request);
         let answer: Result<Group, Error> = async {
             standard::parse_parent::<Group>(&request.parent, false)?;
             self.context
@@ -3069,6 +3072,9 @@ impl<S: GroupStore + IdentityStore + RoleStore + RoleBindingStore> GroupServiceA
             Ok(resource)
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one group.
@@ -3150,6 +3156,9 @@ impl<S: GroupStore + IdentityStore + RoleStore + RoleBindingStore> GroupServiceA
         caller: &Caller,
         request: UpdateGroupRequest,
     ) -> Result<Group, Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v2.GroupService/UpdateGroup", &request);
         let answer: Result<Group, Error> = async {
             let uid = standard::parse_uid::<Group>("uid", &request.uid)?;
             self.context
@@ -3171,6 +3180,9 @@ impl<S: GroupStore + IdentityStore + RoleStore + RoleBindingStore> GroupServiceA
             Ok(updated)
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a group that has no child groups and no resources.
@@ -3181,6 +3193,9 @@ impl<S: GroupStore + IdentityStore + RoleStore + RoleBindingStore> GroupServiceA
         caller: &Caller,
         request: DeleteGroupRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v2.GroupService/DeleteGroup", &request);
         let answer: Result<(), Error> = async {
             let uid = standard::parse_uid::<Group>("uid", &request.uid)?;
             self.context
@@ -3201,6 +3216,9 @@ impl<S: GroupStore + IdentityStore + RoleStore + RoleBindingStore> GroupServiceA
             if deleted { Ok(()) } else { Err(standard::not_found::<Group>(uid)) }
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns who holds which role on a group: its role bindings, each role
@@ -3258,6 +3276,9 @@ impl<S: GroupStore + IdentityStore + RoleStore + RoleBindingStore> GroupServiceA
         caller: &Caller,
         request: crate::google::iam::v1::SetIamPolicyRequest,
     ) -> Result<crate::google::iam::v1::Policy, Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v2.GroupService/SetIamPolicy", &request);
         let answer: Result<crate::google::iam::v1::Policy, Error> = async {
             let policy = {
                 let resource = standard::parse_uid::<
@@ -3333,6 +3354,9 @@ impl<S: GroupStore + IdentityStore + RoleStore + RoleBindingStore> GroupServiceA
             ::prost::Message::decode(policy.as_slice()).map_err(Error::internal)
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns which of the given capabilities the caller holds on a group.
@@ -3504,6 +3528,9 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: CreateIdentityRequest,
     ) -> Result<Identity, Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v2.IdentityService/CreateIdentity", &request);
         let answer: Result<Identity, Error> = async {
             standard::parse_parent::<Identity>(&request.parent, true)?;
             self.context
@@ -3529,6 +3556,9 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
             Ok(resource)
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one identity.
@@ -3610,6 +3640,9 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: UpdateIdentityRequest,
     ) -> Result<Identity, Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v2.IdentityService/UpdateIdentity", &request);
         let answer: Result<Identity, Error> = async {
             let uid = standard::parse_uid::<Identity>("uid", &request.uid)?;
             self.context
@@ -3638,6 +3671,9 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
             Ok(updated)
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes an identity.
@@ -3648,6 +3684,9 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
         caller: &Caller,
         request: DeleteIdentityRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v2.IdentityService/DeleteIdentity", &request);
         let answer: Result<(), Error> = async {
             let uid = standard::parse_uid::<Identity>("uid", &request.uid)?;
             self.context
@@ -3675,6 +3714,9 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
             if deleted { Ok(()) } else { Err(standard::not_found::<Identity>(uid)) }
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
@@ -3799,6 +3841,9 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         caller: &Caller,
         request: CreateRoleBindingRequest,
     ) -> Result<RoleBinding, Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v2.RoleBindingService/CreateRoleBinding", &request);
         let answer: Result<RoleBinding, Error> = async {
             standard::parse_parent::<RoleBinding>(&request.parent, true)?;
             let body = request.role_binding;
@@ -3864,6 +3909,9 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
             Ok(resource)
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, true);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one role binding.
@@ -3945,6 +3993,16 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         caller: &Caller,
         request: UpdateRoleBindingRequest,
     ) -> Result<RoleBinding, Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v2.RoleBindingService/UpdateRoleBinding", &request);
+        let audit = match audit {
+            Some(audit) if !caller.is_anonymous() => {
+                let before = self.store.get_role_binding(audit.key()).await;
+                Some(audit.before(before))
+            }
+            audit => audit,
+        };
         let answer: Result<RoleBinding, Error> = async {
             let uid = standard::parse_uid::<RoleBinding>("uid", &request.uid)?;
             standard::check_uid_lengths::<
@@ -3969,6 +4027,9 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
             Ok(updated)
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, true);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a role binding.
@@ -3979,6 +4040,16 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
         caller: &Caller,
         request: DeleteRoleBindingRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v2.RoleBindingService/DeleteRoleBinding", &request);
+        let audit = match audit {
+            Some(audit) if !caller.is_anonymous() => {
+                let before = self.store.get_role_binding(audit.key()).await;
+                Some(audit.before(before))
+            }
+            audit => audit,
+        };
         let answer: Result<(), Error> = async {
             let uid = standard::parse_uid::<RoleBinding>("uid", &request.uid)?;
             self.context
@@ -3999,6 +4070,9 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
             if deleted { Ok(()) } else { Err(standard::not_found::<RoleBinding>(uid)) }
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }
@@ -4119,6 +4193,9 @@ impl<S: RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: CreateRoleRequest,
     ) -> Result<Role, Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v2.RoleService/CreateRole", &request);
         let answer: Result<Role, Error> = async {
             standard::parse_parent::<Role>(&request.parent, true)?;
             self.context
@@ -4143,6 +4220,9 @@ impl<S: RoleStore> RoleServiceApi<S> {
             Ok(resource)
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, true);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one role.
@@ -4224,6 +4304,16 @@ impl<S: RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: UpdateRoleRequest,
     ) -> Result<Role, Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v2.RoleService/UpdateRole", &request);
+        let audit = match audit {
+            Some(audit) if !caller.is_anonymous() => {
+                let before = self.store.get_role(audit.key()).await;
+                Some(audit.before(before))
+            }
+            audit => audit,
+        };
         let answer: Result<Role, Error> = async {
             let uid = standard::parse_uid::<Role>("uid", &request.uid)?;
             self.context.authorize(caller, Need::Capability("roles.update"), uid).await?;
@@ -4250,6 +4340,9 @@ impl<S: RoleStore> RoleServiceApi<S> {
             Ok(updated)
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, true);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a role that no role binding refers to.
@@ -4260,6 +4353,16 @@ impl<S: RoleStore> RoleServiceApi<S> {
         caller: &Caller,
         request: DeleteRoleRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("platform.iam.v2.RoleService/DeleteRole", &request);
+        let audit = match audit {
+            Some(audit) if !caller.is_anonymous() => {
+                let before = self.store.get_role(audit.key()).await;
+                Some(audit.before(before))
+            }
+            audit => audit,
+        };
         let answer: Result<(), Error> = async {
             let uid = standard::parse_uid::<Role>("uid", &request.uid)?;
             self.context.authorize(caller, Need::Capability("roles.delete"), uid).await?;
@@ -4283,6 +4386,9 @@ impl<S: RoleStore> RoleServiceApi<S> {
             if deleted { Ok(()) } else { Err(standard::not_found::<Role>(uid)) }
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }

@@ -361,6 +361,9 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: CreateArtifactRequest,
     ) -> Result<Artifact, Error> {
+        let audit = self
+            .context
+            .audit("platform.libraries.v1.ArtifactService/CreateArtifact", &request);
         let answer: Result<Artifact, Error> = async {
             standard::parse_parent::<
                 crate::platform::libraries::v2::Artifact,
@@ -393,6 +396,9 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
             )
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one library artifact.
@@ -492,6 +498,9 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: Artifact,
     ) -> Result<Artifact, Error> {
+        let audit = self
+            .context
+            .audit("platform.libraries.v1.ArtifactService/UpdateArtifact", &request);
         let answer: Result<Artifact, Error> = async {
             let uid = &*standard::parse_uid::<
                 crate::platform::libraries::v2::Artifact,
@@ -525,6 +534,9 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
             )
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a library artifact.
@@ -535,6 +547,9 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: DeleteArtifactRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("platform.libraries.v1.ArtifactService/DeleteArtifact", &request);
         let answer: Result<(), Error> = async {
             let uid = standard::parse_uid::<
                 crate::platform::libraries::v2::Artifact,
@@ -561,6 +576,9 @@ impl<S: crate::platform::libraries::v2::ArtifactStore> ArtifactServiceApi<S> {
             }
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }

@@ -757,6 +757,9 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: CreateArtifactRequest,
     ) -> Result<Artifact, Error> {
+        let audit = self
+            .context
+            .audit("platform.libraries.v2.ArtifactService/CreateArtifact", &request);
         let answer: Result<Artifact, Error> = async {
             standard::parse_parent::<Artifact>(&request.parent, true)?;
             self.context
@@ -777,6 +780,9 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
             Ok(resource)
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one library artifact.
@@ -858,6 +864,9 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: UpdateArtifactRequest,
     ) -> Result<Artifact, Error> {
+        let audit = self
+            .context
+            .audit("platform.libraries.v2.ArtifactService/UpdateArtifact", &request);
         let answer: Result<Artifact, Error> = async {
             let uid = standard::parse_uid::<Artifact>("uid", &request.uid)?;
             self.context
@@ -879,6 +888,9 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
             Ok(updated)
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a library artifact.
@@ -889,6 +901,9 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
         caller: &Caller,
         request: DeleteArtifactRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("platform.libraries.v2.ArtifactService/DeleteArtifact", &request);
         let answer: Result<(), Error> = async {
             let uid = standard::parse_uid::<Artifact>("uid", &request.uid)?;
             self.context
@@ -909,6 +924,9 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
             if deleted { Ok(()) } else { Err(standard::not_found::<Artifact>(uid)) }
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }

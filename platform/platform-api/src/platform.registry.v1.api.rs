@@ -308,6 +308,9 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: CreateRepoRequest,
     ) -> Result<Repo, Error> {
+        let audit = self
+            .context
+            .audit("platform.registry.v1.RepoService/CreateRepo", &request);
         let answer: Result<Repo, Error> = async {
             standard::parse_parent::<
                 crate::platform::registry::v2::Repo,
@@ -340,6 +343,9 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
             )
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Lists every container repository matching the filters in one response, optionally windowed
@@ -410,6 +416,9 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: Repo,
     ) -> Result<Repo, Error> {
+        let audit = self
+            .context
+            .audit("platform.registry.v1.RepoService/UpdateRepo", &request);
         let answer: Result<Repo, Error> = async {
             let uid = &*standard::parse_uid::<
                 crate::platform::registry::v2::Repo,
@@ -441,6 +450,9 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
             )
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a container repository.
@@ -451,6 +463,9 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: DeleteRepoRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("platform.registry.v1.RepoService/DeleteRepo", &request);
         let answer: Result<(), Error> = async {
             let uid = standard::parse_uid::<
                 crate::platform::registry::v2::Repo,
@@ -475,6 +490,9 @@ impl<S: crate::platform::registry::v2::RepoStore> RepoServiceApi<S> {
             }
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }

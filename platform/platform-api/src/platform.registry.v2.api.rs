@@ -1473,6 +1473,9 @@ impl<S: RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: CreateRepoRequest,
     ) -> Result<Repo, Error> {
+        let audit = self
+            .context
+            .audit("platform.registry.v2.RepoService/CreateRepo", &request);
         let answer: Result<Repo, Error> = async {
             standard::parse_parent::<Repo>(&request.parent, true)?;
             self.context
@@ -1493,6 +1496,9 @@ impl<S: RepoStore> RepoServiceApi<S> {
             Ok(resource)
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one container repository.
@@ -1574,6 +1580,9 @@ impl<S: RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: UpdateRepoRequest,
     ) -> Result<Repo, Error> {
+        let audit = self
+            .context
+            .audit("platform.registry.v2.RepoService/UpdateRepo", &request);
         let answer: Result<Repo, Error> = async {
             let uid = standard::parse_uid::<Repo>("uid", &request.uid)?;
             self.context.authorize(caller, Need::Capability("repos.update"), uid).await?;
@@ -1593,6 +1602,9 @@ impl<S: RepoStore> RepoServiceApi<S> {
             Ok(updated)
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a container repository.
@@ -1603,6 +1615,9 @@ impl<S: RepoStore> RepoServiceApi<S> {
         caller: &Caller,
         request: DeleteRepoRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("platform.registry.v2.RepoService/DeleteRepo", &request);
         let answer: Result<(), Error> = async {
             let uid = standard::parse_uid::<Repo>("uid", &request.uid)?;
             self.context.authorize(caller, Need::Capability("repos.delete"), uid).await?;
@@ -1619,6 +1634,9 @@ impl<S: RepoStore> RepoServiceApi<S> {
             if deleted { Ok(()) } else { Err(standard::not_found::<Repo>(uid)) }
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }

@@ -416,6 +416,12 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
         caller: &Caller,
         request: CreateAdvisoryRequest,
     ) -> Result<Advisory, Error> {
+        let audit = self
+            .context
+            .audit(
+                "platform.vulnerabilities.v1.AdvisoryService/CreateAdvisory",
+                &request,
+            );
         let answer: Result<Advisory, Error> = async {
             standard::parse_parent::<
                 crate::platform::vulnerabilities::v2::Advisory,
@@ -452,6 +458,9 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
             )
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Returns one vulnerability advisory.
@@ -551,6 +560,12 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
         caller: &Caller,
         request: Advisory,
     ) -> Result<Advisory, Error> {
+        let audit = self
+            .context
+            .audit(
+                "platform.vulnerabilities.v1.AdvisoryService/UpdateAdvisory",
+                &request,
+            );
         let answer: Result<Advisory, Error> = async {
             let uid = &*standard::parse_uid::<
                 crate::platform::vulnerabilities::v2::Advisory,
@@ -584,6 +599,9 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
             )
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
     /// Deletes a vulnerability advisory.
@@ -594,6 +612,12 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
         caller: &Caller,
         request: DeleteAdvisoryRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit(
+                "platform.vulnerabilities.v1.AdvisoryService/DeleteAdvisory",
+                &request,
+            );
         let answer: Result<(), Error> = async {
             let uid = standard::parse_uid::<
                 crate::platform::vulnerabilities::v2::Advisory,
@@ -624,6 +648,9 @@ impl<S: crate::platform::vulnerabilities::v2::AdvisoryStore> AdvisoryServiceApi<
             }
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }

@@ -15,6 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../../.."
 [[ $# -ge 2 ]] || { echo "usage: $0 BIN_A BIN_B [ROUNDS]" >&2; exit 2; }
 bin_a=$1 bin_b=$2 rounds=${3:-3}
+command -v wrk >/dev/null || { echo "$0: wrk is needed (Debian: apt-get install wrk)" >&2; exit 2; }
 seed=platform/platform-server/bench/seed.py
 
 # run BIN LOG: prints "GET-req/s LIST-req/s 404-req/s".

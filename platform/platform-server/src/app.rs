@@ -40,6 +40,7 @@ pub struct Parts {
     /// Byte budget of one list page, when not the default.
     pub list_budget: Option<usize>,
     pub operation_lease: Option<std::time::Duration>,
+    pub audit: Option<protoapi_runtime::audit::AuditLog>,
     pub issuers: TrustedIssuers,
     /// The registry requests are counted into, when they are.
     pub metrics: Option<Metrics>,
@@ -77,6 +78,9 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
     }
     if let Some(lease) = parts.operation_lease {
         context = context.with_operation_lease(lease);
+    }
+    if let Some(log) = parts.audit {
+        context = context.with_audit(log);
     }
     let exchange = TokenExchange::new(parts.api_tokens.clone(), parts.issuers);
     let authentication =

@@ -63,6 +63,8 @@ pub struct Config {
     pub tls: Option<protoapi_runtime::tls::CertFiles>,
     /// The web console at `/console/`.
     pub console: protoapi_runtime::console::Settings,
+    /// Where every write is recorded (`--audit-log`).
+    pub audit: Option<protoapi_runtime::audit::AuditLog>,
 }
 
 /// The console of the API at `base_url`, if served: an identity token from
@@ -146,6 +148,7 @@ pub async fn serve_with(
             root: state.root,
             list_budget: config.list_budget,
             operation_lease: config.operation_lease,
+            audit: config.audit.clone(),
             issuers,
             metrics: config.metrics.clone(),
             serve_metrics: config.serve_metrics,

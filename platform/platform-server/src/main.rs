@@ -159,6 +159,7 @@ async fn serve(args: Args) -> Result<(), String> {
         list_budget: Some(args.serve.list_budget),
         operation_lease: Some(args.serve.operation_lease),
         tls: args.serve.tls.files(),
+        audit: args.telemetry.audit_log()?,
     };
     let listener = args.serve.bind().await?;
     platform_server::serve(config, listener, protoapi_runtime::serve::shutdown_signal())

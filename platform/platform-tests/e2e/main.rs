@@ -2,6 +2,7 @@
 //! module covers one area.
 
 mod attacks;
+mod audit;
 mod auth;
 mod bad_input;
 mod browsers;

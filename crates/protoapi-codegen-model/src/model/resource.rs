@@ -77,6 +77,14 @@ impl Resource {
         self.rules.iter().any(|rule| rule.must_hold)
     }
 
+    /// Whether the items are part of the access model: they grant
+    /// capabilities (roles), or a reference of theirs grants a role's
+    /// (role bindings). Their writes are audited with the item before and
+    /// after.
+    pub fn is_access_model(&self) -> bool {
+        self.has_must_hold() || self.references.iter().any(|r| r.grants.is_some())
+    }
+
     /// Whether some field holds UIDPs (annotation `uidp`).
     pub fn has_uidp_fields(&self) -> bool {
         self.rules.iter().any(|rule| rule.uidp)

@@ -17,6 +17,7 @@ use super::shared::{
     StoreMethods, api_name, handler_name, has_custom_methods, need, service_domain, store_bounds,
 };
 
+mod audit;
 mod names;
 mod operations;
 mod policies;
@@ -265,11 +266,14 @@ fn emit_method(scope: &super::Scope, api: &Api, service: &Service, method: &Meth
         }
     };
     // The one place the service's errors take its domain, whichever
-    // transport called.
+    // transport called, and its writes are audited.
+    let [start, finish] = audit::audit(scope, api, service, method).unwrap_or_default();
     quote! {
         #doc
         pub async fn #rust_name(&self, caller: &Caller, request: #input) -> Result<#answer, Error> {
+            #start
             let answer: Result<#answer, Error> = async { #body }.await;
+            #finish
             answer.map_err(|error| error.in_domain(Self::DOMAIN))
         }
     }

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::audit::{Audit, AuditLog};
 use crate::auth::{Authorizer, Need};
 use crate::context::Caller;
 use crate::error::{Code, Error};
@@ -29,6 +30,8 @@ pub struct ApiContext {
     pub(super) request_id_window: std::time::Duration,
     /// How long an AIP-151 operation's runner holds it without renewing.
     pub(super) operation_lease: std::time::Duration,
+    /// Where the API's writes are recorded, if anywhere.
+    audit: Option<AuditLog>,
 }
 
 impl ApiContext {
@@ -40,7 +43,24 @@ impl ApiContext {
             list_budget: LIST_BUDGET_BYTES,
             request_id_window: super::REQUEST_ID_WINDOW,
             operation_lease: crate::operation::OPERATION_LEASE,
+            audit: None,
         }
+    }
+
+    /// Records every write the API answers in `log` (see [`crate::audit`]).
+    pub fn with_audit(mut self, log: AuditLog) -> Self {
+        self.audit = Some(log);
+        self
+    }
+
+    /// The audit of a write of `method` (its full name) taking `request`,
+    /// when the API's writes are recorded.
+    pub fn audit<M: prost_reflect::ReflectMessage>(
+        &self,
+        method: &'static str,
+        request: &M,
+    ) -> Option<Audit> {
+        (self.audit.as_ref()).map(|log| Audit::start(log, method, request))
     }
 
     /// Lets reference fields under every root name the items directly under

@@ -73,6 +73,12 @@ pub struct Telemetry {
     /// (`process_*`) keep their usual names.
     #[arg(long, value_name = "PREFIX", value_parser = metrics_prefix)]
     pub metrics_prefix: Option<String>,
+    /// Append a JSON line for every write the API answers to this file
+    /// (created readable by its owner only): the caller, the method, the
+    /// resource and the mask, and for roles and role bindings the item
+    /// before and after. Off by default.
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<std::path::PathBuf>,
     /// Export traces over OTLP/gRPC to this collector (e.g.
     /// `http://127.0.0.1:4317`); needs a build with the `otlp` feature.
     #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT", value_name = "URL")]
@@ -186,6 +192,16 @@ impl Telemetry {
             serve_metrics(listener, metrics.router());
         }
         Ok(Some(metrics))
+    }
+
+    /// The audit log of `--audit-log`, opened for appending.
+    pub fn audit_log(&self) -> Result<Option<protoapi_core::audit::AuditLog>, String> {
+        (self.audit_log.as_deref())
+            .map(|path| {
+                protoapi_core::audit::AuditLog::append_to(path)
+                    .map_err(|e| format!("cannot open the audit log {}: {e}", path.display()))
+            })
+            .transpose()
     }
 
     /// Whether `/metrics` is served on the API port.

@@ -283,8 +283,8 @@ fn grpc_code(headers: &HeaderMap) -> Option<i32> {
         .and_then(|value| value.parse().ok())
 }
 
-/// The canonical code of a REST answer: the error's own, else the one of
-/// its HTTP status (an answer the runtime's errors did not make).
+/// The canonical code of a REST answer: the error's own where its status
+/// could mean others, else the one of its HTTP status.
 fn rest_code(response: &Response) -> &'static str {
     match response.extensions().get::<Code>() {
         Some(code) => code.name(),

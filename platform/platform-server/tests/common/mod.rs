@@ -107,11 +107,20 @@ impl Server {
 /// `GET path` with `token`, on a connection of its own: the whole answer.
 #[allow(dead_code)]
 pub fn get(address: &str, path: &str, token: &str) -> String {
+    send(address, "GET", path, token, "")
+}
+
+/// `method path` with `token` and a JSON `body`, on a connection of its
+/// own: the whole answer.
+#[allow(dead_code)]
+pub fn send(address: &str, method: &str, path: &str, token: &str, body: &str) -> String {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(address).unwrap();
     let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\n\
-         Connection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
     );
     stream.write_all(request.as_bytes()).unwrap();
     let mut answer = String::new();
