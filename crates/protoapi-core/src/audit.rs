@@ -13,8 +13,8 @@
 //! `after` (as answered; absent for a delete or a refused write).
 //!
 //! ```json
-//! {"time":"2026-12-01T01:40:02.5Z","caller":"1c84…/5f2a…","method":"platform.iam.v2.RoleBindingService/CreateRoleBinding",
-//!  "resource":"d3be…/899a…","code":"OK","after":{"uid":"d3be…/899a…","identity":"…","role":"…"}}
+//! {"time":"2026-12-01T01:40:02.5Z","caller":"1c84…/5f2a…","method":"club.v1.GrantService/CreateGrant",
+//!  "resource":"d3be…/899a…","code":"OK","after":{"uid":"d3be…/899a…","member":"…","role":"…"}}
 //! ```
 //!
 //! Lines are written as each write answers, in that order, and flushed;
@@ -119,9 +119,23 @@ pub struct Audit {
 const KEY_FIELDS: [&str; 5] = ["uid", "name", "id", "resource", "parent"];
 
 impl Audit {
-    /// A write of `method` (its full name) taking `request`.
-    pub fn start<M: ReflectMessage>(log: &AuditLog, method: &'static str, request: &M) -> Self {
+    /// A write of `method` (its full name) taking `request`; none for a
+    /// dry run (AIP-163 `validate_only`, or a flow run as one), which
+    /// writes nothing.
+    pub fn start<M: ReflectMessage>(
+        log: &AuditLog,
+        method: &'static str,
+        request: &M,
+    ) -> Option<Self> {
+        if crate::dry_run::DryRun::current() {
+            return None;
+        }
         let dynamic = request.transcode_to_dynamic();
+        let validates = (request.descriptor().get_field_by_name("validate_only"))
+            .is_some_and(|field| dynamic.get_field(&field).as_bool() == Some(true));
+        if validates {
+            return None;
+        }
         let key = first_text(&dynamic, &KEY_FIELDS).unwrap_or_default();
         let mask = (request.descriptor())
             .get_field_by_name("update_mask")
@@ -136,13 +150,13 @@ impl Audit {
                         .collect(),
                 )
             });
-        Audit {
+        Some(Audit {
             log: log.clone(),
             method,
             key,
             mask,
             before: None,
-        }
+        })
     }
 
     /// The key of the item the request names (or its parent).

@@ -1782,6 +1782,9 @@ impl<
         caller: &Caller,
         request: DeleteRepoRequest,
     ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("platform.registry.v2.RepoDeletionService/DeleteRepo", &request);
         let answer: Result<(), Error> = async {
             let uid = standard::parse_uid::<Repo>("uid", &request.uid)?;
             self.context.authorize(caller, Need::Capability("repos.delete"), uid).await?;
@@ -1798,6 +1801,9 @@ impl<
             if deleted { Ok(()) } else { Err(standard::not_found::<Repo>(uid)) }
         }
             .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
 }

@@ -56,6 +56,9 @@ impl Written {
     }
 }
 
+/// The repos' delete that runs as an operation.
+const RUN_DELETE: &str = "platform.registry.v2.RepoDeletionService/DeleteRepo";
+
 #[tokio::test]
 async fn every_write_is_a_line_and_the_access_model_keeps_before_and_after() {
     let written = Written::default();
@@ -116,6 +119,14 @@ async fn every_write_is_a_line_and_the_access_model_keeps_before_and_after() {
         .delete(&format!("/iam/v2/roleBindings/{binding}"))
         .await;
     assert_eq!(deleted.status, StatusCode::OK);
+    // A delete run as a long-running operation is a line when it runs.
+    let repo = (admin)
+        .create(&format!("/registry/v2/repos/{org}"), json!({"name": "app"}))
+        .await;
+    let started = admin
+        .post(&format!("/registry/v2/repos/{repo}:delete"), json!({}))
+        .await;
+    assert_eq!(started.status, StatusCode::OK, "{:?}", started.body);
     // Reads are not audited.
     admin.get(&format!("/iam/v2/groups/{org}")).await;
 
@@ -154,6 +165,17 @@ async fn every_write_is_a_line_and_the_access_model_keeps_before_and_after() {
     assert_eq!(unbound["code"], "OK");
     assert_eq!(unbound["before"]["description"], "reads", "{unbound}");
     assert!(unbound.get("after").is_none(), "{unbound}");
+
+    let mut waited = 0;
+    while !(written.lines().iter()).any(|line| line["method"] == RUN_DELETE) {
+        assert!(waited < 500, "no {RUN_DELETE}: {:#?}", written.lines());
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        waited += 1;
+    }
+    let run = written.line("DeleteRepo", &repo);
+    assert_eq!(run["method"], RUN_DELETE);
+    assert_eq!(run["caller"], me.as_str());
+    assert_eq!(run["code"], "OK", "{run}");
 
     let methods: Vec<String> = (written.lines().iter())
         .map(|line| line["method"].as_str().unwrap().to_owned())

@@ -223,6 +223,8 @@ fn emit_method(scope: &super::Scope, api: &Api, service: &Service, method: &Meth
     let output = scope.path(&method.output);
     let answer = answer_type(scope, method);
     let doc = super::docs(&method_comments(api, method));
+    // Writes are audited: started before the body, finished with its answer.
+    let audit = audit::audit(scope, api, service, method).unwrap_or_default();
     let body = match method
         .standard
         .resource()
@@ -239,6 +241,7 @@ fn emit_method(scope: &super::Scope, api: &Api, service: &Service, method: &Meth
                     resource,
                     long_running,
                     (body, dry_runs),
+                    audit,
                 );
                 return quote!(#doc #methods);
             }
@@ -266,8 +269,8 @@ fn emit_method(scope: &super::Scope, api: &Api, service: &Service, method: &Meth
         }
     };
     // The one place the service's errors take its domain, whichever
-    // transport called, and its writes are audited.
-    let [start, finish] = audit::audit(scope, api, service, method).unwrap_or_default();
+    // transport called.
+    let [start, finish] = audit;
     quote! {
         #doc
         pub async fn #rust_name(&self, caller: &Caller, request: #input) -> Result<#answer, Error> {

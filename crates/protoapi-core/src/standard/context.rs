@@ -54,13 +54,13 @@ impl ApiContext {
     }
 
     /// The audit of a write of `method` (its full name) taking `request`,
-    /// when the API's writes are recorded.
+    /// when the API's writes are recorded (and the write is not a dry run).
     pub fn audit<M: prost_reflect::ReflectMessage>(
         &self,
         method: &'static str,
         request: &M,
     ) -> Option<Audit> {
-        (self.audit.as_ref()).map(|log| Audit::start(log, method, request))
+        (self.audit.as_ref()).and_then(|log| Audit::start(log, method, request))
     }
 
     /// Lets reference fields under every root name the items directly under

@@ -55,7 +55,7 @@ pub type MetricsRecorder = Arc<dyn Recorder + Send + Sync>;
 /// series, and its version, which [`BUILD_INFO`] says.
 #[derive(Clone, Copy, Debug)]
 pub struct Build {
-    /// The server's name (`platform`); `-` reads as `_` in a prefix.
+    /// The server's name (`widgets`); `-` reads as `_` in a prefix.
     pub name: &'static str,
     /// Its version, `env!("CARGO_PKG_VERSION")` say.
     pub version: &'static str,
@@ -327,17 +327,17 @@ mod tests {
 
     #[test]
     fn prefixes_are_metric_names() {
-        for good in ["", "platform", "_x", "a_1"] {
+        for good in ["", "widgets", "_x", "a_1"] {
             assert!(valid_prefix(good), "{good}");
         }
         for bad in ["1a", "a-b", "a.b", "é"] {
             assert!(!valid_prefix(bad), "{bad}");
         }
         let build = Build {
-            name: "platform-server",
+            name: "widgets-server",
             version: "0",
         };
-        assert_eq!(build.default_prefix(), "platform_server");
+        assert_eq!(build.default_prefix(), "widgets_server");
     }
 
     #[test]

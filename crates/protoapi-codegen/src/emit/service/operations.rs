@@ -22,6 +22,7 @@ pub(super) fn long_running_methods(
     resource: &Resource,
     long_running: &LongRunning,
     (flow, dry_runs): (TokenStream, TokenStream),
+    [audit, audited]: [TokenStream; 2],
 ) -> TokenStream {
     let rust_name = format_ident!("{}", method.rust_name());
     let run = format_ident!("run_{}", method.rust_name());
@@ -78,7 +79,9 @@ pub(super) fn long_running_methods(
 
         #[doc = #doc]
         async fn #run(&self, caller: &Caller, request: #input) -> Result<#response, Error> {
+            #audit
             let answer: Result<#response, Error> = async { #flow }.await;
+            #audited
             answer.map_err(|error| error.in_domain(Self::DOMAIN))
         }
     }
