@@ -165,6 +165,14 @@ async fn every_collection_from_the_command_line() {
     .await;
     assert_eq!(invalid.code, 2, "{}", invalid.stderr);
     assert!(invalid.stderr.contains("group.name"), "{}", invalid.stderr);
+    // A misspelt field is named with the one meant.
+    let misspelt = run(args(&format!("groups update {uid} --set descripton=x"))).await;
+    assert_eq!(misspelt.code, 2, "{}", misspelt.stderr);
+    assert!(
+        misspelt.stderr.contains("did you mean `description`?"),
+        "{}",
+        misspelt.stderr
+    );
     let deleted = run(args(&format!("groups delete {uid}"))).await;
     assert_eq!(deleted.code, 0, "{}", deleted.stderr);
     let missing = run(args(&format!("groups get {uid}"))).await;

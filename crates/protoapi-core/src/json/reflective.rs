@@ -71,6 +71,35 @@ fn decode_dynamic(descriptor: &MessageDescriptor, value: &Value) -> Result<Dynam
     }
 }
 
+/// Unknown fields of one body that get a "did you mean" (a body may name
+/// thousands: the hints' cost stays bounded).
+const MAX_HINTS: usize = 16;
+
+/// Keys longer than this get no hint (no field name is that long).
+const MAX_HINTED_KEY: usize = 64;
+
+/// The field of `descriptor` a client most likely meant by `key`: its JSON
+/// name, when it is at most two edits away (one for names of up to four
+/// letters), ignoring case.
+fn meant(descriptor: &MessageDescriptor, key: &str) -> Option<String> {
+    if key.len() > MAX_HINTED_KEY {
+        return None;
+    }
+    let key = key.to_lowercase();
+    descriptor
+        .fields()
+        .map(|field| field.json_name().to_owned())
+        .map(|name| {
+            (
+                strsim::damerau_levenshtein(&key, &name.to_lowercase()),
+                name,
+            )
+        })
+        .filter(|(edits, name)| *edits <= if name.len() <= 4 { 1 } else { 2 })
+        .min_by_key(|(edits, _)| *edits)
+        .map(|(_, name)| name)
+}
+
 /// Finds which fields of `value` fail to decode as `descriptor`.
 fn locate_violations(
     descriptor: &MessageDescriptor,
@@ -88,7 +117,14 @@ fn locate_violations(
     for (key, field_value) in object {
         let path = format!("{prefix}{key}");
         let Some(field) = find_field(descriptor, key) else {
-            out.push(FieldViolation::new(&path, "unknown field"));
+            let hint = (out.len() < MAX_HINTS)
+                .then(|| meant(descriptor, key))
+                .flatten();
+            let description = match hint {
+                Some(name) => format!("unknown field; did you mean `{name}`?"),
+                None => "unknown field".to_owned(),
+            };
+            out.push(FieldViolation::new(&path, description));
             continue;
         };
         let single = Value::Object(Map::from_iter([(key.clone(), field_value.clone())]));
@@ -150,6 +186,24 @@ fn describe(error: &serde_json::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_misspelt_field_is_named_with_the_field_meant() {
+        let descriptor = prost_types::Timestamp::default().descriptor();
+        assert_eq!(meant(&descriptor, "secnds").as_deref(), Some("seconds"));
+        assert_eq!(meant(&descriptor, "Nano").as_deref(), Some("nanos"));
+        assert_eq!(meant(&descriptor, "colour"), None);
+        assert_eq!(meant(&descriptor, &"seconds".repeat(20)), None);
+        let Err(error) = decode_dynamic(&descriptor, &serde_json::json!({"secnds": 1})) else {
+            panic!("an unknown field decodes");
+        };
+        let violation = &error.field_violations()[0];
+        assert_eq!(violation.field, "secnds");
+        assert_eq!(
+            violation.description,
+            "unknown field; did you mean `seconds`?"
+        );
+    }
 
     #[test]
     fn describe_strips_positions() {
