@@ -26,6 +26,7 @@ use axum::response::{IntoResponse, Response};
 use http::request::Parts;
 use http::{HeaderValue, StatusCode, header};
 use http_body_util::BodyExt;
+use prost_reflect::MessageDescriptor;
 use serde_json::{Map, Value};
 
 use protoapi_core::error::{Code, Error, FieldViolation};
@@ -68,6 +69,8 @@ impl<S: Send + Sync> FromRequestParts<S> for PathTail {
 #[derive(Debug)]
 pub struct RestRequest {
     field: fn(&str) -> Option<Field>,
+    /// The message's descriptor, for hints at misspelt parameters.
+    descriptor: fn() -> MessageDescriptor,
     fields: Map<String, Value>,
     /// Fields bound by the path (JSON names), which a `*` body cannot override.
     path_fields: Vec<&'static str>,
@@ -76,11 +79,20 @@ pub struct RestRequest {
     refused: Option<Error>,
 }
 
+/// What a query parameter naming no field of the request is.
+const UNKNOWN_PARAMETER: &str = "unknown query parameter";
+
+/// The descriptor of message type `M`.
+fn descriptor_of<M: JsonMessage>() -> MessageDescriptor {
+    M::default().descriptor()
+}
+
 impl RestRequest {
     /// Starts an empty request of message type `M`.
     pub fn new<M: JsonMessage>() -> Self {
         RestRequest {
             field: M::json_field,
+            descriptor: descriptor_of::<M>,
             fields: Map::new(),
             path_fields: Vec::new(),
             violations: Vec::new(),
@@ -185,7 +197,14 @@ impl RestRequest {
     /// fields collect every occurrence. Both JSON and proto names are accepted.
     pub fn query(mut self, query: Option<&str>) -> Self {
         for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
-            if let Err(violation) = self.bind_query(&key, value.into_owned()) {
+            if let Err(mut violation) = self.bind_query(&key, value.into_owned()) {
+                let top = violation.description == UNKNOWN_PARAMETER && !key.contains('.');
+                if top
+                    && self.violations.len() < json::MAX_HINTS
+                    && let Some(name) = json::meant(&(self.descriptor)(), &key)
+                {
+                    violation.description = format!("{UNKNOWN_PARAMETER}; did you mean `{name}`?");
+                }
                 self.violations.push(violation);
             }
         }
@@ -193,7 +212,7 @@ impl RestRequest {
     }
 
     fn bind_query(&mut self, key: &str, value: String) -> Result<(), FieldViolation> {
-        let unknown = || FieldViolation::new(key, "unknown query parameter");
+        let unknown = || FieldViolation::new(key, UNKNOWN_PARAMETER);
         if key.split('.').nth(MAX_QUERY_DEPTH).is_some() {
             return Err(FieldViolation::new(
                 key,

@@ -111,6 +111,26 @@ async fn rest_errors_are_precise() {
         ghost.as_str()
     );
 
+    // A misspelt query parameter or body field is named with the one meant.
+    let misspelt = rest.get("/iam/v2/groups?pagesize=1").await;
+    assert_eq!(misspelt.status, StatusCode::BAD_REQUEST);
+    let violation = &misspelt.detail("BadRequest").unwrap()["fieldViolations"][0];
+    assert_eq!(violation["field"], "pagesize");
+    assert_eq!(
+        violation["description"],
+        "unknown query parameter; did you mean `pageSize`?"
+    );
+    let misspelt = rest
+        .post("/iam/v2/groups/", json!({"name": "x", "descripton": "y"}))
+        .await;
+    assert_eq!(misspelt.status, StatusCode::BAD_REQUEST);
+    let violation = &misspelt.detail("BadRequest").unwrap()["fieldViolations"][0];
+    assert_eq!(violation["field"], "group.descripton");
+    assert_eq!(
+        violation["description"],
+        "unknown field; did you mean `description`?"
+    );
+
     let cases = [
         (
             Method::GET,

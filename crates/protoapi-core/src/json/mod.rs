@@ -19,11 +19,13 @@ mod case;
 #[cfg(feature = "testing")]
 pub mod conformance;
 mod field;
+mod hint;
 mod message;
 pub mod reflective;
 pub mod wire;
 
 pub use case::{escape_overhead, field_path, find_field, lower_camel_case};
+pub use hint::{MAX_HINTS, meant};
 pub use message::{JsonMessage, JsonObject, MessageVisitor};
 
 use serde_json::{Map, Value};

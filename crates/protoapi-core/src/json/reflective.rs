@@ -12,7 +12,7 @@ use prost_reflect::{
 };
 use serde_json::{Map, Value};
 
-use super::{JsonObject, find_field};
+use super::{JsonObject, MAX_HINTS, find_field, meant};
 use crate::error::{Error, FieldViolation};
 
 const SERIALIZE: SerializeOptions = SerializeOptions::new().skip_default_fields(false);
@@ -69,35 +69,6 @@ fn decode_dynamic(descriptor: &MessageDescriptor, value: &Value) -> Result<Dynam
             Err(Error::invalid_fields(violations))
         }
     }
-}
-
-/// Unknown fields of one body that get a "did you mean" (a body may name
-/// thousands: the hints' cost stays bounded).
-const MAX_HINTS: usize = 16;
-
-/// Keys longer than this get no hint (no field name is that long).
-const MAX_HINTED_KEY: usize = 64;
-
-/// The field of `descriptor` a client most likely meant by `key`: its JSON
-/// name, when it is at most two edits away (one for names of up to four
-/// letters), ignoring case.
-fn meant(descriptor: &MessageDescriptor, key: &str) -> Option<String> {
-    if key.len() > MAX_HINTED_KEY {
-        return None;
-    }
-    let key = key.to_lowercase();
-    descriptor
-        .fields()
-        .map(|field| field.json_name().to_owned())
-        .map(|name| {
-            (
-                strsim::damerau_levenshtein(&key, &name.to_lowercase()),
-                name,
-            )
-        })
-        .filter(|(edits, name)| *edits <= if name.len() <= 4 { 1 } else { 2 })
-        .min_by_key(|(edits, _)| *edits)
-        .map(|(_, name)| name)
 }
 
 /// Finds which fields of `value` fail to decode as `descriptor`.
