@@ -181,12 +181,7 @@ impl Audit {
         if caller.is_anonymous() && answer.is_err() {
             return;
         }
-        let caller = match caller {
-            Caller::Identity { uid, .. } => uid.as_str(),
-            Caller::System => "system",
-            Caller::Presented { .. } => "presented",
-            _ => "anonymous",
-        };
+        let caller = caller.log_name().unwrap_or("anonymous");
         let written = answer.as_ref().ok();
         // A create names the item it made.
         let created =

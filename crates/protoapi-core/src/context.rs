@@ -51,6 +51,18 @@ impl Caller {
         }
     }
 
+    /// How logs name this caller: the identity's uid, `system`, or
+    /// `presented` for a token passed on unverified (never the token);
+    /// `None` for an anonymous one.
+    pub fn log_name(&self) -> Option<&str> {
+        match self {
+            Caller::Identity { uid, .. } => Some(uid),
+            Caller::System => Some("system"),
+            Caller::Presented { .. } => Some("presented"),
+            _ => None,
+        }
+    }
+
     /// Whether this caller may create root-level items.
     pub fn is_admin(&self) -> bool {
         matches!(self, Caller::System | Caller::Identity { admin: true, .. })

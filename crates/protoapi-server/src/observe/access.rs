@@ -154,12 +154,7 @@ pub struct CallerName(pub String);
 impl CallerName {
     /// The name of `caller`; `None` for an anonymous one.
     pub fn of(caller: &Caller) -> Option<CallerName> {
-        match caller {
-            Caller::Identity { uid, .. } => Some(CallerName(uid.clone())),
-            Caller::System => Some(CallerName("system".to_owned())),
-            Caller::Presented { .. } => Some(CallerName("presented".to_owned())),
-            _ => None,
-        }
+        caller.log_name().map(|name| CallerName(name.to_owned()))
     }
 }
 
