@@ -653,6 +653,22 @@ pub fn document_service_routes<S: crate::platform::advisory::v2::DocumentStore>(
     use axum::handler::Handler as _;
     use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
+    let under_documents = routing::post(
+            document_service_rest::create_document::<S>
+                .layer(RouteTemplate("/advisory/v1/documents/{parent=**}")),
+        )
+        .get(
+            document_service_rest::get_document::<S>
+                .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
+        )
+        .put(
+            document_service_rest::update_document::<S>
+                .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
+        )
+        .delete(
+            document_service_rest::delete_document::<S>
+                .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
+        );
     axum::Router::new()
         .route(
             "/advisory/v1/documents",
@@ -673,44 +689,8 @@ pub fn document_service_routes<S: crate::platform::advisory::v2::DocumentStore>(
                         .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
                 ),
         )
-        .route(
-            "/advisory/v1/documents/",
-            routing::post(
-                    document_service_rest::create_document::<S>
-                        .layer(RouteTemplate("/advisory/v1/documents/{parent=**}")),
-                )
-                .get(
-                    document_service_rest::get_document::<S>
-                        .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
-                )
-                .put(
-                    document_service_rest::update_document::<S>
-                        .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
-                )
-                .delete(
-                    document_service_rest::delete_document::<S>
-                        .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
-                ),
-        )
-        .route(
-            "/advisory/v1/documents/{*path}",
-            routing::post(
-                    document_service_rest::create_document::<S>
-                        .layer(RouteTemplate("/advisory/v1/documents/{parent=**}")),
-                )
-                .get(
-                    document_service_rest::get_document::<S>
-                        .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
-                )
-                .put(
-                    document_service_rest::update_document::<S>
-                        .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
-                )
-                .delete(
-                    document_service_rest::delete_document::<S>
-                        .layer(RouteTemplate("/advisory/v1/documents/{id=**}")),
-                ),
-        )
+        .route("/advisory/v1/documents/", under_documents.clone())
+        .route("/advisory/v1/documents/{*path}", under_documents)
         .with_state(api)
         .into()
 }

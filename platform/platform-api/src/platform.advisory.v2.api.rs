@@ -1030,6 +1030,22 @@ pub fn document_service_routes<S: DocumentStore>(
     use axum::handler::Handler as _;
     use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
+    let under_documents = routing::post(
+            document_service_rest::create_document::<S>
+                .layer(RouteTemplate("/advisory/v2/documents/{parent=**}")),
+        )
+        .get(
+            document_service_rest::get_document::<S>
+                .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
+        )
+        .patch(
+            document_service_rest::update_document::<S>
+                .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
+        )
+        .delete(
+            document_service_rest::delete_document::<S>
+                .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
+        );
     axum::Router::new()
         .route(
             "/advisory/v2/documents",
@@ -1050,44 +1066,8 @@ pub fn document_service_routes<S: DocumentStore>(
                         .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
                 ),
         )
-        .route(
-            "/advisory/v2/documents/",
-            routing::post(
-                    document_service_rest::create_document::<S>
-                        .layer(RouteTemplate("/advisory/v2/documents/{parent=**}")),
-                )
-                .get(
-                    document_service_rest::get_document::<S>
-                        .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
-                )
-                .patch(
-                    document_service_rest::update_document::<S>
-                        .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
-                )
-                .delete(
-                    document_service_rest::delete_document::<S>
-                        .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
-                ),
-        )
-        .route(
-            "/advisory/v2/documents/{*path}",
-            routing::post(
-                    document_service_rest::create_document::<S>
-                        .layer(RouteTemplate("/advisory/v2/documents/{parent=**}")),
-                )
-                .get(
-                    document_service_rest::get_document::<S>
-                        .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
-                )
-                .patch(
-                    document_service_rest::update_document::<S>
-                        .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
-                )
-                .delete(
-                    document_service_rest::delete_document::<S>
-                        .layer(RouteTemplate("/advisory/v2/documents/{uid=**}")),
-                ),
-        )
+        .route("/advisory/v2/documents/", under_documents.clone())
+        .route("/advisory/v2/documents/{*path}", under_documents)
         .with_state(api)
         .into()
 }

@@ -2357,6 +2357,18 @@ pub fn group_service_routes<S: crate::platform::iam::v2::GroupStore>(
     use axum::handler::Handler as _;
     use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
+    let under_groups = routing::post(
+            group_service_rest::create_group::<S>
+                .layer(RouteTemplate("/iam/v1/groups/{parent=**}")),
+        )
+        .put(
+            group_service_rest::update_group::<S>
+                .layer(RouteTemplate("/iam/v1/groups/{id=**}")),
+        )
+        .delete(
+            group_service_rest::delete_group::<S>
+                .layer(RouteTemplate("/iam/v1/groups/{id=**}")),
+        );
     axum::Router::new()
         .route(
             "/iam/v1/groups",
@@ -2377,36 +2389,8 @@ pub fn group_service_routes<S: crate::platform::iam::v2::GroupStore>(
                         .layer(RouteTemplate("/iam/v1/groups/{id=**}")),
                 ),
         )
-        .route(
-            "/iam/v1/groups/",
-            routing::post(
-                    group_service_rest::create_group::<S>
-                        .layer(RouteTemplate("/iam/v1/groups/{parent=**}")),
-                )
-                .put(
-                    group_service_rest::update_group::<S>
-                        .layer(RouteTemplate("/iam/v1/groups/{id=**}")),
-                )
-                .delete(
-                    group_service_rest::delete_group::<S>
-                        .layer(RouteTemplate("/iam/v1/groups/{id=**}")),
-                ),
-        )
-        .route(
-            "/iam/v1/groups/{*path}",
-            routing::post(
-                    group_service_rest::create_group::<S>
-                        .layer(RouteTemplate("/iam/v1/groups/{parent=**}")),
-                )
-                .put(
-                    group_service_rest::update_group::<S>
-                        .layer(RouteTemplate("/iam/v1/groups/{id=**}")),
-                )
-                .delete(
-                    group_service_rest::delete_group::<S>
-                        .layer(RouteTemplate("/iam/v1/groups/{id=**}")),
-                ),
-        )
+        .route("/iam/v1/groups/", under_groups.clone())
+        .route("/iam/v1/groups/{*path}", under_groups)
         .with_state(api)
         .into()
 }
@@ -2488,6 +2472,18 @@ pub fn identity_service_routes<S: crate::platform::iam::v2::IdentityStore>(
     use axum::handler::Handler as _;
     use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
+    let under_identities = routing::post(
+            identity_service_rest::create_identity::<S>
+                .layer(RouteTemplate("/iam/v1/identities/{parent=**}")),
+        )
+        .put(
+            identity_service_rest::update_identity::<S>
+                .layer(RouteTemplate("/iam/v1/identities/{id=**}")),
+        )
+        .delete(
+            identity_service_rest::delete_identity::<S>
+                .layer(RouteTemplate("/iam/v1/identities/{id=**}")),
+        );
     axum::Router::new()
         .route(
             "/iam/v1/identities",
@@ -2508,36 +2504,8 @@ pub fn identity_service_routes<S: crate::platform::iam::v2::IdentityStore>(
                         .layer(RouteTemplate("/iam/v1/identities/{id=**}")),
                 ),
         )
-        .route(
-            "/iam/v1/identities/",
-            routing::post(
-                    identity_service_rest::create_identity::<S>
-                        .layer(RouteTemplate("/iam/v1/identities/{parent=**}")),
-                )
-                .put(
-                    identity_service_rest::update_identity::<S>
-                        .layer(RouteTemplate("/iam/v1/identities/{id=**}")),
-                )
-                .delete(
-                    identity_service_rest::delete_identity::<S>
-                        .layer(RouteTemplate("/iam/v1/identities/{id=**}")),
-                ),
-        )
-        .route(
-            "/iam/v1/identities/{*path}",
-            routing::post(
-                    identity_service_rest::create_identity::<S>
-                        .layer(RouteTemplate("/iam/v1/identities/{parent=**}")),
-                )
-                .put(
-                    identity_service_rest::update_identity::<S>
-                        .layer(RouteTemplate("/iam/v1/identities/{id=**}")),
-                )
-                .delete(
-                    identity_service_rest::delete_identity::<S>
-                        .layer(RouteTemplate("/iam/v1/identities/{id=**}")),
-                ),
-        )
+        .route("/iam/v1/identities/", under_identities.clone())
+        .route("/iam/v1/identities/{*path}", under_identities)
         .with_state(api)
         .into()
 }
@@ -2620,6 +2588,18 @@ pub fn role_binding_service_routes<
     use axum::handler::Handler as _;
     use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
+    let under_rolebindings = routing::post(
+            role_binding_service_rest::create_role_binding::<S>
+                .layer(RouteTemplate("/iam/v1/rolebindings/{parent=**}")),
+        )
+        .put(
+            role_binding_service_rest::update_role_binding::<S>
+                .layer(RouteTemplate("/iam/v1/rolebindings/{id=**}")),
+        )
+        .delete(
+            role_binding_service_rest::delete_role_binding::<S>
+                .layer(RouteTemplate("/iam/v1/rolebindings/{id=**}")),
+        );
     axum::Router::new()
         .route(
             "/iam/v1/rolebindings",
@@ -2640,36 +2620,8 @@ pub fn role_binding_service_routes<
                         .layer(RouteTemplate("/iam/v1/rolebindings/{id=**}")),
                 ),
         )
-        .route(
-            "/iam/v1/rolebindings/",
-            routing::post(
-                    role_binding_service_rest::create_role_binding::<S>
-                        .layer(RouteTemplate("/iam/v1/rolebindings/{parent=**}")),
-                )
-                .put(
-                    role_binding_service_rest::update_role_binding::<S>
-                        .layer(RouteTemplate("/iam/v1/rolebindings/{id=**}")),
-                )
-                .delete(
-                    role_binding_service_rest::delete_role_binding::<S>
-                        .layer(RouteTemplate("/iam/v1/rolebindings/{id=**}")),
-                ),
-        )
-        .route(
-            "/iam/v1/rolebindings/{*path}",
-            routing::post(
-                    role_binding_service_rest::create_role_binding::<S>
-                        .layer(RouteTemplate("/iam/v1/rolebindings/{parent=**}")),
-                )
-                .put(
-                    role_binding_service_rest::update_role_binding::<S>
-                        .layer(RouteTemplate("/iam/v1/rolebindings/{id=**}")),
-                )
-                .delete(
-                    role_binding_service_rest::delete_role_binding::<S>
-                        .layer(RouteTemplate("/iam/v1/rolebindings/{id=**}")),
-                ),
-        )
+        .route("/iam/v1/rolebindings/", under_rolebindings.clone())
+        .route("/iam/v1/rolebindings/{*path}", under_rolebindings)
         .with_state(api)
         .into()
 }
@@ -2769,6 +2721,18 @@ pub fn role_service_routes<S: crate::platform::iam::v2::RoleStore>(
     use axum::handler::Handler as _;
     use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
+    let under_roles = routing::post(
+            role_service_rest::create_role::<S>
+                .layer(RouteTemplate("/iam/v1/roles/{parent=**}")),
+        )
+        .put(
+            role_service_rest::update_role::<S>
+                .layer(RouteTemplate("/iam/v1/roles/{id=**}")),
+        )
+        .delete(
+            role_service_rest::delete_role::<S>
+                .layer(RouteTemplate("/iam/v1/roles/{id=**}")),
+        );
     axum::Router::new()
         .route(
             "/iam/v1/roles",
@@ -2789,36 +2753,8 @@ pub fn role_service_routes<S: crate::platform::iam::v2::RoleStore>(
                         .layer(RouteTemplate("/iam/v1/roles/{id=**}")),
                 ),
         )
-        .route(
-            "/iam/v1/roles/",
-            routing::post(
-                    role_service_rest::create_role::<S>
-                        .layer(RouteTemplate("/iam/v1/roles/{parent=**}")),
-                )
-                .put(
-                    role_service_rest::update_role::<S>
-                        .layer(RouteTemplate("/iam/v1/roles/{id=**}")),
-                )
-                .delete(
-                    role_service_rest::delete_role::<S>
-                        .layer(RouteTemplate("/iam/v1/roles/{id=**}")),
-                ),
-        )
-        .route(
-            "/iam/v1/roles/{*path}",
-            routing::post(
-                    role_service_rest::create_role::<S>
-                        .layer(RouteTemplate("/iam/v1/roles/{parent=**}")),
-                )
-                .put(
-                    role_service_rest::update_role::<S>
-                        .layer(RouteTemplate("/iam/v1/roles/{id=**}")),
-                )
-                .delete(
-                    role_service_rest::delete_role::<S>
-                        .layer(RouteTemplate("/iam/v1/roles/{id=**}")),
-                ),
-        )
+        .route("/iam/v1/roles/", under_roles.clone())
+        .route("/iam/v1/roles/{*path}", under_roles)
         .with_state(api)
         .into()
 }

@@ -4813,6 +4813,22 @@ pub fn identity_service_routes<S: IdentityStore>(
     use axum::handler::Handler as _;
     use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
+    let under_identities = routing::post(
+            identity_service_rest::create_identity::<S>
+                .layer(RouteTemplate("/iam/v2/identities/{parent=**}")),
+        )
+        .get(
+            identity_service_rest::get_identity::<S>
+                .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
+        )
+        .patch(
+            identity_service_rest::update_identity::<S>
+                .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
+        )
+        .delete(
+            identity_service_rest::delete_identity::<S>
+                .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
+        );
     axum::Router::new()
         .route(
             "/iam/v2/identities",
@@ -4833,44 +4849,8 @@ pub fn identity_service_routes<S: IdentityStore>(
                         .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
                 ),
         )
-        .route(
-            "/iam/v2/identities/",
-            routing::post(
-                    identity_service_rest::create_identity::<S>
-                        .layer(RouteTemplate("/iam/v2/identities/{parent=**}")),
-                )
-                .get(
-                    identity_service_rest::get_identity::<S>
-                        .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
-                )
-                .patch(
-                    identity_service_rest::update_identity::<S>
-                        .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
-                )
-                .delete(
-                    identity_service_rest::delete_identity::<S>
-                        .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
-                ),
-        )
-        .route(
-            "/iam/v2/identities/{*path}",
-            routing::post(
-                    identity_service_rest::create_identity::<S>
-                        .layer(RouteTemplate("/iam/v2/identities/{parent=**}")),
-                )
-                .get(
-                    identity_service_rest::get_identity::<S>
-                        .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
-                )
-                .patch(
-                    identity_service_rest::update_identity::<S>
-                        .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
-                )
-                .delete(
-                    identity_service_rest::delete_identity::<S>
-                        .layer(RouteTemplate("/iam/v2/identities/{uid=**}")),
-                ),
-        )
+        .route("/iam/v2/identities/", under_identities.clone())
+        .route("/iam/v2/identities/{*path}", under_identities)
         .with_state(api)
         .into()
 }
@@ -4973,6 +4953,22 @@ pub fn role_binding_service_routes<S: IdentityStore + RoleStore + RoleBindingSto
     use axum::handler::Handler as _;
     use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
+    let under_role_bindings = routing::post(
+            role_binding_service_rest::create_role_binding::<S>
+                .layer(RouteTemplate("/iam/v2/roleBindings/{parent=**}")),
+        )
+        .get(
+            role_binding_service_rest::get_role_binding::<S>
+                .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
+        )
+        .patch(
+            role_binding_service_rest::update_role_binding::<S>
+                .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
+        )
+        .delete(
+            role_binding_service_rest::delete_role_binding::<S>
+                .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
+        );
     axum::Router::new()
         .route(
             "/iam/v2/roleBindings",
@@ -4993,44 +4989,8 @@ pub fn role_binding_service_routes<S: IdentityStore + RoleStore + RoleBindingSto
                         .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
                 ),
         )
-        .route(
-            "/iam/v2/roleBindings/",
-            routing::post(
-                    role_binding_service_rest::create_role_binding::<S>
-                        .layer(RouteTemplate("/iam/v2/roleBindings/{parent=**}")),
-                )
-                .get(
-                    role_binding_service_rest::get_role_binding::<S>
-                        .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
-                )
-                .patch(
-                    role_binding_service_rest::update_role_binding::<S>
-                        .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
-                )
-                .delete(
-                    role_binding_service_rest::delete_role_binding::<S>
-                        .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
-                ),
-        )
-        .route(
-            "/iam/v2/roleBindings/{*path}",
-            routing::post(
-                    role_binding_service_rest::create_role_binding::<S>
-                        .layer(RouteTemplate("/iam/v2/roleBindings/{parent=**}")),
-                )
-                .get(
-                    role_binding_service_rest::get_role_binding::<S>
-                        .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
-                )
-                .patch(
-                    role_binding_service_rest::update_role_binding::<S>
-                        .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
-                )
-                .delete(
-                    role_binding_service_rest::delete_role_binding::<S>
-                        .layer(RouteTemplate("/iam/v2/roleBindings/{uid=**}")),
-                ),
-        )
+        .route("/iam/v2/roleBindings/", under_role_bindings.clone())
+        .route("/iam/v2/roleBindings/{*path}", under_role_bindings)
         .with_state(api)
         .into()
 }
@@ -5151,6 +5111,22 @@ pub fn role_service_routes<S: RoleStore>(
     use axum::handler::Handler as _;
     use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
+    let under_roles = routing::post(
+            role_service_rest::create_role::<S>
+                .layer(RouteTemplate("/iam/v2/roles/{parent=**}")),
+        )
+        .get(
+            role_service_rest::get_role::<S>
+                .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
+        )
+        .patch(
+            role_service_rest::update_role::<S>
+                .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
+        )
+        .delete(
+            role_service_rest::delete_role::<S>
+                .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
+        );
     axum::Router::new()
         .route(
             "/iam/v2/roles",
@@ -5171,44 +5147,8 @@ pub fn role_service_routes<S: RoleStore>(
                         .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
                 ),
         )
-        .route(
-            "/iam/v2/roles/",
-            routing::post(
-                    role_service_rest::create_role::<S>
-                        .layer(RouteTemplate("/iam/v2/roles/{parent=**}")),
-                )
-                .get(
-                    role_service_rest::get_role::<S>
-                        .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
-                )
-                .patch(
-                    role_service_rest::update_role::<S>
-                        .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
-                )
-                .delete(
-                    role_service_rest::delete_role::<S>
-                        .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
-                ),
-        )
-        .route(
-            "/iam/v2/roles/{*path}",
-            routing::post(
-                    role_service_rest::create_role::<S>
-                        .layer(RouteTemplate("/iam/v2/roles/{parent=**}")),
-                )
-                .get(
-                    role_service_rest::get_role::<S>
-                        .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
-                )
-                .patch(
-                    role_service_rest::update_role::<S>
-                        .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
-                )
-                .delete(
-                    role_service_rest::delete_role::<S>
-                        .layer(RouteTemplate("/iam/v2/roles/{uid=**}")),
-                ),
-        )
+        .route("/iam/v2/roles/", under_roles.clone())
+        .route("/iam/v2/roles/{*path}", under_roles)
         .with_state(api)
         .into()
 }

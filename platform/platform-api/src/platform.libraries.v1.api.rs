@@ -659,6 +659,22 @@ pub fn artifact_service_routes<S: crate::platform::libraries::v2::ArtifactStore>
     use axum::handler::Handler as _;
     use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
+    let under_artifacts = routing::post(
+            artifact_service_rest::create_artifact::<S>
+                .layer(RouteTemplate("/libraries/v1/artifacts/{parent=**}")),
+        )
+        .get(
+            artifact_service_rest::get_artifact::<S>
+                .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
+        )
+        .put(
+            artifact_service_rest::update_artifact::<S>
+                .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
+        )
+        .delete(
+            artifact_service_rest::delete_artifact::<S>
+                .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
+        );
     axum::Router::new()
         .route(
             "/libraries/v1/artifacts",
@@ -679,44 +695,8 @@ pub fn artifact_service_routes<S: crate::platform::libraries::v2::ArtifactStore>
                         .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
                 ),
         )
-        .route(
-            "/libraries/v1/artifacts/",
-            routing::post(
-                    artifact_service_rest::create_artifact::<S>
-                        .layer(RouteTemplate("/libraries/v1/artifacts/{parent=**}")),
-                )
-                .get(
-                    artifact_service_rest::get_artifact::<S>
-                        .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
-                )
-                .put(
-                    artifact_service_rest::update_artifact::<S>
-                        .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
-                )
-                .delete(
-                    artifact_service_rest::delete_artifact::<S>
-                        .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
-                ),
-        )
-        .route(
-            "/libraries/v1/artifacts/{*path}",
-            routing::post(
-                    artifact_service_rest::create_artifact::<S>
-                        .layer(RouteTemplate("/libraries/v1/artifacts/{parent=**}")),
-                )
-                .get(
-                    artifact_service_rest::get_artifact::<S>
-                        .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
-                )
-                .put(
-                    artifact_service_rest::update_artifact::<S>
-                        .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
-                )
-                .delete(
-                    artifact_service_rest::delete_artifact::<S>
-                        .layer(RouteTemplate("/libraries/v1/artifacts/{id=**}")),
-                ),
-        )
+        .route("/libraries/v1/artifacts/", under_artifacts.clone())
+        .route("/libraries/v1/artifacts/{*path}", under_artifacts)
         .with_state(api)
         .into()
 }

@@ -1006,6 +1006,22 @@ pub fn artifact_service_routes<S: ArtifactStore>(
     use axum::handler::Handler as _;
     use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
+    let under_artifacts = routing::post(
+            artifact_service_rest::create_artifact::<S>
+                .layer(RouteTemplate("/libraries/v2/artifacts/{parent=**}")),
+        )
+        .get(
+            artifact_service_rest::get_artifact::<S>
+                .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
+        )
+        .patch(
+            artifact_service_rest::update_artifact::<S>
+                .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
+        )
+        .delete(
+            artifact_service_rest::delete_artifact::<S>
+                .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
+        );
     axum::Router::new()
         .route(
             "/libraries/v2/artifacts",
@@ -1026,44 +1042,8 @@ pub fn artifact_service_routes<S: ArtifactStore>(
                         .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
                 ),
         )
-        .route(
-            "/libraries/v2/artifacts/",
-            routing::post(
-                    artifact_service_rest::create_artifact::<S>
-                        .layer(RouteTemplate("/libraries/v2/artifacts/{parent=**}")),
-                )
-                .get(
-                    artifact_service_rest::get_artifact::<S>
-                        .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
-                )
-                .patch(
-                    artifact_service_rest::update_artifact::<S>
-                        .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
-                )
-                .delete(
-                    artifact_service_rest::delete_artifact::<S>
-                        .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
-                ),
-        )
-        .route(
-            "/libraries/v2/artifacts/{*path}",
-            routing::post(
-                    artifact_service_rest::create_artifact::<S>
-                        .layer(RouteTemplate("/libraries/v2/artifacts/{parent=**}")),
-                )
-                .get(
-                    artifact_service_rest::get_artifact::<S>
-                        .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
-                )
-                .patch(
-                    artifact_service_rest::update_artifact::<S>
-                        .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
-                )
-                .delete(
-                    artifact_service_rest::delete_artifact::<S>
-                        .layer(RouteTemplate("/libraries/v2/artifacts/{uid=**}")),
-                ),
-        )
+        .route("/libraries/v2/artifacts/", under_artifacts.clone())
+        .route("/libraries/v2/artifacts/{*path}", under_artifacts)
         .with_state(api)
         .into()
 }

@@ -543,6 +543,18 @@ pub fn repo_service_routes<S: crate::platform::registry::v2::RepoStore>(
     use axum::handler::Handler as _;
     use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
+    let under_repos = routing::post(
+            repo_service_rest::create_repo::<S>
+                .layer(RouteTemplate("/registry/v1/repos/{parent=**}")),
+        )
+        .put(
+            repo_service_rest::update_repo::<S>
+                .layer(RouteTemplate("/registry/v1/repos/{id=**}")),
+        )
+        .delete(
+            repo_service_rest::delete_repo::<S>
+                .layer(RouteTemplate("/registry/v1/repos/{id=**}")),
+        );
     axum::Router::new()
         .route(
             "/registry/v1/repos",
@@ -563,36 +575,8 @@ pub fn repo_service_routes<S: crate::platform::registry::v2::RepoStore>(
                         .layer(RouteTemplate("/registry/v1/repos/{id=**}")),
                 ),
         )
-        .route(
-            "/registry/v1/repos/",
-            routing::post(
-                    repo_service_rest::create_repo::<S>
-                        .layer(RouteTemplate("/registry/v1/repos/{parent=**}")),
-                )
-                .put(
-                    repo_service_rest::update_repo::<S>
-                        .layer(RouteTemplate("/registry/v1/repos/{id=**}")),
-                )
-                .delete(
-                    repo_service_rest::delete_repo::<S>
-                        .layer(RouteTemplate("/registry/v1/repos/{id=**}")),
-                ),
-        )
-        .route(
-            "/registry/v1/repos/{*path}",
-            routing::post(
-                    repo_service_rest::create_repo::<S>
-                        .layer(RouteTemplate("/registry/v1/repos/{parent=**}")),
-                )
-                .put(
-                    repo_service_rest::update_repo::<S>
-                        .layer(RouteTemplate("/registry/v1/repos/{id=**}")),
-                )
-                .delete(
-                    repo_service_rest::delete_repo::<S>
-                        .layer(RouteTemplate("/registry/v1/repos/{id=**}")),
-                ),
-        )
+        .route("/registry/v1/repos/", under_repos.clone())
+        .route("/registry/v1/repos/{*path}", under_repos)
         .with_state(api)
         .into()
 }

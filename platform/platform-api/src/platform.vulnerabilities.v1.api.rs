@@ -731,6 +731,22 @@ pub fn advisory_service_routes<S: crate::platform::vulnerabilities::v2::Advisory
     use axum::handler::Handler as _;
     use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
+    let under_advisories = routing::post(
+            advisory_service_rest::create_advisory::<S>
+                .layer(RouteTemplate("/vulnerabilities/v1/advisories/{parent=**}")),
+        )
+        .get(
+            advisory_service_rest::get_advisory::<S>
+                .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
+        )
+        .put(
+            advisory_service_rest::update_advisory::<S>
+                .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
+        )
+        .delete(
+            advisory_service_rest::delete_advisory::<S>
+                .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
+        );
     axum::Router::new()
         .route(
             "/vulnerabilities/v1/advisories",
@@ -753,48 +769,8 @@ pub fn advisory_service_routes<S: crate::platform::vulnerabilities::v2::Advisory
                         .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
                 ),
         )
-        .route(
-            "/vulnerabilities/v1/advisories/",
-            routing::post(
-                    advisory_service_rest::create_advisory::<S>
-                        .layer(
-                            RouteTemplate("/vulnerabilities/v1/advisories/{parent=**}"),
-                        ),
-                )
-                .get(
-                    advisory_service_rest::get_advisory::<S>
-                        .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
-                )
-                .put(
-                    advisory_service_rest::update_advisory::<S>
-                        .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
-                )
-                .delete(
-                    advisory_service_rest::delete_advisory::<S>
-                        .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
-                ),
-        )
-        .route(
-            "/vulnerabilities/v1/advisories/{*path}",
-            routing::post(
-                    advisory_service_rest::create_advisory::<S>
-                        .layer(
-                            RouteTemplate("/vulnerabilities/v1/advisories/{parent=**}"),
-                        ),
-                )
-                .get(
-                    advisory_service_rest::get_advisory::<S>
-                        .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
-                )
-                .put(
-                    advisory_service_rest::update_advisory::<S>
-                        .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
-                )
-                .delete(
-                    advisory_service_rest::delete_advisory::<S>
-                        .layer(RouteTemplate("/vulnerabilities/v1/advisories/{id=**}")),
-                ),
-        )
+        .route("/vulnerabilities/v1/advisories/", under_advisories.clone())
+        .route("/vulnerabilities/v1/advisories/{*path}", under_advisories)
         .with_state(api)
         .into()
 }

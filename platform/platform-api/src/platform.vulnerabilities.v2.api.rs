@@ -855,6 +855,10 @@ pub fn advisory_service_routes<S: AdvisoryStore>(
     use axum::handler::Handler as _;
     use ::protoapi_runtime::__private::rest::RouteTemplate;
     use axum::routing;
+    let under_advisories = routing::get(
+        advisory_service_rest::get_advisory::<S>
+            .layer(RouteTemplate("/vulnerabilities/v2/advisories/{uid=**}")),
+    );
     axum::Router::new()
         .route(
             "/vulnerabilities/v2/advisories",
@@ -863,20 +867,8 @@ pub fn advisory_service_routes<S: AdvisoryStore>(
                     .layer(RouteTemplate("/vulnerabilities/v2/advisories")),
             ),
         )
-        .route(
-            "/vulnerabilities/v2/advisories/",
-            routing::get(
-                advisory_service_rest::get_advisory::<S>
-                    .layer(RouteTemplate("/vulnerabilities/v2/advisories/{uid=**}")),
-            ),
-        )
-        .route(
-            "/vulnerabilities/v2/advisories/{*path}",
-            routing::get(
-                advisory_service_rest::get_advisory::<S>
-                    .layer(RouteTemplate("/vulnerabilities/v2/advisories/{uid=**}")),
-            ),
-        )
+        .route("/vulnerabilities/v2/advisories/", under_advisories.clone())
+        .route("/vulnerabilities/v2/advisories/{*path}", under_advisories)
         .with_state(api)
         .into()
 }

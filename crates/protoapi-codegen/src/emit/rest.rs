@@ -30,7 +30,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     let routes_fn = format_ident!("{}_routes", service.name.to_snake_case());
     let module = format_ident!("{}_rest", service.name.to_snake_case());
 
-    let (route_calls, matched_calls) = route_calls(service, &module);
+    let [route_lets, route_calls, matched_calls] = route_calls(service, &module);
     let bindings: Vec<(&Method, usize, &HttpRule, Etags)> = service
         .methods
         .iter()
@@ -127,6 +127,7 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
             #handler_import
             #routing_import
             #matched_imports
+            #(#route_lets)*
             #routes
         }
 
@@ -134,10 +135,11 @@ pub fn emit(scope: &super::Scope, api: &Api, service: &Service) -> TokenStream {
     }
 }
 
-/// The router's `.route` calls (axum routes: literal prefix, then
-/// `{segment}` or `{*path}`) and the `.matched` calls of the bindings
-/// matched at run time under the prefix `model::routes` chose.
-fn route_calls(service: &Service, module: &syn::Ident) -> (Vec<TokenStream>, Vec<TokenStream>) {
+/// The method routers bound before the router (`let under_0 = …;`), the
+/// router's `.route` calls (axum routes: literal prefix, then `{segment}`
+/// or `{*path}`) and the `.matched` calls of the bindings matched at run
+/// time under the prefix `model::routes` chose.
+fn route_calls(service: &Service, module: &syn::Ident) -> [Vec<TokenStream>; 3] {
     // axum path -> handlers (verb routing fn, handler name, template), in a
     // stable order.
     let mut routes: BTreeMap<String, Vec<(&str, syn::Ident, &str)>> = BTreeMap::new();
@@ -183,17 +185,41 @@ fn route_calls(service: &Service, module: &syn::Ident) -> (Vec<TokenStream>, Vec
             handlers.push((verb, handler, source));
         }
     }
-    let route_calls = routes
-        .iter()
-        .map(|(path, handlers)| {
-            let mut chain = handlers.iter().map(|(verb, handler, source)| {
-                let verb = format_ident!("{}", verb);
-                quote!(#verb(#module::#handler::<S>.layer(RouteTemplate(#source))))
-            });
-            let first = chain.next().expect("a route has a handler");
-            quote!(.route(#path, routing::#first #(.#chain)*))
-        })
-        .collect();
+    let method_router = |handlers: &[(&str, syn::Ident, &str)]| {
+        let mut chain = handlers.iter().map(|(verb, handler, source)| {
+            let verb = format_ident!("{}", verb);
+            quote!(#verb(#module::#handler::<S>.layer(RouteTemplate(#source))))
+        });
+        let first = chain.next().expect("a route has a handler");
+        quote!(routing::#first #(.#chain)*)
+    };
+    // `/x/` and `/x/{*path}` serve the same handlers (axum's wildcard
+    // matches no empty tail): one method router, bound once, serves both.
+    let mut lets = Vec::new();
+    let mut names = Vec::new();
+    let mut route_calls = Vec::new();
+    for (path, handlers) in &routes {
+        if let Some(slash) = path.strip_suffix("{*path}")
+            && routes.get(slash) == Some(handlers)
+        {
+            let name = under_name(slash, &names);
+            names.push(name.to_string());
+            let router = method_router(handlers);
+            lets.push(quote!(let #name = #router;));
+            // `/x/` sorts before `/x/{*path}`: its call is already made.
+            let slash_call = route_calls
+                .iter_mut()
+                .rev()
+                .find(|(taken, _)| *taken == slash)
+                .expect("the slash route comes first");
+            slash_call.1 = quote!(.route(#slash, #name.clone()));
+            route_calls.push((path.as_str(), quote!(.route(#path, #name))));
+        } else {
+            let router = method_router(handlers);
+            route_calls.push((path.as_str(), quote!(.route(#path, #router))));
+        }
+    }
+    let route_calls = route_calls.into_iter().map(|(_, call)| call).collect();
     // The last binding takes the last handle on `api`.
     let last = matched.len().saturating_sub(1);
     let matched = matched
@@ -214,7 +240,26 @@ fn route_calls(service: &Service, module: &syn::Ident) -> (Vec<TokenStream>, Vec
             }
         })
         .collect();
-    (route_calls, matched)
+    [lets, route_calls, matched]
+}
+
+/// The name of the method router of the paths under `slash` (`/v1/shelves/`
+/// → `under_shelves`), numbered when one of `taken` has it.
+fn under_name(slash: &str, taken: &[String]) -> syn::Ident {
+    let last = slash
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
+    let stem: String = (last.to_snake_case().chars())
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let name = format!("under_{stem}");
+    if taken.contains(&name) {
+        format_ident!("{name}_{}", taken.len())
+    } else {
+        format_ident!("{name}")
+    }
 }
 
 /// What the handlers of `bindings` import from `protoapi_runtime::rest`.
