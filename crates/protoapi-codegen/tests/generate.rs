@@ -173,6 +173,21 @@ fn annotation_typos_are_reported_with_positions() {
         ),
         (
             "page_size = { default = 50, max = 200 }",
+            "page_size = { default = 50, max = 200 }\nfilterable = [\"resourceLimits.clusters.x\"]",
+            "`resourceLimits.clusters.x` of `groups` cannot be filtered by: filters reach fields at most one message down",
+        ),
+        (
+            "page_size = { default = 50, max = 200 }",
+            "page_size = { default = 50, max = 200 }\nfilterable = [\"resourceLimits\"]",
+            "`resourceLimits` of `groups` cannot be filtered by: the values of `resource_limits` cannot be compared",
+        ),
+        (
+            "page_size = { default = 50, max = 200 }",
+            "page_size = { default = 50, max = 200 }\nfilterable = [\"resource_limits.seats\"]",
+            "`resource_limits.seats` of `groups` cannot be filtered by: `seats` is not a field of `platform.iam.v2.ResourceLimits`",
+        ),
+        (
+            "page_size = { default = 50, max = 200 }",
             "pagesize = { default = 50, max = 200 }",
             "platform/iam/v2/annotations.toml:5:1: unknown field `pagesize`",
         ),

@@ -34,6 +34,13 @@ pub fn to_micros(timestamp: &Timestamp) -> i64 {
     timestamp.seconds * 1_000_000 + i64::from(timestamp.nanos / 1000)
 }
 
+/// A duration in nanoseconds, as storage columns and filters keep it;
+/// durations past about 292 years saturate.
+pub fn duration_nanos(duration: &prost_types::Duration) -> i64 {
+    let nanos = i128::from(duration.seconds) * 1_000_000_000 + i128::from(duration.nanos);
+    i64::try_from(nanos).unwrap_or(if nanos < 0 { i64::MIN } else { i64::MAX })
+}
+
 /// The inverse of [`to_micros`].
 pub fn from_micros(micros: i64) -> Timestamp {
     Timestamp {

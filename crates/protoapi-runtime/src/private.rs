@@ -57,7 +57,11 @@ pub mod store {
 }
 
 pub mod time {
-    pub use crate::time::to_micros;
+    pub use crate::time::{duration_nanos, to_micros};
+}
+
+pub mod filter {
+    pub use crate::filter::{json_entries, json_values};
 }
 
 pub mod uidp {

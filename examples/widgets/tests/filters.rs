@@ -15,8 +15,8 @@ use protoapi_runtime::paging::PageTokens;
 use protoapi_runtime::standard::ApiContext;
 use protoapi_runtime::store::{Backend, Hierarchy, ListQuery, Matching, OrderBy};
 use serde_json::Value;
-use widgets::widgets::v1::Gadget;
 use widgets::widgets::v1::gadget_service_client::GadgetServiceClient;
+use widgets::widgets::v1::{Dimensions, Gadget};
 use widgets::{MemoryStore, SqlStore};
 
 const WORKSHOP: &str = "1111111111111111111111111111111111111111";
@@ -30,17 +30,49 @@ const TIMES: &[&str] = &[
     "2030-06-01T00:00:00Z",
 ];
 
+const UNITS: &[&str] = &["mm", "cm", "in", "m*", ""];
+const TAGS: &[&str] = &["red", "blue", "a*b", "é"];
+const ENVS: &[&str] = &["prod", "dev", "test"];
+
 /// Gadget `n`: every combination of the values above comes up.
 fn gadget(n: usize) -> Gadget {
     let made = (n % 5)
         .checked_sub(1)
         .map(|i| TIMES[i].parse().expect("a time"));
+    let small = |m: usize| i64::try_from(n % m).unwrap();
+    let dimensions = (!n.is_multiple_of(6)).then(|| Dimensions {
+        unit: UNITS[n % UNITS.len()].to_owned(),
+        width: small(5) - 2,
+    });
+    let cure = (!n.is_multiple_of(4)).then(|| prost_types::Duration {
+        seconds: small(3),
+        nanos: i32::try_from(n % 2).unwrap() * 500_000_000,
+    });
+    let tags = (0..TAGS.len())
+        .filter(|bit| (n / 2) & (1 << bit) != 0)
+        .map(|bit| TAGS[bit].to_owned())
+        .collect();
+    let mut labels = std::collections::HashMap::new();
+    if n.is_multiple_of(2) {
+        labels.insert("env".to_owned(), ENVS[n % 3].to_owned());
+    }
+    if n.is_multiple_of(5) {
+        labels.insert("a.b".to_owned(), "x".to_owned());
+    }
+    if n.is_multiple_of(7) {
+        labels.insert("team".to_owned(), "core".to_owned());
+    }
     let gadget = Gadget {
         display_name: NAMES[n % NAMES.len()].to_owned(),
         size: i32::try_from(n % 7).unwrap() - 3,
         finish: i32::try_from(n % 4).unwrap(),
         spare: n.is_multiple_of(3),
         made_time: made,
+        dimensions,
+        cure,
+        tags,
+        labels,
+        coats: [vec![], vec![1], vec![1, 2]][n % 3].clone(),
         ..Default::default()
     };
     protoapi_runtime::standard::prepare_create(&Caller::System, WORKSHOP, Some(gadget), "gadget")
@@ -143,6 +175,7 @@ fn expression() -> impl Strategy<Value = String> {
             "finish:*"
         ])
         .prop_map(str::to_owned),
+        nested_and_repeated(),
     ];
     leaf.prop_recursive(3, 12, 3, |inner| {
         prop_oneof![
@@ -153,6 +186,43 @@ fn expression() -> impl Strategy<Value = String> {
             inner.prop_map(|a| format!("-({a})")),
         ]
     })
+}
+
+/// Filters on a field one message down, a duration, a list and a map.
+fn nested_and_repeated() -> impl Strategy<Value = String> {
+    let comparator = prop::sample::select(vec!["=", "!=", "<", "<=", ">", ">=", ":"]);
+    let unit = prop::sample::select(vec!["mm", "\"cm\"", "\"*m\"", "\"m*\"", "\"\"", "in"]);
+    let width = prop::sample::select(vec!["-2", "0", "1", "3"]);
+    let cure = prop::sample::select(vec!["0s", "0.5s", "1s", "1.5s", "\"2s\"", "2.5s"]);
+    let element = prop::sample::select(vec![
+        "tags:red",
+        "tags:\"a*b\"",
+        "tags:\"a*\"",
+        "tags:*",
+        "tags:\"é\"",
+        "tags:\"*e*\"",
+        "coats:MATTE",
+        "coats:GLOSS",
+        "coats:2",
+        "coats:*",
+        "labels:env",
+        "labels:team",
+        "labels:\"a.b\"",
+        "labels:\"e*\"",
+        "labels:*",
+        "labels.team:*",
+        "labels.\"a.b\" = x",
+        "cure = NULL",
+        "cure != NULL",
+    ]);
+    let env = prop::sample::select(vec!["prod", "dev", "\"d*\"", "x", "\"t\""]);
+    prop_oneof![
+        (comparator.clone(), unit).prop_map(|(c, v)| format!("dimensions.unit {c} {v}")),
+        (comparator.clone(), width).prop_map(|(c, v)| format!("dimensions.width {c} {v}")),
+        (comparator.clone(), cure).prop_map(|(c, v)| format!("cure {c} {v}")),
+        (comparator, env).prop_map(|(c, v)| format!("labels.env {c} {v}")),
+        element.prop_map(str::to_owned),
+    ]
 }
 
 /// Every generated filter selects the same gadgets in each store.
@@ -305,7 +375,36 @@ async fn lists_filter_over_rest_and_grpc() {
     for (filter, says) in [
         (
             "colour = \"red\"",
-            "`colour` is not a field widgets.example/Gadget lists can be filtered by; filterable: displayName, size, finish, spare, madeTime (at character 1)",
+            "`colour` is not a field widgets.example/Gadget lists can be filtered by; filterable: displayName, size, finish, spare, madeTime, dimensions.unit, dimensions.width, cure, tags, labels, coats (at character 1)",
+        ),
+        (
+            "tags = red",
+            "`tags` is a list: `tags:value` asks whether it holds a value; other comparisons do not apply to it (at character 1)",
+        ),
+        (
+            "labels = x",
+            "`labels` is a map: `labels:key` asks whether it has a key, `labels.key = value` compares an entry's value; other comparisons do not apply to it (at character 1)",
+        ),
+        (
+            "labels.a.b = x",
+            "`labels` is a map: one key follows it (`labels.key`, or `labels.\"a.b\"` for a key holding dots) (at character 1)",
+        ),
+        (
+            "dimensions.depth > 2",
+            "`dimensions.depth` is not a field widgets.example/Gadget lists can be filtered by",
+        ),
+        (
+            "size.width > 2",
+            "`size` has no fields: `size.width` names nothing (at character 1)",
+        ),
+        (
+            "cure > 5m",
+            "`cure` is a duration in seconds (`90s`, `1.5s`); `5m` is not one (at character 8)",
+        ),
+        ("tags = NULL", "`tags` is a list"),
+        (
+            "labels.env = NULL",
+            "`labels` always has a value: it is never NULL (at character 14)",
         ),
         (
             "size > big",

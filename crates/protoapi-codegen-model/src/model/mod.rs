@@ -10,6 +10,7 @@ use crate::diagnostics::Location;
 
 mod annotate;
 mod build;
+pub mod derived;
 mod exchange;
 mod fields;
 mod http;
@@ -30,6 +31,7 @@ mod standard;
 mod storage;
 mod writes;
 
+pub use derived::Derived;
 pub use exchange::{FieldName, TokenExchange};
 pub use http::{HttpRule, Verb};
 pub use json::{Container, JsonField, JsonShape, JsonValue, NamedField, QueryKind};

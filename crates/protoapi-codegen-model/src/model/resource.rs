@@ -32,6 +32,9 @@ pub struct Resource {
     /// Fields (JSON names) an AIP-160 `filter` may compare, when declared
     /// (annotation `filterable`); see [`Resource::filterable`].
     pub filterable: Option<Vec<String>>,
+    /// Of the filterable fields, those kept in columns derived from the item
+    /// (nested fields, durations, lists, maps).
+    pub derived: Vec<super::Derived>,
     /// Of the filterable fields (JSON names), those whose columns are
     /// indexed, when declared (annotation `indexed`); see
     /// `Api::unindexed`.

@@ -2,6 +2,7 @@
 //! from the annotation files: the fields kept in columns of their own (its
 //! row type), and whether access decisions derive from its items.
 
+use super::derived::Source;
 use super::{Api, FieldKind, PublicRule, Resource};
 use crate::annotations::Annotations;
 use crate::diagnostics::{Diagnostic, Diagnostics};
@@ -18,6 +19,10 @@ pub struct Column {
     pub int64: bool,
     /// Whether the server sets it (OUTPUT_ONLY).
     pub output_only: bool,
+    /// Where the value of a column derived from the item comes from (a
+    /// filterable nested field, duration, list or map); `None` for a
+    /// top-level field's own value.
+    pub derived: Option<super::derived::Source>,
 }
 
 /// Who an item of a table guarding access is the access subject of: every
@@ -60,7 +65,12 @@ impl Api {
             .collect();
         // Stable: fields beyond `order_by` keep their declaration order.
         columns.sort_by_key(|(rank, _)| *rank);
-        columns.into_iter().map(|(_, column)| column).collect()
+        let derived = resource.derived.iter().map(Column::derived);
+        columns
+            .into_iter()
+            .map(|(_, column)| column)
+            .chain(derived)
+            .collect()
     }
 
     /// The filterable fields (JSON names) of `resource` whose columns get
@@ -68,13 +78,20 @@ impl Api {
     /// rule looks them up (`order_by`, the `name` filter, references,
     /// dependents, public items, soft deletes), which indexes serve.
     pub fn unindexed<'a>(&'a self, resource: &'a Resource) -> Vec<&'a str> {
+        // An index of JSON text serves no filter of a list's or map's values.
+        let json: Vec<&str> = (resource.derived.iter())
+            .filter(|d| !matches!(d.source, Source::Single { .. }))
+            .map(|d| d.json_path.as_str())
+            .collect();
         let Some(indexed) = &resource.indexed else {
-            return Vec::new();
+            return json;
         };
         let mut kept = ordered(resource);
         kept.extend(self.looked_up(resource));
+        kept.extend(&json);
         (resource.filterable().into_iter())
             .filter(|field| !indexed.iter().any(|i| i == field) && !kept.contains(field))
+            .chain(json)
             .collect()
     }
 
@@ -216,6 +233,21 @@ impl Column {
             kind: field.kind.clone(),
             int64: field.int64,
             output_only: field.behavior == super::Behavior::OutputOnly,
+            derived: None,
+        }
+    }
+
+    fn derived(derived: &super::Derived) -> Column {
+        Column {
+            field: derived.column.clone(),
+            json_name: derived.json_path.clone(),
+            kind: match derived.integer() {
+                true => FieldKind::Number,
+                false => FieldKind::Text,
+            },
+            int64: true,
+            output_only: false,
+            derived: Some(derived.source.clone()),
         }
     }
 }

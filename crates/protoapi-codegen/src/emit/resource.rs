@@ -133,7 +133,8 @@ fn field_spec(field: &Field) -> TokenStream {
     }
 }
 
-/// The `sort_value` arm of each top-level scalar or timestamp field.
+/// The `sort_value` arm of each top-level scalar or timestamp field, and of
+/// each derived column (`Resource::derived`).
 fn sort_arms(resource: &Resource) -> Vec<TokenStream> {
     resource
         .fields
@@ -161,6 +162,14 @@ fn sort_arms(resource: &Resource) -> Vec<TokenStream> {
             };
             Some(quote!(#json => #value,))
         })
+        .chain(resource.derived.iter().map(|derived| {
+            let json = &derived.json_path;
+            let value = super::rows::derived_value(&derived.source, &quote!(self));
+            match derived.integer() {
+                true => quote!(#json => SortValue::Int(#value),),
+                false => quote!(#json => SortValue::Text(#value),),
+            }
+        }))
         .collect()
 }
 

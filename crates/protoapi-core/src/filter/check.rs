@@ -2,10 +2,10 @@
 //! field found by its JSON or proto name, each value read as its field's
 //! type, each problem answered with where it was written.
 
-use prost_reflect::{EnumDescriptor, FieldDescriptor, Kind};
+use prost_reflect::{EnumDescriptor, Kind};
 
 use super::syntax::{self, Arg, Comparator, Expr, Member, Restriction};
-use super::{Comparison, Condition, FilterError, Op};
+use super::{Comparison, Condition, FilterError, Op, Within};
 use crate::error::Error;
 use crate::resource::{Resource, SortValue};
 
@@ -36,13 +36,28 @@ pub fn check_message(
     fields.check(filter)
 }
 
-/// The type a filterable field's column holds.
+/// The type of the values a filterable field's column holds.
 enum Type {
     Text,
     Int,
     Bool,
     Enum(EnumDescriptor),
     Timestamp,
+    /// Nanoseconds.
+    Duration,
+}
+
+/// What a filter names.
+enum Target {
+    Single(Type),
+    /// A list: filters ask whether it holds a value.
+    List(Type),
+    /// A map with string keys: filters ask whether it has a key, or compare
+    /// the value of the entry with `key`.
+    Map {
+        key: Option<String>,
+        values: Type,
+    },
 }
 
 /// What a filter may name: fields of `descriptor` among `filterable`.
@@ -88,31 +103,83 @@ impl Fields {
         })
     }
 
-    /// The filterable field `member` names, with its JSON name and type.
-    fn field(&self, member: &Member) -> Result<(&'static str, Type), FilterError> {
-        let path = member.joined();
-        let quoted = member.parts.iter().any(|part| part.quoted);
-        let found = self.filterable.iter().find_map(|json| {
-            let field = self.descriptor.get_field_by_json_name(json)?;
-            (!quoted && (*json == path || field.name() == path)).then_some((*json, field))
-        });
-        let Some((json, field)) = found else {
-            return Err(FilterError::new(
+    /// The filterable field `member` names (its JSON path, proto names
+    /// accepted) and what it holds: one value, a list, or a map, then the
+    /// key of one of its entries when a part follows.
+    fn field(&self, member: &Member) -> Result<(&'static str, Target), FilterError> {
+        let written = member.joined();
+        let unknown = || {
+            FilterError::new(
                 member.at,
                 format!(
-                    "`{path}` is not a field {} lists can be filtered by{}",
+                    "`{written}` is not a field {} lists can be filtered by{}",
                     self.kind,
                     self.filterable_hint()
                 ),
-            ));
+            )
         };
-        match type_of(&field) {
-            Some(ty) => Ok((json, ty)),
-            None => Err(FilterError::new(
+        let mut message = self.descriptor.clone();
+        let mut path = Vec::new();
+        let mut parts = member.parts.iter().peekable();
+        let leaf = loop {
+            let part = parts.next().ok_or_else(unknown)?;
+            let field = (!part.quoted)
+                .then(|| {
+                    (message.get_field_by_json_name(&part.text))
+                        .or_else(|| message.get_field_by_name(&part.text))
+                })
+                .flatten()
+                .ok_or_else(unknown)?;
+            path.push(field.json_name().to_owned());
+            match field.kind() {
+                Kind::Message(inner)
+                    if parts.peek().is_some() && !field.is_list() && !field.is_map() =>
+                {
+                    message = inner;
+                }
+                _ => break field,
+            }
+        };
+        let path = path.join(".");
+        let field = *self
+            .filterable
+            .iter()
+            .find(|f| **f == path)
+            .ok_or_else(unknown)?;
+        let rest: Vec<_> = parts.collect();
+        let cannot = || {
+            FilterError::new(
                 member.at,
                 format!("`{path}` holds values filters cannot compare"),
-            )),
-        }
+            )
+        };
+        let target = match leaf.kind() {
+            Kind::Message(entry) if leaf.is_map() => {
+                let values = type_of(&entry.map_entry_value_field().kind()).ok_or_else(cannot)?;
+                let key = match rest.as_slice() {
+                    [] => None,
+                    [key] => Some(key.text.clone()),
+                    _ => {
+                        return Err(FilterError::new(
+                            member.at,
+                            format!(
+                                "`{path}` is a map: one key follows it (`{path}.key`, or `{path}.\"a.b\"` for a key holding dots)"
+                            ),
+                        ));
+                    }
+                };
+                Target::Map { key, values }
+            }
+            _ if !rest.is_empty() => {
+                return Err(FilterError::new(
+                    member.at,
+                    format!("`{path}` has no fields: `{written}` names nothing"),
+                ));
+            }
+            kind if leaf.is_list() => Target::List(type_of(&kind).ok_or_else(cannot)?),
+            kind => Target::Single(type_of(&kind).ok_or_else(cannot)?),
+        };
+        Ok((field, target))
     }
 
     fn filterable_hint(&self) -> String {
@@ -128,7 +195,7 @@ impl Fields {
             comparator,
             arg,
         } = restriction;
-        let (field, ty) = self.field(member)?;
+        let (field, target) = self.field(member)?;
         let value = match arg {
             Arg::Value(value) => value,
             Arg::Composite(at) => {
@@ -138,17 +205,70 @@ impl Fields {
                 ));
             }
         };
-        let compare = |op, value| Condition::Compare(Comparison { field, op, value });
-        // `field:*`: the field is set (not its default).
-        if *comparator == Comparator::Has && value.is_word("*") {
-            let unset = match ty {
-                Type::Text => SortValue::Text(String::new()),
-                _ => SortValue::Int(0),
-            };
-            return Ok(compare(Op::NotEqual, unset));
+        let only_has = |what: &str| {
+            if *comparator == Comparator::Has {
+                return Ok(());
+            }
+            Err(FilterError::new(
+                member.at,
+                format!("`{field}` is {what}; other comparisons do not apply to it"),
+            ))
+        };
+        let (within, ty) = match target {
+            Target::Single(ty) => (Within::Value, ty),
+            Target::List(ty) => {
+                only_has(&format!(
+                    "a list: `{field}:value` asks whether it holds a value"
+                ))?;
+                (Within::Element, ty)
+            }
+            Target::Map { key: None, .. } => {
+                only_has(&format!(
+                    "a map: `{field}:key` asks whether it has a key, `{field}.key = value` compares an entry's value"
+                ))?;
+                (Within::Key, Type::Text)
+            }
+            Target::Map {
+                key: Some(key),
+                values,
+            } => (Within::Entry(key), values),
+        };
+        Comparing { field, within, ty }.condition(*comparator, value)
+    }
+}
+
+/// One comparison being checked: the field's column, which of its values,
+/// and their type.
+struct Comparing {
+    field: &'static str,
+    within: Within,
+    ty: Type,
+}
+
+impl Comparing {
+    fn condition(self, comparator: Comparator, value: &Member) -> Result<Condition, FilterError> {
+        let Comparing { field, within, ty } = self;
+        let compare = |op, value| {
+            Condition::Compare(Comparison {
+                field,
+                within: within.clone(),
+                op,
+                value,
+            })
+        };
+        // `field:*`: the field is set (not its default); a list has an
+        // element, a map a key, an entry is there.
+        if comparator == Comparator::Has && value.is_word("*") {
+            return Ok(match (&within, ty) {
+                (Within::Value, Type::Text) => {
+                    compare(Op::NotEqual, SortValue::Text(String::new()))
+                }
+                (Within::Value, _) => compare(Op::NotEqual, SortValue::Int(0)),
+                _ => compare(Op::Present, SortValue::Int(0)),
+            });
         }
         let op = match comparator {
-            // On a single field, `:` is `=`.
+            // On a single value, `:` is `=`.
             Comparator::Equal | Comparator::Has => Op::Equal,
             Comparator::NotEqual => Op::NotEqual,
             Comparator::Less => Op::Less,
@@ -165,9 +285,11 @@ impl Fields {
             )
         };
         let value = match ty {
-            _ if null => match (ty, op) {
-                (Type::Timestamp, Op::Equal | Op::NotEqual) => SortValue::Int(0),
-                (Type::Timestamp, _) => {
+            _ if null => match (&within, ty, op) {
+                (Within::Value, Type::Timestamp | Type::Duration, Op::Equal | Op::NotEqual) => {
+                    SortValue::Int(0)
+                }
+                (Within::Value, Type::Timestamp | Type::Duration, _) => {
                     return Err(FilterError::new(
                         value.at,
                         "NULL compares only with `=` and `!=`",
@@ -216,6 +338,12 @@ impl Fields {
                         invalid("is an RFC 3339 time in quotes (\"2026-01-02T03:04:05Z\")")
                     })?,
             ),
+            Type::Duration => SortValue::Int(
+                literal
+                    .parse::<prost_types::Duration>()
+                    .map(|duration| crate::time::duration_nanos(&duration))
+                    .map_err(|_| invalid("is a duration in seconds (`90s`, `1.5s`)"))?,
+            ),
         };
         Ok(compare(op, value))
     }
@@ -229,18 +357,18 @@ fn enum_number(values: &EnumDescriptor, literal: &str) -> Option<i64> {
     }
 }
 
-/// The type of a field's storage column, for a single field filters can
-/// compare.
-fn type_of(field: &FieldDescriptor) -> Option<Type> {
-    if field.is_list() || field.is_map() {
-        return None;
-    }
-    Some(match field.kind() {
+/// The type of the values of a field (or of a list's elements, a map's
+/// values) of `kind`, when filters can compare them.
+fn type_of(kind: &Kind) -> Option<Type> {
+    Some(match kind.clone() {
         Kind::String => Type::Text,
         Kind::Bool => Type::Bool,
         Kind::Enum(values) => Type::Enum(values),
         Kind::Message(message) if message.full_name() == "google.protobuf.Timestamp" => {
             Type::Timestamp
+        }
+        Kind::Message(message) if message.full_name() == "google.protobuf.Duration" => {
+            Type::Duration
         }
         Kind::Int32
         | Kind::Int64

@@ -1,5 +1,7 @@
 //! A checked filter, as storage receives it: comparisons of the storage
-//! columns' values ([`SortValue`]s) joined by AND, OR and NOT.
+//! columns' values ([`SortValue`]s) joined by AND, OR and NOT. A list's or a
+//! map's column holds its values as JSON ([`json_values`], [`json_entries`]),
+//! which a comparison looks into as [`Within`] says.
 
 use std::fmt;
 
@@ -19,13 +21,32 @@ pub enum Condition {
 /// One field's value against a literal of its column's type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Comparison {
-    /// The field's JSON name, which names its storage column.
+    /// The field's JSON path, which names its storage column.
     pub field: &'static str,
+    /// Which values of the column are compared.
+    pub within: Within,
     pub op: Op,
-    /// Integers, booleans (0 or 1), enum numbers and timestamps
-    /// (microseconds, 0 when unset) as [`SortValue::Int`], text as
-    /// [`SortValue::Text`].
+    /// Integers, booleans (0 or 1), enum numbers, timestamps (microseconds,
+    /// 0 when unset) and durations (nanoseconds, 0 when unset) as
+    /// [`SortValue::Int`], text as [`SortValue::Text`]; ignored by
+    /// [`Op::Present`].
     pub value: SortValue,
+}
+
+/// Which values of a column a comparison looks at.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Within {
+    /// The column's value (a single field).
+    #[default]
+    Value,
+    /// Any element of a list (`tags:"red"`): the comparison holds when it
+    /// holds for one of them.
+    Element,
+    /// Any key of a map (`labels:env`).
+    Key,
+    /// The value of a map's entry with this key (`labels.env = "prod"`):
+    /// false when the map has no such key.
+    Entry(String),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -40,6 +61,9 @@ pub enum Op {
     /// for any run of characters, the empty one included; nothing else is
     /// special, and case matters.
     Matches,
+    /// There is something to compare: a list's element, a map's key or the
+    /// entry [`Within::Entry`] names (`tags:*`, `labels.env:*`).
+    Present,
 }
 
 impl Condition {
@@ -56,8 +80,31 @@ impl Condition {
 }
 
 impl Comparison {
-    /// Whether a field's value meets this comparison.
+    /// Whether a column's value meets this comparison: a single field's
+    /// value, or the JSON of a list's elements or a map's entries.
     pub fn admits(&self, value: &SortValue) -> bool {
+        use serde_json::Value as Json;
+        let json: Json = match (&self.within, value) {
+            (Within::Value, _) => return self.compares(value),
+            (_, SortValue::Text(text)) => serde_json::from_str(text).unwrap_or_default(),
+            (_, SortValue::Int(_)) => return false,
+        };
+        match (&self.within, json) {
+            (Within::Element, Json::Array(elements)) => {
+                elements.iter().any(|e| self.compares(&sort_value(e)))
+            }
+            (Within::Key, Json::Object(entries)) => entries
+                .keys()
+                .any(|key| self.compares(&SortValue::Text(key.clone()))),
+            (Within::Entry(key), Json::Object(entries)) => entries
+                .get(key)
+                .is_some_and(|v| self.compares(&sort_value(v))),
+            _ => false,
+        }
+    }
+
+    /// Whether one value meets the comparison's operator and literal.
+    fn compares(&self, value: &SortValue) -> bool {
         let wanted = &self.value;
         match self.op {
             Op::Equal => value == wanted,
@@ -70,8 +117,39 @@ impl Comparison {
                 (SortValue::Text(text), SortValue::Text(pattern)) => wildcard(pattern, text),
                 _ => false,
             },
+            Op::Present => true,
         }
     }
+}
+
+/// A JSON element or entry value as the column's value it was written from.
+fn sort_value(value: &serde_json::Value) -> SortValue {
+    match value {
+        serde_json::Value::String(text) => SortValue::Text(text.clone()),
+        other => SortValue::Int(other.as_i64().unwrap_or_default()),
+    }
+}
+
+fn json_value(value: SortValue) -> serde_json::Value {
+    match value {
+        SortValue::Int(number) => number.into(),
+        SortValue::Text(text) => text.into(),
+    }
+}
+
+/// The column value of a list field: its elements' values as a JSON array.
+pub fn json_values(values: impl IntoIterator<Item = SortValue>) -> String {
+    serde_json::Value::Array(values.into_iter().map(json_value).collect()).to_string()
+}
+
+/// The column value of a map field with string keys: its entries as a JSON
+/// object, keys in order.
+pub fn json_entries<'a>(entries: impl IntoIterator<Item = (&'a str, SortValue)>) -> String {
+    let entries: std::collections::BTreeMap<&str, serde_json::Value> = entries
+        .into_iter()
+        .map(|(key, value)| (key, json_value(value)))
+        .collect();
+    serde_json::to_string(&entries).unwrap_or_default()
 }
 
 /// Whether `text` matches `pattern`, in which every `*` stands for any run
@@ -114,7 +192,18 @@ impl fmt::Display for Condition {
             Condition::All(all) => join(f, all, "AND"),
             Condition::Any(any) => join(f, any, "OR"),
             Condition::Not(inner) => write!(f, "NOT {inner}"),
-            Condition::Compare(Comparison { field, op, value }) => {
+            Condition::Compare(Comparison {
+                field,
+                within,
+                op,
+                value,
+            }) => {
+                match within {
+                    Within::Value => write!(f, "{field} ")?,
+                    Within::Element => write!(f, "{field}[*] ")?,
+                    Within::Key => write!(f, "{field}{{*}} ")?,
+                    Within::Entry(key) => write!(f, "{field}[{key:?}] ")?,
+                }
                 let op = match op {
                     Op::Equal => "=",
                     Op::NotEqual => "!=",
@@ -123,10 +212,11 @@ impl fmt::Display for Condition {
                     Op::Greater => ">",
                     Op::GreaterOrEqual => ">=",
                     Op::Matches => "~",
+                    Op::Present => return f.write_str("exists"),
                 };
                 match value {
-                    SortValue::Int(number) => write!(f, "{field} {op} {number}"),
-                    SortValue::Text(text) => write!(f, "{field} {op} {text:?}"),
+                    SortValue::Int(number) => write!(f, "{op} {number}"),
+                    SortValue::Text(text) => write!(f, "{op} {text:?}"),
                 }
             }
         }
@@ -167,6 +257,7 @@ mod tests {
         let size = |op, value| {
             Condition::Compare(Comparison {
                 field: "size",
+                within: Within::Value,
                 op,
                 value: SortValue::Int(value),
             })
@@ -177,6 +268,7 @@ mod tests {
                 size(Op::Equal, 5),
                 Condition::Compare(Comparison {
                     field: "name",
+                    within: Within::Value,
                     op: Op::Matches,
                     value: SortValue::Text("a*\"".into()),
                 }),

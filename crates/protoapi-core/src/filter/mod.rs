@@ -15,7 +15,7 @@ mod condition;
 mod syntax;
 
 pub use check::{check, check_message};
-pub use condition::{Comparison, Condition, Op, wildcard};
+pub use condition::{Comparison, Condition, Op, Within, json_entries, json_values, wildcard};
 
 /// The longest filter accepted, in bytes.
 pub const MAX_LENGTH: usize = 2048;

@@ -3,7 +3,7 @@
 
 use super::Table;
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::model::{Api, LIST_FILTERS, Paging, Standard};
+use crate::model::{Api, Derived, LIST_FILTERS, Paging, Standard};
 
 /// The JSON names of the fields `order_by` accepts: scalars and timestamps.
 pub(super) fn order_by(table: &Table, diagnostics: &mut Diagnostics) -> Vec<String> {
@@ -45,44 +45,49 @@ pub(super) fn order_by(table: &Table, diagnostics: &mut Diagnostics) -> Vec<Stri
     order_by
 }
 
-/// The JSON names of the fields an AIP-160 `filter` may compare, when
-/// stated: single strings, numbers, bools, enums and timestamps.
-pub(super) fn filterable(table: &Table, diagnostics: &mut Diagnostics) -> Option<Vec<String>> {
+/// The JSON paths of the fields an AIP-160 `filter` may compare, when
+/// stated, and those of them kept in derived columns: single strings,
+/// numbers, bools, enums, timestamps and durations, at the top level or one
+/// message down; lists of them; maps from strings to them.
+pub(super) fn filterable(
+    table: &Table,
+    diagnostics: &mut Diagnostics,
+) -> Option<(Vec<String>, Vec<Derived>)> {
     let stated = table.collection.filterable.as_ref()?;
     let mut filterable = Vec::new();
+    let mut derived = Vec::new();
     for name in stated {
-        let Some(field) = table.field(name.get_ref()) else {
-            diagnostics.push(Diagnostic::new(
-                table.at(name),
-                format!(
-                    "`filterable` names `{}`, which is not a field of `{}`",
-                    name.get_ref(),
-                    table.resource.full_name
-                ),
-            ));
+        let column = table.field(name.get_ref()).and_then(|field| {
+            (table.resource.fields.iter())
+                .find(|f| f.parent.is_none() && f.name == field.name() && f.filterable())
+        });
+        if let Some(field) = column {
+            filterable.push(field.json_name.clone());
             continue;
-        };
-        let comparable = table
-            .resource
-            .fields
-            .iter()
-            .find(|f| f.parent.is_none() && f.name == field.name());
-        match comparable {
-            Some(f) if f.filterable() => filterable.push(f.json_name.clone()),
-            // A oneof member is reported on its own (`refuse_oneof_members`).
-            Some(f) if f.oneof.is_some() || f.optional => {}
-            _ => diagnostics.push(Diagnostic::new(
+        }
+        // A oneof member is reported on its own (`refuse_oneof_members`).
+        let member = table
+            .field(name.get_ref())
+            .and_then(|f| f.containing_oneof());
+        match Derived::of(&table.message, name.get_ref()) {
+            Ok(column) => {
+                filterable.push(column.json_path.clone());
+                derived.push(column);
+            }
+            Err(_) if member.is_some() => {}
+            Err(why) => diagnostics.push(Diagnostic::new(
                 table.at(name),
                 format!(
-                    "`{}` of `{}` cannot be filtered by: only single string, integer, enum, bool and \
-                     timestamp fields outside oneofs and without presence (`optional`, wrappers) can",
+                    "`{}` of `{}` cannot be filtered by: {why} (filters compare strings, integers, enums, \
+                     bools, timestamps and durations outside oneofs and without presence, at the top level \
+                     or one message down, lists of them and maps from strings to them)",
                     name.get_ref(),
                     table.id
                 ),
             )),
         }
     }
-    Some(filterable)
+    Some((filterable, derived))
 }
 
 /// The JSON names of the fields `indexed` names, when stated: each must be

@@ -169,8 +169,9 @@ impl Api {
             if !resolved.order_by.is_empty() {
                 resource.order_by = resolved.order_by.clone();
             }
-            if let Some(filterable) = &resolved.filterable {
+            if let Some((filterable, derived)) = &resolved.filterable {
                 resource.filterable = Some(filterable.clone());
+                resource.derived = derived.clone();
             }
             resource.indexed.clone_from(&resolved.indexed);
             resource.page_sizes = resolved.page_sizes;
@@ -243,7 +244,7 @@ struct Resolved {
     parent_type: Option<String>,
     references: Vec<Reference>,
     order_by: Vec<String>,
-    filterable: Option<Vec<String>>,
+    filterable: Option<(Vec<String>, Vec<super::Derived>)>,
     indexed: Option<Vec<String>>,
     page_sizes: Option<(u32, u32)>,
     filters: Option<Vec<String>>,

@@ -108,6 +108,7 @@ pub(super) fn build_resource(
         page_sizes: None,
         filters: vec!["children_of".to_owned(), "descendants_of".to_owned()],
         filterable: None,
+        derived: Vec::new(),
         indexed: None,
         dependents: Vec::new(),
         rules: Vec::new(),
