@@ -405,15 +405,31 @@ impl MemoryStore {
             self.end_running(running.name(), running.done_body(outcome));
         }
         if let Some(id) = id {
-            let record = Recorded {
-                fingerprint: id.fingerprint().to_owned(),
-                outcome: outcome.unwrap_or_default(),
-            };
-            let mut requests = self.requests();
-            requests.retain(|_, (_, expires)| *expires > now);
-            requests.insert(id.key().to_owned(), (record, id.expires()));
+            // Checked above, under the write lock: no twin recorded since.
+            self.record_request(&id, outcome.unwrap_or_default())?;
         }
         Ok(written)
+    }
+
+    /// Records `outcome` under `id`: `DuplicateRequest` when the id holds
+    /// an unexpired record. Forgets the expired ones.
+    pub(super) fn record_request(
+        &self,
+        id: &RequestId,
+        outcome: Vec<u8>,
+    ) -> Result<(), StoreError> {
+        let now = crate::time::now_micros();
+        let mut requests = self.requests();
+        requests.retain(|_, (_, expires)| *expires > now);
+        if requests.contains_key(id.key()) {
+            return Err(StoreError::DuplicateRequest);
+        }
+        let record = Recorded {
+            fingerprint: id.fingerprint().to_owned(),
+            outcome,
+        };
+        requests.insert(id.key().to_owned(), (record, id.expires()));
+        Ok(())
     }
 
     /// The encoded item of `uid`, when `recording` and it is stored.

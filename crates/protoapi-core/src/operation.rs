@@ -58,13 +58,28 @@ pub struct StoredOperation {
 /// `StoreError::OperationEnded` when the operation is done already).
 pub trait OperationStore: Send + Sync + 'static {
     /// Stores a new operation, forgetting a few that ended more than
-    /// [`RETENTION`] ago.
+    /// [`RETENTION`] ago. Under a current request id
+    /// ([`crate::request_id::RequestId::current`], the one
+    /// `RequestId::for_operation` made), records its name as the id's
+    /// outcome in the same atomic step, failing with
+    /// `StoreError::DuplicateRequest` when the id holds an unexpired record.
     fn insert_operation(
         &self,
         operation: &StoredOperation,
     ) -> impl Future<Output = Result<(), StoreError>> + Send {
         let _ = operation;
         async { Err(StoreError::Unimplemented) }
+    }
+
+    /// What `insert_operation` recorded under a request id's key (the
+    /// operation's name, UTF-8), unexpired; stores keeping no request ids
+    /// answer `None`.
+    fn operation_started_under(
+        &self,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<crate::request_id::Recorded>, StoreError>> + Send {
+        let _ = key;
+        async { Ok(None) }
     }
 
     /// The operation with this name, if stored.

@@ -121,6 +121,16 @@ impl RequestId {
         self.expires
     }
 
+    /// The id a long-running method's operation is recorded under (by
+    /// `OperationStore::insert_operation`), beside the record of the write
+    /// it runs: a retry is answered with the first operation.
+    pub fn for_operation(&self) -> RequestId {
+        RequestId {
+            key: format!("{}/operation", self.key),
+            ..self.clone()
+        }
+    }
+
     /// Runs a method's `flow` with `id` as [`Self::current`] (nothing
     /// when `None`).
     pub async fn scope<F: Future>(id: Option<RequestId>, flow: F) -> F::Output {

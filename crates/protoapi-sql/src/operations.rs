@@ -5,6 +5,7 @@
 //! a late write.
 
 use protoapi_core::operation::{OperationStore, RETENTION, StoredOperation};
+use protoapi_core::request_id::{Recorded, RequestId};
 use protoapi_core::store::StoreError;
 use sqlx::Row;
 
@@ -41,6 +42,7 @@ impl OperationStore for SqlStore {
         .await
         .map_err(store_error)?;
         let sql = format!("INSERT INTO operations ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)");
+        let mut transaction = self.pool().begin().await.map_err(store_error)?;
         let inserted = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(operation.name.clone())
             .bind(operation.resource_type.clone())
@@ -49,15 +51,24 @@ impl OperationStore for SqlStore {
             .bind(i64::from(operation.done))
             .bind(operation.lease)
             .bind(operation.body.clone())
-            .execute(self.pool())
+            .execute(&mut *transaction)
             .await;
         match inserted {
-            Ok(_) => Ok(()),
+            Ok(_) => {}
             Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
-                Err(StoreError::AlreadyExists)
+                return Err(StoreError::AlreadyExists);
             }
-            Err(error) => Err(store_error(error)),
+            Err(error) => return Err(store_error(error)),
         }
+        if let Some(id) = RequestId::current() {
+            let name = operation.name.as_bytes().to_vec();
+            crate::table::request_ids::record_under(&mut transaction, &id, name).await?;
+        }
+        transaction.commit().await.map_err(store_error)
+    }
+
+    async fn operation_started_under(&self, key: &str) -> Result<Option<Recorded>, StoreError> {
+        crate::table::request_ids::recorded(self, key).await
     }
 
     async fn get_operation(&self, name: &str) -> Result<Option<StoredOperation>, StoreError> {

@@ -298,6 +298,7 @@ async fn over_grpc(base: &str) {
             region: "north".into(),
             ..Default::default()
         }),
+        request_id: String::new(),
     };
     let started = branches.create_branch(request).await.unwrap().into_inner();
     assert!(
@@ -439,6 +440,9 @@ impl<B: OperationStore> OperationStore for Slow<B> {
     async fn delete_operation(&self, name: &str) -> Result<bool, StoreError> {
         self.inner.delete_operation(name).await
     }
+    async fn operation_started_under(&self, key: &str) -> Result<Option<Recorded>, StoreError> {
+        self.inner.operation_started_under(key).await
+    }
 }
 
 /// An operation cancelled before its write ends `CANCELLED`, and its write
@@ -496,6 +500,65 @@ async fn cancelled_operations_write_nothing() {
         dir.path().join("library.db").display()
     );
     cancelled(library::open(&url).await.unwrap()).await;
+}
+
+/// A create retried under its AIP-155 request id, while its operation
+/// runs and after it ended, is answered with the first operation, and one
+/// branch is made; the id with another request is refused.
+async fn retried<B: Backend + OperationStore>(inner: B) {
+    let slow = Slow {
+        inner,
+        delay: Duration::from_millis(500),
+    };
+    let base = serve(Arc::new(slow), Duration::from_secs(30)).await;
+    let path = format!("{LOCATION}/branches?requestId=6f1c2a4e-8b3d-4e5f-9a7b-1c2d3e4f5a6b");
+    let body = json!({"address": "2 Retry Rd", "region": "south"});
+    let first = start(&base, "POST", &path, Some(body.clone())).await;
+    assert_eq!(first["done"], false, "{first}");
+    let again = start(&base, "POST", &path, Some(body.clone())).await;
+    assert_eq!(again["name"], first["name"], "{again}");
+    assert_eq!(
+        again["done"], false,
+        "the first operation, still running: {again}"
+    );
+    let other = json!({"address": "3 Other St", "region": "south"});
+    let (status, refused) = call(&base, "POST", &path, Some(other)).await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(
+        refused["error"]["details"][1]["fieldViolations"][0]["field"], "requestId",
+        "{refused}"
+    );
+    let done = wait(&base, &first).await;
+    let ended = start(&base, "POST", &path, Some(body)).await;
+    assert_eq!(ended, done, "the first operation, ended");
+    let (status, page) = call(&base, "GET", &format!("{LOCATION}/branches"), None).await;
+    assert_eq!(status, 200, "{page}");
+    let made: Vec<&Value> = page["branches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["address"] == "2 Retry Rd")
+        .collect();
+    assert_eq!(made.len(), 1, "{page}");
+    assert_eq!(made[0]["name"], done["response"]["name"], "{done}");
+}
+
+#[tokio::test]
+async fn retried_creates_answer_their_first_operation() {
+    retried(MemoryStore::new()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("library.db").display()
+    );
+    retried(library::open(&url).await.unwrap()).await;
+    let Ok(server) = std::env::var("E2E_DATABASE_URL") else {
+        eprintln!("E2E_DATABASE_URL is not set: PostgreSQL skipped");
+        return;
+    };
+    let database = postgres::Database::create(&server).await;
+    retried(library::open(&database.url).await.unwrap()).await;
+    database.drop_it().await;
 }
 
 /// An operation whose server stopped before its write reads `ABORTED` once
@@ -569,6 +632,7 @@ async fn client_waits(
             region: "south".into(),
             ..Default::default()
         }),
+        request_id: String::new(),
     };
     let made = branches.create_and_wait(request).await.unwrap();
     assert_eq!(made.name, format!("{location}/branches/south"));

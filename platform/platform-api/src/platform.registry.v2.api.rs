@@ -1766,7 +1766,13 @@ impl<
                 this.run_delete_repo(&caller, request).await.map(|()| Vec::new())
             };
             let store = std::sync::Arc::clone(&self.store);
-            let body = standard::start_operation(store, &self.context, launch, flow)
+            let body = standard::start_operation(
+                    store,
+                    &self.context,
+                    None,
+                    launch,
+                    flow,
+                )
                 .await?;
             <crate::google::longrunning::Operation as ::prost::Message>::decode(
                     body.as_slice(),

@@ -240,7 +240,7 @@ fn emit_method(scope: &super::Scope, api: &Api, service: &Service, method: &Meth
                     method,
                     resource,
                     long_running,
-                    (body, dry_runs),
+                    ([body, dry_runs], flow.request_id()),
                     audit,
                 );
                 return quote!(#doc #methods);
@@ -737,17 +737,27 @@ impl<'a> Flow<'a> {
             }
             false => body,
         };
+        match self.request_id() {
+            Some(request_id) => quote! {
+                let request_id = #request_id;
+                standard::RequestId::scope(request_id, async { #body }).await
+            },
+            None => body,
+        }
+    }
+
+    /// The request's AIP-155 request id (`Option<RequestId>`), when the
+    /// method takes one.
+    pub(super) fn request_id(&self) -> Option<TokenStream> {
+        let writes = &self.method.writes;
         if !writes.request_id {
-            return body;
+            return None;
         }
         let full_name = format!("{}/{}", self.service.full_name, self.method.name);
         let uuid = writes.request_id_uuid;
-        quote! {
-            let request_id = self.context.request_id(
-                caller, #full_name, &request.request_id, #uuid, &request,
-            )?;
-            standard::RequestId::scope(request_id, async { #body }).await
-        }
+        Some(quote! {
+            self.context.request_id(caller, #full_name, &request.request_id, #uuid, &request)?
+        })
     }
 
     /// A retry's early answer (AIP-155), once authorized: what the first

@@ -6,7 +6,8 @@ use std::ops::Bound;
 
 use super::MemoryStore;
 use crate::operation::{OperationStore, RETENTION, StoredOperation};
-use crate::store::StoreError;
+use crate::request_id::{Recorded, RequestId};
+use crate::store::{Backend, StoreError};
 
 impl MemoryStore {
     fn operations(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, StoredOperation>> {
@@ -45,10 +46,18 @@ impl OperationStore for MemoryStore {
         if operations.contains_key(&operation.name) {
             return Err(StoreError::AlreadyExists);
         }
+        if let Some(id) = RequestId::current() {
+            let name = operation.name.as_bytes().to_vec();
+            self.record_request(&id, name)?;
+        }
         let forgotten = crate::time::now_micros().saturating_sub(retention());
         operations.retain(|_, operation| !operation.done || operation.lease >= forgotten);
         operations.insert(operation.name.clone(), operation.clone());
         Ok(())
+    }
+
+    async fn operation_started_under(&self, key: &str) -> Result<Option<Recorded>, StoreError> {
+        self.recorded(key).await
     }
 
     async fn get_operation(&self, name: &str) -> Result<Option<StoredOperation>, StoreError> {

@@ -21,6 +21,7 @@ use crate::operation::{
     Admission, MAX_WAIT, Operation, OperationStore, Outcome, Running, StoredOperation, abandoned,
     cancelled,
 };
+use crate::request_id::RequestId;
 use crate::resource::{Resource, SortValue};
 
 /// Operations a page of `ListOperations` holds unless asked for fewer.
@@ -169,9 +170,16 @@ fn operation_name(target: &str) -> String {
 /// nothing is stored; once it has, the operation is stored running, named
 /// after the authorized target's location, and answered (encoded); it ends
 /// with the flow's write or error.
+///
+/// Under an AIP-155 `request_id` (the caller's, for this method and
+/// request), the operation's name is recorded with it, and a retry is
+/// answered with the first operation as it stands, running or ended,
+/// without a second flow; the caller has passed the method's checks again
+/// (its dry run) before.
 pub async fn start_operation<S, F>(
     store: Arc<S>,
     context: &ApiContext,
+    request_id: Option<RequestId>,
     launch: Launch,
     flow: F,
 ) -> Result<Vec<u8>, Error>
@@ -179,6 +187,11 @@ where
     S: OperationStore,
     F: Future<Output = Result<Vec<u8>, Error>> + Send + 'static,
 {
+    if let Some(id) = &request_id
+        && let Some(first) = started_under(&*store, id).await?
+    {
+        return Ok(first.body);
+    }
     let launch = Arc::new(launch);
     let lease = context.operation_lease;
     let name = Arc::new(OnceLock::new());
@@ -233,10 +246,41 @@ where
         body: launch.body(None),
     };
     // Unstored, the flow goes no further (`recorded` is dropped).
-    store.insert_operation(&operation).await?;
+    let recording = request_id.as_ref().map(RequestId::for_operation);
+    match RequestId::scope(recording, store.insert_operation(&operation)).await {
+        Ok(()) => {}
+        // A twin retry started first: its operation answers.
+        Err(crate::store::StoreError::DuplicateRequest) => {
+            if let Some(id) = &request_id
+                && let Some(first) = started_under(&*store, id).await?
+            {
+                return Ok(first.body);
+            }
+            return Err(crate::store::StoreError::DuplicateRequest.into());
+        }
+        Err(error) => return Err(error.into()),
+    }
     stored.store(true, Ordering::Release);
     let _ = recorded.send(());
     Ok(operation.body)
+}
+
+/// The operation a request under `id` started before, if any.
+async fn started_under<S: OperationStore>(
+    store: &S,
+    id: &RequestId,
+) -> Result<Option<StoredOperation>, Error> {
+    let Some(record) = store
+        .operation_started_under(id.for_operation().key())
+        .await?
+    else {
+        return Ok(None);
+    };
+    if record.fingerprint != id.fingerprint() {
+        return Err(super::request_ids::reused());
+    }
+    let name = String::from_utf8(record.outcome).map_err(Error::internal)?;
+    read_operation(store, &name).await.map(Some)
 }
 
 fn lease_until(lease: Duration) -> i64 {

@@ -23,13 +23,18 @@ where
         return Ok(None);
     };
     if record.fingerprint != id.fingerprint() {
-        return Err(Error::invalid_fields(vec![FieldViolation::new(
-            "requestId",
-            "was used for a different request: a retry repeats its request exactly; \
-             a new request takes a new id",
-        )]));
+        return Err(reused());
     }
     R::decode(record.outcome.as_slice())
         .map(Some)
         .map_err(Error::internal)
+}
+
+/// INVALID_ARGUMENT on `requestId`: it was used for another request.
+pub(super) fn reused() -> Error {
+    Error::invalid_fields(vec![FieldViolation::new(
+        "requestId",
+        "was used for a different request: a retry repeats its request exactly; \
+         a new request takes a new id",
+    )])
 }

@@ -64,40 +64,9 @@ impl Table {
         if let Some(running) = running {
             end_running(transaction, &running, &outcome).await?;
         }
-        let Some(id) = id else {
-            return Ok(());
-        };
-        let now = protoapi_core::time::now_micros();
-        sqlx::query(
-            "DELETE FROM request_ids WHERE key IN \
-             (SELECT key FROM request_ids WHERE expires <= $1 ORDER BY expires LIMIT $2)",
-        )
-        .bind(now)
-        .bind(SWEEP)
-        .execute(&mut **transaction)
-        .await
-        .map_err(backend_error)?;
-        sqlx::query("DELETE FROM request_ids WHERE key = $1 AND expires <= $2")
-            .bind(id.key().to_owned())
-            .bind(now)
-            .execute(&mut **transaction)
-            .await
-            .map_err(backend_error)?;
-        let inserted = sqlx::query(
-            "INSERT INTO request_ids (key, fingerprint, outcome, expires) VALUES ($1, $2, $3, $4)",
-        )
-        .bind(id.key().to_owned())
-        .bind(id.fingerprint().to_owned())
-        .bind(outcome)
-        .bind(id.expires())
-        .execute(&mut **transaction)
-        .await;
-        match inserted {
-            Ok(_) => Ok(()),
-            Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
-                Err(StoreError::DuplicateRequest)
-            }
-            Err(error) => Err(backend_error(error)),
+        match id {
+            Some(id) => record_under(transaction, &id, outcome).await,
+            None => Ok(()),
         }
     }
 
@@ -118,6 +87,48 @@ impl Table {
             .await
             .map_err(backend_error)?;
         Ok(body.unwrap_or_default())
+    }
+}
+
+/// Records `outcome` under `id` in `transaction`: `DuplicateRequest` when
+/// the id holds an unexpired record. Forgets a few expired records on the
+/// way.
+pub(crate) async fn record_under(
+    transaction: &mut Transaction,
+    id: &RequestId,
+    outcome: Vec<u8>,
+) -> Result<(), StoreError> {
+    let now = protoapi_core::time::now_micros();
+    sqlx::query(
+        "DELETE FROM request_ids WHERE key IN \
+         (SELECT key FROM request_ids WHERE expires <= $1 ORDER BY expires LIMIT $2)",
+    )
+    .bind(now)
+    .bind(SWEEP)
+    .execute(&mut **transaction)
+    .await
+    .map_err(backend_error)?;
+    sqlx::query("DELETE FROM request_ids WHERE key = $1 AND expires <= $2")
+        .bind(id.key().to_owned())
+        .bind(now)
+        .execute(&mut **transaction)
+        .await
+        .map_err(backend_error)?;
+    let inserted = sqlx::query(
+        "INSERT INTO request_ids (key, fingerprint, outcome, expires) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(id.key().to_owned())
+    .bind(id.fingerprint().to_owned())
+    .bind(outcome)
+    .bind(id.expires())
+    .execute(&mut **transaction)
+    .await;
+    match inserted {
+        Ok(_) => Ok(()),
+        Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
+            Err(StoreError::DuplicateRequest)
+        }
+        Err(error) => Err(backend_error(error)),
     }
 }
 

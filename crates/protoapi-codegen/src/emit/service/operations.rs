@@ -15,17 +15,24 @@ use crate::model::{Api, LongRunning, Method, Progress, Resource, Standard};
 /// `flow` (the standard method's body). With a store that checks writes
 /// without making them (`dry_runs`, its call), the flow first runs as a
 /// dry run, so that what is wrong with the request, storage's findings
-/// included, is answered at once rather than as a failed operation.
+/// included, is answered at once rather than as a failed operation. Under
+/// the request's AIP-155 id (`request_id`, an `Option<RequestId>` when the
+/// request has one), a
+/// retry is answered with the first operation.
 pub(super) fn long_running_methods(
     scope: &crate::emit::Scope,
     method: &Method,
     resource: &Resource,
     long_running: &LongRunning,
-    (flow, dry_runs): (TokenStream, TokenStream),
+    ([flow, dry_runs], request_id): ([TokenStream; 2], Option<TokenStream>),
     [audit, audited]: [TokenStream; 2],
 ) -> TokenStream {
     let rust_name = format_ident!("{}", method.rust_name());
     let run = format_ident!("run_{}", method.rust_name());
+    let (request_id, id) = match request_id {
+        Some(request_id) => (quote!(let request_id = #request_id;), quote!(request_id)),
+        None => (quote!(), quote!(None)),
+    };
     let input = scope.path(&method.input);
     let operation = scope.path(&method.output);
     let response = scope.path(&long_running.response);
@@ -66,11 +73,12 @@ pub(super) fn long_running_methods(
                 if #dry_runs {
                     standard::DryRun::scope(true, self.#run(caller, request.clone())).await?;
                 }
+                #request_id
                 let launch = standard::Launch::new::<#ty>(#verb, #response_type) #metadata;
                 let (this, caller) = (self.clone(), caller.clone());
                 let flow = async move { this.#run(&caller, request).await.map(#encode) };
                 let store = std::sync::Arc::clone(&self.store);
-                let body = standard::start_operation(store, &self.context, launch, flow).await?;
+                let body = standard::start_operation(store, &self.context, #id, launch, flow).await?;
                 <#operation as ::prost::Message>::decode(body.as_slice()).map_err(Error::internal)
             }
             .await;
