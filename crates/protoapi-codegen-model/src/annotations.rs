@@ -24,7 +24,26 @@ pub struct Annotations {
     pub views: Vec<ViewDecl>,
 }
 
+/// The mixins collections may declare (`mixins`), and the proto file
+/// declaring each.
+pub const MIXINS: &[(&str, &str)] =
+    &[("google.iam.v1.IAMPolicy", "google/iam/v1/iam_policy.proto")];
+
 impl Annotations {
+    /// The files declaring the mixins collections name (known ones only),
+    /// for the loader to parse beside the API's own.
+    pub fn mixin_files(&self) -> Vec<&'static str> {
+        let named = (self.collections.values())
+            .filter_map(|c| c.mixins.as_ref())
+            .flatten();
+        let mut files: Vec<&str> = named
+            .filter_map(|name| MIXINS.iter().find(|(known, _)| known == name.get_ref()))
+            .map(|(_, file)| *file)
+            .collect();
+        files.dedup();
+        files
+    }
+
     /// Whether no annotation file states anything (an API without them).
     pub fn is_empty(&self) -> bool {
         self.collections.is_empty() && self.defaults.is_empty() && self.views.is_empty()
@@ -88,6 +107,11 @@ pub struct Collection {
     /// A string method option (`acme.v1.required_permission`) whose value
     /// on a method is the capability it needs (only in `["*"]`).
     pub permission_option: Option<Spanned<String>>,
+    /// Services of other packages served on this collection's items as
+    /// services of their own (a service configuration's `mixins`):
+    /// `google.iam.v1.IAMPolicy`, on the collection role bindings are kept
+    /// under.
+    pub mixins: Option<Vec<Spanned<String>>>,
     /// Rules for individual fields, by field name.
     #[serde(default)]
     pub fields: BTreeMap<Spanned<String>, FieldRules>,
@@ -296,6 +320,7 @@ impl Collection {
             && self.fields.is_empty()
             && self.references.is_empty()
             && self.token_exchange.is_none()
+            && self.mixins.is_none()
     }
 }
 

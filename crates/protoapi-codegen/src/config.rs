@@ -213,10 +213,10 @@ impl Config {
         crate_root: bool,
         by_emitter: bool,
     ) -> Result<(Output, Warnings), Error> {
-        let loaded = load::load(&self.includes, &self.files)?;
         // A file that does not parse is left out, and the protos are still
         // checked: every problem is reported in one run.
         let (annotations, unreadable) = self.load_annotations();
+        let loaded = load::load(&self.includes, &self.files, &annotations.mixin_files())?;
         let mut diagnostics = Diagnostics::default();
         let api = Api::build(
             &loaded.pool,

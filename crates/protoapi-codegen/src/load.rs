@@ -23,8 +23,10 @@ pub struct Loaded {
     pub api_files: Vec<String>,
 }
 
-/// Parses `files` (paths relative to one of `includes`) and their imports.
-pub fn load(includes: &[PathBuf], files: &[PathBuf]) -> Result<Loaded, Error> {
+/// Parses `files` (paths relative to one of `includes`) and their imports,
+/// and the files declaring the services the API mixes in (`mixins`, by
+/// import path: found like imports).
+pub fn load(includes: &[PathBuf], files: &[PathBuf], mixins: &[&str]) -> Result<Loaded, Error> {
     let invalid = |error: protox::Error| Error::invalid(diagnostics(&error), includes);
     let mut resolver = protox::file::ChainFileResolver::new();
     for include in includes {
@@ -43,6 +45,9 @@ pub fn load(includes: &[PathBuf], files: &[PathBuf]) -> Result<Loaded, Error> {
         .filter(|file| !file.is_import())
         .map(|file| file.name().to_owned())
         .collect();
+    for mixin in mixins {
+        compiler.open_file(mixin).map_err(invalid)?;
+    }
     // An operation's error holds the error model's details, which JSON
     // names by type: their descriptors go with the operations'.
     if compiler.files().any(|file| file.name() == OPERATIONS) {

@@ -188,6 +188,16 @@ fn annotation_typos_are_reported_with_positions() {
         ),
         (
             "page_size = { default = 50, max = 200 }",
+            "page_size = { default = 50, max = 200 }\nmixins = [\"google.iam.v1.IAMPolicies\"]",
+            "unknown mixin `google.iam.v1.IAMPolicies` (mixins: google.iam.v1.IAMPolicy)",
+        ),
+        (
+            "[roles]\n",
+            "[roles]\nmixins = [\"google.iam.v1.IAMPolicy\"]\n",
+            "`google.iam.v1.IAMPolicy` is mixed into `roles`, but policies are kept on `groups` (the collection `roleBindings` are stored under): mix it into `groups`",
+        ),
+        (
+            "page_size = { default = 50, max = 200 }",
             "pagesize = { default = 50, max = 200 }",
             "platform/iam/v2/annotations.toml:5:1: unknown field `pagesize`",
         ),

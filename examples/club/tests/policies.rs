@@ -1,13 +1,17 @@
-//! Access policies declared on `MemberService` (`google.iam.v1`'s
-//! `GetIamPolicy`, `SetIamPolicy`, `TestIamPermissions`), answered by the
-//! generated code from the club's own grants: served over a real socket on
-//! SQLite with the grants deciding access, and called with the generated
-//! client over REST and gRPC. Nothing is written by hand.
+//! Access policies mixed in on members (`google.iam.v1.IAMPolicy`'s
+//! `GetIamPolicy`, `SetIamPolicy`, `TestIamPermissions` as a service of its
+//! own, `mixins` in the annotations), answered by the generated code from
+//! the club's own grants: served over a real socket on SQLite with the
+//! grants deciding access, and called with the generated client over REST
+//! (`POST /v1/members/{resource=**}:getIamPolicy`, ...) and gRPC
+//! (`/google.iam.v1.IAMPolicy/GetIamPolicy`, ...). Nothing is written by
+//! hand.
 
 use std::sync::Arc;
 
 use club::club::v1::client::{MemberService, RoleService};
 use club::club::v1::{CreateMemberRequest, CreateRoleRequest, Grant, Member, Role};
+use club::google::iam::v1::client::IAMPolicy;
 use club::google::iam::v1::{
     Binding, GetIamPolicyRequest, Policy, SetIamPolicyRequest, TestIamPermissionsRequest,
 };
@@ -84,6 +88,7 @@ async fn policies_over(base: &str, tokens: &ApiTokens, grpc: bool) {
             ..Default::default()
         }),
     };
+    let policies = IAMPolicy::new(admin.clone());
     let roles = RoleService::new(admin);
     let keeper = roles
         .create(role(
@@ -115,7 +120,7 @@ async fn policies_over(base: &str, tokens: &ApiTokens, grpc: bool) {
     };
 
     // The founder's policy, set by the administrator, makes Alice its keeper.
-    let set = members
+    let set = policies
         .set_iam_policy(SetIamPolicyRequest {
             resource: founder.clone(),
             policy: Some(Policy {
@@ -129,7 +134,7 @@ async fn policies_over(base: &str, tokens: &ApiTokens, grpc: bool) {
     assert_eq!(set.bindings, [grant(&keeper, &alice)]);
 
     // Alice keeps it: she grants Bob the reader role on herself ...
-    let as_alice = MemberService::new(connect(base, grpc, &tokens.issue(&alice)));
+    let as_alice = IAMPolicy::new(connect(base, grpc, &tokens.issue(&alice)));
     let read = as_alice
         .get_iam_policy(GetIamPolicyRequest {
             resource: alice.clone(),
@@ -152,7 +157,7 @@ async fn policies_over(base: &str, tokens: &ApiTokens, grpc: bool) {
         .unwrap();
     assert_eq!(set.bindings, [grant(&reader, &bob)]);
     // ... and Bob may now read there, and only read.
-    let as_bob = MemberService::new(connect(base, grpc, &tokens.issue(&bob)));
+    let as_bob = IAMPolicy::new(connect(base, grpc, &tokens.issue(&bob)));
     let tested = as_bob
         .test_iam_permissions(TestIamPermissionsRequest {
             resource: alice.clone(),

@@ -3249,12 +3249,12 @@ impl<S: GroupStore + IdentityStore + RoleStore + RoleBindingStore> GroupServiceA
                         self.store.get_group(resource),
                     )
                     .await?;
-                let list = |query: ListQuery| async move {
+                let list = |query: ::protoapi_runtime::__private::store::ListQuery| async move {
                     self.store.list_role_bindings(&query).await
                 };
                 standard::PolicyShape {
-                    role: &<RoleBinding as Resource>::REFERENCES[1],
-                    member: &<RoleBinding as Resource>::REFERENCES[0],
+                    role: &<RoleBinding as ::protoapi_runtime::__private::resource::Resource>::REFERENCES[1],
+                    member: &<RoleBinding as ::protoapi_runtime::__private::resource::Resource>::REFERENCES[0],
                     member_kind: "identity",
                     create: Need::Capability("roleBindings.create"),
                     delete: Need::Capability("roleBindings.delete"),
@@ -3285,8 +3285,8 @@ impl<S: GroupStore + IdentityStore + RoleStore + RoleBindingStore> GroupServiceA
                     Group,
                 >("resource", &request.resource)?;
                 let shape = standard::PolicyShape {
-                    role: &<RoleBinding as Resource>::REFERENCES[1],
-                    member: &<RoleBinding as Resource>::REFERENCES[0],
+                    role: &<RoleBinding as ::protoapi_runtime::__private::resource::Resource>::REFERENCES[1],
+                    member: &<RoleBinding as ::protoapi_runtime::__private::resource::Resource>::REFERENCES[0],
                     member_kind: "identity",
                     create: Need::Capability("roleBindings.create"),
                     delete: Need::Capability("roleBindings.delete"),
@@ -3309,7 +3309,7 @@ impl<S: GroupStore + IdentityStore + RoleStore + RoleBindingStore> GroupServiceA
                         self.store.get_group(resource),
                     )
                     .await?;
-                let list = |query: ListQuery| async move {
+                let list = |query: ::protoapi_runtime::__private::store::ListQuery| async move {
                     self.store.list_role_bindings(&query).await
                 };
                 let creates = &RoleBindingServiceApi::new(

@@ -3,6 +3,7 @@
 //! that span the whole API.
 
 mod long_running;
+mod mixins;
 mod operations;
 mod policies;
 mod resource;
@@ -42,6 +43,7 @@ impl Api {
             .collect();
         let mut api = Self::build_from_descriptors(pool, api_files, &views, diagnostics);
         api.add_operations_service(pool);
+        api.add_mixins(pool, annotations, diagnostics);
         api.plan_routes(diagnostics);
         api.check_generated_names(pool, diagnostics);
         if diagnostics.fatal() {
@@ -55,6 +57,7 @@ impl Api {
         api.option_references(pool, diagnostics);
         api.resolve_read_capabilities();
         api.resolve_policies(diagnostics);
+        api.check_mixins(annotations, diagnostics);
         api.check_access_subjects(annotations, diagnostics);
         api.check_indexed(annotations, diagnostics);
         api.check_upserts(diagnostics);

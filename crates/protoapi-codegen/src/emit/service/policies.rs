@@ -41,7 +41,7 @@ pub(super) fn policy_body(
     let read = quote! {
         self.context.authorize(caller, #need, resource).await?;
         standard::get(&self.context, caller, Need::Nothing, resource, #get_holder).await?;
-        let list = |query: ListQuery| async move { #list.await };
+        let list = |query: ::protoapi_runtime::__private::store::ListQuery| async move { #list.await };
     };
     let policy = match verb {
         PolicyVerb::Get => quote! {
@@ -85,8 +85,8 @@ fn shape(scope: &crate::emit::Scope, bindings: &PolicyBindings) -> TokenStream {
     let (create, delete) = (need(bindings.create.method), need(bindings.delete.method));
     quote! {
         standard::PolicyShape {
-            role: &<#ty as Resource>::REFERENCES[#role],
-            member: &<#ty as Resource>::REFERENCES[#member],
+            role: &<#ty as ::protoapi_runtime::__private::resource::Resource>::REFERENCES[#role],
+            member: &<#ty as ::protoapi_runtime::__private::resource::Resource>::REFERENCES[#member],
             member_kind: #kind,
             create: #create,
             delete: #delete,
