@@ -219,3 +219,68 @@ async fn policies_are_the_clubs_grants() {
         policies_over(&base, &tokens, grpc).await;
     }
 }
+
+/// Two policies set at once from the same read: one is put in place, the
+/// other is refused ABORTED, never both half applied.
+#[tokio::test]
+async fn policies_set_at_once_from_one_read_do_not_mix() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, tokens) = serve(dir.path()).await;
+    let admin = connect(&base, false, &tokens.issue(ADMIN));
+    let members = MemberService::new(admin.clone());
+    let founder = enrol(&members, "", "founder").await;
+    let reader = RoleService::new(admin.clone())
+        .create(CreateRoleRequest {
+            parent: founder.clone(),
+            role: Some(Role {
+                title: "reader".into(),
+                capabilities: vec!["members.get".into()],
+                ..Default::default()
+            }),
+        })
+        .await
+        .unwrap()
+        .uid;
+    let policies = IAMPolicy::new(admin);
+    for round in 0..5 {
+        // Neither is in place yet: each set changes the policy.
+        let alice = enrol(&members, &founder, "alice").await;
+        let bob = enrol(&members, &founder, "bob").await;
+        let read = policies
+            .get_iam_policy(GetIamPolicyRequest {
+                resource: founder.clone(),
+                options: None,
+            })
+            .await
+            .unwrap();
+        let set = |member: &str| {
+            policies.set_iam_policy(SetIamPolicyRequest {
+                resource: founder.clone(),
+                policy: Some(Policy {
+                    bindings: vec![Binding {
+                        role: format!("roles/{reader}"),
+                        members: vec![format!("member:{member}")],
+                        condition: None,
+                    }],
+                    etag: read.etag.clone(),
+                    ..Default::default()
+                }),
+                update_mask: None,
+            })
+        };
+        let (first, second) = tokio::join!(set(&alice), set(&bob));
+        let (set, refused) = match (first, second) {
+            (Ok(set), Err(refused)) | (Err(refused), Ok(set)) => (set, refused),
+            other => panic!("round {round}: exactly one applies: {other:?}"),
+        };
+        assert_eq!(refused.code(), Code::Aborted, "{refused:?}");
+        let now = policies
+            .get_iam_policy(GetIamPolicyRequest {
+                resource: founder.clone(),
+                options: None,
+            })
+            .await
+            .unwrap();
+        assert_eq!(now.bindings, set.bindings, "round {round}");
+    }
+}

@@ -279,14 +279,19 @@ impl PolicyRequest {
     /// (and, when some are dropped, delete) bindings there; else each missing grant is created with `create` (the bindings'
     /// Create; the first refused undoes those made before it, and its
     /// error names the policy's field), then each dropped binding deleted
-    /// with `delete`. Answers the policy now in place (what was kept and what
-    /// was made), encoded.
+    /// with `delete`. Answers the policy now in place, encoded.
+    ///
+    /// Policies of the same holder are set one at a time in this process
+    /// (striped locks, [`POLICY_STRIPES`]); a write by another process
+    /// meanwhile (a replica on the same database) is found by reading the
+    /// bindings again, and answered ABORTED (`POLICY_CHANGED`) rather than
+    /// as a success the other write undid.
     pub async fn apply<B, L, C, D>(
         self,
         (context, caller): (&ApiContext, &Caller),
         shape: &PolicyShape,
         holder: &str,
-        list: impl FnOnce(ListQuery) -> L,
+        list: impl Fn(ListQuery) -> L,
         create: impl Fn(B) -> C,
         delete: impl Fn(String) -> D,
     ) -> Result<Vec<u8>, Error>
@@ -296,7 +301,8 @@ impl PolicyRequest {
         C: Future<Output = Result<B, Error>>,
         D: Future<Output = Result<(), Error>>,
     {
-        let current = policy_bindings(holder, list).await?;
+        let _one_at_a_time = stripe(holder).lock().await;
+        let current = policy_bindings(holder, &list).await?;
         let grants: Vec<Grant> = current.iter().map(|b| shape.grant_of(b)).collect();
         let held: BTreeSet<Grant> = grants.iter().cloned().collect();
         if !self.etag.is_empty() && self.etag != etag(&held) {
@@ -344,14 +350,38 @@ impl PolicyRequest {
                 _ => {}
             }
         }
-        // The policy now in place: what was kept, and what was made.
-        let mut now: Vec<B> = (current.iter().zip(&grants))
-            .filter(|(_, grant)| wanted.contains(grant))
-            .map(|(binding, _)| binding.clone())
-            .collect();
-        now.extend(created);
+        // The policy now in place: what was asked for, unless another
+        // process wrote meanwhile.
+        let now = policy_bindings(holder, &list).await?;
+        let in_place: BTreeSet<Grant> = now.iter().map(|b| shape.grant_of(b)).collect();
+        if in_place.iter().ne(wanted.iter().copied()) {
+            return Err(Error::new(
+                Code::Aborted,
+                "POLICY_CHANGED",
+                format!(
+                    "the policy of `{holder}` was changed by another request while this one set it: \
+                     read it again"
+                ),
+            ));
+        }
         Ok(shape.policy(&now))
     }
+}
+
+/// How many locks policies of different holders share, at most: setting
+/// one waits only for a policy of a holder hashing to the same lock, and
+/// the locks cost the same whatever the number of holders.
+pub const POLICY_STRIPES: usize = 64;
+
+/// The lock of `holder`'s policy in this process.
+fn stripe(holder: &str) -> &'static tokio::sync::Mutex<()> {
+    use std::hash::{BuildHasher, RandomState};
+    static STRIPES: [tokio::sync::Mutex<()>; POLICY_STRIPES] =
+        [const { tokio::sync::Mutex::const_new(()) }; POLICY_STRIPES];
+    // Keyed per process: which holders share a lock cannot be chosen.
+    static KEYS: std::sync::LazyLock<RandomState> = std::sync::LazyLock::new(RandomState::new);
+    let hash = KEYS.hash_one(holder);
+    &STRIPES[(hash % POLICY_STRIPES as u64) as usize]
 }
 
 /// `text` without `prefix`, when it has it and something after it.
