@@ -246,7 +246,7 @@ reach"#,
         (
             "[roleBindings.references.role]",
             "[roleBindings.references.name]",
-            "platform/iam/v2/annotations.toml:73:26: reference field `name` must be IMMUTABLE",
+            "platform/iam/v2/annotations.toml:77:26: reference field `name` must be IMMUTABLE",
         ),
         (
             "[roleBindings.references.role]",
@@ -532,13 +532,13 @@ fn storage_rows_keep_the_fields_rules_look_up() {
 #[test]
 fn tables_guard_access_where_references_grant_capabilities() {
     let services = generated_text(&workspace().join("platform/proto"), "services.rs");
-    assert!(services.contains("RoleRow>().guarding_access()"));
+    assert!(services.contains("RoleRow>()\n            .guarding_access()"));
     assert!(services.contains("RoleBindingRow>()\n            .guarding_access_of(\"identity\")"));
     assert_reported(
         "platform/iam/v2/annotations.toml",
         "[roleBindings.references.identity]\ncollection = \"identities\"\nreach = \"root\"",
         "",
-        "platform/iam/v2/annotations.toml:61:2: `roleBindings` grants the capabilities of its reference `role`: it needs exactly one other reference, naming whom they are granted to (it has 0)",
+        "platform/iam/v2/annotations.toml:65:2: `roleBindings` grants the capabilities of its reference `role`: it needs exactly one other reference, naming whom they are granted to (it has 0)",
     );
 }
 

@@ -72,9 +72,12 @@ pub struct ListAdvisories {
     /// Only these UIDPs.
     #[arg(long, value_delimiter = ',')]
     pub ids: Vec<String>,
+    /// An AIP-160 filter on `name`, `createTime`, `updateTime`, `advisoryId`, `aliases`, e.g. `name = "x" AND NOT ...`.
+    #[arg(long, value_name = "EXPRESSION")]
+    pub filter: Option<String>,
     /// A declared filter, `field=value`: `name`.
     #[arg(
-        long = "filter",
+        long = "match",
         value_name = "FIELD=VALUE",
         value_parser = cli::filter(&["name"])
     )]
@@ -89,6 +92,7 @@ impl ListAdvisories {
         cli::insert(&mut request, "uidp.childrenOf", self.children_of.clone());
         cli::insert(&mut request, "uidp.descendantsOf", self.descendants_of.clone());
         cli::insert(&mut request, "uidp.ids", self.ids.clone());
+        cli::insert(&mut request, "filter", self.filter.clone());
         for (field, value) in &self.filters {
             cli::insert(&mut request, field, value.as_str());
         }
@@ -148,9 +152,12 @@ pub struct ListArtifacts {
     /// Only these UIDPs.
     #[arg(long, value_delimiter = ',')]
     pub ids: Vec<String>,
+    /// An AIP-160 filter on `name`, `createTime`, `updateTime`, e.g. `name = "x" AND NOT ...`.
+    #[arg(long, value_name = "EXPRESSION")]
+    pub filter: Option<String>,
     /// A declared filter, `field=value`: `name`.
     #[arg(
-        long = "filter",
+        long = "match",
         value_name = "FIELD=VALUE",
         value_parser = cli::filter(&["name"])
     )]
@@ -165,6 +172,7 @@ impl ListArtifacts {
         cli::insert(&mut request, "uidp.childrenOf", self.children_of.clone());
         cli::insert(&mut request, "uidp.descendantsOf", self.descendants_of.clone());
         cli::insert(&mut request, "uidp.ids", self.ids.clone());
+        cli::insert(&mut request, "filter", self.filter.clone());
         for (field, value) in &self.filters {
             cli::insert(&mut request, field, value.as_str());
         }
@@ -239,9 +247,12 @@ pub struct ListDocuments {
     /// Only these UIDPs.
     #[arg(long, value_delimiter = ',')]
     pub ids: Vec<String>,
+    /// An AIP-160 filter on `name`, `createTime`, `updateTime`, e.g. `name = "x" AND NOT ...`.
+    #[arg(long, value_name = "EXPRESSION")]
+    pub filter: Option<String>,
     /// A declared filter, `field=value`: `name`.
     #[arg(
-        long = "filter",
+        long = "match",
         value_name = "FIELD=VALUE",
         value_parser = cli::filter(&["name"])
     )]
@@ -256,6 +267,7 @@ impl ListDocuments {
         cli::insert(&mut request, "uidp.childrenOf", self.children_of.clone());
         cli::insert(&mut request, "uidp.descendantsOf", self.descendants_of.clone());
         cli::insert(&mut request, "uidp.ids", self.ids.clone());
+        cli::insert(&mut request, "filter", self.filter.clone());
         for (field, value) in &self.filters {
             cli::insert(&mut request, field, value.as_str());
         }
@@ -336,9 +348,12 @@ pub struct ListGroups {
     /// Only these UIDPs.
     #[arg(long, value_delimiter = ',')]
     pub ids: Vec<String>,
+    /// An AIP-160 filter on `name`, `createTime`, `updateTime`, e.g. `name = "x" AND NOT ...`.
+    #[arg(long, value_name = "EXPRESSION")]
+    pub filter: Option<String>,
     /// A declared filter, `field=value`: `name`.
     #[arg(
-        long = "filter",
+        long = "match",
         value_name = "FIELD=VALUE",
         value_parser = cli::filter(&["name"])
     )]
@@ -355,6 +370,7 @@ impl ListGroups {
         cli::insert(&mut request, "uidp.ancestorsOf", self.ancestors_of.clone());
         cli::insert(&mut request, "uidp.inRoot", self.in_root);
         cli::insert(&mut request, "uidp.ids", self.ids.clone());
+        cli::insert(&mut request, "filter", self.filter.clone());
         for (field, value) in &self.filters {
             cli::insert(&mut request, field, value.as_str());
         }
@@ -430,9 +446,12 @@ pub struct ListIdentities {
     /// Only these UIDPs.
     #[arg(long, value_delimiter = ',')]
     pub ids: Vec<String>,
+    /// An AIP-160 filter on `name`, `createTime`, `updateTime`, `claimMatch.issuer`, `claimMatch.subject`, e.g. `name = "x" AND NOT ...`.
+    #[arg(long, value_name = "EXPRESSION")]
+    pub filter: Option<String>,
     /// A declared filter, `field=value`: `name`.
     #[arg(
-        long = "filter",
+        long = "match",
         value_name = "FIELD=VALUE",
         value_parser = cli::filter(&["name"])
     )]
@@ -448,6 +467,7 @@ impl ListIdentities {
         cli::insert(&mut request, "uidp.descendantsOf", self.descendants_of.clone());
         cli::insert(&mut request, "uidp.inRoot", self.in_root);
         cli::insert(&mut request, "uidp.ids", self.ids.clone());
+        cli::insert(&mut request, "filter", self.filter.clone());
         for (field, value) in &self.filters {
             cli::insert(&mut request, field, value.as_str());
         }
@@ -516,6 +536,9 @@ pub struct ListImages {
     /// Only these UIDPs.
     #[arg(long, value_delimiter = ',')]
     pub ids: Vec<String>,
+    /// An AIP-160 filter on `createTime`, `updateTime`, `digest`, `tags`, e.g. `createTime = "x" AND NOT ...`.
+    #[arg(long, value_name = "EXPRESSION")]
+    pub filter: Option<String>,
     #[command(flatten)]
     pub paging: cli::Paging,
 }
@@ -526,6 +549,7 @@ impl ListImages {
         cli::insert(&mut request, "uidp.childrenOf", self.children_of.clone());
         cli::insert(&mut request, "uidp.descendantsOf", self.descendants_of.clone());
         cli::insert(&mut request, "uidp.ids", self.ids.clone());
+        cli::insert(&mut request, "filter", self.filter.clone());
         request
     }
 }
@@ -580,9 +604,12 @@ pub struct ListRepos {
     /// Only these UIDPs.
     #[arg(long, value_delimiter = ',')]
     pub ids: Vec<String>,
+    /// An AIP-160 filter on `name`, `createTime`, `updateTime`, `aliases`, e.g. `name = "x" AND NOT ...`.
+    #[arg(long, value_name = "EXPRESSION")]
+    pub filter: Option<String>,
     /// A declared filter, `field=value`: `name`.
     #[arg(
-        long = "filter",
+        long = "match",
         value_name = "FIELD=VALUE",
         value_parser = cli::filter(&["name"])
     )]
@@ -597,6 +624,7 @@ impl ListRepos {
         cli::insert(&mut request, "uidp.childrenOf", self.children_of.clone());
         cli::insert(&mut request, "uidp.descendantsOf", self.descendants_of.clone());
         cli::insert(&mut request, "uidp.ids", self.ids.clone());
+        cli::insert(&mut request, "filter", self.filter.clone());
         for (field, value) in &self.filters {
             cli::insert(&mut request, field, value.as_str());
         }
@@ -669,9 +697,12 @@ pub struct ListRoleBindings {
     /// Only these UIDPs.
     #[arg(long, value_delimiter = ',')]
     pub ids: Vec<String>,
+    /// An AIP-160 filter on `name`, `createTime`, `updateTime`, e.g. `name = "x" AND NOT ...`.
+    #[arg(long, value_name = "EXPRESSION")]
+    pub filter: Option<String>,
     /// A declared filter, `field=value`: `name`.
     #[arg(
-        long = "filter",
+        long = "match",
         value_name = "FIELD=VALUE",
         value_parser = cli::filter(&["name"])
     )]
@@ -686,6 +717,7 @@ impl ListRoleBindings {
         cli::insert(&mut request, "uidp.childrenOf", self.children_of.clone());
         cli::insert(&mut request, "uidp.descendantsOf", self.descendants_of.clone());
         cli::insert(&mut request, "uidp.ids", self.ids.clone());
+        cli::insert(&mut request, "filter", self.filter.clone());
         for (field, value) in &self.filters {
             cli::insert(&mut request, field, value.as_str());
         }
@@ -760,9 +792,12 @@ pub struct ListRoles {
     /// Only these UIDPs.
     #[arg(long, value_delimiter = ',')]
     pub ids: Vec<String>,
+    /// An AIP-160 filter on `name`, `createTime`, `updateTime`, `capabilities`, e.g. `name = "x" AND NOT ...`.
+    #[arg(long, value_name = "EXPRESSION")]
+    pub filter: Option<String>,
     /// A declared filter, `field=value`: `name`.
     #[arg(
-        long = "filter",
+        long = "match",
         value_name = "FIELD=VALUE",
         value_parser = cli::filter(&["name"])
     )]
@@ -777,6 +812,7 @@ impl ListRoles {
         cli::insert(&mut request, "uidp.childrenOf", self.children_of.clone());
         cli::insert(&mut request, "uidp.descendantsOf", self.descendants_of.clone());
         cli::insert(&mut request, "uidp.ids", self.ids.clone());
+        cli::insert(&mut request, "filter", self.filter.clone());
         for (field, value) in &self.filters {
             cli::insert(&mut request, field, value.as_str());
         }

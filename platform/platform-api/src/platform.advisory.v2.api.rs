@@ -217,7 +217,7 @@ impl JsonMessage for GetDocumentRequest {
 }
 impl JsonMessage for ListDocumentsRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut object = serializer.serialize_struct("ListDocumentsRequest", 6)?;
+        let mut object = serializer.serialize_struct("ListDocumentsRequest", 7)?;
         if let Some(value) = &self.uidp {
             object.serialize_field("uidp", &wire::Message(value))?;
         }
@@ -226,6 +226,7 @@ impl JsonMessage for ListDocumentsRequest {
         object.serialize_field("skip", &self.skip)?;
         object.serialize_field("orderBy", &self.order_by)?;
         object.serialize_field("name", &self.name)?;
+        object.serialize_field("filter", &self.filter)?;
         object.end()
     }
     fn from_json_object(object: &JsonObject) -> Option<Self> {
@@ -238,6 +239,7 @@ impl JsonMessage for ListDocumentsRequest {
                 "skip" => message.skip = wire::integer(value)?,
                 "orderBy" => message.order_by = wire::string(value)?,
                 "name" => message.name = wire::string(value)?,
+                "filter" => message.filter = wire::string(value)?,
                 _ => return None,
             }
         }
@@ -253,6 +255,7 @@ impl JsonMessage for ListDocumentsRequest {
             "skip" => wire::Field::text("skip"),
             "orderBy" | "order_by" => wire::Field::text("orderBy"),
             "name" => wire::Field::text("name"),
+            "filter" => wire::Field::text("filter"),
             _ => return None,
         };
         Some(field)
@@ -853,6 +856,7 @@ impl<S: DocumentStore> DocumentServiceApi<S> {
                 page_token: &request.page_token,
                 skip: request.skip,
                 order_by: &request.order_by,
+                filter: &request.filter,
                 ..Default::default()
             };
             let plan = ListPlan::with_filters::<

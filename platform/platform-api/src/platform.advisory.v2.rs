@@ -70,6 +70,11 @@ pub struct ListDocumentsRequest {
     /// the `name` filter).
     #[prost(string, tag = "6")]
     pub name: ::prost::alloc::string::String,
+    /// An AIP-160 filter on the fields the collection declares filterable
+    /// (`name = "a*" AND createTime > "2026-01-01T00:00:00Z"`); the OpenAPI
+    /// document lists them.
+    #[prost(string, tag = "7")]
+    pub filter: ::prost::alloc::string::String,
 }
 /// Response of `ListDocuments`.
 #[derive(Clone, PartialEq, ::prost::Message)]

@@ -753,7 +753,7 @@ impl JsonMessage for Identity {
 }
 impl JsonMessage for ListGroupsRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut object = serializer.serialize_struct("ListGroupsRequest", 6)?;
+        let mut object = serializer.serialize_struct("ListGroupsRequest", 7)?;
         if let Some(value) = &self.uidp {
             object.serialize_field("uidp", &wire::Message(value))?;
         }
@@ -762,6 +762,7 @@ impl JsonMessage for ListGroupsRequest {
         object.serialize_field("skip", &self.skip)?;
         object.serialize_field("orderBy", &self.order_by)?;
         object.serialize_field("name", &self.name)?;
+        object.serialize_field("filter", &self.filter)?;
         object.end()
     }
     fn from_json_object(object: &JsonObject) -> Option<Self> {
@@ -774,6 +775,7 @@ impl JsonMessage for ListGroupsRequest {
                 "skip" => message.skip = wire::integer(value)?,
                 "orderBy" => message.order_by = wire::string(value)?,
                 "name" => message.name = wire::string(value)?,
+                "filter" => message.filter = wire::string(value)?,
                 _ => return None,
             }
         }
@@ -789,6 +791,7 @@ impl JsonMessage for ListGroupsRequest {
             "skip" => wire::Field::text("skip"),
             "orderBy" | "order_by" => wire::Field::text("orderBy"),
             "name" => wire::Field::text("name"),
+            "filter" => wire::Field::text("filter"),
             _ => return None,
         };
         Some(field)
@@ -826,7 +829,7 @@ impl JsonMessage for ListGroupsResponse {
 }
 impl JsonMessage for ListIdentitiesRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut object = serializer.serialize_struct("ListIdentitiesRequest", 6)?;
+        let mut object = serializer.serialize_struct("ListIdentitiesRequest", 7)?;
         if let Some(value) = &self.uidp {
             object.serialize_field("uidp", &wire::Message(value))?;
         }
@@ -835,6 +838,7 @@ impl JsonMessage for ListIdentitiesRequest {
         object.serialize_field("skip", &self.skip)?;
         object.serialize_field("orderBy", &self.order_by)?;
         object.serialize_field("name", &self.name)?;
+        object.serialize_field("filter", &self.filter)?;
         object.end()
     }
     fn from_json_object(object: &JsonObject) -> Option<Self> {
@@ -847,6 +851,7 @@ impl JsonMessage for ListIdentitiesRequest {
                 "skip" => message.skip = wire::integer(value)?,
                 "orderBy" => message.order_by = wire::string(value)?,
                 "name" => message.name = wire::string(value)?,
+                "filter" => message.filter = wire::string(value)?,
                 _ => return None,
             }
         }
@@ -862,6 +867,7 @@ impl JsonMessage for ListIdentitiesRequest {
             "skip" => wire::Field::text("skip"),
             "orderBy" | "order_by" => wire::Field::text("orderBy"),
             "name" => wire::Field::text("name"),
+            "filter" => wire::Field::text("filter"),
             _ => return None,
         };
         Some(field)
@@ -899,7 +905,7 @@ impl JsonMessage for ListIdentitiesResponse {
 }
 impl JsonMessage for ListRoleBindingsRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut object = serializer.serialize_struct("ListRoleBindingsRequest", 6)?;
+        let mut object = serializer.serialize_struct("ListRoleBindingsRequest", 7)?;
         if let Some(value) = &self.uidp {
             object.serialize_field("uidp", &wire::Message(value))?;
         }
@@ -908,6 +914,7 @@ impl JsonMessage for ListRoleBindingsRequest {
         object.serialize_field("skip", &self.skip)?;
         object.serialize_field("orderBy", &self.order_by)?;
         object.serialize_field("name", &self.name)?;
+        object.serialize_field("filter", &self.filter)?;
         object.end()
     }
     fn from_json_object(object: &JsonObject) -> Option<Self> {
@@ -920,6 +927,7 @@ impl JsonMessage for ListRoleBindingsRequest {
                 "skip" => message.skip = wire::integer(value)?,
                 "orderBy" => message.order_by = wire::string(value)?,
                 "name" => message.name = wire::string(value)?,
+                "filter" => message.filter = wire::string(value)?,
                 _ => return None,
             }
         }
@@ -935,6 +943,7 @@ impl JsonMessage for ListRoleBindingsRequest {
             "skip" => wire::Field::text("skip"),
             "orderBy" | "order_by" => wire::Field::text("orderBy"),
             "name" => wire::Field::text("name"),
+            "filter" => wire::Field::text("filter"),
             _ => return None,
         };
         Some(field)
@@ -972,7 +981,7 @@ impl JsonMessage for ListRoleBindingsResponse {
 }
 impl JsonMessage for ListRolesRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut object = serializer.serialize_struct("ListRolesRequest", 6)?;
+        let mut object = serializer.serialize_struct("ListRolesRequest", 7)?;
         if let Some(value) = &self.uidp {
             object.serialize_field("uidp", &wire::Message(value))?;
         }
@@ -981,6 +990,7 @@ impl JsonMessage for ListRolesRequest {
         object.serialize_field("skip", &self.skip)?;
         object.serialize_field("orderBy", &self.order_by)?;
         object.serialize_field("name", &self.name)?;
+        object.serialize_field("filter", &self.filter)?;
         object.end()
     }
     fn from_json_object(object: &JsonObject) -> Option<Self> {
@@ -993,6 +1003,7 @@ impl JsonMessage for ListRolesRequest {
                 "skip" => message.skip = wire::integer(value)?,
                 "orderBy" => message.order_by = wire::string(value)?,
                 "name" => message.name = wire::string(value)?,
+                "filter" => message.filter = wire::string(value)?,
                 _ => return None,
             }
         }
@@ -1008,6 +1019,7 @@ impl JsonMessage for ListRolesRequest {
             "skip" => wire::Field::text("skip"),
             "orderBy" | "order_by" => wire::Field::text("orderBy"),
             "name" => wire::Field::text("name"),
+            "filter" => wire::Field::text("filter"),
             _ => return None,
         };
         Some(field)
@@ -1608,7 +1620,13 @@ impl ::protoapi_runtime::__private::resource::Resource for Identity {
         "ids",
         "name",
     ];
-    const FILTERABLE: &'static [&'static str] = &["name", "createTime", "updateTime"];
+    const FILTERABLE: &'static [&'static str] = &[
+        "name",
+        "createTime",
+        "updateTime",
+        "claimMatch.issuer",
+        "claimMatch.subject",
+    ];
     const DEPENDENTS: &'static [::protoapi_runtime::__private::resource::Dependent] = {
         use ::protoapi_runtime::__private::resource::Dependent;
         &[
@@ -1814,6 +1832,24 @@ impl ::protoapi_runtime::__private::resource::Resource for Identity {
             "name" => SortValue::Text(self.name.clone()),
             "description" => SortValue::Text(self.description.clone()),
             "etag" => SortValue::Text(self.etag.clone()),
+            "claimMatch.issuer" => {
+                SortValue::Text(
+                    self
+                        .claim_match
+                        .as_ref()
+                        .map(|parent| parent.issuer.clone())
+                        .unwrap_or_default(),
+                )
+            }
+            "claimMatch.subject" => {
+                SortValue::Text(
+                    self
+                        .claim_match
+                        .as_ref()
+                        .map(|parent| parent.subject.clone())
+                        .unwrap_or_default(),
+                )
+            }
             _ => SortValue::Text(self.uid.clone()),
         }
     }
@@ -2036,7 +2072,12 @@ impl ::protoapi_runtime::__private::resource::Resource for Role {
         "ids",
         "name",
     ];
-    const FILTERABLE: &'static [&'static str] = &["name", "createTime", "updateTime"];
+    const FILTERABLE: &'static [&'static str] = &[
+        "name",
+        "createTime",
+        "updateTime",
+        "capabilities",
+    ];
     const DEPENDENTS: &'static [::protoapi_runtime::__private::resource::Dependent] = {
         use ::protoapi_runtime::__private::resource::Dependent;
         &[
@@ -2256,6 +2297,18 @@ impl ::protoapi_runtime::__private::resource::Resource for Role {
             "name" => SortValue::Text(self.name.clone()),
             "description" => SortValue::Text(self.description.clone()),
             "etag" => SortValue::Text(self.etag.clone()),
+            "capabilities" => {
+                SortValue::Text(
+                    ::protoapi_runtime::__private::filter::json_values(
+                        self
+                            .capabilities
+                            .iter()
+                            .map(|value| ::protoapi_runtime::__private::resource::SortValue::Text(
+                                value.clone(),
+                            )),
+                    ),
+                )
+            }
             _ => SortValue::Text(self.uid.clone()),
         }
     }
@@ -2600,6 +2653,8 @@ pub struct IdentityRow {
     pub create_time: i64,
     /// Microseconds since the Unix epoch (0 when unset).
     pub update_time: i64,
+    pub claim_match_issuer: String,
+    pub claim_match_subject: String,
 }
 impl ::protoapi_runtime::__private::row::Row for IdentityRow {
     type Message = Identity;
@@ -2622,6 +2677,18 @@ impl ::protoapi_runtime::__private::row::Row for IdentityRow {
             integer: true,
             output_only: true,
         },
+        ::protoapi_runtime::__private::row::ColumnSpec {
+            name: "claim_match_issuer",
+            field: "claimMatch.issuer",
+            integer: false,
+            output_only: false,
+        },
+        ::protoapi_runtime::__private::row::ColumnSpec {
+            name: "claim_match_subject",
+            field: "claimMatch.subject",
+            integer: false,
+            output_only: false,
+        },
     ];
     fn from_message(message: &Identity) -> Self {
         IdentityRow {
@@ -2636,6 +2703,16 @@ impl ::protoapi_runtime::__private::row::Row for IdentityRow {
                 .as_ref()
                 .map(::protoapi_runtime::__private::time::to_micros)
                 .unwrap_or_default(),
+            claim_match_issuer: message
+                .claim_match
+                .as_ref()
+                .map(|parent| parent.issuer.clone())
+                .unwrap_or_default(),
+            claim_match_subject: message
+                .claim_match
+                .as_ref()
+                .map(|parent| parent.subject.clone())
+                .unwrap_or_default(),
         }
     }
     fn values(&self) -> Vec<::protoapi_runtime::__private::resource::SortValue> {
@@ -2643,6 +2720,10 @@ impl ::protoapi_runtime::__private::row::Row for IdentityRow {
             ::protoapi_runtime::__private::resource::SortValue::Text(self.name.clone()),
             ::protoapi_runtime::__private::resource::SortValue::Int(self.create_time),
             ::protoapi_runtime::__private::resource::SortValue::Int(self.update_time),
+            ::protoapi_runtime::__private::resource::SortValue::Text(self
+            .claim_match_issuer.clone()),
+            ::protoapi_runtime::__private::resource::SortValue::Text(self
+            .claim_match_subject.clone()),
         ]
     }
 }
@@ -2733,6 +2814,7 @@ pub struct RoleRow {
     pub create_time: i64,
     /// Microseconds since the Unix epoch (0 when unset).
     pub update_time: i64,
+    pub capabilities: String,
 }
 impl ::protoapi_runtime::__private::row::Row for RoleRow {
     type Message = Role;
@@ -2755,6 +2837,12 @@ impl ::protoapi_runtime::__private::row::Row for RoleRow {
             integer: true,
             output_only: true,
         },
+        ::protoapi_runtime::__private::row::ColumnSpec {
+            name: "capabilities",
+            field: "capabilities",
+            integer: false,
+            output_only: false,
+        },
     ];
     fn from_message(message: &Role) -> Self {
         RoleRow {
@@ -2769,6 +2857,14 @@ impl ::protoapi_runtime::__private::row::Row for RoleRow {
                 .as_ref()
                 .map(::protoapi_runtime::__private::time::to_micros)
                 .unwrap_or_default(),
+            capabilities: ::protoapi_runtime::__private::filter::json_values(
+                message
+                    .capabilities
+                    .iter()
+                    .map(|value| ::protoapi_runtime::__private::resource::SortValue::Text(
+                        value.clone(),
+                    )),
+            ),
         }
     }
     fn values(&self) -> Vec<::protoapi_runtime::__private::resource::SortValue> {
@@ -2776,6 +2872,8 @@ impl ::protoapi_runtime::__private::row::Row for RoleRow {
             ::protoapi_runtime::__private::resource::SortValue::Text(self.name.clone()),
             ::protoapi_runtime::__private::resource::SortValue::Int(self.create_time),
             ::protoapi_runtime::__private::resource::SortValue::Int(self.update_time),
+            ::protoapi_runtime::__private::resource::SortValue::Text(self.capabilities
+            .clone()),
         ]
     }
 }
@@ -3121,6 +3219,7 @@ impl<S: GroupStore + IdentityStore + RoleStore + RoleBindingStore> GroupServiceA
                 page_token: &request.page_token,
                 skip: request.skip,
                 order_by: &request.order_by,
+                filter: &request.filter,
                 ..Default::default()
             };
             let plan = ListPlan::with_filters::<
@@ -3605,6 +3704,7 @@ impl<S: IdentityStore> IdentityServiceApi<S> {
                 page_token: &request.page_token,
                 skip: request.skip,
                 order_by: &request.order_by,
+                filter: &request.filter,
                 ..Default::default()
             };
             let plan = ListPlan::with_filters::<
@@ -3958,6 +4058,7 @@ impl<S: IdentityStore + RoleStore + RoleBindingStore> RoleBindingServiceApi<S> {
                 page_token: &request.page_token,
                 skip: request.skip,
                 order_by: &request.order_by,
+                filter: &request.filter,
                 ..Default::default()
             };
             let plan = ListPlan::with_filters::<
@@ -4269,6 +4370,7 @@ impl<S: RoleStore> RoleServiceApi<S> {
                 page_token: &request.page_token,
                 skip: request.skip,
                 order_by: &request.order_by,
+                filter: &request.filter,
                 ..Default::default()
             };
             let plan = ListPlan::with_filters::<

@@ -80,6 +80,11 @@ pub struct ListGroupsRequest {
     /// the `name` filter).
     #[prost(string, tag = "6")]
     pub name: ::prost::alloc::string::String,
+    /// An AIP-160 filter on the fields the collection declares filterable
+    /// (`name = "a*" AND createTime > "2026-01-01T00:00:00Z"`); the OpenAPI
+    /// document lists them.
+    #[prost(string, tag = "7")]
+    pub filter: ::prost::alloc::string::String,
 }
 /// Response of `ListGroups`.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -1059,6 +1064,11 @@ pub struct ListIdentitiesRequest {
     /// the `name` filter).
     #[prost(string, tag = "6")]
     pub name: ::prost::alloc::string::String,
+    /// An AIP-160 filter on the fields the collection declares filterable
+    /// (`name = "a*" AND createTime > "2026-01-01T00:00:00Z"`); the OpenAPI
+    /// document lists them.
+    #[prost(string, tag = "7")]
+    pub filter: ::prost::alloc::string::String,
 }
 /// Response of `ListIdentities`.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -1769,6 +1779,11 @@ pub struct ListRoleBindingsRequest {
     /// the `name` filter).
     #[prost(string, tag = "6")]
     pub name: ::prost::alloc::string::String,
+    /// An AIP-160 filter on the fields the collection declares filterable
+    /// (`name = "a*" AND createTime > "2026-01-01T00:00:00Z"`); the OpenAPI
+    /// document lists them.
+    #[prost(string, tag = "7")]
+    pub filter: ::prost::alloc::string::String,
 }
 /// Response of `ListRoleBindings`.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -2504,6 +2519,11 @@ pub struct ListRolesRequest {
     /// the `name` filter).
     #[prost(string, tag = "6")]
     pub name: ::prost::alloc::string::String,
+    /// An AIP-160 filter on the fields the collection declares filterable
+    /// (`name = "a*" AND createTime > "2026-01-01T00:00:00Z"`); the OpenAPI
+    /// document lists them.
+    #[prost(string, tag = "7")]
+    pub filter: ::prost::alloc::string::String,
 }
 /// Response of `ListRoles`.
 #[derive(Clone, PartialEq, ::prost::Message)]

@@ -224,7 +224,7 @@ impl JsonMessage for GetArtifactRequest {
 }
 impl JsonMessage for ListArtifactsRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut object = serializer.serialize_struct("ListArtifactsRequest", 6)?;
+        let mut object = serializer.serialize_struct("ListArtifactsRequest", 7)?;
         if let Some(value) = &self.uidp {
             object.serialize_field("uidp", &wire::Message(value))?;
         }
@@ -233,6 +233,7 @@ impl JsonMessage for ListArtifactsRequest {
         object.serialize_field("skip", &self.skip)?;
         object.serialize_field("orderBy", &self.order_by)?;
         object.serialize_field("name", &self.name)?;
+        object.serialize_field("filter", &self.filter)?;
         object.end()
     }
     fn from_json_object(object: &JsonObject) -> Option<Self> {
@@ -245,6 +246,7 @@ impl JsonMessage for ListArtifactsRequest {
                 "skip" => message.skip = wire::integer(value)?,
                 "orderBy" => message.order_by = wire::string(value)?,
                 "name" => message.name = wire::string(value)?,
+                "filter" => message.filter = wire::string(value)?,
                 _ => return None,
             }
         }
@@ -260,6 +262,7 @@ impl JsonMessage for ListArtifactsRequest {
             "skip" => wire::Field::text("skip"),
             "orderBy" | "order_by" => wire::Field::text("orderBy"),
             "name" => wire::Field::text("name"),
+            "filter" => wire::Field::text("filter"),
             _ => return None,
         };
         Some(field)
@@ -829,6 +832,7 @@ impl<S: ArtifactStore> ArtifactServiceApi<S> {
                 page_token: &request.page_token,
                 skip: request.skip,
                 order_by: &request.order_by,
+                filter: &request.filter,
                 ..Default::default()
             };
             let plan = ListPlan::with_filters::<

@@ -283,7 +283,7 @@ impl JsonMessage for Image {
 }
 impl JsonMessage for ListImagesRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut object = serializer.serialize_struct("ListImagesRequest", 5)?;
+        let mut object = serializer.serialize_struct("ListImagesRequest", 6)?;
         if let Some(value) = &self.uidp {
             object.serialize_field("uidp", &wire::Message(value))?;
         }
@@ -291,6 +291,7 @@ impl JsonMessage for ListImagesRequest {
         object.serialize_field("pageToken", &self.page_token)?;
         object.serialize_field("skip", &self.skip)?;
         object.serialize_field("orderBy", &self.order_by)?;
+        object.serialize_field("filter", &self.filter)?;
         object.end()
     }
     fn from_json_object(object: &JsonObject) -> Option<Self> {
@@ -302,6 +303,7 @@ impl JsonMessage for ListImagesRequest {
                 "pageToken" => message.page_token = wire::string(value)?,
                 "skip" => message.skip = wire::integer(value)?,
                 "orderBy" => message.order_by = wire::string(value)?,
+                "filter" => message.filter = wire::string(value)?,
                 _ => return None,
             }
         }
@@ -316,6 +318,7 @@ impl JsonMessage for ListImagesRequest {
             "pageToken" | "page_token" => wire::Field::text("pageToken"),
             "skip" => wire::Field::text("skip"),
             "orderBy" | "order_by" => wire::Field::text("orderBy"),
+            "filter" => wire::Field::text("filter"),
             _ => return None,
         };
         Some(field)
@@ -353,7 +356,7 @@ impl JsonMessage for ListImagesResponse {
 }
 impl JsonMessage for ListReposRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut object = serializer.serialize_struct("ListReposRequest", 6)?;
+        let mut object = serializer.serialize_struct("ListReposRequest", 7)?;
         if let Some(value) = &self.uidp {
             object.serialize_field("uidp", &wire::Message(value))?;
         }
@@ -362,6 +365,7 @@ impl JsonMessage for ListReposRequest {
         object.serialize_field("skip", &self.skip)?;
         object.serialize_field("orderBy", &self.order_by)?;
         object.serialize_field("name", &self.name)?;
+        object.serialize_field("filter", &self.filter)?;
         object.end()
     }
     fn from_json_object(object: &JsonObject) -> Option<Self> {
@@ -374,6 +378,7 @@ impl JsonMessage for ListReposRequest {
                 "skip" => message.skip = wire::integer(value)?,
                 "orderBy" => message.order_by = wire::string(value)?,
                 "name" => message.name = wire::string(value)?,
+                "filter" => message.filter = wire::string(value)?,
                 _ => return None,
             }
         }
@@ -389,6 +394,7 @@ impl JsonMessage for ListReposRequest {
             "skip" => wire::Field::text("skip"),
             "orderBy" | "order_by" => wire::Field::text("orderBy"),
             "name" => wire::Field::text("name"),
+            "filter" => wire::Field::text("filter"),
             _ => return None,
         };
         Some(field)
@@ -551,7 +557,12 @@ impl ::protoapi_runtime::__private::resource::Resource for Image {
     const TYPE: &'static str = "registry.platform/Image";
     const COLLECTION: &'static str = "images";
     const FILTERS: &'static [&'static str] = &["children_of", "descendants_of", "ids"];
-    const FILTERABLE: &'static [&'static str] = &["createTime", "updateTime", "digest"];
+    const FILTERABLE: &'static [&'static str] = &[
+        "createTime",
+        "updateTime",
+        "digest",
+        "tags",
+    ];
     const PARENT_TYPE: Option<&'static str> = Some("registry.platform/Repo");
     const MAX_DEPTH: usize = 16;
     const FIELDS: &'static [::protoapi_runtime::__private::resource::FieldSpec] = {
@@ -710,6 +721,18 @@ impl ::protoapi_runtime::__private::resource::Resource for Image {
             "artifactType" => SortValue::Text(self.artifact_type.clone()),
             "subject" => SortValue::Text(self.subject.clone()),
             "etag" => SortValue::Text(self.etag.clone()),
+            "tags" => {
+                SortValue::Text(
+                    ::protoapi_runtime::__private::filter::json_values(
+                        self
+                            .tags
+                            .iter()
+                            .map(|value| ::protoapi_runtime::__private::resource::SortValue::Text(
+                                value.clone(),
+                            )),
+                    ),
+                )
+            }
             _ => SortValue::Text(self.uid.clone()),
         }
     }
@@ -723,7 +746,12 @@ impl ::protoapi_runtime::__private::resource::Resource for Repo {
         "ids",
         "name",
     ];
-    const FILTERABLE: &'static [&'static str] = &["name", "createTime", "updateTime"];
+    const FILTERABLE: &'static [&'static str] = &[
+        "name",
+        "createTime",
+        "updateTime",
+        "aliases",
+    ];
     const DEPENDENTS: &'static [::protoapi_runtime::__private::resource::Dependent] = {
         use ::protoapi_runtime::__private::resource::Dependent;
         &[
@@ -924,6 +952,18 @@ impl ::protoapi_runtime::__private::resource::Resource for Repo {
             "etag" => SortValue::Text(self.etag.clone()),
             "public" => SortValue::Int(i64::from(self.public)),
             "readme" => SortValue::Text(self.readme.clone()),
+            "aliases" => {
+                SortValue::Text(
+                    ::protoapi_runtime::__private::filter::json_values(
+                        self
+                            .aliases
+                            .iter()
+                            .map(|value| ::protoapi_runtime::__private::resource::SortValue::Text(
+                                value.clone(),
+                            )),
+                    ),
+                )
+            }
             _ => SortValue::Text(self.uid.clone()),
         }
     }
@@ -1075,6 +1115,7 @@ pub struct ImageRow {
     /// Microseconds since the Unix epoch (0 when unset).
     pub update_time: i64,
     pub digest: String,
+    pub tags: String,
 }
 impl ::protoapi_runtime::__private::row::Row for ImageRow {
     type Message = Image;
@@ -1097,6 +1138,12 @@ impl ::protoapi_runtime::__private::row::Row for ImageRow {
             integer: false,
             output_only: true,
         },
+        ::protoapi_runtime::__private::row::ColumnSpec {
+            name: "tags",
+            field: "tags",
+            integer: false,
+            output_only: false,
+        },
     ];
     fn from_message(message: &Image) -> Self {
         ImageRow {
@@ -1111,6 +1158,14 @@ impl ::protoapi_runtime::__private::row::Row for ImageRow {
                 .map(::protoapi_runtime::__private::time::to_micros)
                 .unwrap_or_default(),
             digest: message.digest.clone(),
+            tags: ::protoapi_runtime::__private::filter::json_values(
+                message
+                    .tags
+                    .iter()
+                    .map(|value| ::protoapi_runtime::__private::resource::SortValue::Text(
+                        value.clone(),
+                    )),
+            ),
         }
     }
     fn values(&self) -> Vec<::protoapi_runtime::__private::resource::SortValue> {
@@ -1118,6 +1173,7 @@ impl ::protoapi_runtime::__private::row::Row for ImageRow {
             ::protoapi_runtime::__private::resource::SortValue::Int(self.create_time),
             ::protoapi_runtime::__private::resource::SortValue::Int(self.update_time),
             ::protoapi_runtime::__private::resource::SortValue::Text(self.digest
+            .clone()), ::protoapi_runtime::__private::resource::SortValue::Text(self.tags
             .clone()),
         ]
     }
@@ -1134,6 +1190,7 @@ pub struct RepoRow {
     /// Microseconds since the Unix epoch (0 when unset).
     pub update_time: i64,
     pub public: bool,
+    pub aliases: String,
 }
 impl ::protoapi_runtime::__private::row::Row for RepoRow {
     type Message = Repo;
@@ -1162,6 +1219,12 @@ impl ::protoapi_runtime::__private::row::Row for RepoRow {
             integer: true,
             output_only: false,
         },
+        ::protoapi_runtime::__private::row::ColumnSpec {
+            name: "aliases",
+            field: "aliases",
+            integer: false,
+            output_only: false,
+        },
     ];
     fn from_message(message: &Repo) -> Self {
         RepoRow {
@@ -1177,6 +1240,14 @@ impl ::protoapi_runtime::__private::row::Row for RepoRow {
                 .map(::protoapi_runtime::__private::time::to_micros)
                 .unwrap_or_default(),
             public: message.public,
+            aliases: ::protoapi_runtime::__private::filter::json_values(
+                message
+                    .aliases
+                    .iter()
+                    .map(|value| ::protoapi_runtime::__private::resource::SortValue::Text(
+                        value.clone(),
+                    )),
+            ),
         }
     }
     fn values(&self) -> Vec<::protoapi_runtime::__private::resource::SortValue> {
@@ -1185,6 +1256,8 @@ impl ::protoapi_runtime::__private::row::Row for RepoRow {
             ::protoapi_runtime::__private::resource::SortValue::Int(self.create_time),
             ::protoapi_runtime::__private::resource::SortValue::Int(self.update_time),
             ::protoapi_runtime::__private::resource::SortValue::Int(self.public.into()),
+            ::protoapi_runtime::__private::resource::SortValue::Text(self.aliases
+            .clone()),
         ]
     }
 }
@@ -1377,6 +1450,7 @@ impl<S: ImageStore> ImageServiceApi<S> {
                 page_token: &request.page_token,
                 skip: request.skip,
                 order_by: &request.order_by,
+                filter: &request.filter,
                 ..Default::default()
             };
             let plan = ListPlan::with_filters::<
@@ -1545,6 +1619,7 @@ impl<S: RepoStore> RepoServiceApi<S> {
                 page_token: &request.page_token,
                 skip: request.skip,
                 order_by: &request.order_by,
+                filter: &request.filter,
                 ..Default::default()
             };
             let plan = ListPlan::with_filters::<

@@ -61,6 +61,11 @@ pub struct ListImagesRequest {
     /// Comma-separated fields to order by, each optionally followed by `desc`.
     #[prost(string, tag = "5")]
     pub order_by: ::prost::alloc::string::String,
+    /// An AIP-160 filter on the fields the collection declares filterable
+    /// (`name = "a*" AND createTime > "2026-01-01T00:00:00Z"`); the OpenAPI
+    /// document lists them.
+    #[prost(string, tag = "6")]
+    pub filter: ::prost::alloc::string::String,
 }
 /// Response of `ListImages`.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -546,6 +551,11 @@ pub struct ListReposRequest {
     /// the `name` filter).
     #[prost(string, tag = "6")]
     pub name: ::prost::alloc::string::String,
+    /// An AIP-160 filter on the fields the collection declares filterable
+    /// (`name = "a*" AND createTime > "2026-01-01T00:00:00Z"`); the OpenAPI
+    /// document lists them.
+    #[prost(string, tag = "7")]
+    pub filter: ::prost::alloc::string::String,
 }
 /// Response of `ListRepos`.
 #[derive(Clone, PartialEq, ::prost::Message)]

@@ -143,7 +143,7 @@ impl JsonMessage for GetAdvisoryRequest {
 }
 impl JsonMessage for ListAdvisoriesRequest {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut object = serializer.serialize_struct("ListAdvisoriesRequest", 6)?;
+        let mut object = serializer.serialize_struct("ListAdvisoriesRequest", 7)?;
         if let Some(value) = &self.uidp {
             object.serialize_field("uidp", &wire::Message(value))?;
         }
@@ -152,6 +152,7 @@ impl JsonMessage for ListAdvisoriesRequest {
         object.serialize_field("skip", &self.skip)?;
         object.serialize_field("orderBy", &self.order_by)?;
         object.serialize_field("name", &self.name)?;
+        object.serialize_field("filter", &self.filter)?;
         object.end()
     }
     fn from_json_object(object: &JsonObject) -> Option<Self> {
@@ -164,6 +165,7 @@ impl JsonMessage for ListAdvisoriesRequest {
                 "skip" => message.skip = wire::integer(value)?,
                 "orderBy" => message.order_by = wire::string(value)?,
                 "name" => message.name = wire::string(value)?,
+                "filter" => message.filter = wire::string(value)?,
                 _ => return None,
             }
         }
@@ -179,6 +181,7 @@ impl JsonMessage for ListAdvisoriesRequest {
             "skip" => wire::Field::text("skip"),
             "orderBy" | "order_by" => wire::Field::text("orderBy"),
             "name" => wire::Field::text("name"),
+            "filter" => wire::Field::text("filter"),
             _ => return None,
         };
         Some(field)
@@ -264,6 +267,7 @@ impl ::protoapi_runtime::__private::resource::Resource for Advisory {
         "createTime",
         "updateTime",
         "advisoryId",
+        "aliases",
     ];
     const PARENT_TYPE: Option<&'static str> = Some("iam.platform/Group");
     const MAX_DEPTH: usize = 16;
@@ -511,6 +515,18 @@ impl ::protoapi_runtime::__private::resource::Resource for Advisory {
             "etag" => SortValue::Text(self.etag.clone()),
             "advisoryId" => SortValue::Text(self.advisory_id.clone()),
             "artifactName" => SortValue::Text(self.artifact_name.clone()),
+            "aliases" => {
+                SortValue::Text(
+                    ::protoapi_runtime::__private::filter::json_values(
+                        self
+                            .aliases
+                            .iter()
+                            .map(|value| ::protoapi_runtime::__private::resource::SortValue::Text(
+                                value.clone(),
+                            )),
+                    ),
+                )
+            }
             _ => SortValue::Text(self.uid.clone()),
         }
     }
@@ -595,6 +611,7 @@ pub struct AdvisoryRow {
     /// Microseconds since the Unix epoch (0 when unset).
     pub update_time: i64,
     pub advisory_id: String,
+    pub aliases: String,
 }
 impl ::protoapi_runtime::__private::row::Row for AdvisoryRow {
     type Message = Advisory;
@@ -623,6 +640,12 @@ impl ::protoapi_runtime::__private::row::Row for AdvisoryRow {
             integer: false,
             output_only: false,
         },
+        ::protoapi_runtime::__private::row::ColumnSpec {
+            name: "aliases",
+            field: "aliases",
+            integer: false,
+            output_only: false,
+        },
     ];
     fn from_message(message: &Advisory) -> Self {
         AdvisoryRow {
@@ -638,6 +661,14 @@ impl ::protoapi_runtime::__private::row::Row for AdvisoryRow {
                 .map(::protoapi_runtime::__private::time::to_micros)
                 .unwrap_or_default(),
             advisory_id: message.advisory_id.clone(),
+            aliases: ::protoapi_runtime::__private::filter::json_values(
+                message
+                    .aliases
+                    .iter()
+                    .map(|value| ::protoapi_runtime::__private::resource::SortValue::Text(
+                        value.clone(),
+                    )),
+            ),
         }
     }
     fn values(&self) -> Vec<::protoapi_runtime::__private::resource::SortValue> {
@@ -646,7 +677,8 @@ impl ::protoapi_runtime::__private::row::Row for AdvisoryRow {
             ::protoapi_runtime::__private::resource::SortValue::Int(self.create_time),
             ::protoapi_runtime::__private::resource::SortValue::Int(self.update_time),
             ::protoapi_runtime::__private::resource::SortValue::Text(self.advisory_id
-            .clone()),
+            .clone()), ::protoapi_runtime::__private::resource::SortValue::Text(self
+            .aliases.clone()),
         ]
     }
 }
@@ -790,6 +822,7 @@ impl<S: AdvisoryStore> AdvisoryServiceApi<S> {
                 page_token: &request.page_token,
                 skip: request.skip,
                 order_by: &request.order_by,
+                filter: &request.filter,
                 ..Default::default()
             };
             let plan = ListPlan::with_filters::<

@@ -645,11 +645,14 @@ pub fn tables<T: ::protoapi_runtime::__private::row::TableOf>() -> Vec<T> {
         T::of::<crate::platform::iam::v2::IdentityRow>(),
         T::of::<crate::platform::iam::v2::RoleBindingRow>()
             .guarding_access_of("identity"),
-        T::of::<crate::platform::iam::v2::RoleRow>().guarding_access(),
+        T::of::<crate::platform::iam::v2::RoleRow>()
+            .guarding_access()
+            .unindexed(&["capabilities"]),
         T::of::<crate::platform::libraries::v2::ArtifactRow>(),
-        T::of::<crate::platform::registry::v2::ImageRow>(),
-        T::of::<crate::platform::registry::v2::RepoRow>(),
-        T::of::<crate::platform::vulnerabilities::v2::AdvisoryRow>(),
+        T::of::<crate::platform::registry::v2::ImageRow>().unindexed(&["tags"]),
+        T::of::<crate::platform::registry::v2::RepoRow>().unindexed(&["aliases"]),
+        T::of::<crate::platform::vulnerabilities::v2::AdvisoryRow>()
+            .unindexed(&["aliases"]),
     ])
 }
 impl Services {

@@ -615,3 +615,63 @@ async fn ids_and_name_over_grpc() {
     assert_eq!(refused.code(), tonic::Code::InvalidArgument);
     w.server.stop().await;
 }
+
+/// AIP-160 filters look into lists and nested fields: the roles that grant
+/// a capability (`capabilities:groups.create`), the identities an issuer
+/// signs in (`claimMatch.issuer = "…"`), over REST and alike on both
+/// engines.
+#[tokio::test]
+async fn filters_look_into_capabilities_and_claims() {
+    let w = world().await;
+    let admin = w.server.rest();
+    let filtered = |collection: &str, filter: &str| {
+        let filter: String = form_urlencoded::byte_serialize(filter.as_bytes()).collect();
+        format!(
+            "/iam/v2/{collection}?uidp.children_of={}&filter={filter}",
+            w.root
+        )
+    };
+    // `world` made "member" (groups.get, groups.list) and "owner" (groups.*,
+    // repos.*) under the root.
+    let count = |listed: (Vec<String>, u64)| listed.1;
+    for (filter, expected) in [
+        ("capabilities:groups.list", 2),
+        ("capabilities:groups.create", 1),
+        ("capabilities:\"repos.*\"", 1),
+        ("capabilities:*", 2),
+        ("NOT capabilities:repos.delete", 1),
+        ("capabilities:groups.list AND name = member", 1),
+        ("capabilities:advisories.get", 0),
+    ] {
+        let listed = listed(&admin, &filtered("roles", filter)).await;
+        assert_eq!(count(listed), expected, "{filter}");
+    }
+    for (name, issuer) in [
+        ("ci", "https://ci.example"),
+        ("laptop", "https://sso.example"),
+        ("desk", "https://sso.example"),
+    ] {
+        let claim = json!({ "issuer": issuer, "subject": name });
+        admin
+            .create(
+                &format!("/iam/v2/identities/{}", w.root),
+                json!({ "name": name, "claimMatch": claim }),
+            )
+            .await;
+    }
+    for (filter, expected) in [
+        ("claimMatch.issuer = \"https://sso.example\"", 2),
+        ("claim_match.issuer = \"https://ci.*\"", 1),
+        ("claimMatch.subject = laptop OR claimMatch.subject = ci", 2),
+        ("claimMatch.issuer:*", 3),
+    ] {
+        let listed = listed(&admin, &filtered("identities", filter)).await;
+        assert_eq!(count(listed), expected, "{filter}");
+    }
+    // A list's other comparisons are refused, naming the filter.
+    let refused = admin
+        .get(&filtered("roles", "capabilities = groups.list"))
+        .await;
+    assert_eq!(violations(&refused), ["filter"]);
+    w.server.stop().await;
+}

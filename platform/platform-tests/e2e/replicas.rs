@@ -427,8 +427,19 @@ async fn create_v1_schema(pool: &AnyPool, postgres: bool) {
 /// Stores a resource as the previous release did: its row, and the counters
 /// of every prefix above it.
 async fn insert_v1<R: Resource, W: Row<Message = R>>(pool: &AnyPool, table: &str, resource: &R) {
-    let values = W::from_message(resource).values();
-    let columns: Vec<&str> = W::COLUMNS.iter().map(|column| column.name).collect();
+    // The columns the previous release kept: a column added since is filled
+    // by the upgrade.
+    let created = format!("CREATE TABLE IF NOT EXISTS {table} (");
+    let v1_table = V1_SCHEMA
+        .lines()
+        .find(|line| line.starts_with(&created))
+        .expect("a table of the previous release");
+    let kept = |name: &str| v1_table.contains(&format!(" {name} "));
+    let (columns, values): (Vec<&str>, Vec<SortValue>) = (W::COLUMNS.iter())
+        .zip(W::from_message(resource).values())
+        .filter(|(column, _)| kept(column.name))
+        .map(|(column, value)| (column.name, value))
+        .unzip();
     let placeholders: Vec<String> = (1..=values.len() + 4).map(|i| format!("${i}")).collect();
     let sql = format!(
         "INSERT INTO {table} (uid, parent, {}, etag, body) VALUES ({})",
@@ -606,6 +617,32 @@ async fn replicas_upgrade_a_database_of_the_previous_release_together() {
             .get(&format!("/iam/v2/groups/{uid}"))
             .await;
         assert_eq!(response.status, StatusCode::OK, "{backend}");
+        // A column added since (the roles' capabilities, filterable) was
+        // filled from the items stored before it.
+        for (filter, count) in [
+            ("capabilities%3Agroups.list", 1),
+            ("capabilities%3Agroups.create", 0),
+        ] {
+            let response = servers[1]
+                .rest()
+                .get(&format!(
+                    "/iam/v2/roles?uidp.children_of={}&filter={filter}",
+                    v1.root
+                ))
+                .await;
+            assert_eq!(
+                response.status,
+                StatusCode::OK,
+                "{backend}: {:?}",
+                response.body
+            );
+            assert_eq!(
+                response.body["totalCount"].as_u64().unwrap_or(0),
+                count,
+                "{backend} {filter}: {:?}",
+                response.body
+            );
+        }
         for server in servers {
             server.stop().await;
         }

@@ -117,9 +117,10 @@ async fn every_collection_from_the_command_line() {
         table.stdout
     );
 
-    // A declared filter, and one the collection does not declare.
+    // A declared filter (`--match`), and an AIP-160 filter on a field the
+    // collection does not declare filterable.
     let named = run(args(&format!(
-        "groups list --children-of {root} --filter name=team-3 -o json"
+        "groups list --children-of {root} --match name=team-3 -o json"
     )))
     .await;
     assert_eq!(

@@ -183,6 +183,7 @@ fn operations(
                         .is_none_or(|(filter, _)| accepted.iter().any(|a| a == filter))
                 });
             }
+            filterable_fields(api, method, &mut parameters);
             let mut operation = Map::new();
             operation.insert("operationId".into(), json!(operation_id(tag, method, path_field.is_none() && matches!(template.axum_shape(), Some(Some(_))), index)));
             operation.insert("tags".into(), json!([tag]));
@@ -420,8 +421,39 @@ fn query_parameters(
             if let Value::Object(map) = &mut schema {
                 map.remove("readOnly");
             }
-            out.push(json!({"name": name, "in": "query", "required": false, "schema": schema}));
+            let mut parameter =
+                json!({"name": name, "in": "query", "required": false, "schema": schema});
+            let comment = comments(field.path(), &field.parent_file());
+            if !comment.is_empty() {
+                parameter["description"] = json!(comment);
+            }
+            out.push(parameter);
         }
+    }
+}
+
+/// A list's `filter` parameter says which fields an AIP-160 filter may
+/// compare.
+fn filterable_fields(api: &Api, method: &Method, parameters: &mut [Value]) {
+    let Standard::List { resource, .. } = &method.standard else {
+        return;
+    };
+    let Some(resource) = api.resource(resource) else {
+        return;
+    };
+    let filter = parameters
+        .iter_mut()
+        .find(|p| p["in"] == "query" && p["name"] == "filter");
+    if let Some(filter) = filter {
+        let said = filter["description"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let fields = match resource.filterable().as_slice() {
+            [] => "No field can be filtered on.".to_owned(),
+            fields => format!("Filterable fields: {}.", fields.join(", ")),
+        };
+        filter["description"] = json!(format!("{said} {fields}").trim());
     }
 }
 

@@ -164,7 +164,7 @@ fn sort_arms(resource: &Resource) -> Vec<TokenStream> {
         })
         .chain(resource.derived.iter().map(|derived| {
             let json = &derived.json_path;
-            let value = super::rows::derived_value(&derived.source, &quote!(self));
+            let value = super::shared::derived_value(&derived.source, &quote!(self));
             match derived.integer() {
                 true => quote!(#json => SortValue::Int(#value),),
                 false => quote!(#json => SortValue::Text(#value),),

@@ -6,11 +6,13 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 mod calls;
+mod derived;
 pub mod shapes;
 
 pub use calls::{
     Etags, accessors, answer_type, has_client, method_names, request_type, runtime_template,
 };
+pub use derived::derived_value;
 
 use crate::model::{Api, Method, Resource, Service, Standard, package_module};
 
