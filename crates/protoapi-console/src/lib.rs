@@ -38,6 +38,7 @@
 //! `Services::console` does that with the API's schema and authorizer.
 
 pub mod call;
+pub mod docs;
 mod edit;
 pub mod form;
 mod guard;

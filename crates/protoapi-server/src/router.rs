@@ -267,6 +267,7 @@ impl ApiRouter {
                 ([(http::header::CONTENT_TYPE, "application/json")], openapi)
             }),
         );
+        routes = reference(routes, openapi);
         routes = match console {
             Some(_) => routes.fallback(console_front_door),
             None => routes.fallback(protoapi_http::rest::fallback),
@@ -343,6 +344,44 @@ async fn console_front_door(request: axum::extract::Request) -> axum::response::
         return axum::response::Redirect::to(protoapi_console::PREFIX).into_response();
     }
     protoapi_http::rest::fallback(request).await
+}
+
+/// The human API reference at `/docs` (and its stylesheet), rendered once
+/// from the OpenAPI document; no token needed, as for the document itself.
+fn reference(routes: axum::Router, openapi: &str) -> axum::Router {
+    use http::header::{
+        CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS,
+    };
+    let page = match protoapi_console::docs::page(openapi) {
+        Ok(page) => bytes::Bytes::from(page),
+        Err(error) => {
+            tracing::warn!(%error, "the OpenAPI document cannot be read: no /docs page");
+            return routes;
+        }
+    };
+    let policy = [
+        (CONTENT_SECURITY_POLICY, protoapi_console::docs::POLICY),
+        (X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (CACHE_CONTROL, "no-cache"),
+    ];
+    routes
+        .route(
+            "/docs",
+            axum::routing::get(move || {
+                let page = page.clone();
+                async move {
+                    let html = [(CONTENT_TYPE, "text/html; charset=utf-8")];
+                    (html, policy, page)
+                }
+            }),
+        )
+        .route(
+            protoapi_console::docs::STYLESHEET_PATH,
+            axum::routing::get(|| async {
+                let css = [(CONTENT_TYPE, "text/css; charset=utf-8")];
+                (css, protoapi_console::docs::STYLESHEET)
+            }),
+        )
 }
 
 #[cfg(test)]

@@ -599,3 +599,40 @@ async fn a_local_identity_is_created_without_the_optional_claim() {
     assert_eq!(made.status, StatusCode::SEE_OTHER, "{}", made.html);
     server.stop().await;
 }
+
+/// The API reference at `/docs`, without a token: every operation of the
+/// OpenAPI document is on it (by its operationId, method and path), under
+/// a policy that allows no script; its stylesheet is served beside it.
+#[tokio::test]
+async fn the_api_reference_names_every_operation() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let anonymous = browser(&server);
+    let page = anonymous.get("/docs").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let header = |name: &str| page.headers.get(name).unwrap().to_str().unwrap().to_owned();
+    assert!(header("content-type").starts_with("text/html"));
+    let policy = header("content-security-policy");
+    assert!(
+        policy.contains("default-src 'none'") && !policy.contains("script"),
+        "{policy}"
+    );
+    let openapi: serde_json::Value = serde_json::from_str(platform_api::OPENAPI_JSON).unwrap();
+    let mut operations = 0;
+    for (path, item) in openapi["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let id = operation["operationId"].as_str().unwrap();
+            assert!(page.html.contains(&format!("id=\"{id}\"")), "{id}");
+            let path = path.replace('<', "&#60;").replace('>', "&#62;");
+            assert!(page.html.contains(&path), "{path}");
+            assert!(page.html.contains(&method.to_uppercase()), "{method}");
+            operations += 1;
+        }
+    }
+    assert!(operations > 80, "{operations} operations");
+    assert!(page.html.contains("id=\"schema-platform.iam.v2.Group\""));
+    assert!(!page.html.contains("<script"));
+    let css = anonymous.get("/docs/reference.css").await;
+    assert_eq!(css.status, StatusCode::OK);
+    server.stop().await;
+}

@@ -517,6 +517,70 @@ def step_delete_refused(walk, child):
     )
 
 
+# Colours as the browser computed them: `rgb(r, g, b)` to WCAG contrast.
+COLOURS = """
+const colour = (element, property) => getComputedStyle(element)[property];
+const link = document.querySelector('main a:not(.button)');
+const danger = document.querySelector('.button.danger');
+const button = document.querySelector('.button:not(.danger), button');
+return {
+  page: colour(document.body, 'backgroundColor'),
+  text: colour(document.body, 'color'),
+  link: link && colour(link, 'color'),
+  danger: danger && [colour(danger, 'color'), colour(danger, 'backgroundColor')],
+  button: button && [colour(button, 'color'), colour(button, 'backgroundColor')],
+};
+"""
+
+
+def luminance(rgb):
+    channels = [int(c) / 255 for c in rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")[:3]]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(a, b):
+    a, b = luminance(a), luminance(b)
+    return (max(a, b) + 0.05) / (min(a, b) + 0.05)
+
+
+def step_contrast(walk, child):
+    """Text, links, the danger button and the buttons read at 4.5:1 or more
+    in the light and the dark scheme, on an item page and on /docs."""
+    driver = walk.driver
+    pages = {}
+    for scheme in ("light", "dark"):
+        driver.execute_cdp_cmd(
+            "Emulation.setEmulatedMedia",
+            {"features": [{"name": "prefers-color-scheme", "value": scheme}]},
+        )
+        walk.open_item("groups", child)
+        item = driver.execute_script(COLOURS)
+        check(item["danger"] and item["button"] and item["link"], f"{scheme}: {item}")
+        pairs = {
+            "text": (item["text"], item["page"]),
+            "link": (item["link"], item["page"]),
+            "danger button": tuple(item["danger"]),
+            "button": tuple(item["button"]),
+        }
+        driver.get(walk.url("/docs"))
+        reference = driver.execute_script(COLOURS)
+        pairs["reference link"] = (reference["link"], reference["page"])
+        for what, (foreground, background) in pairs.items():
+            # A transparent background shows the page's.
+            if background.replace(" ", "") == "rgba(0,0,0,0)":
+                background = item["page"]
+            ratio = contrast(foreground, background)
+            check(ratio >= 4.5, f"{scheme}: {what} {foreground} on {background} is {ratio:.2f}:1")
+        pages[scheme] = item["page"]
+        if scheme == "dark":
+            walk.open_item("groups", child)
+            walk.screenshot("console-dark.png")
+    check(pages["light"] != pages["dark"], f"one page colour for both schemes: {pages}")
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    ok("text, links, danger and buttons reach 4.5:1 in the light and the dark scheme (console and /docs)")
+
+
 def step_role_binding(walk, root, child, viewer_role):
     walker = walk.api.create(
         "identities",
@@ -758,6 +822,7 @@ def walk_all(walk):
     step_edit(walk, child)
     step_stale_edit(walk, child)
     step_delete_refused(walk, child)
+    step_contrast(walk, child)
     step_role_binding(walk, root, child, viewer_role)
     step_xss(walk, root)
     step_csrf(walk, root)

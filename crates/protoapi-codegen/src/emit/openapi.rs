@@ -2,6 +2,7 @@
 //! canonical proto3 JSON, the error body, and bearer authentication.
 
 mod distinct;
+mod errors;
 mod unify;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -65,7 +66,7 @@ pub fn emit(api: &Api, pool: &DescriptorPool, title: &str, version: &str) -> Str
         .collect();
     tags.retain(|tag| tag["name"].as_str().is_some_and(|name| used.contains(name)));
     let mut components = schemas.finish();
-    components.insert("Error".to_owned(), error_schema());
+    errors::components(&mut components);
     let document = json!({
         "openapi": "3.1.0",
         "info": {
@@ -187,6 +188,7 @@ fn operations(
             let mut operation = Map::new();
             operation.insert("operationId".into(), json!(operation_id(tag, method, path_field.is_none() && matches!(template.axum_shape(), Some(Some(_))), index)));
             operation.insert("tags".into(), json!([tag]));
+            operation.insert("summary".into(), json!(summary(method)));
             let description = match public_reads {
                 Some(rule) => format!("{} {}", method.comments, rule.describe()).trim().to_owned(),
                 None => method.comments.clone(),
@@ -210,13 +212,8 @@ fn operations(
                 );
             }
             let output = pool.get_message_by_name(&method.output_type).expect("methods come from the pool");
-            operation.insert(
-                "responses".into(),
-                json!({
-                    "200": {"description": "Success.", "content": response_content(method, schemas.message(&output))},
-                    "default": {"description": "An error.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-                }),
-            );
+            let success = json!({"description": "Success.", "content": response_content(method, schemas.message(&output))});
+            operation.insert("responses".into(), errors::responses(success));
             let security = if method.anonymous || public_reads.is_some() {
                 json!([{}, {"bearer": []}])
             } else {
@@ -307,6 +304,31 @@ fn operation_id(tag: &str, method: &Method, root: bool, binding: usize) -> Strin
         format!("_{binding}")
     };
     format!("{}_{}{suffix}{binding}", tag.replace('.', "_"), method.name)
+}
+
+/// An operation's one-line summary: the first sentence of the method's
+/// comment, else its name in words (`GetGroup` → `Get group`).
+fn summary(method: &Method) -> String {
+    let comment = method
+        .comments
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let first = comment
+        .split_inclusive(". ")
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .trim_end_matches('.');
+    if !first.is_empty() {
+        return first.to_owned();
+    }
+    let words = heck::ToTitleCase::to_title_case(method.name.as_str());
+    let mut words = words.to_lowercase();
+    if let Some(first) = words.get(..1) {
+        words.replace_range(..1, &first.to_uppercase());
+    }
+    words
 }
 
 /// The OpenAPI paths of a template, each with the field of its UIDP path
@@ -598,32 +620,6 @@ fn with(schema: Value, key: &str, value: Value) -> Value {
         }
         other => json!({"allOf": [other], key: value}),
     }
-}
-
-fn error_schema() -> Value {
-    json!({
-        "type": "object",
-        "required": ["error"],
-        "properties": {
-            "error": {
-                "type": "object",
-                "required": ["code", "status", "message", "details"],
-                "properties": {
-                    "code": {"type": "integer", "description": "The HTTP status."},
-                    "status": {"type": "string", "description": "The canonical code, e.g. `NOT_FOUND`."},
-                    "message": {"type": "string"},
-                    "details": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "required": ["@type"],
-                            "properties": {"@type": {"type": "string"}},
-                        },
-                    },
-                },
-            },
-        },
-    })
 }
 
 /// A property's description: the field's comment, then what its behaviour
