@@ -133,11 +133,17 @@ pub enum Artifacts {
     List(ListArtifacts),
     /// Print one artifact.
     Get(cli::Get),
-    /// Create a artifact from `--set` fields.
+    /// Create an artifact from `--set` fields.
+    #[command(
+        after_long_help = "Fields for --set:\n  name (required)\n  description\n  ecosystem\n  latestVersion\n  versionCount"
+    )]
     Create(cli::Create),
-    /// Change the `--set` fields of a artifact (they are the update mask).
+    /// Change the `--set` fields of an artifact (they are the update mask).
+    #[command(
+        after_long_help = "Fields for --set:\n  name\n  description\n  ecosystem\n  latestVersion\n  versionCount"
+    )]
     Update(cli::Update),
-    /// Delete a artifact.
+    /// Delete an artifact.
     Delete(cli::Delete),
 }
 /// The arguments of `artifacts list`.
@@ -229,8 +235,14 @@ pub enum Documents {
     /// Print one document.
     Get(cli::Get),
     /// Create a document from `--set` fields.
+    #[command(
+        after_long_help = "Fields for --set:\n  name (required)\n  description\n  title\n  published\n  content"
+    )]
     Create(cli::Create),
     /// Change the `--set` fields of a document (they are the update mask).
+    #[command(
+        after_long_help = "Fields for --set:\n  name\n  description\n  title\n  published\n  content"
+    )]
     Update(cli::Update),
     /// Delete a document.
     Delete(cli::Delete),
@@ -324,8 +336,14 @@ pub enum Groups {
     /// Print one group.
     Get(cli::Get),
     /// Create a group from `--set` fields.
+    #[command(
+        after_long_help = "Fields for --set:\n  name (required)\n  description\n  resourceLimits.clusters\n  resourceLimits.idps\n  resourceLimits.repositories"
+    )]
     Create(cli::Create),
     /// Change the `--set` fields of a group (they are the update mask).
+    #[command(
+        after_long_help = "Fields for --set:\n  name\n  description\n  resourceLimits.clusters\n  resourceLimits.idps\n  resourceLimits.repositories"
+    )]
     Update(cli::Update),
     /// Delete a group.
     Delete(cli::Delete),
@@ -424,11 +442,17 @@ pub enum Identities {
     List(ListIdentities),
     /// Print one identity.
     Get(cli::Get),
-    /// Create a identity from `--set` fields.
+    /// Create an identity from `--set` fields.
+    #[command(
+        after_long_help = "Fields for --set:\n  name (required)\n  description\n  claimMatch.issuer (required)\n  claimMatch.subject (required)"
+    )]
     Create(cli::Create),
-    /// Change the `--set` fields of a identity (they are the update mask).
+    /// Change the `--set` fields of an identity (they are the update mask).
+    #[command(
+        after_long_help = "Fields for --set:\n  name\n  description\n  claimMatch.issuer\n  claimMatch.subject"
+    )]
     Update(cli::Update),
-    /// Delete a identity.
+    /// Delete an identity.
     Delete(cli::Delete),
 }
 /// The arguments of `identities list`.
@@ -586,8 +610,14 @@ pub enum Repos {
     /// Print one repo.
     Get(cli::Get),
     /// Create a repo from `--set` fields.
+    #[command(
+        after_long_help = "Fields for --set:\n  name (required)\n  description\n  public\n  readme\n  aliases"
+    )]
     Create(cli::Create),
     /// Change the `--set` fields of a repo (they are the update mask).
+    #[command(
+        after_long_help = "Fields for --set:\n  name\n  description\n  public\n  readme\n  aliases"
+    )]
     Update(cli::Update),
     /// Delete a repo.
     Delete(cli::Delete),
@@ -679,8 +709,12 @@ pub enum RoleBindings {
     /// Print one role binding.
     Get(cli::Get),
     /// Create a role binding from `--set` fields.
+    #[command(
+        after_long_help = "Fields for --set:\n  name\n  description\n  identity\n  role"
+    )]
     Create(cli::Create),
     /// Change the `--set` fields of a role binding (they are the update mask).
+    #[command(after_long_help = "Fields for --set:\n  name\n  description")]
     Update(cli::Update),
     /// Delete a role binding.
     Delete(cli::Delete),
@@ -774,8 +808,14 @@ pub enum Roles {
     /// Print one role.
     Get(cli::Get),
     /// Create a role from `--set` fields.
+    #[command(
+        after_long_help = "Fields for --set:\n  name (required)\n  description\n  capabilities"
+    )]
     Create(cli::Create),
     /// Change the `--set` fields of a role (they are the update mask).
+    #[command(
+        after_long_help = "Fields for --set:\n  name\n  description\n  capabilities"
+    )]
     Update(cli::Update),
     /// Delete a role.
     Delete(cli::Delete),

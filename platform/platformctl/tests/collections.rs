@@ -129,6 +129,13 @@ async fn every_collection_from_the_command_line() {
         "{}",
         named.stdout
     );
+    // The same answer as YAML reads back as the same values.
+    let yaml = run(args(&format!(
+        "groups list --children-of {root} --match name=team-3 -o yaml"
+    )))
+    .await;
+    let read: Value = serde_yaml_ng::from_str(&yaml.stdout).unwrap();
+    assert_eq!(read, named.json(), "{}", yaml.stdout);
     let unknown = run(args("repos list --filter colour=red")).await;
     assert_eq!(unknown.code, 2, "{}", unknown.stderr);
     assert!(unknown.stderr.contains("colour"), "{}", unknown.stderr);
@@ -283,6 +290,38 @@ fn completion_scripts_name_every_collection() {
             assert!(script.contains(word), "{shell} completion lacks {word}");
         }
     }
+}
+
+/// `create --help` and `update --help` list the fields `--set` takes, from
+/// the field behaviours: output-only fields never, immutable ones on create
+/// only, required ones marked on create.
+#[test]
+fn help_lists_the_fields_set_takes() {
+    let help = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_platformctl"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{args:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let create = help(&["groups", "create", "--help"]);
+    let fields = create
+        .split("Fields for --set:")
+        .nth(1)
+        .expect("a field list");
+    for field in ["name (required)", "description", "resourceLimits.clusters"] {
+        assert!(fields.contains(field), "{field} in {create}");
+    }
+    for never in ["uid", "createTime", "verified", "etag"] {
+        assert!(!fields.contains(never), "{never} in {create}");
+    }
+    let update = help(&["role-bindings", "update", "--help"]);
+    let fields = update
+        .split("Fields for --set:")
+        .nth(1)
+        .expect("a field list");
+    assert!(!fields.contains("(required)"), "{update}");
 }
 
 /// Descriptions, readmes and names are any tenant's text: the terminal

@@ -19,7 +19,9 @@ use heck::{ToKebabCase, ToLowerCamelCase, ToSnakeCase, ToUpperCamelCase};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use crate::model::{Api, LIST_FILTERS, Method, Paging, Resource, Service, Standard};
+use crate::model::{
+    Api, Behavior, FieldKind, LIST_FILTERS, Method, Paging, Resource, Service, Standard,
+};
 
 /// The file the crate root's `cli` module includes.
 pub const FILE: &str = "cli.rs";
@@ -343,26 +345,32 @@ fn emit_collection(api: &Api, collection: &Collection) -> TokenStream {
         (
             &collection.create,
             quote!(Create),
-            format!(" Create a {item} from `--set` fields."),
+            format!(" Create {} from `--set` fields.", a(&item)),
         ),
         (
             &collection.update,
             quote!(Update),
-            format!(" Change the `--set` fields of a {item} (they are the update mask)."),
+            format!(
+                " Change the `--set` fields of {} (they are the update mask).",
+                a(&item)
+            ),
         ),
         (
             &collection.delete,
             quote!(Delete),
-            format!(" Delete a {item}."),
+            format!(" Delete {}.", a(&item)),
         ),
     ];
     for (method, variant, doc) in standard {
+        let fields = settable(collection.resource, &variant.to_string());
+        let help = fields.map(|fields| quote!(#[command(after_long_help = #fields)]));
         match method {
             Some((method, _)) if method.long_running.is_some() => {
                 let doc = format!("{doc} Waits until its operation is done, unless `--async`.");
-                variants.push(quote!(#[doc = #doc] #variant(cli::LongRunning<cli::#variant>),));
+                variants
+                    .push(quote!(#[doc = #doc] #help #variant(cli::LongRunning<cli::#variant>),));
             }
-            Some(_) => variants.push(quote!(#[doc = #doc] #variant(cli::#variant),)),
+            Some(_) => variants.push(quote!(#[doc = #doc] #help #variant(cli::#variant),)),
             None => {}
         }
     }
@@ -385,6 +393,46 @@ fn emit_collection(api: &Api, collection: &Collection) -> TokenStream {
         #list
         #run
     }
+}
+
+/// `item` with its indefinite article: `an artifact`, `a group`.
+fn a(item: &str) -> String {
+    match item.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        true => format!("an {item}"),
+        false => format!("a {item}"),
+    }
+}
+
+/// What `create --help` and `update --help` say `--set` takes: the fields
+/// a client writes (JSON paths; not OUTPUT_ONLY, and for an update not
+/// IMMUTABLE), the required ones marked.
+fn settable(resource: &Resource, command: &str) -> Option<String> {
+    let update = match command {
+        "Create" => false,
+        "Update" => true,
+        _ => return None,
+    };
+    let fields: Vec<String> = (resource.fields.iter())
+        .filter(|field| field.kind != FieldKind::Message || field.parent.is_some())
+        .filter(|field| match field.behavior {
+            Behavior::OutputOnly => false,
+            Behavior::Immutable | Behavior::RequiredImmutable => !update,
+            Behavior::Optional | Behavior::Required => true,
+        })
+        .filter(|field| !matches!(field.name.as_str(), "uid" | "etag"))
+        .map(|field| {
+            let required = !update
+                && matches!(
+                    field.behavior,
+                    Behavior::Required | Behavior::RequiredImmutable
+                );
+            match required {
+                true => format!("  {} (required)", field.json_path()),
+                false => format!("  {}", field.json_path()),
+            }
+        })
+        .collect();
+    (!fields.is_empty()).then(|| format!("Fields for --set:\n{}", fields.join("\n")))
 }
 
 /// The flag of a hierarchy filter (one whose request field is nested):
