@@ -16,6 +16,10 @@ const LONG_TEXT: usize = 200;
 pub struct FormField {
     /// The JSON path, which names the input.
     pub path: String,
+    /// The path in words ([`crate::words::label`]).
+    pub label: String,
+    /// The field's proto comment, shown under the input.
+    pub help: String,
     pub required: bool,
     /// Shown read-only (OUTPUT_ONLY; IMMUTABLE after creation).
     pub read_only: bool,
@@ -130,6 +134,8 @@ fn form_field(
     };
     FormField {
         path: spec.json_path.to_owned(),
+        label: crate::words::label(spec.json_path),
+        help: crate::words::comment(field),
         required: spec.behavior.is_required() || declared_required(field),
         read_only: match spec.behavior {
             Behavior::OutputOnly => true,
@@ -381,6 +387,8 @@ mod tests {
     fn field(widget: &'static str, kind: Kind) -> FormField {
         FormField {
             path: "a.b".to_owned(),
+            label: "A › b".to_owned(),
+            help: String::new(),
             required: false,
             read_only: false,
             widget,

@@ -57,6 +57,7 @@ mod signin;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod view;
+pub mod words;
 
 use std::sync::Arc;
 

@@ -337,7 +337,7 @@ pub(super) async fn home(State(shared): State<Arc<Shared>>, visit: Visit) -> Res
     let collections = listed()
         .map(|c| Link {
             href: format!("{PREFIX}{}", c.id),
-            text: c.id.to_owned(),
+            text: crate::words::label(c.id),
             id: c.id,
         })
         .collect();
@@ -348,7 +348,7 @@ pub(super) async fn home(State(shared): State<Arc<Shared>>, visit: Visit) -> Res
         let items = shared.tops(&visit, collection).await;
         let items = items.iter().map(|item| link_to(collection, item)).collect();
         roots.push(Roots {
-            title: collection.id.to_owned(),
+            title: crate::words::label(collection.id),
             items,
         });
     }
@@ -568,6 +568,7 @@ fn shown_fields(shared: &Shared, collection: &Collection, item: &Value) -> Vec<S
                 .zip(value.as_str().filter(|v| !v.is_empty()))
                 .map(|(target, key)| item_href(target, key));
             Shown {
+                label: crate::words::label(&name),
                 name,
                 value: super::form::display(value, "lines"),
                 href,
@@ -598,7 +599,7 @@ impl Shared {
             id: child.id,
             singular: child.singular,
             href: format!("{PREFIX}{}?parent={}", child.id, encode(parent)),
-            text: child.id.to_owned(),
+            text: crate::words::label(child.id),
             items,
             create,
         }

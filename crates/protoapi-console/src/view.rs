@@ -86,6 +86,8 @@ pub struct ListPage {
 #[derive(Debug)]
 pub struct Shown {
     pub name: String,
+    /// The name in words.
+    pub label: String,
     pub value: String,
     /// Where a reference leads.
     pub href: Option<String>,

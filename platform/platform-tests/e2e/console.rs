@@ -636,3 +636,31 @@ async fn the_api_reference_names_every_operation() {
     assert_eq!(css.status, StatusCode::OK);
     server.stop().await;
 }
+
+/// Forms and item pages name fields in words and show each field's proto
+/// comment as its help; collections are named in words too.
+#[tokio::test]
+async fn pages_speak_the_contracts_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let root = organization(&server).await;
+    let mut browser = browser(&server);
+    browser.sign_in(&server.admin_token).await;
+    let form = browser
+        .get(&format!("/console/groups/new?parent={root}"))
+        .await;
+    for words in [
+        ">Name <abbr",
+        "A human-readable name.",
+        "Resource limits › clusters",
+        "Maximum number of clusters.",
+    ] {
+        assert!(form.html.contains(words), "{words} in {}", form.html);
+    }
+    assert!(!form.html.contains(">resourceLimits.clusters<"));
+    let item = browser.get(&format!("/console/groups/item/{root}")).await;
+    for words in ["<dt>Create time</dt>", "Role bindings"] {
+        assert!(item.html.contains(words), "{words} in {}", item.html);
+    }
+    server.stop().await;
+}
