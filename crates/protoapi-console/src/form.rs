@@ -24,8 +24,9 @@ pub struct FormField {
     /// Shown read-only (OUTPUT_ONLY; IMMUTABLE after creation).
     pub read_only: bool,
     /// `text`, `textarea`, `number`, `checkbox`, `select`, `multi` (a
-    /// repeated enum), `lines` (other repeated values, one per line), `pairs` (a map, `key=value` per
-    /// line), `timestamp` or `json`.
+    /// repeated enum), `choices` (repeated strings of a closed set, a box
+    /// each), `lines` (other repeated values, one per line), `pairs` (a map,
+    /// `key=value` per line), `timestamp` or `json`.
     pub widget: &'static str,
     /// The value as the input shows it.
     pub value: String,
@@ -49,7 +50,7 @@ impl FormField {
     /// multiple select's lines).
     pub fn selected(&self, option: &str) -> bool {
         match self.widget {
-            "multi" => self.value.lines().any(|line| line == option),
+            "multi" | "choices" => self.value.lines().any(|line| line == option),
             _ => self.value == option,
         }
     }
@@ -130,6 +131,9 @@ fn form_field(
             .values()
             .map(|v| (v.name().to_owned(), v.name().to_owned()))
             .collect(),
+        _ if widget == "choices" => (allowed(collection, spec).into_iter().flatten())
+            .map(|value| ((*value).to_owned(), (*value).to_owned()))
+            .collect(),
         _ => Vec::new(),
     };
     FormField {
@@ -173,6 +177,14 @@ fn declared_required(field: &FieldDescriptor) -> bool {
         .is_some_and(|list| list.iter().any(|v| v.as_enum_number() == Some(REQUIRED)))
 }
 
+/// The only values a field takes, when its collection's rules close the set
+/// (`allowed` in the annotation files: a role's capabilities).
+fn allowed(collection: &Collection, spec: &FieldSpec) -> Option<&'static [&'static str]> {
+    (collection.text_rules.iter())
+        .find(|rule| rule.field == spec.json_path)
+        .and_then(|rule| rule.allowed)
+}
+
 fn widget(
     collection: &Collection,
     spec: &FieldSpec,
@@ -197,6 +209,7 @@ fn widget(
         return match field.kind() {
             Kind::Message(_) => "json",
             Kind::Enum(_) => "multi",
+            Kind::String if allowed(collection, spec).is_some() => "choices",
             _ => "lines",
         };
     }
@@ -241,7 +254,7 @@ pub fn display(value: &Value, widget: &str) -> String {
         (Value::Null, _) => String::new(),
         (Value::String(text), _) => text.clone(),
         (Value::Bool(flag), _) => flag.to_string(),
-        (Value::Array(items), "lines" | "multi") => items
+        (Value::Array(items), "lines" | "multi" | "choices") => items
             .iter()
             .map(|item| display(item, "text"))
             .collect::<Vec<_>>()
@@ -278,7 +291,7 @@ pub fn submitted(form: &[(String, String)], field: &FormField) -> String {
             .next()
             .is_some_and(|v| v == "on" || v == "true")
             .to_string(),
-        "multi" => values.collect::<Vec<_>>().join("\n"),
+        "multi" | "choices" => values.collect::<Vec<_>>().join("\n"),
         _ => values.next().unwrap_or_default(),
     }
 }
@@ -291,7 +304,7 @@ pub fn parse(field: &FormField, text: &str) -> Option<Value> {
     }
     Some(match field.widget {
         "checkbox" => Value::Bool(text == "true"),
-        "lines" | "multi" => Value::Array(
+        "lines" | "multi" | "choices" => Value::Array(
             text.lines()
                 .map(str::trim)
                 .filter(|line| !line.is_empty())

@@ -1,6 +1,6 @@
 //! What pages call things: labels made from the contract's names
-//! (`resourceLimits.clusters` → `Resource limits › clusters`,
-//! `roleBindings` → `Role bindings`), and the proto comments of fields as
+//! (`shelfLimits.books` → `Shelf limits › books`,
+//! `bookCopies` → `Book copies`), and the proto comments of fields as
 //! their help.
 
 use prost_reflect::FieldDescriptor;
@@ -18,8 +18,8 @@ pub fn label(path: &str) -> String {
     label
 }
 
-/// `resourceLimits` or `resource_limits` → `resource limits`; an acronym
-/// stays one word (`advisoryId` → `advisory id`, `URLs` → `urls`).
+/// `shelfLimits` or `shelf_limits` → `shelf limits`; an acronym
+/// stays one word (`isbnId` → `isbn id`, `URLs` → `urls`).
 fn words(segment: &str) -> String {
     let mut out = String::with_capacity(segment.len() + 4);
     let mut previous_lower = false;
@@ -73,10 +73,10 @@ mod tests {
     fn names_read_as_words() {
         for (name, words) in [
             ("name", "Name"),
-            ("roleBindings", "Role bindings"),
-            ("resourceLimits.clusters", "Resource limits › clusters"),
-            ("claim_match.issuer", "Claim match › issuer"),
-            ("advisoryId", "Advisory id"),
+            ("bookCopies", "Book copies"),
+            ("shelfLimits.books", "Shelf limits › books"),
+            ("cover_art.artist", "Cover art › artist"),
+            ("isbnId", "Isbn id"),
             ("etag", "Etag"),
             ("createTime", "Create time"),
         ] {

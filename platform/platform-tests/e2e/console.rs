@@ -664,3 +664,45 @@ async fn pages_speak_the_contracts_words() {
     }
     server.stop().await;
 }
+
+/// A role's capabilities are picked from the closed set the annotations
+/// allow, a box each, and what is ticked is what the role grants.
+#[tokio::test]
+async fn capabilities_are_picked_from_the_closed_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let root = organization(&server).await;
+    let mut browser = browser(&server);
+    browser.sign_in(&server.admin_token).await;
+    let path = format!("/console/roles/new?parent={root}");
+    let form = browser.get(&path).await;
+    for capability in ["groups.create", "roleBindings.delete", "documents.list"] {
+        let box_ = format!("type=\"checkbox\" name=\"capabilities\" value=\"{capability}\"");
+        assert!(form.html.contains(&box_), "{box_} in {}", form.html);
+    }
+    assert!(!form.html.contains("<textarea id=\"f-capabilities\""));
+    let made = browser
+        .submit(
+            &path,
+            &[
+                ("name", "picker"),
+                ("capabilities", "groups.get"),
+                ("capabilities", "groups.list"),
+            ],
+        )
+        .await;
+    assert_eq!(made.status, StatusCode::SEE_OTHER, "{}", made.html);
+    let roles = server
+        .rest()
+        .get(&format!(
+            "/iam/v2/roles?uidp.children_of={root}&name=picker"
+        ))
+        .await;
+    assert_eq!(
+        roles.body["items"][0]["capabilities"],
+        serde_json::json!(["groups.get", "groups.list"]),
+        "{:?}",
+        roles.body
+    );
+    server.stop().await;
+}
