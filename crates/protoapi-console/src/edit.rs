@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::call::Failure;
 use super::form::{self, FormField};
-use super::pages::{Visit, item_href, key_of, label, parent_key};
+use super::pages::{Visit, item_href, item_href_after, key_of, label, parent_key};
 use super::paths::PREFIX;
 use super::reply::{encode, render, see_other};
 use super::shared::Shared;
@@ -150,6 +150,7 @@ impl Shared {
             id_field: collection.create.and_then(|c| c.id),
             id_value: String::new(),
             fields: Vec::new(),
+            reload: None,
         }
     }
 }
@@ -290,7 +291,11 @@ pub(super) async fn create(
         }
     };
     match shared.call(&visit, Method::POST, &path, Some(&body)).await {
-        Ok(item) => see_other(&item_href(collection, &key_of(collection, &item))),
+        Ok(item) => see_other(&item_href_after(
+            collection,
+            &key_of(collection, &item),
+            "created",
+        )),
         Err(failure) => {
             let mut page = shared.form_page(
                 &visit,
@@ -404,26 +409,33 @@ pub(super) async fn update(
         }
     };
     match shared.call(&visit, Method::PATCH, &path, Some(&body)).await {
-        Ok(_) => see_other(&item_href(collection, &key)),
+        Ok(_) => see_other(&item_href_after(collection, &key, "saved")),
         Err(failure) => {
+            // The item as the server has it now, for the title and the
+            // read-only fields (none when it is gone or unreadable).
+            let now = shared.get_item(&visit, collection, &key).await.ok();
+            let name = now
+                .as_ref()
+                .map_or_else(|| key.clone(), |item| label(collection, item));
             let mut page = shared.form_page(
                 &visit,
                 collection,
-                format!("Edit {key}"),
+                format!("Edit {name}"),
                 visit.here.clone(),
                 item_href(collection, &key),
             );
-            page.chrome.crumbs = shared
-                .crumbs_through(&visit, collection, &key, key.clone())
-                .await;
+            page.chrome.crumbs = shared.crumbs_through(&visit, collection, &key, name).await;
             page.editing = true;
             page.id_field = None;
             page.etag = etag.to_owned();
             // The values shown stay the ones typed; the originals stay the
             // ones read, so a stale form stays stale until reloaded.
-            restore_originals(&mut fields, &submitted);
+            restore_originals(&mut fields, &submitted, now.as_ref());
             mark(&mut fields, &failure, update.body);
             page.fields = fields;
+            if failure.code == "ABORTED" {
+                page.reload = Some(visit.here.clone());
+            }
             let status = failure.status;
             page.chrome.error = Some(failure);
             render(status, &page)
@@ -431,11 +443,16 @@ pub(super) async fn update(
     }
 }
 
-/// Keeps what the user typed as the values shown (read-only fields show
-/// nothing new).
-fn restore_originals(fields: &mut [FormField], submitted: &Fields) {
+/// Keeps what the user typed as the values shown; read-only fields show
+/// the server's values (`now`), which no form sends.
+fn restore_originals(fields: &mut [FormField], submitted: &Fields, now: Option<&Value>) {
     for field in fields.iter_mut().filter(|f| f.read_only) {
-        field.value = self::field(submitted, &format!("orig.{}", field.path)).to_owned();
+        match now {
+            Some(item) => form::fill(std::slice::from_mut(field), item),
+            None => {
+                field.value = self::field(submitted, &format!("orig.{}", field.path)).to_owned();
+            }
+        }
     }
 }
 
@@ -502,7 +519,9 @@ pub(super) async fn delete(
                 .parent_type
                 .and_then(|t| shared.schema.of_type(t));
             match owner {
-                Some(owner) if !parent.is_empty() => see_other(&item_href(owner, parent)),
+                Some(owner) if !parent.is_empty() => {
+                    see_other(&item_href_after(owner, parent, "deleted"))
+                }
                 _ => see_other(&format!("{PREFIX}{}", collection.id)),
             }
         }

@@ -490,9 +490,33 @@ pub(super) fn may_create(
     allows(held, capability)
 }
 
+/// What a write that leads to an item's page did (`?done=saved`): only
+/// these words are shown, whatever the query says.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(super) struct Done {
+    done: Option<String>,
+}
+
+impl Done {
+    fn said(&self) -> Option<&'static str> {
+        match self.done.as_deref()? {
+            "created" => Some("Created."),
+            "saved" => Some("Saved."),
+            "deleted" => Some("Deleted."),
+            _ => None,
+        }
+    }
+}
+
+/// An item's page after a write: `?done=created`, `saved` or `deleted`.
+pub(super) fn item_href_after(collection: &Collection, key: &str, done: &str) -> String {
+    format!("{}?done={done}", item_href(collection, key))
+}
+
 pub(super) async fn item(
     State(shared): State<Arc<Shared>>,
     Path((id, key)): Path<(String, String)>,
+    axum::extract::Query(done): axum::extract::Query<Done>,
     visit: Visit,
 ) -> Response {
     let collection = match shared.keyed(&id, &key) {
@@ -505,6 +529,7 @@ pub(super) async fn item(
     };
     let mut chrome = shared.chrome(&visit, label(collection, &item));
     chrome.crumbs = shared.crumbs(&visit, collection, &key).await;
+    chrome.done = done.said();
     let fields = shown_fields(&shared, collection, &item);
     let mut children = Vec::new();
     // Items like this one first (the tree), then the other collections.

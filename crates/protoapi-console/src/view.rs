@@ -19,6 +19,8 @@ pub struct Chrome {
     pub crumbs: Vec<Link>,
     /// At most one: what went wrong.
     pub error: Option<Failure>,
+    /// What the write that led here did (`Saved.`).
+    pub done: Option<&'static str>,
 }
 
 /// A link and its text.
@@ -137,6 +139,9 @@ pub struct FormPage {
     pub id_field: Option<&'static str>,
     pub id_value: String,
     pub fields: Vec<FormField>,
+    /// After a save refused because the item changed meanwhile: the edit
+    /// form again, with the server's values.
+    pub reload: Option<String>,
 }
 
 #[derive(Template)]

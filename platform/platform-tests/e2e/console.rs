@@ -470,7 +470,18 @@ async fn role_bindings_choose_their_role_and_identity_from_the_collections() {
         (binding["role"].as_str(), binding["identity"].as_str()),
         (Some(viewer.as_str()), Some(walker.as_str()))
     );
-    assert!(made.location().ends_with(binding["uid"].as_str().unwrap()));
+    let created = format!("{}?done=created", binding["uid"].as_str().unwrap());
+    assert!(made.location().ends_with(&created), "{}", made.location());
+    // The page it leads to says so.
+    let page = browser.get(made.location()).await;
+    assert!(
+        page.html
+            .contains("<p id=\"done\" class=\"done\" role=\"status\">Created.</p>")
+    );
+    let forged = browser
+        .get(&made.location().replace("created", "%3Cb%3Epwned"))
+        .await;
+    assert!(!forged.html.contains("id=\"done\"") && !forged.html.contains("pwned"));
     server.stop().await;
 }
 

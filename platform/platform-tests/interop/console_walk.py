@@ -490,11 +490,24 @@ def step_stale_edit(walk, child):
     classes = walk.error_classes()
     check("aborted" in classes, f"stale save: #error classes {classes}, expected aborted")
     walk.element("#item-form", "the form re-rendered after the refusal")
-    description = walk.api.get(f"/iam/v2/groups/{child}")["description"]
+    group = walk.api.get(f"/iam/v2/groups/{child}")
+    description = group["description"]
     check(
         description == "changed over REST", f"after a stale save the description is {description!r}"
     )
-    ok("a form opened before a REST change is refused (#error.aborted); the REST value stays")
+    title = walk.element("#title").text
+    check(title == f"Edit {group['name']}", f"the refused form's title is {title!r}")
+    created = walk.element('#item-form output[id="f-createTime"]', "createTime, read only").text
+    check(created.strip() != "", "the refused form's read-only fields are blank")
+    walk.screenshot("console-stale-edit.png")
+    walk.click("a#reload", "the reload link")
+    walk.wait_path(f"/console/groups/edit/{child}", "the reloaded edit form")
+    shown = walk.element('#item-form [name="description"]').get_attribute("value")
+    check(shown == "changed over REST", f"the reloaded form shows {shown!r}")
+    ok(
+        "a form opened before a REST change is refused (#error.aborted) under its title, read-only "
+        "fields kept; Reload shows the server's values; the REST value stays"
+    )
 
 
 def step_delete_refused(walk, child):
