@@ -282,7 +282,7 @@ impl PolicyRequest {
     /// with `delete`. Answers the policy now in place, encoded.
     ///
     /// Policies of the same holder are set one at a time in this process
-    /// (striped locks, [`POLICY_STRIPES`]); a write by another process
+    /// (64 striped locks); a write by another process
     /// meanwhile (a replica on the same database) is found by reading the
     /// bindings again, and answered ABORTED (`POLICY_CHANGED`) rather than
     /// as a success the other write undid.
@@ -371,7 +371,7 @@ impl PolicyRequest {
 /// How many locks policies of different holders share, at most: setting
 /// one waits only for a policy of a holder hashing to the same lock, and
 /// the locks cost the same whatever the number of holders.
-pub const POLICY_STRIPES: usize = 64;
+const POLICY_STRIPES: usize = 64;
 
 /// The lock of `holder`'s policy in this process.
 fn stripe(holder: &str) -> &'static tokio::sync::Mutex<()> {
