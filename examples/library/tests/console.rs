@@ -50,7 +50,7 @@ async fn shelves_and_books_by_name() {
         .await;
     assert_eq!(
         made.location(),
-        "/console/shelves/item/shelves/fiction",
+        "/console/shelves/item/shelves/fiction?done=created",
         "{}",
         made.html
     );
@@ -71,7 +71,7 @@ async fn shelves_and_books_by_name() {
         .await;
     assert_eq!(
         book.location(),
-        "/console/books/item/shelves/fiction/books/dune",
+        "/console/books/item/shelves/fiction/books/dune?done=created",
         "{}",
         book.html
     );

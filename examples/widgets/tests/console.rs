@@ -68,7 +68,8 @@ async fn widgets_have_a_console_of_their_own() {
     );
     assert!(item.html.contains("GLOSS"), "{}", item.html);
 
-    let uid = made.location().rsplit_once("/item/").unwrap().1.to_owned();
+    let made_at = made.location().strip_suffix("?done=created").unwrap();
+    let uid = made_at.rsplit_once("/item/").unwrap().1.to_owned();
     let edit = browser.get(&format!("/console/widgets/edit/{uid}")).await;
     assert!(
         edit.html.contains("<output id=\"f-colour\">red</output>"),
