@@ -23,6 +23,21 @@ pub struct Schema {
     /// (`google.longrunning.Operations.ListOperations`), when it has any: an
     /// item's page shows those still running on it.
     pub operations: Option<&'static Route>,
+    /// The access model, when a collection binds members to roles (a
+    /// reference that `grants` capabilities): the console shows who holds
+    /// which role on an item and what a member was granted.
+    pub access: Option<Access>,
+}
+
+/// A collection whose items grant a member the capabilities of a role.
+#[derive(Clone, Copy, Debug)]
+pub struct Access {
+    /// The bindings' collection id (`memberships`, say).
+    pub bindings: &'static str,
+    /// The JSON name of the reference to the role granted.
+    pub role: &'static str,
+    /// The JSON name of the reference to whom it is granted.
+    pub member: &'static str,
 }
 
 impl Schema {
@@ -36,6 +51,13 @@ impl Schema {
         self.collections
             .iter()
             .find(|c| c.resource_type == resource_type)
+    }
+
+    /// The collection of the access model's members (`identities`).
+    pub fn members(&self) -> Option<&'static Collection> {
+        let access = self.access?;
+        let bindings = self.collection(access.bindings)?;
+        self.collection(bindings.reference(access.member)?.collection)
     }
 
     /// Collections whose items live directly under items of `resource_type`.
@@ -66,6 +88,11 @@ pub struct Collection {
     pub singular: &'static str,
     /// The full proto name of the resource message.
     pub message: &'static str,
+    /// What people call the collection, when its annotations say
+    /// (`display_name`); else pages make words of its id.
+    pub display_name: Option<&'static str>,
+    /// `(JSON path, display name)` of fields whose annotations name them.
+    pub field_names: &'static [(&'static str, &'static str)],
     /// e.g. `library.example.com/Shelf`.
     pub resource_type: &'static str,
     /// The resource type of the items this one's live under, when stored.
@@ -82,6 +109,8 @@ pub struct Collection {
     pub page_sizes: PageSizes,
     /// Fields that name items of other collections.
     pub references: &'static [Reference],
+    /// Fields an AIP-160 `filter` of its list may compare (JSON paths).
+    pub filterable: &'static [&'static str],
     /// Value rules of text fields (long ones get a text area).
     pub text_rules: &'static [TextRule],
     pub get: Option<Action>,
@@ -106,6 +135,8 @@ impl Collection {
             id,
             singular,
             message,
+            display_name: None,
+            field_names: &[],
             resource_type: R::TYPE,
             parent_type: R::PARENT_TYPE,
             keys: match R::NAMES {
@@ -118,6 +149,7 @@ impl Collection {
             order_by: R::ORDER_BY,
             page_sizes: R::PAGE_SIZES,
             references: R::REFERENCES,
+            filterable: R::FILTERABLE,
             text_rules: R::TEXT_RULES,
             get: None,
             list: None,
@@ -173,6 +205,17 @@ impl Collection {
         }
     }
 
+    /// The display name the annotations give field `json_path`, if any.
+    pub fn field_name(&self, json_path: &str) -> Option<&'static str> {
+        let found = self.field_names.iter().find(|(path, _)| *path == json_path);
+        found.map(|(_, name)| *name)
+    }
+
+    /// Whether its list's AIP-160 `filter` may compare field `json_path`.
+    pub fn filters_on(&self, json_path: &str) -> bool {
+        self.list.is_some_and(|list| list.filter) && self.filterable.contains(&json_path)
+    }
+
     /// The reference declared on field `json_name`, if any.
     pub fn reference(&self, json_name: &str) -> Option<&'static Reference> {
         self.references.iter().find(|r| r.field == json_name)
@@ -212,6 +255,8 @@ pub struct List {
     pub filters: &'static [&'static str],
     /// The request has `uidp.in_root` (only top-level items).
     pub in_root: bool,
+    /// The request has an AIP-160 `filter` (over [`Collection::filterable`]).
+    pub filter: bool,
 }
 
 /// How an item is created.

@@ -67,6 +67,9 @@ pub const EVERY_COLLECTION: &str = "*";
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Collection {
+    /// What people call the collection (`Shelves`), shown by
+    /// generic clients instead of words made from its id.
+    pub display_name: Option<Spanned<String>>,
     /// Fields `order_by` accepts (JSON or proto names).
     #[serde(default)]
     pub order_by: Vec<Spanned<String>>,
@@ -151,6 +154,9 @@ pub struct Blocker {
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FieldRules {
+    /// What people call the field (`Sign-in claim`), shown by generic
+    /// clients instead of words made from its name; any kind of field.
+    pub display_name: Option<String>,
     /// The only values a string (or repeated string) field may hold.
     pub allowed: Option<Vec<String>>,
     /// The field holds a UIDP.
@@ -167,6 +173,19 @@ pub struct FieldRules {
     /// it at the item's parent.
     #[serde(default)]
     pub caller_must_hold: bool,
+}
+
+impl FieldRules {
+    /// Whether it states rules on the field's values (those apply to
+    /// string fields only), not just a display name.
+    pub fn has_value_rules(&self) -> bool {
+        self.allowed.is_some()
+            || self.uidp
+            || self.max_length.is_some()
+            || self.max_bytes.is_some()
+            || self.printable
+            || self.caller_must_hold
+    }
 }
 
 /// A reference to an item of another collection.

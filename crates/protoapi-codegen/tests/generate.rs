@@ -246,7 +246,7 @@ reach"#,
         (
             "[roleBindings.references.role]",
             "[roleBindings.references.name]",
-            "platform/iam/v2/annotations.toml:77:26: reference field `name` must be IMMUTABLE",
+            "platform/iam/v2/annotations.toml:83:26: reference field `name` must be IMMUTABLE",
         ),
         (
             "[roleBindings.references.role]",
@@ -538,7 +538,7 @@ fn tables_guard_access_where_references_grant_capabilities() {
         "platform/iam/v2/annotations.toml",
         "[roleBindings.references.identity]\ncollection = \"identities\"\nreach = \"root\"",
         "",
-        "platform/iam/v2/annotations.toml:65:2: `roleBindings` grants the capabilities of its reference `role`: it needs exactly one other reference, naming whom they are granted to (it has 0)",
+        "platform/iam/v2/annotations.toml:68:2: `roleBindings` grants the capabilities of its reference `role`: it needs exactly one other reference, naming whom they are granted to (it has 0)",
     );
 }
 
@@ -935,5 +935,39 @@ message GetColumnRequest {
     assert!(
         services.contains("pub trait ColumnServiceHandler"),
         "{services}"
+    );
+}
+
+/// A display name is what people read: 1 to 64 characters, no surrounding
+/// spaces and no control characters, on a collection, a field or a field of
+/// every resource; anything else is reported where it is written.
+#[test]
+fn display_names_are_checked_where_they_are_written() {
+    let registry = "platform/registry/v2/annotations.toml";
+    assert_reported(
+        registry,
+        r#"display_name = "Repositories""#,
+        r#"display_name = " Repositories""#,
+        "platform/registry/v2/annotations.toml:4:16: `display_name` is 1 to 64 characters without surrounding spaces (` Repositories` is 13)",
+    );
+    assert_reported(
+        registry,
+        r#"display_name = "Repositories""#,
+        r#"display_name = """#,
+        "`display_name` is 1 to 64 characters without surrounding spaces (`` is 0)",
+    );
+    let iam = "platform/iam/v2/annotations.toml";
+    assert_reported(
+        iam,
+        r#"display_name = "Sign-in claim""#,
+        r#"display_name = "Sign-in\u0007claim""#,
+        "`display_name` `Sign-in\\u{7}claim` holds a control character",
+    );
+    let every = "platform/annotations.toml";
+    assert_reported(
+        every,
+        r#"display_name = "Created""#,
+        &format!(r#"display_name = "{}""#, "x".repeat(65)),
+        "is 65)",
     );
 }

@@ -731,7 +731,7 @@ pub struct ListRoleBindings {
     /// Only these UIDPs.
     #[arg(long, value_delimiter = ',')]
     pub ids: Vec<String>,
-    /// An AIP-160 filter on `name`, `createTime`, `updateTime`, e.g. `name = "x" AND NOT ...`.
+    /// An AIP-160 filter on `name`, `createTime`, `updateTime`, `identity`, `role`, e.g. `name = "x" AND NOT ...`.
     #[arg(long, value_name = "EXPRESSION")]
     pub filter: Option<String>,
     /// A declared filter, `field=value`: `name`.

@@ -156,6 +156,7 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
                 order_by: true,
                 filters: &["uidp.descendants_of", "name"],
                 in_root: false,
+                filter: true,
             }),
             update: Some(::protoapi_runtime::__private::schema::Update {
                 action: ::protoapi_runtime::__private::schema::Action {
@@ -172,6 +173,11 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
                 },
                 etag: true,
             }),
+            field_names: &[
+                ("createTime", "Created"),
+                ("uid", "UID"),
+                ("updateTime", "Last changed"),
+            ],
             ..::protoapi_runtime::__private::schema::Collection::of::<
                 crate::platform::advisory::v2::Document,
             >("documents", "document", "platform.advisory.v2.Document")
@@ -200,6 +206,7 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
                 order_by: true,
                 filters: &["uidp.descendants_of", "uidp.ancestors_of", "name"],
                 in_root: true,
+                filter: true,
             }),
             update: Some(::protoapi_runtime::__private::schema::Update {
                 action: ::protoapi_runtime::__private::schema::Action {
@@ -216,6 +223,11 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
                 },
                 etag: true,
             }),
+            field_names: &[
+                ("createTime", "Created"),
+                ("uid", "UID"),
+                ("updateTime", "Last changed"),
+            ],
             ..::protoapi_runtime::__private::schema::Collection::of::<
                 crate::platform::iam::v2::Group,
             >("groups", "group", "platform.iam.v2.Group")
@@ -244,6 +256,7 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
                 order_by: true,
                 filters: &["uidp.descendants_of", "name"],
                 in_root: true,
+                filter: true,
             }),
             update: Some(::protoapi_runtime::__private::schema::Update {
                 action: ::protoapi_runtime::__private::schema::Action {
@@ -260,6 +273,12 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
                 },
                 etag: true,
             }),
+            field_names: &[
+                ("claimMatch", "Sign-in claim"),
+                ("createTime", "Created"),
+                ("uid", "UID"),
+                ("updateTime", "Last changed"),
+            ],
             ..::protoapi_runtime::__private::schema::Collection::of::<
                 crate::platform::iam::v2::Identity,
             >("identities", "identity", "platform.iam.v2.Identity")
@@ -288,6 +307,7 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
                 order_by: true,
                 filters: &["uidp.descendants_of", "name"],
                 in_root: false,
+                filter: true,
             }),
             update: Some(::protoapi_runtime::__private::schema::Update {
                 action: ::protoapi_runtime::__private::schema::Action {
@@ -304,6 +324,11 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
                 },
                 etag: true,
             }),
+            field_names: &[
+                ("createTime", "Created"),
+                ("uid", "UID"),
+                ("updateTime", "Last changed"),
+            ],
             ..::protoapi_runtime::__private::schema::Collection::of::<
                 crate::platform::iam::v2::RoleBinding,
             >("roleBindings", "roleBinding", "platform.iam.v2.RoleBinding")
@@ -332,6 +357,7 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
                 order_by: true,
                 filters: &["uidp.descendants_of", "name"],
                 in_root: false,
+                filter: true,
             }),
             update: Some(::protoapi_runtime::__private::schema::Update {
                 action: ::protoapi_runtime::__private::schema::Action {
@@ -348,6 +374,11 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
                 },
                 etag: true,
             }),
+            field_names: &[
+                ("createTime", "Created"),
+                ("uid", "UID"),
+                ("updateTime", "Last changed"),
+            ],
             ..::protoapi_runtime::__private::schema::Collection::of::<
                 crate::platform::iam::v2::Role,
             >("roles", "role", "platform.iam.v2.Role")
@@ -376,6 +407,7 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
                 order_by: true,
                 filters: &["uidp.descendants_of", "name"],
                 in_root: false,
+                filter: true,
             }),
             update: Some(::protoapi_runtime::__private::schema::Update {
                 action: ::protoapi_runtime::__private::schema::Action {
@@ -392,6 +424,11 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
                 },
                 etag: true,
             }),
+            field_names: &[
+                ("createTime", "Created"),
+                ("uid", "UID"),
+                ("updateTime", "Last changed"),
+            ],
             ..::protoapi_runtime::__private::schema::Collection::of::<
                 crate::platform::libraries::v2::Artifact,
             >("artifacts", "artifact", "platform.libraries.v2.Artifact")
@@ -412,7 +449,13 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
                 order_by: true,
                 filters: &["uidp.descendants_of"],
                 in_root: false,
+                filter: true,
             }),
+            field_names: &[
+                ("createTime", "Created"),
+                ("uid", "UID"),
+                ("updateTime", "Last changed"),
+            ],
             ..::protoapi_runtime::__private::schema::Collection::of::<
                 crate::platform::registry::v2::Image,
             >("images", "image", "platform.registry.v2.Image")
@@ -441,6 +484,7 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
                 order_by: true,
                 filters: &["uidp.descendants_of", "name"],
                 in_root: false,
+                filter: true,
             }),
             update: Some(::protoapi_runtime::__private::schema::Update {
                 action: ::protoapi_runtime::__private::schema::Action {
@@ -458,6 +502,12 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
                 etag: true,
             }),
             long_running: true,
+            display_name: Some("Repositories"),
+            field_names: &[
+                ("createTime", "Created"),
+                ("uid", "UID"),
+                ("updateTime", "Last changed"),
+            ],
             ..::protoapi_runtime::__private::schema::Collection::of::<
                 crate::platform::registry::v2::Repo,
             >("repos", "repo", "platform.registry.v2.Repo")
@@ -478,11 +528,22 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
                 order_by: true,
                 filters: &["uidp.descendants_of", "name"],
                 in_root: false,
+                filter: true,
             }),
+            field_names: &[
+                ("createTime", "Created"),
+                ("uid", "UID"),
+                ("updateTime", "Last changed"),
+            ],
             ..::protoapi_runtime::__private::schema::Collection::of::<
                 crate::platform::vulnerabilities::v2::Advisory,
             >("advisories", "advisory", "platform.vulnerabilities.v2.Advisory")
         },
     ],
     operations: Some(&crate::google::longrunning::client::Operations::LIST_OPERATIONS),
+    access: Some(::protoapi_runtime::__private::schema::Access {
+        bindings: "roleBindings",
+        role: "role",
+        member: "identity",
+    }),
 };

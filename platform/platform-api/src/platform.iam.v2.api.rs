@@ -1863,7 +1863,13 @@ impl ::protoapi_runtime::__private::resource::Resource for RoleBinding {
         "ids",
         "name",
     ];
-    const FILTERABLE: &'static [&'static str] = &["name", "createTime", "updateTime"];
+    const FILTERABLE: &'static [&'static str] = &[
+        "name",
+        "createTime",
+        "updateTime",
+        "identity",
+        "role",
+    ];
     const REFERENCES: &'static [::protoapi_runtime::__private::resource::Reference] = {
         use ::protoapi_runtime::__private::resource::{Reach, Reference};
         &[

@@ -21,6 +21,10 @@ pub struct Resource {
     /// e.g. `group`.
     pub singular: String,
     pub comments: String,
+    /// What people call the collection, when annotated (`display_name`).
+    pub display_name: Option<String>,
+    /// `(JSON name, display name)` of the fields annotated with one.
+    pub field_names: Vec<(String, String)>,
     /// Fields and (one level of) nested fields, in declaration order.
     pub fields: Vec<Field>,
     /// JSON names `order_by` accepts.

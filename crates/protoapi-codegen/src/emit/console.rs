@@ -45,10 +45,8 @@ pub fn emit(api: &Api) -> TokenStream {
             .find(|m| m.name == "ListOperations" && m.http.is_some())?;
         Some(route(package, &service.name, method))
     });
-    let operations = match listed {
-        Some(route) => quote!(Some(&#route)),
-        None => quote!(None),
-    };
+    let operations = option_tokens(listed.map(|route| quote!(&#route)));
+    let access = option_tokens(access(api));
     quote! {
         /// The API as generic clients see it (`protoapi_runtime::schema`):
         /// every resource's collection and the routes of its standard
@@ -59,7 +57,35 @@ pub fn emit(api: &Api) -> TokenStream {
             descriptors: || &DESCRIPTOR_POOL,
             collections: &[#(#collections),*],
             operations: #operations,
+            access: #access,
         };
+    }
+}
+
+/// The access model: the collection whose items grant a member the
+/// capabilities of a role (its one reference with `grants`, and exactly one
+/// other, the member), when the console shows it.
+fn access(api: &Api) -> Option<TokenStream> {
+    let bindings = api.resources().find(|resource| {
+        resource.references.iter().any(|r| r.grants.is_some())
+            && collection(api, resource).is_some()
+    })?;
+    let role = bindings.references.iter().find(|r| r.grants.is_some())?;
+    let mut members = bindings.references.iter().filter(|r| r.grants.is_none());
+    let (Some(member), None) = (members.next(), members.next()) else {
+        return None;
+    };
+    let id = &bindings.plural;
+    let (role, member) = (&role.json_name, &member.json_name);
+    Some(
+        quote!(::protoapi_runtime::__private::schema::Access { bindings: #id, role: #role, member: #member }),
+    )
+}
+
+fn option_tokens(tokens: Option<TokenStream>) -> TokenStream {
+    match tokens {
+        Some(tokens) => quote!(Some(#tokens)),
+        None => quote!(None),
     }
 }
 
@@ -156,6 +182,16 @@ fn collection(api: &Api, resource: &Resource) -> Option<TokenStream> {
     {
         parts.push(quote!(long_running: true));
     }
+    if let Some(name) = &resource.display_name {
+        parts.push(quote!(display_name: Some(#name)));
+    }
+    if !resource.field_names.is_empty() {
+        let names = resource
+            .field_names
+            .iter()
+            .map(|(field, name)| quote!((#field, #name)));
+        parts.push(quote!(field_names: &[#(#names),*]));
+    }
     Some(quote! {
         ::protoapi_runtime::__private::schema::Collection {
             #(#parts,)*
@@ -216,6 +252,7 @@ fn list(
         .filter_map(|f| query(f));
     let in_root = filters.iter().any(|f| f == "in_root");
     let order_by = shape.order_by;
+    let filter = shape.filter;
     quote! {
         list: Some(::protoapi_runtime::__private::schema::List {
             action: #action,
@@ -225,6 +262,7 @@ fn list(
             order_by: #order_by,
             filters: &[#(#offered),*],
             in_root: #in_root,
+            filter: #filter,
         })
     }
 }

@@ -3,7 +3,7 @@
 
 use prost_reflect::{DescriptorPool, Kind};
 
-use super::fields::field_rule;
+use super::fields::{display_name as display_name_of, field_rule};
 use crate::annotations::{Annotations, Collection, EVERY_COLLECTION};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::model::Api;
@@ -64,6 +64,11 @@ impl Api {
     ) {
         let source = &defaults.source;
         let mut used = vec![false; defaults.fields.len()];
+        for (name, rule) in &defaults.fields {
+            if let Some(Err(why)) = rule.display_name.as_deref().map(display_name_of) {
+                diagnostics.push(Diagnostic::new(source.at(name), why));
+            }
+        }
         for resource in self.packages.iter_mut().flat_map(|p| &mut p.resources) {
             let message = pool
                 .get_message_by_name(&resource.full_name)
@@ -73,6 +78,20 @@ impl Api {
                     continue;
                 };
                 used[index] = true;
+                let json_name = field.json_name();
+                let named = resource
+                    .field_names
+                    .iter()
+                    .any(|(json, _)| json == json_name);
+                let display_name = rule.display_name.as_deref();
+                if let Some(text) = display_name.and_then(|text| display_name_of(text).ok())
+                    && !named
+                {
+                    resource.field_names.push((json_name.to_owned(), text));
+                }
+                if !rule.has_value_rules() {
+                    continue;
+                }
                 if field.kind() != Kind::String || field.is_map() {
                     diagnostics.push(Diagnostic::new(
                         source.at(name),
@@ -110,6 +129,7 @@ impl Api {
 /// Reports a `["*"]` table stating what only a collection's table may.
 fn refuse_stray_keys(defaults: &Collection, diagnostics: &mut Diagnostics) {
     let stray = !defaults.order_by.is_empty()
+        || defaults.display_name.is_some()
         || defaults.page_size.is_some()
         || defaults.filters.is_some()
         || !defaults.delete_blocked_by.is_empty()

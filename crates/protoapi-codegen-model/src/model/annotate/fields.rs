@@ -49,6 +49,7 @@ pub(super) fn rules(table: &Table, diagnostics: &mut Diagnostics) -> Vec<FieldRu
     let mut rules = Vec::new();
     for (name, rule) in &table.collection.fields {
         match table.field(name.get_ref()) {
+            Some(_) if !rule.has_value_rules() => {}
             Some(field) if field.kind() == Kind::String && !field.is_map() => {
                 rules.push(field_rule(&field, rule))
             }
@@ -70,6 +71,50 @@ pub(super) fn rules(table: &Table, diagnostics: &mut Diagnostics) -> Vec<FieldRu
         }
     }
     rules
+}
+
+/// The display names the table gives the collection and its fields
+/// (`(JSON name, display name)`), each checked by [`display_name`].
+pub(super) fn display_names(
+    table: &Table,
+    diagnostics: &mut Diagnostics,
+) -> (Option<String>, Vec<(String, String)>) {
+    let collection = table.collection.display_name.as_ref().and_then(|name| {
+        let checked = display_name(name.get_ref());
+        checked
+            .map_err(|why| diagnostics.push(Diagnostic::new(table.at(name), why)))
+            .ok()
+    });
+    let mut fields = Vec::new();
+    for (name, rule) in &table.collection.fields {
+        let (Some(text), Some(field)) = (&rule.display_name, table.field(name.get_ref())) else {
+            continue;
+        };
+        match display_name(text) {
+            Ok(text) => fields.push((field.json_name().to_owned(), text)),
+            Err(why) => diagnostics.push(Diagnostic::new(table.at(name), why)),
+        }
+    }
+    (collection, fields)
+}
+
+/// Display names are 1 to 64 characters of printable text, shown as
+/// written (and escaped) in pages and headings.
+pub(crate) fn display_name(text: &str) -> Result<String, String> {
+    let length = text.chars().count();
+    if length == 0 || length > 64 || text.trim() != text {
+        return Err(format!(
+            "`display_name` is 1 to 64 characters without surrounding spaces (`{}` is {length})",
+            text.escape_debug()
+        ));
+    }
+    if text.chars().any(char::is_control) {
+        return Err(format!(
+            "`display_name` `{}` holds a control character",
+            text.escape_debug()
+        ));
+    }
+    Ok(text.to_owned())
 }
 
 pub(super) fn field_rule(field: &FieldDescriptor, rule: &FieldRules) -> FieldRule {

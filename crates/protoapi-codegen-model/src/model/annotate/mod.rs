@@ -117,6 +117,7 @@ impl Api {
         let filters = self.list_filters(&table, diagnostics);
         let dependents = self.dependents(pool, &table, diagnostics);
         let rules = fields::rules(&table, diagnostics);
+        let (display_name, field_names) = fields::display_names(&table, diagnostics);
         let references = self.references(pool, &table, diagnostics);
         let public = fields::public(&table, diagnostics);
         let permissions = self.permissions(&table, diagnostics);
@@ -143,6 +144,8 @@ impl Api {
         Some(Resolved {
             full_name: resource.full_name.clone(),
             shared: collection.shared,
+            display_name,
+            field_names,
             parent_type,
             references,
             order_by,
@@ -184,6 +187,8 @@ impl Api {
             resource.references = resolved.references.clone();
             resource.parent_type = resolved.parent_type.clone();
             resource.shared = resolved.shared;
+            resource.display_name.clone_from(&resolved.display_name);
+            resource.field_names.clone_from(&resolved.field_names);
         }
         for method in self.methods_mut() {
             if method.standard.resource() == Some(resolved.full_name.as_str()) {
@@ -241,6 +246,8 @@ impl Api {
 struct Resolved {
     full_name: String,
     shared: bool,
+    display_name: Option<String>,
+    field_names: Vec<(String, String)>,
     parent_type: Option<String>,
     references: Vec<Reference>,
     order_by: Vec<String>,

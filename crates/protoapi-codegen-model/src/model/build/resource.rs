@@ -103,6 +103,8 @@ pub(super) fn build_resource(
         plural,
         singular: singular(option, message),
         comments: comments(message.path(), &message.parent_file()),
+        display_name: None,
+        field_names: Vec::new(),
         fields,
         order_by,
         page_sizes: None,
