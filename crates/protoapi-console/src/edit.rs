@@ -11,11 +11,12 @@ use serde_json::{Map, Value};
 
 use super::call::Failure;
 use super::form::{self, FormField};
-use super::pages::{Visit, item_href, item_href_after, key_of, label, parent_key};
+use super::items::{item_href, item_href_after, key_of, label, parent_key};
 use super::paths::PREFIX;
 use super::reply::{encode, render, see_other};
 use super::shared::Shared;
 use super::view::{DeletePage, FormPage};
+use super::visit::Visit;
 use protoapi_client::schema::{Collection, Keys};
 
 /// Ancestors whose items a reference form lists at most (a hierarchy is

@@ -138,7 +138,7 @@ fn form_field(
     };
     FormField {
         path: spec.json_path.to_owned(),
-        label: crate::words::label(spec.json_path),
+        label: crate::words::field(collection, spec.json_path),
         help: crate::words::comment(field),
         required: spec.behavior.is_required() || declared_required(field),
         read_only: match spec.behavior {

@@ -37,12 +37,16 @@
 //! `protoapi_runtime::router::ApiRouter::console` mounts it; the generated
 //! `Services::console` does that with the API's schema and authorizer.
 
+mod access;
+mod badge;
 pub mod call;
 pub mod docs;
 mod edit;
 pub mod form;
 mod guard;
+mod items;
 mod list;
+mod names;
 pub mod oidc;
 mod operations;
 mod pages;
@@ -57,6 +61,7 @@ mod signin;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod view;
+mod visit;
 pub mod words;
 
 use std::sync::Arc;

@@ -12,12 +12,15 @@ use http::StatusCode;
 use serde_json::Value;
 
 use super::call::Failure;
-use super::pages::{Visit, link_to, may_create};
+use super::items::link_to;
+use super::names::Names;
+use super::pages::may_create;
 use super::paths::PREFIX;
 use super::reply::{encode, query_string, render};
 use super::shared::Shared;
-use super::view::{ListPage, Row};
-use protoapi_client::schema::{Collection, List};
+use super::view::{Cell, ListPage, Row};
+use super::visit::Visit;
+use protoapi_client::schema::{Collection, List, Schema};
 
 /// Page tokens of earlier pages a list's links carry, for "previous".
 const MAX_TRAIL: usize = 8;
@@ -36,6 +39,9 @@ pub(super) struct ListQuery {
     page_token: String,
     #[serde(default, rename = "orderBy")]
     order_by: String,
+    /// An AIP-160 filter, for a list that takes one.
+    #[serde(default)]
+    filter: String,
     /// Tokens of the pages before this one, space-separated (`-`: the first).
     #[serde(default)]
     trail: String,
@@ -79,10 +85,11 @@ pub(super) async fn list(
             )
         })
         .collect();
-    let mut chrome = shared.chrome(&visit, collection.id);
+    let title = crate::words::collection(collection);
+    let mut chrome = shared.chrome(&visit, title.clone());
     chrome.crumbs = shared.crumbs_to(&visit, collection, &query.parent).await;
     if let Some(owner) = chrome.crumbs.last().filter(|_| !query.parent.is_empty()) {
-        chrome.title = format!("{} in {}", collection.id, owner.text);
+        chrome.title = format!("{title} in {}", owner.text);
     }
     let asked = asked(list, &filters, &query, page_size);
     let (items, next, total) = match shared
@@ -120,7 +127,8 @@ pub(super) async fn list(
                 encode(&query.parent)
             )
         });
-    let (columns, rows) = table(collection, &items);
+    let mut names = Names::new(&shared, &visit);
+    let (columns, rows) = table(&mut names, shared.schema, collection, &items).await;
     let page = ListPage {
         parent: query.parent.clone(),
         total,
@@ -133,6 +141,7 @@ pub(super) async fn list(
         rows,
         previous: links.previous(),
         next: links.next(&next),
+        filter: list.filter.then(|| query.filter.clone()),
         filters,
         chrome,
     };
@@ -152,6 +161,9 @@ fn asked(
     if list.order_by {
         asked.push(("orderBy".to_owned(), query.order_by.clone()));
     }
+    if list.filter {
+        asked.push(("filter".to_owned(), query.filter.clone()));
+    }
     asked
 }
 
@@ -162,38 +174,54 @@ fn order_choices(collection: &Collection, list: List) -> Vec<(String, String)> {
     }
     let mut choices = vec![(String::new(), "default".to_owned())];
     for field in collection.order_by {
-        choices.push((field.to_string(), field.to_string()));
-        choices.push((format!("{field} desc"), format!("{field} (descending)")));
+        let label = crate::words::field(collection, field);
+        choices.push((field.to_string(), label.clone()));
+        choices.push((format!("{field} desc"), format!("{label} (descending)")));
     }
     choices
 }
 
-/// The table's headings and rows: the item's name, then a few fields.
-fn table(collection: &'static Collection, items: &[Value]) -> (Vec<String>, Vec<Row>) {
+/// The table's headings and rows: the item's name, the items it
+/// references (by their names), then a few fields it may be ordered by.
+async fn table(
+    names: &mut Names<'_>,
+    schema: &Schema,
+    collection: &'static Collection,
+    items: &[Value],
+) -> (Vec<String>, Vec<Row>) {
+    let references: Vec<&str> = collection.references.iter().map(|r| r.field).collect();
     let shown: Vec<&str> = collection
         .order_by
         .iter()
         .copied()
-        .filter(|f| *f != "uid")
+        .filter(|f| *f != "uid" && !references.contains(f))
         .take(COLUMNS)
         .collect();
-    let rows = items
-        .iter()
-        .map(|item| {
-            let link = link_to(collection, item);
-            let cells = shown
+    let mut rows = Vec::with_capacity(items.len());
+    for item in items {
+        let mut cells = Vec::with_capacity(references.len() + shown.len());
+        for field in &references {
+            let target = names.reference(collection, field, &item[*field]).await;
+            cells.push(target.map(Cell::from).unwrap_or_default());
+        }
+        cells.extend(shown.iter().map(|f| {
+            let moment = crate::words::moment_of(schema, collection, f, &item[*f]);
+            moment.map_or_else(|| Cell::text(&item[*f]), Cell::from)
+        }));
+        let link = link_to(collection, item);
+        rows.push(Row {
+            href: link.href,
+            text: link.text,
+            cells,
+        });
+    }
+    let columns = std::iter::once(crate::words::label(collection.singular))
+        .chain(
+            references
                 .iter()
-                .map(|f| super::form::display(&item[*f], "text"))
-                .collect();
-            Row {
-                href: link.href,
-                text: link.text,
-                cells,
-            }
-        })
-        .collect();
-    let columns = std::iter::once(collection.singular.to_owned())
-        .chain(shown.iter().map(|c| c.to_string()))
+                .chain(&shown)
+                .map(|f| crate::words::field(collection, f)),
+        )
         .collect();
     (columns, rows)
 }
@@ -221,6 +249,7 @@ impl Links<'_> {
         let trail = trail.join(" ");
         let fixed = [
             ("parent", self.query.parent.as_str()),
+            ("filter", self.query.filter.as_str()),
             ("orderBy", self.query.order_by.as_str()),
             ("pageSize", page_size.as_str()),
             ("pageToken", token),

@@ -7,10 +7,10 @@ use http::Method;
 use protoapi_http::rest::template::{Segment, Template};
 use serde_json::Value;
 
-use super::pages::Visit;
 use super::reply::encode;
 use super::shared::Shared;
 use super::view::Running;
+use super::visit::Visit;
 use protoapi_client::schema::Collection;
 
 /// Running operations read for one page at most; the operations service

@@ -1,67 +1,28 @@
-//! Reading pages: home, lists and items, and what every page shares
-//! (signed-in checks, links, labels, breadcrumbs, rendering).
+//! Reading pages: home and items, and what every page shares (API calls,
+//! breadcrumbs, failures, rendering).
 
 use std::sync::Arc;
 
-use axum::extract::{FromRequestParts, Path, State};
+use axum::extract::{Path, State};
 use axum::response::Response;
-use http::request::Parts;
 use http::{Method, StatusCode};
 use serde_json::Value;
 
-use super::call::{Asker, Failure};
+use super::call::Failure;
+use super::items::{item_href, key_of, key_path, label, link_to, parent_key};
+use super::names::Names;
 use super::paths::PREFIX;
-use super::reply::{encode, query_string, render, see_other};
-use super::session::Session;
+use super::reply::{encode, query_string, render};
 use super::shared::Shared;
 use super::view::{Child, Chrome, Home, ItemPage, Link, Roots, Shown};
-use protoapi_client::schema::{Collection, Keys};
-use protoapi_core::context::{Caller, Held};
+use super::visit::Visit;
+use protoapi_client::schema::{Collection, Keys, Schema};
+use protoapi_core::context::Held;
 
 /// Items of a child collection shown on its parent's page.
 const CHILD_PREVIEW: u32 = 20;
 /// Ancestors shown in breadcrumbs at most.
-const MAX_CRUMBS: usize = 32;
-
-/// A signed-in request: its session, caller and `Authorization`, where it
-/// was sent and whether from this site. Extracting it from a request
-/// without a session answers the redirect to the sign-in page (back here
-/// after).
-pub(super) struct Visit {
-    pub session: Session,
-    pub caller: Caller,
-    /// The session's token and the client's address, for the API calls.
-    pub asker: Asker,
-    /// The path and query asked for.
-    pub here: String,
-    /// The request's `Origin`, when sent, is this host.
-    pub same_origin: bool,
-}
-
-impl FromRequestParts<Arc<Shared>> for Visit {
-    type Rejection = Response;
-
-    async fn from_request_parts(parts: &mut Parts, shared: &Arc<Shared>) -> Result<Self, Response> {
-        let here = parts
-            .uri
-            .path_and_query()
-            .map_or(PREFIX, |p| p.as_str())
-            .to_owned();
-        let Some(session) = parts.extensions.get::<Session>().cloned() else {
-            let next = super::guard::safe_next(&here);
-            return Err(see_other(&format!("{PREFIX}signin?next={}", encode(next))));
-        };
-        Ok(Visit {
-            session,
-            caller: Caller::from_extensions(&parts.extensions),
-            asker: Asker::from_request_parts(parts, shared)
-                .await
-                .unwrap_or_default(),
-            same_origin: super::guard::same_origin(&parts.headers, &parts.uri),
-            here,
-        })
-    }
-}
+pub(super) const MAX_CRUMBS: usize = 32;
 
 impl Shared {
     pub(super) fn chrome(&self, visit: &Visit, title: impl Into<String>) -> Chrome {
@@ -70,6 +31,7 @@ impl Shared {
             api: self.schema.title,
             prefix: PREFIX,
             csrf: visit.session.csrf.clone(),
+            badge: visit.badge.clone(),
             ..Chrome::default()
         }
     }
@@ -280,52 +242,6 @@ impl Shared {
     }
 }
 
-/// The key of the item `key` lives under.
-pub(super) fn parent_key<'a>(collection: &Collection, key: &'a str) -> Option<&'a str> {
-    match collection.keys {
-        Keys::Uidp => protoapi_core::uidp::parent(key),
-        Keys::Names => protoapi_core::names::parent(key),
-    }
-}
-
-pub(super) fn item_href(collection: &Collection, key: &str) -> String {
-    format!("{PREFIX}{}/item/{}", collection.id, key_path(key))
-}
-
-/// A key as path segments (each percent-encoded, `/` kept).
-pub(super) fn key_path(key: &str) -> String {
-    key.split('/').map(encode).collect::<Vec<_>>().join("/")
-}
-
-pub(super) fn key_of(collection: &Collection, item: &Value) -> String {
-    item[collection.key_field()]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
-/// How an item is named on pages: its display name, title or (UIDP-keyed)
-/// name, else its key.
-pub(super) fn label(collection: &Collection, item: &Value) -> String {
-    let names: &[&str] = match collection.keys {
-        Keys::Uidp => &["displayName", "title", "name"],
-        Keys::Names => &["displayName", "title"],
-    };
-    names
-        .iter()
-        .filter_map(|name| item[*name].as_str())
-        .find(|text| !text.is_empty())
-        .map_or_else(|| key_of(collection, item), str::to_owned)
-}
-
-pub(super) fn link_to(collection: &'static Collection, item: &Value) -> Link {
-    Link {
-        href: item_href(collection, &key_of(collection, item)),
-        text: label(collection, item),
-        id: collection.id,
-    }
-}
-
 pub(super) async fn home(State(shared): State<Arc<Shared>>, visit: Visit) -> Response {
     let listed = || {
         shared
@@ -337,7 +253,7 @@ pub(super) async fn home(State(shared): State<Arc<Shared>>, visit: Visit) -> Res
     let collections = listed()
         .map(|c| Link {
             href: format!("{PREFIX}{}", c.id),
-            text: crate::words::label(c.id),
+            text: crate::words::collection(c),
             id: c.id,
         })
         .collect();
@@ -348,7 +264,7 @@ pub(super) async fn home(State(shared): State<Arc<Shared>>, visit: Visit) -> Res
         let items = shared.tops(&visit, collection).await;
         let items = items.iter().map(|item| link_to(collection, item)).collect();
         roots.push(Roots {
-            title: crate::words::label(collection.id),
+            title: crate::words::collection(collection),
             items,
         });
     }
@@ -368,7 +284,7 @@ impl Shared {
     /// (`uidp.in_root`, where declared), or, for a caller who sees none of
     /// it (bound further down), the first page of what it sees without
     /// those whose parent is on that page too.
-    async fn tops(&self, visit: &Visit, collection: &Collection) -> Vec<Value> {
+    pub(super) async fn tops(&self, visit: &Visit, collection: &Collection) -> Vec<Value> {
         let query = root_query(collection);
         let items = match self.list_page(visit, collection, "", &query).await {
             Ok((items, _, _)) => items,
@@ -509,10 +425,6 @@ impl Done {
 }
 
 /// An item's page after a write: `?done=created`, `saved` or `deleted`.
-pub(super) fn item_href_after(collection: &Collection, key: &str, done: &str) -> String {
-    format!("{}?done={done}", item_href(collection, key))
-}
-
 pub(super) async fn item(
     State(shared): State<Arc<Shared>>,
     Path((id, key)): Path<(String, String)>,
@@ -530,7 +442,10 @@ pub(super) async fn item(
     let mut chrome = shared.chrome(&visit, label(collection, &item));
     chrome.crumbs = shared.crumbs(&visit, collection, &key).await;
     chrome.done = done.said();
-    let fields = shown_fields(&shared, collection, &item);
+    let mut names = Names::new(&shared, &visit);
+    let fields = shown_fields(&mut names, shared.schema, collection, &item).await;
+    let holders = shared.holders(&visit, &mut names, collection, &key).await;
+    let related = shared.related(&visit, &mut names, collection, &key).await;
     let mut children = Vec::new();
     // Items like this one first (the tree), then the other collections.
     let mut under: Vec<_> = shared
@@ -552,6 +467,7 @@ pub(super) async fn item(
         .filter(|delete| allows(&held, delete.action.capability))
         .map(|_| format!("{PREFIX}{}/delete/{}", collection.id, key_path(&key)));
     let running = shared.running(&visit, collection, &key).await;
+    let grant = holders.as_ref().and(shared.grant_href(&visit, &held, &key));
     let page = ItemPage {
         chrome,
         kind: collection.singular,
@@ -560,14 +476,22 @@ pub(super) async fn item(
         delete,
         fields,
         running,
+        holders,
+        grant,
+        related,
         children,
     };
     render(StatusCode::OK, &page)
 }
 
 /// The top-level fields of an item in declaration order (then any the
-/// schema does not list), references as links.
-fn shown_fields(shared: &Shared, collection: &Collection, item: &Value) -> Vec<Shown> {
+/// schema does not list), references as links named by their targets.
+async fn shown_fields(
+    names: &mut Names<'_>,
+    schema: &Schema,
+    collection: &Collection,
+    item: &Value,
+) -> Vec<Shown> {
     let Value::Object(object) = item else {
         return Vec::new();
     };
@@ -576,30 +500,29 @@ fn shown_fields(shared: &Shared, collection: &Collection, item: &Value) -> Vec<S
         .iter()
         .map(|f| f.json_path)
         .filter(|path| !path.contains('.'));
-    let mut names: Vec<&str> = declared.filter(|name| object.contains_key(*name)).collect();
+    let mut fields: Vec<&str> = declared.filter(|name| object.contains_key(*name)).collect();
     let undeclared: Vec<&str> = object
         .keys()
         .map(String::as_str)
-        .filter(|name| !names.contains(name))
+        .filter(|name| !fields.contains(name))
         .collect();
-    names.extend(undeclared);
-    names
-        .into_iter()
-        .map(|name| (name.to_owned(), &object[name]))
-        .map(|(name, value)| {
-            let href = collection
-                .reference(&name)
-                .and_then(|r| shared.schema.collection(r.collection))
-                .zip(value.as_str().filter(|v| !v.is_empty()))
-                .map(|(target, key)| item_href(target, key));
-            Shown {
-                label: crate::words::label(&name),
-                name,
-                value: super::form::display(value, "lines"),
-                href,
-            }
-        })
-        .collect()
+    fields.extend(undeclared);
+    let mut shown = Vec::with_capacity(fields.len());
+    for name in fields {
+        let value = &object[name];
+        let target = names.reference(collection, name, value).await;
+        shown.push(Shown {
+            label: crate::words::field(collection, name),
+            name: name.to_owned(),
+            value: match &target {
+                Some(link) => link.text.clone(),
+                None => crate::words::moment_of(schema, collection, name, value)
+                    .unwrap_or_else(|| super::form::display(value, "lines")),
+            },
+            href: target.map(|link| link.href),
+        });
+    }
+    shown
 }
 
 impl Shared {
@@ -624,7 +547,7 @@ impl Shared {
             id: child.id,
             singular: child.singular,
             href: format!("{PREFIX}{}?parent={}", child.id, encode(parent)),
-            text: crate::words::label(child.id),
+            text: crate::words::collection(child),
             items,
             create,
         }

@@ -34,6 +34,7 @@ mod tests {
         },
         collections: &[],
         operations: None,
+        access: None,
     };
 
     #[test]

@@ -21,10 +21,25 @@ pub struct Chrome {
     pub error: Option<Failure>,
     /// What the write that led here did (`Saved.`).
     pub done: Option<&'static str>,
+    /// Who is signed in, and where they can go.
+    pub badge: Badge,
+}
+
+/// The header's account of the caller: who is signed in (a link to their
+/// item where the API keeps one) and the top items they reach of the
+/// API's hierarchy.
+#[derive(Clone, Debug, Default)]
+pub struct Badge {
+    pub who: Option<Link>,
+    /// The caller is the API's administrator.
+    pub admin: bool,
+    /// What the reachable items are (`Groups`).
+    pub reach_title: String,
+    pub reach: Vec<Link>,
 }
 
 /// A link and its text.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Link {
     pub href: String,
     pub text: String,
@@ -61,7 +76,44 @@ pub struct Home {
 pub struct Row {
     pub href: String,
     pub text: String,
-    pub cells: Vec<String>,
+    pub cells: Vec<Cell>,
+}
+
+/// One cell of a table: text, or an item named by its label.
+#[derive(Debug, Default)]
+pub struct Cell {
+    pub text: String,
+    pub href: Option<String>,
+}
+
+/// A member bound to roles on an item or above it.
+#[derive(Debug)]
+pub struct Holder {
+    pub member: Link,
+    pub grants: Vec<Grant>,
+}
+
+/// One role a member holds, the binding that grants it, and the ancestor
+/// it is bound on when not the item itself.
+#[derive(Debug)]
+pub struct Grant {
+    pub role: Link,
+    pub binding: String,
+    pub from: Option<Link>,
+}
+
+/// Items of another collection that name an item (`Role bindings with
+/// this identity`).
+#[derive(Debug)]
+pub struct Related {
+    pub id: &'static str,
+    /// The referring field.
+    pub field: &'static str,
+    pub title: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<Row>,
+    /// The whole filtered list, when there is more than shown.
+    pub more: Option<String>,
 }
 
 #[derive(Template)]
@@ -77,6 +129,8 @@ pub struct ListPage {
     pub max_page_size: u32,
     /// `(query parameter, value)` of each declared filter.
     pub filters: Vec<(String, String)>,
+    /// The AIP-160 filter, when the list takes one.
+    pub filter: Option<String>,
     pub create: Option<String>,
     pub columns: Vec<String>,
     pub rows: Vec<Row>,
@@ -117,6 +171,11 @@ pub struct ItemPage {
     pub fields: Vec<Shown>,
     /// Operations still running on the item.
     pub running: Vec<Running>,
+    /// Who holds which role on it, where bindings are kept under it.
+    pub holders: Option<Vec<Holder>>,
+    /// Where a binding on it is created, for those who may.
+    pub grant: Option<String>,
+    pub related: Vec<Related>,
     pub children: Vec<Child>,
 }
 

@@ -670,7 +670,7 @@ async fn pages_speak_the_contracts_words() {
     }
     assert!(!form.html.contains(">resourceLimits.clusters<"));
     let item = browser.get(&format!("/console/groups/item/{root}")).await;
-    for words in ["<dt>Create time</dt>", "Role bindings"] {
+    for words in ["<dt>Created</dt>", "Role bindings"] {
         assert!(item.html.contains(words), "{words} in {}", item.html);
     }
     server.stop().await;

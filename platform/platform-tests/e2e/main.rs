@@ -10,6 +10,7 @@ mod client;
 mod collections;
 mod conformance;
 mod console;
+mod console_access;
 mod console_oidc;
 mod faults;
 mod filters;

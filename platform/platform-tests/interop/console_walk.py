@@ -620,6 +620,40 @@ def step_role_binding(walk, root, child, viewer_role):
         f"REST binding {stored}",
     )
     ok(f"bound viewer to walker at the child group in the browser ({binding}); REST agrees")
+    return walker, binding
+
+
+def step_access(walk, child, walker, binding):
+    """The child group's Access section names the binding by identity and
+    role, and walker's own page lists the binding with its group and role."""
+    walk.open_item("groups", child)
+    holders = walk.driver.find_elements(By.CSS_SELECTOR, "#holders tr.holder")
+    rows = [
+        (
+            row.find_element(By.CSS_SELECTOR, "a.member").text,
+            [a.text for a in row.find_elements(By.CSS_SELECTOR, "a.role")],
+            [a.get_attribute("href") for a in row.find_elements(By.CSS_SELECTOR, "a.binding")],
+        )
+        for row in holders
+    ]
+    found = [r for r in rows if r[0] == "walker"]
+    check(found and "viewer" in found[0][1], f"the Access table lacks walker as viewer: {rows}")
+    check(
+        any(href.endswith(walk.item_path("roleBindings", binding)) for href in found[0][2]),
+        f"walker's row does not lead to {binding}: {rows}",
+    )
+    walk.screenshot("console-access.png")
+    walk.click("#holders a.member", "walker's link in the Access table")
+    walk.wait_path(walk.item_path("identities", walker), "walker's page")
+    own = walk.element(
+        'section.related[data-collection="roleBindings"][data-field="identity"]',
+        "walker's own bindings",
+    )
+    cells = [td.text for td in own.find_elements(By.CSS_SELECTOR, "tbody td")]
+    check("viewer" in cells, f"walker's bindings do not name the role viewer: {cells}")
+    header = walk.element("#who", "the header's signed-in identity").text
+    check(header.startswith("Signed in as"), f"the header says {header!r}")
+    ok("the group's Access table shows walker as viewer by name; walker's page lists the binding")
 
 
 def choose(walk, name, value, text):
@@ -836,7 +870,8 @@ def walk_all(walk):
     step_stale_edit(walk, child)
     step_delete_refused(walk, child)
     step_contrast(walk, child)
-    step_role_binding(walk, root, child, viewer_role)
+    walker, binding = step_role_binding(walk, root, child, viewer_role)
+    step_access(walk, child, walker, binding)
     step_xss(walk, root)
     step_csrf(walk, root)
     step_viewer(walk, root, child, viewer_role)
