@@ -3,7 +3,8 @@
 # driven over WebDriver by Selenium (platform/platform-tests/interop/console_walk.py), against a
 # platform-server on a fresh data dir and the widgets example. It checks what a
 # person sees and can do: signing in with a token (a bad one is refused),
-# browsing from the root organization, creating and editing a group, a save
+# browsing from the root organization, creating and editing a group, an
+# identity with no sign-in claim made with the form, a save
 # from a form opened before someone else's change (refused as ABORTED), a
 # refused delete of a group that has children, a role binding made with the
 # form's selects, a hostile group name shown literally (no script runs), the

@@ -594,12 +594,24 @@ def step_contrast(walk, child):
     ok("text, links, danger and buttons reach 4.5:1 in the light and the dark scheme (console and /docs)")
 
 
+def step_local_identity(walk, root):
+    """An identity with no sign-in claim, made with the form (the claim is
+    optional: the browser must not block the save)."""
+    walk.open_item("groups", root)
+    walk.click('a.create-link[data-collection="identities"]', "the create link for identities")
+    walk.wait_path("/console/identities/new", "the identity form")
+    walk.fill('#item-form [name="name"]', "walker")
+    walk.save_form()
+    walker = walk.wait_path_prefix("/console/identities/item/", "the new identity's item page")
+    check(walk.element("#title").text == "walker", "the new identity's #title")
+    stored = walk.api.get(f"/iam/v2/identities/{walker}")
+    check(stored.get("name") == "walker" and not stored.get("claimMatch"), f"REST identity {stored}")
+    ok(f"created identity {walker} with no claim in the browser; REST has no claimMatch")
+    return walker
+
+
 def step_role_binding(walk, root, child, viewer_role):
-    walker = walk.api.create(
-        "identities",
-        root,
-        {"name": "walker", "claimMatch": {"issuer": "https://issuer.example", "subject": "walker"}},
-    )["uid"]
+    walker = step_local_identity(walk, root)
     walk.open_item("groups", child)
     walk.click('a.create-link[data-collection="roleBindings"]', "the create link for role bindings")
     walk.wait_path("/console/roleBindings/new", "the role binding form")
