@@ -4,15 +4,13 @@
 //! consoles show a resource's principals); and on any item other items
 //! reference, those items (a member's own bindings, who holds a role).
 
-use serde_json::Value;
-
 use super::items::{key_of, link_to, parent_key};
 use super::names::Names;
 use super::pages::{MAX_CRUMBS, may_create};
 use super::paths::PREFIX;
 use super::reply::{encode, query_string};
 use super::shared::Shared;
-use super::view::{Cell, Grant, Holder, Link, Related, Row};
+use super::view::{Cell, Grant, Holder, Related, Row};
 use super::visit::Visit;
 use protoapi_client::schema::Collection;
 use protoapi_core::context::Held;
@@ -36,15 +34,17 @@ impl Shared {
         if bindings.parent_type != Some(collection.resource_type) {
             return None;
         }
+        let query = [("pageSize".to_owned(), bindings.page_sizes.max.to_string())];
+        let nested = collection.parent_type == Some(collection.resource_type);
         let mut holders: Vec<Holder> = Vec::new();
         let mut scope = Some(key.to_owned());
         for _ in 0..MAX_CRUMBS {
             let Some(here) = scope.take() else { break };
-            let query = [("pageSize".to_owned(), bindings.page_sizes.max.to_string())];
             let listed = self.list_page(visit, bindings, &here, &query).await;
-            let from = match here == key {
-                true => None,
-                false => Some(names.link(collection, &here).await),
+            let from = if here == key {
+                None
+            } else {
+                Some(names.link(collection, &here).await)
             };
             for binding in listed.map(|(items, _, _)| items).unwrap_or_default() {
                 let member = names.reference(bindings, access.member, &binding[access.member]);
@@ -64,7 +64,6 @@ impl Shared {
                     }),
                 }
             }
-            let nested = collection.parent_type == Some(collection.resource_type);
             scope = parent_key(collection, &here)
                 .filter(|parent| nested && !parent.is_empty())
                 .map(str::to_owned);
@@ -176,30 +175,5 @@ impl Shared {
     fn filtered_list(&self, collection: &Collection, filter: &str) -> String {
         let query = query_string([("filter", filter)]);
         format!("{PREFIX}{}?{query}", collection.id)
-    }
-}
-
-impl Cell {
-    /// A cell showing `value` as text.
-    pub(super) fn text(value: &Value) -> Cell {
-        Cell {
-            text: super::form::display(value, "text"),
-            href: None,
-        }
-    }
-}
-
-impl From<String> for Cell {
-    fn from(text: String) -> Cell {
-        Cell { text, href: None }
-    }
-}
-
-impl From<Link> for Cell {
-    fn from(link: Link) -> Cell {
-        Cell {
-            text: link.text,
-            href: Some(link.href),
-        }
     }
 }

@@ -2,6 +2,7 @@
 //! output is HTML-escaped throughout.
 
 use askama::Template;
+use serde_json::Value;
 
 use super::call::Failure;
 use super::form::FormField;
@@ -84,6 +85,31 @@ pub struct Row {
 pub struct Cell {
     pub text: String,
     pub href: Option<String>,
+}
+
+impl Cell {
+    /// A cell showing `value` as text.
+    pub(super) fn text(value: &Value) -> Cell {
+        Cell {
+            text: super::form::display(value, "text"),
+            href: None,
+        }
+    }
+}
+
+impl From<String> for Cell {
+    fn from(text: String) -> Cell {
+        Cell { text, href: None }
+    }
+}
+
+impl From<Link> for Cell {
+    fn from(link: Link) -> Cell {
+        Cell {
+            text: link.text,
+            href: Some(link.href),
+        }
+    }
 }
 
 /// A member bound to roles on an item or above it.

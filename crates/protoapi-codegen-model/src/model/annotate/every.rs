@@ -64,11 +64,16 @@ impl Api {
     ) {
         let source = &defaults.source;
         let mut used = vec![false; defaults.fields.len()];
-        for (name, rule) in &defaults.fields {
-            if let Some(Err(why)) = rule.display_name.as_deref().map(display_name_of) {
-                diagnostics.push(Diagnostic::new(source.at(name), why));
-            }
-        }
+        let display_names: Vec<Option<String>> = defaults
+            .fields
+            .iter()
+            .map(|(name, rule)| {
+                let checked = rule.display_name.as_deref().map(display_name_of)?;
+                checked
+                    .map_err(|why| diagnostics.push(Diagnostic::new(source.at(name), why)))
+                    .ok()
+            })
+            .collect();
         for resource in self.packages.iter_mut().flat_map(|p| &mut p.resources) {
             let message = pool
                 .get_message_by_name(&resource.full_name)
@@ -83,11 +88,10 @@ impl Api {
                     .field_names
                     .iter()
                     .any(|(json, _)| json == json_name);
-                let display_name = rule.display_name.as_deref();
-                if let Some(text) = display_name.and_then(|text| display_name_of(text).ok())
-                    && !named
-                {
-                    resource.field_names.push((json_name.to_owned(), text));
+                if let (Some(text), false) = (&display_names[index], named) {
+                    resource
+                        .field_names
+                        .push((json_name.to_owned(), text.clone()));
                 }
                 if !rule.has_value_rules() {
                     continue;
