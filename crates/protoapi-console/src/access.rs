@@ -107,7 +107,7 @@ impl Shared {
         collection: &Collection,
         key: &str,
     ) -> Related {
-        let filter = format!("{field} = \"{key}\"");
+        let filter = format!("{field} = {}", protoapi_core::filter::literal(key));
         let query = [
             ("pageSize".to_owned(), RELATED_PREVIEW.to_string()),
             ("filter".to_owned(), filter.clone()),

@@ -16,6 +16,7 @@ mod syntax;
 
 pub use check::{check, check_message};
 pub use condition::{Comparison, Condition, Op, Within, json_entries, json_values, wildcard};
+pub use syntax::literal;
 
 /// The longest filter accepted, in bytes.
 pub const MAX_LENGTH: usize = 2048;

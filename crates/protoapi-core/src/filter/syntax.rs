@@ -194,6 +194,23 @@ fn lex(input: &str) -> Result<Vec<Token>, FilterError> {
     Ok(tokens)
 }
 
+/// `value` as a string literal of a filter: double-quoted, with `"` and
+/// `\` escaped, so that a filter reads it back as exactly `value`.
+pub fn literal(value: &str) -> String {
+    let mut quoted = String::with_capacity(value.len() + 2);
+    quoted.push('"');
+    for c in value.chars() {
+        match c {
+            '"' | '\\' => quoted.extend(['\\', c]),
+            '\n' => quoted.push_str("\\n"),
+            '\t' => quoted.push_str("\\t"),
+            _ => quoted.push(c),
+        }
+    }
+    quoted.push('"');
+    quoted
+}
+
 /// A string literal starting at `at` with quote `quote`: its value and
 /// length. `\` escapes the next character (`\n`, `\t` as usual).
 fn string(input: &str, at: usize, quote: char) -> Result<(String, usize), FilterError> {
@@ -430,6 +447,23 @@ fn flat(mut all: Vec<Expr>, join: fn(Vec<Expr>) -> Expr) -> Expr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_literal_reads_back_as_its_value() {
+        for value in [
+            "",
+            "plain",
+            "a\"b",
+            "back\\slash\\",
+            "x\" OR name = \"y",
+            "line\nand\ttab",
+            "é\"",
+        ] {
+            let quoted = literal(value);
+            let (read, length) = string(&quoted, 0, '"').unwrap();
+            assert_eq!((read.as_str(), length), (value, quoted.len()), "{quoted}");
+        }
+    }
 
     fn field(name: &str, at: usize) -> Member {
         Member {
