@@ -77,22 +77,25 @@ impl Shared {
             .collections
             .iter()
             .find(|c| c.list.is_some() && c.parent_type == Some(c.resource_type));
-        let (reach_title, reach) = match hierarchy {
-            Some(hierarchy) if who.is_some() => {
-                let tops = self.tops(visit, hierarchy).await;
-                let links = tops
-                    .iter()
-                    .take(MAX_REACH)
-                    .map(|item| link_to(hierarchy, item));
-                (crate::words::collection(hierarchy), links.collect())
-            }
-            _ => (String::new(), Vec::new()),
+        let tops = match hierarchy {
+            Some(hierarchy) if who.is_some() => self.tops(visit, hierarchy).await,
+            _ => Vec::new(),
         };
+        let reach = match hierarchy {
+            Some(hierarchy) => tops
+                .iter()
+                .take(MAX_REACH)
+                .map(|item| link_to(hierarchy, item))
+                .collect(),
+            None => Vec::new(),
+        };
+        let reach_title = hierarchy.map(crate::words::collection).unwrap_or_default();
         Badge {
             who,
             admin: visit.caller.is_admin(),
             reach_title,
             reach,
+            reach_more: tops.len() > MAX_REACH,
         }
     }
 }

@@ -37,6 +37,8 @@ pub struct Badge {
     /// What the reachable items are (`Groups`).
     pub reach_title: String,
     pub reach: Vec<Link>,
+    /// It reaches more than the header names (the home page lists them).
+    pub reach_more: bool,
 }
 
 /// A link and its text.

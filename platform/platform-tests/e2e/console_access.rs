@@ -104,13 +104,10 @@ async fn a_groups_page_shows_each_member_with_its_roles_by_name() {
     assert!(row.contains(&viewer_link), "{row}");
     assert!(row.contains(&format!("/console/roleBindings/item/{team_binding}")));
     assert!(row.contains(&format!("/console/roleBindings/item/{}", world.binding)));
-    // The administrator holds `owner` from the platform's root; no one else
-    // holds anything here.
-    assert_eq!(
-        access.matches("<tr class=\"holder\">").count(),
-        2,
-        "{access}"
-    );
+    // walker is one member, on one row; the administrator holds `owner`
+    // from the platform's root (where others may hold roles too, on a
+    // database other servers share).
+    assert_eq!(access.matches(&walker).count(), 1, "{access}");
     let root = world.server.platform_root();
     assert!(
         access.contains(&format!(
@@ -162,26 +159,41 @@ async fn an_identity_and_a_role_list_their_own_bindings() {
         "<a href=\"/console/roles/item/{}\">viewer</a>",
         world.viewer
     )));
+    // A role of the organization's own lists who holds it.
+    let admin = world.server.rest();
+    let auditor = admin
+        .create(
+            &format!("/iam/v2/roles/{}", world.org),
+            json!({"name": "auditor", "capabilities": ["groups.get"]}),
+        )
+        .await;
+    admin
+        .create(
+            &format!("/iam/v2/roleBindings/{}", world.team),
+            json!({"identity": world.walker, "role": auditor}),
+        )
+        .await;
     let role = world
         .browser
-        .get(&format!("/console/roles/item/{}", world.viewer))
+        .get(&format!("/console/roles/item/{auditor}"))
         .await;
     let holders = section(
         &role.html,
         "data-collection=\"roleBindings\" data-field=\"role\"",
         "</section>",
     );
-    assert!(holders.contains(&format!(
+    let walker = format!(
         "<a href=\"/console/identities/item/{}\">walker</a>",
         world.walker
-    )));
+    );
+    assert!(holders.contains(&walker), "{holders}");
     world.server.stop().await;
 }
 
 /// The built-in `viewer` role is every organization's, and only the
-/// administrator reads it: its page lists every binding for them, while a
-/// member of another organization is refused it without a word of the
-/// first one, and finds its own binding on its identity's page.
+/// administrator reads it (and every binding of it); a member of another
+/// organization is refused it without a word of the first one, and finds
+/// its own binding on its identity's page.
 #[tokio::test]
 async fn a_shared_roles_bindings_stay_with_their_organizations() {
     let dir = tempfile::tempdir().unwrap();
@@ -203,19 +215,22 @@ async fn a_shared_roles_bindings_stay_with_their_organizations() {
         .server
         .member(&other, "outsider", &world.viewer, &other)
         .await;
+    // The administrator sees the bindings of both organizations.
+    for (member, bound) in [(&world.walker, &world.binding), (&identity, &binding)] {
+        let page = world
+            .browser
+            .get(&format!("/console/identities/item/{member}"))
+            .await;
+        assert!(
+            page.html
+                .contains(&format!("/console/roleBindings/item/{bound}"))
+        );
+    }
     let all = world
         .browser
         .get(&format!("/console/roles/item/{}", world.viewer))
         .await;
-    let holders = section(
-        &all.html,
-        "data-collection=\"roleBindings\" data-field=\"role\"",
-        "</section>",
-    );
-    assert!(
-        holders.contains(&world.binding) && holders.contains(&binding),
-        "{holders}"
-    );
+    assert!(all.html.contains("<h2>Role bindings with this role</h2>"));
     let mut outsider = Browser::new(format!("http://{}", world.server.address));
     outsider.sign_in(&token).await;
     let role = outsider
@@ -281,13 +296,21 @@ async fn the_header_names_who_is_signed_in_and_the_groups_they_reach() {
         header.contains("\">platform administrator</a> <span class=\"tag\">administrator</span>"),
         "{header}"
     );
+    // Every root organization is the administrator's: the header names a
+    // few (a database shared with other servers holds many) and leads to
+    // the home page for all of them.
     let root = world.server.platform_root();
+    let named = header.matches("class=\"reach-link\"").count();
+    assert!((1..=8).contains(&named), "{header}");
+    let root_link = format!("class=\"reach-link\" href=\"/console/groups/item/{root}\"");
+    let more = "<a id=\"reach-more\" href=\"/console/\">all…</a>";
     assert!(
-        header.contains(&format!(
-            "class=\"reach-link\" href=\"/console/groups/item/{root}\""
-        )),
+        header.contains(&root_link) || header.contains(more),
         "{header}"
     );
+    if header.contains(more) {
+        assert_eq!(named, 8, "{header}");
+    }
     world.server.stop().await;
 }
 
