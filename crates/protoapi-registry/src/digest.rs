@@ -54,7 +54,7 @@ impl std::fmt::Display for Digest {
 }
 
 /// Hashes content as it streams by.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Hasher(Sha256);
 
 impl Hasher {

@@ -27,7 +27,7 @@ fn micros_before(age: Duration) -> i64 {
 impl Storage {
     /// Drops upload `id`'s bytes and record.
     pub(crate) async fn forget(&self, id: &str) -> Result<(), RegistryError> {
-        self.staging.discard(id).await?;
+        self.blobs.discard(id).await?;
         Ok(self.index.delete_upload(id).await?)
     }
 

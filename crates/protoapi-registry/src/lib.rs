@@ -9,8 +9,9 @@
 //!   or nothing (what anonymous callers may do, such as pulling a public
 //!   repository). A repository that does not exist and one the caller may
 //!   not see answer alike.
-//! - Content: blobs by digest behind [`BlobStore`] ([`FsBlobs`] on disk),
-//!   uploads staged apart until verified ([`Staging`]); manifests, tags,
+//! - Content: blobs by digest behind [`BlobStore`] ([`FsBlobs`] on disk,
+//!   [`ObjectBlobs`] in S3-compatible object storage, shared by replicas),
+//!   with uploads staged apart until verified; manifests, tags,
 //!   which blobs each repository holds and the uploads in progress in the
 //!   API's SQL database ([`index`]).
 //! - Endpoints: the base check, blobs (with ranges), monolithic and
@@ -38,9 +39,9 @@ mod tell;
 mod token;
 
 pub use access::{Actions, Repositories, Scope};
-pub use blobs::{BlobStore, Contents, FsBlobs, Staging};
+pub use blobs::{AppendError, BlobStore, Contents, FsBlobs, ObjectBlobs, Verified, VerifyError};
 pub use catalog::{Catalog, Image};
-pub use digest::Digest;
+pub use digest::{Digest, Hasher};
 pub use error::{Code, RegistryError};
 pub use gc::Collected;
 pub use registry::{Limits, Registry, Storage};

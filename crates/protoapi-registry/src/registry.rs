@@ -9,7 +9,7 @@ use protoapi_server::tokens::ApiTokens;
 use sqlx::AnyPool;
 
 use crate::access::Repositories;
-use crate::blobs::{BlobStore, FsBlobs, Staging};
+use crate::blobs::{BlobStore, FsBlobs};
 use crate::catalog::Catalog;
 use crate::index::Index;
 
@@ -33,38 +33,29 @@ impl Default for Limits {
     }
 }
 
-/// What a registry keeps: blobs in a [`BlobStore`], uploads in progress in
-/// [`Staging`], the rest in the API's SQL database ([`Index`]).
+/// What a registry keeps: blobs and uploads in progress in a [`BlobStore`],
+/// the rest in the API's SQL database ([`Index`]).
 #[derive(Clone)]
 pub struct Storage {
     pub(crate) index: Index,
     pub(crate) blobs: Arc<dyn BlobStore>,
-    pub(crate) staging: Staging,
     pub(crate) limits: Limits,
 }
 
 impl Storage {
     /// Tables in `pool` ([`crate::index::migration`] creates them), blobs
-    /// in `blobs`, uploads staged in `staging`.
-    pub fn new(pool: AnyPool, blobs: Arc<dyn BlobStore>, staging: Staging) -> Self {
+    /// and uploads in `blobs`.
+    pub fn new(pool: AnyPool, blobs: Arc<dyn BlobStore>) -> Self {
         Storage {
             index: Index::new(pool),
             blobs,
-            staging,
             limits: Limits::default(),
         }
     }
 
-    /// Tables in `pool`, blobs in `dir/blobs` ([`FsBlobs`]) and uploads in
-    /// `dir/uploads`: one directory holds both, so that a verified upload
-    /// becomes its blob by a rename.
+    /// Tables in `pool`, blobs and uploads under `dir` ([`FsBlobs`]).
     pub fn on_disk(pool: AnyPool, dir: &Path) -> std::io::Result<Self> {
-        let blobs = Arc::new(FsBlobs::open(dir.join("blobs"))?);
-        Ok(Storage::new(
-            pool,
-            blobs,
-            Staging::open(dir.join("uploads"))?,
-        ))
+        Ok(Storage::new(pool, Arc::new(FsBlobs::open(dir)?)))
     }
 
     /// The same storage with other [`Limits`].

@@ -65,6 +65,9 @@ pub struct Config {
     pub console: protoapi_runtime::console::Settings,
     /// Where every write is recorded (`--audit-log`).
     pub audit: Option<protoapi_runtime::audit::AuditLog>,
+    /// The registry's blobs and uploads in object storage, shared by
+    /// replicas; under the data dir when `None`.
+    pub registry_blobs: Option<registry::ObjectStorage>,
 }
 
 /// The console of the API at `base_url`, if served: an identity token from
@@ -137,7 +140,8 @@ pub async fn serve_with(
     let api_tokens = keys::api_tokens(keys_dir, &base_url)?;
     let state = bootstrap::ensure(&config.data_dir, &store, platform_api::CAPABILITIES).await?;
     bootstrap::write_admin_token(&config.data_dir, &api_tokens, &state)?;
-    let registry_storage = registry::storage(&store, &config.data_dir)?;
+    let registry_storage =
+        registry::storage(&store, &config.data_dir, config.registry_blobs.as_ref())?;
     let collector = tokio::spawn(registry::collect_hourly(registry_storage.clone()));
     let router = app::router(
         app::Parts {

@@ -38,6 +38,12 @@ struct Args {
     /// others' tokens.
     #[arg(long, global = true)]
     keys_dir: Option<PathBuf>,
+    /// Keep the registry's blobs and uploads in S3-compatible object storage
+    /// (`s3://<bucket>[/<prefix>]`; credentials, region and endpoint from the
+    /// `AWS_*` variables) instead of under the data dir: replicas on one
+    /// database then act as one registry.
+    #[arg(long, value_name = "URL", global = true)]
+    registry_blobs: Option<String>,
     /// Trust identity tokens from ISSUER, verified with the keys in JWKS_FILE (repeatable).
     #[arg(long, value_name = "ISSUER=JWKS_FILE", value_parser = parse_issuer)]
     trust_issuer: Vec<(String, PathBuf)>,
@@ -129,8 +135,8 @@ async fn collect_garbage(args: &Args, grace: std::time::Duration) -> Result<(), 
         None => platform_server::store::open_sqlite(&args.data_dir).await,
     }
     .map_err(|e| format!("cannot open the server's storage: {e}"))?;
-    let storage = platform_server::registry::storage(&store, &args.data_dir)
-        .map_err(|e| format!("cannot open the registry's blobs: {e}"))?;
+    let storage =
+        platform_server::registry::storage(&store, &args.data_dir, registry_blobs(args).as_ref())?;
     let collected = storage.collect_garbage(grace).await;
     store.close().await;
     let collected = collected.map_err(|e| e.to_string())?;
@@ -141,7 +147,17 @@ async fn collect_garbage(args: &Args, grace: std::time::Duration) -> Result<(), 
     Ok(())
 }
 
+/// The object storage `--registry-blobs` names.
+fn registry_blobs(args: &Args) -> Option<platform_server::registry::ObjectStorage> {
+    let url = args.registry_blobs.clone()?;
+    Some(platform_server::registry::ObjectStorage {
+        url,
+        options: Vec::new(),
+    })
+}
+
 async fn serve(args: Args) -> Result<(), String> {
+    let registry_blobs = registry_blobs(&args);
     let config = platform_server::Config {
         console: args.console.settings()?,
         cors: args.serve.cors.cors().map_err(|e| e.to_string())?,
@@ -160,6 +176,7 @@ async fn serve(args: Args) -> Result<(), String> {
         operation_lease: Some(args.serve.operation_lease),
         tls: args.serve.tls.files(),
         audit: args.telemetry.audit_log()?,
+        registry_blobs,
     };
     let listener = args.serve.bind().await?;
     platform_server::serve(config, listener, protoapi_runtime::serve::shutdown_signal())
@@ -183,6 +200,7 @@ mod tests {
             ("listen", "PLATFORM_LISTEN"),
             ("data_dir", "PLATFORM_DATA_DIR"),
             ("keys_dir", "PLATFORM_KEYS_DIR"),
+            ("registry_blobs", "PLATFORM_REGISTRY_BLOBS"),
             ("database_url", "PLATFORM_DATABASE_URL"),
             ("base_url", "PLATFORM_BASE_URL"),
             ("header_timeout", "PLATFORM_HEADER_TIMEOUT"),

@@ -11,9 +11,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use object_store::aws::AmazonS3Builder;
 use platform_api::platform::registry::v2::{GetRepoRequest, Image, RepoServiceApi};
 use protoapi_runtime::auth::BoxFuture;
-use protoapi_runtime::registry::{Actions, Catalog, Digest, Repositories, Storage};
+use protoapi_runtime::registry::{Actions, Catalog, Digest, ObjectBlobs, Repositories, Storage};
 use protoapi_runtime::standard::ApiContext;
 use protoapi_runtime::store::Backend as _;
 use protoapi_runtime::{Caller, Code, Error};
@@ -152,7 +153,8 @@ const COLLECTION_INTERVAL: std::time::Duration = std::time::Duration::from_secs(
 
 /// Collects the registry's garbage every hour (what `platform-server
 /// collect-garbage` does once): replicas may all do it, each removing the
-/// blobs of its own disk that no repository holds.
+/// blobs of its own disk (or of the object storage they share) that no
+/// repository holds.
 pub async fn collect_hourly(storage: Storage) {
     let mut interval = tokio::time::interval(COLLECTION_INTERVAL);
     interval.tick().await;
@@ -170,8 +172,53 @@ pub async fn collect_hourly(storage: Storage) {
     }
 }
 
-/// The registry's storage: its tables in the API's database, blobs and
-/// uploads under `data_dir/registry`.
-pub fn storage(store: &SqlStore, data_dir: &Path) -> std::io::Result<Storage> {
-    Storage::on_disk(store.pool().clone(), &data_dir.join("registry"))
+/// Object storage for the registry's blobs and uploads, which replicas
+/// share (`--registry-blobs`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectStorage {
+    /// `s3://<bucket>[/<prefix>]`.
+    pub url: String,
+    /// S3 settings besides the `AWS_*` environment variables, by the same
+    /// names in lower case (`aws_endpoint`, `aws_allow_http`, …).
+    pub options: Vec<(String, String)>,
+}
+
+impl ObjectStorage {
+    /// The blobs under the URL's prefix in its bucket.
+    fn open(&self) -> Result<ObjectBlobs, String> {
+        let refused = |why: String| format!("--registry-blobs {}: {why}", self.url);
+        let Some((bucket, prefix)) = self
+            .url
+            .strip_prefix("s3://")
+            .map(|rest| rest.split_once('/').unwrap_or((rest, "")))
+            .filter(|(bucket, _)| !bucket.is_empty())
+        else {
+            return Err(refused("expected s3://<bucket>[/<prefix>]".into()));
+        };
+        let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
+        for (key, value) in &self.options {
+            let key = key.parse().map_err(|e| refused(format!("{e}")))?;
+            builder = builder.with_config(key, value);
+        }
+        let store = builder.build().map_err(|e| refused(e.to_string()))?;
+        Ok(ObjectBlobs::new(
+            Arc::new(store),
+            prefix.trim_end_matches('/'),
+        ))
+    }
+}
+
+/// The registry's storage: its tables in the API's database; blobs and
+/// uploads in `objects` when given, else under `data_dir/registry`.
+pub fn storage(
+    store: &SqlStore,
+    data_dir: &Path,
+    objects: Option<&ObjectStorage>,
+) -> Result<Storage, String> {
+    let pool = store.pool().clone();
+    match objects {
+        Some(objects) => Ok(Storage::new(pool, Arc::new(objects.open()?))),
+        None => Storage::on_disk(pool, &data_dir.join("registry"))
+            .map_err(|e| format!("cannot open the registry's blobs: {e}")),
+    }
 }

@@ -110,7 +110,7 @@ async fn garbage_collection_removes_unshared_blobs_and_keeps_shared_ones() {
             .await
             .unwrap(),
     };
-    let storage = platform_server::registry::storage(&store, &world.server.data_dir).unwrap();
+    let storage = platform_server::registry::storage(&store, &world.server.data_dir, None).unwrap();
     let young = storage
         .collect_garbage(Duration::from_secs(3600))
         .await

@@ -7,6 +7,7 @@ mod common;
 mod content_discovery;
 mod content_management;
 mod images;
+mod object_storage;
 mod oras;
 mod pull;
 mod push;

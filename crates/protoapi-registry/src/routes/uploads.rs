@@ -12,8 +12,8 @@ use http::{HeaderMap, StatusCode, header};
 use rand::RngCore as _;
 
 use super::reply::{created, reply, upload_range};
-use crate::blobs::AppendError;
-use crate::digest::{Digest, Hasher};
+use crate::blobs::{AppendError, VerifyError};
+use crate::digest::Digest;
 use crate::error::{Code, RegistryError, Result};
 use crate::registry::Registry;
 use crate::token::Presented;
@@ -67,7 +67,7 @@ pub async fn start(
     }
     let id = new_id();
     registry.storage.index.create_upload(&id, name).await?;
-    registry.storage.staging.create(&id).await?;
+    registry.storage.blobs.start_upload(&id).await?;
     match query.get("digest") {
         Some(digest) => finish_with(registry, name, &id, &Digest::parse(digest)?, body).await,
         None => progress(name, &id, 0, StatusCode::ACCEPTED),
@@ -105,7 +105,12 @@ async fn staged(registry: &Registry, name: &str, id: &str) -> Result<u64> {
         Some((repo, _)) if repo == name => {}
         _ => return Err(unknown()),
     }
-    registry.storage.staging.len(id).await?.ok_or_else(unknown)
+    registry
+        .storage
+        .blobs
+        .upload_len(id)
+        .await?
+        .ok_or_else(unknown)
 }
 
 /// `GET /v2/<name>/blobs/uploads/<id>`: how far it got.
@@ -141,33 +146,21 @@ pub async fn patch(
             .with_header(header::LOCATION, location(name, id)));
         }
     }
-    let len = append(registry, id, body, None).await?;
+    let len = append(registry, id, body).await?;
     progress(name, id, len, StatusCode::ACCEPTED)
 }
 
 /// Appends `body` to upload `id` within the size limit; an upload that
 /// would grow past it is forgotten.
-async fn append(
-    registry: &Registry,
-    id: &str,
-    body: Body,
-    hasher: Option<&mut Hasher>,
-) -> Result<u64> {
-    match registry
-        .storage
-        .staging
-        .append(id, body, registry.storage.limits.max_blob_bytes, hasher)
-        .await
-    {
+async fn append(registry: &Registry, id: &str, body: Body) -> Result<u64> {
+    let limit = registry.storage.limits.max_blob_bytes;
+    match registry.storage.blobs.append(id, body, limit).await {
         Ok(len) => Ok(len),
         Err(AppendError::TooLarge) => {
             registry.storage.forget(id).await?;
             Err(RegistryError::new(
                 Code::SizeInvalid,
-                format!(
-                    "blobs are at most {} bytes",
-                    registry.storage.limits.max_blob_bytes
-                ),
+                format!("blobs are at most {limit} bytes"),
             )
             .with_status(StatusCode::PAYLOAD_TOO_LARGE))
         }
@@ -175,7 +168,26 @@ async fn append(
             Code::BlobUploadInvalid,
             "the chunk broke off; ask the upload's status and resume from its end",
         )),
-        Err(AppendError::Io(error)) => Err(error.into()),
+        Err(AppendError::Busy) => Err(busy()),
+        Err(AppendError::Io(error)) => Err(gone_or(error)),
+    }
+}
+
+/// Another request on the same upload is still running.
+fn busy() -> RegistryError {
+    RegistryError::new(
+        Code::BlobUploadInvalid,
+        "another request is writing this upload; send its chunks one after another",
+    )
+    .with_status(StatusCode::CONFLICT)
+}
+
+/// An upload finished or cancelled meanwhile is unknown; other errors are
+/// the storage's.
+fn gone_or(error: std::io::Error) -> RegistryError {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => unknown(),
+        _ => error.into(),
     }
 }
 
@@ -202,33 +214,29 @@ async fn finish_with(
     digest: &Digest,
     body: Body,
 ) -> Result<Response> {
-    // An upload that is empty so far is hashed as its bytes arrive; one
-    // that holds earlier chunks is read back.
-    let staging = &registry.storage.staging;
-    let mut hasher = Hasher::default();
-    let whole = staging.len(id).await? == Some(0);
-    let len = append(registry, id, body, whole.then_some(&mut hasher)).await?;
-    staging.sync(id).await?;
-    let actual = match whole {
-        true => hasher.finish(),
-        false => staging.digest(id).await?,
+    let blobs = &registry.storage.blobs;
+    append(registry, id, body).await?;
+    let verified = match blobs.verify(id, digest).await {
+        Ok(verified) => verified,
+        Err(VerifyError::Mismatch(actual)) => {
+            registry.storage.forget(id).await?;
+            return Err(RegistryError::new(
+                Code::DigestInvalid,
+                format!("the upload's bytes are {actual}, not {digest}"),
+            ));
+        }
+        Err(VerifyError::Busy) => return Err(busy()),
+        Err(VerifyError::Io(error)) => return Err(gone_or(error)),
     };
-    if actual != *digest {
-        registry.storage.forget(id).await?;
-        return Err(RegistryError::new(
-            Code::DigestInvalid,
-            format!("the upload's bytes are {actual}, not {digest}"),
-        ));
-    }
     // Linked first, stored second: garbage collection sets a blob aside,
     // then looks for links, so a blob linked meanwhile is put back, and one
     // linked after the check is stored after it was set aside.
-    registry.storage.index.link_blob(name, digest, len).await?;
     registry
         .storage
-        .blobs
-        .put(&registry.storage.staging.path(id), digest)
+        .index
+        .link_blob(name, digest, verified.size())
         .await?;
+    verified.store().await?;
     registry.storage.index.delete_upload(id).await?;
     created(&format!("/v2/{name}/blobs/{digest}"), digest)
 }
