@@ -2,8 +2,10 @@
 //! store (SQLite or PostgreSQL), so that replicas on one database act as one
 //! registry: which blobs each repository holds (`registry_blobs`), its
 //! manifests (`registry_manifests`, with what each refers to in
-//! `registry_references`), its tags (`registry_tags`) and the uploads in
-//! progress (`registry_uploads`).
+//! `registry_references`), its tags (`registry_tags`), the uploads in
+//! progress (`registry_uploads`), and the manifests the application's
+//! catalog has yet to hear about (`registry_changes`, written in the same
+//! transaction as each change).
 
 use protoapi_sql::{Dialect, Migration};
 use serde_json::Value;
@@ -46,14 +48,34 @@ const SQLITE: &[&str] = tables!("TEXT");
 /// list is in lexical order, and its `last` is a position in it.
 const POSTGRES: &[&str] = tables!("TEXT COLLATE \"C\"");
 
-/// The schema step creating the registry's tables, as the application's
-/// migration `version` (one its other steps and the library's do not take).
-pub fn migration(version: i64, dialect: Dialect) -> Migration {
+/// The second step: what the catalog has yet to hear about, each change
+/// with a number that tells a later change of the same manifest apart.
+const CHANGES: &[&str] = &[
+    "CREATE TABLE registry_changes (repo TEXT NOT NULL, digest TEXT NOT NULL, seq BIGINT NOT NULL, \
+     PRIMARY KEY (repo, digest))",
+];
+
+/// The schema steps creating the registry's tables, as the application's
+/// migrations `first` and `first + 1` (versions its other steps and the
+/// library's do not take).
+pub fn migrations(first: i64, dialect: Dialect) -> [Migration; 2] {
     let statements = match dialect {
         Dialect::Sqlite => SQLITE,
         Dialect::Postgres => POSTGRES,
     };
-    Migration::new(version, "registry", statements)
+    [
+        Migration::new(first, "registry", statements),
+        Migration::new(first + 1, "registry changes", CHANGES),
+    ]
+}
+
+/// A manifest whose catalog entry may be out of date: the change numbered
+/// `seq` has not been told yet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    pub repo: String,
+    pub digest: Digest,
+    pub seq: i64,
 }
 
 /// A stored manifest.
@@ -219,21 +241,9 @@ impl Index {
         }))
     }
 
-    /// The manifest `tag` names in `repo`, if any.
-    pub async fn tagged(&self, repo: &str, tag: &str) -> Sql<Option<Digest>> {
-        let row = sqlx::query("SELECT digest FROM registry_tags WHERE repo = $1 AND tag = $2")
-            .bind(repo.to_owned())
-            .bind(tag.to_owned())
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row
-            .map(|row| row.try_get::<String, _>(0))
-            .transpose()?
-            .and_then(|digest| Digest::parse(&digest).ok()))
-    }
-
     /// Stores `manifest` (its `content` hashing to `digest`) in `repo`, and
-    /// points `tag` at it, in one transaction.
+    /// points `tag` at it, in one transaction that also records what the
+    /// catalog must hear: the manifest, and the one the tag named before.
     pub async fn put_manifest(
         &self,
         repo: &str,
@@ -241,7 +251,7 @@ impl Index {
         manifest: &Manifest,
         content: &str,
         tag: Option<&str>,
-    ) -> Sql<()> {
+    ) -> Sql<Vec<Change>> {
         let now = protoapi_core::time::now_micros();
         let mut transaction = self.pool.begin().await?;
         sqlx::query(
@@ -283,7 +293,18 @@ impl Index {
             .execute(&mut *transaction)
             .await?;
         }
+        let mut changed = vec![digest.clone()];
         if let Some(tag) = tag {
+            let previous =
+                sqlx::query("SELECT digest FROM registry_tags WHERE repo = $1 AND tag = $2")
+                    .bind(repo.to_owned())
+                    .bind(tag.to_owned())
+                    .fetch_optional(&mut *transaction)
+                    .await?
+                    .map(|row| row.try_get::<String, _>(0))
+                    .transpose()?
+                    .and_then(|previous| Digest::parse(&previous).ok());
+            changed.extend(previous.filter(|previous| previous != digest));
             sqlx::query(
                 "INSERT INTO registry_tags (repo, tag, digest, updated) VALUES ($1, $2, $3, $4) \
                  ON CONFLICT (repo, tag) DO UPDATE SET digest = excluded.digest, updated = excluded.updated",
@@ -295,12 +316,14 @@ impl Index {
             .execute(&mut *transaction)
             .await?;
         }
-        transaction.commit().await
+        let changes = record_changes(&mut transaction, repo, &changed).await?;
+        transaction.commit().await?;
+        Ok(changes)
     }
 
     /// Deletes the manifest `digest` of `repo`, its tags and what it refers
-    /// to; whether there was one.
-    pub async fn delete_manifest(&self, repo: &str, digest: &Digest) -> Sql<bool> {
+    /// to, recording the change; `None` when there was none.
+    pub async fn delete_manifest(&self, repo: &str, digest: &Digest) -> Sql<Option<Vec<Change>>> {
         let mut transaction = self.pool.begin().await?;
         let deleted = sqlx::query("DELETE FROM registry_manifests WHERE repo = $1 AND digest = $2")
             .bind(repo.to_owned())
@@ -318,18 +341,64 @@ impl Index {
                 .execute(&mut *transaction)
                 .await?;
         }
+        if deleted == 0 {
+            return Ok(None);
+        }
+        let changes = record_changes(&mut transaction, repo, std::slice::from_ref(digest)).await?;
         transaction.commit().await?;
-        Ok(deleted > 0)
+        Ok(Some(changes))
     }
 
-    /// Removes `tag` from `repo`; whether it was there.
-    pub async fn delete_tag(&self, repo: &str, tag: &str) -> Sql<bool> {
-        let done = sqlx::query("DELETE FROM registry_tags WHERE repo = $1 AND tag = $2")
-            .bind(repo.to_owned())
-            .bind(tag.to_owned())
+    /// Removes `tag` from `repo`, recording that the manifest it named
+    /// changed; `None` when it was not there.
+    pub async fn delete_tag(&self, repo: &str, tag: &str) -> Sql<Option<Vec<Change>>> {
+        let mut transaction = self.pool.begin().await?;
+        let removed =
+            sqlx::query("DELETE FROM registry_tags WHERE repo = $1 AND tag = $2 RETURNING digest")
+                .bind(repo.to_owned())
+                .bind(tag.to_owned())
+                .fetch_optional(&mut *transaction)
+                .await?;
+        let Some(row) = removed else {
+            return Ok(None);
+        };
+        let digest = row.try_get::<String, _>(0)?;
+        let changed: Vec<Digest> = Digest::parse(&digest).ok().into_iter().collect();
+        let changes = record_changes(&mut transaction, repo, &changed).await?;
+        transaction.commit().await?;
+        Ok(Some(changes))
+    }
+
+    /// At most `limit` changes the catalog has yet to hear about.
+    pub async fn pending_changes(&self, limit: u32) -> Sql<Vec<Change>> {
+        let rows =
+            sqlx::query("SELECT repo, digest, seq FROM registry_changes ORDER BY seq LIMIT $1")
+                .bind(i64::from(limit))
+                .fetch_all(&self.pool)
+                .await?;
+        let mut changes = Vec::with_capacity(rows.len());
+        for row in rows {
+            if let Ok(digest) = Digest::parse(&row.try_get::<String, _>(1)?) {
+                changes.push(Change {
+                    repo: row.try_get(0)?,
+                    digest,
+                    seq: row.try_get(2)?,
+                });
+            }
+        }
+        Ok(changes)
+    }
+
+    /// Forgets `change` once the catalog heard it, unless the manifest
+    /// changed again meanwhile (a later number).
+    pub async fn told(&self, change: &Change) -> Sql<()> {
+        sqlx::query("DELETE FROM registry_changes WHERE repo = $1 AND digest = $2 AND seq = $3")
+            .bind(change.repo.clone())
+            .bind(change.digest.as_str().to_owned())
+            .bind(change.seq)
             .execute(&self.pool)
             .await?;
-        Ok(done.rows_affected() > 0)
+        Ok(())
     }
 
     /// At most `limit` tags of `repo` after `last`, in lexical order.
@@ -446,4 +515,40 @@ impl Index {
             .await?;
         Ok(row.is_some())
     }
+}
+
+/// Records in `transaction` that the catalog must hear about `digests` of
+/// `repo`, each under a new number.
+async fn record_changes(
+    transaction: &mut sqlx::Transaction<'_, sqlx::Any>,
+    repo: &str,
+    digests: &[Digest],
+) -> Sql<Vec<Change>> {
+    let mut changes = Vec::with_capacity(digests.len());
+    for digest in digests {
+        let seq = change_number();
+        sqlx::query(
+            "INSERT INTO registry_changes (repo, digest, seq) VALUES ($1, $2, $3) \
+             ON CONFLICT (repo, digest) DO UPDATE SET seq = excluded.seq",
+        )
+        .bind(repo.to_owned())
+        .bind(digest.as_str().to_owned())
+        .bind(seq)
+        .execute(&mut **transaction)
+        .await?;
+        changes.push(Change {
+            repo: repo.to_owned(),
+            digest: digest.clone(),
+            seq,
+        });
+    }
+    Ok(changes)
+}
+
+/// A number no other change takes: the time in microseconds, in its high
+/// bits, and random low bits (replicas change at once).
+fn change_number() -> i64 {
+    use rand::RngCore as _;
+    let micros = protoapi_core::time::now_micros();
+    (micros << 10) | i64::from(rand::rng().next_u32() & 0x3ff)
 }

@@ -43,7 +43,7 @@ pub struct Storage {
 }
 
 impl Storage {
-    /// Tables in `pool` ([`crate::index::migration`] creates them), blobs
+    /// Tables in `pool` ([`crate::index::migrations`] create them), blobs
     /// and uploads in `blobs`.
     pub fn new(pool: AnyPool, blobs: Arc<dyn BlobStore>) -> Self {
         Storage {

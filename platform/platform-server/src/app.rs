@@ -67,7 +67,12 @@ pub struct Shared {
 /// layers (`platform_api::Services::routes`).
 pub type Mount = Box<dyn FnOnce(Shared) -> Router + Send>;
 
-pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandlers> {
+/// The routes of the whole server, and its registry (for its upkeep,
+/// `registry::upkeep`).
+pub fn router(
+    parts: Parts,
+    mount: Option<Mount>,
+) -> Result<(Router, Arc<Registry>), MissingHandlers> {
     let store = Arc::new(parts.store);
     let access: Arc<dyn protoapi_runtime::auth::Access> =
         Arc::new(StoredAccess::<RoleBinding, Role>::new((*store).clone()));
@@ -123,5 +128,5 @@ pub fn router(parts: Parts, mount: Option<Mount>) -> Result<Router, MissingHandl
     if let Some(mount) = mount {
         services = services.routes(mount(shared));
     }
-    services.build()
+    Ok((services.build()?, registry))
 }

@@ -142,8 +142,7 @@ pub async fn serve_with(
     bootstrap::write_admin_token(&config.data_dir, &api_tokens, &state)?;
     let registry_storage =
         registry::storage(&store, &config.data_dir, config.registry_blobs.as_ref())?;
-    let collector = tokio::spawn(registry::collect_hourly(registry_storage.clone()));
-    let router = app::router(
+    let (router, registry) = app::router(
         app::Parts {
             store: store.clone(),
             page_tokens: keys::page_tokens(keys_dir)?,
@@ -159,10 +158,11 @@ pub async fn serve_with(
             rate_limit: config.rate_limit,
             cors: config.cors,
             console: console(&config.console, &base_url, tls.is_some()),
-            registry: registry_storage.clone(),
+            registry: registry_storage,
         },
         mount,
     )?;
+    let upkeep = tokio::spawn(registry::upkeep(registry));
 
     let mut server = protoapi_runtime::serve::Server::new(listener, router)
         .timeouts(config.timeouts)
@@ -178,7 +178,7 @@ pub async fn serve_with(
         None => tracing::info!(%address, %base_url, "listening (REST and gRPC)"),
     }
     server.serve(shutdown).await;
-    collector.abort();
+    upkeep.abort();
     store.close().await;
     tracing::info!("stopped");
     Ok(())

@@ -14,7 +14,9 @@ use std::sync::Arc;
 use object_store::aws::AmazonS3Builder;
 use platform_api::platform::registry::v2::{GetRepoRequest, Image, RepoServiceApi};
 use protoapi_runtime::auth::BoxFuture;
-use protoapi_runtime::registry::{Actions, Catalog, Digest, ObjectBlobs, Repositories, Storage};
+use protoapi_runtime::registry::{
+    Actions, Catalog, Digest, ObjectBlobs, Registry, Repositories, Storage,
+};
 use protoapi_runtime::standard::ApiContext;
 use protoapi_runtime::store::Backend as _;
 use protoapi_runtime::{Caller, Code, Error};
@@ -151,16 +153,27 @@ impl Catalog for Images {
 /// garbage must be.
 const COLLECTION_INTERVAL: std::time::Duration = std::time::Duration::from_secs(3600);
 
-/// Collects the registry's garbage every hour (what `platform-server
-/// collect-garbage` does once): replicas may all do it, each removing the
-/// blobs of its own disk (or of the object storage they share) that no
-/// repository holds.
-pub async fn collect_hourly(storage: Storage) {
+/// The registry's upkeep, as long as the server runs: at start and then
+/// every hour, it tells the API's images what changes they missed (those of
+/// requests that ended before they could, on any replica), and collects
+/// garbage (what `platform-server collect-garbage` does once). Replicas may
+/// all do it: each removes the blobs of its own disk (or of the object
+/// storage they share) that no repository holds.
+pub async fn upkeep(registry: Arc<Registry>) {
     let mut interval = tokio::time::interval(COLLECTION_INTERVAL);
     interval.tick().await;
     loop {
+        match registry.catch_up().await {
+            Ok(0) => {}
+            Ok(told) => tracing::info!(told, "the images caught up with the registry"),
+            Err(error) => tracing::warn!(%error, "the images could not catch up with the registry"),
+        }
         interval.tick().await;
-        match storage.collect_garbage(COLLECTION_INTERVAL).await {
+        match registry
+            .storage()
+            .collect_garbage(COLLECTION_INTERVAL)
+            .await
+        {
             Ok(collected) => tracing::info!(
                 uploads = collected.uploads,
                 links = collected.links,

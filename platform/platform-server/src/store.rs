@@ -11,7 +11,7 @@ use protoapi_runtime::sql::SqlOptions;
 
 pub use protoapi_runtime::sql::{Dialect, SqlStore};
 
-/// The schema version of the registry's tables.
+/// The schema versions of the registry's tables (this one and the next).
 const REGISTRY_SCHEMA: i64 = 100;
 
 /// The API's tables (their row types generated from the annotation files),
@@ -19,9 +19,9 @@ const REGISTRY_SCHEMA: i64 = 100;
 /// acquire timeout when not the default
 /// (`protoapi_runtime::sql::DEFAULT_ACQUIRE_TIMEOUT`).
 fn options_with(dialect: Dialect, acquire_timeout: Option<Duration>) -> SqlOptions {
-    let migrations = crate::bootstrap::MIGRATIONS.iter().copied().chain([
-        protoapi_runtime::registry::index::migration(REGISTRY_SCHEMA, dialect),
-    ]);
+    let migrations = crate::bootstrap::MIGRATIONS.iter().copied().chain(
+        protoapi_runtime::registry::index::migrations(REGISTRY_SCHEMA, dialect),
+    );
     let options = SqlOptions::new(platform_api::tables()).migrations(migrations);
     match acquire_timeout {
         Some(timeout) => options.acquire_timeout(timeout),

@@ -203,7 +203,7 @@ async fn replicas_starting_together_on_an_empty_database_share_one_bootstrap() {
         assert_eq!(complete, 1, "{backend}");
         assert_eq!(
             schema_versions(&pool).await,
-            [1, 2, 3, 4, 5, 6, 100],
+            [1, 2, 3, 4, 5, 6, 100, 101],
             "{backend}"
         );
         pool.close().await;
@@ -554,7 +554,7 @@ async fn replicas_upgrade_a_database_of_the_previous_release_together() {
         let pool = shared.pool().await;
         assert_eq!(
             schema_versions(&pool).await,
-            [1, 2, 3, 4, 5, 6, 100],
+            [1, 2, 3, 4, 5, 6, 100, 101],
             "{backend}"
         );
         assert_eq!(
@@ -686,7 +686,7 @@ async fn an_upgraded_database_has_the_schema_of_a_new_one() {
         let pool = upgraded.pool().await;
         assert_eq!(
             schema_versions(&pool).await,
-            [1, 2, 3, 4, 5, 6, 100],
+            [1, 2, 3, 4, 5, 6, 100, 101],
             "{backend}"
         );
         pool.close().await;
@@ -703,7 +703,7 @@ async fn migrations_run_once() {
         let pool = shared.pool().await;
         assert_eq!(
             schema_versions(&pool).await,
-            [1, 2, 3, 4, 5, 6, 100],
+            [1, 2, 3, 4, 5, 6, 100, 101],
             "{backend}"
         );
         let applied: Vec<(i64, String)> =

@@ -136,3 +136,75 @@ async fn images_follow_pushes_tags_and_deletes() {
     );
     world.server.stop().await;
 }
+
+/// The changes the images have yet to hear about, as the registry records
+/// them.
+async fn pending(pool: &sqlx::AnyPool) -> i64 {
+    use sqlx::Row as _;
+    sqlx::query("SELECT COUNT(*) FROM registry_changes")
+        .fetch_one(pool)
+        .await
+        .unwrap()
+        .try_get(0)
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_image_the_catalog_missed_is_caught_up_when_a_server_starts() {
+    use platform_api::platform::registry::v2::Image;
+    use protoapi_runtime::store::Backend as _;
+
+    let crate::common::World {
+        server,
+        _dir: dir,
+        database,
+        private: repo,
+        admin: oci,
+        ..
+    } = crate::common::world_apart(true).await;
+    let pushed = oci
+        .push_image(&repo, "v1", b"{\"n\":3}", &[b"layer three"])
+        .await;
+    let store = match &database {
+        Some(database) => platform_server::store::open_postgres(&database.url).await,
+        None => platform_server::store::open_sqlite(&server.data_dir).await,
+    }
+    .unwrap();
+    assert_eq!(pending(store.pool()).await, 0, "every change was told");
+
+    // A server that stored the manifest and stopped before the image was
+    // written: the change is recorded, the image is not there.
+    let hex = pushed.digest.trim_start_matches("sha256:");
+    let uid = format!("{repo}/{}", &hex[..16]);
+    assert!(store.delete::<Image>(&uid, None).await.unwrap());
+    sqlx::query("INSERT INTO registry_changes (repo, digest, seq) VALUES ($1, $2, $3)")
+        .bind(repo.clone())
+        .bind(pushed.digest.clone())
+        .bind(1_i64)
+        .execute(store.pool())
+        .await
+        .unwrap();
+    let path = format!("/registry/v2/images/{uid}");
+    assert_eq!(server.rest().get(&path).await.status, StatusCode::NOT_FOUND);
+
+    let mut config = platform_tests::TestServer::config(&server.data_dir);
+    config.database_url = database.as_ref().map(|database| database.url.clone());
+    server.stop().await;
+    let restarted = platform_tests::TestServer::start_with(config).await;
+    let mut found = None;
+    for _ in 0..100 {
+        let answer = restarted.rest().get(&path).await;
+        if answer.status == StatusCode::OK {
+            found = Some(answer.body);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let image = found.expect("the restarted server writes the image it was owed");
+    assert_eq!(image["digest"], pushed.digest.as_str());
+    assert_eq!(image["tags"], json!(["v1"]));
+    assert_eq!(pending(store.pool()).await, 0, "the change was told");
+    store.close().await;
+    restarted.stop().await;
+    drop(dir);
+}

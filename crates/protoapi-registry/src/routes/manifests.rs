@@ -106,17 +106,10 @@ pub async fn put(
         Reference::Tag(tag) => Some(tag.as_str()),
         Reference::Digest(_) => None,
     };
-    let moved = match tag {
-        Some(tag) => index.tagged(name, tag).await?,
-        None => None,
-    };
-    index
+    let changes = index
         .put_manifest(name, &digest, &parsed, text, tag)
         .await?;
-    registry.refresh(name, &digest).await;
-    if let Some(previous) = moved.filter(|previous| *previous != digest) {
-        registry.refresh(name, &previous).await;
-    }
+    registry.tell(&changes).await;
     let location = format!("/v2/{name}/manifests/{digest}");
     let mut fields = vec![
         ("location", location.as_str()),
@@ -133,22 +126,11 @@ pub async fn put(
 /// Deletes a manifest by digest (with its tags), or only a tag.
 pub async fn delete(registry: &Registry, name: &str, reference: &Reference) -> Result<Response> {
     let index = &registry.storage.index;
-    let (deleted, changed) = match reference {
-        Reference::Digest(digest) => (
-            index.delete_manifest(name, digest).await,
-            Some(digest.clone()),
-        ),
-        Reference::Tag(tag) => {
-            let changed = index.tagged(name, tag).await?;
-            (index.delete_tag(name, tag).await, changed)
-        }
+    let changes = match reference {
+        Reference::Digest(digest) => index.delete_manifest(name, digest).await?,
+        Reference::Tag(tag) => index.delete_tag(name, tag).await?,
     };
-    if !deleted? {
-        return Err(unknown());
-    }
-    if let Some(changed) = changed {
-        registry.refresh(name, &changed).await;
-    }
+    registry.tell(&changes.ok_or_else(unknown)?).await;
     accepted()
 }
 
