@@ -126,6 +126,26 @@ impl<R: Resource> Update<R> {
         })
     }
 
+    /// A change the application makes itself, of fields clients may not
+    /// write (output-only ones too): the fields `paths` names (proto or JSON
+    /// names; others are ignored) are copied from `patch`, checked as any
+    /// change is (immutable, required, value rules), and the update time
+    /// and etag move when anything changed. For items an application keeps
+    /// up to date from elsewhere, such as a registry's images.
+    pub fn of_fields(patch: R, paths: &[&str]) -> Self {
+        Update {
+            patch,
+            paths: paths
+                .iter()
+                .filter_map(|path| R::field(path))
+                .map(|f| f.path)
+                .collect(),
+            body_field: "",
+            held: None,
+            lifecycle: Lifecycle::Change,
+        }
+    }
+
     /// A soft delete (AIP-164): sets the item's delete time (and its update
     /// time and etag, as any change does), under `etag` when given.
     pub fn soft_delete(etag: Option<&str>) -> Self {

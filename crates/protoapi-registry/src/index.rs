@@ -552,3 +552,29 @@ fn change_number() -> i64 {
     let micros = protoapi_core::time::now_micros();
     (micros << 10) | i64::from(rand::rng().next_u32() & 0x3ff)
 }
+
+/// Deletes, in `connection`'s transaction, the manifests of `repo` whose
+/// digests begin `sha256:<prefix>` (an image of the API names its manifest
+/// so), with their tags and what they refer to. For an application
+/// deleting the item that stands for a manifest.
+pub async fn delete_manifests_by_prefix(
+    connection: &mut sqlx::AnyConnection,
+    repo: &str,
+    prefix: &str,
+) -> Sql<()> {
+    // Digests are lowercase hex: `g` sorts after every one of them.
+    let (from, to) = (format!("sha256:{prefix}"), format!("sha256:{prefix}g"));
+    for table in [
+        "registry_manifests WHERE repo = $1 AND digest >= $2 AND digest < $3",
+        "registry_tags WHERE repo = $1 AND digest >= $2 AND digest < $3",
+        "registry_references WHERE repo = $1 AND manifest >= $2 AND manifest < $3",
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table}")))
+            .bind(repo.to_owned())
+            .bind(from.clone())
+            .bind(to.clone())
+            .execute(&mut *connection)
+            .await?;
+    }
+    Ok(())
+}

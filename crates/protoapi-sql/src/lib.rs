@@ -39,6 +39,7 @@ mod fault;
 #[cfg(feature = "flags")]
 mod flags;
 mod grants;
+mod on_delete;
 mod operations;
 mod schema;
 mod table;
@@ -63,6 +64,7 @@ pub use dialect::Dialect;
 #[cfg(feature = "flags")]
 pub use flags::StorageFlags;
 pub use grants::{GrantsCache, GrantsEntry, StoredAccess, read_grants};
+pub use on_delete::OnDelete;
 pub use schema::Migration;
 /// Why a store could not open (connection, migration, or declarations that
 /// cannot keep the declared rules).
@@ -90,6 +92,7 @@ pub struct SqlOptions {
     max_connections: Option<u32>,
     acquire_timeout: Duration,
     filter_budget: FilterBudget,
+    on_delete: Vec<(&'static str, on_delete::Effect)>,
 }
 
 /// How long a statement waits for a free connection (or for a new one to
@@ -105,7 +108,20 @@ impl SqlOptions {
             max_connections: None,
             acquire_timeout: DEFAULT_ACQUIRE_TIMEOUT,
             filter_budget: FilterBudget::default(),
+            on_delete: Vec::new(),
         }
+    }
+
+    /// Runs `effect` in the transaction of every delete of an item of
+    /// `resource_type` (`Resource::TYPE`), after its row is gone.
+    pub fn on_delete(
+        mut self,
+        resource_type: &'static str,
+        effect: std::sync::Arc<dyn OnDelete>,
+    ) -> Self {
+        self.on_delete
+            .push((resource_type, on_delete::Effect(Some(effect))));
+        self
     }
 
     /// What a filtered list's statement may examine (default
@@ -159,11 +175,19 @@ impl SqlStore {
         } else {
             Dialect::Postgres
         };
-        let tables: HashMap<&'static str, Table> = options
+        let mut tables: HashMap<&'static str, Table> = options
             .tables
             .into_iter()
             .map(|table| (table.resource_type, table))
             .collect();
+        for (resource_type, effect) in options.on_delete {
+            let table = tables.get_mut(resource_type).ok_or_else(|| {
+                sqlx::Error::Configuration(
+                    format!("on_delete names {resource_type}, which has no table").into(),
+                )
+            })?;
+            table.on_delete = effect;
+        }
         table::check_rules(&tables)
             .map_err(|problem| sqlx::Error::Configuration(problem.into()))?;
         sqlx::any::install_default_drivers();

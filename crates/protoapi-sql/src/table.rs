@@ -83,6 +83,8 @@ pub struct Table {
     /// Decodes a stored body and reads the named columns' values (filling a
     /// column added to an existing table).
     pub(super) values_of: ValuesOf,
+    /// What the application deletes with each item.
+    pub(super) on_delete: crate::on_delete::Effect,
 }
 
 impl Table {
@@ -117,6 +119,7 @@ impl Table {
             public: R::<W>::PUBLIC,
             delete_time: R::<W>::DELETE_TIME,
             values_of: values_of::<R<W>>,
+            on_delete: crate::on_delete::Effect::default(),
         }
     }
 

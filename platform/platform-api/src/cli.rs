@@ -547,6 +547,8 @@ pub enum Images {
     List(ListImages),
     /// Print one image.
     Get(cli::Get),
+    /// Delete an image.
+    Delete(cli::Delete),
 }
 /// The arguments of `images list`.
 #[derive(Debug, Args)]
@@ -598,6 +600,11 @@ impl Images {
             Images::Get(get) => {
                 let image = images.get(json::from_value(get.request("uid"))?).await?;
                 Ok(Answer::item(&image))
+            }
+            Images::Delete(delete) => {
+                let request = json::from_value(delete.request("uid"))?;
+                images.delete(request).await?;
+                Ok(Answer::Deleted(delete.uid.clone()))
             }
         }
     }

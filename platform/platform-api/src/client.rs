@@ -451,6 +451,13 @@ pub static SCHEMA: ::protoapi_runtime::__private::schema::Schema = ::protoapi_ru
                 in_root: false,
                 filter: true,
             }),
+            delete: Some(::protoapi_runtime::__private::schema::Delete {
+                action: ::protoapi_runtime::__private::schema::Action {
+                    route: &crate::platform::registry::v2::client::ImageService::DELETE_IMAGE,
+                    capability: Some("images.delete"),
+                },
+                etag: true,
+            }),
             field_names: &[
                 ("createTime", "Created"),
                 ("uid", "UID"),

@@ -2225,6 +2225,7 @@ impl ::protoapi_runtime::__private::resource::Resource for Role {
                         "repos.delete",
                         "images.get",
                         "images.list",
+                        "images.delete",
                         "advisories.create",
                         "advisories.get",
                         "advisories.list",

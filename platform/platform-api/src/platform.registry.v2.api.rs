@@ -21,6 +21,16 @@ impl ::protoapi_runtime::__private::prost_reflect::ReflectMessage for CreateRepo
             .expect("the embedded descriptor set declares every generated message")
     }
 }
+impl ::protoapi_runtime::__private::prost_reflect::ReflectMessage
+for DeleteImageRequest {
+    fn descriptor(
+        &self,
+    ) -> ::protoapi_runtime::__private::prost_reflect::MessageDescriptor {
+        crate::DESCRIPTOR_POOL
+            .get_message_by_name("platform.registry.v2.DeleteImageRequest")
+            .expect("the embedded descriptor set declares every generated message")
+    }
+}
 impl ::protoapi_runtime::__private::prost_reflect::ReflectMessage for DeleteRepoRequest {
     fn descriptor(
         &self,
@@ -146,6 +156,33 @@ impl JsonMessage for CreateRepoRequest {
         let field = match name {
             "parent" => wire::Field::text("parent"),
             "repo" => wire::Field::message("repo", Repo::json_field),
+            _ => return None,
+        };
+        Some(field)
+    }
+}
+impl JsonMessage for DeleteImageRequest {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut object = serializer.serialize_struct("DeleteImageRequest", 2)?;
+        object.serialize_field("uid", &self.uid)?;
+        object.serialize_field("etag", &self.etag)?;
+        object.end()
+    }
+    fn from_json_object(object: &JsonObject) -> Option<Self> {
+        let mut message = Self::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "uid" => message.uid = wire::string(value)?,
+                "etag" => message.etag = wire::string(value)?,
+                _ => return None,
+            }
+        }
+        Some(message)
+    }
+    fn json_field(name: &str) -> Option<wire::Field> {
+        let field = match name {
+            "uid" => wire::Field::text("uid"),
+            "etag" => wire::Field::text("etag"),
             _ => return None,
         };
         Some(field)
@@ -1371,9 +1408,9 @@ impl<B: Backend> RepoStore for B {
         Backend::recorded(self, key)
     }
 }
-/// Reads the images of container repositories. Images are pushed, tagged and
-/// deleted through the registry on the API's host (`/v2/\<repo uid>/...`, the
-/// OCI Distribution API); here they are read only.
+/// Reads and deletes the images of container repositories. Images are pushed
+/// and tagged through the registry on the API's host (`/v2/\<repo uid>/...`,
+/// the OCI Distribution API), which deletes them too.
 ///
 /// Serves `platform.registry.v2.ImageService` over `S`, for gRPC (through `image_service_server::ImageService`) and REST (through [`image_service_routes`]) alike.
 #[derive(Debug)]
@@ -1393,7 +1430,11 @@ impl<S: ImageStore> ImageServiceApi<S> {
     /// The `ErrorInfo` domain of this service's errors.
     pub const DOMAIN: &'static str = "registry.platform";
     /// The capabilities this service's methods require.
-    pub const CAPABILITIES: &'static [&'static str] = &["images.get", "images.list"];
+    pub const CAPABILITIES: &'static [&'static str] = &[
+        "images.get",
+        "images.list",
+        "images.delete",
+    ];
     /// Serves `store` with `context` (page tokens, authorization).
     pub fn new(store: std::sync::Arc<S>, context: ApiContext) -> Self {
         ImageServiceApi { store, context }
@@ -1478,6 +1519,45 @@ impl<S: ImageStore> ImageServiceApi<S> {
             .await;
         answer.map_err(|error| error.in_domain(Self::DOMAIN))
     }
+    /// Deletes an image: its manifest and tags are gone from the registry in
+    /// the same step (as `DELETE /v2/\<repo uid>/manifests/\<digest>` does); the
+    /// layers no other image refers to are removed by the next garbage
+    /// collection.
+    ///
+    /// Requires the `images.delete` capability.
+    pub async fn delete_image(
+        &self,
+        caller: &Caller,
+        request: DeleteImageRequest,
+    ) -> Result<(), Error> {
+        let audit = self
+            .context
+            .audit("platform.registry.v2.ImageService/DeleteImage", &request);
+        let answer: Result<(), Error> = async {
+            let uid = standard::parse_uid::<Image>("uid", &request.uid)?;
+            self.context
+                .authorize(caller, Need::Capability("images.delete"), uid)
+                .await?;
+            let etag = Some(request.etag.as_str()).filter(|etag| !etag.is_empty());
+            let deleted = match self.store.delete_image(uid, etag).await {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    return Err(
+                        standard::delete_error::<
+                            Image,
+                        >(&self.context, caller, error, uid)
+                            .await,
+                    );
+                }
+            };
+            if deleted { Ok(()) } else { Err(standard::not_found::<Image>(uid)) }
+        }
+            .await;
+        if let Some(audit) = audit {
+            audit.finish(caller, &answer, false);
+        }
+        answer.map_err(|error| error.in_domain(Self::DOMAIN))
+    }
 }
 #[tonic::async_trait]
 impl<S: ImageStore> super::image_service_server::ImageService for ImageServiceApi<S> {
@@ -1496,6 +1576,15 @@ impl<S: ImageStore> super::image_service_server::ImageService for ImageServiceAp
     ) -> Result<tonic::Response<ListImagesResponse>, tonic::Status> {
         let caller = Caller::from_extensions(request.extensions());
         let response = ImageServiceApi::list_images(self, &caller, request.into_inner())
+            .await?;
+        Ok(tonic::Response::new(response))
+    }
+    async fn delete_image(
+        &self,
+        request: tonic::Request<DeleteImageRequest>,
+    ) -> Result<tonic::Response<()>, tonic::Status> {
+        let caller = Caller::from_extensions(request.extensions());
+        let response = ImageServiceApi::delete_image(self, &caller, request.into_inner())
             .await?;
         Ok(tonic::Response::new(response))
     }
@@ -1958,6 +2047,31 @@ pub fn image_service_routes<S: ImageStore>(
             },
             image_service_rest::list_images::<S>
                 .layer(RouteTemplate("/registry/v2/images"))
+                .with_state(api.clone()),
+        )
+        .matched(
+            "/registry/v2",
+            Binding {
+                method: "DELETE",
+                template: Template {
+                    segments: &[
+                        Segment::Literal("registry"),
+                        Segment::Literal("v2"),
+                        Segment::Literal("images"),
+                        Segment::Rest,
+                    ],
+                    variables: &[
+                        Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+            },
+            image_service_rest::delete_image::<S>
+                .layer(RouteTemplate("/registry/v2/images/{uid=**}"))
                 .with_state(api),
         )
 }
@@ -2001,6 +2115,24 @@ mod image_service_rest {
             .decode()
             .map_err(|error| error.in_domain(ImageServiceApi::<S>::DOMAIN))?;
         api.list_images(&caller, request).await.map(Json)
+    }
+    /// `DELETE /registry/v2/images/{uid=**}`
+    pub(super) async fn delete_image<S: ImageStore>(
+        State(api): State<ImageServiceApi<S>>,
+        caller: Caller,
+        path: PathVars,
+        RawQuery(query): RawQuery,
+        preconditions: Preconditions,
+    ) -> Result<::protoapi_runtime::__private::rest::Empty, Error> {
+        let request: DeleteImageRequest = RestRequest::new::<DeleteImageRequest>()
+            .query(query.as_deref())
+            .path_vars(path)
+            .if_match(&preconditions, "etag")
+            .decode()
+            .map_err(|error| error.in_domain(ImageServiceApi::<S>::DOMAIN))?;
+        api.delete_image(&caller, request)
+            .await
+            .map(|()| ::protoapi_runtime::__private::rest::Empty)
     }
 }
 /// REST routes of `platform.registry.v2.RepoService`, one per `google.api.http` rule, calling `api`.
@@ -2294,9 +2426,9 @@ pub mod client {
     use ::protoapi_runtime::__private::client::{Connection, Route};
     /// A client of `platform.registry.v2.ImageService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).
     ///
-    /// Reads the images of container repositories. Images are pushed, tagged and
-    /// deleted through the registry on the API's host (`/v2/\<repo uid>/...`, the
-    /// OCI Distribution API); here they are read only.
+    /// Reads and deletes the images of container repositories. Images are pushed
+    /// and tagged through the registry on the API's host (`/v2/\<repo uid>/...`,
+    /// the OCI Distribution API), which deletes them too.
     #[derive(Clone, Debug)]
     pub struct ImageService {
         connection: Connection,
@@ -2407,6 +2539,49 @@ pub mod client {
                 |page| &page.next_page_token,
                 |page| page.items,
             )
+        }
+        /// Where `DeleteImage` is served: its gRPC path and HTTP rule.
+        pub const DELETE_IMAGE: Route = Route {
+            grpc_path: "/platform.registry.v2.ImageService/DeleteImage",
+            http: Some(::protoapi_runtime::__private::client::HttpRule {
+                verb: "DELETE",
+                template: ::protoapi_runtime::__private::rest::template::Template {
+                    segments: &[
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "registry",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "v2",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Literal(
+                            "images",
+                        ),
+                        ::protoapi_runtime::__private::rest::template::Segment::Rest,
+                    ],
+                    variables: &[
+                        ::protoapi_runtime::__private::rest::template::Variable {
+                            field: "uid",
+                            start: 3,
+                            end: 4,
+                        },
+                    ],
+                    verb: None,
+                },
+                body: None,
+                response_body: None,
+            }),
+        };
+        /// `DeleteImage` (`DELETE /registry/v2/images/{uid=**}`).
+        ///
+        /// Deletes an image: its manifest and tags are gone from the registry in
+        /// the same step (as `DELETE /v2/\<repo uid>/manifests/\<digest>` does); the
+        /// layers no other image refers to are removed by the next garbage
+        /// collection.
+        pub async fn delete(
+            &self,
+            request: DeleteImageRequest,
+        ) -> Result<(), ::protoapi_runtime::__private::Error> {
+            self.connection.call(&Self::DELETE_IMAGE, request).await
         }
     }
     /// A client of `platform.registry.v2.RepoService` over the connection's transport: one method per RPC, standard methods named by their verb (`get`, `list`, ...).

@@ -43,6 +43,16 @@ pub struct GetImageRequest {
     #[prost(string, tag = "1")]
     pub uid: ::prost::alloc::string::String,
 }
+/// Request for `DeleteImage`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct DeleteImageRequest {
+    /// The uid.
+    #[prost(string, tag = "1")]
+    pub uid: ::prost::alloc::string::String,
+    /// When set, the delete fails with ABORTED unless it is the current etag.
+    #[prost(string, tag = "2")]
+    pub etag: ::prost::alloc::string::String,
+}
 /// Request for `ListImages`.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ListImagesRequest {
@@ -91,9 +101,9 @@ pub mod image_service_client {
     )]
     use tonic::codegen::*;
     use tonic::codegen::http::Uri;
-    /// Reads the images of container repositories. Images are pushed, tagged and
-    /// deleted through the registry on the API's host (`/v2/<repo uid>/...`, the
-    /// OCI Distribution API); here they are read only.
+    /// Reads and deletes the images of container repositories. Images are pushed
+    /// and tagged through the registry on the API's host (`/v2/<repo uid>/...`,
+    /// the OCI Distribution API), which deletes them too.
     #[derive(Debug, Clone)]
     pub struct ImageServiceClient<T> {
         inner: tonic::client::Grpc<T>,
@@ -226,6 +236,33 @@ pub mod image_service_client {
                 );
             self.inner.unary(req, path, codec).await
         }
+        /// Deletes an image: its manifest and tags are gone from the registry in
+        /// the same step (as `DELETE /v2/<repo uid>/manifests/<digest>` does); the
+        /// layers no other image refers to are removed by the next garbage
+        /// collection.
+        pub async fn delete_image(
+            &mut self,
+            request: impl tonic::IntoRequest<super::DeleteImageRequest>,
+        ) -> std::result::Result<tonic::Response<()>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/platform.registry.v2.ImageService/DeleteImage",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new("platform.registry.v2.ImageService", "DeleteImage"),
+                );
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -255,10 +292,18 @@ pub mod image_service_server {
             tonic::Response<super::ListImagesResponse>,
             tonic::Status,
         >;
+        /// Deletes an image: its manifest and tags are gone from the registry in
+        /// the same step (as `DELETE /v2/<repo uid>/manifests/<digest>` does); the
+        /// layers no other image refers to are removed by the next garbage
+        /// collection.
+        async fn delete_image(
+            &self,
+            request: tonic::Request<super::DeleteImageRequest>,
+        ) -> std::result::Result<tonic::Response<()>, tonic::Status>;
     }
-    /// Reads the images of container repositories. Images are pushed, tagged and
-    /// deleted through the registry on the API's host (`/v2/<repo uid>/...`, the
-    /// OCI Distribution API); here they are read only.
+    /// Reads and deletes the images of container repositories. Images are pushed
+    /// and tagged through the registry on the API's host (`/v2/<repo uid>/...`,
+    /// the OCI Distribution API), which deletes them too.
     #[derive(Debug)]
     pub struct ImageServiceServer<T> {
         inner: Arc<T>,
@@ -410,6 +455,51 @@ pub mod image_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListImagesSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/platform.registry.v2.ImageService/DeleteImage" => {
+                    #[allow(non_camel_case_types)]
+                    struct DeleteImageSvc<T: ImageService>(pub Arc<T>);
+                    impl<
+                        T: ImageService,
+                    > tonic::server::UnaryService<super::DeleteImageRequest>
+                    for DeleteImageSvc<T> {
+                        type Response = ();
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::DeleteImageRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as ImageService>::delete_image(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = DeleteImageSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(

@@ -106,6 +106,7 @@ pub fn visit_messages(
     visitor.visit::<crate::platform::registry::v1::ListReposResponse>();
     visitor.visit::<crate::platform::registry::v1::Repo>();
     visitor.visit::<crate::platform::registry::v2::CreateRepoRequest>();
+    visitor.visit::<crate::platform::registry::v2::DeleteImageRequest>();
     visitor.visit::<crate::platform::registry::v2::DeleteRepoRequest>();
     visitor.visit::<crate::platform::registry::v2::GetImageRequest>();
     visitor.visit::<crate::platform::registry::v2::GetRepoRequest>();
@@ -160,6 +161,7 @@ pub const CAPABILITIES: &[&str] = &[
     "identities.get",
     "identities.list",
     "identities.update",
+    "images.delete",
     "images.get",
     "images.list",
     "repos.create",

@@ -7,6 +7,8 @@
 use std::path::Path;
 use std::time::Duration;
 
+use platform_api::platform::registry::v2::Image;
+use protoapi_runtime::resource::Resource;
 use protoapi_runtime::sql::SqlOptions;
 
 pub use protoapi_runtime::sql::{Dialect, SqlStore};
@@ -22,7 +24,12 @@ fn options_with(dialect: Dialect, acquire_timeout: Option<Duration>) -> SqlOptio
     let migrations = crate::bootstrap::MIGRATIONS.iter().copied().chain(
         protoapi_runtime::registry::index::migrations(REGISTRY_SCHEMA, dialect),
     );
-    let options = SqlOptions::new(platform_api::tables()).migrations(migrations);
+    let options = SqlOptions::new(platform_api::tables())
+        .migrations(migrations)
+        .on_delete(
+            <Image as Resource>::TYPE,
+            std::sync::Arc::new(crate::registry::ImageDeletes),
+        );
     match acquire_timeout {
         Some(timeout) => options.acquire_timeout(timeout),
         None => options,

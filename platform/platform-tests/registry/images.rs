@@ -150,10 +150,7 @@ async fn pending(pool: &sqlx::AnyPool) -> i64 {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn an_image_the_catalog_missed_is_caught_up_when_a_server_starts() {
-    use platform_api::platform::registry::v2::Image;
-    use protoapi_runtime::store::Backend as _;
-
+async fn a_change_the_images_missed_is_told_when_a_server_starts() {
     let crate::common::World {
         server,
         _dir: dir,
@@ -172,11 +169,19 @@ async fn an_image_the_catalog_missed_is_caught_up_when_a_server_starts() {
     .unwrap();
     assert_eq!(pending(store.pool()).await, 0, "every change was told");
 
-    // A server that stored the manifest and stopped before the image was
-    // written: the change is recorded, the image is not there.
+    // A server that tagged the manifest again and stopped before the image
+    // heard of it: the tag and the change are recorded, the image says
+    // nothing of the tag.
     let hex = pushed.digest.trim_start_matches("sha256:");
     let uid = format!("{repo}/{}", &hex[..16]);
-    assert!(store.delete::<Image>(&uid, None).await.unwrap());
+    sqlx::query("INSERT INTO registry_tags (repo, tag, digest, updated) VALUES ($1, $2, $3, $4)")
+        .bind(repo.clone())
+        .bind("v2")
+        .bind(pushed.digest.clone())
+        .bind(1_i64)
+        .execute(store.pool())
+        .await
+        .unwrap();
     sqlx::query("INSERT INTO registry_changes (repo, digest, seq) VALUES ($1, $2, $3)")
         .bind(repo.clone())
         .bind(pushed.digest.clone())
@@ -185,26 +190,92 @@ async fn an_image_the_catalog_missed_is_caught_up_when_a_server_starts() {
         .await
         .unwrap();
     let path = format!("/registry/v2/images/{uid}");
-    assert_eq!(server.rest().get(&path).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(server.rest().get(&path).await.body["tags"], json!(["v1"]));
 
     let mut config = platform_tests::TestServer::config(&server.data_dir);
     config.database_url = database.as_ref().map(|database| database.url.clone());
     server.stop().await;
     let restarted = platform_tests::TestServer::start_with(config).await;
-    let mut found = None;
+    let mut tags = Value::Null;
     for _ in 0..100 {
-        let answer = restarted.rest().get(&path).await;
-        if answer.status == StatusCode::OK {
-            found = Some(answer.body);
+        tags = restarted.rest().get(&path).await.body["tags"].clone();
+        if tags == json!(["v1", "v2"]) {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    let image = found.expect("the restarted server writes the image it was owed");
-    assert_eq!(image["digest"], pushed.digest.as_str());
-    assert_eq!(image["tags"], json!(["v1"]));
+    assert_eq!(
+        tags,
+        json!(["v1", "v2"]),
+        "the restarted server told the image"
+    );
     assert_eq!(pending(store.pool()).await, 0, "the change was told");
     store.close().await;
     restarted.stop().await;
     drop(dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deleting_an_image_deletes_its_manifest_from_the_registry() {
+    let world = world().await;
+    let (repo, oci) = (&world.private, &world.admin);
+    let kept = oci
+        .push_image(repo, "kept", b"{\"n\":4}", &[b"layer four"])
+        .await;
+    let gone = oci
+        .push_image(repo, "gone", b"{\"n\":5}", &[b"layer five"])
+        .await;
+    // A second tag on it: the image is updated, its manifest stays.
+    let retagged = oci
+        .put_manifest(repo, "also", OCI_MANIFEST, &gone.manifest)
+        .await;
+    assert_eq!(retagged.status, StatusCode::CREATED);
+    let pulled = oci
+        .get(&format!("/v2/{repo}/manifests/{}", gone.digest))
+        .await;
+    assert_eq!(
+        pulled.status,
+        StatusCode::OK,
+        "a new tag keeps the manifest"
+    );
+
+    let uid = |digest: &str| format!("{repo}/{}", &digest.trim_start_matches("sha256:")[..16]);
+    let rest = world.server.rest();
+    let image = rest
+        .get(&format!("/registry/v2/images/{}", uid(&gone.digest)))
+        .await;
+    assert_eq!(image.body["tags"], json!(["also", "gone"]));
+    let deleted = rest
+        .delete(&format!("/registry/v2/images/{}", uid(&gone.digest)))
+        .await;
+    assert_eq!(deleted.status, StatusCode::OK, "{:?}", deleted.body);
+
+    for reference in [gone.digest.as_str(), "gone", "also"] {
+        oci.get(&format!("/v2/{repo}/manifests/{reference}"))
+            .await
+            .assert_error(StatusCode::NOT_FOUND, "MANIFEST_UNKNOWN", reference);
+    }
+    let tags = oci.get(&format!("/v2/{repo}/tags/list")).await;
+    assert_eq!(tags.json()["tags"], json!(["kept"]));
+    let still = oci.get(&format!("/v2/{repo}/manifests/kept")).await;
+    assert_eq!(still.body.as_ref(), kept.manifest.as_slice());
+    assert_eq!(images(&world, repo).await.len(), 1);
+
+    // A viewer of the organization may not delete images.
+    let viewer = world
+        .server
+        .member(
+            &world.org,
+            "image viewer",
+            &world.server.builtin_role("viewer").await,
+            &world.org,
+        )
+        .await;
+    let refused = viewer
+        .rest
+        .delete(&format!("/registry/v2/images/{}", uid(&kept.digest)))
+        .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{:?}", refused.body);
+    let still = oci.get(&format!("/v2/{repo}/manifests/kept")).await;
+    assert_eq!(still.status, StatusCode::OK);
 }

@@ -55,6 +55,9 @@ impl Table {
                 .map_err(backend_error)?;
             let counts = Counts::of(removed.iter().map(|(uid, _)| uid.as_str()), table.parent_of);
             table.add_counts(&mut transaction, &counts, -1).await?;
+            for (removed, _) in &removed {
+                table.deleted(&mut transaction, removed).await?;
+            }
             if table.access_subject.is_some() {
                 subjects.extend(removed.into_iter().map(|(_, subject)| subject));
             }

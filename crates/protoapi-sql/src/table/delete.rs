@@ -122,6 +122,22 @@ impl Table {
             .await
             .map_err(backend_error)?;
         self.add_counts(transaction, &Counts::of([uid], self.parent_of), -1)
-            .await
+            .await?;
+        self.deleted(transaction, uid).await
+    }
+
+    /// Runs the application's work for item `uid`, deleted in `transaction`.
+    pub(super) async fn deleted(
+        &self,
+        transaction: &mut Transaction,
+        uid: &str,
+    ) -> Result<(), StoreError> {
+        match &self.on_delete.0 {
+            Some(effect) => effect
+                .deleted(transaction, uid)
+                .await
+                .map_err(backend_error),
+            None => Ok(()),
+        }
     }
 }
