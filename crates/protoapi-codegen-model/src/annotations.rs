@@ -93,6 +93,12 @@ pub struct Collection {
     /// Methods that need no token.
     #[serde(default)]
     pub anonymous: Vec<Spanned<String>>,
+    /// Capabilities on the collection's items that the application checks
+    /// itself, besides those its methods need, by verb (`pull`:
+    /// `<collection>.pull`): roles may grant them, and the crate's
+    /// `CAPABILITIES` lists them.
+    #[serde(default)]
+    pub capabilities: Vec<Spanned<String>>,
     /// A bool field that, when true, makes an item readable without a token.
     pub public_if: Option<Spanned<String>>,
     /// A timestamp field that, once set and not in the future, makes an item
@@ -331,6 +337,7 @@ impl Collection {
             && self.delete_blocked_by.is_empty()
             && self.permissions.is_empty()
             && self.anonymous.is_empty()
+            && self.capabilities.is_empty()
             && self.public_if.is_none()
             && self.public_after.is_none()
             && self.parent.is_none()

@@ -971,3 +971,41 @@ fn display_names_are_checked_where_they_are_written() {
         "is 65)",
     );
 }
+
+/// A collection declares the capabilities the application checks itself
+/// (the registry's `repos.pull`, `repos.push`): `CAPABILITIES` lists them;
+/// a verb that is not one, a standard method's, or one named twice is
+/// reported where it is written.
+#[test]
+fn declared_capabilities_are_listed_and_checked() {
+    let services = generated_text(&workspace().join("platform/proto"), "services.rs");
+    for capability in ["\"repos.pull\"", "\"repos.push\"", "\"repos.get\""] {
+        assert!(services.contains(capability), "{capability}");
+    }
+    let registry = "platform/registry/v2/annotations.toml";
+    let declared = r#"capabilities = ["pull", "push"]"#;
+    assert_reported(
+        registry,
+        declared,
+        r#"capabilities = ["pull", "Push!"]"#,
+        "`capabilities` names verbs such as `pull` (a lower-case letter, then letters and digits, at most 32): `Push!` is not one",
+    );
+    assert_reported(
+        registry,
+        declared,
+        r#"capabilities = ["pull", "update"]"#,
+        "`repos.update` is the capability of a standard method already",
+    );
+    assert_reported(
+        registry,
+        declared,
+        r#"capabilities = ["pull", "pull"]"#,
+        "`capabilities` names `pull` twice",
+    );
+    assert_reported(
+        "platform/annotations.toml",
+        "max_depth = 16",
+        "max_depth = 16\ncapabilities = [\"pull\"]",
+        "may hold only `fields` rules",
+    );
+}

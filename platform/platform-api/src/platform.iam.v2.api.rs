@@ -2223,6 +2223,8 @@ impl ::protoapi_runtime::__private::resource::Resource for Role {
                         "repos.list",
                         "repos.update",
                         "repos.delete",
+                        "repos.pull",
+                        "repos.push",
                         "images.get",
                         "images.list",
                         "images.delete",

@@ -134,7 +134,9 @@ pub fn visit_messages(
     visitor.visit::<crate::platform::vulnerabilities::v2::Severity>();
     visitor.visit::<crate::protoapi::v1::UidpFilter>();
 }
-/// Every capability a method of the API requires, sorted.
+/// Every capability a method of the API requires or a collection
+/// declares for the application to check (annotation
+/// `capabilities`), sorted.
 pub const CAPABILITIES: &[&str] = &[
     "advisories.create",
     "advisories.delete",
@@ -168,6 +170,8 @@ pub const CAPABILITIES: &[&str] = &[
     "repos.delete",
     "repos.get",
     "repos.list",
+    "repos.pull",
+    "repos.push",
     "repos.update",
     "roleBindings.create",
     "roleBindings.delete",

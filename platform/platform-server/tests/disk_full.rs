@@ -19,7 +19,7 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 
 /// The file size limit, in KiB: room for the bootstrap, not for much more.
-const LIMIT_KIB: u64 = 1024;
+const LIMIT_KIB: u64 = 2048;
 
 /// Starts the binary on `data_dir` (the embedded database), under a file
 /// size limit if given.

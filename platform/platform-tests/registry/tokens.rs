@@ -270,3 +270,60 @@ async fn bad_credentials_are_refused_even_on_a_public_repository() {
     }
     world.server.stop().await;
 }
+
+/// Pulling and pushing are capabilities of their own (`repos.pull`,
+/// `repos.push`), not reading or changing the repo's metadata.
+#[tokio::test(flavor = "multi_thread")]
+async fn pull_and_push_are_capabilities_of_their_own() {
+    let world = world().await;
+    world
+        .admin
+        .push_image(&world.private, "v1", b"{}", &[b"layer"])
+        .await;
+    let scope = format!("repository:{}:pull,push", world.private);
+    // The actions granted (a token granting none names no repository).
+    let granted = |token: String| match &claims(&token)["access"][0]["actions"] {
+        Value::Null => serde_json::json!([]),
+        actions => actions.clone(),
+    };
+    let cases: [(&str, &[&str], Value); 4] = [
+        (
+            "metadata reader",
+            &["repos.get", "repos.update"],
+            serde_json::json!([]),
+        ),
+        ("puller", &["repos.pull"], serde_json::json!(["pull"])),
+        ("pusher", &["repos.push"], serde_json::json!(["push"])),
+        (
+            "both",
+            &["repos.pull", "repos.push"],
+            serde_json::json!(["pull", "push"]),
+        ),
+    ];
+    for (name, capabilities, expected) in cases {
+        let member = world
+            .server
+            .member_with(&world.org, name, capabilities)
+            .await;
+        let issued = world
+            .admin
+            .as_(Some(basic(&member.token)))
+            .token(&scope)
+            .await;
+        assert_eq!(issued.status, StatusCode::OK, "{name}: {:?}", issued.body);
+        let token = issued.json()["token"].as_str().unwrap().to_owned();
+        assert_eq!(granted(token.clone()), expected, "{name}");
+        let pulled = world
+            .admin
+            .as_(Some(format!("Bearer {}", member.token)))
+            .get(&format!("/v2/{}/manifests/v1", world.private))
+            .await;
+        let pulls = expected.as_array().unwrap().contains(&Value::from("pull"));
+        assert_eq!(
+            pulled.status == StatusCode::OK,
+            pulls,
+            "{name}: {:?}",
+            pulled.body
+        );
+    }
+}

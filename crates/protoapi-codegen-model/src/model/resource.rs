@@ -27,6 +27,9 @@ pub struct Resource {
     pub field_names: Vec<(String, String)>,
     /// Fields and (one level of) nested fields, in declaration order.
     pub fields: Vec<Field>,
+    /// Capabilities on its items the application checks itself, besides
+    /// those its methods need (`repos.pull`), from annotation `capabilities`.
+    pub capabilities: Vec<String>,
     /// JSON names `order_by` accepts.
     pub order_by: Vec<String>,
     /// `(default, max)` page size, when annotated.

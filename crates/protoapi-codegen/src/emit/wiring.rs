@@ -70,14 +70,22 @@ impl Served<'_> {
     }
 }
 
-/// Every capability a method of `api` requires, sorted, once each.
+/// Every capability a method of `api` requires or a collection declares,
+/// sorted, once each.
 fn capabilities(api: &Api) -> Vec<&str> {
+    let declared = api
+        .packages
+        .iter()
+        .flat_map(|p| &p.resources)
+        .flat_map(|r| &r.capabilities)
+        .map(String::as_str);
     let mut capabilities: Vec<&str> = api
         .packages
         .iter()
         .flat_map(|p| &p.services)
         .flat_map(|s| &s.methods)
         .filter_map(|m| m.capability.as_deref())
+        .chain(declared)
         .collect();
     capabilities.sort_unstable();
     capabilities.dedup();
@@ -118,7 +126,9 @@ pub fn emit(api: &Api, beside: &[TokenStream]) -> TokenStream {
     quote! {
         #visitor
 
-        /// Every capability a method of the API requires, sorted.
+        /// Every capability a method of the API requires or a collection
+        /// declares for the application to check (annotation
+        /// `capabilities`), sorted.
         pub const CAPABILITIES: &[&str] = &[#(#capabilities),*];
 
         /// The API as [`Services`] serves it: descriptors, OpenAPI document,

@@ -31,6 +31,7 @@ use protoapi_runtime::uidp;
 use serde::{Deserialize, Serialize};
 
 mod record;
+mod upgrade;
 
 pub use record::{BootstrapRecord, MIGRATIONS};
 
@@ -105,6 +106,7 @@ async fn ensure_within(
         create_planned(&record, store, capabilities).await?;
         record::complete(store).await?;
     }
+    upgrade::grant_new_capabilities(store, &record.root, capabilities).await?;
     if let Some(state) = earlier
         && (state.root != record.root || state.admin != record.admin)
     {

@@ -11,20 +11,30 @@ use protoapi_runtime::sql::{Migration, SqlStore};
 /// which the first server whose data directory names them adopts (see
 /// [`adopt`]). Nothing else identifies them: names in the database are set
 /// by users. Until the record is adopted, no server creates a second root.
-pub const MIGRATIONS: &[Migration] = &[Migration::new(
-    2,
-    "bootstrap record",
-    &[
-        "CREATE TABLE platform_bootstrap (\
-            id BIGINT PRIMARY KEY, \
-            root TEXT NOT NULL, \
-            admin TEXT NOT NULL, \
-            plan TEXT NOT NULL, \
-            complete BIGINT NOT NULL)",
-        "INSERT INTO platform_bootstrap (id, root, admin, plan, complete) \
-         SELECT 1, '', '', '{}', 0 WHERE EXISTS (SELECT 1 FROM groups)",
-    ],
-)];
+///
+/// Version 7 records the capabilities of the API the built-in roles were
+/// last brought up to date with (`super::upgrade`).
+pub const MIGRATIONS: &[Migration] = &[
+    Migration::new(
+        2,
+        "bootstrap record",
+        &[
+            "CREATE TABLE platform_bootstrap (\
+                id BIGINT PRIMARY KEY, \
+                root TEXT NOT NULL, \
+                admin TEXT NOT NULL, \
+                plan TEXT NOT NULL, \
+                complete BIGINT NOT NULL)",
+            "INSERT INTO platform_bootstrap (id, root, admin, plan, complete) \
+             SELECT 1, '', '', '{}', 0 WHERE EXISTS (SELECT 1 FROM groups)",
+        ],
+    ),
+    Migration::new(
+        7,
+        "capabilities known",
+        &["CREATE TABLE platform_capabilities (capability TEXT PRIMARY KEY)"],
+    ),
+];
 
 /// The bootstrap record.
 #[derive(Clone, Debug, PartialEq, Eq)]

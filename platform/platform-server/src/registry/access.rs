@@ -1,7 +1,9 @@
-//! Repos as the registry sees them. Pulling needs reading the repo
-//! (`repos.get`, or its `public` flag, decided by the generated `GetRepo`
-//! itself, as the API decides it); pushing and deleting images need
-//! `repos.update` on it.
+//! Repos as the registry sees them. Pulling a repo's images needs
+//! `repos.pull` on it, or its `public` flag; pushing, tagging and deleting
+//! them `repos.push`: capabilities the API declares for the registry to
+//! check (annotation `capabilities`), granted by role bindings like any
+//! other. A repo that does not exist and one the caller may do nothing to
+//! answer alike.
 
 use std::sync::Arc;
 
@@ -13,8 +15,10 @@ use protoapi_runtime::{Caller, Code, Error};
 
 use crate::store::SqlStore;
 
-/// The capability pushing and deleting images need on the repo.
-const PUSH: &str = "repos.update";
+/// The capability pulling a private repo's images needs.
+const PULL: &str = "repos.pull";
+/// The capability pushing, tagging and deleting images needs.
+const PUSH: &str = "repos.push";
 
 /// Repos as the registry sees them.
 pub struct Repos {
@@ -37,18 +41,29 @@ impl Repos {
         let request = GetRepoRequest {
             uid: name.to_owned(),
         };
-        if let Err(error) = self.api.get_repo(caller, request).await {
-            return refused(error).map(|()| Actions::NONE);
-        }
-        let write = match self.context.authorizer.check(caller, PUSH, name).await {
-            Ok(()) => true,
-            Err(error) => refused(error).map(|()| false)?,
+        let repo = match self.api.get_repo(&Caller::System, request).await {
+            Ok(repo) => repo,
+            Err(error) => return refused(error).map(|()| Actions::NONE),
         };
+        let push = self.holds(caller, PUSH, name).await?;
         Ok(Actions {
-            pull: true,
-            push: write,
-            delete: write,
+            pull: repo.public || self.holds(caller, PULL, name).await?,
+            push,
+            delete: push,
         })
+    }
+
+    /// Whether `caller` holds `capability` on repo `name`.
+    async fn holds(&self, caller: &Caller, capability: &str, name: &str) -> Result<bool, Error> {
+        match self
+            .context
+            .authorizer
+            .check(caller, capability, name)
+            .await
+        {
+            Ok(()) => Ok(true),
+            Err(error) => refused(error).map(|()| false),
+        }
     }
 }
 
@@ -70,5 +85,18 @@ impl Repositories for Repos {
         name: &'a str,
     ) -> BoxFuture<'a, Result<Actions, Error>> {
         Box::pin(self.decide(caller, name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_capabilities_checked_are_the_apis() {
+        for capability in [super::PULL, super::PUSH] {
+            assert!(
+                platform_api::CAPABILITIES.contains(&capability),
+                "{capability}"
+            );
+        }
     }
 }

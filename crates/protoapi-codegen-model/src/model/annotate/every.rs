@@ -139,6 +139,7 @@ fn refuse_stray_keys(defaults: &Collection, diagnostics: &mut Diagnostics) {
         || !defaults.delete_blocked_by.is_empty()
         || !defaults.permissions.is_empty()
         || !defaults.anonymous.is_empty()
+        || !defaults.capabilities.is_empty()
         || defaults.public_if.is_some()
         || defaults.public_after.is_some()
         || defaults.shared

@@ -121,6 +121,7 @@ impl Api {
         let references = self.references(pool, &table, diagnostics);
         let public = fields::public(&table, diagnostics);
         let permissions = self.permissions(&table, diagnostics);
+        let capabilities = permissions::capabilities(&table, diagnostics);
         let parent_type = collection
             .parent
             .as_ref()
@@ -157,6 +158,7 @@ impl Api {
             rules,
             public,
             permissions,
+            capabilities,
         })
     }
 
@@ -189,6 +191,7 @@ impl Api {
             resource.shared = resolved.shared;
             resource.display_name.clone_from(&resolved.display_name);
             resource.field_names.clone_from(&resolved.field_names);
+            resource.capabilities.clone_from(&resolved.capabilities);
         }
         for method in self.methods_mut() {
             if method.standard.resource() == Some(resolved.full_name.as_str()) {
@@ -259,4 +262,6 @@ struct Resolved {
     rules: Vec<FieldRule>,
     public: Option<PublicRule>,
     permissions: Permissions,
+    /// `<collection>.<verb>` of each verb `capabilities` states.
+    capabilities: Vec<String>,
 }

@@ -1,5 +1,6 @@
 //! Who may call each method: the capability it needs (`permissions`, by
-//! default `<collection>.<verb>`), or none at all (`anonymous`).
+//! default `<collection>.<verb>`), or none at all (`anonymous`); and the
+//! capabilities the application checks itself (`capabilities`).
 
 use toml::Spanned;
 
@@ -104,6 +105,47 @@ impl Api {
             }
         }
     }
+}
+
+/// The verbs of a collection's methods' default capabilities.
+const METHOD_VERBS: [&str; 6] = ["create", "get", "list", "update", "delete", "undelete"];
+
+/// The table's `capabilities`, as `<collection>.<verb>`: each a verb of
+/// its own (a lower-case letter, then letters and digits, at most 32), once,
+/// and not one a standard method's capability already has.
+pub(super) fn capabilities(table: &Table, diagnostics: &mut Diagnostics) -> Vec<String> {
+    let mut capabilities = Vec::new();
+    for verb in &table.collection.capabilities {
+        let text = verb.get_ref();
+        let problem = if !is_verb(text) {
+            Some(format!(
+                "`capabilities` names verbs such as `pull` (a lower-case letter, then letters and \
+                 digits, at most 32): `{text}` is not one"
+            ))
+        } else if METHOD_VERBS.contains(&text.as_str()) {
+            Some(format!(
+                "`{}.{text}` is the capability of a standard method already; `capabilities` \
+                 declares others",
+                table.id
+            ))
+        } else if capabilities.contains(&format!("{}.{text}", table.id)) {
+            Some(format!("`capabilities` names `{text}` twice"))
+        } else {
+            None
+        };
+        match problem {
+            Some(problem) => diagnostics.push(Diagnostic::new(table.at(verb), problem)),
+            None => capabilities.push(format!("{}.{text}", table.id)),
+        }
+    }
+    capabilities
+}
+
+fn is_verb(text: &str) -> bool {
+    let mut chars = text.chars();
+    text.len() <= 32
+        && chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_alphanumeric())
 }
 
 /// The methods neither `permissions` nor `anonymous` names.

@@ -106,6 +106,7 @@ pub(super) fn build_resource(
         display_name: None,
         field_names: Vec::new(),
         fields,
+        capabilities: Vec::new(),
         order_by,
         page_sizes: None,
         filters: vec!["children_of".to_owned(), "descendants_of".to_owned()],
