@@ -96,6 +96,11 @@ pub trait Repositories: Send + Sync + 'static {
         caller: &'a Caller,
         name: &'a str,
     ) -> BoxFuture<'a, Result<Actions, Error>>;
+
+    /// Whether the repository `name` exists. The registry forgets what it
+    /// keeps of one that does not ([`crate::Registry::forget_missing`]):
+    /// one deleted while a push to it was in progress.
+    fn exists<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<bool, Error>>;
 }
 
 /// A scope of the token flow: `repository:<name>:<actions>`.

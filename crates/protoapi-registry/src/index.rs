@@ -369,6 +369,28 @@ impl Index {
         Ok(Some(changes))
     }
 
+    /// The repositories the registry holds anything of, after `after`, at
+    /// most `limit` of them, in order.
+    pub async fn repositories(&self, after: &str, limit: u32) -> Sql<Vec<String>> {
+        let rows = sqlx::query(
+            "SELECT repo FROM registry_blobs WHERE repo > $1 UNION \
+             SELECT repo FROM registry_manifests WHERE repo > $1 ORDER BY repo LIMIT $2",
+        )
+        .bind(after.to_owned())
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|row| row.try_get(0)).collect()
+    }
+
+    /// Forgets repository `repo` ([`delete_repository`] in a transaction of
+    /// its own).
+    pub async fn forget_repository(&self, repo: &str) -> Sql<()> {
+        let mut transaction = self.pool.begin().await?;
+        delete_repository(&mut transaction, repo).await?;
+        transaction.commit().await
+    }
+
     /// At most `limit` changes the catalog has yet to hear about.
     pub async fn pending_changes(&self, limit: u32) -> Sql<Vec<Change>> {
         let rows =
@@ -575,6 +597,27 @@ pub async fn delete_manifests_by_prefix(
             .bind(to.clone())
             .execute(&mut *connection)
             .await?;
+    }
+    Ok(())
+}
+
+/// Deletes, in `connection`'s transaction, everything the registry keeps of
+/// repository `repo` but its uploads in progress (which expire): for an
+/// application deleting the item that stands for the repository.
+pub async fn delete_repository(connection: &mut sqlx::AnyConnection, repo: &str) -> Sql<()> {
+    for table in [
+        "registry_manifests",
+        "registry_references",
+        "registry_tags",
+        "registry_blobs",
+        "registry_changes",
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DELETE FROM {table} WHERE repo = $1"
+        )))
+        .bind(repo.to_owned())
+        .execute(&mut *connection)
+        .await?;
     }
     Ok(())
 }

@@ -21,7 +21,8 @@
 //! - [`Catalog`]: the application's view of each repository's manifests
 //!   and their tags (the API's images), told of every change.
 //! - [`Storage::collect_garbage`]: blobs no manifest refers to, uploads
-//!   left unfinished.
+//!   left unfinished; [`Registry::forget_missing`]: what is kept of
+//!   repositories the application deleted.
 
 mod access;
 mod blobs;
@@ -35,6 +36,7 @@ mod path;
 mod registry;
 mod router;
 mod routes;
+mod sweep;
 mod tell;
 mod token;
 

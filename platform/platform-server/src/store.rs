@@ -5,11 +5,14 @@
 //! and checks the declared rules.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
-use platform_api::platform::registry::v2::Image;
+use platform_api::platform::registry::v2::{Image, Repo};
 use protoapi_runtime::resource::Resource;
 use protoapi_runtime::sql::SqlOptions;
+
+use crate::registry;
 
 pub use protoapi_runtime::sql::{Dialect, SqlStore};
 
@@ -26,10 +29,8 @@ fn options_with(dialect: Dialect, acquire_timeout: Option<Duration>) -> SqlOptio
     );
     let options = SqlOptions::new(platform_api::tables())
         .migrations(migrations)
-        .on_delete(
-            <Image as Resource>::TYPE,
-            std::sync::Arc::new(crate::registry::ImageDeletes),
-        );
+        .on_delete(<Image as Resource>::TYPE, Arc::new(registry::ImageDeletes))
+        .on_delete(<Repo as Resource>::TYPE, Arc::new(registry::RepoDeletes));
     match acquire_timeout {
         Some(timeout) => options.acquire_timeout(timeout),
         None => options,

@@ -157,3 +157,77 @@ async fn garbage_collection_removes_unshared_blobs_and_keeps_shared_ones() {
     );
     world.server.stop().await;
 }
+
+/// What the registry keeps of a repo, counted in its tables.
+async fn kept_of(pool: &sqlx::AnyPool, repo: &str) -> i64 {
+    use sqlx::Row as _;
+    sqlx::query(
+        "SELECT (SELECT COUNT(*) FROM registry_blobs WHERE repo = $1) \
+         + (SELECT COUNT(*) FROM registry_manifests WHERE repo = $1)",
+    )
+    .bind(repo.to_owned())
+    .fetch_one(pool)
+    .await
+    .unwrap()
+    .try_get(0)
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn what_the_registry_keeps_of_a_deleted_repo_goes_with_it() {
+    let crate::common::World {
+        server,
+        _dir: dir,
+        database,
+        org,
+        admin: oci,
+        ..
+    } = crate::common::world_apart(true).await;
+    let rest = server.rest();
+    let repo = rest
+        .create(
+            &format!("/registry/v2/repos/{org}"),
+            serde_json::json!({"name": "short-lived"}),
+        )
+        .await;
+    oci.push_blob(&repo, b"a layer of a repo about to go").await;
+    let store = match &database {
+        Some(database) => platform_server::store::open_postgres(&database.url).await,
+        None => platform_server::store::open_sqlite(&server.data_dir).await,
+    }
+    .unwrap();
+    assert_eq!(kept_of(store.pool(), &repo).await, 1);
+    let deleted = rest.delete(&format!("/registry/v2/repos/{repo}")).await;
+    assert_eq!(deleted.status, StatusCode::OK, "{:?}", deleted.body);
+    assert_eq!(
+        kept_of(store.pool(), &repo).await,
+        0,
+        "forgotten in the delete's transaction"
+    );
+
+    // A push that ended after its repo's delete: the registry holds a blob
+    // of a repo that is not there any more.
+    let gone = format!("{org}/0123456789abcdef");
+    sqlx::query("INSERT INTO registry_blobs (repo, digest, size, created) VALUES ($1, $2, 1, 1)")
+        .bind(gone.clone())
+        .bind(crate::common::digest(b"x"))
+        .execute(store.pool())
+        .await
+        .unwrap();
+    let mut config = platform_tests::TestServer::config(&server.data_dir);
+    config.database_url = database.as_ref().map(|database| database.url.clone());
+    server.stop().await;
+    let restarted = platform_tests::TestServer::start_with(config).await;
+    let mut kept = 1;
+    for _ in 0..100 {
+        kept = kept_of(store.pool(), &gone).await;
+        if kept == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(kept, 0, "a server forgets it when it starts");
+    store.close().await;
+    restarted.stop().await;
+    drop(dir);
+}

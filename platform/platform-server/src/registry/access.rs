@@ -86,6 +86,19 @@ impl Repositories for Repos {
     ) -> BoxFuture<'a, Result<Actions, Error>> {
         Box::pin(self.decide(caller, name))
     }
+
+    fn exists<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<bool, Error>> {
+        Box::pin(async move {
+            let request = GetRepoRequest {
+                uid: name.to_owned(),
+            };
+            match self.api.get_repo(&Caller::System, request).await {
+                Ok(_) => Ok(true),
+                Err(error) if error.code() == Code::NotFound => Ok(false),
+                Err(error) => Err(error),
+            }
+        })
+    }
 }
 
 #[cfg(test)]

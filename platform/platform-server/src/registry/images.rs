@@ -113,3 +113,18 @@ impl OnDelete for ImageDeletes {
         })
     }
 }
+
+/// Deleting a repo deletes what the registry keeps of it (its manifests,
+/// tags and blob links; its blobs go at the next garbage collection), in the
+/// delete's transaction.
+pub struct RepoDeletes;
+
+impl OnDelete for RepoDeletes {
+    fn deleted<'a>(
+        &'a self,
+        connection: &'a mut sqlx::AnyConnection,
+        uid: &'a str,
+    ) -> BoxFuture<'a, Result<(), sqlx::Error>> {
+        Box::pin(index::delete_repository(connection, uid))
+    }
+}

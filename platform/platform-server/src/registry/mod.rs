@@ -13,6 +13,6 @@ mod storage;
 mod upkeep;
 
 pub use access::Repos;
-pub use images::{ImageDeletes, Images};
+pub use images::{ImageDeletes, Images, RepoDeletes};
 pub use storage::{ObjectStorage, storage};
 pub use upkeep::upkeep;

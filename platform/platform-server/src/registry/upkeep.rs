@@ -10,8 +10,9 @@ const COLLECTION_INTERVAL: std::time::Duration = std::time::Duration::from_secs(
 
 /// The registry's upkeep, as long as the server runs: at start and then
 /// every hour, it tells the API's images what changes they missed (those of
-/// requests that ended before they could, on any replica), and collects
-/// garbage (what `platform-server collect-garbage` does once). Replicas may
+/// requests that ended before they could, on any replica) and forgets what
+/// it keeps of repos deleted while a push to them was in progress; every
+/// hour, it collects garbage (what `platform-server collect-garbage` does once). Replicas may
 /// all do it: each removes the blobs of its own disk (or of the object
 /// storage they share) that no repository holds.
 pub async fn upkeep(registry: Arc<Registry>) {
@@ -22,6 +23,11 @@ pub async fn upkeep(registry: Arc<Registry>) {
             Ok(0) => {}
             Ok(told) => tracing::info!(told, "the images caught up with the registry"),
             Err(error) => tracing::warn!(%error, "the images could not catch up with the registry"),
+        }
+        match registry.forget_missing().await {
+            Ok(0) => {}
+            Ok(forgotten) => tracing::info!(forgotten, "the registry forgot deleted repos"),
+            Err(error) => tracing::warn!(%error, "the registry could not forget deleted repos"),
         }
         interval.tick().await;
         match registry
