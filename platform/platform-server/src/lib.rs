@@ -68,6 +68,9 @@ pub struct Config {
     /// The registry's blobs and uploads in object storage, shared by
     /// replicas; under the data dir when `None`.
     pub registry_blobs: Option<registry::ObjectStorage>,
+    /// What one client may make the registry hold (`--registry-max-blob-bytes`,
+    /// `--registry-upload-timeout`).
+    pub registry_limits: protoapi_runtime::registry::Limits,
 }
 
 /// The console of the API at `base_url`, if served: an identity token from
@@ -141,7 +144,8 @@ pub async fn serve_with(
     let state = bootstrap::ensure(&config.data_dir, &store, platform_api::CAPABILITIES).await?;
     bootstrap::write_admin_token(&config.data_dir, &api_tokens, &state)?;
     let registry_storage =
-        registry::storage(&store, &config.data_dir, config.registry_blobs.as_ref())?;
+        registry::storage(&store, &config.data_dir, config.registry_blobs.as_ref())?
+            .limits(config.registry_limits);
     let (router, registry) = app::router(
         app::Parts {
             store: store.clone(),

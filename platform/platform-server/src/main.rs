@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use protoapi_runtime::flags::{ConsoleFlags, Env, RateLimitFlags, ServeFlags, Telemetry};
 use protoapi_runtime::observe::Build;
+use protoapi_runtime::registry::Limits;
 use protoapi_runtime::sql::StorageFlags;
 
 /// What the server's metrics say of it (`platform_build_info`, the series' prefix).
@@ -44,6 +45,15 @@ struct Args {
     /// database then act as one registry.
     #[arg(long, value_name = "URL", global = true)]
     registry_blobs: Option<String>,
+    /// The largest blob a registry upload may grow to, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_blob_bytes,
+          value_parser = clap::value_parser!(u64).range(1..), global = true)]
+    registry_max_blob_bytes: u64,
+    /// How long a registry upload may stay unfinished before garbage
+    /// collection forgets it.
+    #[arg(long, value_name = "DURATION", default_value = "24h",
+          value_parser = protoapi_runtime::time::parse_duration, global = true)]
+    registry_upload_timeout: std::time::Duration,
     /// Trust identity tokens from ISSUER, verified with the keys in JWKS_FILE (repeatable).
     #[arg(long, value_name = "ISSUER=JWKS_FILE", value_parser = parse_issuer)]
     trust_issuer: Vec<(String, PathBuf)>,
@@ -136,7 +146,8 @@ async fn collect_garbage(args: &Args, grace: std::time::Duration) -> Result<(), 
     }
     .map_err(|e| format!("cannot open the server's storage: {e}"))?;
     let storage =
-        platform_server::registry::storage(&store, &args.data_dir, registry_blobs(args).as_ref())?;
+        platform_server::registry::storage(&store, &args.data_dir, registry_blobs(args).as_ref())?
+            .limits(registry_limits(args));
     let collected = storage.collect_garbage(grace).await;
     store.close().await;
     let collected = collected.map_err(|e| e.to_string())?;
@@ -145,6 +156,14 @@ async fn collect_garbage(args: &Args, grace: std::time::Duration) -> Result<(), 
         collected.uploads, collected.links, collected.blobs
     );
     Ok(())
+}
+
+/// What one client may make the registry hold.
+fn registry_limits(args: &Args) -> Limits {
+    Limits {
+        max_blob_bytes: args.registry_max_blob_bytes,
+        upload_timeout: args.registry_upload_timeout,
+    }
 }
 
 /// The object storage `--registry-blobs` names.
@@ -158,6 +177,7 @@ fn registry_blobs(args: &Args) -> Option<platform_server::registry::ObjectStorag
 
 async fn serve(args: Args) -> Result<(), String> {
     let registry_blobs = registry_blobs(&args);
+    let registry_limits = registry_limits(&args);
     let config = platform_server::Config {
         console: args.console.settings()?,
         cors: args.serve.cors.cors().map_err(|e| e.to_string())?,
@@ -177,6 +197,7 @@ async fn serve(args: Args) -> Result<(), String> {
         tls: args.serve.tls.files(),
         audit: args.telemetry.audit_log()?,
         registry_blobs,
+        registry_limits,
     };
     let listener = args.serve.bind().await?;
     platform_server::serve(config, listener, protoapi_runtime::serve::shutdown_signal())
@@ -201,6 +222,14 @@ mod tests {
             ("data_dir", "PLATFORM_DATA_DIR"),
             ("keys_dir", "PLATFORM_KEYS_DIR"),
             ("registry_blobs", "PLATFORM_REGISTRY_BLOBS"),
+            (
+                "registry_max_blob_bytes",
+                "PLATFORM_REGISTRY_MAX_BLOB_BYTES",
+            ),
+            (
+                "registry_upload_timeout",
+                "PLATFORM_REGISTRY_UPLOAD_TIMEOUT",
+            ),
             ("database_url", "PLATFORM_DATABASE_URL"),
             ("base_url", "PLATFORM_BASE_URL"),
             ("header_timeout", "PLATFORM_HEADER_TIMEOUT"),

@@ -432,3 +432,46 @@ async fn slowly(address: &str, oci: &Oci, path: &str, body: &[u8]) -> String {
         .unwrap_or_default()
         .to_owned()
 }
+
+/// `--registry-max-blob-bytes`: an upload that would grow past it is
+/// refused (and forgotten), whole or in chunks.
+#[tokio::test(flavor = "multi_thread")]
+async fn uploads_stop_at_the_configured_size() {
+    let world = crate::common::world_configured(false, |config| {
+        config.registry_limits.max_blob_bytes = 1024;
+    })
+    .await;
+    let (repo, oci) = (&world.private, &world.admin);
+    oci.push_blob(repo, &[7; 1024]).await;
+    let big = vec![8; 1025];
+    let refused = oci
+        .send(
+            Method::POST,
+            &format!("/v2/{repo}/blobs/uploads/?digest={}", digest(&big)),
+            &[],
+            big.clone(),
+        )
+        .await;
+    refused.assert_error(StatusCode::PAYLOAD_TOO_LARGE, "SIZE_INVALID", "one piece");
+    let started = oci
+        .send(
+            Method::POST,
+            &format!("/v2/{repo}/blobs/uploads/"),
+            &[],
+            Bytes::new(),
+        )
+        .await;
+    let location = started.header("location").to_owned();
+    let first = oci
+        .send(Method::PATCH, &location, &[], big[..1000].to_vec())
+        .await;
+    assert_eq!(first.status, StatusCode::ACCEPTED);
+    oci.send(Method::PATCH, &location, &[], big[1000..].to_vec())
+        .await
+        .assert_error(StatusCode::PAYLOAD_TOO_LARGE, "SIZE_INVALID", "in chunks");
+    oci.get(&location).await.assert_error(
+        StatusCode::NOT_FOUND,
+        "BLOB_UPLOAD_UNKNOWN",
+        "forgotten",
+    );
+}
