@@ -50,7 +50,7 @@ pub fn from_micros(micros: i64) -> Timestamp {
 }
 
 /// A duration as flags spell it (a server's timeouts): a number with the unit
-/// `ms`, `s` or `m` (seconds when none).
+/// `ms`, `s`, `m` or `h` (seconds when none).
 pub fn parse_duration(value: &str) -> Result<Duration, String> {
     let value = value.trim();
     let split = value
@@ -64,7 +64,8 @@ pub fn parse_duration(value: &str) -> Result<Duration, String> {
         "ms" => number / 1000.0,
         "" | "s" => number,
         "m" => number * 60.0,
-        _ => return Err(format!("`{value}`: the unit is `ms`, `s` or `m`")),
+        "h" => number * 3600.0,
+        _ => return Err(format!("`{value}`: the unit is `ms`, `s`, `m` or `h`")),
     };
     Duration::try_from_secs_f64(seconds).map_err(|_| format!("`{value}` is out of range"))
 }
@@ -88,7 +89,8 @@ mod tests {
         assert_eq!(parse_duration("1500ms"), Ok(Duration::from_millis(1500)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
-        assert!(parse_duration("1h").is_err());
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert!(parse_duration("1d").is_err());
         assert!(parse_duration("s").is_err());
     }
 }
