@@ -215,3 +215,22 @@ async fn a_blob_set_aside_is_unreadable_until_restored() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_upload_in_object_storage_holds_a_bounded_number_of_chunks() {
+    let store = ObjectBlobs::new(Arc::new(object_store::memory::InMemory::new()), "");
+    store.start_upload(ID).await.unwrap();
+    for i in 0..1000u64 {
+        assert_eq!(
+            store.append(ID, Body::from("x"), 1 << 20).await.unwrap(),
+            i + 1
+        );
+    }
+    match store.append(ID, Body::from("x"), 1 << 20).await {
+        Err(AppendError::Chunks) => {}
+        other => panic!("{other:?}"),
+    }
+    let digest = Digest::of(&[b'x'; 1000]);
+    let verified = store.verify(ID, &digest).await.map_err(|_| ()).unwrap();
+    assert_eq!(verified.size(), 1000);
+}

@@ -33,6 +33,8 @@ pub enum AppendError {
     TooLarge,
     /// Another request is writing to the upload now.
     Busy,
+    /// The upload holds as many chunks as the store takes.
+    Chunks,
     /// The client's body broke off: the upload holds what the store kept of
     /// it (its length says how much), and the client resumes from there.
     Body,

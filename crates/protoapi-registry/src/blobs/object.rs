@@ -30,14 +30,16 @@ const PARTS_IN_FLIGHT: usize = 2;
 /// The largest object a server-side copy makes (S3's `CopyObject`); a
 /// larger blob is streamed through the server.
 const MAX_COPY_BYTES: u64 = 5 << 30;
+/// The chunks an upload may have: each request on it lists them.
+pub(super) const MAX_CHUNKS: usize = 1000;
 
 /// Blobs and uploads in an object store, under a prefix.
 #[derive(Clone)]
 pub struct ObjectBlobs {
     store: Arc<dyn ObjectStore>,
     prefix: Path,
-    /// Hashes by the chunks they are of.
-    hashes: Arc<Hashes<Vec<Path>>>,
+    /// Hashes by the chunks they are of ([`fingerprint`]).
+    hashes: Arc<Hashes<Digest>>,
 }
 
 impl std::fmt::Debug for ObjectBlobs {
@@ -117,8 +119,7 @@ impl ObjectBlobs {
 
     /// The hash of `chunks`, as remembered or read back.
     async fn digest_of(&self, id: &str, chunks: &[Chunk]) -> std::io::Result<Digest> {
-        let paths: Vec<Path> = chunks.iter().map(|c| c.path.clone()).collect();
-        if let Some(hasher) = self.hashes.take(id, &paths) {
+        if let Some(hasher) = self.hashes.take(id, &fingerprint(chunks)) {
             return Ok(hasher.finish());
         }
         let mut hasher = Hasher::default();
@@ -221,7 +222,7 @@ impl BlobStore for ObjectBlobs {
     }
 
     fn start_upload<'a>(&'a self, id: &'a str) -> BoxFuture<'a, std::io::Result<()>> {
-        self.hashes.keep(id, Vec::new(), Hasher::default());
+        self.hashes.keep(id, fingerprint(&[]), Hasher::default());
         Box::pin(std::future::ready(Ok(())))
     }
 
@@ -288,10 +289,12 @@ impl ObjectBlobs {
     /// breaks off (the client resumes from the upload's length before it).
     async fn append_chunk(&self, id: &str, body: Body, limit: u64) -> Result<u64, AppendError> {
         use http_body_util::BodyExt as _;
-        let chunks = self.chunks(id).await?;
+        let mut chunks = self.chunks(id).await?;
+        if chunks.len() >= MAX_CHUNKS {
+            return Err(AppendError::Chunks);
+        }
         let start: u64 = chunks.iter().map(|c| c.size).sum();
-        let mut paths: Vec<Path> = chunks.into_iter().map(|c| c.path).collect();
-        let mut hasher = self.hashes.take(id, &paths);
+        let mut hasher = self.hashes.take(id, &fingerprint(&chunks));
         let path = self.path(&["uploads", id, &format!("{start:020}-{}", nonce())]);
         let mut writer = BufWriter::with_capacity(self.store.clone(), path.clone(), PART_BYTES)
             .with_max_concurrency(PARTS_IN_FLIGHT);
@@ -322,13 +325,29 @@ impl ObjectBlobs {
             writer.abort().await.ok();
         } else {
             writer.shutdown().await?;
-            paths.push(path);
+            chunks.push(Chunk {
+                path,
+                offset: start,
+                size: len - start,
+            });
         }
         if let Some(hasher) = hasher {
-            self.hashes.keep(id, paths, hasher);
+            self.hashes.keep(id, fingerprint(&chunks), hasher);
         }
         Ok(len)
     }
+}
+
+/// What a remembered hash is of: the names of an upload's chunks (never
+/// reused, each object never overwritten), hashed so that what is kept per
+/// upload stays small.
+fn fingerprint(chunks: &[Chunk]) -> Digest {
+    let mut hasher = Hasher::default();
+    for chunk in chunks {
+        hasher.update(chunk.path.as_ref().as_bytes());
+        hasher.update(b"\n");
+    }
+    hasher.finish()
 }
 
 /// 64 random bits in hex: a chunk's name is never reused.

@@ -169,6 +169,10 @@ async fn append(registry: &Registry, id: &str, body: Body) -> Result<u64> {
             "the chunk broke off; ask the upload's status and resume from its end",
         )),
         Err(AppendError::Busy) => Err(busy()),
+        Err(AppendError::Chunks) => Err(RegistryError::new(
+            Code::BlobUploadInvalid,
+            "the upload holds as many chunks as it may; send the rest in one",
+        )),
         Err(AppendError::Io(error)) => Err(gone_or(error)),
     }
 }
