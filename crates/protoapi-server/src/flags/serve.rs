@@ -172,7 +172,11 @@ mod tests {
         let flags = parse(&["--header-timeout", "250ms", "--drain-timeout", "2m"]).unwrap();
         assert_eq!(flags.timeouts().header, Duration::from_millis(250));
         assert_eq!(flags.timeouts().drain, Duration::from_secs(120));
-        assert!(parse(&["--idle-timeout", "1h"]).is_err());
+        assert_eq!(
+            parse(&["--idle-timeout", "1h"]).unwrap().timeouts().idle,
+            Duration::from_secs(3600)
+        );
+        assert!(parse(&["--idle-timeout", "1d"]).is_err());
     }
 
     #[test]
