@@ -233,6 +233,50 @@ pub struct World {
     pub admin: Oci,
 }
 
+impl World {
+    /// The server's storage, opened beside it (its database).
+    pub async fn store(&self) -> platform_server::store::SqlStore {
+        match &self.database {
+            Some(database) => platform_server::store::open_postgres(&database.url).await,
+            None => platform_server::store::open_sqlite(&self.server.data_dir).await,
+        }
+        .unwrap()
+    }
+
+    /// The configuration of another server on the world's data dir and
+    /// database.
+    pub fn replica_config(&self) -> platform_server::Config {
+        let mut config = TestServer::config(&self.server.data_dir);
+        if let Some(database) = &self.database {
+            config.database_url = Some(database.url.clone());
+        }
+        config
+    }
+
+    /// The same world after its server stopped and started again.
+    pub async fn restart(mut self) -> World {
+        let config = self.replica_config();
+        self.server.stop().await;
+        self.server = TestServer::start_with(config).await;
+        self
+    }
+}
+
+/// What `probe` answers once `done` holds of it, or after five seconds.
+pub async fn eventually<T, F: Future<Output = T>>(
+    mut probe: impl FnMut() -> F,
+    done: impl Fn(&T) -> bool,
+) -> T {
+    for _ in 0..100 {
+        let value = probe().await;
+        if done(&value) {
+            return value;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    probe().await
+}
+
 pub async fn world() -> World {
     world_apart(false).await
 }

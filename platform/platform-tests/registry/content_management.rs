@@ -102,14 +102,7 @@ async fn garbage_collection_removes_unshared_blobs_and_keeps_shared_ones() {
         .await;
     assert_eq!(unfinished.status, StatusCode::ACCEPTED);
 
-    let store = match &world.database {
-        Some(database) => platform_server::store::open_postgres(&database.url)
-            .await
-            .unwrap(),
-        None => platform_server::store::open_sqlite(&world.server.data_dir)
-            .await
-            .unwrap(),
-    };
+    let store = world.store().await;
     let storage = platform_server::registry::storage(&store, &world.server.data_dir, None).unwrap();
     let young = storage
         .collect_garbage(Duration::from_secs(3600))
@@ -175,27 +168,19 @@ async fn kept_of(pool: &sqlx::AnyPool, repo: &str) -> i64 {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn what_the_registry_keeps_of_a_deleted_repo_goes_with_it() {
-    let crate::common::World {
-        server,
-        _dir: dir,
-        database,
-        org,
-        admin: oci,
-        ..
-    } = crate::common::world_apart(true).await;
-    let rest = server.rest();
+    let world = crate::common::world_apart(true).await;
+    let (org, rest) = (world.org.clone(), world.server.rest());
     let repo = rest
         .create(
             &format!("/registry/v2/repos/{org}"),
             serde_json::json!({"name": "short-lived"}),
         )
         .await;
-    oci.push_blob(&repo, b"a layer of a repo about to go").await;
-    let store = match &database {
-        Some(database) => platform_server::store::open_postgres(&database.url).await,
-        None => platform_server::store::open_sqlite(&server.data_dir).await,
-    }
-    .unwrap();
+    world
+        .admin
+        .push_blob(&repo, b"a layer of a repo about to go")
+        .await;
+    let store = world.store().await;
     assert_eq!(kept_of(store.pool(), &repo).await, 1);
     let deleted = rest.delete(&format!("/registry/v2/repos/{repo}")).await;
     assert_eq!(deleted.status, StatusCode::OK, "{:?}", deleted.body);
@@ -214,20 +199,9 @@ async fn what_the_registry_keeps_of_a_deleted_repo_goes_with_it() {
         .execute(store.pool())
         .await
         .unwrap();
-    let mut config = platform_tests::TestServer::config(&server.data_dir);
-    config.database_url = database.as_ref().map(|database| database.url.clone());
-    server.stop().await;
-    let restarted = platform_tests::TestServer::start_with(config).await;
-    let mut kept = 1;
-    for _ in 0..100 {
-        kept = kept_of(store.pool(), &gone).await;
-        if kept == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let world = world.restart().await;
+    let kept = crate::common::eventually(|| kept_of(store.pool(), &gone), |kept| *kept == 0).await;
     assert_eq!(kept, 0, "a server forgets it when it starts");
     store.close().await;
-    restarted.stop().await;
-    drop(dir);
+    world.server.stop().await;
 }

@@ -151,22 +151,13 @@ async fn pending(pool: &sqlx::AnyPool) -> i64 {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_change_the_images_missed_is_told_when_a_server_starts() {
-    let crate::common::World {
-        server,
-        _dir: dir,
-        database,
-        private: repo,
-        admin: oci,
-        ..
-    } = crate::common::world_apart(true).await;
-    let pushed = oci
+    let world = crate::common::world_apart(true).await;
+    let repo = world.private.clone();
+    let pushed = world
+        .admin
         .push_image(&repo, "v1", b"{\"n\":3}", &[b"layer three"])
         .await;
-    let store = match &database {
-        Some(database) => platform_server::store::open_postgres(&database.url).await,
-        None => platform_server::store::open_sqlite(&server.data_dir).await,
-    }
-    .unwrap();
+    let store = world.store().await;
     assert_eq!(pending(store.pool()).await, 0, "every change was told");
 
     // A server that tagged the manifest again and stopped before the image
@@ -190,20 +181,18 @@ async fn a_change_the_images_missed_is_told_when_a_server_starts() {
         .await
         .unwrap();
     let path = format!("/registry/v2/images/{uid}");
-    assert_eq!(server.rest().get(&path).await.body["tags"], json!(["v1"]));
+    assert_eq!(
+        world.server.rest().get(&path).await.body["tags"],
+        json!(["v1"])
+    );
 
-    let mut config = platform_tests::TestServer::config(&server.data_dir);
-    config.database_url = database.as_ref().map(|database| database.url.clone());
-    server.stop().await;
-    let restarted = platform_tests::TestServer::start_with(config).await;
-    let mut tags = Value::Null;
-    for _ in 0..100 {
-        tags = restarted.rest().get(&path).await.body["tags"].clone();
-        if tags == json!(["v1", "v2"]) {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let world = world.restart().await;
+    let rest = world.server.rest();
+    let tags = crate::common::eventually(
+        || async { rest.get(&path).await.body["tags"].clone() },
+        |tags| *tags == json!(["v1", "v2"]),
+    )
+    .await;
     assert_eq!(
         tags,
         json!(["v1", "v2"]),
@@ -211,8 +200,7 @@ async fn a_change_the_images_missed_is_told_when_a_server_starts() {
     );
     assert_eq!(pending(store.pool()).await, 0, "the change was told");
     store.close().await;
-    restarted.stop().await;
-    drop(dir);
+    world.server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -131,10 +131,7 @@ async fn replicas_with_blobs_in_object_storage_act_as_one_registry() {
     let world = world_configured(true, move |config| config.registry_blobs = Some(shared)).await;
     // The second replica: the same database, keys and base URL (behind one
     // name, as replicas are), the same object storage.
-    let mut config = TestServer::config(&world.server.data_dir);
-    if let Some(database) = &world.database {
-        config.database_url = Some(database.url.clone());
-    }
+    let mut config = world.replica_config();
     config.base_url = Some(format!("http://{}", world.server.address));
     config.registry_blobs = Some(storage);
     let other = TestServer::start_with(config).await;
