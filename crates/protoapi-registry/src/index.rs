@@ -325,22 +325,8 @@ impl Index {
     /// to, recording the change; `None` when there was none.
     pub async fn delete_manifest(&self, repo: &str, digest: &Digest) -> Sql<Option<Vec<Change>>> {
         let mut transaction = self.pool.begin().await?;
-        let deleted = sqlx::query("DELETE FROM registry_manifests WHERE repo = $1 AND digest = $2")
-            .bind(repo.to_owned())
-            .bind(digest.as_str().to_owned())
-            .execute(&mut *transaction)
-            .await?
-            .rows_affected();
-        for table in [
-            "registry_tags WHERE repo = $1 AND digest = $2",
-            "registry_references WHERE repo = $1 AND manifest = $2",
-        ] {
-            sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table}")))
-                .bind(repo.to_owned())
-                .bind(digest.as_str().to_owned())
-                .execute(&mut *transaction)
-                .await?;
-        }
+        // The whole hex digest as a prefix names that digest alone.
+        let deleted = delete_manifests_by_prefix(&mut transaction, repo, digest.hex()).await?;
         if deleted == 0 {
             return Ok(None);
         }
@@ -577,28 +563,32 @@ fn change_number() -> i64 {
 
 /// Deletes, in `connection`'s transaction, the manifests of `repo` whose
 /// digests begin `sha256:<prefix>` (an image of the API names its manifest
-/// so), with their tags and what they refer to. For an application
-/// deleting the item that stands for a manifest.
+/// so), with their tags and what they refer to; answers how many manifests.
+/// For an application deleting the item that stands for a manifest.
 pub async fn delete_manifests_by_prefix(
     connection: &mut sqlx::AnyConnection,
     repo: &str,
     prefix: &str,
-) -> Sql<()> {
+) -> Sql<u64> {
     // Digests are lowercase hex: `g` sorts after every one of them.
     let (from, to) = (format!("sha256:{prefix}"), format!("sha256:{prefix}g"));
+    let mut manifests = 0;
     for table in [
         "registry_manifests WHERE repo = $1 AND digest >= $2 AND digest < $3",
         "registry_tags WHERE repo = $1 AND digest >= $2 AND digest < $3",
         "registry_references WHERE repo = $1 AND manifest >= $2 AND manifest < $3",
     ] {
-        sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table}")))
+        let done = sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table}")))
             .bind(repo.to_owned())
             .bind(from.clone())
             .bind(to.clone())
             .execute(&mut *connection)
             .await?;
+        if table.starts_with("registry_manifests") {
+            manifests = done.rows_affected();
+        }
     }
-    Ok(())
+    Ok(manifests)
 }
 
 /// Deletes, in `connection`'s transaction, everything the registry keeps of

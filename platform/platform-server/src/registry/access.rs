@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use platform_api::platform::registry::v2::{GetRepoRequest, RepoServiceApi};
+use platform_api::platform::registry::v2::{GetRepoRequest, Repo, RepoServiceApi};
 use protoapi_runtime::auth::BoxFuture;
 use protoapi_runtime::registry::{Actions, Repositories};
 use protoapi_runtime::standard::ApiContext;
@@ -34,16 +34,23 @@ impl Repos {
         }
     }
 
-    async fn decide(&self, caller: &Caller, name: &str) -> Result<Actions, Error> {
+    /// The repo `name`, if there is one.
+    async fn repo(&self, name: &str) -> Result<Option<Repo>, Error> {
         if !protoapi_runtime::uidp::is_valid(name) {
-            return Ok(Actions::NONE);
+            return Ok(None);
         }
         let request = GetRepoRequest {
             uid: name.to_owned(),
         };
-        let repo = match self.api.get_repo(&Caller::System, request).await {
-            Ok(repo) => repo,
-            Err(error) => return refused(error).map(|()| Actions::NONE),
+        match self.api.get_repo(&Caller::System, request).await {
+            Ok(repo) => Ok(Some(repo)),
+            Err(error) => refused(error).map(|()| None),
+        }
+    }
+
+    async fn decide(&self, caller: &Caller, name: &str) -> Result<Actions, Error> {
+        let Some(repo) = self.repo(name).await? else {
+            return Ok(Actions::NONE);
         };
         let push = self.holds(caller, PUSH, name).await?;
         Ok(Actions {
@@ -88,16 +95,7 @@ impl Repositories for Repos {
     }
 
     fn exists<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<bool, Error>> {
-        Box::pin(async move {
-            let request = GetRepoRequest {
-                uid: name.to_owned(),
-            };
-            match self.api.get_repo(&Caller::System, request).await {
-                Ok(_) => Ok(true),
-                Err(error) if error.code() == Code::NotFound => Ok(false),
-                Err(error) => Err(error),
-            }
-        })
+        Box::pin(async move { Ok(self.repo(name).await?.is_some()) })
     }
 }
 

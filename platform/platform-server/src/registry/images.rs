@@ -109,7 +109,9 @@ impl OnDelete for ImageDeletes {
             if prefix.len() != 16 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return Ok(());
             }
-            index::delete_manifests_by_prefix(connection, repo, prefix).await
+            index::delete_manifests_by_prefix(connection, repo, prefix)
+                .await
+                .map(drop)
         })
     }
 }
