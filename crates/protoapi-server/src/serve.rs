@@ -387,19 +387,15 @@ async fn connection(
                 connection.as_mut().graceful_shutdown();
             }
         }
-        if !graceful && pressure_open && *pressure.borrow() && activity.is_idle() {
+        let pressed = pressure_open && *pressure.borrow();
+        if !graceful && activity.is_idle_under(pressed) && pressed {
             tracing::debug!("connection limit reached: closing an idle connection");
             graceful = true;
             connection.as_mut().graceful_shutdown();
             close_at = Some(Instant::now() + timeouts.drain);
         }
         let next = activity.next_deadline(close_at);
-        let timer = async {
-            match next {
-                Some((at, _)) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
+        let timer = tokio::time::sleep_until(next.0);
         tokio::select! {
             result = connection.as_mut() => {
                 if let Err(error) = result {
@@ -430,7 +426,10 @@ async fn connection(
                 if activity.next_deadline(close_at) != next {
                     continue;
                 }
-                let Some((_, expiry)) = next else { continue };
+                let (_, expiry) = next;
+                if expiry == Expiry::Recheck {
+                    continue;
+                }
                 if expiry.drops_connection() {
                     return;
                 }
@@ -488,6 +487,8 @@ enum Expiry {
     Write,
     Idle,
     Close,
+    /// No deadline this soon: the connection looks again.
+    Recheck,
 }
 
 impl Expiry {
@@ -498,6 +499,7 @@ impl Expiry {
             Expiry::Header => "request head not received in time: closing the connection",
             Expiry::Write => "client does not read its response: closing the connection",
             Expiry::Close => "connection did not close in time: dropping it",
+            Expiry::Recheck => return false,
             Expiry::Idle => {
                 tracing::debug!("connection idle: closing it");
                 return false;
@@ -512,15 +514,25 @@ impl Expiry {
 const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /// What a connection is doing, updated by its IO and its requests.
+///
+/// The connection's task waits for the next deadline, and at least every
+/// `recheck` (the shortest of the header, write and idle timeouts) looks
+/// again. A deadline that an event sets is then never earlier than the one
+/// the task waits for, so serving a request wakes the task for no
+/// deadline: only a connection going idle while the server is at its
+/// connection limit does (see [`Activity::is_idle_under`]).
 #[derive(Debug)]
 struct Activity {
     state: Mutex<State>,
     timeouts: Timeouts,
+    /// How long the connection's task waits at most before it looks again.
+    recheck: Duration,
     /// When the connection was accepted.
     accepted: Instant,
     /// When a socket write last sent bytes, in nanoseconds since `accepted`.
     written: AtomicU64,
-    /// Woken whenever the connection's next deadline may have changed.
+    /// Woken when a deadline comes before the one the connection's task
+    /// waits for, and when the connection turns idle under pressure.
     changed: Notify,
 }
 
@@ -539,6 +551,9 @@ struct State {
     next_request: u64,
     /// The deadline the connection currently waits for.
     armed: Option<Instant>,
+    /// Whether the server is at its connection limit, as the connection's
+    /// task last saw it: the connection is then woken when it turns idle.
+    pressure: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -564,8 +579,14 @@ impl Activity {
                 unsent: HashMap::new(),
                 next_request: 0,
                 armed: None,
+                pressure: false,
             }),
             timeouts,
+            recheck: timeouts
+                .header
+                .min(timeouts.write)
+                .min(timeouts.idle)
+                .max(Duration::from_millis(1)),
             accepted,
             written: AtomicU64::new(0),
             changed: Notify::new(),
@@ -589,10 +610,10 @@ impl Activity {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The next deadline and what it is for (`None` while requests are
-    /// served and the client reads): the write timeout, and the header or
-    /// idle timeout, or once the connection is closing, `close_at`.
-    fn next_deadline(&self, close_at: Option<Instant>) -> Option<(Instant, Expiry)> {
+    /// The next deadline and what it is for: the write timeout, and the
+    /// header or idle timeout, or once the connection is closing,
+    /// `close_at`; a recheck when none comes within `recheck`.
+    fn next_deadline(&self, close_at: Option<Instant>) -> (Instant, Expiry) {
         let mut state = self.state();
         let phase = match (close_at, state.phase) {
             (Some(at), _) => Some((at, Expiry::Close)),
@@ -614,17 +635,24 @@ impl Activity {
             .flatten()
             .min()
             .map(|since| (since + self.timeouts.write, Expiry::Write));
-        let next = match (phase, write) {
-            (Some(phase), Some(write)) => Some(if write.0 < phase.0 { write } else { phase }),
-            (phase, write) => phase.or(write),
-        };
-        state.armed = next.map(|(at, _)| at);
+        let recheck = Instant::now() + self.recheck;
+        let next = [phase, write]
+            .into_iter()
+            .flatten()
+            .min_by_key(|&(at, _)| at)
+            .filter(|&(at, _)| at <= recheck)
+            .unwrap_or((recheck, Expiry::Recheck));
+        state.armed = Some(next.0);
         next
     }
 
-    /// Whether no request is in progress on a connection that has sent one.
-    fn is_idle(&self) -> bool {
-        matches!(self.state().phase, Phase::Idle(_))
+    /// Whether no request is in progress on a connection that has sent one;
+    /// records `pressure` (the server is at its connection limit), under
+    /// which the connection's task is woken when it turns idle.
+    fn is_idle_under(&self, pressure: bool) -> bool {
+        let mut state = self.state();
+        state.pressure = pressure;
+        matches!(state.phase, Phase::Idle(_))
     }
 
     /// Wakes the connection when `at` comes before the deadline it waits for.
@@ -642,7 +670,6 @@ impl Activity {
             return;
         }
         let mut state = self.state();
-        let mut changed = false;
         if let Some(matched) = state.preface {
             let take = bytes.len().min(H2_PREFACE.len() - matched);
             if bytes[..take] != H2_PREFACE[matched..matched + take] {
@@ -662,12 +689,9 @@ impl Activity {
         }
         // The first byte of a new HTTP/1 request starts its header timeout.
         if !state.http2 && matches!(state.phase, Phase::Idle(_)) {
-            state.phase = Phase::Head(Instant::now());
-            changed = true;
-        }
-        drop(state);
-        if changed {
-            self.changed.notify_one();
+            let now = Instant::now();
+            state.phase = Phase::Head(now);
+            self.arm(state, now + self.timeouts.header);
         }
     }
 
@@ -691,7 +715,6 @@ impl Activity {
         let id = state.next_request;
         state.next_request += 1;
         drop(state);
-        self.changed.notify_one();
         InFlight {
             activity: Arc::clone(self),
             id,
@@ -727,11 +750,15 @@ impl Drop for InFlight {
         let mut state = self.activity.state();
         state.unsent.remove(&self.id);
         state.in_flight -= 1;
+        let mut wake = false;
         if state.in_flight == 0 {
             state.phase = Phase::Idle(Instant::now());
+            wake = state.pressure;
         }
         drop(state);
-        self.activity.changed.notify_one();
+        if wake {
+            self.activity.changed.notify_one();
+        }
     }
 }
 
