@@ -7,11 +7,14 @@
 //! or control character; integers and booleans through `Visit`'s defaults),
 //! and hands every other event to the default text format.
 //! With ANSI colours on (a terminal), every event takes the default format.
+//! The fields of spans and other events are written as the default format
+//! writes them, without the `otel.*` ones ([`TextFields`]).
 
 use std::fmt;
 
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
+use tracing_subscriber::field::{MakeVisitor, VisitFmt, VisitOutput};
 use tracing_subscriber::fmt::FmtContext;
 use tracing_subscriber::fmt::format::{self, FormatEvent, FormatFields, Writer};
 use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
@@ -62,6 +65,88 @@ where
         event.record(&mut fields);
         fields.result?;
         writer.write_char('\n')
+    }
+}
+
+/// The text log's fields, of spans and events: the default format's
+/// output without the `otel.*` fields, which instruct the OpenTelemetry
+/// layer (a request span's `otel.kind`) and tell a reader nothing. A span's
+/// fields are formatted when it starts, so on the request span, which every
+/// request opens, this is a cost of every request.
+#[derive(Debug, Default)]
+pub struct TextFields(format::DefaultFields);
+
+impl<'w> MakeVisitor<Writer<'w>> for TextFields {
+    type Visitor = SansOtel<format::DefaultVisitor<'w>>;
+
+    fn make_visitor(&self, target: Writer<'w>) -> Self::Visitor {
+        SansOtel(self.0.make_visitor(target))
+    }
+}
+
+/// A visitor that passes every field but the `otel.*` ones on.
+#[derive(Debug)]
+pub struct SansOtel<V>(V);
+
+impl<V> SansOtel<V> {
+    fn passes(field: &Field) -> bool {
+        !field.name().starts_with("otel.")
+    }
+}
+
+impl<V: Visit> Visit for SansOtel<V> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if Self::passes(field) {
+            self.0.record_str(field, value);
+        }
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        if Self::passes(field) {
+            self.0.record_i64(field, value);
+        }
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        if Self::passes(field) {
+            self.0.record_u64(field, value);
+        }
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        if Self::passes(field) {
+            self.0.record_bool(field, value);
+        }
+    }
+
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        if Self::passes(field) {
+            self.0.record_f64(field, value);
+        }
+    }
+
+    fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
+        if Self::passes(field) {
+            self.0.record_error(field, value);
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        if Self::passes(field) {
+            self.0.record_debug(field, value);
+        }
+    }
+}
+
+impl<V: VisitOutput<fmt::Result>> VisitOutput<fmt::Result> for SansOtel<V> {
+    fn finish(self) -> fmt::Result {
+        self.0.finish()
+    }
+}
+
+impl<V: VisitFmt> VisitFmt for SansOtel<V> {
+    fn writer(&mut self) -> &mut dyn fmt::Write {
+        self.0.writer()
     }
 }
 
@@ -157,6 +242,8 @@ mod tests {
     fn logged(ansi: bool, log: impl FnOnce()) -> String {
         let kept = Kept::default();
         let subscriber = tracing_subscriber::fmt()
+            .with_ansi(ansi)
+            .fmt_fields(TextFields::default())
             .event_format(TextLines::new(ansi))
             .with_writer(kept.clone())
             .finish();
@@ -197,5 +284,26 @@ mod tests {
             || tracing::info!(target: "access", status = 200, "request"),
         );
         assert!(text.contains("\x1b["), "{text}");
+    }
+
+    #[test]
+    fn spans_show_their_fields_but_not_the_exporters() {
+        let text = logged(false, || {
+            let span = tracing::info_span!(
+                "request",
+                otel.kind = "server",
+                request_id = %"7a1dae2ac57c7ae5",
+                retry = 2
+            );
+            span.in_scope(|| {
+                tracing::warn!(target: "storage", pool = 3, otel.status_code = "ERROR", "slow");
+            });
+        });
+        assert!(
+            text.ends_with(
+                " WARN request{request_id=7a1dae2ac57c7ae5 retry=2}: storage: slow pool=3\n"
+            ),
+            "{text:?}"
+        );
     }
 }

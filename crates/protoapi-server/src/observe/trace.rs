@@ -70,6 +70,7 @@ where
 {
     let lines = match format {
         LogFormat::Text => tracing_subscriber::fmt::layer()
+            .fmt_fields(super::text::TextFields::default())
             .event_format(super::text::TextLines::new(ansi))
             .with_writer(super::lines::OneLine::new(writer, ansi))
             .with_ansi(ansi)
