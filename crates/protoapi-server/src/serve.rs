@@ -388,7 +388,8 @@ async fn connection(
             }
         }
         let pressed = pressure_open && *pressure.borrow();
-        if !graceful && activity.is_idle_under(pressed) && pressed {
+        let idle = activity.is_idle_under(pressed);
+        if !graceful && pressed && idle {
             tracing::debug!("connection limit reached: closing an idle connection");
             graceful = true;
             connection.as_mut().graceful_shutdown();
@@ -549,8 +550,9 @@ struct State {
     /// up since (asked for the next), with the instant, by request.
     unsent: HashMap<u64, Instant>,
     next_request: u64,
-    /// The deadline the connection currently waits for.
-    armed: Option<Instant>,
+    /// The deadline the connection currently waits for (its accept, until
+    /// its task first looks).
+    armed: Instant,
     /// Whether the server is at its connection limit, as the connection's
     /// task last saw it: the connection is then woken when it turns idle.
     pressure: bool,
@@ -578,7 +580,7 @@ impl Activity {
                 write_blocked: None,
                 unsent: HashMap::new(),
                 next_request: 0,
-                armed: None,
+                armed: accepted,
                 pressure: false,
             }),
             timeouts,
@@ -642,7 +644,7 @@ impl Activity {
             .min_by_key(|&(at, _)| at)
             .filter(|&(at, _)| at <= recheck)
             .unwrap_or((recheck, Expiry::Recheck));
-        state.armed = Some(next.0);
+        state.armed = next.0;
         next
     }
 
@@ -657,7 +659,7 @@ impl Activity {
 
     /// Wakes the connection when `at` comes before the deadline it waits for.
     fn arm(&self, state: MutexGuard<'_, State>, at: Instant) {
-        let earlier = state.armed.is_none_or(|armed| at < armed);
+        let earlier = at < state.armed;
         drop(state);
         if earlier {
             self.changed.notify_one();

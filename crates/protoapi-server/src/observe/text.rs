@@ -84,7 +84,10 @@ impl<'w> MakeVisitor<Writer<'w>> for TextFields {
     }
 }
 
-/// A visitor that passes every field but the `otel.*` ones on.
+/// A visitor that passes every field but the `otel.*` ones on. It
+/// forwards what the default format's visitor writes itself (strings,
+/// errors, the rest through `Debug`); integers, booleans and floats reach
+/// `record_debug` through `Visit`'s defaults, as they do there.
 #[derive(Debug)]
 pub struct SansOtel<V>(V);
 
@@ -98,30 +101,6 @@ impl<V: Visit> Visit for SansOtel<V> {
     fn record_str(&mut self, field: &Field, value: &str) {
         if Self::passes(field) {
             self.0.record_str(field, value);
-        }
-    }
-
-    fn record_i64(&mut self, field: &Field, value: i64) {
-        if Self::passes(field) {
-            self.0.record_i64(field, value);
-        }
-    }
-
-    fn record_u64(&mut self, field: &Field, value: u64) {
-        if Self::passes(field) {
-            self.0.record_u64(field, value);
-        }
-    }
-
-    fn record_bool(&mut self, field: &Field, value: bool) {
-        if Self::passes(field) {
-            self.0.record_bool(field, value);
-        }
-    }
-
-    fn record_f64(&mut self, field: &Field, value: f64) {
-        if Self::passes(field) {
-            self.0.record_f64(field, value);
         }
     }
 
